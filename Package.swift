@@ -1,0 +1,49 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+/// Settings every Keyjar target shares: Swift 6 language mode (strict concurrency) plus the
+/// upcoming features the style guide asks for.
+let swiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+    name: "Keyjar",
+    products: [
+        .library(name: "KeyjarCore", targets: ["KeyjarCore"]),
+        .executable(name: "keyjar-bench", targets: ["KeyjarBench"]),
+    ],
+    targets: [
+        // System libraries, found through pkg-config; each names its Debian provider.
+        .systemLibrary(
+            name: "CLibPSL", pkgConfig: "libpsl", providers: [.apt(["libpsl-dev"])]),
+        .systemLibrary(
+            name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(
+            name: "CLibSecret", pkgConfig: "libsecret-1", providers: [.apt(["libsecret-1-dev"])]),
+        .systemLibrary(
+            name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+
+        .systemLibrary(name: "CMallocInfo"),
+
+        // The model: cookie and credential rules as pure values.
+        .target(
+            name: "KeyjarCore",
+            dependencies: ["CLibPSL"],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "KeyjarBench",
+            dependencies: ["KeyjarCore", "CMallocInfo"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "KeyjarCoreTests",
+            dependencies: ["KeyjarCore"],
+            swiftSettings: swiftSettings
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

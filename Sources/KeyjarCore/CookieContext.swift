@@ -1,0 +1,47 @@
+public import Foundation
+
+/// Whether cookies are read or written by HTTP itself or by a script-like API
+/// (RFC 6265bis "non-HTTP APIs"): HttpOnly cookies are invisible to the latter.
+public enum CookieAPI: Sendable, Hashable, Codable {
+    case http
+    case nonHTTP
+}
+
+/// The request a cookie is stored from or sent with, and the browsing context around it.
+///
+/// `siteForCookies` is the main-document (top-level) URL. When it is nil the request is treated
+/// as a top-level, same-site one: the case of a program fetching a URL directly.
+public struct CookieContext: Sendable, Hashable {
+    public var url: CookieURL
+    public var siteForCookies: CookieURL?
+    /// True when the request navigates a top-level browsing context.
+    public var isTopLevelNavigation: Bool
+    /// True for GET, HEAD, OPTIONS and TRACE: SameSite=Lax cookies go with cross-site
+    /// top-level navigations only when the method is safe.
+    public var isSafeMethod: Bool
+    public var api: CookieAPI
+
+    public init(
+        url: CookieURL, siteForCookies: CookieURL? = nil, isTopLevelNavigation: Bool = true,
+        isSafeMethod: Bool = true, api: CookieAPI = .http
+    ) {
+        self.url = url
+        self.siteForCookies = siteForCookies
+        self.isTopLevelNavigation = isTopLevelNavigation
+        self.isSafeMethod = isSafeMethod
+        self.api = api
+    }
+
+    /// A context from Foundation URLs; nil when `url` has no host.
+    public init?(
+        url: URL, mainDocumentURL: URL? = nil, isTopLevelNavigation: Bool = true, httpMethod: String = "GET",
+        api: CookieAPI = .http
+    ) {
+        guard let cookieURL = CookieURL(url) else { return nil }
+        let safeMethods: Set<String> = ["GET", "HEAD", "OPTIONS", "TRACE"]
+        self.init(
+            url: cookieURL, siteForCookies: mainDocumentURL.flatMap(CookieURL.init),
+            isTopLevelNavigation: isTopLevelNavigation, isSafeMethod: safeMethods.contains(httpMethod.uppercased()),
+            api: api)
+    }
+}

@@ -1,0 +1,66 @@
+public import Foundation
+
+/// One line (or JSON entry) of a cookie file that was not imported, and why.
+public struct CookieFileProblem: Error, Sendable, Hashable, CustomStringConvertible {
+    /// 1-based line number in a cookies.txt file, or 1-based entry number in a JSON array.
+    public var line: Int
+    public var message: String
+
+    public init(line: Int, message: String) {
+        self.line = line
+        self.message = message
+    }
+
+    public var description: String { "line \(line): \(message)" }
+}
+
+/// What an import did: nothing is dropped silently, every skipped line is accounted for.
+public struct CookieImportReport: Sendable, Hashable {
+    /// Cookies added or replacing an existing one.
+    public var imported = 0
+    /// Well-formed cookies whose expiry had already passed.
+    public var expired = 0
+    /// Lines refused, with their numbers.
+    public var problems: [CookieFileProblem] = []
+    /// The jar changes, for a store to persist.
+    public var changes: [CookieChange] = []
+
+    public init() {}
+}
+
+/// A cookie read from a file, with the line it came from.
+public struct NumberedCookie: Sendable, Hashable {
+    public var line: Int
+    public var cookie: Cookie
+
+    public init(line: Int, cookie: Cookie) {
+        self.line = line
+        self.cookie = cookie
+    }
+}
+
+extension CookieJar {
+    /// Inserts cookies read from a file, reporting each refusal with its line number.
+    public mutating func importCookies(
+        _ entries: [NumberedCookie], problems: [CookieFileProblem] = [], now: Date = Date()
+    ) -> CookieImportReport {
+        var report = CookieImportReport()
+        report.problems = problems
+        for entry in entries {
+            if entry.cookie.isExpired(at: now) {
+                report.expired += 1
+                continue
+            }
+            switch insert(entry.cookie, now: now) {
+            case .success(let changes):
+                report.imported += 1
+                report.changes += changes
+            case .failure(let rejection):
+                report.problems.append(CookieFileProblem(line: entry.line, message: rejection.description))
+            }
+        }
+        report.problems.sort { $0.line < $1.line }
+        return report
+    }
+}
+

@@ -1,0 +1,62 @@
+/// Host-name rules of RFC 6265bis §5.1.3 (domain matching) and the IP-address checks that must
+/// run before the public suffix list is asked.
+public enum Host {
+    /// True for IPv4 and IPv6 literals. A host whose last label is numeric is an IPv4 address
+    /// for a URL parser (WHATWG "ends in a number"), so it is treated as one here too.
+    public static func isIPAddress(_ host: String) -> Bool {
+        let bytes = host.utf8
+        if bytes.contains(UInt8(ascii: ":")) { return true }
+        var lastLabel = bytes[...]
+        if let dot = bytes.lastIndex(of: UInt8(ascii: ".")) { lastLabel = bytes[bytes.index(after: dot)...] }
+        guard !lastLabel.isEmpty else { return false }
+        if lastLabel.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) { return true }
+        guard lastLabel.count >= 2, lastLabel.first == UInt8(ascii: "0"),
+            (lastLabel.dropFirst().first ?? 0) | 0x20 == UInt8(ascii: "x")
+        else { return false }
+        return lastLabel.dropFirst(2).allSatisfy { byte in
+            (byte >= 0x30 && byte <= 0x39) || (byte | 0x20 >= 0x61 && byte | 0x20 <= 0x66)
+        }
+    }
+
+    /// Loopback hosts: `localhost` and its subdomains, 127.0.0.0/8 and ::1.
+    public static func isLoopback(_ host: String) -> Bool {
+        if host == "localhost" || host.hasSuffix(".localhost") || host == "::1" || host == "0:0:0:0:0:0:0:1" {
+            return true
+        }
+        guard host.hasPrefix("127.") else { return false }
+        let parts = host.split(separator: ".", omittingEmptySubsequences: false)
+        return parts.count == 4 && parts.allSatisfy { UInt8($0) != nil }
+    }
+
+    /// RFC 6265bis §5.1.3: `host` domain-matches `domain` when they are identical, or when
+    /// `domain` is a suffix of `host` preceded by a dot and `host` is a host name, not an IP.
+    /// Both must already be canonical (lower-case).
+    public static func domainMatches(_ host: String, _ domain: String) -> Bool {
+        host == domain || (isSuffixDomain(host, of: domain) && !isIPAddress(host))
+    }
+
+    /// Whether `domain` is a proper dot-separated suffix of `host` (`b.c` of `a.b.c`).
+    @inline(__always)
+    static func isSuffixDomain(_ host: String, of domain: String) -> Bool {
+        let hostCount = host.utf8.count
+        let domainCount = domain.utf8.count
+        guard hostCount > domainCount, domainCount > 0 else { return false }
+        return Bytes.with(host) { hostBytes in
+            Bytes.with(domain) { domainBytes in
+                hostBytes[hostCount - domainCount - 1] == UInt8(ascii: ".")
+                    && Bytes.equal(hostBytes, at: hostCount - domainCount, domainBytes)
+            }
+        }
+    }
+
+    /// Every dot-separated suffix of a host name, longest first: `a.b.c` → `a.b.c`, `b.c`, `c`.
+    static func suffixes(of host: String) -> [Substring] {
+        var result: [Substring] = [Substring(host)]
+        var rest = Substring(host)
+        while let dot = rest.firstIndex(of: ".") {
+            rest = rest[rest.index(after: dot)...]
+            if !rest.isEmpty { result.append(rest) }
+        }
+        return result
+    }
+}
