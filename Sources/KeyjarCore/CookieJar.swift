@@ -201,7 +201,8 @@ public struct CookieJar: Sendable {
         if cookie.pointee.hostOnly || !request.hostIsName {
             guard cookie.pointee.domain == request.host else { return false }
         } else {
-            guard Host.isSuffixDomain(request.host, of: cookie.pointee.domain) else { return false }
+            guard cookie.pointee.domain == request.host || Host.isSuffixDomain(request.host, of: cookie.pointee.domain)
+            else { return false }
         }
         guard CookiePath.matches(request.path, cookie.pointee.path),
             !cookie.pointee.secure || request.secureChannel,

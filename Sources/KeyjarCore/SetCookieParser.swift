@@ -77,9 +77,10 @@ public enum SetCookieParser {
         case 4 where equalsLowercased(name, "path"):
             cookie.path = value.first == UInt8(ascii: "/") ? String(decoding: value, as: UTF8.self) : nil
         case 6 where equalsLowercased(name, "domain"):
-            var domainBytes = value[...]
-            if domainBytes.first == UInt8(ascii: ".") { domainBytes = domainBytes.dropFirst() }
-            // An empty Domain attribute is ignored (the cookie stays host-only) as browsers do.
+            // An empty value is ignored entirely (§5.6.3: "SHOULD ignore the cookie-av"), so it
+            // does not undo an earlier Domain; a lone "." does, leaving the cookie host-only.
+            guard !value.isEmpty else { break }
+            let domainBytes = value.first == UInt8(ascii: ".") ? value.dropFirst() : value[...]
             cookie.domain = domainBytes.isEmpty ? nil : String(decoding: domainBytes, as: UTF8.self).lowercased()
         case 6 where equalsLowercased(name, "secure"):
             cookie.secure = true
