@@ -83,12 +83,16 @@ public enum CookieJSONFile {
     }
 
     private static func describe(_ error: any Error) -> String {
+        // The entry's position is reported separately, so array indices are left out of paths.
+        func fieldPath(_ context: DecodingError.Context) -> String {
+            context.codingPath.filter { $0.intValue == nil }.map(\.stringValue).joined(separator: ".")
+        }
         switch error as? DecodingError {
         case .keyNotFound(let key, _)?: return "missing field '\(key.stringValue)'"
         case .typeMismatch(_, let context)?, .valueNotFound(_, let context)?:
-            return "field '\(context.codingPath.map(\.stringValue).joined(separator: "."))' has the wrong type"
+            return "field '\(fieldPath(context))' has the wrong type"
         case .dataCorrupted(let context)?:
-            let path = context.codingPath.map(\.stringValue).joined(separator: ".")
+            let path = fieldPath(context)
             return path.isEmpty ? "the data is not valid JSON" : "field '\(path)' is invalid"
         default: return "\(error)"
         }
