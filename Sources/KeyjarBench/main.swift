@@ -80,7 +80,8 @@ for iteration in 0..<lookups {
 report("cookie_header", samples: samples)
 
 // The same, starting from a Foundation URL (what a loader holds).
-let urls = (0..<siteCount).map { URL(string: "https://www.site\($0).com/some/path")! }
+let urls = (0..<siteCount).compactMap { URL(string: "https://www.site\($0).com/some/path") }
+precondition(urls.count == siteCount, "benchmark URLs must parse")
 samples.removeAll(keepingCapacity: true)
 for iteration in 0..<lookups {
     let url = urls[(iteration &* 7919) % siteCount]

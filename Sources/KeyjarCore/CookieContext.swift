@@ -32,16 +32,18 @@ public struct CookieContext: Sendable, Hashable {
         self.api = api
     }
 
+    /// RFC 9110 §9.2.1 safe methods.
+    private static let safeMethods: Set<String> = ["GET", "HEAD", "OPTIONS", "TRACE"]
+
     /// A context from Foundation URLs; nil when `url` has no host.
     public init?(
         url: URL, mainDocumentURL: URL? = nil, isTopLevelNavigation: Bool = true, httpMethod: String = "GET",
         api: CookieAPI = .http
     ) {
         guard let cookieURL = CookieURL(url) else { return nil }
-        let safeMethods: Set<String> = ["GET", "HEAD", "OPTIONS", "TRACE"]
         self.init(
             url: cookieURL, siteForCookies: mainDocumentURL.flatMap(CookieURL.init),
-            isTopLevelNavigation: isTopLevelNavigation, isSafeMethod: safeMethods.contains(httpMethod.uppercased()),
+            isTopLevelNavigation: isTopLevelNavigation, isSafeMethod: Self.safeMethods.contains(httpMethod.uppercased()),
             api: api)
     }
 }

@@ -32,10 +32,14 @@ public struct CookieImportReport: Sendable, Hashable {
 public struct NumberedCookie: Sendable, Hashable {
     public var line: Int
     public var cookie: Cookie
+    /// False when the file does not record creation times (cookies.txt): an import then gives
+    /// the cookies fresh ones in file order.
+    public var hasCreationTime: Bool
 
-    public init(line: Int, cookie: Cookie) {
+    public init(line: Int, cookie: Cookie, hasCreationTime: Bool = true) {
         self.line = line
         self.cookie = cookie
+        self.hasCreationTime = hasCreationTime
     }
 }
 
@@ -51,7 +55,7 @@ extension CookieJar {
                 report.expired += 1
                 continue
             }
-            switch insert(entry.cookie, now: now) {
+            switch insert(entry.cookie, keepingCreation: entry.hasCreationTime, now: now) {
             case .success(let changes):
                 report.imported += 1
                 report.changes += changes

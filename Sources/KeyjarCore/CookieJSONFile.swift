@@ -72,7 +72,7 @@ public enum CookieJSONFile {
                     expires: entry.expires.map(Date.init(timeIntervalSince1970:)), secure: entry.secure ?? false,
                     httpOnly: entry.httpOnly ?? false, sameSite: entry.sameSite ?? .unspecified, creation: creation,
                     lastAccess: entry.lastAccess.map(Date.init(timeIntervalSince1970:)))
-                cookies.append(NumberedCookie(line: number, cookie: cookie))
+                cookies.append(NumberedCookie(line: number, cookie: cookie, hasCreationTime: entry.creation != nil))
             } catch let problem as CookieFileProblem {
                 problems.append(problem)
             } catch {

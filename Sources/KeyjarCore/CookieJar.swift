@@ -219,13 +219,6 @@ public struct CookieJar: Sendable {
         return true
     }
 
-    static func headerOrder(_ a: Cookie, _ b: Cookie) -> Bool {
-        let aLength = a.path.utf8.count
-        let bLength = b.path.utf8.count
-        if aLength != bLength { return aLength > bLength }
-        return a.creation < b.creation
-    }
-
     // MARK: - Storage (RFC 6265bis §5.7)
 
     /// Parses and stores one Set-Cookie header value received in response to `context`.
@@ -408,9 +401,18 @@ public struct CookieJar: Sendable {
     /// Stores a cookie built by a program or read from a file, after the checks a response's
     /// cookie would pass that do not depend on a request: valid characters and sizes, a domain
     /// that is not a public suffix, path, prefixes. Creation time is kept as given.
+    ///
+    /// - Parameter keepingCreation: false when the source has no creation time (cookies.txt):
+    ///   the cookie then gets a fresh one, so cookies inserted in turn keep that order.
     @discardableResult
-    public mutating func insert(_ cookie: Cookie, now: Date = Date()) -> Result<[CookieChange], CookieRejection> {
+    public mutating func insert(
+        _ cookie: Cookie, keepingCreation: Bool = true, now: Date = Date()
+    ) -> Result<[CookieChange], CookieRejection> {
         var cookie = cookie
+        if !keepingCreation {
+            cookie.creation = uniqueCreationTime(now)
+            cookie.lastAccess = cookie.creation
+        }
         cookie.domain = CookieURL.canonicalHost(cookie.domain.hasPrefix(".") ? String(cookie.domain.dropFirst()) : cookie.domain)
         if let rejection = validate(&cookie, now: now) { return .failure(rejection) }
         return put(cookie, api: .http, now: now, keepCreationOfOld: false)

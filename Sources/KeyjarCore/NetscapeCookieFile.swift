@@ -28,7 +28,8 @@ public enum NetscapeCookieFile {
             if line.allSatisfy({ $0 == " " || $0 == "\t" }) { continue }
             if line.hasPrefix("#") && !line.hasPrefix(httpOnlyPrefix) { continue }
             switch parseLine(line) {
-            case .success(let cookie): cookies.append(NumberedCookie(line: lineNumber, cookie: cookie))
+            case .success(let cookie):
+                cookies.append(NumberedCookie(line: lineNumber, cookie: cookie, hasCreationTime: false))
             case .failure(let problem): problems.append(CookieFileProblem(line: lineNumber, message: problem.message))
             }
         }

@@ -34,6 +34,15 @@ struct CookieFileTests {
         #expect(jar.header(for: "https://www.example.com/app/x") == "sid=abc123; prefs=dark; token=xyz")
     }
 
+    @Test func importedCookiesKeepFileOrderInTheHeader() {
+        // cookies.txt records no creation time: the file's order stands in for it.
+        let text = "example.com\tFALSE\t/\tFALSE\t0\tz\t1\nexample.com\tFALSE\t/\tFALSE\t0\ta\t2\n"
+        var jar = CookieJar()
+        let parsed = NetscapeCookieFile.parse(text)
+        _ = jar.importCookies(parsed.cookies, now: testNow)
+        #expect(jar.header(for: "http://example.com/") == "z=1; a=2")
+    }
+
     @Test func roundTripsThroughNetscapeFormat() throws {
         var jar = CookieJar()
         jar.accept("a=1; Domain=example.com; Max-Age=3600", from: "https://www.example.com/")
