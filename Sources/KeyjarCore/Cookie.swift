@@ -62,6 +62,13 @@ public struct Cookie: Sendable, Hashable, Codable {
 
     public var identity: Identity { Identity(name: name, domain: domain, hostOnly: hostOnly, path: path) }
 
+    /// Whether `other` has this cookie's identity; compares in place rather than building two
+    /// `Identity` values (which would copy four strings each).
+    @inline(__always)
+    func hasIdentity(of other: Cookie) -> Bool {
+        hostOnly == other.hostOnly && name == other.name && path == other.path && domain == other.domain
+    }
+
     /// A session cookie has no expiry and is discarded when the session ends.
     public var isSession: Bool { expires == nil }
 

@@ -107,7 +107,7 @@ public struct CookieJar: Sendable {
     /// creation), with their last-access time updated.
     public mutating func cookies(for context: CookieContext, now: Date = Date()) -> [Cookie] {
         guard let (bucketIndex, matched) = matchingCookies(for: context, now: now) else { return [] }
-        return matched.map { sites.values[bucketIndex][$0] }
+        return matched.map { sites.values[bucketIndex][$0.index] }
     }
 
     /// The Cookie header value for a request, or nil when no cookie applies.
@@ -117,7 +117,7 @@ public struct CookieJar: Sendable {
         // retain per string, and appending piece by piece a capacity check per piece.
         return sites.values[bucketIndex].withUnsafeBufferPointer { bucket in
             var length = 2 * (matched.count - 1)
-            for index in matched {
+            for (index, _, _) in matched {
                 let nameLength = bucket[index].name.utf8.count
                 length += bucket[index].value.utf8.count + (nameLength == 0 ? 0 : nameLength + 1)
             }
@@ -134,7 +134,7 @@ public struct CookieJar: Sendable {
                     output[position] = byte
                     position += 1
                 }
-                for (offset, index) in matched.enumerated() {
+                for (offset, (index, _, _)) in matched.enumerated() {
                     if offset > 0 {
                         append(UInt8(ascii: ";"))
                         append(UInt8(ascii: " "))
@@ -154,7 +154,7 @@ public struct CookieJar: Sendable {
     /// request; their last-access times are updated.
     private mutating func matchingCookies(
         for context: CookieContext, now: Date
-    ) -> (bucket: Dictionary<String, [Cookie]>.Index, indices: [Int])? {
+    ) -> (bucket: Dictionary<String, [Cookie]>.Index, matched: [(index: Int, pathLength: Int, creation: Date)])? {
         let host = context.url.host
         if let rule = policy.rule(for: host) {
             if rule.action == .block { return nil }
@@ -172,6 +172,7 @@ public struct CookieJar: Sendable {
         var matched: [(index: Int, pathLength: Int, creation: Date)] = []
         sites.values[bucketIndex].withUnsafeMutableBufferPointer { bucket in
             guard let base = bucket.baseAddress else { return }
+            matched.reserveCapacity(bucket.count)
             for index in bucket.indices where Self.matches(base + index, request) {
                 base[index].lastAccess = now
                 matched.append((index, base[index].path.utf8.count, base[index].creation))
@@ -180,7 +181,7 @@ public struct CookieJar: Sendable {
         if matched.count > 1 {
             matched.sort { $0.pathLength != $1.pathLength ? $0.pathLength > $1.pathLength : $0.creation < $1.creation }
         }
-        return (bucketIndex, matched.map(\.index))
+        return (bucketIndex, matched)
     }
 
     /// What the retrieval algorithm needs to know of a request, computed once per lookup.
@@ -369,8 +370,7 @@ public struct CookieJar: Sendable {
     ) -> Result<[CookieChange], CookieRejection> {
         var cookie = cookie
         let key = siteKey(for: cookie.domain)
-        let identity = cookie.identity
-        let existingIndex = sites[key]?.firstIndex { $0.identity == identity }
+        let existingIndex = sites[key]?.firstIndex { $0.hasIdentity(of: cookie) }
         if let existingIndex, let old = sites[key]?[existingIndex] {
             if old.httpOnly && api == .nonHTTP { return .failure(.wouldOverwriteHttpOnlyCookie(name: old.name)) }
             if cookie.isExpired(at: now) {
