@@ -13,7 +13,14 @@ let package = Package(
     name: "Keyjar",
     products: [
         .library(name: "KeyjarCore", targets: ["KeyjarCore"]),
+        .library(name: "KeyjarStore", targets: ["KeyjarStore"]),
+        .library(name: "KeyjarProtocol", targets: ["KeyjarProtocol"]),
         .executable(name: "keyjar-bench", targets: ["KeyjarBench"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
     ],
     targets: [
         // System libraries, found through pkg-config; each names its Debian provider.
@@ -34,6 +41,19 @@ let package = Package(
             dependencies: ["CLibPSL"],
             swiftSettings: swiftSettings
         ),
+        // Persistence: SQLite for cookies, policies and credential metadata; the Secret Service
+        // (libsecret) for passwords.
+        .target(
+            name: "KeyjarStore",
+            dependencies: ["KeyjarCore", "CSQLite", "CLibSecret"],
+            swiftSettings: swiftSettings
+        ),
+        // The wire format between clients and keyjard: frames and versioned messages.
+        .target(
+            name: "KeyjarProtocol",
+            dependencies: ["KeyjarCore", .product(name: "NIOCore", package: "swift-nio")],
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "KeyjarBench",
             dependencies: ["KeyjarCore", "CMallocInfo"],
@@ -43,6 +63,11 @@ let package = Package(
             name: "KeyjarCoreTests",
             dependencies: ["KeyjarCore"],
             exclude: ["Conformance/http-state-exceptions.json"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "KeyjarStoreTests",
+            dependencies: ["KeyjarStore"],
             swiftSettings: swiftSettings
         ),
     ],

@@ -11,7 +11,7 @@ public enum CookieRemovalCause: String, Sendable, Hashable, Codable {
 }
 
 /// One change a jar made, reported so that a store can persist it and notify others.
-public enum CookieChange: Sendable, Hashable {
+public enum CookieChange: Sendable, Hashable, Codable {
     case added(Cookie)
     case replaced(old: Cookie, new: Cookie)
     case removed(Cookie, cause: CookieRemovalCause)

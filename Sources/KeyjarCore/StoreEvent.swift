@@ -1,0 +1,53 @@
+/// One change to the shared store, as keyjard announces it to every client.
+///
+/// Each case corresponds to one of Apple's notification names, which clients post under.
+public enum StoreEvent: Sendable, Hashable, Codable {
+    /// Cookies were added, replaced or removed (with the cause).
+    case cookies([CookieChange])
+    /// The accept policy or a per-domain rule changed; carries the whole new policy.
+    case policy(CookiePolicy)
+    /// Credentials changed: never a password, only where and whose.
+    case credentials([CredentialChange])
+
+    /// The notification name Apple's frameworks use for this kind of change.
+    public var notificationName: String {
+        switch self {
+        case .cookies: return StoreEvent.cookiesChangedNotification
+        case .policy: return StoreEvent.acceptPolicyChangedNotification
+        case .credentials: return StoreEvent.credentialStorageChangedNotification
+        }
+    }
+
+    public static let cookiesChangedNotification = "NSHTTPCookieManagerCookiesChangedNotification"
+    public static let acceptPolicyChangedNotification = "NSHTTPCookieManagerAcceptPolicyChangedNotification"
+    public static let credentialStorageChangedNotification = "NSURLCredentialStorageChangedNotification"
+}
+
+/// A credential change: the space and user, and what happened. Passwords are never part of it.
+public struct CredentialChange: Sendable, Hashable, Codable {
+    public enum Kind: String, Sendable, Hashable, Codable {
+        case added, updated, removed, defaultChanged
+    }
+
+    public var kind: Kind
+    public var space: ProtectionSpace
+    public var user: String
+
+    public init(kind: Kind, space: ProtectionSpace, user: String) {
+        self.kind = kind
+        self.space = space
+        self.user = user
+    }
+}
+
+/// A store event with its place in keyjard's total order of changes.
+public struct SequencedEvent: Sendable, Hashable, Codable {
+    /// Strictly increasing across keyjard restarts (it is the change log's key).
+    public var sequence: UInt64
+    public var event: StoreEvent
+
+    public init(sequence: UInt64, event: StoreEvent) {
+        self.sequence = sequence
+        self.event = event
+    }
+}

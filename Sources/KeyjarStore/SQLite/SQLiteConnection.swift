@@ -1,0 +1,170 @@
+internal import CSQLite
+
+/// SQLITE_TRANSIENT: SQLite copies bound text before the call returns.
+private let transient = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
+
+/// One SQLite connection with a cache of prepared statements.
+///
+/// Not thread-safe on its own: its owner (``StoreDatabase``) serialises every use behind a lock.
+final class SQLiteConnection {
+    private let handle: OpaquePointer
+    private var statements: [String: SQLiteStatement] = [:]
+
+    init(path: String, readOnly: Bool = false) throws {
+        var handle: OpaquePointer?
+        let flags = readOnly
+            ? SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX
+            : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
+        let status = sqlite3_open_v2(path, &handle, flags, nil)
+        guard status == SQLITE_OK, let handle else {
+            let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+            sqlite3_close_v2(handle)
+            throw SQLiteError(code: status, message: "cannot open \(path): \(message)")
+        }
+        self.handle = handle
+        sqlite3_extended_result_codes(handle, 1)
+    }
+
+    deinit {
+        statements.values.forEach { $0.finalize() }
+        sqlite3_close_v2(handle)
+    }
+
+    private func error(_ status: Int32, sql: String?) -> SQLiteError {
+        SQLiteError(code: status, message: String(cString: sqlite3_errmsg(handle)), sql: sql)
+    }
+
+    /// Runs one or more statements that return no rows.
+    func execute(_ sql: String) throws {
+        var message: UnsafeMutablePointer<CChar>?
+        let status = sqlite3_exec(handle, sql, nil, nil, &message)
+        guard status == SQLITE_OK else {
+            let text = message.map { String(cString: $0) } ?? "unknown error"
+            sqlite3_free(message)
+            throw SQLiteError(code: status, message: text, sql: sql)
+        }
+    }
+
+    /// A cached prepared statement, reset and with its bindings cleared.
+    func statement(_ sql: String) throws -> SQLiteStatement {
+        if let cached = statements[sql] {
+            cached.reset()
+            return cached
+        }
+        var raw: OpaquePointer?
+        let status = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &raw, nil)
+        guard status == SQLITE_OK, let raw else { throw error(status, sql: sql) }
+        let statement = SQLiteStatement(raw, connection: self, sql: sql)
+        statements[sql] = statement
+        return statement
+    }
+
+    /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
+    func transaction<T>(_ body: () throws -> T) throws -> T {
+        try execute("BEGIN IMMEDIATE")
+        do {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            try? execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    /// Resets every cached statement, ending any read snapshot one of them still holds.
+    func resetStatements() {
+        for statement in statements.values { statement.reset() }
+    }
+
+    func integerPragma(_ name: String) throws -> Int64 {
+        let statement = try self.statement("PRAGMA \(name)")
+        defer { statement.reset() }
+        guard try statement.step() else { return 0 }
+        return statement.int64(0)
+    }
+
+    var changes: Int { Int(sqlite3_changes(handle)) }
+
+    fileprivate func throwing(_ status: Int32, sql: String) throws {
+        guard status == SQLITE_OK else { throw error(status, sql: sql) }
+    }
+
+    fileprivate func stepError(_ status: Int32, sql: String) -> SQLiteError { error(status, sql: sql) }
+}
+
+/// A prepared statement. Bind with 1-based indices, step, read 0-based columns.
+final class SQLiteStatement {
+    private let handle: OpaquePointer
+    private unowned let connection: SQLiteConnection
+    let sql: String
+
+    fileprivate init(_ handle: OpaquePointer, connection: SQLiteConnection, sql: String) {
+        self.handle = handle
+        self.connection = connection
+        self.sql = sql
+    }
+
+    fileprivate func finalize() { sqlite3_finalize(handle) }
+
+    fileprivate func reset() {
+        sqlite3_reset(handle)
+        sqlite3_clear_bindings(handle)
+    }
+
+    @discardableResult
+    func bind(_ values: SQLiteValue...) throws -> SQLiteStatement { try bind(values) }
+
+    @discardableResult
+    func bind(_ values: [SQLiteValue]) throws -> SQLiteStatement {
+        for (offset, value) in values.enumerated() {
+            let index = Int32(offset + 1)
+            let status: Int32
+            switch value {
+            case .null: status = sqlite3_bind_null(handle, index)
+            case .integer(let number): status = sqlite3_bind_int64(handle, index, number)
+            case .real(let number): status = sqlite3_bind_double(handle, index, number)
+            case .text(let text): status = sqlite3_bind_text(handle, index, text, -1, transient)
+            }
+            try connection.throwing(status, sql: sql)
+        }
+        return self
+    }
+
+    /// Advances to the next row; false when the statement is done.
+    func step() throws -> Bool {
+        let status = sqlite3_step(handle)
+        switch status {
+        case SQLITE_ROW: return true
+        case SQLITE_DONE: return false
+        default: throw connection.stepError(status, sql: sql)
+        }
+    }
+
+    /// Runs a statement that returns no rows.
+    func run() throws {
+        while try step() {}
+    }
+
+    func isNull(_ column: Int32) -> Bool { sqlite3_column_type(handle, column) == SQLITE_NULL }
+    func int64(_ column: Int32) -> Int64 { sqlite3_column_int64(handle, column) }
+    func double(_ column: Int32) -> Double { sqlite3_column_double(handle, column) }
+    func optionalDouble(_ column: Int32) -> Double? { isNull(column) ? nil : double(column) }
+    func bool(_ column: Int32) -> Bool { int64(column) != 0 }
+
+    func text(_ column: Int32) -> String {
+        guard let bytes = sqlite3_column_text(handle, column) else { return "" }
+        let count = Int(sqlite3_column_bytes(handle, column))
+        return String(decoding: UnsafeBufferPointer(start: bytes, count: count), as: UTF8.self)
+    }
+}
+
+enum SQLiteValue {
+    case null
+    case integer(Int64)
+    case real(Double)
+    case text(String)
+
+    static func bool(_ value: Bool) -> SQLiteValue { .integer(value ? 1 : 0) }
+    static func optional(_ value: Double?) -> SQLiteValue { value.map(SQLiteValue.real) ?? .null }
+}

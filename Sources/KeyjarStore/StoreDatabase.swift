@@ -1,0 +1,358 @@
+public import Foundation
+public import KeyjarCore
+import Synchronization
+
+/// keyjard's SQLite database: cookies, the accept policy and domain rules, credential metadata
+/// (never passwords), and the log of sequenced changes that clients resynchronise from.
+///
+/// keyjard is its only writer. Every write commits in one transaction together with its change
+/// log entries, so a change is acknowledged exactly when it is durable and numbered. The
+/// database runs in WAL mode with `synchronous=NORMAL` (a committed transaction survives a crash
+/// of keyjard; power loss may lose the last commits), automatic checkpoints off, and
+/// ``checkpoint()`` run from a separate connection off the commit path.
+///
+/// ```swift
+/// let database = try StoreDatabase(path: "/tmp/store.sqlite3")
+/// let events = try database.commit([.cookies([.added(cookie)])])
+/// let snapshot = try database.loadSnapshot()
+/// ```
+public final class StoreDatabase: @unchecked Sendable {
+    // @unchecked: the two connections are only ever used under their own locks (`withWriter`,
+    // `checkpoint`); everything else is immutable or atomic.
+    public let path: String
+    /// The schema version this build writes; a database with a higher one is refused.
+    public static var schemaVersion: Int64 { migrations.last?.version ?? 0 }
+    /// How many change-log entries are kept for clients that resynchronise by sequence number.
+    public let changeLogLimit: Int
+
+    private let writer: SQLiteConnection
+    private let writerLock = NSLock()
+    private let checkpointer: SQLiteConnection
+    private let checkpointerLock = NSLock()
+    private let commitsSinceTrim = Atomic<Int>(0)
+
+    /// Opens (creating if needed) and migrates the database at `path`.
+    /// - Throws: ``StoreError`` with code `.futureSchema` when a newer keyjard wrote it.
+    public init(path: String, changeLogLimit: Int = 10_000) throws {
+        self.path = path
+        self.changeLogLimit = changeLogLimit
+        let connection = try Self.wrap { try SQLiteConnection(path: path) }
+        try Self.wrap { try connection.execute("PRAGMA busy_timeout = 5000") }
+        // The version is checked before anything else: even switching to WAL rewrites the file
+        // header of a database this build must not touch.
+        try Self.checkVersion(connection, path: path)
+        try Self.wrap {
+            try connection.execute("PRAGMA journal_mode = WAL")
+            try connection.execute("PRAGMA synchronous = NORMAL")
+            try connection.execute("PRAGMA wal_autocheckpoint = 0")
+        }
+        try Self.migrate(connection, path: path)
+        writer = connection
+        checkpointer = try Self.wrap { try SQLiteConnection(path: path) }
+    }
+
+    private static func wrap<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as SQLiteError {
+            throw StoreError(code: .database, message: error.description)
+        }
+    }
+
+    private static func checkVersion(_ connection: SQLiteConnection, path: String) throws {
+        let current = try wrap { try connection.integerPragma("user_version") }
+        guard current <= schemaVersion else {
+            throw StoreError(
+                code: .futureSchema,
+                message: "\(path) has schema version \(current), newer than this keyjard supports (\(schemaVersion)); "
+                    + "it was left untouched: run a newer keyjard or pass another --database")
+        }
+    }
+
+    private static func migrate(_ connection: SQLiteConnection, path: String) throws {
+        let current = try wrap { try connection.integerPragma("user_version") }
+        for migration in migrations where migration.version > current {
+            try wrap {
+                try connection.transaction {
+                    try connection.execute(migration.sql)
+                    try connection.execute("PRAGMA user_version = \(migration.version)")
+                }
+            }
+        }
+    }
+
+    /// Runs `body` on the writer connection, mapping SQLite failures to ``StoreError``.
+    private func withWriter<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
+        try writerLock.withLock {
+            // A statement left on a row holds a read snapshot that stops checkpoints; reset all.
+            defer { writer.resetStatements() }
+            return try Self.wrap { try body(writer) }
+        }
+    }
+
+    // MARK: - Reading
+
+    /// Everything a client replica starts from, with the sequence number it is current to.
+    public struct Snapshot: Sendable, Hashable {
+        public var cookies: [Cookie]
+        public var policy: CookiePolicy
+        public var credentials: [CredentialRecord]
+        public var sequence: UInt64
+    }
+
+    public func loadSnapshot() throws -> Snapshot {
+        try withWriter { connection in
+            Snapshot(
+                cookies: try Self.readCookies(connection), policy: try Self.readPolicy(connection),
+                credentials: try Self.readCredentials(connection), sequence: try Self.latestSequence(connection))
+        }
+    }
+
+    public func latestSequence() throws -> UInt64 { try withWriter { try Self.latestSequence($0) } }
+
+    private static func latestSequence(_ connection: SQLiteConnection) throws -> UInt64 {
+        let statement = try connection.statement("SELECT seq FROM sqlite_sequence WHERE name = 'change_log'")
+        return try statement.step() ? UInt64(statement.int64(0)) : 0
+    }
+
+    private static func readCookies(_ connection: SQLiteConnection) throws -> [Cookie] {
+        let statement = try connection.statement(
+            "SELECT name, value, domain, host_only, path, expires, secure, http_only, same_site, creation, last_access"
+                + " FROM cookie")
+        var cookies: [Cookie] = []
+        while try statement.step() {
+            cookies.append(
+                Cookie(
+                    name: statement.text(0), value: statement.text(1), domain: statement.text(2),
+                    hostOnly: statement.bool(3), path: statement.text(4),
+                    expires: statement.optionalDouble(5).map(Date.init(timeIntervalSince1970:)),
+                    secure: statement.bool(6), httpOnly: statement.bool(7),
+                    sameSite: SameSite(rawValue: statement.text(8)) ?? .unspecified,
+                    creation: Date(timeIntervalSince1970: statement.double(9)),
+                    lastAccess: Date(timeIntervalSince1970: statement.double(10))))
+        }
+        return cookies
+    }
+
+    private static func readPolicy(_ connection: SQLiteConnection) throws -> CookiePolicy {
+        var policy = CookiePolicy()
+        let global = try connection.statement("SELECT policy FROM accept_policy WHERE id = 1")
+        if try global.step(), let accept = CookieAcceptPolicy(rawValue: global.text(0)) { policy.acceptPolicy = accept }
+        let rules = try connection.statement("SELECT domain, action FROM domain_rule")
+        while try rules.step() {
+            if let action = CookieDomainAction(rawValue: rules.text(1)) { policy.domainRules[rules.text(0)] = action }
+        }
+        return policy
+    }
+
+    private static func readCredentials(_ connection: SQLiteConnection) throws -> [CredentialRecord] {
+        let statement = try connection.statement(
+            "SELECT host, port, protocol, realm, auth_method, proxy_type, user, is_default, created, last_used"
+                + " FROM credential")
+        var records: [CredentialRecord] = []
+        while try statement.step() {
+            let space = ProtectionSpace(
+                host: statement.text(0), port: Int(statement.int64(1)), protocol: statement.text(2),
+                realm: statement.isNull(3) ? nil : statement.text(3),
+                authenticationMethod: .init(rawValue: statement.text(4)) ?? .default,
+                proxyType: .init(rawValue: statement.text(5)) ?? .none)
+            records.append(
+                CredentialRecord(
+                    space: space, user: statement.text(6), persistence: .permanent, isDefault: statement.bool(7),
+                    created: statement.double(8), lastUsed: statement.optionalDouble(9)))
+        }
+        return records
+    }
+
+    /// The logged events after `sequence`, oldest first; nil when entries after it were already
+    /// trimmed (or `sequence` is from another database), so the caller must take a snapshot.
+    public func events(after sequence: UInt64) throws -> [SequencedEvent]? {
+        try withWriter { connection in
+            let latest = try Self.latestSequence(connection)
+            guard sequence <= latest else { return nil }
+            if sequence == latest { return [] }
+            let oldest = try connection.statement("SELECT min(sequence) FROM change_log")
+            guard try oldest.step(), !oldest.isNull(0), UInt64(oldest.int64(0)) <= sequence + 1 else { return nil }
+            let statement = try connection.statement(
+                "SELECT sequence, event FROM change_log WHERE sequence > ? ORDER BY sequence")
+            try statement.bind(.integer(Int64(sequence)))
+            var events: [SequencedEvent] = []
+            let decoder = JSONDecoder()
+            while try statement.step() {
+                do {
+                    let event = try decoder.decode(StoreEvent.self, from: Data(statement.text(1).utf8))
+                    events.append(SequencedEvent(sequence: UInt64(statement.int64(0)), event: event))
+                } catch {
+                    throw StoreError(code: .encoding, message: "change log entry \(statement.int64(0)) is unreadable: \(error)")
+                }
+            }
+            return events
+        }
+    }
+
+    // MARK: - Writing
+
+    /// One write to the store. Each becomes one logged ``StoreEvent`` (when it changes anything).
+    public enum Write: Sendable, Hashable {
+        case cookies([CookieChange])
+        case policy(CookiePolicy)
+        /// Saves a permanent credential's metadata; `isDefault` makes it the space's only default.
+        case saveCredential(CredentialRecord)
+        case removeCredential(ProtectionSpace, user: String)
+        case setDefaultCredential(ProtectionSpace, user: String)
+        case credentialUsed(ProtectionSpace, user: String, at: Double)
+    }
+
+    /// Applies writes in one transaction and logs their events; returns them numbered. A write
+    /// is durable (and may be acknowledged) when this returns.
+    @discardableResult
+    public func commit(_ writes: [Write], now: Date = Date()) throws -> [SequencedEvent] {
+        for case .saveCredential(let record) in writes where record.persistence != .permanent {
+            throw StoreError(code: .invalidArgument, message: "only permanent credentials are stored by keyjard")
+        }
+        let events = try withWriter { connection in
+            try connection.transaction { () -> [SequencedEvent] in
+                var events: [SequencedEvent] = []
+                let encoder = JSONEncoder()
+                for write in writes {
+                    guard let event = try Self.apply(write, connection) else { continue }
+                    let data = try encoder.encode(event)
+                    let log = try connection.statement("INSERT INTO change_log (event, recorded) VALUES (?, ?)")
+                    try log.bind(.text(String(decoding: data, as: UTF8.self)), .real(now.timeIntervalSince1970)).run()
+                    events.append(SequencedEvent(sequence: try Self.latestSequence(connection), event: event))
+                }
+                return events
+            }
+        }
+        if commitsSinceTrim.add(1, ordering: .relaxed).newValue >= 256 {
+            commitsSinceTrim.store(0, ordering: .relaxed)
+            try trimChangeLog()
+        }
+        return events
+    }
+
+    private func trimChangeLog() throws {
+        try withWriter { connection in
+            let latest = try Self.latestSequence(connection)
+            guard latest > UInt64(changeLogLimit) else { return }
+            try connection.statement("DELETE FROM change_log WHERE sequence <= ?")
+                .bind(.integer(Int64(latest) - Int64(changeLogLimit))).run()
+        }
+    }
+
+    private static func apply(_ write: Write, _ connection: SQLiteConnection) throws -> StoreEvent? {
+        switch write {
+        case .cookies(let changes):
+            guard !changes.isEmpty else { return nil }
+            for change in changes {
+                switch change {
+                case .added(let cookie), .replaced(_, let cookie): try upsert(cookie, connection)
+                case .removed(let cookie, _): try delete(cookie.identity, connection)
+                }
+            }
+            return .cookies(changes)
+        case .policy(let policy):
+            try connection.statement("INSERT OR REPLACE INTO accept_policy (id, policy) VALUES (1, ?)")
+                .bind(.text(policy.acceptPolicy.rawValue)).run()
+            try connection.execute("DELETE FROM domain_rule")
+            for (domain, action) in policy.domainRules {
+                try connection.statement("INSERT INTO domain_rule (domain, action) VALUES (?, ?)")
+                    .bind(.text(domain), .text(action.rawValue)).run()
+            }
+            return .policy(policy)
+        case .saveCredential(let record):
+            let existed = try credentialExists(record.space, user: record.user, connection)
+            if record.isDefault { try clearDefaults(record.space, connection) }
+            try connection.statement(
+                "INSERT INTO credential (host, port, protocol, realm, auth_method, proxy_type, user, persistence,"
+                    + " is_default, created, last_used) VALUES (?, ?, ?, ?, ?, ?, ?, 'permanent', ?, ?, ?)"
+                    + " ON CONFLICT (host, port, protocol, ifnull(realm, ''), auth_method, proxy_type, user)"
+                    + " DO UPDATE SET is_default = CASE WHEN excluded.is_default THEN 1 ELSE is_default END")
+                .bind(spaceValues(record.space) + [
+                    .text(record.user), .bool(record.isDefault), .real(record.created), .optional(record.lastUsed),
+                ]).run()
+            return .credentials([CredentialChange(kind: existed ? .updated : .added, space: record.space, user: record.user)])
+        case .removeCredential(let space, let user):
+            try connection.statement(credentialFilter("DELETE FROM credential")).bind(spaceValues(space) + [.text(user)]).run()
+            guard connection.changes > 0 else { return nil }
+            return .credentials([CredentialChange(kind: .removed, space: space, user: user)])
+        case .setDefaultCredential(let space, let user):
+            guard try credentialExists(space, user: user, connection) else {
+                throw StoreError(code: .invalidArgument, message: "no stored credential for \(user) in that space")
+            }
+            try clearDefaults(space, connection)
+            try connection.statement(credentialFilter("UPDATE credential SET is_default = 1"))
+                .bind(spaceValues(space) + [.text(user)]).run()
+            return .credentials([CredentialChange(kind: .defaultChanged, space: space, user: user)])
+        case .credentialUsed(let space, let user, let time):
+            try connection.statement(credentialFilter("UPDATE credential SET last_used = ?"))
+                .bind([.real(time)] + spaceValues(space) + [.text(user)]).run()
+            return nil
+        }
+    }
+
+    private static func upsert(_ cookie: Cookie, _ connection: SQLiteConnection) throws {
+        try connection.statement(
+            "INSERT OR REPLACE INTO cookie (name, value, domain, host_only, path, expires, secure, http_only,"
+                + " same_site, creation, last_access) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+            .bind(
+                .text(cookie.name), .text(cookie.value), .text(cookie.domain), .bool(cookie.hostOnly), .text(cookie.path),
+                .optional(cookie.expires?.timeIntervalSince1970), .bool(cookie.secure), .bool(cookie.httpOnly),
+                .text(cookie.sameSite.rawValue), .real(cookie.creation.timeIntervalSince1970),
+                .real(cookie.lastAccess.timeIntervalSince1970)
+            ).run()
+    }
+
+    private static func delete(_ identity: Cookie.Identity, _ connection: SQLiteConnection) throws {
+        try connection.statement("DELETE FROM cookie WHERE name = ? AND domain = ? AND host_only = ? AND path = ?")
+            .bind(.text(identity.name), .text(identity.domain), .bool(identity.hostOnly), .text(identity.path)).run()
+    }
+
+    private static func spaceValues(_ space: ProtectionSpace) -> [SQLiteValue] {
+        [
+            .text(space.host), .integer(Int64(space.port)), .text(space.protocol), space.realm.map(SQLiteValue.text) ?? .null,
+            .text(space.authenticationMethod.rawValue), .text(space.proxyType.rawValue),
+        ]
+    }
+
+    private static let spaceFilter =
+        "host = ? AND port = ? AND protocol = ? AND ifnull(realm, '') = ifnull(?, '') AND auth_method = ? AND proxy_type = ?"
+
+    private static func credentialFilter(_ prefix: String) -> String { prefix + " WHERE " + spaceFilter + " AND user = ?" }
+
+    private static func credentialExists(_ space: ProtectionSpace, user: String, _ connection: SQLiteConnection) throws -> Bool {
+        try connection.statement(credentialFilter("SELECT 1 FROM credential")).bind(spaceValues(space) + [.text(user)]).step()
+    }
+
+    private static func clearDefaults(_ space: ProtectionSpace, _ connection: SQLiteConnection) throws {
+        try connection.statement("UPDATE credential SET is_default = 0 WHERE " + spaceFilter).bind(spaceValues(space)).run()
+    }
+
+    // MARK: - Maintenance
+
+    /// Moves WAL content into the database file from a second connection, so that writers are
+    /// never the ones paying for it. Returns the WAL frames still not checkpointed.
+    @discardableResult
+    public func checkpoint(truncate: Bool = false) throws -> Int {
+        try checkpointerLock.withLock {
+            try Self.wrap {
+                let statement = try checkpointer.statement("PRAGMA wal_checkpoint(\(truncate ? "TRUNCATE" : "PASSIVE"))")
+                defer { checkpointer.resetStatements() }
+                guard try statement.step() else { return 0 }
+                return Int(statement.int64(1) - statement.int64(2))
+            }
+        }
+    }
+
+    /// The schema as SQLite stores it, for the golden-schema test against `Schemas/store.sql`.
+    public func schemaDump() throws -> String {
+        try withWriter { connection in
+            let statement = try connection.statement(
+                "SELECT sql FROM sqlite_master WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite_%' ORDER BY type DESC, name")
+            var lines: [String] = []
+            while try statement.step() { lines.append(statement.text(0) + ";") }
+            return "-- keyjard store schema, version \(Self.schemaVersion) (generated by StoreDatabase.schemaDump)\n"
+                + lines.joined(separator: "\n") + "\n"
+        }
+    }
+}

@@ -1,0 +1,173 @@
+import Foundation
+import KeyjarCore
+import KeyjarStore
+import Testing
+
+/// A fresh directory for one test's database files, removed afterwards.
+final class TemporaryDirectory {
+    let url: URL
+
+    init() throws {
+        url = FileManager.default.temporaryDirectory.appendingPathComponent("keyjar-store-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+
+    deinit { try? FileManager.default.removeItem(at: url) }
+
+    func path(_ name: String) -> String { url.appendingPathComponent(name).path }
+}
+
+/// Runs Python's sqlite3 module on a database file: an independent reader and writer.
+@discardableResult
+func python(_ script: String, _ arguments: String...) throws -> String {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = ["python3", "-c", script] + arguments
+    let output = Pipe()
+    process.standardOutput = output
+    try process.run()
+    let data = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+}
+
+let storeNow = Date(timeIntervalSince1970: 1_767_225_600)
+
+func sampleCookie(_ name: String, value: String = "v", domain: String = "example.com") -> Cookie {
+    Cookie(
+        name: name, value: value, domain: domain, hostOnly: false, path: "/",
+        expires: storeNow.addingTimeInterval(3600), secure: true, httpOnly: true, sameSite: .lax,
+        creation: storeNow, lastAccess: storeNow.addingTimeInterval(1.5))
+}
+
+struct StoreDatabaseTests {
+    static let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent()
+
+    @Test func migratedSchemaMatchesTheGoldenDump() throws {
+        let directory = try TemporaryDirectory()
+        let database = try StoreDatabase(path: directory.path("store.sqlite3"))
+        let dump = try database.schemaDump()
+        let golden = Self.repositoryRoot.appendingPathComponent("Schemas/store.sql")
+        if ProcessInfo.processInfo.environment["KEYJAR_UPDATE_SCHEMA"] == "1" {
+            try dump.write(to: golden, atomically: true, encoding: .utf8)
+        }
+        #expect(dump == (try String(contentsOf: golden, encoding: .utf8)), "run with KEYJAR_UPDATE_SCHEMA=1 to regenerate")
+    }
+
+    @Test func usesWALWithNormalSynchronousAndNoAutomaticCheckpoints() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("store.sqlite3")
+        _ = try StoreDatabase(path: path)
+        #expect(try python("import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('PRAGMA journal_mode').fetchone()[0])", path) == "wal")
+    }
+
+    @Test func refusesADatabaseFromTheFutureAndLeavesItUntouched() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("store.sqlite3")
+        try python("import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('PRAGMA user_version=99'); c.execute('CREATE TABLE future(x)'); c.commit()", path)
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        #expect(throws: StoreError(code: .futureSchema, message: "")) { try StoreDatabase(path: path) }
+        do {
+            _ = try StoreDatabase(path: path)
+        } catch let error as StoreError {
+            #expect(error.message.contains("schema version 99"))
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
+    }
+
+    @Test func cookieChangesPersistAcrossReopen() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("store.sqlite3")
+        do {
+            let database = try StoreDatabase(path: path)
+            let a = sampleCookie("a")
+            let b = sampleCookie("b")
+            var b2 = b
+            b2.value = "updated"
+            try database.commit([.cookies([.added(a), .added(b)])], now: storeNow)
+            try database.commit([.cookies([.replaced(old: b, new: b2), .removed(a, cause: .deleted)])], now: storeNow)
+        }
+        let reopened = try StoreDatabase(path: path)
+        let snapshot = try reopened.loadSnapshot()
+        var expected = sampleCookie("b")
+        expected.value = "updated"
+        #expect(snapshot.cookies == [expected])
+        #expect(snapshot.sequence == 2)
+    }
+
+    @Test func policyAndDomainRulesPersist() throws {
+        let directory = try TemporaryDirectory()
+        let database = try StoreDatabase(path: directory.path("store.sqlite3"))
+        #expect(try database.loadSnapshot().policy == CookiePolicy())
+        let policy = CookiePolicy(acceptPolicy: .noThirdParty, domainRules: ["ads.com": .block, "news.org": .sessionOnly])
+        try database.commit([.policy(policy)])
+        #expect(try database.loadSnapshot().policy == policy)
+        try database.commit([.policy(CookiePolicy(acceptPolicy: .always))])
+        #expect(try database.loadSnapshot().policy == CookiePolicy(acceptPolicy: .always))
+    }
+
+    @Test func credentialMetadataKeepsOneDefaultPerSpace() throws {
+        let directory = try TemporaryDirectory()
+        let database = try StoreDatabase(path: directory.path("store.sqlite3"))
+        let space = ProtectionSpace(host: "example.com", protocol: "https", realm: "r", authenticationMethod: .httpBasic)
+        let otherRealm = ProtectionSpace(host: "example.com", protocol: "https", realm: nil, authenticationMethod: .httpBasic)
+        func record(_ user: String, _ space: ProtectionSpace, isDefault: Bool) -> CredentialRecord {
+            CredentialRecord(space: space, user: user, persistence: .permanent, isDefault: isDefault, created: 1)
+        }
+        let events = try database.commit([
+            .saveCredential(record("alice", space, isDefault: true)), .saveCredential(record("bob", space, isDefault: false)),
+            .saveCredential(record("alice", otherRealm, isDefault: true)),
+        ])
+        #expect(events.map(\.sequence) == [1, 2, 3])
+        #expect(events[0].event == .credentials([CredentialChange(kind: .added, space: space, user: "alice")]))
+        try database.commit([.setDefaultCredential(space, user: "bob")])
+        let records = try database.loadSnapshot().credentials
+        #expect(records.count == 3)
+        #expect(Set(records.filter(\.isDefault).map { "\($0.user)@\($0.space.realm ?? "-")" }) == ["bob@r", "alice@-"])
+        // Saving again is an update, and does not duplicate.
+        let again = try database.commit([.saveCredential(record("bob", space, isDefault: false))])
+        #expect(again.first?.event == .credentials([CredentialChange(kind: .updated, space: space, user: "bob")]))
+        #expect(try database.loadSnapshot().credentials.first { $0.user == "bob" }?.isDefault == true)
+        // Removing reports once; removing again changes nothing and logs nothing.
+        #expect(try database.commit([.removeCredential(space, user: "bob")]).count == 1)
+        #expect(try database.commit([.removeCredential(space, user: "bob")]).isEmpty)
+        #expect(throws: StoreError.self) { try database.commit([.setDefaultCredential(space, user: "nobody")]) }
+        var session = record("carol", space, isDefault: false)
+        session.persistence = .forSession
+        #expect(throws: StoreError.self) { try database.commit([.saveCredential(session)]) }
+    }
+
+    @Test func changeLogReplaysExactlyWhatWasMissed() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("store.sqlite3")
+        let database = try StoreDatabase(path: path)
+        for index in 0..<5 { try database.commit([.cookies([.added(sampleCookie("c\(index)"))])]) }
+        let missed = try #require(try database.events(after: 2))
+        #expect(missed.map(\.sequence) == [3, 4, 5])
+        #expect(missed.first?.event == .cookies([.added(sampleCookie("c2"))]))
+        #expect(try database.events(after: 5) == [])
+        #expect(try database.events(after: 99) == nil)  // from another database: take a snapshot
+        // Sequence numbers continue after a restart.
+        let reopened = try StoreDatabase(path: path)
+        #expect(try reopened.commit([.policy(CookiePolicy(acceptPolicy: .never))]).first?.sequence == 6)
+    }
+
+    @Test func trimmedChangeLogAsksForASnapshot() throws {
+        let directory = try TemporaryDirectory()
+        let database = try StoreDatabase(path: directory.path("store.sqlite3"), changeLogLimit: 10)
+        for index in 0..<300 { try database.commit([.cookies([.added(sampleCookie("c\(index % 7)"))])]) }
+        #expect(try database.events(after: 1) == nil)
+        #expect(try database.events(after: 295)?.map(\.sequence) == [296, 297, 298, 299, 300])
+    }
+
+    @Test func checkpointEmptiesTheWAL() throws {
+        let directory = try TemporaryDirectory()
+        let database = try StoreDatabase(path: directory.path("store.sqlite3"))
+        for index in 0..<50 { try database.commit([.cookies([.added(sampleCookie("c\(index)"))])]) }
+        #expect(try database.checkpoint() == 0)
+        try database.checkpoint(truncate: true)
+        let wal = try FileManager.default.attributesOfItem(atPath: directory.path("store.sqlite3-wal"))
+        #expect((wal[.size] as? Int) == 0)
+    }
+}
