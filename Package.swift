@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "KeyjarCore", targets: ["KeyjarCore"]),
         .library(name: "KeyjarStore", targets: ["KeyjarStore"]),
         .library(name: "KeyjarProtocol", targets: ["KeyjarProtocol"]),
+        .executable(name: "keyjard", targets: ["KeyjarDaemon"]),
         .executable(name: "keyjar-bench", targets: ["KeyjarBench"]),
     ],
     dependencies: [
@@ -52,6 +53,26 @@ let package = Package(
         .target(
             name: "KeyjarProtocol",
             dependencies: ["KeyjarCore", .product(name: "NIOCore", package: "swift-nio")],
+            swiftSettings: swiftSettings
+        ),
+        // keyjard's server: the socket, the connections, the service that owns the store.
+        .target(
+            name: "KeyjarServer",
+            dependencies: [
+                "KeyjarCore", "KeyjarProtocol", "KeyjarStore",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "KeyjarDaemon",
+            dependencies: [
+                "KeyjarServer", "KeyjarProtocol",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: swiftSettings
         ),
         .executableTarget(

@@ -62,6 +62,21 @@ public struct CookieJar: Sendable {
         self.publicSuffixes = publicSuffixes
     }
 
+    /// Puts back cookies this jar's rules already accepted once (e.g. loaded from keyjard's
+    /// database): no validation and no eviction, only indexing.
+    public mutating func restore(_ cookies: [Cookie]) {
+        for cookie in cookies {
+            let key = siteKey(for: cookie.domain)
+            if let index = sites[key]?.firstIndex(where: { $0.hasIdentity(of: cookie) }) {
+                sites[key]?[index] = cookie
+            } else {
+                sites[key, default: []].append(cookie)
+                count += 1
+            }
+            latestCreation = max(latestCreation, cookie.creation)
+        }
+    }
+
     /// Every cookie, unexpired or not, in no particular order.
     public var allCookies: [Cookie] { sites.values.flatMap { $0 } }
 
@@ -413,7 +428,7 @@ public struct CookieJar: Sendable {
             cookie.creation = uniqueCreationTime(now)
             cookie.lastAccess = cookie.creation
         }
-        cookie.domain = CookieURL.canonicalHost(cookie.domain.hasPrefix(".") ? String(cookie.domain.dropFirst()) : cookie.domain)
+        cookie.domain = Host.canonicalDomain(cookie.domain)
         if let rejection = validate(&cookie, now: now) { return .failure(rejection) }
         return put(cookie, api: .http, now: now, keepCreationOfOld: false)
     }

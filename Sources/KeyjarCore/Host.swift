@@ -18,6 +18,11 @@ public enum Host {
         }
     }
 
+    /// A domain as users type it (`.Example.COM`) in canonical form (`example.com`).
+    public static func canonicalDomain(_ domain: String) -> String {
+        CookieURL.canonicalHost(domain.hasPrefix(".") ? String(domain.dropFirst()) : domain)
+    }
+
     /// Loopback hosts: `localhost` and its subdomains, 127.0.0.0/8 and ::1.
     public static func isLoopback(_ host: String) -> Bool {
         if host == "localhost" || host.hasSuffix(".localhost") || host == "::1" || host == "0:0:0:0:0:0:0:1" {

@@ -3,11 +3,11 @@
 /// Each case corresponds to one of Apple's notification names, which clients post under.
 public enum StoreEvent: Sendable, Hashable, Codable {
     /// Cookies were added, replaced or removed (with the cause).
-    case cookies([CookieChange])
+    case cookies(changes: [CookieChange])
     /// The accept policy or a per-domain rule changed; carries the whole new policy.
-    case policy(CookiePolicy)
+    case policy(policy: CookiePolicy)
     /// Credentials changed: never a password, only where and whose.
-    case credentials([CredentialChange])
+    case credentials(changes: [CredentialChange])
 
     /// The notification name Apple's frameworks use for this kind of change.
     public var notificationName: String {

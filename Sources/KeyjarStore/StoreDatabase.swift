@@ -108,6 +108,8 @@ public final class StoreDatabase: @unchecked Sendable {
         }
     }
 
+    public func credentialRecords() throws -> [CredentialRecord] { try withWriter { try Self.readCredentials($0) } }
+
     public func latestSequence() throws -> UInt64 { try withWriter { try Self.latestSequence($0) } }
 
     private static func latestSequence(_ connection: SQLiteConnection) throws -> UInt64 {
@@ -178,6 +180,7 @@ public final class StoreDatabase: @unchecked Sendable {
             try statement.bind(.integer(Int64(sequence)))
             var events: [SequencedEvent] = []
             let decoder = JSONDecoder()
+            decoder.dateDecodingStrategy = .secondsSince1970
             while try statement.step() {
                 do {
                     let event = try decoder.decode(StoreEvent.self, from: Data(statement.text(1).utf8))
@@ -214,6 +217,7 @@ public final class StoreDatabase: @unchecked Sendable {
             try connection.transaction { () -> [SequencedEvent] in
                 var events: [SequencedEvent] = []
                 let encoder = JSONEncoder()
+                encoder.dateEncodingStrategy = .secondsSince1970
                 for write in writes {
                     guard let event = try Self.apply(write, connection) else { continue }
                     let data = try encoder.encode(event)
@@ -250,7 +254,7 @@ public final class StoreDatabase: @unchecked Sendable {
                 case .removed(let cookie, _): try delete(cookie.identity, connection)
                 }
             }
-            return .cookies(changes)
+            return .cookies(changes: changes)
         case .policy(let policy):
             try connection.statement("INSERT OR REPLACE INTO accept_policy (id, policy) VALUES (1, ?)")
                 .bind(.text(policy.acceptPolicy.rawValue)).run()
@@ -259,7 +263,7 @@ public final class StoreDatabase: @unchecked Sendable {
                 try connection.statement("INSERT INTO domain_rule (domain, action) VALUES (?, ?)")
                     .bind(.text(domain), .text(action.rawValue)).run()
             }
-            return .policy(policy)
+            return .policy(policy: policy)
         case .saveCredential(let record):
             let existed = try credentialExists(record.space, user: record.user, connection)
             if record.isDefault { try clearDefaults(record.space, connection) }
@@ -271,11 +275,11 @@ public final class StoreDatabase: @unchecked Sendable {
                 .bind(spaceValues(record.space) + [
                     .text(record.user), .bool(record.isDefault), .real(record.created), .optional(record.lastUsed),
                 ]).run()
-            return .credentials([CredentialChange(kind: existed ? .updated : .added, space: record.space, user: record.user)])
+            return .credentials(changes: [CredentialChange(kind: existed ? .updated : .added, space: record.space, user: record.user)])
         case .removeCredential(let space, let user):
             try connection.statement(credentialFilter("DELETE FROM credential")).bind(spaceValues(space) + [.text(user)]).run()
             guard connection.changes > 0 else { return nil }
-            return .credentials([CredentialChange(kind: .removed, space: space, user: user)])
+            return .credentials(changes: [CredentialChange(kind: .removed, space: space, user: user)])
         case .setDefaultCredential(let space, let user):
             guard try credentialExists(space, user: user, connection) else {
                 throw StoreError(code: .invalidArgument, message: "no stored credential for \(user) in that space")
@@ -283,7 +287,7 @@ public final class StoreDatabase: @unchecked Sendable {
             try clearDefaults(space, connection)
             try connection.statement(credentialFilter("UPDATE credential SET is_default = 1"))
                 .bind(spaceValues(space) + [.text(user)]).run()
-            return .credentials([CredentialChange(kind: .defaultChanged, space: space, user: user)])
+            return .credentials(changes: [CredentialChange(kind: .defaultChanged, space: space, user: user)])
         case .credentialUsed(let space, let user, let time):
             try connection.statement(credentialFilter("UPDATE credential SET last_used = ?"))
                 .bind([.real(time)] + spaceValues(space) + [.text(user)]).run()

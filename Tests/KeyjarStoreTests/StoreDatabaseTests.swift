@@ -120,14 +120,14 @@ struct StoreDatabaseTests {
             .saveCredential(record("alice", otherRealm, isDefault: true)),
         ])
         #expect(events.map(\.sequence) == [1, 2, 3])
-        #expect(events[0].event == .credentials([CredentialChange(kind: .added, space: space, user: "alice")]))
+        #expect(events[0].event == .credentials(changes: [CredentialChange(kind: .added, space: space, user: "alice")]))
         try database.commit([.setDefaultCredential(space, user: "bob")])
         let records = try database.loadSnapshot().credentials
         #expect(records.count == 3)
         #expect(Set(records.filter(\.isDefault).map { "\($0.user)@\($0.space.realm ?? "-")" }) == ["bob@r", "alice@-"])
         // Saving again is an update, and does not duplicate.
         let again = try database.commit([.saveCredential(record("bob", space, isDefault: false))])
-        #expect(again.first?.event == .credentials([CredentialChange(kind: .updated, space: space, user: "bob")]))
+        #expect(again.first?.event == .credentials(changes: [CredentialChange(kind: .updated, space: space, user: "bob")]))
         #expect(try database.loadSnapshot().credentials.first { $0.user == "bob" }?.isDefault == true)
         // Removing reports once; removing again changes nothing and logs nothing.
         #expect(try database.commit([.removeCredential(space, user: "bob")]).count == 1)
@@ -145,7 +145,7 @@ struct StoreDatabaseTests {
         for index in 0..<5 { try database.commit([.cookies([.added(sampleCookie("c\(index)"))])]) }
         let missed = try #require(try database.events(after: 2))
         #expect(missed.map(\.sequence) == [3, 4, 5])
-        #expect(missed.first?.event == .cookies([.added(sampleCookie("c2"))]))
+        #expect(missed.first?.event == .cookies(changes: [.added(sampleCookie("c2"))]))
         #expect(try database.events(after: 5) == [])
         #expect(try database.events(after: 99) == nil)  // from another database: take a snapshot
         // Sequence numbers continue after a restart.

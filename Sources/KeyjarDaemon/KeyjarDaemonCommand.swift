@@ -1,0 +1,99 @@
+import ArgumentParser
+import Foundation
+import Glibc
+import KeyjarProtocol
+import KeyjarServer
+import Logging
+
+/// keyjard: the per-user service that holds every cookie, credential and policy of a user.
+@main
+struct KeyjarDaemonCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "keyjard",
+        abstract: "Serve the shared cookie and credential store of this user.",
+        discussion: """
+            Runs in the foreground and logs to standard error; prints "ready <socket>" on standard \
+            output once clients can connect. SIGTERM or SIGINT stops it cleanly: session cookies are \
+            dropped (a clean stop is the end of the login session; after a crash they are kept), the \
+            database is checkpointed and the socket removed. Under systemd socket activation \
+            (LISTEN_FDS) it serves the socket it is given.
+
+            Defaults: socket $KEYJAR_SOCKET or $XDG_RUNTIME_DIR/keyjar/keyjar.sock; database \
+            $KEYJAR_DATABASE or $XDG_DATA_HOME/keyjar/store.sqlite3 (~/.local/share/keyjar/...).
+            """)
+
+    enum SecretsBackend: String, ExpressibleByArgument, CaseIterable {
+        case secretService = "secret-service"
+        case file
+    }
+
+    @Option(help: "The Unix socket to serve.")
+    var socket: String?
+
+    @Option(help: "The SQLite database file.")
+    var database: String?
+
+    @Option(help: "Where passwords go: secret-service (default) or file (weaker: a 0600 plain-text file).")
+    var secrets: SecretsBackend = .secretService
+
+    @Option(help: "The password file for --secrets file (default: beside the database, secrets.json).")
+    var secretsFile: String?
+
+    @Option(help: "trace, debug, info, notice, warning, error or critical.")
+    var logLevel: String = "info"
+
+    func validate() throws {
+        guard Logger.Level(rawValue: logLevel) != nil else {
+            throw ValidationError("unknown log level '\(logLevel)'")
+        }
+        if secretsFile != nil && secrets != .file { throw ValidationError("--secrets-file needs --secrets file") }
+    }
+
+    func run() async throws {
+        let level = Logger.Level(rawValue: logLevel) ?? .info
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let logger = Logger(label: "keyjard")
+        let databasePath = database ?? KeyjarPaths.defaultDatabasePath()
+        var configuration = ServerConfiguration(
+            socketPath: socket ?? KeyjarPaths.defaultSocketPath(), databasePath: databasePath)
+        if secrets == .file {
+            let path = secretsFile ?? (databasePath as NSString).deletingLastPathComponent + "/secrets.json"
+            configuration.secrets = .file(path: path)
+        }
+        configuration.inheritedSocket = Self.systemdSocket()
+
+        let (shutdown, trigger) = AsyncStream.makeStream(of: Void.self)
+        let signals = [SIGTERM, SIGINT].map { number in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number)
+            source.setEventHandler { trigger.yield() }
+            source.resume()
+            return source
+        }
+        defer { signals.forEach { $0.cancel() } }
+
+        do {
+            try await KeyjarServer.run(configuration: configuration, logger: logger, shutdown: shutdown) { socketPath in
+                // Written straight to the file descriptor: the line must not wait in a buffer.
+                FileHandle.standardOutput.write(Data("ready \(socketPath)\n".utf8))
+            }
+        } catch let error as ServerError {
+            FileHandle.standardError.write(Data("keyjard: \(error.message)\n".utf8))
+            throw ExitCode.failure
+        }
+    }
+
+    /// The listening socket systemd passed (LISTEN_PID is us and LISTEN_FDS is 1), if any.
+    static func systemdSocket() -> CInt? {
+        let environment = ProcessInfo.processInfo.environment
+        guard environment["LISTEN_PID"].flatMap(Int32.init) == getpid(), environment["LISTEN_FDS"] == "1" else { return nil }
+        unsetenv("LISTEN_PID")
+        unsetenv("LISTEN_FDS")
+        unsetenv("LISTEN_FDNAMES")
+        return 3  // SD_LISTEN_FDS_START
+    }
+}

@@ -1,0 +1,65 @@
+/// Keyjar's framing: a 4-byte big-endian payload length, then that many bytes of UTF-8 JSON.
+/// (Schemas/protocol.md.)
+public enum Framing {
+    /// The default largest payload accepted: room for a snapshot of 100,000 cookies.
+    public static let defaultMaximumPayload = 64 * 1024 * 1024
+    public static let headerSize = 4
+
+    /// The frame for a payload: its length, then the bytes.
+    public static func frame(_ payload: [UInt8]) -> [UInt8] {
+        let length = UInt32(payload.count)
+        return [UInt8(length >> 24), UInt8(length >> 16 & 0xFF), UInt8(length >> 8 & 0xFF), UInt8(length & 0xFF)]
+            + payload
+    }
+}
+
+/// Why a byte stream is not a valid frame sequence. The connection that sent it is closed.
+public enum FrameDecodingError: Error, Sendable, Hashable, CustomStringConvertible {
+    case empty
+    case tooLarge(length: Int, maximum: Int)
+    /// The stream ended inside a frame.
+    case truncated(buffered: Int)
+
+    public var description: String {
+        switch self {
+        case .empty: return "a frame has length 0"
+        case .tooLarge(let length, let maximum): return "a frame of \(length) bytes exceeds the limit of \(maximum)"
+        case .truncated(let buffered): return "the stream ended inside a frame (\(buffered) bytes buffered)"
+        }
+    }
+}
+
+/// Splits a byte stream into frame payloads incrementally, for code without NIO (and as the
+/// reference the NIO decoder is tested against).
+public struct FrameParser: Sendable {
+    public let maximumPayload: Int
+    private var buffer: [UInt8] = []
+    private var start = 0
+
+    public init(maximumPayload: Int = Framing.defaultMaximumPayload) {
+        self.maximumPayload = maximumPayload
+    }
+
+    public var bufferedByteCount: Int { buffer.count - start }
+
+    public mutating func append(_ bytes: some Sequence<UInt8>) {
+        if start > 65_536 && start * 2 > buffer.count {
+            buffer.removeFirst(start)
+            start = 0
+        }
+        buffer.append(contentsOf: bytes)
+    }
+
+    /// The next complete payload, nil when more bytes are needed.
+    public mutating func next() throws(FrameDecodingError) -> [UInt8]? {
+        guard buffer.count - start >= Framing.headerSize else { return nil }
+        let length = Int(buffer[start]) << 24 | Int(buffer[start + 1]) << 16 | Int(buffer[start + 2]) << 8
+            | Int(buffer[start + 3])
+        if length == 0 { throw .empty }
+        if length > maximumPayload { throw .tooLarge(length: length, maximum: maximumPayload) }
+        guard buffer.count - start - Framing.headerSize >= length else { return nil }
+        let payloadStart = start + Framing.headerSize
+        start = payloadStart + length
+        return Array(buffer[payloadStart..<start])
+    }
+}

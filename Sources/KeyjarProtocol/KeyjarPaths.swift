@@ -1,0 +1,22 @@
+public import Foundation
+
+/// Where keyjard's socket and database live by default, shared by keyjard and its clients.
+///
+/// - Socket: `$KEYJAR_SOCKET`, else `$XDG_RUNTIME_DIR/keyjar/keyjar.sock`, else
+///   `/tmp/keyjar-<uid>/keyjar.sock` (a 0700 directory that must belong to the user).
+/// - Database: `$KEYJAR_DATABASE`, else `$XDG_DATA_HOME/keyjar/store.sqlite3`, else
+///   `~/.local/share/keyjar/store.sqlite3`.
+public enum KeyjarPaths {
+    public static func defaultSocketPath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        if let explicit = environment["KEYJAR_SOCKET"], !explicit.isEmpty { return explicit }
+        if let runtime = environment["XDG_RUNTIME_DIR"], !runtime.isEmpty { return runtime + "/keyjar/keyjar.sock" }
+        return "/tmp/keyjar-\(getuid())/keyjar.sock"
+    }
+
+    public static func defaultDatabasePath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        if let explicit = environment["KEYJAR_DATABASE"], !explicit.isEmpty { return explicit }
+        if let data = environment["XDG_DATA_HOME"], !data.isEmpty { return data + "/keyjar/store.sqlite3" }
+        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        return home + "/.local/share/keyjar/store.sqlite3"
+    }
+}

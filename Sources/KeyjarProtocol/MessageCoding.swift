@@ -1,0 +1,46 @@
+public import Foundation
+
+/// JSON encoding of messages into frame payloads, and decoding with a typed error.
+public enum MessageCoding {
+    /// Times travel as Unix seconds (with fractions), the form every other tool reads.
+    public static func encoder() -> JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .secondsSince1970
+        return encoder
+    }
+
+    public static func decoder() -> JSONDecoder {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .secondsSince1970
+        return decoder
+    }
+
+    public static func encode(_ message: some Encodable) -> [UInt8] {
+        // Messages are plain values (strings, numbers, arrays); encoding them cannot fail.
+        (try? Array(encoder().encode(message))) ?? Array(#"{"failure":{"error":{"code":3,"message":"unencodable"}}}"#.utf8)
+    }
+
+    /// Decodes a payload, or describes precisely why it is not a valid message.
+    public static func decode<Message: Decodable>(_ type: Message.Type, from payload: some Sequence<UInt8>) throws(WireError) -> Message {
+        do {
+            return try decoder().decode(type, from: Data(payload))
+        } catch {
+            throw WireError(code: WireError.malformedMessage, message: "malformed message: \(describe(error))")
+        }
+    }
+
+    private static func describe(_ error: any Error) -> String {
+        switch error as? DecodingError {
+        case .dataCorrupted(let context)?:
+            return context.codingPath.isEmpty ? "not valid JSON" : "invalid value at \(path(context))"
+        case .keyNotFound(let key, let context)?: return "missing '\(key.stringValue)' at \(path(context))"
+        case .typeMismatch(_, let context)?, .valueNotFound(_, let context)?: return "wrong type at \(path(context))"
+        default: return "undecodable"
+        }
+    }
+
+    private static func path(_ context: DecodingError.Context) -> String {
+        let path = context.codingPath.map(\.stringValue).joined(separator: ".")
+        return path.isEmpty ? "top level" : path
+    }
+}

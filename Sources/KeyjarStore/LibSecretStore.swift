@@ -1,0 +1,205 @@
+internal import CLibSecret
+public import KeyjarCore
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// Keeps passwords in the freedesktop.org Secret Service (GNOME Keyring, KeePassXC, …) through
+/// libsecret, in the default collection under the schema `org.keyjar.Credential`.
+///
+/// Items are keyed by the attributes `server`, `port`, `protocol`, `realm`, `authtype`,
+/// `proxytype` and `user` (see `Schemas/secret-schema.md`); nothing secret goes into an attribute
+/// or the label. Storing the same space and user again replaces the item.
+///
+/// Uses libsecret's synchronous API, which blocks on D-Bus: call it off any event loop. Storing
+/// into a locked collection makes the Secret Service show its unlock prompt, as any desktop
+/// application would; ``health()`` never prompts.
+///
+/// ```swift
+/// let store = LibSecretStore()
+/// guard case .available = store.health() else { … }
+/// try store.storePassword("s3cret", for: space, user: "alice")
+/// ```
+public final class LibSecretStore: SecretStore {
+    /// Creates a store; it connects to the Secret Service lazily, on first use.
+    public init() {}
+
+    public func storePassword(_ password: String, for space: ProtectionSpace, user: String) throws {
+        try checkSessionBus()
+        guard !password.utf8.contains(0) else {
+            throw SecretStoreError(.invalidInput, "the password contains a NUL character")
+        }
+        let attributes = try Self.attributes(for: space, user: user)
+        defer { g_hash_table_unref(attributes) }
+        var error: UnsafeMutablePointer<GError>?
+        let stored = secret_password_storev_sync(
+            keyjar_credential_schema(), attributes, SECRET_COLLECTION_DEFAULT, Self.label(for: space, user: user),
+            password, nil, &error)
+        if let error { throw Self.consume(error, while: "storing a password") }
+        guard stored != 0 else {
+            throw SecretStoreError(.operationFailed, "libsecret did not store the password and gave no reason")
+        }
+    }
+
+    public func password(for space: ProtectionSpace, user: String) throws -> String? {
+        try checkSessionBus()
+        let attributes = try Self.attributes(for: space, user: user)
+        defer { g_hash_table_unref(attributes) }
+        var error: UnsafeMutablePointer<GError>?
+        let secret = secret_password_lookupv_sync(keyjar_credential_schema(), attributes, nil, &error)
+        if let error {
+            secret_password_free(secret)
+            throw Self.consume(error, while: "looking up a password")
+        }
+        guard let secret else { return nil }
+        // secret_password_free overwrites the C copy; the Swift copy is the caller's to keep.
+        defer { secret_password_free(secret) }
+        return String(cString: secret)
+    }
+
+    @discardableResult
+    public func removePassword(for space: ProtectionSpace, user: String) throws -> Bool {
+        try checkSessionBus()
+        let attributes = try Self.attributes(for: space, user: user)
+        defer { g_hash_table_unref(attributes) }
+        var error: UnsafeMutablePointer<GError>?
+        let removed = secret_password_clearv_sync(keyjar_credential_schema(), attributes, nil, &error)
+        if let error { throw Self.consume(error, while: "removing a password") }
+        return removed != 0
+    }
+
+    public func health() -> SecretStoreHealth {
+        if let problem = sessionBusProblem(environment: currentEnvironment()) {
+            return .unavailable(reason: SecretStoreError(.serviceUnavailable, problem).description)
+        }
+        // OPEN_SESSION makes a real call to the service, so a bus without a Secret Service fails
+        // here instead of yielding a proxy with no owner. Neither call can prompt.
+        var error: UnsafeMutablePointer<GError>?
+        let service = secret_service_get_sync(SECRET_SERVICE_OPEN_SESSION, nil, &error)
+        if let error {
+            if let service { g_object_unref(service) }
+            return .unavailable(reason: Self.consume(error, while: "connecting to the Secret Service").description)
+        }
+        guard let service else {
+            return .unavailable(reason: SecretStoreError(.serviceUnavailable, "libsecret returned no service").description)
+        }
+        defer { g_object_unref(service) }
+        guard let owner = g_dbus_proxy_get_name_owner(keyjar_service_proxy(service)) else {
+            return .unavailable(
+                reason: SecretStoreError(.serviceUnavailable, "org.freedesktop.secrets has no owner").description)
+        }
+        g_free(owner)
+
+        let collection = secret_collection_for_alias_sync(
+            service, SECRET_COLLECTION_DEFAULT, SECRET_COLLECTION_NONE, nil, &error)
+        if let error {
+            if let collection { g_object_unref(collection) }
+            return .unavailable(reason: Self.consume(error, while: "finding the default collection").description)
+        }
+        guard let collection else {
+            // Storing would ask the service to create one, which prompts; say so instead.
+            return .unavailable(
+                reason: "The Secret Service has no default collection: create one (e.g. a \"Login\" keyring "
+                    + "in Seahorse) or set an existing one as default, or run keyjard with --secrets file")
+        }
+        defer { g_object_unref(collection) }
+        if secret_collection_get_locked(collection) != 0 {
+            return .unavailable(reason: SecretStoreError(.locked, "").description)
+        }
+        let label = secret_collection_get_label(collection).map { label in
+            defer { g_free(label) }
+            return String(cString: label)
+        }
+        return .available(backend: "Secret Service, default collection \"\(label ?? "")\"")
+    }
+
+    // MARK: - Attributes and errors
+
+    private func checkSessionBus() throws {
+        if let problem = sessionBusProblem(environment: currentEnvironment()) {
+            throw SecretStoreError(.serviceUnavailable, problem)
+        }
+    }
+
+    /// The attribute table libsecret matches on; the caller unrefs it.
+    private static func attributes(for space: ProtectionSpace, user: String) throws -> OpaquePointer {
+        let values: [(String, String)] = [
+            ("server", space.host),
+            ("port", String(space.port)),
+            ("protocol", space.protocol),
+            ("realm", space.realm ?? ""),
+            ("authtype", space.authenticationMethod.rawValue),
+            ("proxytype", space.proxyType.rawValue),
+            ("user", user),
+        ]
+        // A NUL would silently truncate the C string and make two different keys collide.
+        if let (name, _) = values.first(where: { $0.1.utf8.contains(0) }) {
+            throw SecretStoreError(.invalidInput, "the \(name) contains a NUL character")
+        }
+        guard let table = keyjar_attributes_new() else {
+            throw SecretStoreError(.operationFailed, "cannot allocate an attribute table")
+        }
+        for (name, value) in values {
+            keyjar_attributes_set(table, name, value)
+        }
+        return table
+    }
+
+    /// The item's label as Seahorse and `secret-tool` show it, e.g. `Keyjar: alice@example.com:443 (admin)`.
+    static func label(for space: ProtectionSpace, user: String) -> String {
+        let host = space.host.contains(":") ? "[\(space.host)]" : space.host
+        let proxy = space.isProxy ? " proxy" : ""
+        let realm = space.realm.flatMap { $0.isEmpty ? nil : " (\($0))" } ?? ""
+        return "Keyjar:\(proxy) \(user)@\(host):\(space.port)\(realm)"
+    }
+
+    /// Turns a GError into a ``SecretStoreError`` and frees it.
+    private static func consume(_ error: UnsafeMutablePointer<GError>, while action: String) -> SecretStoreError {
+        defer { g_error_free(error) }
+        let domain = error.pointee.domain
+        let code = error.pointee.code
+        let message = error.pointee.message.map { String(cString: $0) } ?? "no message"
+        let detail = "\(action): \(message)"
+        if domain == g_dbus_error_quark() {
+            switch GDBusError(rawValue: UInt32(bitPattern: code)) {
+            case G_DBUS_ERROR_SERVICE_UNKNOWN, G_DBUS_ERROR_NAME_HAS_NO_OWNER, G_DBUS_ERROR_NO_SERVER,
+                G_DBUS_ERROR_SPAWN_SERVICE_NOT_FOUND, G_DBUS_ERROR_SPAWN_CHILD_EXITED, G_DBUS_ERROR_SPAWN_FAILED,
+                G_DBUS_ERROR_DISCONNECTED, G_DBUS_ERROR_FILE_NOT_FOUND:
+                return SecretStoreError(.serviceUnavailable, detail)
+            default:
+                break
+            }
+        }
+        if domain == secret_error_get_quark(), code == Int32(SECRET_ERROR_IS_LOCKED.rawValue) {
+            return SecretStoreError(.locked, detail)
+        }
+        return SecretStoreError(.operationFailed, detail)
+    }
+}
+
+/// Why no session bus can be reached, or `nil` if one may be.
+///
+/// Checked before any libsecret call because, without `DBUS_SESSION_BUS_ADDRESS`, GLib falls back
+/// to `$XDG_RUNTIME_DIR/bus` and then to X11 autolaunch, whose failure message does not say that
+/// the real problem is a missing Secret Service.
+func sessionBusProblem(environment: [String: String]) -> String? {
+    if let address = environment["DBUS_SESSION_BUS_ADDRESS"], !address.isEmpty { return nil }
+    if let runtime = environment["XDG_RUNTIME_DIR"], !runtime.isEmpty {
+        var info = stat()
+        if stat(runtime + "/bus", &info) == 0, info.st_mode & S_IFMT == S_IFSOCK { return nil }
+        return "DBUS_SESSION_BUS_ADDRESS is not set and there is no session bus socket at \(runtime)/bus"
+    }
+    return "neither DBUS_SESSION_BUS_ADDRESS nor XDG_RUNTIME_DIR is set"
+}
+
+/// The process environment; read per call because keyjard may be started before the bus.
+func currentEnvironment() -> [String: String] {
+    var result: [String: String] = [:]
+    for name in ["DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR"] {
+        if let value = getenv(name) { result[name] = String(cString: value) }
+    }
+    return result
+}

@@ -1,0 +1,75 @@
+public import KeyjarCore
+
+/// Where keyjard keeps credential passwords, keyed by protection space and user.
+///
+/// SQLite holds everything about a credential except its password; the password goes to a
+/// `SecretStore`. ``LibSecretStore`` (the Secret Service, e.g. GNOME Keyring or KeePassXC) is the
+/// default; ``FileSecretStore`` is an explicit opt-in for hosts without one.
+///
+/// Every method is synchronous and may block on I/O (D-Bus or the disk), so call it from a
+/// thread that may block, never from an event loop.
+///
+/// ```swift
+/// let store: any SecretStore = LibSecretStore()
+/// let space = ProtectionSpace(host: "example.com", protocol: "https", realm: "admin",
+///                             authenticationMethod: .httpBasic)
+/// try store.storePassword("s3cret", for: space, user: "alice")
+/// try store.password(for: space, user: "alice")        // "s3cret"
+/// try store.removePassword(for: space, user: "alice")  // true
+/// ```
+///
+/// A space's realm `nil` and realm `""` are the same key: the Secret Service has no "absent"
+/// attribute value.
+public protocol SecretStore: Sendable {
+    /// Stores `password` for `user` in `space`, replacing any password already stored there.
+    ///
+    /// - Parameters:
+    ///   - password: The secret. It is never logged or put into an error message.
+    ///   - space: The protection space the password applies to.
+    ///   - user: The user name within `space`.
+    /// - Throws: ``SecretStoreError`` when the backend is unreachable, locked or fails.
+    func storePassword(_ password: String, for space: ProtectionSpace, user: String) throws
+
+    /// Looks up the password stored for `user` in `space`.
+    ///
+    /// - Parameters:
+    ///   - space: The protection space to look in.
+    ///   - user: The user name within `space`.
+    /// - Returns: The password, or `nil` when none is stored.
+    /// - Throws: ``SecretStoreError`` when the backend is unreachable, locked or fails.
+    func password(for space: ProtectionSpace, user: String) throws -> String?
+
+    /// Removes the password stored for `user` in `space`.
+    ///
+    /// - Parameters:
+    ///   - space: The protection space to remove from.
+    ///   - user: The user name within `space`.
+    /// - Returns: `true` if a password was removed, `false` if there was none.
+    /// - Throws: ``SecretStoreError`` when the backend is unreachable, locked or fails.
+    @discardableResult
+    func removePassword(for space: ProtectionSpace, user: String) throws -> Bool
+
+    /// Checks, without prompting the user, whether the store can be used right now.
+    ///
+    /// keyjard calls this at start-up and for status requests, so that a missing or locked
+    /// Secret Service is reported once, clearly, rather than as the first failed lookup.
+    ///
+    /// - Returns: ``SecretStoreHealth/available(backend:)`` or
+    ///   ``SecretStoreHealth/unavailable(reason:)`` with a sentence saying what to do.
+    func health() -> SecretStoreHealth
+}
+
+/// Whether a ``SecretStore`` can be used, as reported by ``SecretStore/health()``.
+///
+/// ```swift
+/// switch store.health() {
+/// case .available(let backend): print("passwords go to \(backend)")
+/// case .unavailable(let reason): print("cannot store passwords: \(reason)")
+/// }
+/// ```
+public enum SecretStoreHealth: Sendable, Hashable {
+    /// The store works; `backend` names it for people, e.g. "Secret Service (org.freedesktop.secrets)".
+    case available(backend: String)
+    /// The store cannot be used; `reason` is a sentence saying why and what to do about it.
+    case unavailable(reason: String)
+}
