@@ -91,6 +91,19 @@ let package = Package(
             dependencies: ["KeyjarStore"],
             swiftSettings: swiftSettings
         ),
+        // Test helpers shared by the suites that run real processes: temp dirs, a spawned
+        // keyjard, a protocol client. A plain target kept under Tests/.
+        .target(
+            name: "KeyjarTestSupport",
+            dependencies: ["KeyjarCore", "KeyjarProtocol"],
+            path: "Tests/KeyjarTestSupport",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "KeyjarServerTests",
+            dependencies: ["KeyjarTestSupport", "KeyjarProtocol", "KeyjarCore", "KeyjarDaemon"],
+            swiftSettings: swiftSettings
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -39,6 +39,12 @@ struct KeyjarDaemonCommand: AsyncParsableCommand {
     @Option(help: "The password file for --secrets file (default: beside the database, secrets.json).")
     var secretsFile: String?
 
+    @Option(help: ArgumentHelp("The largest frame accepted from a client, in bytes.", visibility: .hidden))
+    var maxFrameBytes: Int = Framing.defaultMaximumPayload
+
+    @Option(help: ArgumentHelp("Messages queued for one client before it is disconnected as stuck.", visibility: .hidden))
+    var clientQueueLimit: Int = 4096
+
     @Option(help: "trace, debug, info, notice, warning, error or critical.")
     var logLevel: String = "info"
 
@@ -47,9 +53,13 @@ struct KeyjarDaemonCommand: AsyncParsableCommand {
             throw ValidationError("unknown log level '\(logLevel)'")
         }
         if secretsFile != nil && secrets != .file { throw ValidationError("--secrets-file needs --secrets file") }
+        guard maxFrameBytes >= 1024 else { throw ValidationError("--max-frame-bytes must be at least 1024") }
+        guard clientQueueLimit >= 1 else { throw ValidationError("--client-queue-limit must be at least 1") }
     }
 
     func run() async throws {
+        // Everything keyjard creates (database, WAL, secrets file, socket) is for this user only.
+        umask(0o077)
         let level = Logger.Level(rawValue: logLevel) ?? .info
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
@@ -59,7 +69,8 @@ struct KeyjarDaemonCommand: AsyncParsableCommand {
         let logger = Logger(label: "keyjard")
         let databasePath = database ?? KeyjarPaths.defaultDatabasePath()
         var configuration = ServerConfiguration(
-            socketPath: socket ?? KeyjarPaths.defaultSocketPath(), databasePath: databasePath)
+            socketPath: socket ?? KeyjarPaths.defaultSocketPath(), databasePath: databasePath,
+            maximumFramePayload: maxFrameBytes, clientQueueLimit: clientQueueLimit)
         if secrets == .file {
             let path = secretsFile ?? (databasePath as NSString).deletingLastPathComponent + "/secrets.json"
             configuration.secrets = .file(path: path)

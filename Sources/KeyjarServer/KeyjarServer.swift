@@ -77,10 +77,9 @@ public enum KeyjarServer {
             server = try await bootstrap.bind(inherited, childChannelInitializer: initializer)
         } else {
             try directory.removeStaleSocket()
-            let previousMask = umask(0o077)
-            defer { umask(previousMask) }
             server = try await bootstrap.bind(
                 unixDomainSocketPath: configuration.socketPath, childChannelInitializer: initializer)
+            // keyjard runs with umask 077, but a library caller may not: set the mode explicitly.
             chmod(configuration.socketPath, 0o600)
         }
         logger.info("serving", metadata: ["socket": "\(configuration.socketPath)", "database": "\(configuration.databasePath)"])

@@ -179,7 +179,8 @@ public final class FileSecretStore: SecretStore {
             throw SecretStoreError(
                 .unreadableFile,
                 "\(path) has format \(contents.format) version \(contents.version); "
-                    + "this keyjard reads \(Contents.currentFormat) version \(Contents.currentVersion)")
+                    + "this keyjard reads \(Contents.currentFormat) version \(Contents.currentVersion)"
+            )
         }
         return contents.items
     }
@@ -190,14 +191,17 @@ public final class FileSecretStore: SecretStore {
         }
         guard info.st_uid == geteuid() else {
             throw SecretStoreError(
-                .insecureFile, "\(path) is owned by uid \(info.st_uid), not by the current user (uid \(geteuid()))")
+                .insecureFile,
+                "\(path) is owned by uid \(info.st_uid), not by the current user (uid \(geteuid()))"
+            )
         }
         let mode = info.st_mode & 0o777
         guard mode & 0o077 == 0 else {
             throw SecretStoreError(
                 .insecureFile,
                 "\(path) has mode \(String(mode, radix: 8)), so other users may read it; "
-                    + "check whether it was exposed, then run chmod 600 \(path)")
+                    + "check whether it was exposed, then run chmod 600 \(path)"
+            )
         }
     }
 
@@ -262,7 +266,10 @@ public final class FileSecretStore: SecretStore {
         if stat(directory, &info) == 0 { return }
         do {
             try FileManager.default.createDirectory(
-                atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+                atPath: directory,
+                withIntermediateDirectories: true,
+                attributes: [.posixPermissions: 0o700]
+            )
         } catch {
             throw SecretStoreError(.unreadableFile, "cannot create the directory \(directory)", underlying: error)
         }

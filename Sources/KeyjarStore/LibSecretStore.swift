@@ -36,8 +36,14 @@ public final class LibSecretStore: SecretStore {
         defer { g_hash_table_unref(attributes) }
         var error: UnsafeMutablePointer<GError>?
         let stored = secret_password_storev_sync(
-            keyjar_credential_schema(), attributes, SECRET_COLLECTION_DEFAULT, Self.label(for: space, user: user),
-            password, nil, &error)
+            keyjar_credential_schema(),
+            attributes,
+            SECRET_COLLECTION_DEFAULT,
+            Self.label(for: space, user: user),
+            password,
+            nil,
+            &error
+        )
         if let error { throw Self.consume(error, while: "storing a password") }
         guard stored != 0 else {
             throw SecretStoreError(.operationFailed, "libsecret did not store the password and gave no reason")
@@ -84,17 +90,25 @@ public final class LibSecretStore: SecretStore {
             return .unavailable(reason: Self.consume(error, while: "connecting to the Secret Service").description)
         }
         guard let service else {
-            return .unavailable(reason: SecretStoreError(.serviceUnavailable, "libsecret returned no service").description)
+            return .unavailable(
+                reason: SecretStoreError(.serviceUnavailable, "libsecret returned no service").description
+            )
         }
         defer { g_object_unref(service) }
         guard let owner = g_dbus_proxy_get_name_owner(keyjar_service_proxy(service)) else {
             return .unavailable(
-                reason: SecretStoreError(.serviceUnavailable, "org.freedesktop.secrets has no owner").description)
+                reason: SecretStoreError(.serviceUnavailable, "org.freedesktop.secrets has no owner").description
+            )
         }
         g_free(owner)
 
         let collection = secret_collection_for_alias_sync(
-            service, SECRET_COLLECTION_DEFAULT, SECRET_COLLECTION_NONE, nil, &error)
+            service,
+            SECRET_COLLECTION_DEFAULT,
+            SECRET_COLLECTION_NONE,
+            nil,
+            &error
+        )
         if let error {
             if let collection { g_object_unref(collection) }
             return .unavailable(reason: Self.consume(error, while: "finding the default collection").description)
@@ -103,7 +117,8 @@ public final class LibSecretStore: SecretStore {
             // Storing would ask the service to create one, which prompts; say so instead.
             return .unavailable(
                 reason: "The Secret Service has no default collection: create one (e.g. a \"Login\" keyring "
-                    + "in Seahorse) or set an existing one as default, or run keyjard with --secrets file")
+                    + "in Seahorse) or set an existing one as default, or run keyjard with --secrets file"
+            )
         }
         defer { g_object_unref(collection) }
         if secret_collection_get_locked(collection) != 0 {

@@ -37,7 +37,13 @@ private func collidingCandidates(host: String) -> [ProtectionSpace] {
         ProtectionSpace(host: host, port: 8081, protocol: "http", realm: "a", authenticationMethod: .httpBasic),
         ProtectionSpace(host: host, port: 8080, protocol: "http", realm: "a", authenticationMethod: .httpDigest),
         ProtectionSpace(
-            host: host, port: 8080, protocol: "http", realm: "a", authenticationMethod: .httpBasic, proxyType: .http),
+            host: host,
+            port: 8080,
+            protocol: "http",
+            realm: "a",
+            authenticationMethod: .httpBasic,
+            proxyType: .http
+        ),
         ProtectionSpace(host: host, port: 8080, protocol: "https", realm: "a", authenticationMethod: .httpBasic),
     ]
 }
@@ -86,15 +92,22 @@ private func checkCommonBehaviour(of store: any SecretStore) throws {
     }
 }
 
-/// Passwords whose bytes are easy to get wrong: non-ASCII, whitespace-only, empty, long, quoting.
+/// A password whose bytes are easy to get wrong, named so test output stays readable.
+struct AwkwardPassword: Sendable, CustomTestStringConvertible {
+    let name: String
+    let value: String
+    var testDescription: String { name }
+}
+
 private let awkwardPasswords = [
-    "pässwörd 🔑 密码 Ωμέγα",
-    "e\u{301}",  // decomposed é must come back decomposed, not normalised
-    " ",
-    " \t\n ",
-    "",
-    "\"quoted\" \\back\\slash {json: [1]}",
-    String(repeating: "long-", count: 2000),
+    AwkwardPassword(name: "non-ASCII and emoji", value: "pässwörd 🔑 密码 Ωμέγα"),
+    // A decomposed é must come back decomposed, not normalised.
+    AwkwardPassword(name: "combining accent", value: "e\u{301}"),
+    AwkwardPassword(name: "one space", value: " "),
+    AwkwardPassword(name: "whitespace only", value: " \t\n "),
+    AwkwardPassword(name: "empty", value: ""),
+    AwkwardPassword(name: "quotes and backslashes", value: "\"quoted\" \\back\\slash {json: [1]}"),
+    AwkwardPassword(name: "10 000 characters", value: String(repeating: "long-", count: 2000)),
 ]
 
 @Suite("LibSecretStore (real Secret Service)")
@@ -115,7 +128,8 @@ struct LibSecretStoreTests {
     }
 
     @Test(arguments: awkwardPasswords)
-    func awkwardPasswordsRoundTrip(password: String) throws {
+    func awkwardPasswordsRoundTrip(_ awkward: AwkwardPassword) throws {
+        let password = awkward.value
         let space = ProtectionSpace(host: uniqueHost(), protocol: "https")
         try store.storePassword(password, for: space, user: "alice")
         defer { _ = try? store.removePassword(for: space, user: "alice") }
@@ -136,7 +150,12 @@ struct LibSecretStoreTests {
         let host = uniqueHost()
         let password = "st-\(UUID().uuidString)"
         let space = ProtectionSpace(
-            host: host, port: 8443, protocol: "https", realm: "admin", authenticationMethod: .httpDigest)
+            host: host,
+            port: 8443,
+            protocol: "https",
+            realm: "admin",
+            authenticationMethod: .httpDigest
+        )
         try store.storePassword(password, for: space, user: "alice")
         defer { _ = try? store.removePassword(for: space, user: "alice") }
 
@@ -165,7 +184,8 @@ struct LibSecretStoreTests {
 
         let lookup = try run(
             "/usr/bin/secret-tool",
-            ["lookup", "server", host, "port", "8443", "user", "alice", "authtype", "httpDigest"])
+            ["lookup", "server", host, "port", "8443", "user", "alice", "authtype", "httpDigest"]
+        )
         #expect(lookup.status == 0)
         #expect(lookup.output.trimmingCharacters(in: .newlines) == password)
     }
@@ -246,13 +266,16 @@ struct LibSecretStoreTests {
         let host = uniqueHost()
         #expect(
             LibSecretStore.label(for: ProtectionSpace(host: host, protocol: "https", realm: "r"), user: "a")
-                == "Keyjar: a@\(host):443 (r)")
+                == "Keyjar: a@\(host):443 (r)"
+        )
         #expect(
             LibSecretStore.label(for: ProtectionSpace(host: "::1", port: 8080, protocol: "http"), user: "a")
-                == "Keyjar: a@[::1]:8080")
+                == "Keyjar: a@[::1]:8080"
+        )
         #expect(
             LibSecretStore.label(for: ProtectionSpace(host: host, protocol: "", proxyType: .socks), user: "a")
-                == "Keyjar: proxy a@\(host):1080")
+                == "Keyjar: proxy a@\(host):1080"
+        )
     }
 }
 
@@ -262,7 +285,10 @@ struct FileSecretStoreTests {
     private func withDirectory(_ body: (URL) throws -> Void) throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("kj-\(UUID().uuidString)")
         try FileManager.default.createDirectory(
-            at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            at: directory,
+            withIntermediateDirectories: true,
+            attributes: [.posixPermissions: 0o700]
+        )
         defer { try? FileManager.default.removeItem(at: directory) }
         try body(directory)
     }
@@ -288,7 +314,8 @@ struct FileSecretStoreTests {
     }
 
     @Test(arguments: awkwardPasswords)
-    func awkwardPasswordsRoundTrip(password: String) throws {
+    func awkwardPasswordsRoundTrip(_ awkward: AwkwardPassword) throws {
+        let password = awkward.value
         try withDirectory { directory in
             let path = directory.appendingPathComponent("secrets.json").path
             let space = ProtectionSpace(host: uniqueHost(), protocol: "https")
@@ -312,7 +339,7 @@ struct FileSecretStoreTests {
         }
     }
 
-    @Test func concurrentStoresAreNotLost() async throws {
+    @Test func concurrentStoresAreNotLost() throws {
         try withDirectory { directory in
             let store = try FileSecretStore(path: directory.appendingPathComponent("secrets.json").path)
             let space = ProtectionSpace(host: uniqueHost(), protocol: "https")
@@ -343,7 +370,9 @@ struct FileSecretStoreTests {
             // A store opened earlier notices too, and says so through health().
             try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file.path)
             let store = try FileSecretStore(path: file.path)
-            #expect(store.health() == .available(backend: "plain-text file \(file.path) (weaker than the Secret Service)"))
+            #expect(
+                store.health() == .available(backend: "plain-text file \(file.path) (weaker than the Secret Service)")
+            )
             try FileManager.default.setAttributes([.posixPermissions: 0o640], ofItemAtPath: file.path)
             #expect(throws: SecretStoreError.self) { try store.password(for: space, user: "alice") }
             guard case .unavailable(let reason) = store.health() else {
@@ -375,8 +404,13 @@ struct FileSecretStoreTests {
     func corruptFileErrorsDoNotQuoteTheContent(content: String) throws {
         try withDirectory { directory in
             let file = directory.appendingPathComponent("secrets.json")
-            #expect(FileManager.default.createFile(atPath: file.path, contents: Data(content.utf8),
-                                                   attributes: [.posixPermissions: 0o600]))
+            #expect(
+                FileManager.default.createFile(
+                    atPath: file.path,
+                    contents: Data(content.utf8),
+                    attributes: [.posixPermissions: 0o600]
+                )
+            )
             let error = #expect(throws: SecretStoreError.self) { try FileSecretStore(path: file.path) }
             #expect(error?.code == .unreadableFile)
             let description = try #require(error?.description)
@@ -390,7 +424,12 @@ struct FileSecretStoreTests {
     @Test func fileFormatIsTheDocumentedJSON() throws {
         try withDirectory { directory in
             let file = directory.appendingPathComponent("secrets.json")
-            let space = ProtectionSpace(host: "Example.COM", protocol: "https", realm: nil, authenticationMethod: .httpBasic)
+            let space = ProtectionSpace(
+                host: "Example.COM",
+                protocol: "https",
+                realm: nil,
+                authenticationMethod: .httpBasic
+            )
             try FileSecretStore(path: file.path).storePassword("pw", for: space, user: "alice")
 
             let object = try JSONSerialization.jsonObject(with: Data(contentsOf: file)) as? [String: Any]

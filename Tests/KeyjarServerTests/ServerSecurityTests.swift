@@ -1,0 +1,104 @@
+import Foundation
+import Glibc
+import KeyjarCore
+import KeyjarProtocol
+import KeyjarTestSupport
+import Testing
+
+/// The socket is private, passwords stay in the Secret Service.
+@Suite(.timeLimit(.minutes(1)))
+struct ServerSecurityTests {
+    @Test func socketAndDirectoryArePrivate() throws {
+        let daemon = try DaemonProcess()
+        defer { #expect(daemon.stop() == 0) }
+        let directory = try FileManager.default.attributesOfItem(atPath: (daemon.socketPath as NSString).deletingLastPathComponent)
+        #expect((directory[.posixPermissions] as? Int) == 0o700)
+        let socket = try FileManager.default.attributesOfItem(atPath: daemon.socketPath)
+        #expect((socket[.posixPermissions] as? Int) == 0o600)
+    }
+
+    @Test func databaseFilesArePrivate() throws {
+        let daemon = try DaemonProcess()
+        try TestClient(socketPath: daemon.socketPath).setCookies(["a=1; Max-Age=60"], from: "https://example.com/")
+        for suffix in ["", "-wal", "-shm"] {
+            let attributes = try FileManager.default.attributesOfItem(atPath: daemon.databasePath + suffix)
+            #expect((attributes[.posixPermissions] as? Int) == 0o600, "store.sqlite3\(suffix)")
+        }
+        #expect(daemon.stop() == 0)
+    }
+
+    @Test(.enabled(if: getuid() == 0, "needs root to run a client as another user"))
+    func aPeerOfAnotherUserIsRefused() throws {
+        let daemon = try DaemonProcess()
+        defer { #expect(daemon.stop() == 0) }
+        // Open the file-system path on purpose, so that only keyjard's SO_PEERCRED check stands.
+        chmod(daemon.directory.path, 0o755)
+        chmod((daemon.socketPath as NSString).deletingLastPathComponent, 0o755)
+        chmod(daemon.socketPath, 0o777)
+        let script = """
+            import socket, struct, json, sys
+            s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])
+            b = json.dumps({"id": 1, "request": {"hello": {"version": 1, "client": "intruder"}}}).encode()
+            try:
+                s.sendall(struct.pack(">I", len(b)) + b)
+            except OSError:
+                pass
+            data = b""
+            while True:
+                c = s.recv(65536)
+                if not c: break
+                data += c
+            print(data[4:].decode())
+            """
+        let result = try runCommand(
+            "/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/python3", "-c", script, daemon.socketPath])
+        #expect(result.status == 0, "\(result.error)")
+        #expect(result.output.contains("keyjard serves only its own user"))
+        #expect(!result.output.contains("hello"))
+        #expect(daemon.log.contains("refused a client of another user"))
+    }
+
+    @Test func passwordLivesOnlyInTheSecretService() throws {
+        let daemon = try DaemonProcess()
+        defer { #expect(daemon.stop() == 0) }
+        let password = "pw-\(UUID().uuidString)"
+        let host = "secrets-\(UUID().uuidString.prefix(8).lowercased()).example"
+        let space = ProtectionSpace(host: host, protocol: "https", realm: "Admin Area", authenticationMethod: .httpBasic)
+        let watcher = try TestClient(socketPath: daemon.socketPath)
+        _ = try watcher.call(.subscribe(after: nil))
+        let client = try TestClient(socketPath: daemon.socketPath)
+        _ = try client.call(.setCredential(space: space, user: "alice", password: password, makeDefault: true))
+
+        // The real secret-tool finds it under Keyjar's schema.
+        let lookup = try runCommand(
+            "/usr/bin/secret-tool", ["lookup", "server", host, "user", "alice", "protocol", "https", "port", "443"])
+        #expect(lookup.output == password)
+
+        // Listings and events carry the space and user, never the password.
+        guard case .credentials(let records) = try client.call(.allCredentials) else { return }
+        #expect(records.map(\.user) == ["alice"] && records.first?.isDefault == true)
+        let event = try #require(try watcher.nextPushed())
+        #expect(!String(describing: event).contains(password))
+        #expect(String(decoding: MessageCoding.encode(event), as: UTF8.self).contains("alice"))
+        #expect(!String(decoding: MessageCoding.encode(event), as: UTF8.self).contains(password))
+
+        // Fetched on demand only.
+        #expect(try client.call(.password(space: space, user: "alice")) == .password(password: password))
+        #expect(try client.call(.password(space: space, user: "mallory")) == .password(password: nil))
+
+        #expect(daemon.stop() == 0)
+        for suffix in ["", "-wal", "-shm"] {
+            let data = (try? Data(contentsOf: URL(fileURLWithPath: daemon.databasePath + suffix))) ?? Data()
+            #expect(data.range(of: Data(password.utf8)) == nil, "password found in the database file\(suffix)")
+            #expect(suffix != "" || data.range(of: Data("alice".utf8)) != nil, "the database should hold the metadata")
+        }
+        #expect(!daemon.log.contains(password))
+
+        // Removing deletes it from the Secret Service too.
+        let restarted = try daemon.restarted()
+        defer { #expect(restarted.stop() == 0) }
+        _ = try TestClient(socketPath: restarted.socketPath).call(.removeCredential(space: space, user: "alice"))
+        let gone = try runCommand("/usr/bin/secret-tool", ["lookup", "server", host, "user", "alice"])
+        #expect(gone.output.isEmpty)
+    }
+}

@@ -1,0 +1,133 @@
+import Foundation
+import KeyjarCore
+import KeyjarProtocol
+import KeyjarTestSupport
+import Testing
+
+/// keyjard shares one store between clients and tells each about the others' changes.
+@Suite(.timeLimit(.minutes(1)))
+struct ServerSharingTests {
+    @Test func clientsSeeEachOthersChanges() throws {
+        let daemon = try DaemonProcess()
+        defer { #expect(daemon.stop() == 0) }
+        let writer = try TestClient(socketPath: daemon.socketPath)
+        let watcher = try TestClient(socketPath: daemon.socketPath)
+        guard case .subscribed(let start) = try watcher.call(.subscribe(after: nil)) else {
+            Issue.record("subscribe failed")
+            return
+        }
+        // When A stores a cookie...
+        #expect(try writer.setCookies(["sid=42; Domain=example.com; Secure"], from: "https://www.example.com/") == [nil])
+        // ...B is told, with the next sequence number...
+        let message = try #require(try watcher.nextPushed())
+        guard case .event(let event) = message, case .cookies(let changes) = event.event else {
+            Issue.record("expected a cookie event, got \(message)")
+            return
+        }
+        #expect(event.sequence == start + 1)
+        #expect(changes.map(\.cookie.name) == ["sid"])
+        #expect(event.event.notificationName == "NSHTTPCookieManagerCookiesChangedNotification")
+        // ...and B's requests get it.
+        #expect(try watcher.cookieHeader(for: "https://api.example.com/") == "sid=42")
+        #expect(try watcher.cookieHeader(for: "http://api.example.com/") == nil)
+    }
+
+    @Test func rejectionsComeBackPerLineAndChangeNothing() throws {
+        let daemon = try DaemonProcess()
+        defer { #expect(daemon.stop() == 0) }
+        let client = try TestClient(socketPath: daemon.socketPath)
+        let outcomes = try client.setCookies(["ok=1", "bad=1; Domain=com", "x=1; Secure"], from: "http://www.example.com/")
+        #expect(outcomes == [nil, "Domain=com is a public suffix", "A Secure cookie can only be set from a secure origin"])
+        #expect(try client.snapshot().cookies.map(\.name) == ["ok"])
+    }
+
+    @Test func aSeparateProcessIsNotified() throws {
+        let daemon = try DaemonProcess()
+        defer { #expect(daemon.stop() == 0) }
+        // A Python process subscribes and prints the first event it gets.
+        let script = """
+            import socket, struct, json, sys
+            s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])
+            def send(o):
+                b = json.dumps(o).encode(); s.sendall(struct.pack(">I", len(b)) + b)
+            def recv():
+                h = b""
+                while len(h) < 4: h += s.recv(4 - len(h))
+                n = struct.unpack(">I", h)[0]; b = b""
+                while len(b) < n: b += s.recv(n - len(b))
+                return json.loads(b)
+            send({"id": 1, "request": {"hello": {"version": 1, "client": "python"}}}); recv()
+            send({"id": 2, "request": {"subscribe": {}}}); recv()
+            print("subscribed", flush=True)
+            while True:
+                m = recv()
+                if "event" in m:
+                    print(json.dumps(m["event"]["event"]["event"]), flush=True); break
+            """
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-c", script, daemon.socketPath]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+        let reader = output.fileHandleForReading
+        #expect(readLine(reader) == "subscribed")
+        let client = try TestClient(socketPath: daemon.socketPath)
+        try client.setCookies(["theme=dark"], from: "https://example.org/")
+        let line = try #require(readLine(reader))
+        let event = try JSONDecoder().decode(StoreEvent.self, from: Data(line.utf8))
+        guard case .cookies(let changes) = event else {
+            Issue.record("unexpected \(event)")
+            return
+        }
+        #expect(changes.first?.cookie.name == "theme")
+    }
+
+    private func readLine(_ handle: FileHandle) -> String? {
+        var bytes: [UInt8] = []
+        while true {
+            let chunk = handle.readData(ofLength: 1)
+            guard let byte = chunk.first else { return bytes.isEmpty ? nil : String(decoding: bytes, as: UTF8.self) }
+            if byte == UInt8(ascii: "\n") { return String(decoding: bytes, as: UTF8.self) }
+            bytes.append(byte)
+        }
+    }
+
+    @Test func aReconnectingClientGetsExactlyWhatItMissed() throws {
+        var daemon = try DaemonProcess()
+        defer { #expect(daemon.stop() == 0) }
+        var seen: UInt64 = 0
+        do {
+            let client = try TestClient(socketPath: daemon.socketPath)
+            // Persistent cookies: a clean stop ends the session and would drop session cookies.
+            try client.setCookies(["a=1; Max-Age=3600"], from: "https://example.com/")
+            guard case .subscribed(let sequence) = try client.call(.subscribe(after: nil)) else { return }
+            seen = sequence
+        }
+        let other = try TestClient(socketPath: daemon.socketPath)
+        try other.setCookies(["b=1; Max-Age=3600"], from: "https://example.com/")
+        _ = try other.call(.setPolicy(policy: CookiePolicy(acceptPolicy: .noThirdParty)))
+        // Across a restart too: sequence numbers are persistent.
+        #expect(daemon.stop() == 0)
+        daemon = try daemon.restarted()
+        try TestClient(socketPath: daemon.socketPath).setCookies(["c=1; Max-Age=3600"], from: "https://example.com/")
+
+        let returning = try TestClient(socketPath: daemon.socketPath)
+        _ = try returning.call(.subscribe(after: seen))
+        var missed: [SequencedEvent] = []
+        for message in returning.pushed {
+            if case .event(let event) = message { missed.append(event) }
+        }
+        #expect(missed.map(\.sequence) == [seen + 1, seen + 2, seen + 3])
+        #expect(missed[1].event == .policy(policy: CookiePolicy(acceptPolicy: .noThirdParty)))
+        // A client whose sequence is unknown to this database gets a snapshot instead.
+        let lost = try TestClient(socketPath: daemon.socketPath)
+        _ = try lost.call(.subscribe(after: 1_000_000))
+        guard case .snapshot(let snapshot)? = lost.pushed.first else {
+            Issue.record("expected a snapshot, got \(lost.pushed)")
+            return
+        }
+        #expect(Set(snapshot.cookies.map(\.name)) == ["a", "b", "c"])
+    }
+}
