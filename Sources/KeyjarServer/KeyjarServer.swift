@@ -74,6 +74,7 @@ public enum KeyjarServer {
         let server: NIOAsyncChannel<NIOAsyncChannel<ByteBuffer, ByteBuffer>, Never>
         let ownsSocketFile = configuration.inheritedSocket == nil
         if let inherited = configuration.inheritedSocket {
+            logger.info("using the listening socket passed by systemd", metadata: ["fd": "\(inherited)"])
             server = try await bootstrap.bind(inherited, childChannelInitializer: initializer)
         } else {
             try directory.removeStaleSocket()

@@ -58,7 +58,7 @@ public final class DaemonProcess: @unchecked Sendable {
     }
 
     /// Reads one line with a deadline, on a thread of its own so the test never hangs.
-    static func readLine(from handle: FileHandle, timeout: TimeInterval) -> String? {
+    public static func readLine(from handle: FileHandle, timeout: TimeInterval) -> String? {
         let done = DispatchSemaphore(value: 0)
         let box = LockedBox<String?>(nil)
         Thread.detachNewThread {

@@ -1,0 +1,111 @@
+public import Foundation
+import Glibc
+
+/// A blocking connection to keyjard speaking the wire protocol directly: one request at a
+/// time, replies matched by id, pushed events kept aside. For tools, benchmarks and tests; the
+/// `Keyjar` client library is what applications use.
+///
+/// ```swift
+/// let connection = try KeyjarConnection(socketPath: KeyjarPaths.defaultSocketPath())
+/// let reply = try connection.call(.status)
+/// ```
+public final class KeyjarConnection {
+    private let descriptor: CInt
+    private var parser = FrameParser()
+    private var nextID: UInt64 = 0
+    /// Events and snapshots that arrived while waiting for a reply.
+    public private(set) var pushed: [ServerMessage] = []
+    /// True once keyjard closed the connection.
+    public private(set) var isClosed = false
+
+    /// Connects; with `hello`, also performs the handshake.
+    public init(socketPath: String, hello: Bool = true, client: String = "keyjar-connection") throws {
+        descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { throw ConnectionError("socket() failed") }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let pathBytes = Array(socketPath.utf8)
+        guard pathBytes.count < MemoryLayout.size(ofValue: address.sun_path) else { throw ConnectionError("path too long") }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (index, byte) in pathBytes.enumerated() { raw[index] = byte }
+        }
+        let status = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        guard status == 0 else {
+            let reason = String(cString: strerror(errno))
+            close(descriptor)
+            throw ConnectionError("connect to \(socketPath) failed: \(reason)")
+        }
+        if hello {
+            let response = try call(.hello(version: ProtocolVersion.current, client: client))
+            guard case .hello = response else { throw ConnectionError("unexpected hello reply \(response)") }
+        }
+    }
+
+    deinit { close(descriptor) }
+
+    /// Sends raw bytes (for malformed-input tests).
+    public func sendRaw(_ bytes: [UInt8]) throws {
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes[offset...].withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            guard written > 0 else { throw ConnectionError("send failed: \(String(cString: strerror(errno)))") }
+            offset += written
+        }
+    }
+
+    @discardableResult
+    public func send(_ request: Request) throws -> UInt64 {
+        nextID += 1
+        try sendRaw(Framing.frame(MessageCoding.encode(ClientMessage(id: nextID, request: request))))
+        return nextID
+    }
+
+    /// The next message from keyjard, nil on end of stream or after `timeout`.
+    public func receive(timeout: TimeInterval = 10) throws -> ServerMessage? {
+        let deadline = Date().addingTimeInterval(timeout)
+        while true {
+            if let payload = try parser.next() { return try MessageCoding.decode(ServerMessage.self, from: payload) }
+            let remaining = deadline.timeIntervalSinceNow
+            guard remaining > 0 else { return nil }
+            var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+            guard poll(&poller, 1, Int32(min(remaining, 1) * 1000)) > 0 else { continue }
+            var buffer = [UInt8](repeating: 0, count: 65_536)
+            let count = recv(descriptor, &buffer, buffer.count, 0)
+            guard count > 0 else {
+                isClosed = true
+                return nil
+            }
+            parser.append(buffer[0..<count])
+        }
+    }
+
+    /// Sends a request and returns its reply; pushed messages meanwhile are kept in `pushed`.
+    public func call(_ request: Request, timeout: TimeInterval = 10) throws -> Response {
+        let id = try send(request)
+        while let message = try receive(timeout: timeout) {
+            switch message {
+            case .reply(id, let response): return response
+            case .failure(let failedID, let error) where failedID == id || failedID == nil: throw error
+            default: pushed.append(message)
+            }
+        }
+        throw ConnectionError("no reply to \(id) within \(timeout) s (connection closed or silent)")
+    }
+
+    /// The next pushed event or snapshot (already received ones first).
+    public func nextPushed(timeout: TimeInterval = 10) throws -> ServerMessage? {
+        if !pushed.isEmpty { return pushed.removeFirst() }
+        return try receive(timeout: timeout)
+    }
+}
+
+/// A connection-level failure: could not connect, the peer closed, or no reply in time.
+public struct ConnectionError: Error, Sendable, CustomStringConvertible {
+    public var description: String
+
+    public init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,98 @@
+import Foundation
+import Glibc
+import KeyjarCore
+import KeyjarProtocol
+import KeyjarTestSupport
+import Testing
+
+/// Socket activation and slow clients.
+@Suite(.timeLimit(.minutes(1)))
+struct ServerLifecycleTests {
+    /// Plays systemd's part: binds the socket, then starts keyjard with it as fd 3 and
+    /// LISTEN_FDS=1 / LISTEN_PID set, and prints keyjard's pid.
+    static let launcher = """
+        import os, socket, sys
+        path, keyjard, database = sys.argv[1:4]
+        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+        s = socket.socket(socket.AF_UNIX); s.bind(path); s.listen(16)
+        pid = os.fork()
+        if pid == 0:
+            os.dup2(s.fileno(), 3); os.set_inheritable(3, True)
+            env = dict(os.environ, LISTEN_FDS="1", LISTEN_PID=str(os.getpid()))
+            os.execve(keyjard, [keyjard, "--socket", path, "--database", database], env)
+        print("pid", pid, flush=True)
+        _, status = os.waitpid(pid, 0)
+        print("exit", os.waitstatus_to_exitcode(status), flush=True)
+        """
+
+    @Test func servesASocketPassedBySystemd() throws {
+        let directory = try TemporaryDirectory()
+        let socketPath = directory.path("run/keyjar.sock")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-c", Self.launcher, socketPath, DaemonProcess.binary, directory.path("store.sqlite3")]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle(forWritingAtPath: "/dev/null")
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+        let reader = output.fileHandleForReading
+        let pidLine = try #require(DaemonProcess.readLine(from: reader, timeout: 20))
+        let pid = try #require(Int32(pidLine.dropFirst(4)))
+        #expect(DaemonProcess.readLine(from: reader, timeout: 20) == "ready \(socketPath)")
+
+        let client = try TestClient(socketPath: socketPath)
+        #expect(try client.setCookies(["activated=1"], from: "https://example.com/") == [nil])
+        guard case .status(let status) = try client.call(.status) else { return }
+        #expect(status.pid == pid)
+
+        kill(pid, SIGTERM)
+        #expect(DaemonProcess.readLine(from: reader, timeout: 10) == "exit 0")
+        // The socket file is systemd's: keyjard leaves it for the next activation.
+        #expect(FileManager.default.fileExists(atPath: socketPath))
+    }
+
+    @Test func aStuckClientIsDisconnectedWithoutHoldingUpOthers() throws {
+        let daemon = try DaemonProcess(arguments: ["--client-queue-limit", "8"])
+        defer { #expect(daemon.stop() == 0) }
+        let stuck = try TestClient(socketPath: daemon.socketPath)
+        _ = try stuck.call(.subscribe(after: nil))
+        // A healthy client reads every event as it comes, on a thread of its own.
+        let total = 300
+        let subscribed = DispatchSemaphore(value: 0)
+        let finished = DispatchSemaphore(value: 0)
+        let healthyCount = LockedNames()
+        let socketPath = daemon.socketPath
+        Thread.detachNewThread {
+            defer { finished.signal() }
+            guard let healthy = try? TestClient(socketPath: socketPath), (try? healthy.call(.subscribe(after: nil))) != nil
+            else {
+                subscribed.signal()
+                return
+            }
+            subscribed.signal()
+            var received = 0
+            while received < total, case .event? = try? healthy.nextPushed(timeout: 10) {
+                received += 1
+                healthyCount.insert("\(received)")
+            }
+        }
+        subscribed.wait()
+        let writer = try TestClient(socketPath: daemon.socketPath)
+
+        // Big events fill the stuck client's socket buffer, then its queue, while it reads nothing.
+        let value = String(repeating: "x", count: 3_000)
+        for index in 0..<total {
+            #expect(try writer.setCookies(["c\(index)=\(value)"], from: "https://site\(index).example/") == [nil])
+        }
+        #expect(finished.wait(timeout: .now() + 20) == .success)
+        #expect(healthyCount.count == total)
+
+        // The stuck client finds its connection closed once it looks, having got only part.
+        var stuckReceived = 0
+        while try stuck.receive(timeout: 10) != nil { stuckReceived += 1 }
+        #expect(stuck.isClosed)
+        #expect(stuckReceived < total)
+        #expect(daemon.log.contains("client queue overflowed"))
+    }
+}
