@@ -15,6 +15,8 @@ public final class KeyjarConnection {
     private var nextID: UInt64 = 0
     /// Events and snapshots that arrived while waiting for a reply.
     public private(set) var pushed: [ServerMessage] = []
+    /// When not nil, every payload received is appended here as sent (for protocol checks).
+    public var recordedPayloads: [[UInt8]]?
     /// True once keyjard closed the connection.
     public private(set) var isClosed = false
 
@@ -68,7 +70,10 @@ public final class KeyjarConnection {
     public func receive(timeout: TimeInterval = 10) throws -> ServerMessage? {
         let deadline = Date().addingTimeInterval(timeout)
         while true {
-            if let payload = try parser.next() { return try MessageCoding.decode(ServerMessage.self, from: payload) }
+            if let payload = try parser.next() {
+                recordedPayloads?.append(payload)
+                return try MessageCoding.decode(ServerMessage.self, from: payload)
+            }
             let remaining = deadline.timeIntervalSinceNow
             guard remaining > 0 else { return nil }
             var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
