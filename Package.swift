@@ -22,6 +22,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-atomics.git", from: "1.3.0"),
     ],
     targets: [
         // System libraries, found through pkg-config; each names its Debian provider.
@@ -63,13 +64,14 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Atomics", package: "swift-atomics"),
             ],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
             name: "KeyjarDaemon",
             dependencies: [
-                "KeyjarServer", "KeyjarProtocol",
+                "KeyjarServer", "KeyjarProtocol", "KeyjarCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -77,7 +79,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "KeyjarBench",
-            dependencies: ["KeyjarCore", "CMallocInfo"],
+            dependencies: ["KeyjarCore", "KeyjarProtocol", "CMallocInfo"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -4,7 +4,7 @@ CREATE TABLE accept_policy (
     policy TEXT NOT NULL
 );
 CREATE TABLE change_log (
-    sequence INTEGER PRIMARY KEY AUTOINCREMENT,
+    sequence INTEGER PRIMARY KEY,
     event TEXT NOT NULL,
     recorded REAL NOT NULL
 );
@@ -39,6 +39,5 @@ CREATE TABLE domain_rule (
     domain TEXT PRIMARY KEY NOT NULL,
     action TEXT NOT NULL CHECK (action IN ('allow', 'block', 'sessionOnly'))
 ) WITHOUT ROWID;
-CREATE INDEX cookie_by_domain ON cookie (domain);
 CREATE UNIQUE INDEX credential_identity
     ON credential (host, port, protocol, ifnull(realm, ''), auth_method, proxy_type, user);

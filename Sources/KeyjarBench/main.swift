@@ -1,118 +1,21 @@
-// keyjar-bench: the performance targets of Keyjar, measured in a release build.
+// keyjar-bench: Keyjar's performance targets, measured in a release build.
 //
 // Prints one `name: value unit` line per metric so runs can be compared with diff.
-// Run: swift run -c release keyjar-bench
+// Run: swift build -c release && .build/release/keyjar-bench [engine|service]
 import Foundation
-import CMallocInfo
-import Glibc
-import KeyjarCore
 
-/// Monotonic nanoseconds; clock_gettime is cheaper than Date and never jumps.
-@inline(__always)
-func nanoseconds() -> UInt64 {
-    var spec = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &spec)
-    return UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec)
+let sections = Set(CommandLine.arguments.dropFirst())
+let unknown = sections.subtracting(["engine", "service"])
+guard unknown.isEmpty else {
+    FileHandle.standardError.write(Data("usage: keyjar-bench [engine] [service]\n".utf8))
+    exit(2)
 }
-
-func percentile(_ sorted: [UInt64], _ fraction: Double) -> UInt64 {
-    sorted[min(sorted.count - 1, Int(Double(sorted.count) * fraction))]
-}
-
-func report(_ name: String, samples: [UInt64]) {
-    let sorted = samples.sorted()
-    print("\(name)_median: \(percentile(sorted, 0.5)) ns")
-    print("\(name)_p99: \(percentile(sorted, 0.99)) ns")
-}
-
-func heapBytesInUse() -> Int { Int(mallinfo2().uordblks) }
-
-let siteCount = 500
-let cookiesPerSite = 20
-let now = Date()
-
-/// Each site gets a realistic mix: domain cookies at /, deeper paths, host-only, Secure,
-/// HttpOnly, persistent and session, values of typical tracker/session length.
-func populate(_ jar: inout CookieJar) {
-    for site in 0..<siteCount {
-        let context = CookieContext(url: CookieURL(scheme: "https", host: "www.site\(site).com", path: "/some/path"))
-        for index in 0..<cookiesPerSite {
-            var header = "c\(index)=v\(site)x\(index)_3f9a1c0e7b2d4f6a"
-            switch index % 4 {
-            case 0: header += "; Domain=site\(site).com; Path=/"
-            case 1: header += "; Path=/some; Secure; HttpOnly"
-            case 2: header += "; Domain=site\(site).com; Path=/other; Max-Age=86400"
-            default: header += "; Path=/; Max-Age=3600; SameSite=Lax"
-            }
-            if case .failure(let rejection) = jar.setCookie(header, context: context, now: now) {
-                fatalError("benchmark setup rejected \(header): \(rejection)")
-            }
-        }
+if sections.isEmpty || sections.contains("engine") { runEngineBenchmark() }
+if sections.isEmpty || sections.contains("service") {
+    do {
+        try runServiceBenchmark()
+    } catch {
+        FileHandle.standardError.write(Data("keyjar-bench: \(error)\n".utf8))
+        exit(1)
     }
 }
-
-let limits = CookieJar.Limits(total: 100_000)
-
-// Memory: heap growth for building the 10,000-cookie jar.
-let heapBefore = heapBytesInUse()
-var jar = CookieJar(limits: limits)
-populate(&jar)
-let heapAfter = heapBytesInUse()
-precondition(jar.count == siteCount * cookiesPerSite, "expected \(siteCount * cookiesPerSite) cookies, have \(jar.count)")
-print("jar_cookies: \(jar.count) cookies")
-print("jar_memory: \(String(format: "%.2f", Double(heapAfter - heapBefore) / 1_048_576)) MB")
-
-// Cookie header for https://www.siteN.com/some/path, from a parsed request context.
-let contexts = (0..<siteCount).map {
-    CookieContext(url: CookieURL(scheme: "https", host: "www.site\($0).com", path: "/some/path"))
-}
-var samples: [UInt64] = []
-let lookups = 200_000
-samples.reserveCapacity(lookups)
-var headerBytes = 0
-for iteration in 0..<lookups {
-    let context = contexts[(iteration &* 7919) % siteCount]
-    let start = nanoseconds()
-    let header = jar.cookieHeader(for: context, now: now)
-    samples.append(nanoseconds() - start)
-    headerBytes &+= header?.utf8.count ?? 0
-}
-report("cookie_header", samples: samples)
-
-// The same, starting from a Foundation URL (what a loader holds).
-let urls = (0..<siteCount).compactMap { URL(string: "https://www.site\($0).com/some/path") }
-precondition(urls.count == siteCount, "benchmark URLs must parse")
-samples.removeAll(keepingCapacity: true)
-for iteration in 0..<lookups {
-    let url = urls[(iteration &* 7919) % siteCount]
-    let start = nanoseconds()
-    let header = CookieContext(url: url).flatMap { jar.cookieHeader(for: $0, now: now) }
-    samples.append(nanoseconds() - start)
-    headerBytes &+= header?.utf8.count ?? 0
-}
-report("cookie_header_from_url", samples: samples)
-
-// Insert: parse and store one new Set-Cookie into the 10,000-cookie jar.
-let inserts = 50_000
-samples.removeAll(keepingCapacity: true)
-let headers = (0..<inserts).map { "n\($0)=value\($0)_5e8b2a; Path=/; Max-Age=3600; Secure; SameSite=Lax" }
-for iteration in 0..<inserts {
-    let context = contexts[iteration % siteCount]
-    let start = nanoseconds()
-    let result = jar.setCookie(headers[iteration], context: context, now: now)
-    samples.append(nanoseconds() - start)
-    if case .failure(let rejection) = result { fatalError("insert rejected: \(rejection)") }
-}
-report("set_cookie_insert", samples: samples)
-
-// Replace: the same cookie identity set again (the common case for session refreshes).
-samples.removeAll(keepingCapacity: true)
-for iteration in 0..<inserts {
-    let context = contexts[iteration % siteCount]
-    let start = nanoseconds()
-    let result = jar.setCookie(headers[iteration], context: context, now: now)
-    samples.append(nanoseconds() - start)
-    if case .failure(let rejection) = result { fatalError("replace rejected: \(rejection)") }
-}
-report("set_cookie_replace", samples: samples)
-if headerBytes == 0 { print("warning: no header bytes produced") }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Glibc
+import KeyjarCore
 import KeyjarProtocol
 import KeyjarServer
 import Logging
@@ -45,6 +46,12 @@ struct KeyjarDaemonCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Messages queued for one client before it is disconnected as stuck.", visibility: .hidden))
     var clientQueueLimit: Int = 4096
 
+    @Option(help: "Cookies kept in all before the least valuable are evicted (Chromium: 3300).")
+    var maxCookies: Int = CookieJar.Limits().total
+
+    @Option(help: "Cookies kept per site (registrable domain) before eviction (Chromium: 180).")
+    var maxCookiesPerSite: Int = CookieJar.Limits().perSite
+
     @Option(help: "trace, debug, info, notice, warning, error or critical.")
     var logLevel: String = "info"
 
@@ -55,6 +62,7 @@ struct KeyjarDaemonCommand: AsyncParsableCommand {
         if secretsFile != nil && secrets != .file { throw ValidationError("--secrets-file needs --secrets file") }
         guard maxFrameBytes >= 1024 else { throw ValidationError("--max-frame-bytes must be at least 1024") }
         guard clientQueueLimit >= 1 else { throw ValidationError("--client-queue-limit must be at least 1") }
+        guard maxCookies >= 1, maxCookiesPerSite >= 1 else { throw ValidationError("cookie limits must be at least 1") }
     }
 
     func run() async throws {
@@ -68,9 +76,13 @@ struct KeyjarDaemonCommand: AsyncParsableCommand {
         }
         let logger = Logger(label: "keyjard")
         let databasePath = database ?? KeyjarPaths.defaultDatabasePath()
+        // Eviction keeps Chromium's proportions: per site down to 5/6, in all 300 at a time (or 10%).
+        let limits = CookieJar.Limits(
+            perSite: maxCookiesPerSite, perSitePurgedTo: max(1, maxCookiesPerSite * 5 / 6), total: maxCookies,
+            totalPurge: max(1, min(300, maxCookies / 10)))
         var configuration = ServerConfiguration(
             socketPath: socket ?? KeyjarPaths.defaultSocketPath(), databasePath: databasePath,
-            maximumFramePayload: maxFrameBytes, clientQueueLimit: clientQueueLimit)
+            maximumFramePayload: maxFrameBytes, clientQueueLimit: clientQueueLimit, limits: limits)
         if secrets == .file {
             let path = secretsFile ?? (databasePath as NSString).deletingLastPathComponent + "/secrets.json"
             configuration.secrets = .file(path: path)

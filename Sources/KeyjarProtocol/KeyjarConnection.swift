@@ -12,6 +12,7 @@ import Glibc
 public final class KeyjarConnection {
     private let descriptor: CInt
     private var parser = FrameParser()
+    private var receiveBuffer = [UInt8](repeating: 0, count: 65_536)
     private var nextID: UInt64 = 0
     /// Events and snapshots that arrived while waiting for a reply.
     public private(set) var pushed: [ServerMessage] = []
@@ -68,23 +69,28 @@ public final class KeyjarConnection {
 
     /// The next message from keyjard, nil on end of stream or after `timeout`.
     public func receive(timeout: TimeInterval = 10) throws -> ServerMessage? {
+        guard let payload = try receiveRaw(timeout: timeout) else { return nil }
+        return try MessageCoding.decode(ServerMessage.self, from: payload)
+    }
+
+    /// The next frame's payload as sent, undecoded; nil on end of stream or after `timeout`.
+    public func receiveRaw(timeout: TimeInterval = 10) throws -> [UInt8]? {
         let deadline = Date().addingTimeInterval(timeout)
         while true {
             if let payload = try parser.next() {
                 recordedPayloads?.append(payload)
-                return try MessageCoding.decode(ServerMessage.self, from: payload)
+                return payload
             }
             let remaining = deadline.timeIntervalSinceNow
             guard remaining > 0 else { return nil }
             var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
             guard poll(&poller, 1, Int32(min(remaining, 1) * 1000)) > 0 else { continue }
-            var buffer = [UInt8](repeating: 0, count: 65_536)
-            let count = recv(descriptor, &buffer, buffer.count, 0)
+            let count = recv(descriptor, &receiveBuffer, receiveBuffer.count, 0)
             guard count > 0 else {
                 isClosed = true
                 return nil
             }
-            parser.append(buffer[0..<count])
+            parser.append(receiveBuffer[0..<count])
         }
     }
 

@@ -1,40 +1,41 @@
 import KeyjarProtocol
+import NIOCore
 
-/// A connected, authenticated client as the service sees it: a bounded queue of encoded
-/// messages on their way to the socket.
+/// A connected, authenticated client as the service sees it. Confined to the service's event
+/// loop, like everything the service owns.
 ///
-/// The queue holds at most `ServerConfiguration.clientQueueLimit` messages; a client that
-/// lets it fill (a stuck or very slow reader) is disconnected rather than allowed to hold up
-/// the others. It reconnects and resynchronises by sequence number.
-final class ClientConnection: Sendable {
+/// Messages on their way to the socket are counted; a client that lets more than
+/// `ServerConfiguration.clientQueueLimit` pile up (a stuck or very slow reader) is disconnected
+/// rather than allowed to grow keyjard's memory. It reconnects and resynchronises by sequence
+/// number.
+final class ClientConnection {
     let id: UInt64
     let pid: Int32
-    private let outbox: AsyncStream<[UInt8]>.Continuation
-    private let closeChannel: @Sendable () -> Void
+    let channel: any Channel
+    private let limit: Int
+    private var pending = 0
 
-    init(id: UInt64, pid: Int32, outbox: AsyncStream<[UInt8]>.Continuation, close: @escaping @Sendable () -> Void) {
+    init(id: UInt64, pid: Int32, channel: any Channel, limit: Int) {
         self.id = id
         self.pid = pid
-        self.outbox = outbox
-        self.closeChannel = close
+        self.channel = channel
+        self.limit = limit
     }
 
-    /// Queues an encoded message; false when the queue is full or closed.
+    /// Queues an encoded message; false when the client is over its limit or gone.
     @discardableResult
-    func send(encoded payload: [UInt8]) -> Bool {
-        switch outbox.yield(payload) {
-        case .enqueued: return true
-        case .dropped, .terminated: return false
-        @unknown default: return false
-        }
+    func send(encoded payload: some Collection<UInt8>) -> Bool {
+        guard channel.isActive, pending < limit else { return false }
+        pending += 1
+        var buffer = channel.allocator.buffer(capacity: payload.count)
+        buffer.writeBytes(payload)
+        let this = NIOLoopBound(self, eventLoop: channel.eventLoop)
+        channel.writeAndFlush(buffer).whenComplete { _ in this.value.pending -= 1 }
+        return true
     }
 
     @discardableResult
     func send(_ message: ServerMessage) -> Bool { send(encoded: MessageCoding.encode(message)) }
 
-    /// Stops sending and closes the socket.
-    func close() {
-        outbox.finish()
-        closeChannel()
-    }
+    func close() { channel.close(promise: nil) }
 }

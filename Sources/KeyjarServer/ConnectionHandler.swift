@@ -3,101 +3,152 @@ import KeyjarProtocol
 import Logging
 import NIOCore
 
-/// Serves one client connection: checks the peer, then reads framed requests in order and
-/// answers each, while a second task drains the client's queue to the socket.
+/// Serves one client connection on the service's event loop: the handshake, then each
+/// framed request in order. A request waiting on the Secret Service holds the ones after it,
+/// so a client's replies always come in the order of its requests.
 ///
-/// A malformed frame or message ends this connection only (with an error reply when possible);
-/// the other clients never notice.
-enum ConnectionHandler {
-    static func serve(
-        _ connection: NIOAsyncChannel<ByteBuffer, ByteBuffer>, id: UInt64, service: KeyjarService,
-        queueLimit: Int, logger: Logger
-    ) async {
-        var logger = logger
-        logger[metadataKey: "connection"] = "\(id)"
-        let peer: PeerCredentials
-        do {
-            peer = try await PeerCredentials.of(connection.channel)
-        } catch {
-            logger.warning("cannot read the peer's credentials; closing", metadata: ["error": "\(error)"])
-            try? await connection.channel.close()
-            return
-        }
-        logger[metadataKey: "peer.pid"] = "\(peer.pid)"
-        guard peer.uid == getuid() else {
-            logger.warning("refused a client of another user", metadata: ["peer.uid": "\(peer.uid)"])
-            let refusal = ServerMessage.failure(
-                id: nil, error: WireError(code: WireError.handshakeRequired, message: "keyjard serves only its own user"))
-            try? await connection.executeThenClose { _, outbound in
-                try await outbound.write(ByteBuffer(bytes: MessageCoding.encode(refusal)))
-            }
-            return
-        }
+/// A malformed frame or message ends this connection only, with an error reply; the other
+/// clients never notice.
+final class ConnectionHandler: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
 
+    private let service: KeyjarService
+    private let client: ClientConnection
+    private var logger: Logger
+    private var greeted = false
+    /// After a fatal error: the failure is on its way and further input is ignored.
+    private var closing = false
+    private var waiting: [ClientMessage] = []
+    private var busy = false
+
+    init(service: KeyjarService, client: ClientConnection, logger: Logger) {
+        self.service = service
+        self.client = client
+        self.logger = logger
+        self.logger[metadataKey: "connection"] = "\(client.id)"
+        self.logger[metadataKey: "peer.pid"] = "\(client.pid)"
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) { service.register(client) }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        service.unregister(client)
+        context.fireChannelInactive()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !closing else { return }
+        let frame = unwrapInboundIn(data)
+        let message: ClientMessage
         do {
-            try await connection.executeThenClose { inbound, outbound in
-                let (outbox, continuation) = AsyncStream.makeStream(
-                    of: [UInt8].self, bufferingPolicy: .bufferingOldest(queueLimit))
-                let channel = connection.channel
-                let client = ClientConnection(id: id, pid: peer.pid, outbox: continuation) { channel.close(promise: nil) }
-                await service.register(client)
-                try await withThrowingTaskGroup(of: Void.self) { group in
-                    group.addTask {
-                        for await payload in outbox { try await outbound.write(ByteBuffer(bytes: payload)) }
-                    }
-                    await readRequests(inbound, client: client, service: service, logger: logger)
-                    continuation.finish()
-                    try await group.waitForAll()
-                }
-                await service.unregister(client)
-            }
+            message = try MessageCoding.decode(ClientMessage.self, from: frame.readableBytesView)
         } catch {
-            logger.debug("connection ended", metadata: ["error": "\(error)"])
+            logger.info("malformed message; closing the connection", metadata: ["error": "\(error.message)"])
+            fail(id: nil, error, context: context)
+            return
+        }
+        if !greeted {
+            guard case .hello(let version, let name) = message.request else {
+                fail(id: message.id, WireError(code: WireError.handshakeRequired, message: "the first request must be hello"),
+                     context: context)
+                return
+            }
+            guard version == ProtocolVersion.current else {
+                fail(id: message.id, WireError(
+                    code: WireError.unsupportedVersion,
+                    message: "protocol version \(version) is not supported; this keyjard speaks \(ProtocolVersion.current)"),
+                     context: context)
+                return
+            }
+            greeted = true
+            logger.debug("client connected", metadata: ["client.name": "\(name)"])
+        }
+        waiting.append(message)
+        drain()
+    }
+
+    /// Answers waiting requests in order until one has to wait for the Secret Service.
+    private func drain() {
+        while !busy, !closing, !waiting.isEmpty {
+            let message = waiting.removeFirst()
+            switch service.handle(message.request, from: client) {
+            case .now(.success(let response)): client.send(.reply(id: message.id, response: response))
+            case .now(.failure(let error)): client.send(.failure(id: message.id, error: error))
+            case .later(let future):
+                busy = true
+                let this = NIOLoopBound(self, eventLoop: service.eventLoop)
+                future.whenComplete { result in
+                    switch result {
+                    case .success(let response): this.value.client.send(.reply(id: message.id, response: response))
+                    case .failure(let error as WireError): this.value.client.send(.failure(id: message.id, error: error))
+                    case .failure(let error):
+                        this.value.client.send(.failure(id: message.id, error: WireError(
+                            code: WireError.storageFailure, message: "\(error)")))
+                    }
+                    this.value.busy = false
+                    this.value.drain()
+                }
+            }
         }
     }
 
-    private static func readRequests(
-        _ inbound: NIOAsyncChannelInboundStream<ByteBuffer>, client: ClientConnection, service: KeyjarService,
-        logger: Logger
-    ) async {
-        var greeted = false
-        do {
-            for try await frame in inbound {
-                let message: ClientMessage
-                do {
-                    message = try MessageCoding.decode(ClientMessage.self, from: frame.readableBytesView)
-                } catch {
-                    logger.info("malformed message; closing the connection", metadata: ["error": "\(error.message)"])
-                    client.send(.failure(id: nil, error: error))
-                    return
-                }
-                if !greeted {
-                    guard case .hello(let version, let name) = message.request else {
-                        client.send(.failure(id: message.id, error: WireError(
-                            code: WireError.handshakeRequired, message: "the first request must be hello")))
-                        return
-                    }
-                    guard version == ProtocolVersion.current else {
-                        client.send(.failure(id: message.id, error: WireError(
-                            code: WireError.unsupportedVersion,
-                            message: "protocol version \(version) is not supported; this keyjard speaks \(ProtocolVersion.current)")))
-                        return
-                    }
-                    greeted = true
-                    logger.debug("client connected", metadata: ["client.name": "\(name)"])
-                }
-                do {
-                    let response = try await service.handle(message.request, from: client)
-                    client.send(.reply(id: message.id, response: response))
-                } catch {
-                    client.send(.failure(id: message.id, error: error))
-                }
-            }
-        } catch let error as FrameDecodingError {
-            logger.info("malformed frame; closing the connection", metadata: ["error": "\(error)"])
-            client.send(.failure(id: nil, error: WireError(code: WireError.malformedFrame, message: error.description)))
-        } catch {
-            logger.debug("read failed", metadata: ["error": "\(error)"])
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        // The peer finished sending: once we have nothing more to say, close.
+        if event as? ChannelEvent == .inputClosed, closing || waiting.isEmpty && !busy {
+            context.close(promise: nil)
         }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        guard !closing else { return }
+        if let error = error as? FrameDecodingError {
+            logger.info("malformed frame; closing the connection", metadata: ["error": "\(error)"])
+            fail(id: nil, WireError(code: WireError.malformedFrame, message: error.description), context: context)
+        } else {
+            logger.debug("connection error", metadata: ["error": "\(error)"])
+            context.close(promise: nil)
+        }
+    }
+
+    /// Sends a failure, then ends the connection without losing that message.
+    private func fail(id: UInt64?, _ error: WireError, context: ChannelHandlerContext) {
+        closing = true
+        waiting.removeAll()
+        sendFinalMessage(.failure(id: id, error: error), context: context)
+    }
+}
+
+extension ChannelInboundHandler where OutboundOut == ByteBuffer {
+    /// Writes a last message, then half-closes: closing outright while the peer's unread bytes
+    /// sit in our receive queue would make the kernel reset the connection, and the peer could
+    /// lose the message. The channel closes fully at the peer's end of stream, or after 2 s.
+    func sendFinalMessage(_ message: ServerMessage, context: ChannelHandlerContext) {
+        var buffer = context.channel.allocator.buffer(capacity: 128)
+        buffer.writeBytes(MessageCoding.encode(message))
+        let channel = context.channel
+        context.writeAndFlush(wrapOutboundOut(buffer)).whenComplete { _ in
+            channel.close(mode: .output, promise: nil)
+            channel.eventLoop.scheduleTask(in: .seconds(2)) { channel.close(promise: nil) }
+        }
+    }
+}
+
+/// Answers a peer of another user with one refusal and closes.
+final class RefusalHandler: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    func channelActive(context: ChannelHandlerContext) {
+        sendFinalMessage(
+            .failure(id: nil, error: WireError(code: WireError.handshakeRequired, message: "keyjard serves only its own user")),
+            context: context)
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {}
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if event as? ChannelEvent == .inputClosed { context.close(promise: nil) }
     }
 }

@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import KeyjarProtocol
 import KeyjarStore
+import Atomics
 import NIOCore
 import NIOPosix
 
@@ -42,94 +43,91 @@ public enum KeyjarServer {
             logger.warning("no usable secret store: permanent credentials will be refused until it is back",
                            metadata: ["reason": "\(reason)"])
         }
-        let service = try KeyjarService(configuration: configuration, database: database, secrets: secrets, logger: logger)
-        await service.purgeExpired()
-
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let threadPool = NIOThreadPool(numberOfThreads: 2)
+        threadPool.start()
         do {
             try await serve(
-                configuration: configuration, directory: directory, service: service, database: database, group: group,
-                logger: logger, shutdown: shutdown, ready: ready)
+                configuration: configuration, directory: directory, database: database, secrets: secrets,
+                group: group, threadPool: threadPool, logger: logger, shutdown: shutdown, ready: ready)
         } catch {
+            try? await threadPool.shutdownGracefully()
             try? await group.shutdownGracefully()
             throw error
         }
+        try? await threadPool.shutdownGracefully()
         try? await group.shutdownGracefully()
     }
 
     private static func serve(
-        configuration: ServerConfiguration, directory: SocketDirectory, service: KeyjarService, database: StoreDatabase,
-        group: MultiThreadedEventLoopGroup, logger: Logger, shutdown: AsyncStream<Void>,
-        ready: @escaping @Sendable (String) -> Void
+        configuration: ServerConfiguration, directory: SocketDirectory, database: StoreDatabase,
+        secrets: any SecretStore, group: MultiThreadedEventLoopGroup, threadPool: NIOThreadPool, logger: Logger,
+        shutdown: AsyncStream<Void>, ready: @escaping @Sendable (String) -> Void
     ) async throws {
-        let maximumPayload = configuration.maximumFramePayload
-        let bootstrap = ServerBootstrap(group: group).serverChannelOption(.backlog, value: 256)
-        let initializer: @Sendable (any Channel) -> EventLoopFuture<NIOAsyncChannel<ByteBuffer, ByteBuffer>> = { channel in
-            channel.eventLoop.makeCompletedFuture {
-                try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(FrameDecoder(maximumPayload: maximumPayload)))
-                try channel.pipeline.syncOperations.addHandler(MessageToByteHandler(FrameEncoder()))
-                return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
+        // One event loop owns the service and every connection: no thread hop per request.
+        let loop = group.next()
+        let service = try KeyjarService(
+            eventLoop: loop, configuration: configuration, database: database, secrets: secrets,
+            threadPool: threadPool, logger: logger)
+        try await loop.submit { service.purgeExpired() }.get()
+
+        let connectionIDs = ManagedAtomic<UInt64>(0)
+        let bootstrap = ServerBootstrap(group: group)
+            .serverChannelOption(.backlog, value: 256)
+            // Half-closure lets a refused or failed client read its error before we close.
+            .childChannelOption(.allowRemoteHalfClosure, value: true)
+            .childChannelInitializer { channel in
+                PeerCredentials.of(channel).flatMapThrowing { peer in
+                    let operations = channel.pipeline.syncOperations
+                    try operations.addHandler(MessageToByteHandler(FrameEncoder()))
+                    guard peer.uid == getuid() else {
+                        logger.warning("refused a client of another user", metadata: ["peer.uid": "\(peer.uid)"])
+                        try operations.addHandler(RefusalHandler())
+                        return
+                    }
+                    let client = ClientConnection(
+                        id: connectionIDs.wrappingIncrementThenLoad(ordering: .relaxed), pid: peer.pid, channel: channel,
+                        limit: configuration.clientQueueLimit)
+                    try operations.addHandler(
+                        ByteToMessageHandler(FrameDecoder(maximumPayload: configuration.maximumFramePayload)))
+                    try operations.addHandler(ConnectionHandler(service: service, client: client, logger: logger))
+                }
             }
-        }
-        let server: NIOAsyncChannel<NIOAsyncChannel<ByteBuffer, ByteBuffer>, Never>
+        let server: any Channel
         let ownsSocketFile = configuration.inheritedSocket == nil
         if let inherited = configuration.inheritedSocket {
             logger.info("using the listening socket passed by systemd", metadata: ["fd": "\(inherited)"])
-            server = try await bootstrap.bind(inherited, childChannelInitializer: initializer)
+            server = try await bootstrap.withBoundSocket(inherited).get()
         } else {
             try directory.removeStaleSocket()
-            server = try await bootstrap.bind(
-                unixDomainSocketPath: configuration.socketPath, childChannelInitializer: initializer)
+            server = try await bootstrap.bind(unixDomainSocketPath: configuration.socketPath).get()
             // keyjard runs with umask 077, but a library caller may not: set the mode explicitly.
             chmod(configuration.socketPath, 0o600)
         }
         logger.info("serving", metadata: ["socket": "\(configuration.socketPath)", "database": "\(configuration.databasePath)"])
         ready(configuration.socketPath)
 
-        await withDiscardingTaskGroup { tasks in
-            tasks.addTask {
-                try? await server.executeThenClose { connections in
-                    var nextID: UInt64 = 0
-                    try await withThrowingDiscardingTaskGroup { connectionTasks in
-                        for try await connection in connections {
-                            nextID += 1
-                            let id = nextID
-                            connectionTasks.addTask {
-                                await ConnectionHandler.serve(
-                                    connection, id: id, service: service, queueLimit: configuration.clientQueueLimit,
-                                    logger: logger)
-                            }
-                        }
-                    }
-                }
+        // Checkpoints run on the thread pool, on their own connection: never inside a commit.
+        let checkpoints = loop.scheduleRepeatedAsyncTask(
+            initialDelay: .seconds(1), delay: .nanoseconds(Int64(configuration.checkpointInterval.components.seconds) * 1_000_000_000
+                + configuration.checkpointInterval.components.attoseconds / 1_000_000_000)
+        ) { _ in
+            threadPool.runIfActive(eventLoop: loop) {
+                do { try database.checkpoint() } catch { logger.debug("checkpoint skipped", metadata: ["error": "\(error)"]) }
             }
-            tasks.addTask {
-                await maintain(database: database, service: service, configuration: configuration, logger: logger)
-            }
-            for await _ in shutdown { break }
-            logger.info("stopping")
-            try? await server.channel.close()
-            await service.shutdown()
-            tasks.cancelAll()
         }
+        let expirySeconds = max(1, configuration.expiryInterval.components.seconds)
+        let expiry = loop.scheduleRepeatedTask(initialDelay: .seconds(expirySeconds), delay: .seconds(expirySeconds)) { _ in
+            service.purgeExpired()
+        }
+
+        for await _ in shutdown { break }
+        logger.info("stopping")
+        checkpoints.cancel()
+        expiry.cancel()
+        try? await server.close()
+        try await loop.submit { service.shutdown() }.get()
         if ownsSocketFile { directory.removeSocket() }
         logger.info("stopped")
-    }
-
-    /// Checkpoints the WAL from its own connection (never inside a commit) and purges expired
-    /// cookies, until cancelled.
-    private static func maintain(
-        database: StoreDatabase, service: KeyjarService, configuration: ServerConfiguration, logger: Logger
-    ) async {
-        var sinceExpiry: Duration = .zero
-        while !Task.isCancelled {
-            do { try await Task.sleep(for: configuration.checkpointInterval) } catch { return }
-            do { try database.checkpoint() } catch { logger.debug("checkpoint skipped", metadata: ["error": "\(error)"]) }
-            sinceExpiry += configuration.checkpointInterval
-            if sinceExpiry >= configuration.expiryInterval {
-                sinceExpiry = .zero
-                await service.purgeExpired()
-            }
-        }
     }
 }

@@ -2,28 +2,52 @@ import Foundation
 import KeyjarCore
 import KeyjarProtocol
 import KeyjarStore
+import NIOCore
+import NIOPosix
 
 extension KeyjarService {
-    /// Answers one request (after the handshake). Credential requests that touch the Secret
-    /// Service do so off the actor.
-    nonisolated func handle(_ request: Request, from client: ClientConnection) async throws(WireError) -> Response {
+    /// A request's answer: at once, or later for requests that wait on the Secret Service.
+    enum Answer {
+        case now(Result<Response, WireError>)
+        case later(EventLoopFuture<Response>)
+    }
+
+    /// Answers one request (after the handshake). Runs on the event loop.
+    func handle(_ request: Request, from client: ClientConnection) -> Answer {
         switch request {
         case .setCredential(let space, let user, let password, let makeDefault):
-            try await runSecrets { try $0.storePassword(password, for: space, user: user) }
-            let record = CredentialRecord(
-                space: space, user: user, persistence: .permanent, isDefault: makeDefault,
-                created: Date().timeIntervalSince1970)
-            return .committed(sequence: try await commit([.saveCredential(record)]))
+            return .later(
+                offLoop { secrets in try secrets.storePassword(password, for: space, user: user) }.flatMapThrowing { _ in
+                    let record = CredentialRecord(
+                        space: space, user: user, persistence: .permanent, isDefault: makeDefault,
+                        created: Date().timeIntervalSince1970)
+                    return .committed(sequence: try self.commit([.saveCredential(record)]))
+                })
         case .removeCredential(let space, let user):
-            try await runSecrets { _ = try $0.removePassword(for: space, user: user) }
-            return .committed(sequence: try await commit([.removeCredential(space, user: user)]))
+            return .later(
+                offLoop { secrets in _ = try secrets.removePassword(for: space, user: user) }.flatMapThrowing { _ in
+                    .committed(sequence: try self.commit([.removeCredential(space, user: user)]))
+                })
         case .password(let space, let user):
-            guard try await hasCredential(space, user: user) else { return .password(password: nil) }
-            let password = try await runSecrets { try $0.password(for: space, user: user) }
-            _ = try? await commit([.credentialUsed(space, user: user, at: Date().timeIntervalSince1970)])
-            return .password(password: password)
+            do {
+                guard try hasCredential(space, user: user) else { return .now(.success(.password(password: nil))) }
+            } catch {
+                return .now(.failure(error))
+            }
+            return .later(
+                offLoop { secrets in try secrets.password(for: space, user: user) }.map { password in
+                    _ = try? self.commit([.credentialUsed(space, user: user, at: Date().timeIntervalSince1970)])
+                    return .password(password: password)
+                })
+        case .status:
+            // health() asks D-Bus; the rest is read on the loop once it answers.
+            return .later(offLoop { secrets in secrets.health() }.map { health in .status(status: self.status(health: health)) })
         default:
-            return try await handleLocally(request, from: client)
+            do {
+                return .now(.success(try handleOnLoop(request, from: client)))
+            } catch {
+                return .now(.failure(error))
+            }
         }
     }
 
@@ -35,43 +59,38 @@ extension KeyjarService {
         }
     }
 
-    /// Runs a Secret Service call on a thread of its own (it blocks on D-Bus), mapping failures
-    /// to a wire error that says what to do and never includes a password.
-    private nonisolated func runSecrets<T: Sendable>(_ body: @escaping @Sendable (any SecretStore) throws -> T) async throws(WireError) -> T {
+    /// Runs a Secret Service call on the thread pool (it blocks on D-Bus) and comes back to the
+    /// loop; failures become a wire error that says what to do and never includes a password.
+    private func offLoop<T: Sendable>(_ body: @escaping @Sendable (any SecretStore) throws -> T) -> EventLoopFuture<T> {
         let secrets = self.secrets
-        let result: Result<T, any Error> = await withCheckedContinuation { continuation in
-            Thread.detachNewThread { continuation.resume(returning: Result { try body(secrets) }) }
-        }
-        switch result {
-        case .success(let value): return value
-        case .failure(let error as SecretStoreError):
-            throw WireError(code: WireError.secretsUnavailable, message: error.description)
-        case .failure(let error):
+        return threadPool.runIfActive(eventLoop: eventLoop) { try body(secrets) }.flatMapErrorThrowing { error in
+            if let error = error as? SecretStoreError {
+                throw WireError(code: WireError.secretsUnavailable, message: error.description)
+            }
+            if let error = error as? WireError { throw error }
             throw WireError(code: WireError.secretsUnavailable, message: "the secret store failed: \(error)")
         }
     }
 
-    private func handleLocally(_ request: Request, from client: ClientConnection) throws(WireError) -> Response {
+    private func handleOnLoop(_ request: Request, from client: ClientConnection) throws(WireError) -> Response {
         switch request {
         case .hello(let version, _):
             return .hello(version: version, server: KeyjarServer.version, sequence: (try? database.latestSequence()) ?? 0)
         case .subscribe(let after):
             return try subscribe(client, after: after)
         case .snapshot:
-            do { return .snapshot(snapshot: try snapshot()) } catch { throw storageFailure(error) }
-        case .status:
-            return .status(status: status())
+            return .snapshot(snapshot: try snapshot())
 
         case .cookieHeader(let wire):
-            return .cookieHeader(header: jar.cookieHeader(for: try Self.context(wire)))
+            return .cookieHeader(header: state.jar.cookieHeader(for: try Self.context(wire)))
         case .cookies(let wire):
-            return .cookies(cookies: jar.cookies(for: try Self.context(wire)))
+            return .cookies(cookies: state.jar.cookies(for: try Self.context(wire)))
         case .setCookies(let headers, let wire):
             let context = try Self.context(wire)
             var changes: [CookieChange] = []
             var outcomes: [CookieOutcome] = []
             for header in headers {
-                switch jar.setCookie(header, context: context) {
+                switch state.jar.setCookie(header, context: context) {
                 case .success(let made):
                     changes += made
                     outcomes.append(nil)
@@ -84,7 +103,7 @@ extension KeyjarService {
             var changes: [CookieChange] = []
             var outcomes: [CookieOutcome] = []
             for cookie in cookies {
-                switch jar.insert(cookie) {
+                switch state.jar.insert(cookie) {
                 case .success(let made):
                     changes += made
                     outcomes.append(nil)
@@ -94,44 +113,43 @@ extension KeyjarService {
             }
             return .cookieOutcomes(outcomes: outcomes, sequence: try commitCookies(changes))
         case .deleteCookies(let identities):
-            return .committed(sequence: try commitCookies(identities.compactMap { jar.remove($0) }))
+            return .committed(sequence: try commitCookies(identities.compactMap { state.jar.remove($0) }))
         case .clearCookies(let domain):
             let domain = domain.map(Host.canonicalDomain)
-            let changes = jar.removeAll { cookie in domain.map { Host.domainMatches(cookie.domain, $0) } ?? true }
+            let changes = state.jar.removeAll { cookie in domain.map { Host.domainMatches(cookie.domain, $0) } ?? true }
             return .committed(sequence: try commitCookies(changes))
         case .removeCookiesCreated(let since):
-            let changes = jar.removeAll { $0.creation.timeIntervalSince1970 >= since }
+            let changes = state.jar.removeAll { $0.creation.timeIntervalSince1970 >= since }
             return .committed(sequence: try commitCookies(changes))
         case .listCookies(let domain):
             let now = Date()
             let domain = domain.map(Host.canonicalDomain)
             return .cookies(
-                cookies: jar.allCookies.filter { cookie in
+                cookies: state.jar.allCookies.filter { cookie in
                     !cookie.isExpired(at: now) && (domain.map { Host.domainMatches(cookie.domain, $0) } ?? true)
                 }.sorted(by: Self.listingOrder))
         case .importCookies(let format, let text):
             let parsed = format == .netscape ? NetscapeCookieFile.parse(text) : CookieJSONFile.parse(Data(text.utf8))
-            let report = jar.importCookies(parsed.cookies, problems: parsed.problems)
+            let report = state.jar.importCookies(parsed.cookies, problems: parsed.problems)
             return .importReport(
                 imported: report.imported, expired: report.expired, problems: report.problems,
                 sequence: try commitCookies(report.changes))
         case .exportCookies(let format, let includeSameSite):
             let now = Date()
-            let cookies = jar.allCookies.filter { !$0.isExpired(at: now) }.sorted(by: Self.listingOrder)
+            let cookies = state.jar.allCookies.filter { !$0.isExpired(at: now) }.sorted(by: Self.listingOrder)
             switch format {
             case .netscape: return .exported(text: NetscapeCookieFile.serialize(cookies, includeSameSite: includeSameSite))
             case .json: return .exported(text: String(decoding: CookieJSONFile.serialize(cookies), as: UTF8.self))
             }
 
         case .policy:
-            return .policy(policy: jar.policy)
+            return .policy(policy: state.jar.policy)
         case .setPolicy(let policy):
             var canonical = policy
             canonical.domainRules = Dictionary(
-                policy.domainRules.map { (Host.canonicalDomain($0.key), $0.value) },
-                uniquingKeysWith: { _, last in last })
-            guard canonical != jar.policy else { return .committed(sequence: nil) }
-            jar.policy = canonical
+                policy.domainRules.map { (Host.canonicalDomain($0.key), $0.value) }, uniquingKeysWith: { _, last in last })
+            guard canonical != state.jar.policy else { return .committed(sequence: nil) }
+            state.jar.policy = canonical
             return .committed(sequence: try commit([.policy(canonical)]))
 
         case .credentials(let space):
@@ -145,8 +163,8 @@ extension KeyjarService {
                 throw WireError(code: WireError.notFound, message: "no stored credential for \(user) at \(space.host)")
             }
             return .committed(sequence: try commit([.setDefaultCredential(space, user: user)]))
-        case .setCredential, .removeCredential, .password:
-            // Routed through the Secret Service path in `handle`.
+        case .setCredential, .removeCredential, .password, .status:
+            // Answered through the thread-pool path in `handle`.
             throw WireError(code: WireError.invalidArgument, message: "internal routing error")
         }
     }

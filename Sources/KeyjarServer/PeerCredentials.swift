@@ -7,14 +7,13 @@ struct PeerCredentials: Sendable {
     var uid: UInt32
 
     /// Reads the peer of a connected Unix-domain channel.
-    static func of(_ channel: any Channel) async throws -> PeerCredentials {
+    static func of(_ channel: any Channel) -> EventLoopFuture<PeerCredentials> {
         guard let provider = channel as? any SocketOptionProvider else {
-            throw ServerError("the connection does not expose socket options")
+            return channel.eventLoop.makeFailedFuture(ServerError("the connection does not expose socket options"))
         }
-        let credentials: LinuxPeerCredentials = try await provider.unsafeGetSocketOption(
-            level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(SO_PEERCRED)
-        ).get()
-        return PeerCredentials(pid: credentials.pid, uid: credentials.uid)
+        let credentials: EventLoopFuture<LinuxPeerCredentials> = provider.unsafeGetSocketOption(
+            level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(SO_PEERCRED))
+        return credentials.map { PeerCredentials(pid: $0.pid, uid: $0.uid) }
     }
 }
 

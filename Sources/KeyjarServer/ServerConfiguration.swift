@@ -1,3 +1,4 @@
+public import KeyjarCore
 public import KeyjarProtocol
 
 /// Everything keyjard needs to know to serve.
@@ -17,6 +18,8 @@ public struct ServerConfiguration: Sendable {
     public var maximumFramePayload: Int
     /// Messages queued for one client before it is considered stuck and disconnected.
     public var clientQueueLimit: Int
+    /// The jar's limits; Chromium's by default.
+    public var limits: CookieJar.Limits
     public var checkpointInterval: Duration
     public var expiryInterval: Duration
 
@@ -24,6 +27,7 @@ public struct ServerConfiguration: Sendable {
         socketPath: String = KeyjarPaths.defaultSocketPath(), databasePath: String = KeyjarPaths.defaultDatabasePath(),
         secrets: Secrets = .secretService, inheritedSocket: CInt? = nil,
         maximumFramePayload: Int = Framing.defaultMaximumPayload, clientQueueLimit: Int = 4096,
+        limits: CookieJar.Limits = CookieJar.Limits(),
         checkpointInterval: Duration = .seconds(1), expiryInterval: Duration = .seconds(60)
     ) {
         self.socketPath = socketPath
@@ -32,6 +36,7 @@ public struct ServerConfiguration: Sendable {
         self.inheritedSocket = inheritedSocket
         self.maximumFramePayload = maximumFramePayload
         self.clientQueueLimit = clientQueueLimit
+        self.limits = limits
         self.checkpointInterval = checkpointInterval
         self.expiryInterval = expiryInterval
     }

@@ -1,6 +1,11 @@
 extension StoreDatabase {
     /// Schema migrations, only ever appended; each runs in its own transaction and sets
     /// `PRAGMA user_version`. `Schemas/store.sql` is the golden dump of the result.
+    ///
+    /// Every commit writes as few pages as possible: no secondary index on cookies (they are
+    /// read whole at start and written by primary key), and no AUTOINCREMENT on the change log
+    /// (it would rewrite `sqlite_sequence` each time; sequence numbers stay increasing because
+    /// only the oldest entries are ever deleted, and the newest never).
     static let migrations: [(version: Int64, sql: String)] = [
         (
             1,
@@ -19,7 +24,6 @@ extension StoreDatabase {
                 last_access REAL NOT NULL,
                 PRIMARY KEY (name, domain, host_only, path)
             ) WITHOUT ROWID;
-            CREATE INDEX cookie_by_domain ON cookie (domain);
             CREATE TABLE accept_policy (
                 id INTEGER PRIMARY KEY CHECK (id = 1),
                 policy TEXT NOT NULL
@@ -44,7 +48,7 @@ extension StoreDatabase {
             CREATE UNIQUE INDEX credential_identity
                 ON credential (host, port, protocol, ifnull(realm, ''), auth_method, proxy_type, user);
             CREATE TABLE change_log (
-                sequence INTEGER PRIMARY KEY AUTOINCREMENT,
+                sequence INTEGER PRIMARY KEY,
                 event TEXT NOT NULL,
                 recorded REAL NOT NULL
             );

@@ -113,7 +113,7 @@ public final class StoreDatabase: @unchecked Sendable {
     public func latestSequence() throws -> UInt64 { try withWriter { try Self.latestSequence($0) } }
 
     private static func latestSequence(_ connection: SQLiteConnection) throws -> UInt64 {
-        let statement = try connection.statement("SELECT seq FROM sqlite_sequence WHERE name = 'change_log'")
+        let statement = try connection.statement("SELECT max(sequence) FROM change_log")
         return try statement.step() ? UInt64(statement.int64(0)) : 0
     }
 
@@ -206,24 +206,31 @@ public final class StoreDatabase: @unchecked Sendable {
         case credentialUsed(ProtectionSpace, user: String, at: Double)
     }
 
+    /// A committed event with its JSON as logged, so that it is encoded only once.
+    public struct LoggedEvent: Sendable, Hashable {
+        public var sequence: UInt64
+        public var event: StoreEvent
+        public var json: String
+
+        public var sequenced: SequencedEvent { SequencedEvent(sequence: sequence, event: event) }
+    }
+
     /// Applies writes in one transaction and logs their events; returns them numbered. A write
     /// is durable (and may be acknowledged) when this returns.
     @discardableResult
-    public func commit(_ writes: [Write], now: Date = Date()) throws -> [SequencedEvent] {
+    public func commit(_ writes: [Write], now: Date = Date()) throws -> [LoggedEvent] {
         for case .saveCredential(let record) in writes where record.persistence != .permanent {
             throw StoreError(code: .invalidArgument, message: "only permanent credentials are stored by keyjard")
         }
         let events = try withWriter { connection in
-            try connection.transaction { () -> [SequencedEvent] in
-                var events: [SequencedEvent] = []
-                let encoder = JSONEncoder()
-                encoder.dateEncodingStrategy = .secondsSince1970
+            try connection.transaction { () -> [LoggedEvent] in
+                var events: [LoggedEvent] = []
                 for write in writes {
                     guard let event = try Self.apply(write, connection) else { continue }
-                    let data = try encoder.encode(event)
+                    let json = event.encodedJSON()
                     let log = try connection.statement("INSERT INTO change_log (event, recorded) VALUES (?, ?)")
-                    try log.bind(.text(String(decoding: data, as: UTF8.self)), .real(now.timeIntervalSince1970)).run()
-                    events.append(SequencedEvent(sequence: try Self.latestSequence(connection), event: event))
+                    try log.bind(.text(json), .real(now.timeIntervalSince1970)).run()
+                    events.append(LoggedEvent(sequence: UInt64(connection.lastInsertRowID), event: event, json: json))
                 }
                 return events
             }

@@ -91,3 +91,30 @@ struct FuzzTests {
         }
     }
 }
+
+/// The hand-written event JSON must decode to the same value as the Codable shape.
+struct EventJSONTests {
+    @Test func handWrittenEventJSONDecodesToTheSameEvent() throws {
+        var random = SplitMix64(state: 7)
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .secondsSince1970
+        for _ in 0..<200 {
+            let name = FuzzTests.randomBytesString(length: Int.random(in: 0..<12, using: &random), using: &random)
+            let cookie = Cookie(
+                name: name, value: "v\"\\\t\u{1}é", domain: "example.com", hostOnly: Bool.random(using: &random),
+                path: "/p", expires: Bool.random(using: &random) ? Date(timeIntervalSince1970: 1_767_225_600.125) : nil,
+                secure: true, httpOnly: Bool.random(using: &random), sameSite: SameSite.allCases.randomElement(using: &random) ?? .lax,
+                creation: Date(timeIntervalSince1970: Double.random(in: 0...2e9, using: &random)),
+                lastAccess: Date(timeIntervalSince1970: 1e9 + 0.1))
+            let event = StoreEvent.cookies(changes: [
+                .added(cookie), .replaced(old: cookie, new: cookie), .removed(cookie, cause: .evicted),
+            ])
+            let decoded = try decoder.decode(StoreEvent.self, from: Data(event.encodedJSON().utf8))
+            #expect(decoded == event)
+            let array = try decoder.decode([Cookie].self, from: Data(Cookie.encodedJSONArray([cookie, cookie]).utf8))
+            #expect(array == [cookie, cookie])
+        }
+        let policy = StoreEvent.policy(policy: CookiePolicy(acceptPolicy: .never))
+        #expect(try decoder.decode(StoreEvent.self, from: Data(policy.encodedJSON().utf8)) == policy)
+    }
+}

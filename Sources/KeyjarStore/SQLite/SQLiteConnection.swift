@@ -85,6 +85,7 @@ final class SQLiteConnection {
     }
 
     var changes: Int { Int(sqlite3_changes(handle)) }
+    var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
 
     fileprivate func throwing(_ status: Int32, sql: String) throws {
         guard status == SQLITE_OK else { throw error(status, sql: sql) }

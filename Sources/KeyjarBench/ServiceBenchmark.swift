@@ -1,0 +1,196 @@
+import Foundation
+import Glibc
+import KeyjarCore
+import KeyjarProtocol
+
+struct BenchmarkError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// A keyjard of the same build (next to this binary), in a private directory, with passwords
+/// in a file so that no D-Bus session is needed and limits raised for 100,000 cookies.
+final class BenchDaemon {
+    let directory: String
+    let socketPath: String
+    let process = Process()
+    /// Nanoseconds from spawn to its "ready" line.
+    private(set) var startup: UInt64 = 0
+
+    init(directory: String) throws {
+        self.directory = directory
+        socketPath = directory + "/keyjar.sock"
+        let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("keyjard").path
+        guard FileManager.default.isExecutableFile(atPath: binary) else {
+            throw BenchmarkError("no keyjard beside keyjar-bench: run `swift build -c release` first")
+        }
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = [
+            "--socket", socketPath, "--database", directory + "/store.sqlite3", "--secrets", "file",
+            "--max-cookies", "200000", "--max-cookies-per-site", "1000", "--log-level", "warning",
+        ]
+        let output = Pipe()
+        process.standardOutput = output
+        let started = nanoseconds()
+        try process.run()
+        var line: [UInt8] = []
+        while true {
+            let byte = output.fileHandleForReading.readData(ofLength: 1)
+            guard let value = byte.first else { throw BenchmarkError("keyjard exited before it was ready") }
+            if value == UInt8(ascii: "\n") { break }
+            line.append(value)
+        }
+        startup = nanoseconds() - started
+    }
+
+    /// Resident memory from /proc, in bytes.
+    var residentBytes: Int {
+        guard let status = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+            let kilobytes = Int(line.split(separator: " ").dropFirst().first ?? "")
+        else { return 0 }
+        return kilobytes * 1024
+    }
+
+    func stop() {
+        kill(process.processIdentifier, SIGTERM)
+        process.waitUntilExit()
+    }
+}
+
+/// Results shared by subscriber threads.
+final class Samples: @unchecked Sendable {
+    // @unchecked: every access goes through `lock`.
+    private let lock = NSLock()
+    private var values: [UInt64] = []
+
+    func append(contentsOf more: [UInt64]) { lock.withLock { values += more } }
+    var all: [UInt64] { lock.withLock { values } }
+}
+
+/// keyjard through its socket: acknowledged writes, fan-out to 100 clients, bulk import, and
+/// start-up with 100,000 stored cookies.
+func runServiceBenchmark() throws {
+    var template = Array("/tmp/kjbench-XXXXXX".utf8CString)
+    guard let made = mkdtemp(&template) else { throw BenchmarkError("mkdtemp failed") }
+    let directory = String(cString: made)
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    var daemon = try BenchDaemon(directory: directory)
+    let writer = try KeyjarConnection(socketPath: daemon.socketPath, client: "bench-writer")
+
+    // 1. One Set-Cookie from a client, answered after its commit. 2,000 cookies on 2,000
+    // sites, set and then reset ten times: adds first, replacements after.
+    var samples: [UInt64] = []
+    for index in 0..<22_000 {
+        let site = index % 2_000
+        let request = Request.setCookies(
+            headers: ["c\(site)=value\(index); Max-Age=86400; Secure; SameSite=Lax"],
+            context: WireCookieContext(url: "https://www.s\(site).test/"))
+        let start = nanoseconds()
+        _ = try writer.call(request)
+        if index >= 2_000 { samples.append(nanoseconds() - start) }
+    }
+    report("service_set_cookie_acked", samples: samples, p999: true)
+
+    // 2. A change reaching 100 subscribed clients: from the writer's send (so commit included)
+    // to each subscriber's receipt of the event.
+    let subscriberCount = 100
+    let events = 500
+    let sendTimes = UnsafeMutableBufferPointer<UInt64>.allocate(capacity: events + 1)
+    sendTimes.initialize(repeating: 0)
+    defer { sendTimes.deallocate() }
+    let latencies = Samples()
+    let ready = DispatchSemaphore(value: 0)
+    let done = DispatchGroup()
+    let socketPath = daemon.socketPath
+    let baseSequence: UInt64
+    guard case .subscribed(let current) = try writer.call(.subscribe(after: nil)) else {
+        throw BenchmarkError("subscribe failed")
+    }
+    baseSequence = current
+    let sendTimesAddress = UInt(bitPattern: sendTimes.baseAddress)
+    for _ in 0..<subscriberCount {
+        done.enter()
+        Thread.detachNewThread {
+            defer { done.leave() }
+            guard let connection = try? KeyjarConnection(socketPath: socketPath, client: "bench-subscriber"),
+                (try? connection.call(.subscribe(after: nil))) != nil
+            else {
+                ready.signal()
+                return
+            }
+            ready.signal()
+            // Stamped when the frame arrives, before JSON decoding: this measures delivery to
+            // 100 connections, not 100 decoders sharing this machine's 2 cores.
+            var received: [UInt64] = []
+            let times = UnsafePointer<UInt64>(bitPattern: sendTimesAddress)
+            while received.count < events, let payload = try? connection.receiveRaw(timeout: 30) {
+                let now = nanoseconds()
+                guard let sequence = eventSequence(payload) else { continue }
+                let index = Int(sequence) - Int(baseSequence)
+                guard index >= 1, index <= events, let sent = times?[index] else { continue }
+                received.append(now - sent)
+            }
+            latencies.append(contentsOf: received)
+        }
+    }
+    for _ in 0..<subscriberCount { ready.wait() }
+    for index in 1...events {
+        sendTimes[index] = nanoseconds()
+        _ = try writer.call(.setCookies(
+            headers: ["fan=\(index); Max-Age=600"], context: WireCookieContext(url: "https://fanout.test/")))
+        usleep(2_000)  // a change every ~2 ms, not a flood: this measures latency, not backlog
+    }
+    done.wait()
+    let fanout = latencies.all
+    print("service_fanout_clients: \(subscriberCount) clients")
+    print("service_fanout_deliveries: \(fanout.count) events")
+    report("service_fanout_from_send", samples: fanout)
+
+    // 3. Bulk import of 100,000 cookies (5,000 sites, 20 each) in one request and transaction,
+    // from a connection that is not subscribed (it would first have to read the 100,000-cookie event).
+    let importer = try KeyjarConnection(socketPath: daemon.socketPath, client: "bench-importer")
+    let expiry = Int(Date().timeIntervalSince1970) + 86_400 * 30
+    var text = ""
+    text.reserveCapacity(100_000 * 60)
+    for index in 0..<100_000 {
+        text += ".site\(index % 5_000).example\tTRUE\t/\tFALSE\t\(expiry)\tk\(index / 5_000)\tv\(index)\n"
+    }
+    let importStart = nanoseconds()
+    guard case .importReport(let imported, _, let problems, _) = try importer.call(
+        .importCookies(format: .netscape, text: text), timeout: 120)
+    else { throw BenchmarkError("import failed") }
+    let importSeconds = Double(nanoseconds() - importStart) / 1e9
+    guard imported == 100_000, problems.isEmpty else { throw BenchmarkError("imported \(imported), \(problems.count) problems") }
+    print("service_import_100k: \(String(format: "%.3f", importSeconds)) s")
+    print("service_import_rate: \(Int(Double(imported) / importSeconds)) cookies/s")
+
+    // 4. Start-up with those ~102,000 stored cookies, until it serves; then its memory.
+    daemon.stop()
+    var startups: [UInt64] = []
+    var resident = 0
+    for _ in 0..<3 {
+        daemon = try BenchDaemon(directory: directory)
+        startups.append(daemon.startup)
+        let probe = try KeyjarConnection(socketPath: daemon.socketPath, client: "bench-probe")
+        guard case .status(let status) = try probe.call(.status) else { throw BenchmarkError("status failed") }
+        if status.cookieCount < 100_000 { throw BenchmarkError("only \(status.cookieCount) cookies after restart") }
+        resident = daemon.residentBytes
+        daemon.stop()
+    }
+    print("service_startup_100k_median: \(String(format: "%.1f", Double(startups.sorted()[1]) / 1e6)) ms")
+    print("service_rss_100k: \(String(format: "%.1f", Double(resident) / 1_048_576)) MB")
+}
+
+/// The sequence number of a pushed event payload, read without decoding the JSON: keyjard
+/// writes events as `{"event":{"event":{"sequence":N,...`.
+func eventSequence(_ payload: [UInt8]) -> UInt64? {
+    let prefix = Array(#"{"event":{"event":{"sequence":"#.utf8)
+    guard payload.starts(with: prefix) else { return nil }
+    var value: UInt64 = 0
+    for byte in payload.dropFirst(prefix.count) {
+        guard byte >= 0x30 && byte <= 0x39 else { break }
+        value = value * 10 + UInt64(byte - 0x30)
+    }
+    return value
+}
