@@ -35,6 +35,7 @@ let package = Package(
         .systemLibrary(
             name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
 
+        // glibc's malloc.h (heap statistics for the benchmark, malloc_trim for keyjard).
         .systemLibrary(name: "CMallocInfo"),
 
         // The model: cookie and credential rules as pure values.
@@ -60,7 +61,7 @@ let package = Package(
         .target(
             name: "KeyjarServer",
             dependencies: [
-                "KeyjarCore", "KeyjarProtocol", "KeyjarStore",
+                "KeyjarCore", "KeyjarProtocol", "KeyjarStore", "CMallocInfo",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -79,7 +80,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "KeyjarBench",
-            dependencies: ["KeyjarCore", "KeyjarProtocol", "CMallocInfo"],
+            dependencies: ["KeyjarCore", "KeyjarProtocol", "KeyjarStore", "CMallocInfo"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -1,2 +1,2 @@
-// glibc heap statistics (mallinfo2) for the benchmark; Glibc's module map leaves malloc.h out.
+// glibc malloc.h (mallinfo2, malloc_trim): Glibc's module map leaves it out.
 #include <malloc.h>

@@ -65,16 +65,21 @@ public struct CookieJar: Sendable {
     /// Puts back cookies this jar's rules already accepted once (e.g. loaded from keyjard's
     /// database): no validation and no eviction, only indexing.
     public mutating func restore(_ cookies: [Cookie]) {
-        for cookie in cookies {
-            let key = siteKey(for: cookie.domain)
-            if let index = sites[key]?.firstIndex(where: { $0.hasIdentity(of: cookie) }) {
-                sites[key]?[index] = cookie
-            } else {
-                sites[key, default: []].append(cookie)
-                count += 1
-            }
-            latestCreation = max(latestCreation, cookie.creation)
+        for cookie in cookies { restore(cookie) }
+    }
+
+    /// Puts back one already-accepted cookie (see ``restore(_:)-([Cookie])``).
+    /// - Parameter isNew: the caller guarantees no stored cookie has this identity (rows of a
+    ///   table keyed by identity), which skips the search for one.
+    public mutating func restore(_ cookie: Cookie, isNew: Bool = false) {
+        let key = siteKey(for: cookie.domain)
+        if !isNew, let index = sites[key]?.firstIndex(where: { $0.hasIdentity(of: cookie) }) {
+            sites[key]?[index] = cookie
+        } else {
+            sites[key, default: []].append(cookie)
+            count += 1
         }
+        latestCreation = max(latestCreation, cookie.creation)
     }
 
     /// Every cookie, unexpired or not, in no particular order.
@@ -490,7 +495,10 @@ public struct CookieJar: Sendable {
     ) rethrows -> [CookieChange] {
         var changes: [CookieChange] = []
         for key in Array(sites.keys) {
-            guard var bucket = sites[key] else { continue }
+            // Only buckets with something to remove are rebuilt: the periodic expiry purge visits
+            // every site, and copying each bucket would copy the whole jar every time.
+            guard var bucket = sites[key], try bucket.contains(where: shouldRemove) else { continue }
+            sites[key] = nil  // so that `bucket` is unique and is edited in place
             let before = bucket.count
             var removed: [Cookie] = []
             try bucket.removeAll { cookie in

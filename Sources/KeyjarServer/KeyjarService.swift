@@ -46,9 +46,9 @@ final class KeyjarService: Sendable {
         self.secrets = secrets
         self.threadPool = threadPool
         self.logger = logger
-        let snapshot = try database.loadSnapshot()
-        var jar = CookieJar(policy: snapshot.policy, limits: configuration.limits)
-        jar.restore(snapshot.cookies)
+        var jar = CookieJar(policy: try database.policy(), limits: configuration.limits)
+        // Rows are unique by identity (the table's primary key).
+        try database.forEachCookie { jar.restore($0, isNew: true) }
         box = NIOLoopBoundBox.makeBoxSendingValue(State(jar: jar), eventLoop: eventLoop)
     }
 
@@ -136,9 +136,9 @@ final class KeyjarService: Sendable {
     }
 
     private func reloadJar() {
-        guard let snapshot = try? database.loadSnapshot() else { return }
-        var reloaded = CookieJar(policy: snapshot.policy, limits: state.jar.limits, publicSuffixes: state.jar.publicSuffixes)
-        reloaded.restore(snapshot.cookies)
+        guard let policy = try? database.policy() else { return }
+        var reloaded = CookieJar(policy: policy, limits: state.jar.limits, publicSuffixes: state.jar.publicSuffixes)
+        guard (try? database.forEachCookie({ reloaded.restore($0, isNew: true) })) != nil else { return }
         state.jar = reloaded
     }
 

@@ -117,13 +117,27 @@ public final class StoreDatabase: @unchecked Sendable {
         return try statement.step() ? UInt64(statement.int64(0)) : 0
     }
 
+    /// Hands every stored cookie to `body`, one row at a time: keyjard fills its jar this way
+    /// without holding all of them twice (as an array and in the jar) at start-up.
+    public func forEachCookie(_ body: (Cookie) throws -> Void) throws {
+        try withWriter { connection in try Self.readCookies(connection, into: body) }
+    }
+
+    /// The accept policy and domain rules.
+    public func policy() throws -> CookiePolicy { try withWriter { try Self.readPolicy($0) } }
+
     private static func readCookies(_ connection: SQLiteConnection) throws -> [Cookie] {
+        var cookies: [Cookie] = []
+        try readCookies(connection) { cookies.append($0) }
+        return cookies
+    }
+
+    private static func readCookies(_ connection: SQLiteConnection, into body: (Cookie) throws -> Void) throws {
         let statement = try connection.statement(
             "SELECT name, value, domain, host_only, path, expires, secure, http_only, same_site, creation, last_access"
                 + " FROM cookie")
-        var cookies: [Cookie] = []
         while try statement.step() {
-            cookies.append(
+            try body(
                 Cookie(
                     name: statement.text(0), value: statement.text(1), domain: statement.text(2),
                     hostOnly: statement.bool(3), path: statement.text(4),
@@ -133,7 +147,6 @@ public final class StoreDatabase: @unchecked Sendable {
                     creation: Date(timeIntervalSince1970: statement.double(9)),
                     lastAccess: Date(timeIntervalSince1970: statement.double(10))))
         }
-        return cookies
     }
 
     private static func readPolicy(_ connection: SQLiteConnection) throws -> CookiePolicy {
