@@ -17,6 +17,32 @@ struct ServerSecurityTests {
         #expect((socket[.posixPermissions] as? Int) == 0o600)
     }
 
+    @Test func withoutASecretServiceCookiesWorkAndPermanentCredentialsFailClearly() throws {
+        // No session bus at all: an environment with neither the address nor a bus socket.
+        let directory = try TemporaryDirectory()
+        let environment = [
+            "HOME": directory.path, "XDG_RUNTIME_DIR": directory.path, "PATH": "/usr/bin:/bin",
+        ]
+        let daemon = try DaemonProcess(in: directory, environment: environment)
+        defer { #expect(daemon.stop() == 0) }
+        let client = try TestClient(socketPath: daemon.socketPath)
+        #expect(try client.setCookies(["still=works"], from: "https://example.com/") == [nil])
+        let space = ProtectionSpace(host: "example.com", protocol: "https", realm: "r", authenticationMethod: .httpBasic)
+        do {
+            _ = try client.call(.setCredential(space: space, user: "alice", password: "never-stored", makeDefault: false))
+            Issue.record("storing a permanent credential without a Secret Service succeeded")
+        } catch let error as WireError {
+            #expect(error.code == WireError.secretsUnavailable)
+            #expect(error.message.contains("No Secret Service"))
+            #expect(error.message.contains("--secrets file"))
+            #expect(!error.message.contains("never-stored"))
+        }
+        guard case .status(let status) = try client.call(.status) else { return }
+        #expect(!status.secretsHealthy)
+        #expect(status.credentialCount == 0)
+        #expect(daemon.log.contains("no usable secret store"))
+    }
+
     @Test func databaseFilesArePrivate() throws {
         let daemon = try DaemonProcess()
         try TestClient(socketPath: daemon.socketPath).setCookies(["a=1; Max-Age=60"], from: "https://example.com/")

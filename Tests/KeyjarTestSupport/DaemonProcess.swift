@@ -12,6 +12,7 @@ public final class DaemonProcess: @unchecked Sendable {
     public let logPath: String
     private let process = Process()
     private let extraArguments: [String]
+    private let environment: [String: String]?
 
     /// The keyjard binary beside the test bundle (SwiftPM builds it as a test dependency).
     public static var binary: String {
@@ -27,12 +28,17 @@ public final class DaemonProcess: @unchecked Sendable {
     }
 
     /// Starts keyjard and waits (up to `timeout`) until it serves.
-    public init(in directory: TemporaryDirectory? = nil, arguments: [String] = [], timeout: TimeInterval = 20) throws {
+    /// - Parameter environment: keyjard's whole environment; the test's own when nil.
+    public init(
+        in directory: TemporaryDirectory? = nil, arguments: [String] = [], environment: [String: String]? = nil,
+        timeout: TimeInterval = 20
+    ) throws {
         self.directory = try directory ?? TemporaryDirectory()
         socketPath = self.directory.path("run/keyjar.sock")
         databasePath = self.directory.path("data/store.sqlite3")
         logPath = self.directory.path("keyjard-\(UUID().uuidString.prefix(8)).log")
         extraArguments = arguments
+        self.environment = environment
         try start(timeout: timeout)
     }
 
@@ -42,6 +48,7 @@ public final class DaemonProcess: @unchecked Sendable {
         }
         process.executableURL = URL(fileURLWithPath: Self.binary)
         process.arguments = ["--socket", socketPath, "--database", databasePath, "--log-level", "debug"] + extraArguments
+        if let environment { process.environment = environment }
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)
         process.standardError = FileHandle(forWritingAtPath: logPath)
         let output = Pipe()
@@ -102,7 +109,7 @@ public final class DaemonProcess: @unchecked Sendable {
 
     /// Starts another keyjard on the same socket and database.
     public func restarted(arguments: [String]? = nil) throws -> DaemonProcess {
-        try DaemonProcess(in: directory, arguments: arguments ?? extraArguments)
+        try DaemonProcess(in: directory, arguments: arguments ?? extraArguments, environment: environment)
     }
 
     deinit {
