@@ -13,7 +13,10 @@ guard unknown.isEmpty else {
 if sections.isEmpty || sections.contains("engine") { runEngineBenchmark() }
 if sections.isEmpty || sections.contains("store") || sections.contains("service") {
     do {
-        if sections.isEmpty || sections.contains("store") { try runStoreBenchmark() }
+        if sections.isEmpty || sections.contains("store") {
+            try runStoreBenchmark()
+            try runImportBreakdown()
+        }
         if sections.isEmpty || sections.contains("service") { try runServiceBenchmark() }
     } catch {
         FileHandle.standardError.write(Data("keyjar-bench: \(error)\n".utf8))

@@ -11,13 +11,13 @@ extension StoreEvent {
             return (try? encoder.encode(self)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
         }
         var writer = JSONWriter()
-        writer.output.reserveCapacity(64 + changes.count * 220)
-        writer.output += #"{"cookies":{"changes":["#
+        writer.bytes.reserveCapacity(64 + changes.count * 260)
+        writer.raw(#"{"cookies":{"changes":["#)
         for (index, change) in changes.enumerated() {
-            if index > 0 { writer.output += "," }
+            if index > 0 { writer.raw(",") }
             writer.write(change)
         }
-        writer.output += "]}}"
+        writer.raw("]}}")
         return writer.output
     }
 }
@@ -27,87 +27,94 @@ extension Cookie {
     /// enough for snapshots of 100,000 cookies.
     public static func encodedJSONArray(_ cookies: [Cookie]) -> String {
         var writer = JSONWriter()
-        writer.output.reserveCapacity(2 + cookies.count * 200)
-        writer.output += "["
+        writer.bytes.reserveCapacity(2 + cookies.count * 220)
+        writer.raw("[")
         for (index, cookie) in cookies.enumerated() {
-            if index > 0 { writer.output += "," }
+            if index > 0 { writer.raw(",") }
             writer.write(cookie)
         }
-        writer.output += "]"
+        writer.raw("]")
         return writer.output
     }
 }
 
-/// A minimal JSON writer for the cookie model.
+/// A minimal JSON writer for the cookie model, appending bytes (String appends piece by piece
+/// cost several times more).
 struct JSONWriter {
-    var output = ""
+    var bytes: [UInt8] = []
+
+    var output: String { String(decoding: bytes, as: UTF8.self) }
+
+    @inline(__always)
+    mutating func raw(_ text: StaticString) {
+        bytes.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+    }
 
     mutating func write(_ change: CookieChange) {
         switch change {
         case .added(let cookie):
-            output += #"{"kind":"added","cookie":"#
+            raw(#"{"kind":"added","cookie":"#)
             write(cookie)
         case .replaced(let old, let new):
-            output += #"{"kind":"replaced","cookie":"#
+            raw(#"{"kind":"replaced","cookie":"#)
             write(new)
-            output += #","old":"#
+            raw(#","old":"#)
             write(old)
         case .removed(let cookie, let cause):
-            output += #"{"kind":"removed","cookie":"#
+            raw(#"{"kind":"removed","cookie":"#)
             write(cookie)
-            output += #","cause":""# + cause.rawValue + "\""
+            raw(#","cause":""#)
+            bytes.append(contentsOf: cause.rawValue.utf8)
+            raw("\"")
         }
-        output += "}"
+        raw("}")
     }
 
     mutating func write(_ cookie: Cookie) {
-        output += #"{"name":"#
+        raw(#"{"name":"#)
         write(string: cookie.name)
-        output += #","value":"#
+        raw(#","value":"#)
         write(string: cookie.value)
-        output += #","domain":"#
+        raw(#","domain":"#)
         write(string: cookie.domain)
-        output += #","hostOnly":"# + (cookie.hostOnly ? "true" : "false")
-        output += #","path":"#
+        if cookie.hostOnly { raw(#","hostOnly":true,"path":"#) } else { raw(#","hostOnly":false,"path":"#) }
         write(string: cookie.path)
-        if let expires = cookie.expires { output += #","expires":"# + number(expires) }
-        output += #","secure":"# + (cookie.secure ? "true" : "false")
-        output += #","httpOnly":"# + (cookie.httpOnly ? "true" : "false")
-        output += #","sameSite":""# + cookie.sameSite.rawValue + "\""
-        output += #","creation":"# + number(cookie.creation)
-        output += #","lastAccess":"# + number(cookie.lastAccess) + "}"
+        if let expires = cookie.expires {
+            raw(#","expires":"#)
+            write(number: expires)
+        }
+        if cookie.secure { raw(#","secure":true"#) } else { raw(#","secure":false"#) }
+        if cookie.httpOnly { raw(#","httpOnly":true,"sameSite":""#) } else { raw(#","httpOnly":false,"sameSite":""#) }
+        bytes.append(contentsOf: cookie.sameSite.rawValue.utf8)
+        raw(#"","creation":"#)
+        write(number: cookie.creation)
+        raw(#","lastAccess":"#)
+        write(number: cookie.lastAccess)
+        raw("}")
     }
 
-    /// Shortest round-tripping form; distantPast and other finite values only (no NaN/inf).
-    private func number(_ date: Date) -> String {
+    /// Shortest round-tripping form; a non-finite time (never stored) is written as 0.
+    private mutating func write(number date: Date) {
         let seconds = date.timeIntervalSince1970
-        return seconds.isFinite ? "\(seconds)" : "0"
+        bytes.append(contentsOf: (seconds.isFinite ? "\(seconds)" : "0").utf8)
     }
 
     mutating func write(string: String) {
-        output += "\""
-        var plainStart = string.utf8.startIndex
-        let bytes = string.utf8
-        var index = bytes.startIndex
-        while index != bytes.endIndex {
-            let byte = bytes[index]
-            if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte < 0x20 {
-                output += String(string[plainStart..<index])
-                switch byte {
-                case UInt8(ascii: "\""): output += "\\\""
-                case UInt8(ascii: "\\"): output += "\\\\"
-                case 0x09: output += "\\t"
-                case 0x0A: output += "\\n"
-                case 0x0D: output += "\\r"
-                default:
-                    let hex = String(byte, radix: 16)
-                    output += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-                }
-                plainStart = bytes.index(after: index)
+        bytes.append(UInt8(ascii: "\""))
+        for byte in string.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): raw("\\\"")
+            case UInt8(ascii: "\\"): raw("\\\\")
+            case 0x09: raw("\\t")
+            case 0x0A: raw("\\n")
+            case 0x0D: raw("\\r")
+            case 0..<0x20:
+                let hex = Array("0123456789abcdef".utf8)
+                bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
+                                          hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
+            default: bytes.append(byte)
             }
-            index = bytes.index(after: index)
         }
-        output += String(string[plainStart..<bytes.endIndex])
-        output += "\""
+        bytes.append(UInt8(ascii: "\""))
     }
 }

@@ -235,8 +235,19 @@ public final class StoreDatabase: @unchecked Sendable {
         for case .saveCredential(let record) in writes where record.persistence != .permanent {
             throw StoreError(code: .invalidArgument, message: "only permanent credentials are stored by keyjard")
         }
+        let changeCount = writes.reduce(0) { count, write in
+            if case .cookies(let changes) = write { return count + changes.count }
+            return count + 1
+        }
         let events = try withWriter { connection in
-            try connection.transaction { () -> [LoggedEvent] in
+            // A bulk write gets a large page cache for its transaction (so it does not spill
+            // to the WAL midway), then gives the memory back.
+            let bulk = changeCount > 10_000
+            if bulk { try connection.execute("PRAGMA cache_size = -65536") }
+            defer {
+                if bulk { try? connection.execute("PRAGMA cache_size = -2000; PRAGMA shrink_memory") }
+            }
+            return try connection.transaction { () -> [LoggedEvent] in
                 var events: [LoggedEvent] = []
                 for write in writes {
                     guard let event = try Self.apply(write, connection) else { continue }
@@ -268,10 +279,13 @@ public final class StoreDatabase: @unchecked Sendable {
         switch write {
         case .cookies(let changes):
             guard !changes.isEmpty else { return nil }
+            // Fetched once per batch: an import runs these 100,000 times.
+            let upsert = try connection.statement(upsertCookieSQL)
+            let delete = try connection.statement(deleteCookieSQL)
             for change in changes {
                 switch change {
-                case .added(let cookie), .replaced(_, let cookie): try upsert(cookie, connection)
-                case .removed(let cookie, _): try delete(cookie.identity, connection)
+                case .added(let cookie), .replaced(_, let cookie): try Self.upsert(cookie, with: upsert)
+                case .removed(let cookie, _): try Self.delete(cookie.identity, with: delete)
                 }
             }
             return .cookies(changes: changes)
@@ -315,21 +329,25 @@ public final class StoreDatabase: @unchecked Sendable {
         }
     }
 
-    private static func upsert(_ cookie: Cookie, _ connection: SQLiteConnection) throws {
-        try connection.statement(
-            "INSERT OR REPLACE INTO cookie (name, value, domain, host_only, path, expires, secure, http_only,"
-                + " same_site, creation, last_access) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
-            .bind(
-                .text(cookie.name), .text(cookie.value), .text(cookie.domain), .bool(cookie.hostOnly), .text(cookie.path),
-                .optional(cookie.expires?.timeIntervalSince1970), .bool(cookie.secure), .bool(cookie.httpOnly),
-                .text(cookie.sameSite.rawValue), .real(cookie.creation.timeIntervalSince1970),
-                .real(cookie.lastAccess.timeIntervalSince1970)
-            ).run()
+    private static let upsertCookieSQL =
+        "INSERT OR REPLACE INTO cookie (name, value, domain, host_only, path, expires, secure, http_only,"
+        + " same_site, creation, last_access) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    private static let deleteCookieSQL = "DELETE FROM cookie WHERE name = ? AND domain = ? AND host_only = ? AND path = ?"
+
+    private static func upsert(_ cookie: Cookie, with statement: SQLiteStatement) throws {
+        statement.reset()
+        try statement.bind(
+            .text(cookie.name), .text(cookie.value), .text(cookie.domain), .bool(cookie.hostOnly), .text(cookie.path),
+            .optional(cookie.expires?.timeIntervalSince1970), .bool(cookie.secure), .bool(cookie.httpOnly),
+            .text(cookie.sameSite.rawValue), .real(cookie.creation.timeIntervalSince1970),
+            .real(cookie.lastAccess.timeIntervalSince1970)
+        ).run()
     }
 
-    private static func delete(_ identity: Cookie.Identity, _ connection: SQLiteConnection) throws {
-        try connection.statement("DELETE FROM cookie WHERE name = ? AND domain = ? AND host_only = ? AND path = ?")
-            .bind(.text(identity.name), .text(identity.domain), .bool(identity.hostOnly), .text(identity.path)).run()
+    private static func delete(_ identity: Cookie.Identity, with statement: SQLiteStatement) throws {
+        statement.reset()
+        try statement.bind(.text(identity.name), .text(identity.domain), .bool(identity.hostOnly), .text(identity.path))
+            .run()
     }
 
     private static func spaceValues(_ space: ProtectionSpace) -> [SQLiteValue] {

@@ -108,7 +108,8 @@ final class SQLiteStatement {
 
     fileprivate func finalize() { sqlite3_finalize(handle) }
 
-    fileprivate func reset() {
+    /// Makes the statement ready to be bound and run again.
+    func reset() {
         sqlite3_reset(handle)
         sqlite3_clear_bindings(handle)
     }
