@@ -87,31 +87,9 @@ extension KeyjarService {
             return .cookies(cookies: state.jar.cookies(for: try Self.context(wire)))
         case .setCookies(let headers, let wire):
             let context = try Self.context(wire)
-            var changes: [CookieChange] = []
-            var outcomes: [CookieOutcome] = []
-            for header in headers {
-                switch state.jar.setCookie(header, context: context) {
-                case .success(let made):
-                    changes += made
-                    outcomes.append(nil)
-                case .failure(let rejection):
-                    outcomes.append(rejection.description)
-                }
-            }
-            return .cookieOutcomes(outcomes: outcomes, sequence: try commitCookies(changes))
+            return try storeEach(headers) { state.jar.setCookie($0, context: context) }
         case .insertCookies(let cookies):
-            var changes: [CookieChange] = []
-            var outcomes: [CookieOutcome] = []
-            for cookie in cookies {
-                switch state.jar.insert(cookie) {
-                case .success(let made):
-                    changes += made
-                    outcomes.append(nil)
-                case .failure(let rejection):
-                    outcomes.append(rejection.description)
-                }
-            }
-            return .cookieOutcomes(outcomes: outcomes, sequence: try commitCookies(changes))
+            return try storeEach(cookies) { state.jar.insert($0) }
         case .deleteCookies(let identities):
             return .committed(sequence: try commitCookies(identities.compactMap { state.jar.remove($0) }))
         case .clearCookies(let domain):
@@ -167,6 +145,25 @@ extension KeyjarService {
             // Answered through the thread-pool path in `handle`.
             throw WireError(code: WireError.invalidArgument, message: "internal routing error")
         }
+    }
+
+    /// Stores each item in the jar, collecting every change for one commit and one outcome per
+    /// item (nil when stored, else the rejection in words).
+    private func storeEach<Item>(
+        _ items: [Item], _ store: (Item) -> Result<[CookieChange], CookieRejection>
+    ) throws(WireError) -> Response {
+        var changes: [CookieChange] = []
+        var outcomes: [CookieOutcome] = []
+        for item in items {
+            switch store(item) {
+            case .success(let made):
+                changes += made
+                outcomes.append(nil)
+            case .failure(let rejection):
+                outcomes.append(rejection.description)
+            }
+        }
+        return .cookieOutcomes(outcomes: outcomes, sequence: try commitCookies(changes))
     }
 
     private func commitCookies(_ changes: [CookieChange]) throws(WireError) -> UInt64? {
