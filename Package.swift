@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "KeyjarCore", targets: ["KeyjarCore"]),
         .library(name: "KeyjarStore", targets: ["KeyjarStore"]),
         .library(name: "KeyjarProtocol", targets: ["KeyjarProtocol"]),
+        .library(name: "Keyjar", targets: ["Keyjar"]),
         .executable(name: "keyjard", targets: ["KeyjarDaemon"]),
         .executable(name: "keyjar-bench", targets: ["KeyjarBench"]),
     ],
@@ -78,6 +79,12 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The client library: a process's connection to keyjard and its local replica.
+        .target(
+            name: "Keyjar",
+            dependencies: ["KeyjarCore", "KeyjarProtocol"],
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "KeyjarBench",
             dependencies: ["KeyjarCore", "KeyjarProtocol", "KeyjarStore", "CMallocInfo"],
@@ -100,6 +107,17 @@ let package = Package(
             name: "KeyjarTestSupport",
             dependencies: ["KeyjarCore", "KeyjarProtocol"],
             path: "Tests/KeyjarTestSupport",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "KeyjarTestPeer",
+            dependencies: ["Keyjar", "KeyjarCore"],
+            path: "Tests/KeyjarTestPeer",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "KeyjarTests",
+            dependencies: ["Keyjar", "KeyjarCore", "KeyjarProtocol", "KeyjarTestSupport", "KeyjarDaemon", "KeyjarTestPeer"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

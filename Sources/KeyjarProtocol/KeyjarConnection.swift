@@ -1,5 +1,4 @@
 public import Foundation
-import Glibc
 
 /// A blocking connection to keyjard speaking the wire protocol directly: one request at a
 /// time, replies matched by id, pushed events kept aside. For tools, benchmarks and tests; the
@@ -10,7 +9,7 @@ import Glibc
 /// let reply = try connection.call(.status)
 /// ```
 public final class KeyjarConnection {
-    private let descriptor: CInt
+    private let socket: UnixSocket
     private var parser = FrameParser()
     private var receiveBuffer = [UInt8](repeating: 0, count: 65_536)
     private var nextID: UInt64 = 0
@@ -23,24 +22,10 @@ public final class KeyjarConnection {
 
     /// Connects; with `hello`, also performs the handshake.
     public init(socketPath: String, hello: Bool = true, client: String = "keyjar-connection") throws {
-        descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { throw ConnectionError("socket() failed") }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let pathBytes = Array(socketPath.utf8)
-        guard pathBytes.count < MemoryLayout.size(ofValue: address.sun_path) else { throw ConnectionError("path too long") }
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (index, byte) in pathBytes.enumerated() { raw[index] = byte }
-        }
-        let status = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        guard status == 0 else {
-            let reason = String(cString: strerror(errno))
-            close(descriptor)
-            throw ConnectionError("connect to \(socketPath) failed: \(reason)")
+        do {
+            socket = try UnixSocket.connect(path: socketPath)
+        } catch {
+            throw ConnectionError(error.description)
         }
         if hello {
             let response = try call(.hello(version: ProtocolVersion.current, client: client))
@@ -48,16 +33,11 @@ public final class KeyjarConnection {
         }
     }
 
-    deinit { close(descriptor) }
+    deinit { socket.close() }
 
     /// Sends raw bytes (for malformed-input tests).
     public func sendRaw(_ bytes: [UInt8]) throws {
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes[offset...].withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            guard written > 0 else { throw ConnectionError("send failed: \(String(cString: strerror(errno)))") }
-            offset += written
-        }
+        try socket.sendAll(bytes)
     }
 
     @discardableResult
@@ -83,9 +63,7 @@ public final class KeyjarConnection {
             }
             let remaining = deadline.timeIntervalSinceNow
             guard remaining > 0 else { return nil }
-            var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-            guard poll(&poller, 1, Int32(min(remaining, 1) * 1000)) > 0 else { continue }
-            let count = recv(descriptor, &receiveBuffer, receiveBuffer.count, 0)
+            guard let count = try socket.receive(into: &receiveBuffer, timeout: min(remaining, 1)) else { continue }
             guard count > 0 else {
                 isClosed = true
                 return nil

@@ -309,7 +309,10 @@ public final class StoreDatabase: @unchecked Sendable {
                 .bind(spaceValues(record.space) + [
                     .text(record.user), .bool(record.isDefault), .real(record.created), .optional(record.lastUsed),
                 ]).run()
-            return .credentials(changes: [CredentialChange(kind: existed ? .updated : .added, space: record.space, user: record.user)])
+            // A replica learns a new default only from `defaultChanged`, so say it.
+            var changes = [CredentialChange(kind: existed ? .updated : .added, space: record.space, user: record.user)]
+            if record.isDefault { changes.append(CredentialChange(kind: .defaultChanged, space: record.space, user: record.user)) }
+            return .credentials(changes: changes)
         case .removeCredential(let space, let user):
             try connection.statement(credentialFilter("DELETE FROM credential")).bind(spaceValues(space) + [.text(user)]).run()
             guard connection.changes > 0 else { return nil }

@@ -120,7 +120,10 @@ struct StoreDatabaseTests {
             .saveCredential(record("alice", otherRealm, isDefault: true)),
         ])
         #expect(events.map(\.sequence) == [1, 2, 3])
-        #expect(events[0].event == .credentials(changes: [CredentialChange(kind: .added, space: space, user: "alice")]))
+        #expect(events[0].event == .credentials(changes: [
+            CredentialChange(kind: .added, space: space, user: "alice"),
+            CredentialChange(kind: .defaultChanged, space: space, user: "alice"),
+        ]))
         try database.commit([.setDefaultCredential(space, user: "bob")])
         let records = try database.loadSnapshot().credentials
         #expect(records.count == 3)

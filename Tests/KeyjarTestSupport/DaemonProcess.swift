@@ -15,16 +15,19 @@ public final class DaemonProcess: @unchecked Sendable {
     private let environment: [String: String]?
 
     /// The keyjard binary beside the test bundle (SwiftPM builds it as a test dependency).
-    public static var binary: String {
+    public static var binary: String { builtExecutable(named: "keyjard") }
+
+    /// An executable SwiftPM built beside the test bundle.
+    public static func builtExecutable(named name: String) -> String {
         let directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
         var candidate = directory
         // Under `swift test` arguments[0] may be the .xctest bundle or a path inside it.
         while candidate.path != "/" {
-            let path = candidate.appendingPathComponent("keyjard").path
+            let path = candidate.appendingPathComponent(name).path
             if FileManager.default.isExecutableFile(atPath: path) { return path }
             candidate.deleteLastPathComponent()
         }
-        return directory.appendingPathComponent("keyjard").path
+        return directory.appendingPathComponent(name).path
     }
 
     /// Starts keyjard and waits (up to `timeout`) until it serves.
@@ -163,4 +166,40 @@ public func runCommand(
         process.terminationStatus, String(decoding: outputData, as: UTF8.self),
         String(decoding: errorBox.get(), as: UTF8.self)
     )
+}
+
+/// Starts a program with posix_spawn, a clean signal mask and stdout/stderr to /dev/null, and
+/// returns its pid. Foundation's Process passes on the calling thread's signal mask (Swift's
+/// worker threads block SIGCHLD, among others), which breaks programs that wait for children.
+public func spawnQuietly(_ executable: String, _ arguments: [String], environment: [String: String]) throws -> pid_t {
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+    var attributes = posix_spawnattr_t()
+    posix_spawnattr_init(&attributes)
+    defer { posix_spawnattr_destroy(&attributes) }
+    var noSignals = sigset_t()
+    sigemptyset(&noSignals)
+    posix_spawnattr_setsigmask(&attributes, &noSignals)
+    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
+    var argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
+    var envp: [UnsafeMutablePointer<CChar>?] = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+    defer {
+        argv.forEach { free($0) }
+        envp.forEach { free($0) }
+    }
+    var pid: pid_t = 0
+    let status = posix_spawn(&pid, executable, &actions, &attributes, &argv, &envp)
+    guard status == 0 else { throw TestSupportError("cannot start \(executable): \(String(cString: strerror(status)))") }
+    return pid
+}
+
+/// Waits for a child started by `spawnQuietly` and returns its exit status (-1 if signalled).
+public func waitForExit(_ pid: pid_t) -> Int32 {
+    var status: Int32 = 0
+    while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+    // WIFEXITED / WEXITSTATUS, which Swift does not import as macros.
+    return status & 0x7F == 0 ? (status >> 8) & 0xFF : -1
 }

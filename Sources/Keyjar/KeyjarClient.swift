@@ -1,0 +1,350 @@
+public import Foundation
+public import KeyjarCore
+public import KeyjarProtocol
+import Synchronization
+
+/// A process's connection to keyjard, with a local replica of the shared cookie jar, policy
+/// and credential list (never passwords), kept current by keyjard's change events.
+///
+/// Reads (a Cookie header, the cookie list) are answered from the replica, never waiting on
+/// the socket. Writes go to keyjard and return once committed; the replica already holds their
+/// result then (keyjard sends a change's event before its reply), so a process reads its own
+/// writes at once, and every other process as soon as the event reaches it.
+///
+/// If no keyjard answers, one is started (unless `KEYJAR_NO_AUTOSTART=1`). When keyjard goes
+/// away the client reconnects with backoff and resynchronises from the last sequence number it
+/// saw, so no change is missed; calls made meanwhile fail at once with `.unreachable`.
+///
+/// ```swift
+/// let client = try KeyjarClient()
+/// try client.setCookies(["sid=1; Secure"], for: URL(string: "https://example.com/")!)
+/// client.cookieHeader(for: URL(string: "https://example.com/")!)   // "sid=1"
+/// ```
+public final class KeyjarClient: Sendable {
+    public struct Configuration: Sendable {
+        public var socketPath: String
+        /// Start keyjard when none answers; off when `KEYJAR_NO_AUTOSTART=1`.
+        public var autoStart: Bool
+        public var clientName: String
+        public var requestTimeout: TimeInterval
+
+        public init(
+            socketPath: String = KeyjarPaths.defaultSocketPath(),
+            autoStart: Bool = ProcessInfo.processInfo.environment["KEYJAR_NO_AUTOSTART"] != "1",
+            clientName: String = ProcessInfo.processInfo.processName, requestTimeout: TimeInterval = 30
+        ) {
+            self.socketPath = socketPath
+            self.autoStart = autoStart
+            self.clientName = clientName
+            self.requestTimeout = requestTimeout
+        }
+    }
+
+    /// What the replica holds.
+    struct Replica: Sendable {
+        var jar = CookieJar()
+        var credentials: [CredentialRecord] = []
+        var sequence: UInt64 = 0
+    }
+
+    /// A caller waiting for the reply to its request.
+    final class Waiter: @unchecked Sendable {
+        // @unchecked: `result` is written once before `done.signal()` and read after `done.wait()`.
+        let done = DispatchSemaphore(value: 0)
+        var result: Result<Response, KeyjarClientError>?
+    }
+
+    struct State: Sendable {
+        var replica = Replica()
+        var socket: UnixSocket?
+        var nextID: UInt64 = 0
+        var waiters: [UInt64: Waiter] = [:]
+        var listeners: [UUID: AsyncStream<SequencedEvent>.Continuation] = [:]
+        var closed = false
+    }
+
+    public let configuration: Configuration
+    private let state = Mutex(State())
+    /// Serialises frames written by several threads.
+    private let sendLock = Mutex(())
+
+    /// Connects (starting keyjard if allowed and needed), loads the replica and subscribes.
+    /// - Throws: ``KeyjarClientError`` with code `.unreachable` when no keyjard can be reached.
+    public init(configuration: Configuration = Configuration()) throws(KeyjarClientError) {
+        self.configuration = configuration
+        let socket = try connectAndSynchronise(after: nil)
+        state.withLock { $0.socket = socket }
+        // The thread holds the client weakly between steps, so dropping the client ends it.
+        Thread.detachNewThread { [weak self] in
+            var reader = ReaderState()
+            while let client = self, client.readStep(&reader) {}
+        }
+    }
+
+    deinit {
+        close()
+    }
+
+    /// Disconnects for good; later calls fail with `.unreachable`.
+    public func close() {
+        let socket = state.withLock { state -> UnixSocket? in
+            state.closed = true
+            defer { state.socket = nil }
+            return state.socket
+        }
+        socket?.shutdownBoth()
+    }
+
+    // MARK: - Connection
+
+    /// Connects, greets, and brings the replica up to date: a snapshot the first time, the
+    /// missed events (or a snapshot when too old) after a reconnect. Runs before the socket is
+    /// handed to the reader thread, so it reads its replies itself.
+    private func connectAndSynchronise(after sequence: UInt64?) throws(KeyjarClientError) -> UnixSocket {
+        let socket: UnixSocket
+        do {
+            socket = try UnixSocket.connect(path: configuration.socketPath)
+        } catch let failure {
+            guard failure.nobodyListening, configuration.autoStart else {
+                throw KeyjarClientError(code: .unreachable, message: "keyjard is not reachable: \(failure)")
+            }
+            try KeyjardLauncher.ensureRunning(socketPath: configuration.socketPath)
+            do {
+                socket = try UnixSocket.connect(path: configuration.socketPath)
+            } catch {
+                throw KeyjarClientError(code: .unreachable, message: "keyjard was started but is not reachable: \(error)")
+            }
+        }
+        var parser = FrameParser()
+        func exchange(_ request: Request, id: UInt64) throws(KeyjarClientError) -> Response {
+            do {
+                try socket.sendAll(Framing.frame(MessageCoding.encode(ClientMessage(id: id, request: request))))
+                var buffer = [UInt8](repeating: 0, count: 65_536)
+                let deadline = Date().addingTimeInterval(configuration.requestTimeout)
+                while Date() < deadline {
+                    while let payload = try parser.next() {
+                        switch try MessageCoding.decode(ServerMessage.self, from: payload) {
+                        case .reply(id, let response): return response
+                        case .failure(_, let error):
+                            throw KeyjarClientError(code: .refused, message: error.message, wireCode: error.code)
+                        case .event(let event): apply(event)
+                        case .snapshot(let snapshot): apply(snapshot)
+                        case .reply: continue
+                        }
+                    }
+                    guard let count = try socket.receive(into: &buffer, timeout: 1) else { continue }
+                    guard count > 0 else { break }
+                    parser.append(buffer[0..<count])
+                }
+            } catch let error as KeyjarClientError {
+                throw error
+            } catch {
+                throw KeyjarClientError(code: .protocolViolation, message: "\(error)")
+            }
+            throw KeyjarClientError(code: .unreachable, message: "keyjard did not answer during the handshake")
+        }
+        do throws(KeyjarClientError) {
+            _ = try exchange(.hello(version: ProtocolVersion.current, client: configuration.clientName), id: 0)
+            if let sequence {
+                _ = try exchange(.subscribe(after: sequence), id: 0)
+            } else {
+                guard case .snapshot(let snapshot) = try exchange(.snapshot, id: 0) else {
+                    throw KeyjarClientError(code: .protocolViolation, message: "keyjard answered snapshot with something else")
+                }
+                apply(snapshot)
+                _ = try exchange(.subscribe(after: snapshot.sequence), id: 0)
+            }
+        } catch {
+            socket.close()
+            throw error
+        }
+        return socket
+    }
+
+    /// The reader thread's own state between steps.
+    struct ReaderState {
+        var parser = FrameParser()
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        var backoff: TimeInterval = 0.05
+    }
+
+    /// One step of the reader thread (at most about a second): read frames and dispatch them
+    /// (replies wake their callers, events update the replica), or, when disconnected, try to
+    /// reconnect with backoff and resynchronise. False once the client is closed.
+    private func readStep(_ reader: inout ReaderState) -> Bool {
+        let (socket, closed) = state.withLock { ($0.socket, $0.closed) }
+        if closed { return false }
+        guard let socket else {
+            let lastSequence = state.withLock { $0.replica.sequence }
+            if let reconnected = try? connectAndSynchronise(after: lastSequence) {
+                let stillOpen = state.withLock { state -> Bool in
+                    guard !state.closed else { return false }
+                    state.socket = reconnected
+                    return true
+                }
+                if !stillOpen { reconnected.close() }
+                reader.parser = FrameParser()
+                reader.backoff = 0.05
+            } else {
+                // Waiting longer each time, up to 2 s.
+                Thread.sleep(forTimeInterval: reader.backoff)
+                reader.backoff = min(reader.backoff * 2, 2)
+            }
+            return true
+        }
+        do {
+            guard let count = try socket.receive(into: &reader.buffer, timeout: 1) else { return true }
+            guard count > 0 else { throw ConnectionError("keyjard closed the connection") }
+            reader.parser.append(reader.buffer[0..<count])
+            while let payload = try reader.parser.next() { handle(try MessageCoding.decode(ServerMessage.self, from: payload)) }
+        } catch {
+            disconnected(socket)
+        }
+        return true
+    }
+
+    /// Fails every waiting call and forgets the socket (the read loop reconnects).
+    private func disconnected(_ socket: UnixSocket) {
+        let waiters = state.withLock { state -> [Waiter] in
+            if state.socket?.descriptor == socket.descriptor { state.socket = nil }
+            defer { state.waiters.removeAll() }
+            return Array(state.waiters.values)
+        }
+        socket.close()
+        for waiter in waiters {
+            waiter.result = .failure(KeyjarClientError(code: .unreachable, message: "the connection to keyjard was lost"))
+            waiter.done.signal()
+        }
+    }
+
+    private func handle(_ message: ServerMessage) {
+        switch message {
+        case .reply(let id, let response): resume(id, .success(response))
+        case .failure(let id?, let error):
+            resume(id, .failure(KeyjarClientError(code: .refused, message: error.message, wireCode: error.code)))
+        case .failure(nil, let error):
+            // The connection itself failed: keyjard closes it; the read loop reconnects.
+            resumeAll(.failure(KeyjarClientError(code: .refused, message: error.message, wireCode: error.code)))
+        case .event(let event): apply(event)
+        case .snapshot(let snapshot): apply(snapshot)
+        }
+    }
+
+    private func resume(_ id: UInt64, _ result: Result<Response, KeyjarClientError>) {
+        guard let waiter = state.withLock({ $0.waiters.removeValue(forKey: id) }) else { return }
+        waiter.result = result
+        waiter.done.signal()
+    }
+
+    private func resumeAll(_ result: Result<Response, KeyjarClientError>) {
+        let waiters = state.withLock { state -> [Waiter] in
+            defer { state.waiters.removeAll() }
+            return Array(state.waiters.values)
+        }
+        for waiter in waiters {
+            waiter.result = result
+            waiter.done.signal()
+        }
+    }
+
+    // MARK: - Replica
+
+    private func apply(_ snapshot: StoreSnapshot) {
+        var jar = CookieJar(policy: snapshot.policy)
+        for cookie in snapshot.cookies { jar.restore(cookie, isNew: true) }
+        state.withLock { state in
+            state.replica = Replica(jar: jar, credentials: snapshot.credentials, sequence: snapshot.sequence)
+        }
+        KeyjarNotifications.postResynchronised(self)
+    }
+
+    private func apply(_ event: SequencedEvent) {
+        // Nil for an event the replica already has (replayed after a reconnect): not announced twice.
+        let listeners = state.withLock { state -> [AsyncStream<SequencedEvent>.Continuation]? in
+            guard event.sequence > state.replica.sequence else { return nil }
+            state.replica.sequence = event.sequence
+            switch event.event {
+            case .cookies(let changes):
+                for change in changes {
+                    switch change {
+                    case .added(let cookie), .replaced(_, let cookie): state.replica.jar.restore(cookie)
+                    case .removed(let cookie, _): state.replica.jar.remove(cookie.identity)
+                    }
+                }
+            case .policy(let policy):
+                state.replica.jar.policy = policy
+            case .credentials(let changes):
+                for change in changes { Self.apply(change, to: &state.replica.credentials) }
+            }
+            return Array(state.listeners.values)
+        }
+        guard let listeners else { return }
+        for listener in listeners { listener.yield(event) }
+        KeyjarNotifications.post(event, from: self)
+    }
+
+    private static func apply(_ change: CredentialChange, to records: inout [CredentialRecord]) {
+        let index = records.firstIndex { $0.space == change.space && $0.user == change.user }
+        switch change.kind {
+        case .added, .updated:
+            if index == nil {
+                records.append(CredentialRecord(
+                    space: change.space, user: change.user, persistence: .permanent, isDefault: false,
+                    created: Date().timeIntervalSince1970))
+            }
+        case .removed:
+            if let index { records.remove(at: index) }
+        case .defaultChanged:
+            for position in records.indices where records[position].space == change.space {
+                records[position].isDefault = records[position].user == change.user
+            }
+        }
+    }
+
+    /// The sequence number of the last change the replica holds.
+    public var sequence: UInt64 { state.withLock { $0.replica.sequence } }
+
+    /// Whether a connection to keyjard is up right now.
+    public var isConnected: Bool { state.withLock { $0.socket != nil } }
+
+    /// Every change as it is applied to this process's replica: what changed, its cause, its
+    /// sequence number. Each call returns a new stream.
+    public func changes() -> AsyncStream<SequencedEvent> {
+        let (stream, continuation) = AsyncStream.makeStream(of: SequencedEvent.self, bufferingPolicy: .bufferingNewest(4096))
+        let id = UUID()
+        state.withLock { $0.listeners[id] = continuation }
+        continuation.onTermination = { [weak self] _ in self?.state.withLock { _ = $0.listeners.removeValue(forKey: id) } }
+        return stream
+    }
+
+    // MARK: - Requests
+
+    /// Sends a request and waits for its reply.
+    /// - Throws: `.unreachable` at once when disconnected; `.refused` with keyjard's reason.
+    public func call(_ request: Request) throws(KeyjarClientError) -> Response {
+        let waiter = Waiter()
+        let prepared = state.withLock { state -> (UnixSocket, UInt64)? in
+            guard let socket = state.socket, !state.closed else { return nil }
+            state.nextID += 1
+            state.waiters[state.nextID] = waiter
+            return (socket, state.nextID)
+        }
+        guard let (socket, id) = prepared else {
+            throw KeyjarClientError(code: .unreachable, message: "not connected to keyjard (reconnecting)")
+        }
+        let frame = Framing.frame(MessageCoding.encode(ClientMessage(id: id, request: request)))
+        let sent: Bool = sendLock.withLock { _ in (try? socket.sendAll(frame)) != nil }
+        if !sent {
+            state.withLock { _ = $0.waiters.removeValue(forKey: id) }
+            throw KeyjarClientError(code: .unreachable, message: "the connection to keyjard was lost")
+        }
+        guard waiter.done.wait(timeout: .now() + configuration.requestTimeout) == .success, let result = waiter.result else {
+            state.withLock { _ = $0.waiters.removeValue(forKey: id) }
+            throw KeyjarClientError(code: .timedOut, message: "keyjard did not answer within \(configuration.requestTimeout) s")
+        }
+        return try result.get()
+    }
+
+    /// Reads the replica under its lock.
+    func withReplica<T>(_ body: (inout Replica) -> T) -> T { state.withLock { body(&$0.replica) } }
+}

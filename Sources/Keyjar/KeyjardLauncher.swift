@@ -1,0 +1,123 @@
+import Foundation
+import Glibc
+import KeyjarProtocol
+
+/// Starts keyjard when no one serves the socket: exactly once even when several processes try
+/// at the same moment (they queue on `autostart.lock` beside the socket, and the ones after
+/// the first find it serving).
+enum KeyjardLauncher {
+    /// glibc's POSIX_SPAWN_SETSID (0x80), hidden from Swift behind _GNU_SOURCE: the child gets a
+    /// session of its own, so a Ctrl-C in the starting program's terminal does not reach it.
+    private static let posixSpawnSetSID: Int32 = 0x80
+
+    /// Makes sure a keyjard serves `socketPath`, starting one if needed.
+    static func ensureRunning(socketPath: String, timeout: TimeInterval = 10) throws(KeyjarClientError) {
+        let directory = (socketPath as NSString).deletingLastPathComponent
+        try? FileManager.default.createDirectory(
+            atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let lock = open(directory + "/autostart.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard lock >= 0 else { throw unreachable("cannot open \(directory)/autostart.lock") }
+        defer { close(lock) }
+        while flock(lock, LOCK_EX) != 0 && errno == EINTR {}
+        defer { flock(lock, LOCK_UN) }
+
+        if let socket = try? UnixSocket.connect(path: socketPath) {
+            socket.close()
+            return
+        }
+        guard let binary = findKeyjard() else {
+            throw unreachable("no keyjard answers at \(socketPath) and none was found to start (looked next to this program and on PATH)")
+        }
+        try spawn(binary, socketPath: socketPath, logPath: directory + "/keyjard.log", timeout: timeout)
+    }
+
+    private static func unreachable(_ message: String) -> KeyjarClientError {
+        KeyjarClientError(code: .unreachable, message: message)
+    }
+
+    /// `$KEYJAR_KEYJARD`, else `keyjard` next to the running executable, else on PATH.
+    static func findKeyjard() -> String? {
+        let environment = ProcessInfo.processInfo.environment
+        if let explicit = environment["KEYJAR_KEYJARD"], FileManager.default.isExecutableFile(atPath: explicit) {
+            return explicit
+        }
+        if let executable = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
+            let sibling = (executable as NSString).deletingLastPathComponent + "/keyjard"
+            if FileManager.default.isExecutableFile(atPath: sibling) { return sibling }
+        }
+        for directory in (environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin").split(separator: ":") {
+            let candidate = "\(directory)/keyjard"
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+        }
+        return nil
+    }
+
+    /// This process's open descriptors that a child would inherit (those without close-on-exec).
+    private static func inheritedDescriptors() -> [CInt] {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        return entries.compactMap { CInt($0) }.filter { descriptor in
+            let flags = fcntl(descriptor, F_GETFD)
+            return flags >= 0 && flags & FD_CLOEXEC == 0
+        }
+    }
+
+    /// Spawns keyjard in a session of its own (so it outlives this process and its terminal),
+    /// logging to `logPath`, and waits for its "ready" line.
+    private static func spawn(_ binary: String, socketPath: String, logPath: String, timeout: TimeInterval) throws(KeyjarClientError) {
+        var pipeEnds: [CInt] = [0, 0]
+        guard pipe(&pipeEnds) == 0 else { throw unreachable("cannot start keyjard: pipe failed") }
+        // Only keyjard's stdout (a dup2'ed copy) should keep the pipe open in the child.
+        _ = fcntl(pipeEnds[0], F_SETFD, FD_CLOEXEC)
+        _ = fcntl(pipeEnds[1], F_SETFD, FD_CLOEXEC)
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_adddup2(&actions, pipeEnds[1], 1)
+        posix_spawn_file_actions_addopen(&actions, 2, logPath, O_WRONLY | O_CREAT | O_APPEND, 0o600)
+        // keyjard outlives this process: it must not keep any of our descriptors open (a pipe
+        // our parent reads would then never see its end).
+        for descriptor in inheritedDescriptors() where descriptor > 2 && descriptor != pipeEnds[1] {
+            posix_spawn_file_actions_addclose(&actions, descriptor)
+        }
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        // A daemon starts with a clean slate: the calling thread may block signals (Swift's
+        // worker threads do), and keyjard must receive SIGTERM and SIGCHLD like any program.
+        var noSignals = sigset_t()
+        sigemptyset(&noSignals)
+        posix_spawnattr_setsigmask(&attributes, &noSignals)
+        var defaults = sigset_t()
+        sigfillset(&defaults)
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(
+            &attributes, Int16(posixSpawnSetSID | Int32(POSIX_SPAWN_SETSIGMASK) | Int32(POSIX_SPAWN_SETSIGDEF)))
+        let arguments = [binary, "--socket", socketPath]
+        var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var pid: pid_t = 0
+        let status = posix_spawn(&pid, binary, &actions, &attributes, &argv, environ)
+        close(pipeEnds[1])
+        defer { close(pipeEnds[0]) }
+        guard status == 0 else {
+            throw unreachable("cannot start \(binary): \(String(cString: strerror(status)))")
+        }
+        // Wait for "ready <socket>", with a deadline; keyjard writes nothing else to stdout.
+        let deadline = Date().addingTimeInterval(timeout)
+        var line: [UInt8] = []
+        var byte: UInt8 = 0
+        while Date() < deadline {
+            var poller = pollfd(fd: pipeEnds[0], events: Int16(POLLIN), revents: 0)
+            guard poll(&poller, 1, 100) > 0 else { continue }
+            guard read(pipeEnds[0], &byte, 1) == 1 else { break }
+            if byte == UInt8(ascii: "\n") {
+                if String(decoding: line, as: UTF8.self).hasPrefix("ready ") { return }
+                line.removeAll()
+            } else {
+                line.append(byte)
+            }
+        }
+        throw unreachable("keyjard (\(binary)) did not become ready; see \(logPath)")
+    }
+}

@@ -1,0 +1,74 @@
+public import Foundation
+import Glibc
+
+/// A connected Unix stream socket: connect, send everything, receive with a timeout.
+public struct UnixSocket: Sendable {
+    public let descriptor: CInt
+
+    /// Why a connect failed; `errno` tells "nobody listens" (ENOENT, ECONNREFUSED) from others.
+    public struct ConnectError: Error, Sendable, CustomStringConvertible {
+        public var path: String
+        public var errno: Int32
+
+        /// True when no keyjard is serving the path (so starting one may help).
+        public var nobodyListening: Bool { errno == ENOENT || errno == ECONNREFUSED }
+        public var description: String { "cannot connect to \(path): \(String(cString: strerror(errno)))" }
+    }
+
+    public static func connect(path: String) throws(ConnectError) -> UnixSocket {
+        let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard descriptor >= 0 else { throw ConnectError(path: path, errno: errno) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let pathBytes = Array(path.utf8)
+        guard pathBytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
+            Glibc.close(descriptor)
+            throw ConnectError(path: path, errno: ENAMETOOLONG)
+        }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (index, byte) in pathBytes.enumerated() { raw[index] = byte }
+        }
+        let status = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        guard status == 0 else {
+            let failure = errno
+            Glibc.close(descriptor)
+            throw ConnectError(path: path, errno: failure)
+        }
+        return UnixSocket(descriptor: descriptor)
+    }
+
+    public func sendAll(_ bytes: [UInt8]) throws(ConnectionError) {
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes[offset...].withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if written < 0 && errno == EINTR { continue }
+            guard written > 0 else { throw ConnectionError("send failed: \(String(cString: strerror(errno)))") }
+            offset += written
+        }
+    }
+
+    /// Reads what is available into `buffer`: the byte count, 0 at end of stream, nil when
+    /// nothing arrived within `timeout`.
+    public func receive(into buffer: inout [UInt8], timeout: TimeInterval) throws(ConnectionError) -> Int? {
+        var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+        let ready = poll(&poller, 1, Int32(max(0, min(timeout, 3600)) * 1000))
+        if ready == 0 || (ready < 0 && errno == EINTR) { return nil }
+        guard ready > 0 else { throw ConnectionError("poll failed: \(String(cString: strerror(errno)))") }
+        let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+        if count < 0 {
+            if errno == EINTR || errno == EAGAIN { return nil }
+            if errno == ECONNRESET { return 0 }
+            throw ConnectionError("receive failed: \(String(cString: strerror(errno)))")
+        }
+        return count
+    }
+
+    /// Wakes a thread blocked in `receive` and ends the connection.
+    public func shutdownBoth() { shutdown(descriptor, Int32(SHUT_RDWR)) }
+
+    public func close() { Glibc.close(descriptor) }
+}

@@ -1,0 +1,42 @@
+// A second process for the client-library tests: uses the Keyjar library as any program would.
+//   KeyjarTestPeer set <url> <set-cookie>   store a response's cookie, print "stored"
+//   KeyjarTestPeer header <url>             print the Cookie header from the replica
+//   KeyjarTestPeer watch                    print "watching", then the names in the first cookie change
+import Foundation
+import Keyjar
+import KeyjarCore
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+do {
+    let storage = try SharedCookieStorage()
+    switch arguments.first {
+    case "set" where arguments.count == 3:
+        guard let url = URL(string: arguments[1]) else { throw KeyjarClientError(code: .refused, message: "bad URL") }
+        let outcomes = try storage.storeCookies(fromResponseHeaders: [arguments[2]], for: url, mainDocumentURL: nil)
+        print(outcomes.first.flatMap { $0 } ?? "stored")
+    case "header" where arguments.count == 2:
+        guard let url = URL(string: arguments[1]) else { throw KeyjarClientError(code: .refused, message: "bad URL") }
+        print(storage.cookieHeader(for: url) ?? "")
+    case "watch":
+        let changes = storage.client.changes()
+        // Unbuffered, so the test sees it before the first change arrives.
+        FileHandle.standardOutput.write(Data("watching\n".utf8))
+        let done = DispatchSemaphore(value: 0)
+        Task.detached {
+            for await event in changes {
+                if case .cookies(let cookieChanges) = event.event {
+                    FileHandle.standardOutput.write(Data((cookieChanges.map(\.cookie.name).joined(separator: ",") + "\n").utf8))
+                    break
+                }
+            }
+            done.signal()
+        }
+        _ = done.wait(timeout: .now() + 20)
+    default:
+        FileHandle.standardError.write(Data("usage: KeyjarTestPeer set <url> <set-cookie> | header <url> | watch\n".utf8))
+        exit(2)
+    }
+} catch {
+    FileHandle.standardError.write(Data("KeyjarTestPeer: \(error)\n".utf8))
+    exit(1)
+}

@@ -1,0 +1,177 @@
+import Foundation
+import Glibc
+import Keyjar
+import KeyjarCore
+import KeyjarProtocol
+import KeyjarTestSupport
+import Testing
+
+/// Waits (polling) until `condition` holds or `timeout` passes.
+func eventually(timeout: TimeInterval = 10, _ condition: () -> Bool) -> Bool {
+    let deadline = Date().addingTimeInterval(timeout)
+    while Date() < deadline {
+        if condition() { return true }
+        usleep(10_000)
+    }
+    return condition()
+}
+
+func storage(for daemon: DaemonProcess) throws -> SharedCookieStorage {
+    SharedCookieStorage(client: try KeyjarClient(configuration: .init(socketPath: daemon.socketPath, autoStart: false)))
+}
+
+@Suite(.timeLimit(.minutes(1)))
+struct SharedCookieStorageTests {
+    @Test func twoClientsShareCookiesAndTheOtherIsNotified() async throws {
+        let daemon = try DaemonProcess()
+        defer { #expect(daemon.stop() == 0) }
+        let writer = try storage(for: daemon)
+        let reader = try storage(for: daemon)
+        let changes = reader.client.changes()
+        let observed = LockedCounter()
+        let observer = NotificationCenter.default.addObserver(
+            forName: KeyjarNotifications.cookiesChanged, object: reader.client, queue: nil) { _ in observed.increment() }
+        defer { NotificationCenter.default.removeObserver(observer) }
+
+        let site = try #require(URL(string: "https://www.example.com/app"))
+        #expect(try writer.storeCookies(fromResponseHeaders: ["sid=42; Domain=example.com; Secure", "bad=1; Domain=com"],
+                                        for: site, mainDocumentURL: nil) == [nil, "Domain=com is a public suffix"])
+        // Read-your-writes: the writer's replica has it the moment the call returns.
+        #expect(writer.cookieHeader(for: try #require(URL(string: "https://api.example.com/"))) == "sid=42")
+        // The reader gets the change as a typed event and as an Apple-named notification.
+        var iterator = changes.makeAsyncIterator()
+        let event = try #require(await iterator.next())
+        guard case .cookies(let cookieChanges) = event.event else {
+            Issue.record("expected a cookie change, got \(event)")
+            return
+        }
+        #expect(cookieChanges.map(\.cookie.name) == ["sid"])
+        #expect(eventually { observed.value == 1 })
+        #expect(reader.cookieHeader(for: try #require(URL(string: "https://example.com/"))) == "sid=42")
+        #expect(reader.cookies.map(\.name) == ["sid"])
+
+        // Deleting and policy changes travel the same way.
+        try writer.setCookieAcceptPolicy(.noThirdParty)
+        #expect(eventually { reader.cookieAcceptPolicy == .noThirdParty })
+        try writer.deleteCookie(try #require(writer.cookies.first))
+        #expect(eventually { reader.cookies.isEmpty })
+        #expect(throws: KeyjarClientError.self) {
+            try writer.setCookie(Cookie(name: "__Host-x", value: "1", domain: "example.com", hostOnly: true))
+        }
+    }
+
+    @Test func aSeparateProcessSeesTheChangeAndIsNotified() throws {
+        let daemon = try DaemonProcess()
+        defer { #expect(daemon.stop() == 0) }
+        let peer = DaemonProcess.builtExecutable(named: "KeyjarTestPeer")
+        let environment = ProcessInfo.processInfo.environment.merging(
+            ["KEYJAR_SOCKET": daemon.socketPath, "KEYJAR_NO_AUTOSTART": "1"]) { $1 }
+
+        let watcher = Process()
+        watcher.executableURL = URL(fileURLWithPath: peer)
+        watcher.arguments = ["watch"]
+        watcher.environment = environment
+        let output = Pipe()
+        watcher.standardOutput = output
+        try watcher.run()
+        defer { if watcher.isRunning { watcher.terminate() } }
+        #expect(DaemonProcess.readLine(from: output.fileHandleForReading, timeout: 20) == "watching")
+
+        let local = try storage(for: daemon)
+        try local.storeCookies(fromResponseHeaders: ["fromA=1"], for: try #require(URL(string: "https://example.org/")),
+                               mainDocumentURL: nil)
+        #expect(DaemonProcess.readLine(from: output.fileHandleForReading, timeout: 20) == "fromA")
+
+        // And the other way round: the peer writes, this process's replica gets it.
+        let result = try runCommand(peer, ["set", "https://example.org/", "fromB=2; Max-Age=60"], environment: environment)
+        #expect(result.output == "stored\n", "\(result.error)")
+        #expect(eventually { local.cookieHeader(for: URL(string: "https://example.org/")!) == "fromA=1; fromB=2" })
+        let header = try runCommand(peer, ["header", "https://example.org/"], environment: environment)
+        #expect(header.output == "fromA=1; fromB=2\n")
+    }
+
+    @Test func aClientResynchronisesWhenKeyjardRestarts() throws {
+        let daemon = try DaemonProcess()
+        let client = try storage(for: daemon)
+        let site = try #require(URL(string: "https://example.net/"))
+        try client.storeCookies(fromResponseHeaders: ["before=1; Max-Age=600"], for: site, mainDocumentURL: nil)
+        #expect(daemon.stop() == 0)
+        // While keyjard is away, calls fail at once with a typed error; reads still answer.
+        #expect(eventually { !client.client.isConnected })
+        do {
+            try client.storeCookies(fromResponseHeaders: ["during=1"], for: site, mainDocumentURL: nil)
+            Issue.record("a write succeeded with keyjard stopped")
+        } catch {
+            #expect(error.code == .unreachable)
+        }
+        #expect(client.cookieHeader(for: site) == "before=1")
+
+        let restarted = try daemon.restarted()
+        defer { #expect(restarted.stop() == 0) }
+        let other = try storage(for: restarted)
+        try other.storeCookies(fromResponseHeaders: ["after=1; Max-Age=600"], for: site, mainDocumentURL: nil)
+        // The first client reconnects by itself and catches up on what it missed.
+        #expect(eventually(timeout: 15) { client.cookieHeader(for: site) == "before=1; after=1" })
+        #expect(client.client.isConnected)
+        try client.storeCookies(fromResponseHeaders: ["again=1; Max-Age=600"], for: site, mainDocumentURL: nil)
+        #expect(eventually { other.cookieHeader(for: site) == "before=1; after=1; again=1" })
+    }
+
+    @Test func withoutAutoStartAnAbsentKeyjardIsAClearError() throws {
+        let directory = try TemporaryDirectory()
+        let start = Date()
+        do {
+            _ = try KeyjarClient(configuration: .init(socketPath: directory.path("none.sock"), autoStart: false))
+            Issue.record("connected to nothing")
+        } catch {
+            #expect(error.code == .unreachable)
+            #expect(error.message.contains("not reachable"))
+        }
+        #expect(Date().timeIntervalSince(start) < 5)
+    }
+
+    @Test func concurrentAutoStartsStartExactlyOneKeyjard() throws {
+        let directory = try TemporaryDirectory()
+        let socketPath = directory.path("run/keyjar.sock")
+        let peer = DaemonProcess.builtExecutable(named: "KeyjarTestPeer")
+        var environment = ProcessInfo.processInfo.environment
+        environment["KEYJAR_SOCKET"] = socketPath
+        environment["KEYJAR_DATABASE"] = directory.path("data/store.sqlite3")
+        environment["KEYJAR_KEYJARD"] = DaemonProcess.binary
+        environment.removeValue(forKey: "KEYJAR_NO_AUTOSTART")
+        // Five peers at once, spawned and reaped directly (see `spawnQuietly`).
+        let pids = try (0..<5).map { index in
+            try spawnQuietly(peer, ["set", "https://race.example/", "p\(index)=1; Max-Age=60"], environment: environment)
+        }
+        let statuses = pids.map(waitForExit)
+        defer {
+            // Stop the keyjard the peers started (its pid is in the lock file).
+            if let pid = try? String(contentsOfFile: directory.path("run/keyjard.lock"), encoding: .utf8)
+                .trimmingCharacters(in: .whitespacesAndNewlines), let number = Int32(pid)
+            {
+                kill(number, SIGTERM)
+            }
+        }
+        #expect(statuses == Array(repeating: 0, count: 5))
+        // Exactly one keyjard serves that socket.
+        let serving = (try FileManager.default.contentsOfDirectory(atPath: "/proc")).filter { entry in
+            guard Int32(entry) != nil,
+                let commandLine = FileManager.default.contents(atPath: "/proc/\(entry)/cmdline")
+            else { return false }
+            let text = String(decoding: commandLine, as: UTF8.self)
+            return text.contains("keyjard") && text.contains(socketPath)
+        }
+        #expect(serving.count == 1, "keyjard processes: \(serving)")
+        let header = try runCommand(peer, ["header", "https://race.example/"], environment: environment)
+        #expect(Set(header.output.trimmingCharacters(in: .newlines).components(separatedBy: "; ")) == Set((0..<5).map { "p\($0)=1" }))
+    }
+}
+
+final class LockedCounter: @unchecked Sendable {
+    // @unchecked: every access goes through `lock`.
+    private let lock = NSLock()
+    private var count = 0
+
+    func increment() { lock.withLock { count += 1 } }
+    var value: Int { lock.withLock { count } }
+}
