@@ -74,10 +74,18 @@ public final class KeyjarClient: Sendable {
         self.configuration = configuration
         let socket = try connectAndSynchronise(after: nil)
         state.withLock { $0.socket = socket }
-        // The thread holds the client weakly between steps, so dropping the client ends it.
+        // The thread blocks in the socket without holding the client, so an idle client costs
+        // no CPU and dropping it works: deinit shuts the socket, which wakes the thread.
         Thread.detachNewThread { [weak self] in
             var reader = ReaderState()
-            while let client = self, client.readStep(&reader) {}
+            while true {
+                guard let socket = self?.currentSocket() else {
+                    guard let client = self, client.reconnectStep(&reader) else { return }
+                    continue
+                }
+                let received = Result { try socket.receive(into: &reader.buffer, timeout: 3600) }
+                guard let client = self, client.readStep(&reader, socket: socket, received: received) else { return }
+            }
         }
     }
 
@@ -168,39 +176,44 @@ public final class KeyjarClient: Sendable {
         var backoff: TimeInterval = 0.05
     }
 
-    /// One step of the reader thread (at most about a second): read frames and dispatch them
-    /// (replies wake their callers, events update the replica), or, when disconnected, try to
-    /// reconnect with backoff and resynchronise. False once the client is closed.
-    private func readStep(_ reader: inout ReaderState) -> Bool {
-        let (socket, closed) = state.withLock { ($0.socket, $0.closed) }
+    /// The connected socket; nil when disconnected or closed.
+    private func currentSocket() -> UnixSocket? { state.withLock { $0.closed ? nil : $0.socket } }
+
+    /// While disconnected: tries to reconnect and resynchronise, waiting longer after each
+    /// failure (up to 2 s). False once the client is closed.
+    private func reconnectStep(_ reader: inout ReaderState) -> Bool {
+        let (lastSequence, closed) = state.withLock { ($0.replica.sequence, $0.closed) }
         if closed { return false }
-        guard let socket else {
-            let lastSequence = state.withLock { $0.replica.sequence }
-            if let reconnected = try? connectAndSynchronise(after: lastSequence) {
-                let stillOpen = state.withLock { state -> Bool in
-                    guard !state.closed else { return false }
-                    state.socket = reconnected
-                    return true
-                }
-                if !stillOpen { reconnected.close() }
-                reader.parser = FrameParser()
-                reader.backoff = 0.05
-            } else {
-                // Waiting longer each time, up to 2 s.
-                Thread.sleep(forTimeInterval: reader.backoff)
-                reader.backoff = min(reader.backoff * 2, 2)
+        if let reconnected = try? connectAndSynchronise(after: lastSequence) {
+            let stillOpen = state.withLock { state -> Bool in
+                guard !state.closed else { return false }
+                state.socket = reconnected
+                return true
             }
-            return true
+            if !stillOpen { reconnected.close() }
+            reader.parser = FrameParser()
+            reader.backoff = 0.05
+            return stillOpen
         }
+        Thread.sleep(forTimeInterval: reader.backoff)
+        reader.backoff = min(reader.backoff * 2, 2)
+        return true
+    }
+
+    /// Dispatches what one read brought: replies wake their callers, events update the
+    /// replica; an error or the end of the stream means disconnected. False once closed.
+    private func readStep(
+        _ reader: inout ReaderState, socket: UnixSocket, received: Result<Int?, any Error>
+    ) -> Bool {
         do {
-            guard let count = try socket.receive(into: &reader.buffer, timeout: 1) else { return true }
+            guard let count = try received.get() else { return true }
             guard count > 0 else { throw ConnectionError("keyjard closed the connection") }
             reader.parser.append(reader.buffer[0..<count])
             while let payload = try reader.parser.next() { handle(try MessageCoding.decode(ServerMessage.self, from: payload)) }
         } catch {
             disconnected(socket)
         }
-        return true
+        return !state.withLock { $0.closed }
     }
 
     /// Fails every waiting call and forgets the socket (the read loop reconnects).
