@@ -87,7 +87,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "KeyjarBench",
-            dependencies: ["KeyjarCore", "KeyjarProtocol", "KeyjarStore", "CMallocInfo"],
+            dependencies: ["Keyjar", "KeyjarCore", "KeyjarProtocol", "KeyjarStore", "CMallocInfo"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

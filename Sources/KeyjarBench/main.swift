@@ -1,23 +1,24 @@
 // keyjar-bench: Keyjar's performance targets, measured in a release build.
 //
 // Prints one `name: value unit` line per metric so runs can be compared with diff.
-// Run: swift build -c release && .build/release/keyjar-bench [engine] [store] [service]
+// Run: swift build -c release && .build/release/keyjar-bench [engine] [store] [service] [client]
 import Foundation
 
 let sections = Set(CommandLine.arguments.dropFirst())
-let unknown = sections.subtracting(["engine", "store", "service"])
+let unknown = sections.subtracting(["engine", "store", "service", "client"])
 guard unknown.isEmpty else {
-    FileHandle.standardError.write(Data("usage: keyjar-bench [engine] [store] [service]\n".utf8))
+    FileHandle.standardError.write(Data("usage: keyjar-bench [engine] [store] [service] [client]\n".utf8))
     exit(2)
 }
 if sections.isEmpty || sections.contains("engine") { runEngineBenchmark() }
-if sections.isEmpty || sections.contains("store") || sections.contains("service") {
+if !sections.isDisjoint(with: ["store", "service", "client"]) || sections.isEmpty {
     do {
         if sections.isEmpty || sections.contains("store") {
             try runStoreBenchmark()
             try runImportBreakdown()
         }
         if sections.isEmpty || sections.contains("service") { try runServiceBenchmark() }
+        if sections.isEmpty || sections.contains("client") { try runClientBenchmark() }
     } catch {
         FileHandle.standardError.write(Data("keyjar-bench: \(error)\n".utf8))
         exit(1)

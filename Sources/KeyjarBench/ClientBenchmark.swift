@@ -1,0 +1,87 @@
+import Foundation
+import Glibc
+import Keyjar
+import KeyjarCore
+import KeyjarProtocol
+
+/// The client library against the release keyjard: lookups from the replica, a change going
+/// from one process's write to another's notification, and replica memory.
+func runClientBenchmark() throws {
+    var template = Array("/tmp/kjclient-XXXXXX".utf8CString)
+    guard let made = mkdtemp(&template) else { throw BenchmarkError("mkdtemp failed") }
+    let directory = String(cString: made)
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    let daemon = try BenchDaemon(directory: directory)
+    defer { daemon.stop() }
+
+    // 10,000 cookies over 500 sites, as in the engine benchmark.
+    let expiry = Int(Date().timeIntervalSince1970) + 86_400
+    var text = ""
+    for index in 0..<10_000 {
+        text += ".site\(index % 500).com\tTRUE\t/\tFALSE\t\(expiry)\tc\(index / 500)\tv\(index)_3f9a1c0e7b2d4f6a\n"
+    }
+    _ = try KeyjarConnection(socketPath: daemon.socketPath).call(.importCookies(format: .netscape, text: text))
+
+    let configuration = KeyjarClient.Configuration(socketPath: daemon.socketPath, autoStart: false)
+    let heapBefore = heapBytesInUse()
+    let reader = SharedCookieStorage(client: try KeyjarClient(configuration: configuration))
+    print("client_replica_memory_10k: \(String(format: "%.2f", Double(heapBytesInUse() - heapBefore) / 1_048_576)) MB")
+
+    let urls = (0..<500).compactMap { URL(string: "https://www.site\($0).com/some/path") }
+    var samples: [UInt64] = []
+    for iteration in 0..<100_000 {
+        let url = urls[(iteration &* 7919) % urls.count]
+        let start = nanoseconds()
+        let header = reader.cookieHeader(for: url)
+        samples.append(nanoseconds() - start)
+        if header == nil { throw BenchmarkError("no header for \(url)") }
+    }
+    report("client_cookie_header", samples: samples)
+
+    // A writes, B (one of 100 connected clients) is notified.
+    let writer = SharedCookieStorage(client: try KeyjarClient(configuration: configuration))
+    let others = try (0..<98).map { _ in try KeyjarClient(configuration: configuration) }
+    let arrivals = Arrivals()
+    let observer = NotificationCenter.default.addObserver(
+        forName: KeyjarNotifications.cookiesChanged, object: reader.client, queue: nil
+    ) { notification in
+        if let event = notification.userInfo?[KeyjarNotifications.eventKey] as? SequencedEvent {
+            arrivals.record(event.sequence, at: nanoseconds())
+        }
+    }
+    defer { NotificationCenter.default.removeObserver(observer) }
+    guard let site = URL(string: "https://notify.test/") else { throw BenchmarkError("bad URL") }
+    var latencies: [UInt64] = []
+    for index in 0..<500 {
+        let start = nanoseconds()
+        _ = try writer.storeCookies(fromResponseHeaders: ["n=\(index); Max-Age=600"], for: site, mainDocumentURL: nil)
+        let sequence = writer.client.sequence
+        guard let arrived = arrivals.wait(for: sequence, timeout: 5) else { throw BenchmarkError("no notification for \(sequence)") }
+        latencies.append(arrived - start)
+        usleep(1_000)
+    }
+    print("client_notify_clients: \(others.count + 2) clients")
+    report("client_write_to_other_notified", samples: latencies)
+}
+
+/// Notification arrival times by sequence number, shared with the observer's thread.
+final class Arrivals: @unchecked Sendable {
+    // @unchecked: every access goes through `condition`.
+    private let condition = NSCondition()
+    private var times: [UInt64: UInt64] = [:]
+
+    func record(_ sequence: UInt64, at time: UInt64) {
+        condition.lock()
+        times[sequence] = time
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    func wait(for sequence: UInt64, timeout: TimeInterval) -> UInt64? {
+        let deadline = Date().addingTimeInterval(timeout)
+        condition.lock()
+        defer { condition.unlock() }
+        while times[sequence] == nil, condition.wait(until: deadline) {}
+        return times[sequence]
+    }
+}
