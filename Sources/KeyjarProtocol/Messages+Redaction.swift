@@ -1,0 +1,36 @@
+// Passwords travel in exactly two messages (the setCredential request and the password reply).
+// Their descriptions hide them, so that logging or interpolating a message can never leak one.
+
+extension Request: CustomStringConvertible, CustomDebugStringConvertible {
+    public var description: String {
+        switch self {
+        case .setCredential(let space, let user, _, let makeDefault):
+            return "setCredential(space: \(space), user: \(user), password: <hidden>, makeDefault: \(makeDefault))"
+        default:
+            return Self.plainDescription(of: self)
+        }
+    }
+
+    public var debugDescription: String { description }
+
+    /// The synthesized form, for the cases that carry no secret.
+    private static func plainDescription(of request: Request) -> String {
+        let mirror = Mirror(reflecting: request)
+        guard let child = mirror.children.first, let label = child.label else { return "request" }
+        return "\(label)\(child.value)"
+    }
+}
+
+extension Response: CustomStringConvertible, CustomDebugStringConvertible {
+    public var description: String {
+        switch self {
+        case .password(let password): return password == nil ? "password(nil)" : "password(<hidden>)"
+        default:
+            let mirror = Mirror(reflecting: self)
+            guard let child = mirror.children.first, let label = child.label else { return "response" }
+            return "\(label)\(child.value)"
+        }
+    }
+
+    public var debugDescription: String { description }
+}
