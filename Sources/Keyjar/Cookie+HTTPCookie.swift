@@ -1,0 +1,56 @@
+public import Foundation
+public import FoundationNetworking
+public import KeyjarCore
+
+/// An `HTTPCookie` that remembers the Keyjar cookie it came from, so that what Foundation on
+/// Linux drops (SameSite, the exact expiry of a Max-Age cookie, the host-only flag, creation
+/// time) survives a trip through Foundation's type.
+public final class KeyjarHTTPCookie: HTTPCookie, @unchecked Sendable {
+    // @unchecked: immutable after init, like its superclass.
+    public let cookie: Cookie
+
+    init?(_ cookie: Cookie, properties: [HTTPCookiePropertyKey: Any]) {
+        self.cookie = cookie
+        super.init(properties: properties)
+    }
+}
+
+extension HTTPCookie {
+    /// Foundation's form of a Keyjar cookie (a ``KeyjarHTTPCookie``): domain with a leading dot
+    /// unless host-only, HttpOnly and SameSite as properties, expiry as a date.
+    public static func make(from cookie: Cookie) -> HTTPCookie? {
+        var properties: [HTTPCookiePropertyKey: Any] = [
+            .name: cookie.name, .value: cookie.value, .path: cookie.path,
+            .domain: cookie.hostOnly ? cookie.domain : "." + cookie.domain,
+        ]
+        if let expires = cookie.expires { properties[.expires] = expires } else { properties[.discard] = "TRUE" }
+        if cookie.secure { properties[.secure] = "TRUE" }
+        if cookie.httpOnly { properties[HTTPCookiePropertyKey("HttpOnly")] = "TRUE" }
+        if cookie.sameSite != .unspecified { properties[HTTPCookiePropertyKey("SameSite")] = cookie.sameSite.rawValue }
+        return KeyjarHTTPCookie(cookie, properties: properties)
+    }
+}
+
+extension Cookie {
+    /// A Keyjar cookie from Foundation's. A ``KeyjarHTTPCookie`` gives back its cookie exactly;
+    /// otherwise the fields are read as Apple defines them (a domain without a leading dot is
+    /// host-only), with Max-Age honoured even though Foundation on Linux ignores it.
+    public init(_ httpCookie: HTTPCookie, now: Date = Date()) {
+        if let keyjar = httpCookie as? KeyjarHTTPCookie {
+            self = keyjar.cookie
+            return
+        }
+        let properties = httpCookie.properties ?? [:]
+        let domain = httpCookie.domain
+        let created = (properties[HTTPCookiePropertyKey("Created")] as? Double).map(Date.init(timeIntervalSinceReferenceDate:)) ?? now
+        var expires = httpCookie.expiresDate
+        if let maxAge = (properties[.maximumAge] as? String).flatMap(Int.init) ?? properties[.maximumAge] as? Int {
+            expires = created.addingTimeInterval(TimeInterval(maxAge))
+        }
+        let sameSite = (properties[HTTPCookiePropertyKey("SameSite")] as? String).map(SameSite.init(attributeValue:))
+        self.init(
+            name: httpCookie.name, value: httpCookie.value, domain: Host.canonicalDomain(domain),
+            hostOnly: !domain.hasPrefix("."), path: httpCookie.path, expires: expires, secure: httpCookie.isSecure,
+            httpOnly: httpCookie.isHTTPOnly, sameSite: sameSite ?? .unspecified, creation: created)
+    }
+}
