@@ -1,0 +1,139 @@
+import Foundation
+import FoundationNetworking
+import Glibc
+import Keyjar
+import KeyjarCore
+import KeyjarTestSupport
+import Testing
+
+func credentialStorage(for daemon: DaemonProcess) throws -> SharedCredentialStorage {
+    try SharedCredentialStorage(configuration: .init(socketPath: daemon.socketPath, autoStart: false))
+}
+
+/// A fresh Foundation space each time: lookups must match by value, not identity.
+func space(_ host: String, port: Int = 443, realm: String = "Admin") -> URLProtectionSpace {
+    URLProtectionSpace(host: host, port: port, protocol: port == 443 ? "https" : "http", realm: realm,
+                       authenticationMethod: NSURLAuthenticationMethodHTTPBasic)
+}
+
+@Suite(.timeLimit(.minutes(1)))
+struct SharedCredentialStorageTests {
+    @Test func credentialsAreSharedAccordingToTheirPersistence() throws {
+        let daemon = try DaemonProcess()
+        defer { #expect(daemon.stop() == 0) }
+        let a = try credentialStorage(for: daemon)
+        let b = try credentialStorage(for: daemon)
+        let host = "creds-\(UUID().uuidString.prefix(8).lowercased()).example"
+
+        try a.store(URLCredential(user: "alice", password: "perm-pw", persistence: .permanent), for: space(host), makeDefault: true)
+        try a.store(URLCredential(user: "sam", password: "session-pw", persistence: .forSession), for: space(host))
+        try a.store(URLCredential(user: "nobody", password: "x", persistence: .none), for: space(host))
+        #expect(throws: KeyjarClientError.self) {
+            try a.store(URLCredential(user: "sync", password: "x", persistence: try #require(URLCredential.Persistence(rawValue: 3))), for: space(host))
+        }
+
+        // The permanent one reaches B, password fetched on demand; the session one stays in A.
+        #expect(eventually { b.permanentCredentials.contains { $0.user == "alice" && $0.isDefault } })
+        let fromB = try #require(b.defaultCredential(for: space(host)))
+        #expect(fromB.user == "alice" && fromB.password == "perm-pw" && fromB.persistence == .permanent)
+        #expect(Set(b.credentials(for: space(host))?.keys.map { $0 } ?? []) == ["alice"])
+        #expect(Set(a.credentials(for: space(host))?.keys.map { $0 } ?? []) == ["alice", "sam"])
+        #expect(b.credentials(for: space(host, realm: "Other")) == nil)
+        #expect(b.allCredentials.keys.contains { $0.host == host })
+
+        try a.removeCredential(user: "alice", for: space(host))
+        #expect(eventually { b.defaultCredential(for: space(host)) == nil })
+        #expect(a.credentials(for: space(host))?.keys.map { $0 } == ["sam"])
+    }
+
+    @Test func urlSessionAuthenticatesWithTheSharedStorage() throws {
+        let daemon = try DaemonProcess()
+        defer { #expect(daemon.stop() == 0) }
+        // A local Basic-auth server: 401 with a realm, 200 for alice:wonderland.
+        let server = """
+            import base64, http.server, sys
+            class H(http.server.BaseHTTPRequestHandler):
+                def do_GET(self):
+                    if self.headers.get("Authorization") == "Basic " + base64.b64encode(b"alice:wonderland").decode():
+                        body = b"hello alice"; self.send_response(200)
+                    else:
+                        body = b"who are you"; self.send_response(401)
+                        self.send_header("WWW-Authenticate", 'Basic realm="keyjar-test"')
+                    self.send_header("Content-Length", str(len(body))); self.end_headers(); self.wfile.write(body)
+                def log_message(self, *args): pass
+            s = http.server.HTTPServer(("127.0.0.1", 0), H)
+            print(s.server_address[1], flush=True)
+            s.serve_forever()
+            """
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-c", server]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        // SIGKILL: children of test threads inherit a signal mask that blocks SIGTERM.
+        defer { kill(process.processIdentifier, SIGKILL) }
+        let port = try #require(DaemonProcess.readLine(from: output.fileHandleForReading, timeout: 10).flatMap { Int($0) })
+
+        // One process stores the credential; another's URLSession uses it.
+        let writer = try credentialStorage(for: daemon)
+        try writer.store(
+            URLCredential(user: "alice", password: "wonderland", persistence: .permanent),
+            for: URLProtectionSpace(host: "127.0.0.1", port: port, protocol: "http", realm: "keyjar-test",
+                                    authenticationMethod: NSURLAuthenticationMethodHTTPBasic),
+            makeDefault: true)
+        let storage = try credentialStorage(for: daemon)
+        #expect(eventually { !storage.permanentCredentials.isEmpty })
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.urlCredentialStorage = storage
+        let delegate = ChallengeDelegate(storage: storage)
+        let session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
+        defer { session.invalidateAndCancel() }
+        let url = try #require(URL(string: "http://127.0.0.1:\(port)/secret"))
+        let result = LockedResult()
+        let done = DispatchSemaphore(value: 0)
+        session.dataTask(with: url) { data, response, error in
+            result.set(status: (response as? HTTPURLResponse)?.statusCode, body: data.map { String(decoding: $0, as: UTF8.self) },
+                       error: error.map { "\($0)" })
+            done.signal()
+        }.resume()
+        #expect(done.wait(timeout: .now() + 20) == .success, "the request did not finish")
+        #expect(result.status == 200, "\(result.error ?? "")")
+        #expect(result.body == "hello alice")
+        #expect(delegate.challenges.value == 1)
+    }
+}
+
+/// Answers a challenge with the shared storage's default credential for its space.
+final class ChallengeDelegate: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
+    // @unchecked: `storage` is Sendable and `challenges` is a locked counter.
+    let storage: SharedCredentialStorage
+    let challenges = LockedCounter()
+
+    init(storage: SharedCredentialStorage) { self.storage = storage }
+
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
+        completionHandler: @escaping (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+    ) {
+        challenges.increment()
+        FileHandle.standardError.write(Data("challenge for \(challenge.protectionSpace.host):\(challenge.protectionSpace.port) realm \(challenge.protectionSpace.realm ?? "-") method \(challenge.protectionSpace.authenticationMethod)\n".utf8))
+        guard challenge.previousFailureCount == 0, let credential = storage.defaultCredential(for: challenge.protectionSpace)
+        else {
+            completionHandler(.cancelAuthenticationChallenge, nil)
+            return
+        }
+        completionHandler(.useCredential, credential)
+    }
+}
+
+final class LockedResult: @unchecked Sendable {
+    // @unchecked: every access goes through `lock`.
+    private let lock = NSLock()
+    private var values: (Int?, String?, String?) = (nil, nil, nil)
+
+    func set(status: Int?, body: String?, error: String?) { lock.withLock { values = (status, body, error) } }
+    var status: Int? { lock.withLock { values.0 } }
+    var body: String? { lock.withLock { values.1 } }
+    var error: String? { lock.withLock { values.2 } }
+}
