@@ -68,6 +68,41 @@ public final class SharedCookieStorage: Sendable {
         return outcomes
     }
 
+    /// Stores cookies received for `url` as `HTTPCookieStorage.setCookies(_:for:mainDocumentURL:)`
+    /// does: under the accept policy and domain rules (a cookie the policy refuses is skipped,
+    /// a session-only rule drops expiry), and only cookies whose domain matches `url`'s host.
+    /// - Returns: per cookie, nil when stored or the reason it was not.
+    @discardableResult
+    public func setCookies(_ cookies: [Cookie], for url: URL, mainDocumentURL: URL?) throws(KeyjarClientError) -> [String?] {
+        guard let context = CookieContext(url: url, mainDocumentURL: mainDocumentURL) else {
+            throw KeyjarClientError(code: .refused, message: "'\(url)' is not a URL with a host")
+        }
+        let verdict = client.withReplica { $0.jar.policyVerdict(for: context) }
+        var outcomes: [String?] = Array(repeating: nil, count: cookies.count)
+        var accepted: [(index: Int, cookie: Cookie)] = []
+        for (index, cookie) in cookies.enumerated() {
+            var cookie = cookie
+            guard cookie.hostOnly ? cookie.domain == context.url.host : Host.domainMatches(context.url.host, cookie.domain) else {
+                outcomes[index] = CookieRejection.domainMismatch(domain: cookie.domain, host: context.url.host).description
+                continue
+            }
+            switch verdict {
+            case .reject(let rejection):
+                outcomes[index] = rejection.description
+                continue
+            case .acceptForSession: cookie.expires = cookie.expires.map { $0 > Date() ? nil : $0 } ?? nil
+            case .accept: break
+            }
+            accepted.append((index, cookie))
+        }
+        guard !accepted.isEmpty else { return outcomes }
+        guard case .cookieOutcomes(let results, _) = try client.call(.insertCookies(cookies: accepted.map(\.cookie))) else {
+            throw unexpected()
+        }
+        for (position, entry) in accepted.enumerated() where position < results.count { outcomes[entry.index] = results[position] }
+        return outcomes
+    }
+
     /// Stores one cookie as a program sets it (no accept policy, as `HTTPCookieStorage`).
     /// - Throws: `.refused` with the reason when the cookie itself is invalid.
     public func setCookie(_ cookie: Cookie) throws(KeyjarClientError) {

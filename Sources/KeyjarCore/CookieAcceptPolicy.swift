@@ -23,7 +23,8 @@ public enum CookieDomainAction: String, Sendable, Hashable, Codable, CaseIterabl
     case allow
     /// Store no cookie from, and send none to, the domain.
     case block
-    /// Accept cookies but keep them only for the session (expiry dropped).
+    /// Accept cookies whatever the global policy says, but keep them only for the session
+    /// (expiry dropped).
     case sessionOnly
 }
 

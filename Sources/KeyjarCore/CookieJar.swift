@@ -311,13 +311,32 @@ public struct CookieJar: Sendable {
         return put(cookie, api: context.api, now: now, keepCreationOfOld: true)
     }
 
+    /// What the accept policy and domain rules say about storing a cookie from `context`.
+    public enum PolicyVerdict: Sendable, Hashable {
+        case accept
+        /// Accept, but only for the session (a `sessionOnly` domain rule).
+        case acceptForSession
+        case reject(CookieRejection)
+    }
+
+    /// The accept policy and domain rules' verdict on storing from `context` (the check every
+    /// Set-Cookie goes through, for callers storing cookies they built themselves).
+    public mutating func policyVerdict(for context: CookieContext) -> PolicyVerdict {
+        var sessionOnly = false
+        if let rejection = policyRejection(for: context, sessionOnly: &sessionOnly) { return .reject(rejection) }
+        return sessionOnly ? .acceptForSession : .accept
+    }
+
     /// The accept policy and domain rules' verdict on storing from `context`.
     private mutating func policyRejection(for context: CookieContext, sessionOnly: inout Bool) -> CookieRejection? {
         if let rule = policy.rule(for: context.url.host) {
+            // A rule decides on its own: it outranks the global accept policy.
             switch rule.action {
             case .block: return .blockedByDomainRule(domain: rule.domain)
             case .allow: return nil
-            case .sessionOnly: sessionOnly = true
+            case .sessionOnly:
+                sessionOnly = true
+                return nil
             }
         }
         switch policy.acceptPolicy {

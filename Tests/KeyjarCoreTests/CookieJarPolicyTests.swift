@@ -58,6 +58,10 @@ struct CookieJarPolicyTests {
         // A deletion still deletes under session-only.
         jar.accept("p=1; Max-Age=0", from: "https://www.news.org/")
         #expect(jar.allCookies.first { $0.name == "p" } == nil)
+        // Session-only outranks the global policy too: accepted even as a third party.
+        jar.policy.acceptPolicy = .noThirdParty
+        jar.accept("q=1; Max-Age=3600; SameSite=None; Secure", from: "https://cdn.news.org/", main: "https://blog.example/")
+        #expect(try #require(jar.allCookies.first { $0.name == "q" }).isSession)
     }
 
     @Test func policyRejectionsExplainThemselves() {

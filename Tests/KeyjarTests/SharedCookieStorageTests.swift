@@ -60,6 +60,32 @@ struct SharedCookieStorageTests {
         }
     }
 
+    @Test func setCookiesForAURLAppliesTheAcceptPolicy() throws {
+        let daemon = try DaemonProcess()
+        defer { #expect(daemon.stop() == 0) }
+        let storage = try storage(for: daemon)
+        let url = try #require(URL(string: "https://cdn.tracker.net/pixel"))
+        let main = try #require(URL(string: "https://news.org/"))
+        let later = Date().addingTimeInterval(3600)
+        let own = Cookie(name: "t", value: "1", domain: "tracker.net", expires: later)
+        let foreign = Cookie(name: "x", value: "1", domain: "other.com")
+        // Always: stored for the URL's site; a cookie for another domain is refused.
+        #expect(try storage.setCookies([own, foreign], for: url, mainDocumentURL: main)
+                == [nil, "Domain=other.com does not match the host cdn.tracker.net"])
+        // No third party: a cookie for a third-party URL is refused with the reason.
+        try storage.setCookieAcceptPolicy(.noThirdParty)
+        #expect(eventually { storage.cookieAcceptPolicy == .noThirdParty })
+        let refused = try storage.setCookies([Cookie(name: "u", value: "1", domain: "tracker.net")], for: url, mainDocumentURL: main)
+        #expect(refused == ["tracker.net is a third party to the main document's site news.org"])
+        // A session-only rule keeps the cookie but drops its expiry.
+        try storage.setDomainRule(.sessionOnly, for: "tracker.net")
+        #expect(eventually { storage.policy.domainRules["tracker.net"] == .sessionOnly })
+        #expect(try storage.setCookies([Cookie(name: "s", value: "1", domain: "tracker.net", expires: later)],
+                                       for: url, mainDocumentURL: main) == [nil])
+        #expect(storage.cookies.first { $0.name == "s" }?.isSession == true)
+        #expect(storage.cookies.first { $0.name == "t" }?.isSession == false)
+    }
+
     @Test func aSeparateProcessSeesTheChangeAndIsNotified() throws {
         let daemon = try DaemonProcess()
         defer { #expect(daemon.stop() == 0) }
