@@ -1,6 +1,7 @@
 public import Foundation
 public import KeyjarCore
 import KeyjarProtocol
+import Synchronization
 
 /// The user's shared cookie jar, shaped like Foundation's `HTTPCookieStorage` but shared by
 /// every process through keyjard, persistent, and correct by RFC 6265bis.
@@ -15,27 +16,94 @@ import KeyjarProtocol
 /// request.setValue(storage.cookieHeader(for: url), forHTTPHeaderField: "Cookie")
 /// ```
 public final class SharedCookieStorage: Sendable {
-    public let client: KeyjarClient
+    /// Where the cookies live: keyjard (through a client and its replica), or this process's
+    /// memory only (an ephemeral store, or the fallback when keyjard is unreachable).
+    private enum Backend: Sendable {
+        case shared(KeyjarClient)
+        case memory(MemoryJar)
+    }
+
+    /// An in-memory jar and its lock.
+    private final class MemoryJar: Sendable {
+        let lock: Mutex<CookieJar>
+
+        init(_ jar: CookieJar) { lock = Mutex(jar) }
+
+        func withLock<T>(_ body: (inout CookieJar) -> T) -> T { lock.withLock { body(&$0) } }
+    }
+
+    private let backend: Backend
+
+    /// The connection to keyjard; nil for a store kept in memory.
+    public var sharedClient: KeyjarClient? {
+        if case .shared(let client) = backend { return client }
+        return nil
+    }
+
+    /// The connection to keyjard. Only for shared stores (see ``isEphemeral``).
+    public var client: KeyjarClient {
+        guard let sharedClient else { preconditionFailure("an in-memory cookie store has no keyjard client") }
+        return sharedClient
+    }
+
+    /// True when the cookies live in this process's memory only.
+    public var isEphemeral: Bool { sharedClient == nil }
 
     public init(client: KeyjarClient) {
-        self.client = client
+        backend = .shared(client)
+    }
+
+    private init(memory jar: CookieJar) {
+        backend = .memory(MemoryJar(jar))
     }
 
     /// Connects to keyjard (starting it if needed).
-    public convenience init() throws(KeyjarClientError) {
-        self.init(client: try KeyjarClient())
+    /// - Parameter fallbackToMemory: when keyjard cannot be reached, use a private in-memory
+    ///   jar instead of throwing (cookies then are neither shared nor kept).
+    public convenience init(
+        configuration: KeyjarClient.Configuration = .init(), fallbackToMemory: Bool = false
+    ) throws(KeyjarClientError) {
+        do {
+            self.init(client: try KeyjarClient(configuration: configuration))
+        } catch {
+            guard fallbackToMemory, error.code == .unreachable else { throw error }
+            self.init(memory: CookieJar())
+        }
+    }
+
+    /// A store private to this process, in memory, never touching keyjard: the
+    /// ephemeral-session case (`URLSessionConfiguration.ephemeral`).
+    public static func ephemeral(policy: CookiePolicy = CookiePolicy()) -> SharedCookieStorage {
+        SharedCookieStorage(memory: CookieJar(policy: policy))
+    }
+
+    /// Runs `body` on the jar: the replica of a shared store, or the in-memory one.
+    private func withJar<T>(_ body: (inout CookieJar) -> T) -> T {
+        switch backend {
+        case .shared(let client): return client.withReplica { body(&$0.jar) }
+        case .memory(let jar): return jar.withLock { body(&$0) }
+        }
+    }
+
+    /// Applies a change to an in-memory store and announces it like keyjard's changes.
+    private func changeMemory(_ jar: MemoryJar, _ body: (inout CookieJar) -> [CookieChange]) {
+        let changes = jar.withLock { body(&$0) }
+        guard !changes.isEmpty else { return }
+        NotificationCenter.default.post(
+            name: KeyjarNotifications.cookiesChanged, object: self,
+            userInfo: [KeyjarNotifications.eventKey: SequencedEvent(sequence: 0, event: .cookies(changes: changes))])
     }
 
     /// Every unexpired cookie.
     public var cookies: [Cookie] {
         let now = Date()
-        return client.withReplica { $0.jar.allCookies.filter { !$0.isExpired(at: now) } }
+        return withJar { $0.allCookies.filter { !$0.isExpired(at: now) } }
     }
 
     /// The cookies that would go with a request to `url` (HTTP API, top-level), in header order.
     public func cookies(for url: URL) -> [Cookie] {
         guard let context = CookieContext(url: url) else { return [] }
-        return client.withReplica { $0.jar.cookies(for: context) }
+        return withJar { $0.cookies(for: context) }
     }
 
     /// Every unexpired cookie, sorted by the given order.
@@ -50,7 +118,7 @@ public final class SharedCookieStorage: Sendable {
         guard let context = CookieContext(
             url: url, mainDocumentURL: mainDocumentURL, isTopLevelNavigation: isTopLevelNavigation, httpMethod: httpMethod)
         else { return nil }
-        return client.withReplica { $0.jar.cookieHeader(for: context) }
+        return withJar { $0.cookieHeader(for: context) }
     }
 
     /// Stores every Set-Cookie line of a response (one line each, never comma-joined) under the
@@ -60,6 +128,25 @@ public final class SharedCookieStorage: Sendable {
         fromResponseHeaders setCookieLines: [String], for url: URL, mainDocumentURL: URL?,
         isTopLevelNavigation: Bool = true, httpMethod: String = "GET"
     ) throws(KeyjarClientError) -> [String?] {
+        if case .memory(let jar) = backend {
+            guard let context = CookieContext(
+                url: url, mainDocumentURL: mainDocumentURL, isTopLevelNavigation: isTopLevelNavigation, httpMethod: httpMethod)
+            else { throw KeyjarClientError(code: .refused, message: "'\(url)' is not a URL with a host") }
+            var outcomes: [String?] = []
+            changeMemory(jar) { jar in
+                var changes: [CookieChange] = []
+                for line in setCookieLines {
+                    switch jar.setCookie(line, context: context) {
+                    case .success(let made):
+                        changes += made
+                        outcomes.append(nil)
+                    case .failure(let rejection): outcomes.append(rejection.description)
+                    }
+                }
+                return changes
+            }
+            return outcomes
+        }
         let context = WireCookieContext(
             url: url.absoluteString, mainDocumentURL: mainDocumentURL?.absoluteString,
             isTopLevelNavigation: isTopLevelNavigation, method: httpMethod)
@@ -77,7 +164,7 @@ public final class SharedCookieStorage: Sendable {
         guard let context = CookieContext(url: url, mainDocumentURL: mainDocumentURL) else {
             throw KeyjarClientError(code: .refused, message: "'\(url)' is not a URL with a host")
         }
-        let verdict = client.withReplica { $0.jar.policyVerdict(for: context) }
+        let verdict = withJar { $0.policyVerdict(for: context) }
         var outcomes: [String?] = Array(repeating: nil, count: cookies.count)
         var accepted: [(index: Int, cookie: Cookie)] = []
         for (index, cookie) in cookies.enumerated() {
@@ -96,45 +183,81 @@ public final class SharedCookieStorage: Sendable {
             accepted.append((index, cookie))
         }
         guard !accepted.isEmpty else { return outcomes }
-        guard case .cookieOutcomes(let results, _) = try client.call(.insertCookies(cookies: accepted.map(\.cookie))) else {
-            throw unexpected()
-        }
+        let results = try insert(accepted.map(\.cookie))
         for (position, entry) in accepted.enumerated() where position < results.count { outcomes[entry.index] = results[position] }
+        return outcomes
+    }
+
+    /// Inserts cookies built by a program; per cookie nil when stored, else why not.
+    private func insert(_ cookies: [Cookie]) throws(KeyjarClientError) -> [String?] {
+        if case .memory(let jar) = backend {
+            var outcomes: [String?] = []
+            changeMemory(jar) { jar in
+                var changes: [CookieChange] = []
+                for cookie in cookies {
+                    switch jar.insert(cookie) {
+                    case .success(let made):
+                        changes += made
+                        outcomes.append(nil)
+                    case .failure(let rejection): outcomes.append(rejection.description)
+                    }
+                }
+                return changes
+            }
+            return outcomes
+        }
+        guard case .cookieOutcomes(let outcomes, _) = try client.call(.insertCookies(cookies: cookies)) else { throw unexpected() }
         return outcomes
     }
 
     /// Stores one cookie as a program sets it (no accept policy, as `HTTPCookieStorage`).
     /// - Throws: `.refused` with the reason when the cookie itself is invalid.
     public func setCookie(_ cookie: Cookie) throws(KeyjarClientError) {
-        guard case .cookieOutcomes(let outcomes, _) = try client.call(.insertCookies(cookies: [cookie])) else { throw unexpected() }
-        if let reason = outcomes.first ?? nil { throw KeyjarClientError(code: .refused, message: reason) }
+        if let reason = try insert([cookie]).first ?? nil { throw KeyjarClientError(code: .refused, message: reason) }
     }
 
     public func deleteCookie(_ cookie: Cookie) throws(KeyjarClientError) {
+        if case .memory(let jar) = backend {
+            changeMemory(jar) { jar in jar.remove(cookie.identity).map { [$0] } ?? [] }
+            return
+        }
         _ = try client.call(.deleteCookies(identities: [cookie.identity]))
     }
 
     /// Deletes the cookies created at or after `date`.
     public func removeCookies(since date: Date) throws(KeyjarClientError) {
+        if case .memory(let jar) = backend {
+            changeMemory(jar) { jar in jar.removeAll { $0.creation >= date } }
+            return
+        }
         _ = try client.call(.removeCookiesCreated(since: date.timeIntervalSince1970))
     }
 
     /// The accept policy, from the replica.
-    public var cookieAcceptPolicy: CookieAcceptPolicy { client.withReplica { $0.jar.policy.acceptPolicy } }
+    public var cookieAcceptPolicy: CookieAcceptPolicy { withJar { $0.policy.acceptPolicy } }
 
     /// The whole policy: global accept policy and per-domain rules.
-    public var policy: CookiePolicy { client.withReplica { $0.jar.policy } }
+    public var policy: CookiePolicy { withJar { $0.policy } }
 
     public func setCookieAcceptPolicy(_ acceptPolicy: CookieAcceptPolicy) throws(KeyjarClientError) {
         var policy = self.policy
         policy.acceptPolicy = acceptPolicy
-        _ = try client.call(.setPolicy(policy: policy))
+        try setPolicy(policy)
     }
 
     /// Sets (or with nil removes) the rule for a domain and its subdomains.
     public func setDomainRule(_ action: CookieDomainAction?, for domain: String) throws(KeyjarClientError) {
         var policy = self.policy
         policy.domainRules[Host.canonicalDomain(domain)] = action
+        try setPolicy(policy)
+    }
+
+    private func setPolicy(_ policy: CookiePolicy) throws(KeyjarClientError) {
+        if case .memory(let jar) = backend {
+            jar.withLock { $0.policy = policy }
+            NotificationCenter.default.post(name: KeyjarNotifications.acceptPolicyChanged, object: self)
+            return
+        }
         _ = try client.call(.setPolicy(policy: policy))
     }
 
