@@ -85,6 +85,19 @@ public final class SharedCookieStorage: Sendable {
         }
     }
 
+    /// Stores each item in an in-memory jar; per item nil when stored, else why not.
+    private func storeInMemory<Item>(
+        _ jar: MemoryJar, _ items: [Item], _ store: (inout CookieJar, Item) -> Result<[CookieChange], CookieRejection>
+    ) -> [String?] {
+        var rejections: [CookieRejection?] = []
+        changeMemory(jar) { jar in
+            let result = jar.storeEach(items, store)
+            rejections = result.rejections
+            return result.changes
+        }
+        return rejections.map { $0?.description }
+    }
+
     /// Applies a change to an in-memory store and announces it like keyjard's changes.
     private func changeMemory(_ jar: MemoryJar, _ body: (inout CookieJar) -> [CookieChange]) {
         let changes = jar.withLock { body(&$0) }
@@ -132,20 +145,7 @@ public final class SharedCookieStorage: Sendable {
             guard let context = CookieContext(
                 url: url, mainDocumentURL: mainDocumentURL, isTopLevelNavigation: isTopLevelNavigation, httpMethod: httpMethod)
             else { throw KeyjarClientError(code: .refused, message: "'\(url)' is not a URL with a host") }
-            var outcomes: [String?] = []
-            changeMemory(jar) { jar in
-                var changes: [CookieChange] = []
-                for line in setCookieLines {
-                    switch jar.setCookie(line, context: context) {
-                    case .success(let made):
-                        changes += made
-                        outcomes.append(nil)
-                    case .failure(let rejection): outcomes.append(rejection.description)
-                    }
-                }
-                return changes
-            }
-            return outcomes
+            return storeInMemory(jar, setCookieLines) { jar, line in jar.setCookie(line, context: context) }
         }
         let context = WireCookieContext(
             url: url.absoluteString, mainDocumentURL: mainDocumentURL?.absoluteString,
@@ -177,7 +177,9 @@ public final class SharedCookieStorage: Sendable {
             case .reject(let rejection):
                 outcomes[index] = rejection.description
                 continue
-            case .acceptForSession: cookie.expires = cookie.expires.map { $0 > Date() ? nil : $0 } ?? nil
+            case .acceptForSession:
+                // Kept for the session only; an already-expired cookie still deletes.
+                if let expires = cookie.expires, expires > Date() { cookie.expires = nil }
             case .accept: break
             }
             accepted.append((index, cookie))
@@ -191,20 +193,7 @@ public final class SharedCookieStorage: Sendable {
     /// Inserts cookies built by a program; per cookie nil when stored, else why not.
     private func insert(_ cookies: [Cookie]) throws(KeyjarClientError) -> [String?] {
         if case .memory(let jar) = backend {
-            var outcomes: [String?] = []
-            changeMemory(jar) { jar in
-                var changes: [CookieChange] = []
-                for cookie in cookies {
-                    switch jar.insert(cookie) {
-                    case .success(let made):
-                        changes += made
-                        outcomes.append(nil)
-                    case .failure(let rejection): outcomes.append(rejection.description)
-                    }
-                }
-                return changes
-            }
-            return outcomes
+            return storeInMemory(jar, cookies) { jar, cookie in jar.insert(cookie) }
         }
         guard case .cookieOutcomes(let outcomes, _) = try client.call(.insertCookies(cookies: cookies)) else { throw unexpected() }
         return outcomes

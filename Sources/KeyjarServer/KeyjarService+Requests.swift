@@ -87,9 +87,9 @@ extension KeyjarService {
             return .cookies(cookies: state.jar.cookies(for: try Self.context(wire)))
         case .setCookies(let headers, let wire):
             let context = try Self.context(wire)
-            return try storeEach(headers) { state.jar.setCookie($0, context: context) }
+            return try storeEach(headers) { jar, header in jar.setCookie(header, context: context) }
         case .insertCookies(let cookies):
-            return try storeEach(cookies) { state.jar.insert($0) }
+            return try storeEach(cookies) { jar, cookie in jar.insert(cookie) }
         case .deleteCookies(let identities):
             return .committed(sequence: try commitCookies(identities.compactMap { state.jar.remove($0) }))
         case .clearCookies(let domain):
@@ -147,23 +147,13 @@ extension KeyjarService {
         }
     }
 
-    /// Stores each item in the jar, collecting every change for one commit and one outcome per
-    /// item (nil when stored, else the rejection in words).
+    /// Stores each item in the jar, commits all the changes at once, and answers with one
+    /// outcome per item (nil when stored, else the rejection in words).
     private func storeEach<Item>(
-        _ items: [Item], _ store: (Item) -> Result<[CookieChange], CookieRejection>
+        _ items: [Item], _ store: (inout CookieJar, Item) -> Result<[CookieChange], CookieRejection>
     ) throws(WireError) -> Response {
-        var changes: [CookieChange] = []
-        var outcomes: [CookieOutcome] = []
-        for item in items {
-            switch store(item) {
-            case .success(let made):
-                changes += made
-                outcomes.append(nil)
-            case .failure(let rejection):
-                outcomes.append(rejection.description)
-            }
-        }
-        return .cookieOutcomes(outcomes: outcomes, sequence: try commitCookies(changes))
+        let (changes, rejections) = state.jar.storeEach(items, store)
+        return .cookieOutcomes(outcomes: rejections.map { $0?.description }, sequence: try commitCookies(changes))
     }
 
     private func commitCookies(_ changes: [CookieChange]) throws(WireError) -> UInt64? {
