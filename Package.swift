@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "KeyjarStore", targets: ["KeyjarStore"]),
         .library(name: "KeyjarProtocol", targets: ["KeyjarProtocol"]),
         .library(name: "Keyjar", targets: ["Keyjar"]),
+        .library(name: "KeyjarLoader", targets: ["KeyjarLoader"]),
         .executable(name: "keyjard", targets: ["KeyjarDaemon"]),
         .executable(name: "keyjar-bench", targets: ["KeyjarBench"]),
     ],
@@ -85,6 +86,13 @@ let package = Package(
             dependencies: ["KeyjarCore", "KeyjarProtocol"],
             swiftSettings: swiftSettings
         ),
+        // URL loading on libcurl with NSURLConnection's delegate contract, wired to the shared
+        // cookie jar and credential storage.
+        .target(
+            name: "KeyjarLoader",
+            dependencies: ["Keyjar", "KeyjarCore", "CCurl"],
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "KeyjarBench",
             dependencies: ["Keyjar", "KeyjarCore", "KeyjarProtocol", "KeyjarStore", "CMallocInfo"],
@@ -118,6 +126,12 @@ let package = Package(
         .testTarget(
             name: "KeyjarTests",
             dependencies: ["Keyjar", "KeyjarCore", "KeyjarProtocol", "KeyjarTestSupport", "KeyjarDaemon", "KeyjarTestPeer"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "KeyjarLoaderTests",
+            dependencies: ["KeyjarLoader", "Keyjar", "KeyjarCore", "KeyjarTestSupport", "KeyjarDaemon"],
+            exclude: ["Servers"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

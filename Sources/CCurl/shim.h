@@ -1,1 +1,48 @@
 #include <curl/curl.h>
+
+// curl_easy_setopt, curl_easy_getinfo and curl_multi_setopt are variadic, which Swift cannot
+// call; these typed wrappers are the only way the loader reaches them.
+
+static inline CURLcode keyjar_easy_setopt_long(CURL *handle, CURLoption option, long value) {
+    return curl_easy_setopt(handle, option, value);
+}
+static inline CURLcode keyjar_easy_setopt_offset(CURL *handle, CURLoption option, curl_off_t value) {
+    return curl_easy_setopt(handle, option, value);
+}
+static inline CURLcode keyjar_easy_setopt_pointer(CURL *handle, CURLoption option, void *value) {
+    return curl_easy_setopt(handle, option, value);
+}
+static inline CURLcode keyjar_easy_setopt_string(CURL *handle, CURLoption option, const char *value) {
+    return curl_easy_setopt(handle, option, value);
+}
+static inline CURLcode keyjar_easy_setopt_list(CURL *handle, CURLoption option, struct curl_slist *value) {
+    return curl_easy_setopt(handle, option, value);
+}
+static inline CURLcode keyjar_easy_setopt_write_function(CURL *handle, CURLoption option, curl_write_callback value) {
+    return curl_easy_setopt(handle, option, value);
+}
+static inline CURLcode keyjar_easy_setopt_read_function(CURL *handle, curl_read_callback value) {
+    return curl_easy_setopt(handle, CURLOPT_READFUNCTION, value);
+}
+static inline CURLcode keyjar_easy_setopt_xferinfo_function(CURL *handle, curl_xferinfo_callback value) {
+    return curl_easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, value);
+}
+static inline CURLcode keyjar_easy_getinfo_long(CURL *handle, CURLINFO info, long *value) {
+    return curl_easy_getinfo(handle, info, value);
+}
+static inline CURLcode keyjar_easy_getinfo_offset(CURL *handle, CURLINFO info, curl_off_t *value) {
+    return curl_easy_getinfo(handle, info, value);
+}
+static inline CURLcode keyjar_easy_getinfo_string(CURL *handle, CURLINFO info, char **value) {
+    return curl_easy_getinfo(handle, info, value);
+}
+static inline CURLcode keyjar_easy_getinfo_pointer(CURL *handle, CURLINFO info, void **value) {
+    return curl_easy_getinfo(handle, info, value);
+}
+static inline CURLMcode keyjar_multi_setopt_long(CURLM *handle, CURLMoption option, long value) {
+    return curl_multi_setopt(handle, option, value);
+}
+// CURLMsg's payload is a union Swift imports awkwardly; these read the two fields used.
+static inline CURL *keyjar_message_easy_handle(CURLMsg *message) { return message->easy_handle; }
+static inline int keyjar_message_is_done(CURLMsg *message) { return message->msg == CURLMSG_DONE; }
+static inline CURLcode keyjar_message_result(CURLMsg *message) { return message->data.result; }

@@ -1,0 +1,277 @@
+import CCurl
+import Foundation
+import Synchronization
+
+/// What one transfer reports, in order, from the engine thread.
+enum TransferEvent: Sendable {
+    /// A final HTTP response head (interim 1xx heads are skipped).
+    case head(ResponseHead)
+    /// A file: or ftp: transfer started delivering; the length is -1 when unknown.
+    case nonHTTPResponse(expectedLength: Int64)
+    case data(Data)
+    case sent(total: Int64, expected: Int64)
+    case completed(CurlResult)
+}
+
+/// How a transfer ended, in libcurl's terms.
+struct CurlResult: Sendable {
+    var code: UInt32
+    var message: String
+    /// The OS error behind a connection failure (CURLINFO_OS_ERRNO), or 0.
+    var osErrno: Int
+    /// Set when Keyjar itself stopped the transfer (oversized or malformed head).
+    var headProblem: String?
+
+    var succeeded: Bool { code == CURLE_OK.rawValue }
+}
+
+/// What a single attempt sends: one easy handle's worth. Redirects and authentication retries
+/// are new attempts.
+struct TransferRequest: @unchecked Sendable {
+    enum Body {
+        case none
+        case data(Data)
+        /// Read on the engine thread only; a stream is never shared between attempts.
+        case stream(InputStream, length: Int64?)
+    }
+
+    var url: URL
+    var method: String
+    /// Header lines in order, "Name: value".
+    var headerLines: [String]
+    var body: Body = .none
+    var timeout: TimeInterval
+    /// libcurl-driven authentication (NTLM, Negotiate) for this attempt.
+    var curlAuthentication: (scheme: Int, user: String, password: String)?
+    /// The delegate accepted this host's certificate although it failed verification.
+    var skipsCertificateVerification = false
+}
+
+/// One libcurl easy handle and the state its callbacks need. Created anywhere; after
+/// `CurlEngine.add` only the engine thread touches it, until `.completed` has been reported.
+final class CurlTransfer: @unchecked Sendable {
+    /// A receiver with this much undelivered data pauses the transfer (streamed, not buffered).
+    static let pauseThreshold = 4 << 20
+    static let resumeThreshold = 1 << 20
+
+    let easy: UnsafeMutableRawPointer
+    private let receive: @Sendable (TransferEvent) -> Void
+    private var headerList: UnsafeMutablePointer<curl_slist>?
+    private let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
+    private let isHTTP: Bool
+    private var body: TransferRequest.Body
+    private var bodyOffset = 0
+    private var lastReportedUpload: Int64 = 0
+    private var expectedUpload: Int64 = -1
+    private var headParser = ResponseHeadParser()
+    private var headProblem: String?
+    private var startedNonHTTP = false
+    private var completed = false
+    private let unread = Atomic<Int>(0)
+    /// Foundation's timeoutInterval is an idle timeout; libcurl's low-speed check averages
+    /// over seconds and misses a server that sends a little and then stalls, so the engine
+    /// enforces it from the last moment a byte moved.
+    let idleTimeout: UInt64
+    private(set) var lastActivity: UInt64 = 0
+    private let paused = Atomic<Bool>(false)
+
+    init(_ request: TransferRequest, receive: @escaping @Sendable (TransferEvent) -> Void) throws(URLError) {
+        guard let easy = curl_easy_init() else { throw URLError(.unknown) }
+        self.easy = easy
+        self.receive = receive
+        self.body = request.body
+        idleTimeout = UInt64(max(request.timeout, 0.001) * 1_000_000_000)
+        let scheme = request.url.scheme?.lowercased() ?? ""
+        isHTTP = scheme == "http" || scheme == "https"
+        errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
+        configure(request)
+    }
+
+    deinit {
+        curl_easy_cleanup(easy)
+        curl_slist_free_all(headerList)
+        errorBuffer.deallocate()
+    }
+
+    private func configure(_ request: TransferRequest) {
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        set(CURLOPT_URL, request.url.absoluteString)
+        set(CURLOPT_PROTOCOLS_STR, "http,https,ftp,ftps,file")
+        set(CURLOPT_NOSIGNAL, 1)
+        // Redirects and challenges go through the delegate, hop by hop.
+        set(CURLOPT_FOLLOWLOCATION, 0)
+        // gzip, deflate, br and zstd, decoded by libcurl, whatever this build supports.
+        if !request.headerLines.contains(where: { $0.lowercased().hasPrefix("accept-encoding:") }) {
+            set(CURLOPT_ACCEPT_ENCODING, "")
+        }
+        _ = keyjar_easy_setopt_pointer(easy, CURLOPT_ERRORBUFFER, errorBuffer)
+        _ = keyjar_easy_setopt_write_function(easy, CURLOPT_WRITEFUNCTION, Self.writeCallback)
+        _ = keyjar_easy_setopt_pointer(easy, CURLOPT_WRITEDATA, context)
+        _ = keyjar_easy_setopt_write_function(easy, CURLOPT_HEADERFUNCTION, Self.headerCallback)
+        _ = keyjar_easy_setopt_pointer(easy, CURLOPT_HEADERDATA, context)
+        // Proxy CONNECT responses are the proxy's business, not a response of the request.
+        set(CURLOPT_SUPPRESS_CONNECT_HEADERS, 1)
+
+        // Foundation's timeoutInterval is an idle timeout: it fires when no byte moved for
+        // that long, not after a total duration.
+        let timeout = max(request.timeout, 0.001)
+        set(CURLOPT_CONNECTTIMEOUT_MS, Int(min(timeout * 1000, Double(Int32.max))))
+
+        var lines = request.headerLines
+        // libcurl would otherwise add "Expect: 100-continue" to large bodies and wait for it.
+        lines.append("Expect:")
+        for line in lines { headerList = curl_slist_append(headerList, line) }
+        _ = keyjar_easy_setopt_list(easy, CURLOPT_HTTPHEADER, headerList)
+
+        let method = request.method.uppercased()
+        switch request.body {
+        case .none:
+            switch method {
+            case "GET": set(CURLOPT_HTTPGET, 1)
+            case "HEAD": set(CURLOPT_NOBODY, 1)
+            case "POST":
+                set(CURLOPT_POST, 1)
+                set(CURLOPT_POSTFIELDSIZE_LARGE, offset: 0)
+            default: set(CURLOPT_CUSTOMREQUEST, method)
+            }
+        case .data(let data):
+            configureUpload(method: method, length: Int64(data.count))
+        case .stream(_, let length):
+            configureUpload(method: method, length: length ?? -1)
+        }
+        if let authentication = request.curlAuthentication {
+            set(CURLOPT_HTTPAUTH, authentication.scheme)
+            set(CURLOPT_USERNAME, authentication.user)
+            set(CURLOPT_PASSWORD, authentication.password)
+        }
+        if request.skipsCertificateVerification {
+            set(CURLOPT_SSL_VERIFYPEER, 0)
+            set(CURLOPT_SSL_VERIFYHOST, 0)
+        }
+    }
+
+    private func configureUpload(method: String, length: Int64) {
+        expectedUpload = length
+        set(CURLOPT_POST, 1)
+        set(CURLOPT_POSTFIELDSIZE_LARGE, offset: length)
+        if method != "POST" { set(CURLOPT_CUSTOMREQUEST, method) }
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        _ = keyjar_easy_setopt_read_function(easy, Self.readCallback)
+        _ = keyjar_easy_setopt_pointer(easy, CURLOPT_READDATA, context)
+        _ = keyjar_easy_setopt_xferinfo_function(easy, Self.progressCallback)
+        _ = keyjar_easy_setopt_pointer(easy, CURLOPT_XFERINFODATA, context)
+        set(CURLOPT_NOPROGRESS, 0)
+    }
+
+    private func set(_ option: CURLoption, _ value: Int) { _ = keyjar_easy_setopt_long(easy, option, value) }
+    private func set(_ option: CURLoption, offset value: Int64) { _ = keyjar_easy_setopt_offset(easy, option, curl_off_t(value)) }
+    private func set(_ option: CURLoption, _ value: String) { _ = keyjar_easy_setopt_string(easy, option, value) }
+
+    /// The receiver delivered `count` bytes; a paused transfer continues once it has room.
+    func consumed(_ count: Int) {
+        let left = unread.subtract(count, ordering: .relaxed).newValue
+        if left < Self.resumeThreshold, paused.compareExchange(expected: true, desired: false, ordering: .relaxed).exchanged {
+            CurlEngine.shared.resume(self)
+        }
+    }
+
+    /// Marks that bytes moved (engine thread).
+    func touch(at now: UInt64 = DispatchTime.now().uptimeNanoseconds) { lastActivity = now }
+
+    func isIdle(at now: UInt64) -> Bool { now > lastActivity && now - lastActivity > idleTimeout }
+
+    /// Called by the engine once the handle left the multi handle (or could not join it).
+    func complete(_ code: CURLcode) {
+        guard !completed else { return }
+        completed = true
+        if !isHTTP, !startedNonHTTP, code == CURLE_OK { startNonHTTPResponse() }
+        var osErrno = 0
+        _ = keyjar_easy_getinfo_long(easy, CURLINFO_OS_ERRNO, &osErrno)
+        let message = String(cString: errorBuffer)
+        receive(.completed(CurlResult(
+            code: code.rawValue, message: message.isEmpty ? String(cString: curl_easy_strerror(code)) : message,
+            osErrno: osErrno, headProblem: headProblem)))
+    }
+
+    private func startNonHTTPResponse() {
+        startedNonHTTP = true
+        var length: curl_off_t = -1
+        _ = keyjar_easy_getinfo_offset(easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length)
+        receive(.nonHTTPResponse(expectedLength: Int64(length)))
+    }
+
+    // MARK: libcurl callbacks (engine thread)
+
+    private static let writeCallback: curl_write_callback = { pointer, size, count, context in
+        guard let pointer, let context else { return 0 }
+        let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
+        let length = size * count
+        transfer.touch()
+        if transfer.unread.load(ordering: .relaxed) > pauseThreshold {
+            transfer.paused.store(true, ordering: .relaxed)
+            // The receiver may have caught up between the check and the store.
+            if transfer.unread.load(ordering: .relaxed) >= resumeThreshold { return Int(CURL_WRITEFUNC_PAUSE) }
+            transfer.paused.store(false, ordering: .relaxed)
+        }
+        if !transfer.isHTTP, !transfer.startedNonHTTP { transfer.startNonHTTPResponse() }
+        transfer.unread.add(length, ordering: .relaxed)
+        transfer.receive(.data(Data(bytes: pointer, count: length)))
+        return length
+    }
+
+    private static let headerCallback: curl_write_callback = { pointer, size, count, context in
+        guard let pointer, let context else { return 0 }
+        let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
+        let length = size * count
+        transfer.touch()
+        // file: and ftp: "headers" are protocol chatter, not a response head.
+        guard transfer.isHTTP else { return length }
+        let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(pointer).assumingMemoryBound(to: UInt8.self), count: length)
+        switch transfer.headParser.consume(bytes) {
+        case .incomplete: return length
+        case .head(let head):
+            transfer.receive(.head(head))
+            return length
+        case .tooLarge:
+            transfer.headProblem = "the server sent more than \(ResponseHeadParser.maximumHeadBytes / 1024) KiB or \(ResponseHeadParser.maximumFieldCount) fields of response headers"
+            return 0
+        case .malformed(let reason):
+            transfer.headProblem = reason
+            return 0
+        }
+    }
+
+    private static let readCallback: curl_read_callback = { buffer, size, count, context in
+        guard let buffer, let context else { return Int(CURL_READFUNC_ABORT) }
+        let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
+        let capacity = size * count
+        transfer.touch()
+        switch transfer.body {
+        case .none:
+            return 0
+        case .data(let data):
+            let length = min(capacity, data.count - transfer.bodyOffset)
+            guard length > 0 else { return 0 }
+            data.withUnsafeBytes { raw in
+                guard let base = raw.baseAddress else { return }
+                UnsafeMutableRawPointer(buffer).copyMemory(from: base.advanced(by: transfer.bodyOffset), byteCount: length)
+            }
+            transfer.bodyOffset += length
+            return length
+        case .stream(let stream, _):
+            if stream.streamStatus == .notOpen { stream.open() }
+            let read = buffer.withMemoryRebound(to: UInt8.self, capacity: capacity) { stream.read($0, maxLength: capacity) }
+            return read < 0 ? Int(CURL_READFUNC_ABORT) : read
+        }
+    }
+
+    private static let progressCallback: curl_xferinfo_callback = { context, _, _, _, uploaded in
+        guard let context else { return 0 }
+        let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
+        if uploaded > transfer.lastReportedUpload {
+            transfer.lastReportedUpload = Int64(uploaded)
+            transfer.receive(.sent(total: Int64(uploaded), expected: transfer.expectedUpload))
+        }
+        return 0
+    }
+}

@@ -1,0 +1,390 @@
+import Foundation
+public import FoundationNetworking
+import Keyjar
+import KeyjarCore
+import Synchronization
+
+/// One load of a URL request with NSURLConnection's delegate contract, on libcurl: cookies
+/// from the loader's shared jar on every request and redirect hop, every Set-Cookie line kept,
+/// redirects and authentication challenges through the delegate, data streamed as it arrives.
+///
+/// The connection's own decisions run on a private serial queue; the delegate is called on its
+/// delegate queue, one message at a time. It keeps its delegate until the load ends.
+public final class LoaderConnection: @unchecked Sendable {
+    public let originalRequest: URLRequest
+    public let loader: URLLoader
+
+    /// The request of the current hop (after redirects and the delegate's changes).
+    public var currentRequest: URLRequest { published.withLock { $0.currentRequest } }
+
+    let delegateQueue: DispatchQueue
+    let controlQueue = DispatchQueue(label: "keyjar.loader.connection")
+
+    /// State other threads read or set.
+    private struct Published {
+        var currentRequest: URLRequest
+        var started = false
+        /// Set by `cancel()`; delegate messages check it when they run, so none is delivered
+        /// after the call returns.
+        var cancelled = false
+    }
+    private let published: Mutex<Published>
+
+    // Everything below belongs to `controlQueue`.
+    var delegate: (any LoaderConnectionDelegate)?
+    private var ended = false
+    private var attempt = 0
+    private var transfer: CurlTransfer?
+    private var redirectCount = 0
+    /// Whether the load is a top-level navigation whose main-document URL follows redirects.
+    private var followsMainDocument: Bool
+    private var mode = Mode.awaitingHead
+    private var uploadedSoFar: Int64 = 0
+    private var cacheCandidate: (response: URLResponse, data: Data)?
+    var authentication = AuthenticationState()
+
+    private enum Mode {
+        case awaitingHead
+        /// Body bytes go to the delegate.
+        case streaming
+        /// A redirect or a challenge: its body is kept until we know whether it is delivered.
+        case holding(ResponseHead, HTTPURLResponse, Data)
+    }
+
+    init(
+        request: URLRequest, delegate: (any LoaderConnectionDelegate)?, loader: URLLoader, delegateQueue: DispatchQueue?,
+        startImmediately: Bool
+    ) {
+        originalRequest = request
+        self.loader = loader
+        self.delegate = delegate
+        self.delegateQueue = delegateQueue ?? DispatchQueue(label: "keyjar.loader.delegate")
+        published = Mutex(Published(currentRequest: request))
+        followsMainDocument = request.mainDocumentURL == nil || request.mainDocumentURL == request.url
+        if startImmediately { start() }
+    }
+
+    /// Starts the load (once; later calls do nothing).
+    public func start() {
+        let first = published.withLock { state -> Bool in
+            defer { state.started = true }
+            return !state.started && !state.cancelled
+        }
+        guard first else { return }
+        controlQueue.async { self.begin() }
+    }
+
+    /// Stops the load. The delegate hears nothing more once this returns, not even a failure.
+    public func cancel() {
+        published.withLock { $0.cancelled = true }
+        controlQueue.async {
+            if let transfer = self.transfer { CurlEngine.shared.cancel(transfer) }
+            self.cancelPendingChallenge()
+            self.end()
+        }
+    }
+
+    var isCancelled: Bool { published.withLock { $0.cancelled } }
+
+    // MARK: Talking to the delegate
+
+    /// Queues a message for the delegate; it is dropped if the connection is cancelled first.
+    func deliver(_ message: @escaping @Sendable (any LoaderConnectionDelegate) -> Void) {
+        guard let delegate, !ended else { return }
+        delegateQueue.async {
+            guard !self.isCancelled else { return }
+            message(delegate)
+        }
+    }
+
+    /// Asks the delegate and waits for its answer (willSend, needNewBodyStream, willCache).
+    func ask<Answer: Sendable>(
+        _ question: @escaping @Sendable (any LoaderConnectionDelegate) -> Answer, ifNoDelegate fallback: Answer
+    ) -> Answer {
+        guard let delegate, !ended else { return fallback }
+        return delegateQueue.sync { isCancelled ? fallback : question(delegate) }
+    }
+
+    private func finish() {
+        deliver { $0.connectionDidFinishLoading(self) }
+        end()
+    }
+
+    func fail(_ error: URLError) {
+        deliver { $0.connection(self, didFailWithError: error) }
+        end()
+    }
+
+    /// The load is over: no more events are handled and the delegate is released (after the
+    /// messages already queued for it).
+    func end() {
+        guard !ended else { return }
+        ended = true
+        transfer = nil
+        delegate = nil
+    }
+
+    // MARK: The load
+
+    private func begin() {
+        guard !ended, !isCancelled else { return }
+        let canonical = canonicalRequest(originalRequest)
+        guard let request = ask({ $0.connection(self, willSend: canonical, redirectResponse: nil) }, ifNoDelegate: canonical) else {
+            end()
+            return
+        }
+        setCurrentRequest(request)
+        startAttempt()
+    }
+
+    private func canonicalRequest(_ request: URLRequest) -> URLRequest {
+        var request = request
+        if request.httpMethod == nil { request.httpMethod = "GET" }
+        if let url = request.url, url.path.isEmpty, url.scheme == "http" || url.scheme == "https",
+            var components = URLComponents(url: url, resolvingAgainstBaseURL: true)
+        {
+            components.path = "/"
+            request.url = components.url ?? url
+        }
+        return request
+    }
+
+    private func setCurrentRequest(_ request: URLRequest) {
+        published.withLock { $0.currentRequest = request }
+    }
+
+    /// The main-document URL cookies are judged against (site for cookies).
+    private var mainDocumentURL: URL? {
+        let request = currentRequest
+        return followsMainDocument ? request.url : (request.mainDocumentURL ?? request.url)
+    }
+
+    func startAttempt() {
+        guard !ended, !isCancelled else { return }
+        let request = currentRequest
+        guard let url = request.url, let scheme = url.scheme?.lowercased(),
+            ["http", "https", "ftp", "ftps", "file"].contains(scheme)
+        else {
+            fail(LoaderError.make(.unsupportedURL, "\(request.url?.absoluteString ?? "The request") is not an http, https, ftp or file URL", url: request.url))
+            return
+        }
+        let method = request.httpMethod ?? "GET"
+        var lines: [String] = []
+        let fields = request.allHTTPHeaderFields ?? [:]
+        let names = Set(fields.keys.map { $0.lowercased() })
+        for (name, value) in loader.configuration.additionalHeaders where !names.contains(name.lowercased()) {
+            lines.append("\(name): \(value)")
+        }
+        for (name, value) in fields { lines.append("\(name): \(value)") }
+        if request.httpShouldHandleCookies, !names.contains("cookie"), let storage = loader.configuration.cookieStorage,
+            let header = storage.cookieHeader(
+                for: url, mainDocumentURL: mainDocumentURL, isTopLevelNavigation: followsMainDocument, httpMethod: method)
+        {
+            lines.append("Cookie: \(header)")
+        }
+        var transferRequest = TransferRequest(
+            url: Self.urlWithoutUserInfo(url), method: method, headerLines: lines,
+            timeout: request.timeoutInterval > 0 ? request.timeoutInterval : 60)
+        prepareAuthentication(&transferRequest, names: names)
+
+        if let data = request.httpBody {
+            transferRequest.body = .data(data)
+        } else if let stream = request.httpBodyStream {
+            if attempt == 0 {
+                transferRequest.body = .stream(stream, length: Self.declaredLength(request))
+            } else {
+                // A stream is read once; a second attempt needs a new one from the delegate.
+                let copy = request
+                guard let fresh = ask({ $0.connection(self, needNewBodyStream: copy).map(UncheckedStream.init) }, ifNoDelegate: nil)
+                else {
+                    fail(LoaderError.make(.requestBodyStreamExhausted, "The request body stream cannot be sent again and the delegate gave no new one", url: url))
+                    return
+                }
+                transferRequest.body = .stream(fresh.stream, length: Self.declaredLength(request))
+            }
+        }
+        if loader.memory.withLock({ $0.trustedHosts.contains(Self.hostKey(url)) }) {
+            transferRequest.skipsCertificateVerification = true
+        }
+
+        attempt += 1
+        let number = attempt
+        mode = .awaitingHead
+        uploadedSoFar = 0
+        cacheCandidate = nil
+        let newTransfer: CurlTransfer
+        do {
+            // The transfer holds its connection: a load in flight keeps itself alive, as
+            // NSURLConnection does, even when the caller keeps no reference.
+            newTransfer = try CurlTransfer(transferRequest) { event in
+                self.controlQueue.async { self.handle(event, attempt: number) }
+            }
+        } catch {
+            fail(LoaderError.make(.unknown, "libcurl could not create a transfer", url: url))
+            return
+        }
+        transfer = newTransfer
+        CurlEngine.shared.add(newTransfer)
+    }
+
+    private static func declaredLength(_ request: URLRequest) -> Int64? {
+        request.value(forHTTPHeaderField: "Content-Length").flatMap { Int64($0) }
+    }
+
+    static func urlWithoutUserInfo(_ url: URL) -> URL {
+        guard url.user != nil || url.password != nil, var components = URLComponents(url: url, resolvingAgainstBaseURL: true)
+        else { return url }
+        components.user = nil
+        components.password = nil
+        return components.url ?? url
+    }
+
+    static func hostKey(_ url: URL) -> String {
+        let scheme = url.scheme?.lowercased() ?? ""
+        return "\(url.host?.lowercased() ?? ""):\(url.port ?? (scheme == "https" ? 443 : 80))"
+    }
+
+    private func handle(_ event: TransferEvent, attempt number: Int) {
+        guard !ended, number == attempt, let transfer else { return }
+        switch event {
+        case .head(let head):
+            handleHead(head)
+        case .nonHTTPResponse(let length):
+            let url = currentRequest.url ?? originalRequest.url ?? URL(fileURLWithPath: "/")
+            let response = URLResponse(url: url, mimeType: nil, expectedContentLength: Int(length), textEncodingName: nil)
+            mode = .streaming
+            deliver { $0.connection(self, didReceive: response) }
+        case .data(let data):
+            switch mode {
+            case .holding(let head, let response, var held):
+                held.append(data)
+                mode = .holding(head, response, held)
+                transfer.consumed(data.count)
+            case .streaming, .awaitingHead:
+                if var candidate = cacheCandidate {
+                    candidate.data.append(data)
+                    cacheCandidate = candidate.data.count <= Self.maximumCachedBody ? candidate : nil
+                }
+                let count = data.count
+                deliver { delegate in
+                    delegate.connection(self, didReceive: data)
+                    transfer.consumed(count)
+                }
+            }
+        case .sent(let total, let expected):
+            let written = Int(total - uploadedSoFar)
+            uploadedSoFar = total
+            deliver { $0.connection(self, didSendBodyData: written, totalBytesWritten: Int(total), totalBytesExpectedToWrite: Int(expected)) }
+        case .completed(let result):
+            self.transfer = nil
+            handleCompletion(result)
+        }
+    }
+
+    private static let maximumCachedBody = 1 << 20
+
+    private func handleHead(_ head: ResponseHead) {
+        let request = currentRequest
+        guard let url = request.url, let response = head.httpResponse(for: url) else { return }
+        if request.httpShouldHandleCookies, let storage = loader.configuration.cookieStorage {
+            let lines = head.values(of: "Set-Cookie")
+            if !lines.isEmpty {
+                // A cookie the policy refuses is not an error of the load.
+                _ = try? storage.storeCookies(
+                    fromResponseHeaders: lines, for: url, mainDocumentURL: mainDocumentURL,
+                    isTopLevelNavigation: followsMainDocument, httpMethod: request.httpMethod ?? "GET")
+            }
+        }
+        if RedirectRule.isRedirect(head) || isChallengeWeAnswer(head) {
+            mode = .holding(head, response, Data())
+            return
+        }
+        mode = .streaming
+        if isCacheable(request: request, head: head) { cacheCandidate = (response, Data()) }
+        deliver { $0.connection(self, didReceive: response) }
+    }
+
+    private func handleCompletion(_ result: CurlResult) {
+        guard result.succeeded else {
+            let url = currentRequest.url ?? originalRequest.url ?? URL(fileURLWithPath: "/")
+            if handleCertificateFailure(result, url: url) { return }
+            fail(LoaderError.make(for: result, url: url))
+            return
+        }
+        switch mode {
+        case .holding(let head, let response, let body):
+            if RedirectRule.isRedirect(head) {
+                followRedirect(head, response: response, body: body)
+            } else {
+                answerChallenge(head, response: response, body: body)
+            }
+        case .streaming, .awaitingHead:
+            authenticationSucceeded()
+            offerToCache()
+            finish()
+        }
+    }
+
+    /// Delivers a held response (a redirect or challenge we are not following) as the result.
+    func deliverFinal(_ response: HTTPURLResponse, body: Data) {
+        deliver { delegate in
+            delegate.connection(self, didReceive: response)
+            if !body.isEmpty { delegate.connection(self, didReceive: body) }
+        }
+        finish()
+    }
+
+    // MARK: Redirects
+
+    private func followRedirect(_ head: ResponseHead, response: HTTPURLResponse, body: Data) {
+        let current = currentRequest
+        guard let from = current.url, let location = head.value(of: "Location"),
+            let target = URL(string: location, relativeTo: from)?.absoluteURL,
+            let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https"
+        else {
+            // Not a redirect we can follow (no or bad Location, another scheme): the 3xx is the answer.
+            deliverFinal(response, body: body)
+            return
+        }
+        redirectCount += 1
+        guard redirectCount <= loader.configuration.maximumRedirects else {
+            fail(LoaderError.make(
+                .httpTooManyRedirects, "More than \(loader.configuration.maximumRedirects) redirects, the last to \(target.absoluteString)",
+                url: from))
+            return
+        }
+        let proposed = RedirectRule.request(following: current, to: target, status: head.statusCode)
+        guard let next = ask({ $0.connection(self, willSend: proposed, redirectResponse: response) }, ifNoDelegate: proposed) else {
+            deliverFinal(response, body: body)
+            return
+        }
+        setCurrentRequest(next)
+        authentication.redirected()
+        startAttempt()
+    }
+
+    // MARK: Caching
+
+    private func isCacheable(request: URLRequest, head: ResponseHead) -> Bool {
+        guard loader.configuration.urlCache != nil, (request.httpMethod ?? "GET") == "GET",
+            [200, 203, 204, 300, 301, 404, 410].contains(head.statusCode)
+        else { return false }
+        let cacheControl = (head.values(of: "Cache-Control") + [request.value(forHTTPHeaderField: "Cache-Control") ?? ""])
+            .joined(separator: ",").lowercased()
+        return !cacheControl.contains("no-store")
+    }
+
+    private func offerToCache() {
+        guard let candidate = cacheCandidate, let cache = loader.configuration.urlCache else { return }
+        let request = originalRequest
+        let proposed = CachedURLResponse(response: candidate.response, data: candidate.data, userInfo: nil, storagePolicy: .allowed)
+        if let accepted = ask({ $0.connection(self, willCacheResponse: proposed) }, ifNoDelegate: proposed) {
+            cache.storeCachedResponse(accepted, for: request)
+        }
+    }
+}
+
+/// An InputStream handed across queues; it is read by one transfer only.
+struct UncheckedStream: @unchecked Sendable {
+    let stream: InputStream
+}

@@ -1,0 +1,98 @@
+public import Foundation
+public import FoundationNetworking
+import Synchronization
+
+extension URLLoader {
+    /// Loads `request` and returns its body and final response. Redirects are followed;
+    /// challenges are answered from the URL and the credential storage only. Cancelling the
+    /// task cancels the load (`URLError(.cancelled)`).
+    public func data(for request: URLRequest) async throws -> (Data, URLResponse) {
+        let box = Mutex<LoaderConnection?>(nil)
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                let collector = CollectingDelegate { result in continuation.resume(with: result) }
+                let connection = connection(with: request, delegate: collector, startImmediately: false)
+                collector.connection = connection
+                box.withLock { $0 = connection }
+                connection.start()
+            }
+        } onCancel: {
+            box.withLock { $0 }?.cancelCollecting()
+        }
+    }
+
+    /// NSURLConnection's `sendSynchronousRequest`: blocks the calling thread until the load
+    /// ends. Redirects are always followed; challenges are answered from the URL and the
+    /// credential storage only.
+    public func sendSynchronousRequest(_ request: URLRequest) throws -> (Data, URLResponse) {
+        let outcome = Mutex<Result<(Data, URLResponse), any Error>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        let collector = CollectingDelegate { result in
+            outcome.withLock { $0 = result }
+            done.signal()
+        }
+        let connection = connection(with: request, delegate: collector, startImmediately: false)
+        collector.connection = connection
+        connection.start()
+        done.wait()
+        guard let result = outcome.withLock({ $0 }) else { throw URLError(.unknown) }
+        return try result.get()
+    }
+}
+
+extension LoaderConnection {
+    /// Cancels a load whose caller waits for a result (async and synchronous calls): unlike
+    /// `cancel()`, the waiting caller is told.
+    func cancelCollecting() {
+        (delegateForCollecting)?.cancelled()
+        cancel()
+    }
+
+    private var delegateForCollecting: CollectingDelegate? {
+        controlQueue.sync { delegate as? CollectingDelegate }
+    }
+}
+
+/// Gathers a load's body for the async and synchronous calls. Touched on its connection's
+/// delegate queue only, except `cancelled()`, which is idempotent through the lock.
+final class CollectingDelegate: LoaderConnectionDelegate, @unchecked Sendable {
+    private let completion: @Sendable (Result<(Data, URLResponse), any Error>) -> Void
+    private let completed = Mutex(false)
+    weak var connection: LoaderConnection?
+    private var response: URLResponse?
+    private var data = Data()
+
+    init(completion: @escaping @Sendable (Result<(Data, URLResponse), any Error>) -> Void) {
+        self.completion = completion
+    }
+
+    private func complete(_ result: Result<(Data, URLResponse), any Error>) {
+        guard completed.withLock({ done in defer { done = true }; return !done }) else { return }
+        completion(result)
+    }
+
+    func cancelled() {
+        complete(.failure(LoaderError.make(.cancelled, "The load was cancelled", url: connection?.originalRequest.url)))
+    }
+
+    func connection(_ connection: LoaderConnection, didReceive response: URLResponse) {
+        self.response = response
+        data.removeAll(keepingCapacity: true)
+    }
+
+    func connection(_ connection: LoaderConnection, didReceive data: Data) {
+        self.data.append(data)
+    }
+
+    func connectionDidFinishLoading(_ connection: LoaderConnection) {
+        guard let response else {
+            complete(.failure(LoaderError.make(.badServerResponse, "The load ended without a response", url: connection.originalRequest.url)))
+            return
+        }
+        complete(.success((data, response)))
+    }
+
+    func connection(_ connection: LoaderConnection, didFailWithError error: any Error) {
+        complete(.failure(error))
+    }
+}

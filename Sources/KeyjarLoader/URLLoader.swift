@@ -1,0 +1,69 @@
+public import Foundation
+public import FoundationNetworking
+public import Keyjar
+import Synchronization
+
+/// A loading session: where its connections take and keep cookies and credentials, and what
+/// they learned along the way (spaces that accepted Basic, certificates the user accepted).
+///
+/// ```swift
+/// let loader = try URLLoader.shared()
+/// let (data, response) = try await loader.data(for: URLRequest(url: url))
+/// ```
+public final class URLLoader: Sendable {
+    public struct Configuration: Sendable {
+        /// Cookies for every request and from every response; nil sends and keeps none.
+        public var cookieStorage: SharedCookieStorage?
+        /// Answers challenges (default credential for the space) and keeps credentials that
+        /// succeeded by their persistence; nil uses neither.
+        public var credentialStorage: (any URLCredentialStorage & Sendable)?
+        /// Where responses that the delegate lets through `willCacheResponse` are stored.
+        public var urlCache: (any URLCache & Sendable)?
+        /// Redirects followed before a load fails with `.httpTooManyRedirects` (Apple's is 16).
+        public var maximumRedirects: Int
+        /// Sent with every request unless the request sets the same field.
+        public var additionalHeaders: [String: String]
+
+        public init(
+            cookieStorage: SharedCookieStorage? = nil, credentialStorage: (any URLCredentialStorage & Sendable)? = nil,
+            urlCache: (any URLCache & Sendable)? = nil, maximumRedirects: Int = 16,
+            additionalHeaders: [String: String] = ["User-Agent": "Keyjar (libcurl)"]
+        ) {
+            self.cookieStorage = cookieStorage
+            self.credentialStorage = credentialStorage
+            self.urlCache = urlCache
+            self.maximumRedirects = maximumRedirects
+            self.additionalHeaders = additionalHeaders
+        }
+    }
+
+    public let configuration: Configuration
+    let memory = Mutex(SessionMemory())
+
+    public init(configuration: Configuration) {
+        self.configuration = configuration
+    }
+
+    /// A loader on the user's shared store: keyjard's cookies and credentials (keyjard is
+    /// started when needed).
+    public static func shared(client configuration: KeyjarClient.Configuration = .init()) throws(KeyjarClientError) -> URLLoader {
+        let client = try KeyjarClient(configuration: configuration)
+        return URLLoader(configuration: Configuration(
+            cookieStorage: SharedCookieStorage(client: client), credentialStorage: SharedCredentialStorage(client: client)))
+    }
+
+    /// Starts loading `request`; the delegate hears of it on `delegateQueue` (a private serial
+    /// queue when nil).
+    public func connection(
+        with request: URLRequest, delegate: (any LoaderConnectionDelegate)?, delegateQueue: DispatchQueue? = nil,
+        startImmediately: Bool = true
+    ) -> LoaderConnection {
+        LoaderConnection(request: request, delegate: delegate, loader: self, delegateQueue: delegateQueue, startImmediately: startImmediately)
+    }
+}
+
+/// What a loader remembers between its connections.
+struct SessionMemory {
+    /// Hosts ("host:port") whose failed certificate verification a delegate accepted.
+    var trustedHosts: Set<String> = []
+}

@@ -1,0 +1,284 @@
+import Foundation
+import FoundationNetworking
+import Keyjar
+import KeyjarCore
+import KeyjarLoader
+import Synchronization
+import Testing
+
+@Suite("LoaderConnection: the delegate contract against a real loopback server")
+struct LoaderConnectionTests {
+    let server: LoaderTestServer
+    init() throws { server = try LoaderTestServer() }
+
+    @Test func simpleLoadTellsTheDelegateInOrder() throws {
+        let delegate = load(URLRequest(url: server.url("/hello")), with: ephemeralLoader())
+        let events = delegate.events
+        #expect(events.first == .willSend(url: server.url("/hello").absoluteString, redirectStatus: nil))
+        #expect(events.dropFirst().first == .response(status: 200))
+        #expect(events.last == .finished)
+        #expect(delegate.body == "hello world")
+        #expect(delegate.lastResponse?.value(forHTTPHeaderField: "content-type") == "text/plain")
+    }
+
+    @Test func dataIsDeliveredAsItArrives() throws {
+        let delegate = load(URLRequest(url: server.url("/stream?chunks=5&delay=0.1")), with: ephemeralLoader())
+        let dataEvents = delegate.events.filter { if case .data = $0 { true } else { false } }
+        #expect(dataEvents.count >= 3, "\(delegate.events)")
+        #expect(delegate.body == (0..<5).map { "chunk \($0)\n" }.joined())
+    }
+
+    @Test(arguments: [301, 302, 303, 307, 308])
+    func redirectsFollowTheMethodRules(status: Int) throws {
+        var request = URLRequest(url: server.url("/redirect?status=\(status)&to=/echo"))
+        request.httpMethod = "POST"
+        request.httpBody = Data("payload".utf8)
+        request.setValue("text/plain", forHTTPHeaderField: "Content-Type")
+        let delegate = load(request, with: ephemeralLoader())
+        #expect(delegate.events.contains(.willSend(url: server.url("/echo").absoluteString, redirectStatus: status)))
+        let echo = try decodeEcho(delegate.body)
+        if status == 307 || status == 308 {
+            #expect(echo.method == "POST")
+            #expect(echo.body == "payload")
+        } else {
+            #expect(echo.method == "GET")
+            #expect(echo.body == "")
+            #expect(echo.headers["content-type"] == nil)
+        }
+    }
+
+    @Test func refusingARedirectDeliversTheRedirectResponse() throws {
+        let delegate = RecordingDelegate(willSend: { request, redirect in redirect == nil ? request : nil })
+        _ = load(URLRequest(url: server.url("/redirect?status=302&to=/echo")), with: ephemeralLoader(), delegate: delegate)
+        #expect(delegate.events.suffix(3) == [.response(status: 302), .data(count: 13), .finished])
+        #expect(delegate.body == "redirect body")
+    }
+
+    @Test func aDelegateCanReplaceARedirectedRequest() throws {
+        let replacement = server.url("/echo?replaced=1")
+        let delegate = RecordingDelegate(willSend: { request, redirect in redirect == nil ? request : URLRequest(url: replacement) })
+        _ = load(URLRequest(url: server.url("/redirect?to=/hello")), with: ephemeralLoader(), delegate: delegate)
+        #expect(try decodeEcho(delegate.body).path == "/echo?replaced=1")
+    }
+
+    @Test func aChainOfRedirectsIsFollowedAndALoopFails() throws {
+        let chain = load(URLRequest(url: server.url("/chain?n=5")), with: ephemeralLoader())
+        #expect(chain.body == "hello world")
+        #expect(chain.events.filter { if case .willSend(_, .some) = $0 { true } else { false } }.count == 5)
+
+        let loop = load(URLRequest(url: server.url("/loop")), with: ephemeralLoader())
+        #expect(loop.error?.code == .httpTooManyRedirects)
+        #expect(loop.error?.failingURL?.path == "/loop")
+        #expect(loop.events.last == .failed(code: URLError.httpTooManyRedirects.rawValue))
+    }
+
+    @Test func authorizationIsDroppedOnACrossOriginRedirect() throws {
+        let crossOrigin = server.url("/echo", host: "localhost").absoluteString
+        for (target, keeps) in [("/echo", true), (crossOrigin, false)] {
+            var request = URLRequest(url: server.url("/redirect?status=307&to=\(target)"))
+            request.setValue("Bearer secret-token", forHTTPHeaderField: "Authorization")
+            let delegate = load(request, with: ephemeralLoader())
+            let echo = try decodeEcho(delegate.body)
+            #expect((echo.headers["authorization"] != nil) == keeps, "redirect to \(target)")
+        }
+    }
+
+    @Test func cookiesSetOnARedirectAreSentOnTheNextHop() throws {
+        let loader = ephemeralLoader()
+        let delegate = load(URLRequest(url: server.url("/redirect?to=/echo&cookie=hop%3D1%3B%20Path%3D%2F")), with: loader)
+        #expect(try decodeEcho(delegate.body).headers["cookie"] == "hop=1")
+        // And on a later load.
+        let later = load(URLRequest(url: server.url("/echo")), with: loader)
+        #expect(try decodeEcho(later.body).headers["cookie"] == "hop=1")
+    }
+
+    @Test func everySetCookieLineIsStoredOnItsOwn() throws {
+        let loader = ephemeralLoader()
+        _ = load(URLRequest(url: server.url("/set-cookies")), with: loader)
+        let cookies = try #require(loader.configuration.cookieStorage).cookies.sorted { $0.name < $1.name }
+        #expect(cookies.map(\.name) == ["a", "b", "d"])
+        #expect(cookies.first { $0.name == "b" }?.value == "2, c=3")
+        #expect(cookies.first { $0.name == "d" }?.expires != nil)
+    }
+
+    @Test func aRequestCanOptOutOfCookies() throws {
+        let loader = ephemeralLoader()
+        _ = load(URLRequest(url: server.url("/set-cookies")), with: loader)
+        var request = URLRequest(url: server.url("/echo"))
+        request.httpShouldHandleCookies = false
+        #expect(try decodeEcho(load(request, with: loader).body).headers["cookie"] == nil)
+        #expect(try decodeEcho(load(URLRequest(url: server.url("/echo")), with: loader).body).headers["cookie"] != nil)
+    }
+
+    @Test func compressedBodiesAreDecoded() throws {
+        let delegate = load(URLRequest(url: server.url("/gzip")), with: ephemeralLoader())
+        #expect(delegate.body == String(repeating: "decoded by libcurl ", count: 50))
+    }
+
+    @Test func uploadsReportProgressAndArrive() throws {
+        var request = URLRequest(url: server.url("/echo"))
+        request.httpMethod = "PUT"
+        let payload = String(repeating: "k", count: 300_000)
+        request.httpBody = Data(payload.utf8)
+        let delegate = load(request, with: ephemeralLoader())
+        let sent = delegate.events.compactMap { if case .sent(let bytes, let total, let expected) = $0 { (bytes, total, expected) } else { nil } }
+        #expect(sent.last?.1 == 300_000)
+        #expect(sent.allSatisfy { $0.2 == 300_000 })
+        #expect(sent.map(\.0).reduce(0, +) == 300_000)
+        let echo = try decodeEcho(delegate.body)
+        #expect(echo.method == "PUT")
+        #expect(echo.body.count == 300_000)
+    }
+
+    @Test func aStreamedBodyIsSentAndNeedsANewStreamToBeResent() throws {
+        var request = URLRequest(url: server.url("/redirect?status=307&to=/echo"))
+        request.httpMethod = "POST"
+        request.httpBodyStream = InputStream(data: Data("streamed".utf8))
+        request.setValue("8", forHTTPHeaderField: "Content-Length")
+        // The default delegate gives no new stream: the 307 cannot resend the body.
+        let failed = load(request, with: ephemeralLoader())
+        #expect(failed.error?.code == .requestBodyStreamExhausted)
+
+        let asked = Atomic<Int>(0)
+        let resending = RecordingDelegate(newBodyStream: {
+            asked.add(1, ordering: .relaxed)
+            return InputStream(data: Data("streamed".utf8))
+        })
+        // A stream is read once: the second load gets its own.
+        request.httpBodyStream = InputStream(data: Data("streamed".utf8))
+        _ = load(request, with: ephemeralLoader(), delegate: resending)
+        #expect(try decodeEcho(resending.body).body == "streamed")
+        #expect(asked.load(ordering: .relaxed) == 1)
+    }
+
+    @Test func serverFailuresBecomeURLErrors() throws {
+        let cases: [(String, URLError.Code)] = [
+            ("/garbage", .badServerResponse), ("/truncated", .networkConnectionLost), ("/endless-headers", .badServerResponse),
+        ]
+        for (path, code) in cases {
+            let delegate = load(URLRequest(url: server.url(path)), with: ephemeralLoader())
+            #expect(delegate.error?.code == code, "\(path): \(delegate.error.map { "\($0)" } ?? "no error")")
+            #expect(delegate.error?.failingURL == server.url(path))
+            #expect(delegate.events.last == .failed(code: code.rawValue))
+        }
+        // Nothing listens on port 1.
+        let refused = load(URLRequest(url: URL(string: "http://127.0.0.1:1/")!), with: ephemeralLoader())
+        #expect(refused.error?.code == .cannotConnectToHost)
+        let unsupported = load(URLRequest(url: URL(string: "gopher://127.0.0.1/")!), with: ephemeralLoader())
+        #expect(unsupported.error?.code == .unsupportedURL)
+    }
+
+    @Test func anIdleTimeoutFires() throws {
+        var request = URLRequest(url: server.url("/slow?delay=6"))
+        request.timeoutInterval = 1
+        let delegate = load(request, with: ephemeralLoader())
+        #expect(delegate.error?.code == .timedOut)
+        #expect(delegate.events.contains(.response(status: 200)))
+    }
+
+    @Test func cancelStopsEveryMessage() throws {
+        // Cancel after the first chunk: nothing is heard after cancel() returns.
+        let cancelledAt = Mutex<Int?>(nil)
+        let delegate = RecordingDelegate(onData: { connection, _ in
+            connection.cancel()
+            cancelledAt.withLock { $0 = $0 ?? 1 }
+        })
+        let connection = ephemeralLoader().connection(with: URLRequest(url: server.url("/stream?chunks=5&delay=0.1")), delegate: delegate)
+        #expect(!delegate.wait(seconds: 2), "a cancelled load must not finish or fail")
+        let events = delegate.events
+        #expect(events.filter { if case .data = $0 { true } else { false } }.count == 1, "\(events)")
+        #expect(!events.contains(.finished))
+        connection.cancel()
+
+        // Cancelled before it starts: the delegate hears nothing at all.
+        let silent = RecordingDelegate()
+        let never = ephemeralLoader().connection(with: URLRequest(url: server.url("/hello")), delegate: silent, startImmediately: false)
+        never.cancel()
+        never.start()
+        #expect(!silent.wait(seconds: 1))
+        #expect(silent.events.isEmpty)
+
+        // Cancelled while the delegate decides on a redirect: no response, no finish.
+        let holder = Mutex<LoaderConnection?>(nil)
+        let inRedirect = RecordingDelegate(willSend: { request, redirect in
+            if redirect != nil { holder.withLock { $0 }?.cancel() }
+            return request
+        })
+        let redirecting = ephemeralLoader().connection(
+            with: URLRequest(url: server.url("/redirect?to=/hello")), delegate: inRedirect, startImmediately: false)
+        holder.withLock { $0 = redirecting }
+        redirecting.start()
+        #expect(!inRedirect.wait(seconds: 1))
+        #expect(inRedirect.events.count == 2, "\(inRedirect.events)")
+        #expect(!inRedirect.events.contains(.response(status: 200)))
+    }
+
+    @Test func theAsyncAndSynchronousCallsReturnBodyAndResponse() async throws {
+        let loader = ephemeralLoader()
+        let (data, response) = try await loader.data(for: URLRequest(url: server.url("/chain?n=2")))
+        #expect(String(decoding: data, as: UTF8.self) == "hello world")
+        #expect((response as? HTTPURLResponse)?.statusCode == 200)
+        #expect(response.url == server.url("/hello"))
+
+        let (syncData, syncResponse) = try loader.sendSynchronousRequest(URLRequest(url: server.url("/status?code=404&body=gone")))
+        #expect(String(decoding: syncData, as: UTF8.self) == "gone")
+        #expect((syncResponse as? HTTPURLResponse)?.statusCode == 404)
+
+        await #expect(throws: URLError.self) { try await loader.data(for: URLRequest(url: server.url("/garbage"))) }
+
+        let task = Task { try await loader.data(for: URLRequest(url: server.url("/slow?delay=10"))) }
+        try await Task.sleep(for: .milliseconds(200))
+        task.cancel()
+        do {
+            _ = try await task.value
+            Issue.record("a cancelled task returned data")
+        } catch let error as URLError {
+            #expect(error.code == .cancelled)
+        }
+    }
+
+    @Test func fileURLsLoadAndMissingFilesFail() throws {
+        let path = NSTemporaryDirectory() + "keyjar-loader-\(UUID().uuidString).txt"
+        try Data("from a file".utf8).write(to: URL(fileURLWithPath: path))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let delegate = load(URLRequest(url: URL(fileURLWithPath: path)), with: ephemeralLoader())
+        #expect(delegate.body == "from a file")
+        #expect(delegate.events.last == .finished)
+        let missing = load(URLRequest(url: URL(fileURLWithPath: path + ".missing")), with: ephemeralLoader())
+        #expect(missing.error?.code == .fileDoesNotExist)
+    }
+
+    @Test func theCacheHookCanKeepChangeOrRefuse() throws {
+        enum Mode { case keep, change, refuse }
+        for mode in [Mode.keep, .change, .refuse] {
+            let cache = URLCache(memoryCapacity: 1 << 20, diskCapacity: 0, diskPath: nil)
+            let loader = ephemeralLoader(urlCache: cache)
+            let request = URLRequest(url: server.url("/cacheable"))
+            let offered = Atomic<Int>(0)
+            let delegate = RecordingDelegate(willCache: { proposed in
+                offered.add(1, ordering: .relaxed)
+                switch mode {
+                case .keep: return proposed
+                case .change: return CachedURLResponse(response: proposed.response, data: Data("changed".utf8))
+                case .refuse: return nil
+                }
+            })
+            _ = load(request, with: loader, delegate: delegate)
+            #expect(offered.load(ordering: .relaxed) == 1)
+            let stored = cache.cachedResponse(for: request).map { String(decoding: $0.data, as: UTF8.self) }
+            switch mode {
+            case .keep: #expect(stored == "cache me")
+            case .change: #expect(stored == "changed")
+            case .refuse: #expect(stored == nil)
+            }
+            let offeredNoStore = Atomic<Int>(0)
+            let noStore = RecordingDelegate(willCache: { proposed in
+                offeredNoStore.add(1, ordering: .relaxed)
+                return proposed
+            })
+            _ = load(URLRequest(url: server.url("/no-store")), with: loader, delegate: noStore)
+            #expect(offeredNoStore.load(ordering: .relaxed) == 0)
+        }
+    }
+}
+

@@ -1,0 +1,179 @@
+import Foundation
+import FoundationNetworking
+import Glibc
+import Keyjar
+import KeyjarLoader
+import KeyjarTestSupport
+import Synchronization
+
+/// The Python HTTP server in Servers/loader_server.py, on an ephemeral loopback port.
+final class LoaderTestServer: Sendable {
+    let port: Int
+    private let pid: Int32
+
+    init() throws {
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Servers/loader_server.py").path
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", script]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        pid = process.processIdentifier
+        guard let line = DaemonProcess.readLine(from: output.fileHandleForReading, timeout: 20), line.hasPrefix("ready "),
+            let port = Int(line.dropFirst(6))
+        else {
+            kill(pid, SIGKILL)
+            throw TestSupportError("the loader test server did not start")
+        }
+        self.port = port
+    }
+
+    deinit {
+        // SIGKILL: children of test threads inherit a signal mask that blocks SIGTERM.
+        kill(pid, SIGKILL)
+    }
+
+    func url(_ path: String, host: String = "127.0.0.1") -> URL {
+        URL(string: "http://\(host):\(port)\(path)")!
+    }
+}
+
+/// What a delegate heard, in order.
+enum HeardEvent: Equatable, CustomStringConvertible {
+    case willSend(url: String, redirectStatus: Int?)
+    case response(status: Int)
+    case data(count: Int)
+    case sent(bytes: Int, total: Int, expected: Int)
+    case finished
+    case failed(code: Int)
+
+    var description: String {
+        switch self {
+        case .willSend(let url, let status): return "willSend(\(url), \(status.map(String.init) ?? "nil"))"
+        case .response(let status): return "response(\(status))"
+        case .data(let count): return "data(\(count))"
+        case .sent(let bytes, let total, let expected): return "sent(\(bytes), \(total), \(expected))"
+        case .finished: return "finished"
+        case .failed(let code): return "failed(\(code))"
+        }
+    }
+}
+
+/// A delegate that records every message; `willSendHandler` can steer redirects.
+final class RecordingDelegate: LoaderConnectionDelegate, @unchecked Sendable {
+    // @unchecked: all state is behind `state`.
+    struct State {
+        var events: [HeardEvent] = []
+        var body = Data()
+        var responses: [URLResponse] = []
+        var error: URLError?
+        var afterEnd: [HeardEvent] = []
+        var ended = false
+    }
+    let state = Mutex(State())
+    let done = DispatchSemaphore(value: 0)
+    let willSendHandler: (@Sendable (URLRequest, URLResponse?) -> URLRequest?)?
+    let onData: (@Sendable (LoaderConnection, Int) -> Void)?
+    let newBodyStream: (@Sendable () -> InputStream?)?
+    let willCache: (@Sendable (CachedURLResponse) -> CachedURLResponse?)?
+
+    init(
+        willSend: (@Sendable (URLRequest, URLResponse?) -> URLRequest?)? = nil,
+        onData: (@Sendable (LoaderConnection, Int) -> Void)? = nil,
+        newBodyStream: (@Sendable () -> InputStream?)? = nil,
+        willCache: (@Sendable (CachedURLResponse) -> CachedURLResponse?)? = nil
+    ) {
+        willSendHandler = willSend
+        self.onData = onData
+        self.newBodyStream = newBodyStream
+        self.willCache = willCache
+    }
+
+    func connection(_ connection: LoaderConnection, needNewBodyStream request: URLRequest) -> InputStream? {
+        newBodyStream?()
+    }
+
+    func connection(_ connection: LoaderConnection, willCacheResponse cachedResponse: CachedURLResponse) -> CachedURLResponse? {
+        willCache.map { $0(cachedResponse) } ?? cachedResponse
+    }
+
+    private func record(_ event: HeardEvent) {
+        state.withLock { state in
+            if state.ended { state.afterEnd.append(event) } else { state.events.append(event) }
+        }
+    }
+
+    var events: [HeardEvent] { state.withLock { $0.events } }
+    var body: String { state.withLock { String(decoding: $0.body, as: UTF8.self) } }
+    var error: URLError? { state.withLock { $0.error } }
+    var lastResponse: HTTPURLResponse? { state.withLock { $0.responses.last as? HTTPURLResponse } }
+
+    func wait(seconds: Double = 20) -> Bool { done.wait(timeout: .now() + seconds) == .success }
+
+    func connection(_ connection: LoaderConnection, willSend request: URLRequest, redirectResponse: URLResponse?) -> URLRequest? {
+        record(.willSend(url: request.url?.absoluteString ?? "", redirectStatus: (redirectResponse as? HTTPURLResponse)?.statusCode))
+        return willSendHandler.map { $0(request, redirectResponse) } ?? request
+    }
+
+    func connection(_ connection: LoaderConnection, didReceive response: URLResponse) {
+        record(.response(status: (response as? HTTPURLResponse)?.statusCode ?? 0))
+        state.withLock {
+            $0.responses.append(response)
+            $0.body = Data()
+        }
+    }
+
+    func connection(_ connection: LoaderConnection, didReceive data: Data) {
+        record(.data(count: data.count))
+        state.withLock { $0.body.append(data) }
+        onData?(connection, data.count)
+    }
+
+    func connection(
+        _ connection: LoaderConnection, didSendBodyData bytesWritten: Int, totalBytesWritten: Int,
+        totalBytesExpectedToWrite: Int
+    ) {
+        record(.sent(bytes: bytesWritten, total: totalBytesWritten, expected: totalBytesExpectedToWrite))
+    }
+
+    func connectionDidFinishLoading(_ connection: LoaderConnection) {
+        record(.finished)
+        state.withLock { $0.ended = true }
+        done.signal()
+    }
+
+    func connection(_ connection: LoaderConnection, didFailWithError error: any Error) {
+        let urlError = error as? URLError
+        record(.failed(code: urlError?.errorCode ?? 0))
+        state.withLock {
+            $0.error = urlError
+            $0.ended = true
+        }
+        done.signal()
+    }
+}
+
+/// The JSON /echo answers with.
+struct Echo: Decodable {
+    var method: String
+    var path: String
+    var body: String
+    var headers: [String: String]
+}
+
+func decodeEcho(_ text: String) throws -> Echo {
+    try JSONDecoder().decode(Echo.self, from: Data(text.utf8))
+}
+
+/// A loader with a private in-memory cookie jar and no credential storage.
+func ephemeralLoader(urlCache: (any URLCache & Sendable)? = nil) -> URLLoader {
+    URLLoader(configuration: .init(cookieStorage: .ephemeral(), urlCache: urlCache))
+}
+
+/// Loads `request` with a recording delegate and waits for the end.
+func load(_ request: URLRequest, with loader: URLLoader, delegate: RecordingDelegate = RecordingDelegate()) -> RecordingDelegate {
+    _ = loader.connection(with: request, delegate: delegate)
+    _ = delegate.wait()
+    return delegate
+}

@@ -1,0 +1,119 @@
+"""The HTTP server the KeyjarLoader tests talk to, on 127.0.0.1 (an ephemeral port, printed
+as "ready PORT"). Each path is one behaviour; the tests read what arrived from /echo."""
+import base64, gzip, http.server, json, socketserver, sys, time, urllib.parse
+
+counters = {}
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def reply(self, status, body=b"", headers=()):
+        self.send_response(status)
+        for name, value in headers:
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    def body(self):
+        length = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(length) if length else b""
+
+    def handle_any(self):
+        url = urllib.parse.urlsplit(self.path)
+        query = dict(urllib.parse.parse_qsl(url.query))
+        path = url.path
+        payload = self.body()
+        key = query.get("key", path)
+        counters[key] = counters.get(key, 0) + 1
+        if path == "/hello":
+            self.reply(200, b"hello world", [("Content-Type", "text/plain")])
+        elif path == "/echo":
+            data = {"method": self.command, "path": self.path, "body": payload.decode("latin-1"),
+                    "headers": {k.lower(): v for k, v in self.headers.items()}, "count": counters[key]}
+            self.reply(200, json.dumps(data).encode(), [("Content-Type", "application/json")])
+        elif path == "/redirect":
+            headers = [("Location", query.get("to", "/echo"))]
+            if "cookie" in query:
+                headers.append(("Set-Cookie", query["cookie"]))
+            self.reply(int(query.get("status", "302")), b"redirect body", headers)
+        elif path == "/chain":
+            n = int(query.get("n", "1"))
+            self.reply(302, b"", [("Location", "/chain?n=%d" % (n - 1) if n > 1 else "/hello")])
+        elif path == "/loop":
+            self.reply(302, b"", [("Location", "/loop")])
+        elif path == "/set-cookies":
+            self.reply(200, b"ok", [("Set-Cookie", "a=1; Path=/"), ("Set-Cookie", "b=2, c=3; Path=/"),
+                                    ("Set-Cookie", "d=4; Expires=Wed, 09 Jun 2100 10:18:14 GMT; Path=/")])
+        elif path == "/status":
+            self.reply(int(query.get("code", "200")), query.get("body", "").encode())
+        elif path == "/stream":
+            self.send_response(200)
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            for i in range(int(query.get("chunks", "3"))):
+                chunk = ("chunk %d\n" % i).encode()
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+                self.wfile.flush()
+                time.sleep(float(query.get("delay", "0.05")))
+            self.wfile.write(b"0\r\n\r\n")
+        elif path == "/big":
+            size = int(query.get("size", "1000000"))
+            self.reply(200, b"x" * size)
+        elif path == "/slow":
+            self.send_response(200)
+            self.send_header("Content-Length", "10")
+            self.end_headers()
+            self.wfile.write(b"12345")
+            self.wfile.flush()
+            time.sleep(float(query.get("delay", "5")))
+            self.wfile.write(b"67890")
+        elif path == "/garbage":
+            self.wfile.write(b"SPDY/9 banana\r\nnonsense\r\n\r\n")
+            self.close_connection = True
+        elif path == "/truncated":
+            self.send_response(200)
+            self.send_header("Content-Length", "100")
+            self.end_headers()
+            self.wfile.write(b"only ten b")
+            self.close_connection = True
+        elif path == "/endless-headers":
+            self.send_response(200)
+            try:
+                for i in range(1000000):
+                    self.wfile.write(b"X-Filler-%d: %s\r\n" % (i, b"y" * 100))
+            except OSError:
+                pass
+            self.close_connection = True
+        elif path == "/gzip":
+            body = gzip.compress(b"decoded by libcurl " * 50)
+            self.reply(200, body, [("Content-Encoding", "gzip")])
+        elif path == "/cacheable":
+            self.reply(200, b"cache me", [("Cache-Control", "max-age=600")])
+        elif path == "/no-store":
+            self.reply(200, b"do not cache me", [("Cache-Control", "no-store")])
+        elif path.startswith("/basic/"):
+            realm = query.get("realm", "keyjar-test")
+            expected = "Basic " + base64.b64encode(("%s:%s" % (query.get("user", "alice"), query.get("password", "wonderland"))).encode()).decode()
+            if self.headers.get("Authorization") == expected:
+                self.reply(200, b"welcome " + query.get("user", "alice").encode())
+            else:
+                self.reply(401, b"who are you", [("WWW-Authenticate", 'Basic realm="%s"' % realm)])
+        else:
+            self.reply(404, b"no such path")
+
+    do_GET = do_POST = do_PUT = do_HEAD = do_DELETE = do_PATCH = handle_any
+
+
+class Server(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 1024
+
+
+server = Server(("127.0.0.1", 0), Handler)
+print("ready %d" % server.server_address[1], flush=True)
+server.serve_forever()
