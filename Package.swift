@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "KeyjarProtocol", targets: ["KeyjarProtocol"]),
         .library(name: "Keyjar", targets: ["Keyjar"]),
         .executable(name: "keyjard", targets: ["KeyjarDaemon"]),
+        .executable(name: "keyjar", targets: ["KeyjarCLI"]),
         .executable(name: "keyjar-bench", targets: ["KeyjarBench"]),
     ],
     dependencies: [
@@ -85,6 +86,15 @@ let package = Package(
             dependencies: ["KeyjarCore", "KeyjarProtocol"],
             swiftSettings: swiftSettings
         ),
+        // The `keyjar` command: the user's and scripts' tool for the shared store.
+        .executableTarget(
+            name: "KeyjarCLI",
+            dependencies: [
+                "Keyjar", "KeyjarCore", "KeyjarProtocol",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "KeyjarBench",
             dependencies: ["Keyjar", "KeyjarCore", "KeyjarProtocol", "KeyjarStore", "CMallocInfo"],
@@ -118,6 +128,12 @@ let package = Package(
         .testTarget(
             name: "KeyjarTests",
             dependencies: ["Keyjar", "KeyjarCore", "KeyjarProtocol", "KeyjarTestSupport", "KeyjarDaemon", "KeyjarTestPeer"],
+            swiftSettings: swiftSettings
+        ),
+        // Runs the built `keyjar` binary against a real keyjard (and real curl and git).
+        .testTarget(
+            name: "KeyjarCLITests",
+            dependencies: ["KeyjarCore", "KeyjarProtocol", "KeyjarTestSupport", "KeyjarDaemon", "KeyjarCLI"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
