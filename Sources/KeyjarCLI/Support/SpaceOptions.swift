@@ -30,7 +30,9 @@ struct SpaceOptions: ParsableArguments {
     static func parse(_ text: String) throws(ValidationError) -> URL {
         guard let url = URL(string: text), let scheme = url.scheme, !scheme.isEmpty, let host = url.host, !host.isEmpty
         else {
-            throw ValidationError("'\(text)' is not a URL with a scheme and a host (for example https://example.com).")
+            // A URL with user information is not repeated: it could hold a password.
+            let shown = text.contains("@") ? "the URL" : "'\(text)'"
+            throw ValidationError("\(shown) is not a URL with a scheme and a host (for example https://example.com).")
         }
         if url.password != nil {
             throw ValidationError(
@@ -81,7 +83,7 @@ extension ProtectionSpace {
     var summary: String {
         var text = displayURL
         if let realm { text += " realm \"\(realm)\"" }
-        text += " (\(MethodArgument(authenticationMethod).rawValue))"
+        text += " method \(MethodArgument(authenticationMethod).rawValue)"
         return text
     }
 }
