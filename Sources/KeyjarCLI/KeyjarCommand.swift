@@ -19,8 +19,9 @@ struct KeyjarCommand: AsyncParsableCommand {
             Examples:
               keyjar status
               keyjar cookie get https://example.com/
-              keyjar cookie export -o cookies.txt && curl -b cookies.txt https://example.com/
-              printf '%s' "$TOKEN" | keyjar credential add --url https://git.example.com --user alice --password-stdin
+              keyjar cookie export -o cookies.txt
+              curl -b cookies.txt https://example.com/
+              keyjar credential add --url https://example.com --user alice
               git config --global credential.helper keyjar
             """,
         version: "keyjar 0.1.0",

@@ -16,10 +16,11 @@ struct CookieCommand: ParsableCommand {
 
             Examples:
               keyjar cookie get https://example.com/account
-              curl -H "Cookie: $(keyjar cookie get https://example.com/)" https://example.com/
-              keyjar cookie set --url https://example.com/ 'sid=42; Secure; HttpOnly; Max-Age=3600'
-              curl -c jar.txt https://example.com/login && keyjar cookie import jar.txt
-              keyjar cookie export -o cookies.txt && wget --load-cookies cookies.txt https://example.com/
+              curl -H "Cookie: $(keyjar cookie get https://e.example/)" https://e.example/
+              keyjar cookie set --url https://example.com/ 'sid=42; Secure; Max-Age=60'
+              curl -c jar.txt https://example.com/ && keyjar cookie import jar.txt
+              keyjar cookie export -o cookies.txt
+              wget --load-cookies cookies.txt https://example.com/
               keyjar cookie list --domain example.com --json
               keyjar cookie delete --domain example.com --name sid
               keyjar cookie clear --domain example.com

@@ -17,8 +17,10 @@ struct CredentialCommand: ParsableCommand {
             only by `show --reveal`.
 
             Examples:
-              keyjar credential add --url https://example.com --realm Admin --method basic --user alice
-              printf '%s\\n' "$PASSWORD" | keyjar credential add --url https://example.com --user alice --password-stdin
+              keyjar credential add --url https://example.com --realm Admin \\
+                  --method basic --user alice
+              printf '%s\\n' "$PASSWORD" | keyjar credential add \\
+                  --url https://example.com --user alice --password-stdin
               keyjar credential add --proxy http --url http://proxy.example:3128 --user bob
               keyjar credential list --json
               keyjar credential show --url https://example.com --user alice --reveal

@@ -24,7 +24,9 @@ struct GitCredentialCommand: ParsableCommand {
 
             Set-up (either):
               git config --global credential.helper "$(command -v keyjar) git-credential"
-              ln -s "$(command -v keyjar)" ~/.local/bin/git-credential-keyjar && git config --global credential.helper keyjar
+            or
+              ln -s "$(command -v keyjar)" ~/.local/bin/git-credential-keyjar
+              git config --global credential.helper keyjar
 
             Example:
               printf 'protocol=https\\nhost=example.com\\n\\n' | keyjar git-credential get
