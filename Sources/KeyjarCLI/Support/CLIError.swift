@@ -2,7 +2,7 @@ import Keyjar
 
 /// A failure the command reports in one sentence on standard error, with its exit status.
 struct CLIError: Error, CustomStringConvertible {
-    /// The documented exit statuses (README "Exit codes"); scripts rely on them.
+    /// The documented exit statuses (README, `keyjar --help`); scripts rely on them.
     enum Status: Int32 {
         case failure = 1
         case usage = 2
@@ -21,9 +21,7 @@ struct CLIError: Error, CustomStringConvertible {
     /// that scripts can tell "the service is down" from "the request failed".
     init(_ error: KeyjarClientError) {
         switch error.code {
-        case .unreachable:
-            self.init(message: error.message, status: .unreachable)
-        case .timedOut:
+        case .unreachable, .timedOut:
             self.init(message: error.message, status: .unreachable)
         default:
             self.init(message: error.message, status: .failure)
