@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "Keyjar", targets: ["Keyjar"]),
         .library(name: "KeyjarLoader", targets: ["KeyjarLoader"]),
         .executable(name: "keyjard", targets: ["KeyjarDaemon"]),
+        .executable(name: "keyjar", targets: ["KeyjarCLI"]),
         .executable(name: "keyjar-bench", targets: ["KeyjarBench"]),
     ],
     dependencies: [
@@ -93,6 +94,15 @@ let package = Package(
             dependencies: ["Keyjar", "KeyjarCore", "CCurl"],
             swiftSettings: swiftSettings
         ),
+        // The `keyjar` command: the user's and scripts' tool for the shared store.
+        .executableTarget(
+            name: "KeyjarCLI",
+            dependencies: [
+                "Keyjar", "KeyjarCore", "KeyjarProtocol",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "KeyjarBench",
             dependencies: ["Keyjar", "KeyjarCore", "KeyjarProtocol", "KeyjarStore", "CMallocInfo"],
@@ -126,6 +136,12 @@ let package = Package(
         .testTarget(
             name: "KeyjarTests",
             dependencies: ["Keyjar", "KeyjarCore", "KeyjarProtocol", "KeyjarTestSupport", "KeyjarDaemon", "KeyjarTestPeer"],
+            swiftSettings: swiftSettings
+        ),
+        // Runs the built `keyjar` binary against a real keyjard (and real curl and git).
+        .testTarget(
+            name: "KeyjarCLITests",
+            dependencies: ["KeyjarCore", "KeyjarProtocol", "KeyjarTestSupport", "KeyjarDaemon", "KeyjarCLI"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

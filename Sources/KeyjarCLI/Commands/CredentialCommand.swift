@@ -1,0 +1,288 @@
+import ArgumentParser
+import Foundation
+import Glibc
+import Keyjar
+import KeyjarCore
+import KeyjarProtocol
+
+/// `keyjar credential …`: the shared URL credential storage.
+struct CredentialCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "credential",
+        abstract: "Manage URL credentials: user names in keyjard, passwords in the Secret Service.",
+        discussion: """
+            A protection space is a server (or proxy) and port, a realm and an authentication method, \
+            as a server's challenge names them. Passwords are read from standard input \
+            (--password-stdin) or typed at a prompt, never taken from an argument, and are printed \
+            only by `show --reveal`.
+
+            Examples:
+              keyjar credential add --url https://example.com --realm Admin \\
+                  --method basic --user alice
+              printf '%s\\n' "$PASSWORD" | keyjar credential add \\
+                  --url https://example.com --user alice --password-stdin
+              keyjar credential add --proxy http --url http://proxy.example:3128 --user bob
+              keyjar credential list --json
+              keyjar credential show --url https://example.com --user alice --reveal
+              keyjar credential default --url https://example.com --user alice
+              keyjar credential remove --url https://example.com --user alice
+            """,
+        subcommands: [Add.self, List.self, Show.self, Remove.self, Default.self]
+    )
+}
+
+/// Credential records the options select, from keyjard.
+private func records(_ client: KeyjarClient, matching space: SpaceOptions, user: String?) throws -> [CredentialRecord] {
+    guard case .credentials(let records) = try client.request(.allCredentials) else {
+        throw CLIError.failure("keyjard did not list the credentials")
+    }
+    return records.filter { space.matches($0.space) && (user == nil || $0.user == user) }
+        .sorted { ($0.space.displayURL, $0.space.realm ?? "", $0.user) < ($1.space.displayURL, $1.space.realm ?? "", $1.user) }
+}
+
+/// Exactly one record, or an error that says how to narrow or what was not found.
+private func single(_ records: [CredentialRecord], _ space: SpaceOptions, user: String?) throws -> CredentialRecord {
+    let who = user.map { " for \($0)" } ?? ""
+    guard let first = records.first else {
+        throw CLIError.failure("no stored credential\(who) matches \(space.url ?? "the given space").")
+    }
+    if records.count == 1 { return first }
+    if user == nil, Set(records.map(\.space)).count == 1, let preferred = records.first(where: \.isDefault) { return preferred }
+    throw CLIError.usage(
+        "\(records.count) stored credentials\(who) match; narrow the choice with --user, --realm or --method "
+            + "(see `keyjar credential list`).")
+}
+
+/// A credential record as `--json` shows it.
+private struct CredentialJSON: Encodable {
+    var url: String
+    var `protocol`: String
+    var host: String
+    var port: Int
+    var realm: String?
+    var method: String
+    var proxy: String?
+    var user: String
+    var isDefault: Bool
+    var persistence: String
+    var created: String
+    var lastUsed: String?
+    var password: String?
+
+    init(_ record: CredentialRecord, password: String? = nil) {
+        url = record.space.displayURL
+        `protocol` = record.space.protocol
+        host = record.space.host
+        port = record.space.port
+        realm = record.space.realm
+        method = MethodArgument(record.space.authenticationMethod).rawValue
+        proxy = record.space.isProxy ? record.space.proxyType.rawValue : nil
+        user = record.user
+        isDefault = record.isDefault
+        persistence = record.persistence.rawValue
+        created = Output.time(Date(timeIntervalSince1970: record.created))
+        lastUsed = record.lastUsed.map { Output.time(Date(timeIntervalSince1970: $0)) }
+        self.password = password
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case url, `protocol`, host, port, realm, method, proxy, user, persistence, created, lastUsed, password
+        case isDefault = "default"
+    }
+}
+
+extension CredentialCommand {
+    struct Add: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Store a credential (replacing the user's password if it is already stored).",
+            discussion: """
+                The password is read from standard input with --password-stdin, otherwise typed at \
+                the terminal without echo. The first credential of a space becomes its default.
+
+                Only permanent persistence is possible here: a session credential lives only inside \
+                the process that stores it (SharedCredentialStorage with .forSession), and keyjar \
+                exits as soon as it has stored it, so it would be gone at once.
+                """
+        )
+
+        @OptionGroup var global: GlobalOptions
+        @OptionGroup var space: SpaceOptions
+
+        @Option(help: ArgumentHelp("The user name (default: the user in --url).", valueName: "name"))
+        var user: String?
+
+        @Flag(help: "Read the password from standard input (one trailing newline is dropped).")
+        var passwordStdin = false
+
+        @Option(help: ArgumentHelp("How long the credential is kept: permanent (session is refused, see above).", valueName: "persistence"))
+        var persistence: PersistenceArgument = .permanent
+
+        @Flag(name: .customLong("default"), help: "Make it the space's default credential.")
+        var makeDefault = false
+
+        func validate() throws {
+            guard space.url != nil else { throw ValidationError("Missing --url: the server the credential is for.") }
+            guard user ?? space.userFromURL != nil else { throw ValidationError("Missing --user: the user name.") }
+            if persistence == .session {
+                throw ValidationError(
+                    "Session persistence keeps a credential only inside the process that stores it, and keyjar exits at "
+                        + "once, so it would be lost; use --persistence permanent.")
+            }
+        }
+
+        func run() throws {
+            let protectionSpace = try space.exactSpace()
+            guard let name = user ?? space.userFromURL else { throw CLIError.usage("--user is required.") }
+            let password =
+                passwordStdin
+                ? try PasswordInput.fromStandardInput()
+                : try PasswordInput.prompt("Password for \(name) at \(protectionSpace.displayURL): ")
+            let client = try global.connect()
+            let existing = try records(client, matching: space, user: nil).filter { $0.space == protectionSpace }
+            _ = try client.request(
+                .setCredential(space: protectionSpace, user: name, password: password, makeDefault: makeDefault || existing.isEmpty))
+        }
+    }
+
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "List stored credentials (never their passwords).",
+            discussion: "One line each: space, user, and `(default)` for a space's default credential."
+        )
+
+        @OptionGroup var global: GlobalOptions
+        @OptionGroup var space: SpaceOptions
+
+        @Option(help: ArgumentHelp("Only this user's credentials.", valueName: "name"))
+        var user: String?
+
+        @Flag(help: "Print a JSON array.")
+        var json = false
+
+        func run() throws {
+            let client = try global.connect()
+            let found = try records(client, matching: space, user: user)
+            if json {
+                Output.line(try Output.json(found.map { CredentialJSON($0) }))
+                return
+            }
+            for record in found {
+                Output.line("\(record.space.summary) user \(record.user)\(record.isDefault ? " (default)" : "")")
+            }
+        }
+    }
+
+    struct Show: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Show one credential; its password only with --reveal.",
+            discussion: """
+                Without --user, the space's default credential. --reveal prints the password only \
+                when standard output is a terminal; add --force to print it into a pipe or file.
+                """
+        )
+
+        @OptionGroup var global: GlobalOptions
+        @OptionGroup var space: SpaceOptions
+
+        @Option(help: ArgumentHelp("The user name.", valueName: "name"))
+        var user: String?
+
+        @Flag(help: "Also print the password.")
+        var reveal = false
+
+        @Flag(help: "With --reveal, print the password even when standard output is not a terminal.")
+        var force = false
+
+        @Flag(help: "Print a JSON object.")
+        var json = false
+
+        func validate() throws {
+            if force && !reveal { throw ValidationError("--force only applies to --reveal.") }
+        }
+
+        func run() throws {
+            if reveal && !force && !Output.standardOutputIsTerminal {
+                throw CLIError.usage(
+                    "refusing to print a password into a pipe or file; add --force if that is what you want.")
+            }
+            let client = try global.connect()
+            let name = user ?? space.userFromURL
+            let record = try single(try records(client, matching: space, user: name), space, user: name)
+            var password: String?
+            if reveal {
+                guard case .password(let stored) = try client.request(.password(space: record.space, user: record.user)),
+                    let stored
+                else { throw CLIError.failure("the password of \(record.user) at \(record.space.displayURL) is not in the secret store.") }
+                password = stored
+            }
+            if json {
+                Output.line(try Output.json(CredentialJSON(record, password: password)))
+                return
+            }
+            var lines = [
+                "url: \(record.space.displayURL)",
+                "realm: \(record.space.realm ?? "(none)")",
+                "method: \(MethodArgument(record.space.authenticationMethod).rawValue)",
+                "user: \(record.user)",
+                "default: \(record.isDefault ? "yes" : "no")",
+                "persistence: \(record.persistence.rawValue)",
+                "created: \(Output.time(Date(timeIntervalSince1970: record.created)))",
+            ]
+            if let lastUsed = record.lastUsed { lines.append("last used: \(Output.time(Date(timeIntervalSince1970: lastUsed)))") }
+            if let password { lines.append("password: \(password)") }
+            Output.line(lines.joined(separator: "\n"))
+        }
+    }
+
+    struct Remove: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Remove a credential (its password leaves the Secret Service too).",
+            discussion: "The options must select exactly one credential, unless --all removes every one they select."
+        )
+
+        @OptionGroup var global: GlobalOptions
+        @OptionGroup var space: SpaceOptions
+
+        @Option(help: ArgumentHelp("The user name.", valueName: "name"))
+        var user: String?
+
+        @Flag(help: "Remove every credential the options select.")
+        var all = false
+
+        func validate() throws {
+            guard space.url != nil else { throw ValidationError("Missing --url: the server whose credential to remove.") }
+        }
+
+        func run() throws {
+            let client = try global.connect()
+            let name = user ?? space.userFromURL
+            let found = try records(client, matching: space, user: name)
+            let doomed = all ? found : [try single(found, space, user: name)]
+            if doomed.isEmpty { throw CLIError.failure("no stored credential matches \(space.url ?? "the given space").") }
+            for record in doomed { _ = try client.request(.removeCredential(space: record.space, user: record.user)) }
+        }
+    }
+
+    struct Default: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Make a stored credential its space's default (the one answered first).")
+
+        @OptionGroup var global: GlobalOptions
+        @OptionGroup var space: SpaceOptions
+
+        @Option(help: ArgumentHelp("The user name.", valueName: "name"))
+        var user: String?
+
+        func validate() throws {
+            guard space.url != nil else { throw ValidationError("Missing --url: the server of the credential.") }
+            guard user ?? space.userFromURL != nil else { throw ValidationError("Missing --user: the user to make the default.") }
+        }
+
+        func run() throws {
+            let client = try global.connect()
+            let name = user ?? space.userFromURL
+            let record = try single(try records(client, matching: space, user: name), space, user: name)
+            _ = try client.request(.setDefaultCredential(space: record.space, user: record.user))
+        }
+    }
+}

@@ -1,0 +1,186 @@
+import ArgumentParser
+import Foundation
+import Keyjar
+import KeyjarCore
+import KeyjarProtocol
+
+/// `keyjar git-credential get|store|erase`: git's credential-helper protocol on the shared
+/// credential storage, so git and every Keyjar program share one set of credentials.
+struct GitCredentialCommand: ParsableCommand {
+    /// The name git looks for on PATH for `credential.helper keyjar`.
+    static let helperName = "git-credential-keyjar"
+
+    static let configuration = CommandConfiguration(
+        commandName: "git-credential",
+        abstract: "A git credential helper backed by the shared credential storage.",
+        discussion: """
+            git writes key=value lines (protocol, host, path, username, password, url) on standard \
+            input. `get` answers username= and password= from the store: the named user's \
+            credential for that scheme, host and port, else the default one. `store` saves the \
+            credential permanently (password in the Secret Service) as the server's default. \
+            `erase` removes the matching credentials (only those with the password git rejected, \
+            when git names it), and refuses a request that names no host. Other operations are \
+            ignored, as git asks of helpers.
+
+            Set-up (either):
+              git config --global credential.helper "$(command -v keyjar) git-credential"
+            or
+              ln -s "$(command -v keyjar)" ~/.local/bin/git-credential-keyjar
+              git config --global credential.helper keyjar
+
+            Example:
+              printf 'protocol=https\\nhost=example.com\\n\\n' | keyjar git-credential get
+            """
+    )
+
+    @OptionGroup var global: GlobalOptions
+
+    @Argument(help: ArgumentHelp("get, store or erase (git passes it).", valueName: "operation"))
+    var operation: String
+
+    func run() throws {
+        switch operation {
+        case "get": try get(GitCredentialRequest.read())
+        case "store": try store(GitCredentialRequest.read())
+        case "erase": try erase(GitCredentialRequest.read())
+        default: return
+        }
+    }
+
+    private func get(_ request: GitCredentialRequest) throws {
+        guard request.namesServer else { return }
+        let client = try global.connect()
+        let ranked = try candidates(client, for: request).sorted { a, b in
+            func rank(_ record: CredentialRecord) -> (Int, Int, Double) {
+                (request.realm != nil && record.space.realm == request.realm ? 0 : 1, record.isDefault ? 0 : 1,
+                 -(record.lastUsed ?? record.created))
+            }
+            return rank(a) < rank(b)
+        }
+        for record in ranked {
+            guard case .password(let password?) = try client.request(.password(space: record.space, user: record.user)) else {
+                continue
+            }
+            Output.line("username=\(record.user)\npassword=\(password)")
+            return
+        }
+    }
+
+    private func store(_ request: GitCredentialRequest) throws {
+        guard request.namesServer, let user = request.username, let password = request.password else { return }
+        let client = try global.connect()
+        // A credential the user already keeps for this server (under a realm, say) is updated
+        // rather than doubled by one in a realm-less space.
+        let existing = try candidates(client, for: request).filter { $0.user == user }.map(\.space)
+        let spaces = existing.isEmpty ? [request.space] : existing
+        for space in spaces {
+            _ = try client.request(.setCredential(space: space, user: user, password: password, makeDefault: true))
+        }
+    }
+
+    private func erase(_ request: GitCredentialRequest) throws {
+        guard request.namesServer else {
+            throw CLIError.failure(
+                "refusing to erase: the request names no protocol and host, and an empty pattern would erase every credential.")
+        }
+        let client = try global.connect()
+        for record in try candidates(client, for: request) {
+            if let rejected = request.password {
+                // Only the password git saw fail: a newer one stored meanwhile stays.
+                guard case .password(let stored) = try client.request(.password(space: record.space, user: record.user)),
+                    stored == rejected
+                else { continue }
+            }
+            _ = try client.request(.removeCredential(space: record.space, user: record.user))
+        }
+    }
+
+    /// Stored credentials for the request's scheme, host and port (any realm, any method), of
+    /// its user when it names one.
+    private func candidates(_ client: KeyjarClient, for request: GitCredentialRequest) throws -> [CredentialRecord] {
+        let response = try client.request(.allCredentials)
+        guard case .credentials(let records) = response else { throw unexpected(response) }
+        let space = request.space
+        return records.filter { record in
+            !record.space.isProxy && record.space.protocol == space.protocol && record.space.host == space.host
+                && record.space.port == space.port && (request.username == nil || record.user == request.username)
+        }
+    }
+}
+
+/// What git sends a helper: `key=value` lines up to a blank line or the end of input.
+struct GitCredentialRequest {
+    var `protocol`: String?
+    var host: String?
+    var port: Int?
+    var username: String?
+    var password: String?
+    /// The realm and scheme of the server's challenge, when git passes it on (`wwwauth[]`,
+    /// git 2.41 and later).
+    var realm: String?
+    var method: ProtectionSpace.AuthenticationMethod = .default
+
+    static func read() throws -> GitCredentialRequest {
+        var request = GitCredentialRequest()
+        while let line = Swift.readLine(strippingNewline: true), !line.isEmpty {
+            guard let equals = line.firstIndex(of: "=") else {
+                throw CLIError.usage("git sent a line without '=': not the credential helper protocol.")
+            }
+            let key = line[..<equals]
+            let value = String(line[line.index(after: equals)...])
+            switch key {
+            case "protocol": request.protocol = value.lowercased()
+            case "host": request.setHost(value)
+            case "username": request.username = value
+            case "password": request.password = value
+            case "url":
+                guard let url = URL(string: value), let scheme = url.scheme, let host = url.host else {
+                    throw CLIError.usage("git sent url=\(value), which is not a URL with a scheme and a host.")
+                }
+                request.protocol = scheme.lowercased()
+                request.host = host
+                request.port = url.port
+                if let user = url.user { request.username = user }
+            case "wwwauth[]": request.readChallenge(value)
+            default: continue
+            }
+        }
+        return request
+    }
+
+    /// `host` is `name`, `name:port`, or `[v6]:port`.
+    private mutating func setHost(_ value: String) {
+        var name = Substring(value)
+        if name.hasPrefix("["), let close = name.firstIndex(of: "]") {
+            let rest = name[name.index(after: close)...]
+            port = rest.hasPrefix(":") ? Int(rest.dropFirst()) : nil
+            name = name[name.index(after: name.startIndex)..<close]
+        } else if let colon = name.lastIndex(of: ":"), let number = Int(name[name.index(after: colon)...]) {
+            port = number
+            name = name[..<colon]
+        }
+        host = String(name)
+    }
+
+    /// `Basic realm="git"` → method and realm.
+    private mutating func readChallenge(_ challenge: String) {
+        let scheme = challenge.prefix { $0 != " " }.lowercased()
+        switch scheme {
+        case "basic": method = .httpBasic
+        case "digest": method = .httpDigest
+        case "ntlm": method = .ntlm
+        case "negotiate": method = .negotiate
+        default: return
+        }
+        if let range = challenge.range(of: "realm=\"") {
+            realm = String(challenge[range.upperBound...].prefix { $0 != "\"" })
+        }
+    }
+
+    /// Whether the request says which server it is about: a protocol and a host.
+    var namesServer: Bool { !(self.protocol ?? "").isEmpty && !(host ?? "").isEmpty }
+
+    var space: ProtectionSpace {
+        ProtectionSpace(host: host ?? "", port: port, protocol: `protocol` ?? "", realm: realm, authenticationMethod: method)
+    }
+}

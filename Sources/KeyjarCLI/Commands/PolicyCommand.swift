@@ -1,0 +1,158 @@
+import ArgumentParser
+import Keyjar
+import KeyjarCore
+import KeyjarProtocol
+
+/// `keyjar policy …`: which cookies the shared jar accepts.
+struct PolicyCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "policy",
+        abstract: "Show or change the cookie accept policy and the per-domain rules.",
+        discussion: """
+            Policies: always, never, main-document-domain (only from the site of the page), \
+            no-third-party (also send none to third parties), grandfathered-third-party (third \
+            parties only for sites that already have cookies). A domain rule covers the domain and \
+            its subdomains and outranks the policy; the most specific rule wins.
+
+            Examples:
+              keyjar policy get
+              keyjar policy set no-third-party
+              keyjar policy domain block ads.example
+              keyjar policy domain session-only news.example
+              keyjar policy domain list --json
+            """,
+        subcommands: [Get.self, Set.self, Domain.self]
+    )
+}
+
+private func currentPolicy(_ client: KeyjarClient) throws -> CookiePolicy {
+    let response = try client.request(.policy)
+    guard case .policy(let policy) = response else { throw unexpected(response) }
+    return policy
+}
+
+/// Read-modify-write of the whole policy: keyjard takes the policy as one value. Two people
+/// editing rules at the same instant could lose one edit; the next `list` shows it.
+private func updatePolicy(_ global: GlobalOptions, _ change: (inout CookiePolicy) throws -> Void) throws {
+    let client = try global.connect()
+    var policy = try currentPolicy(client)
+    try change(&policy)
+    _ = try client.request(.setPolicy(policy: policy))
+}
+
+private struct PolicyJSON: Encodable {
+    var acceptPolicy: String
+    var domainRules: [String: String]
+
+    init(_ policy: CookiePolicy) {
+        acceptPolicy = AcceptPolicyArgument(policy.acceptPolicy).rawValue
+        domainRules = policy.domainRules.mapValues(\.argumentName)
+    }
+}
+
+/// A domain for a rule: no scheme, no path, not empty.
+private func ruleDomain(_ text: String) throws(ValidationError) -> String {
+    let domain = text.lowercased().drop { $0 == "." }
+    guard !domain.isEmpty, !domain.contains(where: { "/:@ \t".contains($0) }) else {
+        throw ValidationError("'\(text)' is not a domain name (for example example.com).")
+    }
+    return String(domain)
+}
+
+extension PolicyCommand {
+    struct Get: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Print the accept policy.")
+
+        @OptionGroup var global: GlobalOptions
+
+        @Flag(help: "Print the policy and the domain rules as a JSON object.")
+        var json = false
+
+        func run() throws {
+            let policy = try currentPolicy(try global.connect())
+            Output.line(json ? try Output.json(PolicyJSON(policy)) : AcceptPolicyArgument(policy.acceptPolicy).rawValue)
+        }
+    }
+
+    struct Set: ParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "set", abstract: "Set the accept policy.")
+
+        @OptionGroup var global: GlobalOptions
+
+        @Argument(help: ArgumentHelp("The policy.", valueName: "policy"))
+        var policy: AcceptPolicyArgument
+
+        func run() throws {
+            try updatePolicy(global) { $0.acceptPolicy = policy.policy }
+        }
+    }
+
+    struct Domain: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "domain",
+            abstract: "Per-domain rules that outrank the accept policy.",
+            subcommands: [Allow.self, Block.self, SessionOnly.self, Remove.self, List.self]
+        )
+
+        struct Allow: ParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "Accept and send cookies for the domain, whatever the policy.")
+            @OptionGroup var global: GlobalOptions
+            @Argument(help: ArgumentHelp("The domain (its subdomains included).", valueName: "domain")) var domain: String
+            func validate() throws { _ = try ruleDomain(domain) }
+            func run() throws { try setRule(.allow, for: domain, global) }
+        }
+
+        struct Block: ParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "Neither store nor send cookies for the domain.")
+            @OptionGroup var global: GlobalOptions
+            @Argument(help: ArgumentHelp("The domain (its subdomains included).", valueName: "domain")) var domain: String
+            func validate() throws { _ = try ruleDomain(domain) }
+            func run() throws { try setRule(.block, for: domain, global) }
+        }
+
+        struct SessionOnly: ParsableCommand {
+            static let configuration = CommandConfiguration(
+                commandName: "session-only", abstract: "Accept the domain's cookies but keep them only for the session.")
+            @OptionGroup var global: GlobalOptions
+            @Argument(help: ArgumentHelp("The domain (its subdomains included).", valueName: "domain")) var domain: String
+            func validate() throws { _ = try ruleDomain(domain) }
+            func run() throws { try setRule(.sessionOnly, for: domain, global) }
+        }
+
+        struct Remove: ParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "Remove the domain's rule.")
+            @OptionGroup var global: GlobalOptions
+            @Argument(help: ArgumentHelp("The domain.", valueName: "domain")) var domain: String
+            func validate() throws { _ = try ruleDomain(domain) }
+
+            func run() throws {
+                let domain = try ruleDomain(domain)
+                try updatePolicy(global) { policy in
+                    guard policy.domainRules.removeValue(forKey: domain) != nil else {
+                        throw CLIError.failure("there is no rule for \(domain).")
+                    }
+                }
+            }
+        }
+
+        struct List: ParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "List the domain rules, one `domain action` a line.")
+            @OptionGroup var global: GlobalOptions
+            @Flag(help: "Print a JSON object of domain to action.") var json = false
+
+            func run() throws {
+                let rules = try currentPolicy(try global.connect()).domainRules
+                if json {
+                    Output.line(try Output.json(rules.mapValues(\.argumentName)))
+                    return
+                }
+                for (domain, action) in rules.sorted(by: { $0.key < $1.key }) { Output.line("\(domain) \(action.argumentName)") }
+            }
+        }
+    }
+}
+
+private func setRule(_ action: CookieDomainAction, for text: String, _ global: GlobalOptions) throws {
+    let domain = try ruleDomain(text)
+    try updatePolicy(global) { $0.domainRules[domain] = action }
+}

@@ -1,0 +1,83 @@
+import ArgumentParser
+import KeyjarCore
+import KeyjarProtocol
+
+/// `keyjar status`: whether keyjard answers, where it keeps things, and how its parts are.
+struct StatusCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status",
+        abstract: "Show whether keyjard is reachable, its paths, counts, secrets backend and accept policy.",
+        discussion: """
+            Exits with status 3 when keyjard cannot be reached (with --no-start, when none is serving).
+
+            Examples:
+              keyjar status
+              keyjar status --json | jq .cookieCount
+              keyjar status --no-start || echo "keyjard is not running"
+            """
+    )
+
+    @OptionGroup var global: GlobalOptions
+
+    @Flag(help: "Print the status as a JSON object.")
+    var json = false
+
+    func run() throws {
+        let client = try global.connect()
+        guard case .status(let status) = try client.request(.status) else { throw CLIError.failure("keyjard did not report its status") }
+        if json {
+            Output.line(try Output.json(StatusJSON(status)))
+            return
+        }
+        let secrets = status.secretsHealthy ? "healthy" : "NOT USABLE"
+        Output.line(
+            """
+            keyjard: reachable (version \(status.version), protocol \(status.protocolVersion), pid \(status.pid))
+            socket: \(status.socketPath)
+            database: \(status.databasePath) (schema version \(status.schemaVersion))
+            cookies: \(status.cookieCount)
+            credentials: \(status.credentialCount)
+            secrets: \(status.secretsBackend), \(secrets): \(status.secretsDetail)
+            accept policy: \(AcceptPolicyArgument(status.acceptPolicy).rawValue)
+            sequence: \(status.sequence)
+            clients: \(status.connectedClients)
+            """)
+    }
+}
+
+/// The `--json` shape of `keyjar status`: the service's own fields, the policy named as on the
+/// command line.
+private struct StatusJSON: Encodable {
+    var reachable = true
+    var version: String
+    var protocolVersion: Int
+    var pid: Int32
+    var socketPath: String
+    var databasePath: String
+    var schemaVersion: Int64
+    var cookieCount: Int
+    var credentialCount: Int
+    var sequence: UInt64
+    var secretsBackend: String
+    var secretsHealthy: Bool
+    var secretsDetail: String
+    var acceptPolicy: String
+    var connectedClients: Int
+
+    init(_ status: ServiceStatus) {
+        version = status.version
+        protocolVersion = status.protocolVersion
+        pid = status.pid
+        socketPath = status.socketPath
+        databasePath = status.databasePath
+        schemaVersion = status.schemaVersion
+        cookieCount = status.cookieCount
+        credentialCount = status.credentialCount
+        sequence = status.sequence
+        secretsBackend = status.secretsBackend
+        secretsHealthy = status.secretsHealthy
+        secretsDetail = status.secretsDetail
+        acceptPolicy = AcceptPolicyArgument(status.acceptPolicy).rawValue
+        connectedClients = status.connectedClients
+    }
+}

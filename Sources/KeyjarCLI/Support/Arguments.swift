@@ -1,0 +1,104 @@
+import ArgumentParser
+import KeyjarCore
+import KeyjarProtocol
+
+// Command-line spellings of Keyjar's enums: short, lower-case, hyphenated, and each mapped to
+// exactly one model value so nothing is guessed.
+
+enum AcceptPolicyArgument: String, CaseIterable, ExpressibleByArgument {
+    case always, never
+    case mainDocumentDomain = "main-document-domain"
+    case noThirdParty = "no-third-party"
+    case grandfatheredThirdParty = "grandfathered-third-party"
+
+    init(_ policy: CookieAcceptPolicy) {
+        switch policy {
+        case .always: self = .always
+        case .never: self = .never
+        case .onlyFromMainDocumentDomain: self = .mainDocumentDomain
+        case .noThirdParty: self = .noThirdParty
+        case .grandfatheredThirdParty: self = .grandfatheredThirdParty
+        }
+    }
+
+    var policy: CookieAcceptPolicy {
+        switch self {
+        case .always: .always
+        case .never: .never
+        case .mainDocumentDomain: .onlyFromMainDocumentDomain
+        case .noThirdParty: .noThirdParty
+        case .grandfatheredThirdParty: .grandfatheredThirdParty
+        }
+    }
+}
+
+extension CookieDomainAction {
+    var argumentName: String {
+        switch self {
+        case .allow: "allow"
+        case .block: "block"
+        case .sessionOnly: "session-only"
+        }
+    }
+}
+
+enum MethodArgument: String, CaseIterable, ExpressibleByArgument {
+    case `default`, basic, digest, ntlm, negotiate
+    case htmlForm = "html-form"
+    case clientCertificate = "client-certificate"
+    case serverTrust = "server-trust"
+
+    init(_ method: ProtectionSpace.AuthenticationMethod) {
+        switch method {
+        case .default: self = .default
+        case .httpBasic: self = .basic
+        case .httpDigest: self = .digest
+        case .ntlm: self = .ntlm
+        case .negotiate: self = .negotiate
+        case .htmlForm: self = .htmlForm
+        case .clientCertificate: self = .clientCertificate
+        case .serverTrust: self = .serverTrust
+        }
+    }
+
+    var method: ProtectionSpace.AuthenticationMethod {
+        switch self {
+        case .default: .default
+        case .basic: .httpBasic
+        case .digest: .httpDigest
+        case .ntlm: .ntlm
+        case .negotiate: .negotiate
+        case .htmlForm: .htmlForm
+        case .clientCertificate: .clientCertificate
+        case .serverTrust: .serverTrust
+        }
+    }
+}
+
+enum ProxyArgument: String, CaseIterable, ExpressibleByArgument {
+    case http, https, ftp, socks
+
+    var proxyType: ProtectionSpace.ProxyType {
+        switch self {
+        case .http: .http
+        case .https: .https
+        case .ftp: .ftp
+        case .socks: .socks
+        }
+    }
+}
+
+enum PersistenceArgument: String, CaseIterable, ExpressibleByArgument {
+    case permanent, session
+}
+
+enum FormatArgument: String, CaseIterable, ExpressibleByArgument {
+    case netscape, json
+
+    var format: CookieFileFormat {
+        switch self {
+        case .netscape: .netscape
+        case .json: .json
+        }
+    }
+}

@@ -1,0 +1,35 @@
+import Keyjar
+
+/// A failure the command reports in one sentence on standard error, with its exit status.
+struct CLIError: Error, CustomStringConvertible {
+    /// The documented exit statuses (README, `keyjar --help`); scripts rely on them.
+    enum Status: Int32 {
+        case failure = 1
+        case usage = 2
+        case unreachable = 3
+    }
+
+    var message: String
+    var status: Status
+
+    var description: String { message }
+
+    static func failure(_ message: String) -> CLIError { CLIError(message: message, status: .failure) }
+    static func usage(_ message: String) -> CLIError { CLIError(message: message, status: .usage) }
+
+    /// A client library failure in words for a person: unreachable keyjard is its own status so
+    /// that scripts can tell "the service is down" from "the request failed".
+    init(_ error: KeyjarClientError) {
+        switch error.code {
+        case .unreachable, .timedOut:
+            self.init(message: error.message, status: .unreachable)
+        default:
+            self.init(message: error.message, status: .failure)
+        }
+    }
+
+    init(message: String, status: Status) {
+        self.message = message
+        self.status = status
+    }
+}

@@ -1,0 +1,89 @@
+import ArgumentParser
+import Foundation
+import KeyjarCore
+
+/// A protection space on the command line: `--url` (scheme, host, port), `--realm`,
+/// `--method`, and `--proxy` for a proxy's space.
+///
+/// Adding a credential builds the space exactly (no realm and method `default` when not
+/// given). Every other command uses the options as a filter, an option left out matching
+/// anything, so `keyjar credential show --url https://example.com` finds the credential
+/// whatever its realm.
+struct SpaceOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("The server as a URL: scheme, host and port (a path is ignored); with --proxy, the proxy's.", valueName: "url"))
+    var url: String?
+
+    @Option(help: ArgumentHelp("The realm the server names in its challenge.", valueName: "realm"))
+    var realm: String?
+
+    @Option(help: ArgumentHelp("The authentication method.", valueName: "method"))
+    var method: MethodArgument?
+
+    @Option(help: ArgumentHelp("A proxy's space, of this proxy type.", valueName: "type"))
+    var proxy: ProxyArgument?
+
+    func validate() throws {
+        if let url { _ = try Self.parse(url) }
+    }
+
+    /// The URL, checked: a scheme and a host, and never a password.
+    static func parse(_ text: String) throws(ValidationError) -> URL {
+        guard let url = URL(string: text), let scheme = url.scheme, !scheme.isEmpty, let host = url.host, !host.isEmpty
+        else {
+            // A URL with user information is not repeated: it could hold a password.
+            let shown = text.contains("@") ? "the URL" : "'\(text)'"
+            throw ValidationError("\(shown) is not a URL with a scheme and a host (for example https://example.com).")
+        }
+        if url.password != nil {
+            throw ValidationError(
+                "The URL contains a password; keyjar never takes passwords from arguments (use --password-stdin or the prompt).")
+        }
+        return url
+    }
+
+    /// The user named in the URL (`https://alice@example.com`), if any.
+    var userFromURL: String? { url.flatMap { try? Self.parse($0) }?.user }
+
+    /// The exact space for storing a credential.
+    func exactSpace() throws -> ProtectionSpace {
+        guard let url else { throw CLIError.usage("--url is required.") }
+        let parsed = try Self.parse(url)
+        return ProtectionSpace(
+            host: parsed.host ?? "", port: parsed.port, protocol: parsed.scheme ?? "", realm: realm,
+            authenticationMethod: method?.method ?? .default, proxyType: proxy?.proxyType ?? .none)
+    }
+
+    /// Whether a stored space is one the options describe.
+    func matches(_ space: ProtectionSpace) -> Bool {
+        if let url, let parsed = try? Self.parse(url) {
+            let wanted = ProtectionSpace(
+                host: parsed.host ?? "", port: parsed.port, protocol: parsed.scheme ?? "",
+                proxyType: proxy?.proxyType ?? .none)
+            guard space.host == wanted.host, space.port == wanted.port, space.protocol == wanted.protocol,
+                space.proxyType == wanted.proxyType
+            else { return false }
+        } else if let proxy, space.proxyType != proxy.proxyType {
+            return false
+        }
+        if let realm, space.realm != realm { return false }
+        if let method, space.authenticationMethod != method.method { return false }
+        return true
+    }
+}
+
+extension ProtectionSpace {
+    /// `https://example.com:443`, or `proxy http://proxy.example:3128`.
+    var displayURL: String {
+        let shownHost = host.contains(":") ? "[\(host)]" : host
+        let address = "\(self.protocol)://\(shownHost):\(port)"
+        return isProxy ? "proxy \(address)" : address
+    }
+
+    /// The space in one line, for messages and listings.
+    var summary: String {
+        var text = displayURL
+        if let realm { text += " realm \"\(realm)\"" }
+        text += " method \(MethodArgument(authenticationMethod).rawValue)"
+        return text
+    }
+}

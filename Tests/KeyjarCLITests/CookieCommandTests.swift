@@ -1,0 +1,137 @@
+import Foundation
+import Glibc
+import KeyjarTestSupport
+import Testing
+
+@Suite(.timeLimit(.minutes(1)))
+struct CookieCommandTests {
+    @Test func setGetListDeleteAndClearGoThroughKeyjard() throws {
+        let daemon = try DaemonProcess()
+        defer { #expect(daemon.stop() == 0) }
+        let keyjar = KeyjarCLI(daemon: daemon)
+
+        // Given cookies set as a response from www.example.com would set them
+        try keyjar.ok("cookie", "set", "--url", "https://www.example.com/", "sid=42; Secure; Max-Age=3600", "theme=dark")
+        try keyjar.ok("cookie", "set", "--url", "https://shop.example.com/", "cart=7; Domain=example.com")
+        try keyjar.ok("cookie", "set", "--url", "https://other.test/", "o=1")
+
+        // Then get prints exactly the Cookie header for a URL
+        #expect(try keyjar.ok("cookie", "get", "https://www.example.com/") == "sid=42; theme=dark; cart=7\n")
+        #expect(try keyjar.ok("cookie", "get", "http://www.example.com/") == "theme=dark; cart=7\n")
+        #expect(try keyjar.ok("cookie", "get", "https://nothing.test/").isEmpty)
+
+        // And list filters by domain, name, session or persistent
+        #expect(try keyjar("cookie", "list").lines.count == 4)
+        let exampleLines = try keyjar("cookie", "list", "--domain", "example.com").lines
+        #expect(exampleLines.count == 3 && exampleLines.allSatisfy { $0.contains("example.com") })
+        #expect(try keyjar("cookie", "list", "--persistent").lines.map { $0.prefix(7) } == ["sid=42;"])
+        #expect(try keyjar("cookie", "list", "--session", "--domain", "example.com").lines.count == 2)
+        let cookies = try #require(try keyjar.json("cookie", "list", "--json", "--name", "cart") as? [[String: Any]])
+        #expect(cookies.count == 1)
+        #expect(cookies.first?["domain"] as? String == "example.com" && cookies.first?["hostOnly"] as? Bool == false)
+
+        // When one is deleted and a domain cleared
+        try keyjar.ok("cookie", "delete", "--domain", "www.example.com", "--name", "theme")
+        #expect(try keyjar.ok("cookie", "get", "https://www.example.com/") == "sid=42; cart=7\n")
+        let missing = try keyjar("cookie", "delete", "--domain", "www.example.com", "--name", "theme")
+        #expect(missing.status == 1 && missing.error.contains("no cookie named 'theme'"))
+        try keyjar.ok("cookie", "clear", "--domain", "example.com")
+
+        // Then only the other site's cookie is left
+        #expect(try keyjar("cookie", "list").lines.map { $0.prefix(4) } == ["o=1;"])
+        try keyjar.ok("cookie", "clear", "--all")
+        #expect(try keyjar.ok("cookie", "list").isEmpty)
+    }
+
+    @Test func aRejectedCookieSaysWhyAndFails() throws {
+        let daemon = try DaemonProcess()
+        defer { #expect(daemon.stop() == 0) }
+        let keyjar = KeyjarCLI(daemon: daemon)
+
+        let publicSuffix = try keyjar("cookie", "set", "--url", "https://www.example.com/", "a=1; Domain=com", "b=2")
+        #expect(publicSuffix.status == 1)
+        #expect(publicSuffix.error.contains("cookie 'a=1' was not stored: Domain=com is a public suffix"))
+        #expect(publicSuffix.output.isEmpty)
+        // The good one of the two is stored all the same.
+        #expect(try keyjar.ok("cookie", "get", "https://www.example.com/") == "b=2\n")
+
+        let insecure = try keyjar("cookie", "set", "--url", "http://www.example.com/", "s=1; Secure")
+        #expect(insecure.status == 1 && insecure.error.lowercased().contains("secure"))
+    }
+
+    @Test func badInputIsAUsageError() throws {
+        let daemon = try DaemonProcess()
+        defer { #expect(daemon.stop() == 0) }
+        let keyjar = KeyjarCLI(daemon: daemon)
+
+        for arguments in [
+            ["cookie", "get", "not a url"], ["cookie", "get", "ftp://example.com/"], ["cookie", "get", "example.com"],
+            ["cookie", "set", "--url", "nope", "a=1"], ["cookie", "set", "--url", "https://example.com/"],
+            ["cookie", "list", "--session", "--persistent"], ["cookie", "clear"], ["cookie", "export", "--format", "xml"],
+            ["cookie", "frobnicate"],
+        ] {
+            let result = try keyjar.run(arguments)
+            #expect(result.status == 2, "\(arguments): \(result.error)")
+            #expect(result.output.isEmpty && !result.error.isEmpty, "\(arguments)")
+        }
+        let malformed = try keyjar.run(["cookie", "get", "example.com"])
+        #expect(malformed.error.contains("'example.com' is not an http or https URL with a host"))
+    }
+
+    @Test func importReportsMalformedLinesWithTheirNumbers() throws {
+        let daemon = try DaemonProcess()
+        defer { #expect(daemon.stop() == 0) }
+        let keyjar = KeyjarCLI(daemon: daemon)
+        let file = daemon.directory.path("cookies.txt")
+        let expiry = Int(Date().timeIntervalSince1970) + 3600
+        try """
+            # Netscape HTTP Cookie File
+            .example.com\tTRUE\t/\tFALSE\t\(expiry)\tgood\t1
+            this line is not a cookie
+            #HttpOnly_www.example.com\tFALSE\t/\tTRUE\t0\thidden\t2
+            .example.com\tTRUE\t/\tFALSE\tsoon\tbaddate\t3
+            .example.com\tTRUE\t/\tFALSE\t1000\told\t4
+
+            """.write(toFile: file, atomically: true, encoding: .utf8)
+
+        let result = try keyjar("cookie", "import", file)
+        #expect(result.status == 1)
+        #expect(result.output == "imported 2 cookies, skipped 1 already expired\n")
+        let problems = result.error.split(separator: "\n").filter { $0.contains("cookies.txt:") }
+        #expect(problems.count == 2, "\(result.error)")
+        #expect(problems.first?.contains("\(file):3: ") == true)
+        #expect(problems.last?.contains("\(file):5: ") == true)
+        #expect(try keyjar.ok("cookie", "get", "https://www.example.com/") == "good=1; hidden=2\n")
+
+        let unreadable = try keyjar("cookie", "import", daemon.directory.path("no-such-file.txt"))
+        #expect(unreadable.status == 1 && unreadable.error.contains("cannot read"))
+    }
+
+    @Test func jsonExportImportsIntoAnotherStoreUnchanged() throws {
+        let first = try DaemonProcess()
+        defer { #expect(first.stop() == 0) }
+        let second = try DaemonProcess()
+        defer { #expect(second.stop() == 0) }
+        let (from, to) = (KeyjarCLI(daemon: first), KeyjarCLI(daemon: second))
+
+        try from.ok("cookie", "set", "--url", "https://www.example.com/", "sid=42; Secure; HttpOnly; SameSite=Strict; Max-Age=600")
+        try from.ok("cookie", "set", "--url", "https://www.example.com/", "plain=1")
+        let exported = first.directory.path("cookies.json")
+        try from.ok("cookie", "export", "-o", exported)
+        // Cookies can be as good as passwords: the file is for its owner only.
+        var info = stat()
+        #expect(stat(exported, &info) == 0 && info.st_mode & 0o777 == 0o600)
+
+        #expect(try to.ok("cookie", "import", exported) == "imported 2 cookies\n")
+        let before = try #require(try from.json("cookie", "list", "--json") as? [[String: Any]])
+        let after = try #require(try to.json("cookie", "list", "--json") as? [[String: Any]])
+        for key in ["name", "value", "domain", "hostOnly", "path", "expires", "secure", "httpOnly", "sameSite", "creation"] {
+            #expect(before.map { "\($0[key] ?? "nil")" } == after.map { "\($0[key] ?? "nil")" }, "\(key)")
+        }
+        // Standard input works too, with the format given.
+        let json = try from.ok("cookie", "export", "--format", "json")
+        try to.ok("cookie", "clear", "--all")
+        let piped = try to.run(["cookie", "import", "--format", "json", "-"], input: json)
+        #expect(piped.status == 0 && piped.output == "imported 2 cookies\n")
+    }
+}

@@ -1,0 +1,106 @@
+import Foundation
+import KeyjarTestSupport
+import Testing
+
+@Suite(.timeLimit(.minutes(1)))
+struct CredentialCommandTests {
+    @Test func addListShowDefaultAndRemove() throws {
+        let daemon = try DaemonProcess()
+        defer { #expect(daemon.stop() == 0) }
+        let keyjar = KeyjarCLI(daemon: daemon)
+        let host = uniqueHost("cli-cred")
+        let url = "https://\(host)"
+        let space = ["--url", url, "--realm", "Admin", "--method", "basic"]
+
+        // Given two users in one space, passwords piped in
+        try keyjar.ok(["credential", "add"] + space + ["--user", "alice", "--password-stdin"], input: "alice-pw\n")
+        try keyjar.ok(["credential", "add"] + space + ["--user", "bob", "--password-stdin"], input: "bob-pw")
+        try keyjar.ok(
+            ["credential", "add", "--proxy", "http", "--url", "http://proxy.\(host):3128", "--user", "carol", "--password-stdin"],
+            input: "carol-pw\n")
+
+        // Then list shows them, the first of a space as its default, and never a password
+        let listing = try keyjar.ok("credential", "list", "--url", url)
+        #expect(listing == """
+            \(url):443 realm "Admin" method basic user alice (default)
+            \(url):443 realm "Admin" method basic user bob
+
+            """)
+        let all = try keyjar.ok("credential", "list")
+        #expect(all.contains("proxy http://proxy.\(host):3128 method default user carol (default)"))
+        let records = try #require(try keyjar.json("credential", "list", "--json", "--url", url) as? [[String: Any]])
+        #expect(records.map { $0["user"] as? String } == ["alice", "bob"])
+        #expect(records.first?["method"] as? String == "basic" && records.first?["port"] as? Int == 443)
+        for output in [listing, all, try keyjar.ok("credential", "list", "--json"), try keyjar.ok("credential", "show", "--url", url)] {
+            #expect(!output.contains("alice-pw") && !output.contains("bob-pw") && !output.contains("carol-pw"))
+        }
+
+        // And show picks the default, and reveals only when forced into a pipe
+        #expect(try keyjar.ok("credential", "show", "--url", url).contains("user: alice"))
+        let refused = try keyjar("credential", "show", "--url", url, "--reveal")
+        #expect(refused.status == 2 && refused.output.isEmpty && refused.error.contains("--force"))
+        #expect(try keyjar.ok("credential", "show", "--url", url, "--user", "bob", "--reveal", "--force").contains("password: bob-pw\n"))
+        let shown = try #require(try keyjar.json("credential", "show", "--url", url, "--reveal", "--force", "--json") as? [String: Any])
+        #expect(shown["password"] as? String == "alice-pw" && shown["default"] as? Bool == true)
+
+        // When bob becomes the default, and a password is replaced
+        try keyjar.ok("credential", "default", "--url", url, "--user", "bob")
+        #expect(try keyjar.ok("credential", "show", "--url", url).contains("user: bob"))
+        try keyjar.ok(["credential", "add"] + space + ["--user", "alice", "--password-stdin"], input: "new-pw\n")
+        #expect(try keyjar.ok("credential", "show", "--url", url, "--user", "alice", "--reveal", "--force").contains("password: new-pw\n"))
+
+        // And removed, they are gone, from the Secret Service too
+        try keyjar.ok("credential", "remove", "--url", url, "--user", "alice")
+        #expect(try keyjar("credential", "list", "--url", url).lines.count == 1)
+        let secretTool = try runCommand("/usr/bin/secret-tool", ["search", "--all", "server", host])
+        #expect(!secretTool.output.contains("alice") && !secretTool.error.contains("alice"))
+        let gone = try keyjar("credential", "show", "--url", url, "--user", "alice")
+        #expect(gone.status == 1 && gone.error.contains("no stored credential for alice"))
+        try keyjar.ok("credential", "remove", "--url", url, "--all")
+        try keyjar.ok("credential", "remove", "--proxy", "http", "--url", "http://proxy.\(host):3128", "--user", "carol")
+        #expect(try keyjar.ok("credential", "list").isEmpty)
+    }
+
+    @Test func ambiguousSelectionsAskToNarrow() throws {
+        let daemon = try DaemonProcess()
+        defer { #expect(daemon.stop() == 0) }
+        let keyjar = KeyjarCLI(daemon: daemon)
+        let url = "https://\(uniqueHost("cli-narrow"))"
+        try keyjar.ok(["credential", "add", "--url", url, "--realm", "A", "--user", "u", "--password-stdin"], input: "1")
+        try keyjar.ok(["credential", "add", "--url", url, "--realm", "B", "--user", "u", "--password-stdin"], input: "2")
+
+        let ambiguous = try keyjar("credential", "remove", "--url", url, "--user", "u")
+        #expect(ambiguous.status == 2 && ambiguous.error.contains("2 stored credentials for u match"))
+        try keyjar.ok("credential", "remove", "--url", url, "--user", "u", "--realm", "B")
+        #expect(try keyjar.ok("credential", "show", "--url", url, "--reveal", "--force").contains("password: 1\n"))
+        try keyjar.ok("credential", "remove", "--url", url, "--user", "u")
+    }
+
+    @Test func badInputIsRefusedWithoutStoringAnything() throws {
+        let daemon = try DaemonProcess()
+        defer { #expect(daemon.stop() == 0) }
+        let keyjar = KeyjarCLI(daemon: daemon)
+        let url = "https://\(uniqueHost("cli-bad"))"
+
+        let cases: [([String], String)] = [
+            (["--url", url, "--user", "a", "--method", "kerberos-ish"], "The value 'kerberos-ish' is invalid for '--method"),
+            (["--url", "not a url", "--user", "a"], "'not a url' is not a URL with a scheme and a host"),
+            (["--url", "example.com", "--user", "a"], "'example.com' is not a URL with a scheme and a host"),
+            (["--url", "https://a:secret@example.com", "--user", "a"], "never takes passwords from arguments"),
+            (["--url", url, "--user", "a", "--persistence", "session"], "only inside the process that stores it"),
+            (["--url", url, "--user", "a", "--proxy", "gopher"], "The value 'gopher' is invalid for '--proxy"),
+            (["--url", url], "Missing --user"),
+            (["--url", url, "--user", "a", "--password", "x"], "Unknown option '--password'"),
+        ]
+        for (arguments, message) in cases {
+            let result = try keyjar.run(["credential", "add"] + arguments + ["--password-stdin"], input: "pw\n")
+            #expect(result.status == 2, "\(arguments)")
+            #expect(result.error.contains(message), "\(arguments): \(result.error)")
+            // Secrets never echo back, even in an error.
+            #expect(!result.error.contains("secret@") || message.contains("never takes"), "\(arguments)")
+        }
+        let empty = try keyjar.run(["credential", "add", "--url", url, "--user", "a", "--password-stdin"], input: "\n")
+        #expect(empty.status == 1 && empty.error.contains("empty"))
+        #expect(try keyjar.ok("credential", "list").isEmpty)
+    }
+}

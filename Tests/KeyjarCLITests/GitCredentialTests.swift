@@ -1,0 +1,183 @@
+import Foundation
+import Glibc
+import KeyjarTestSupport
+import Testing
+
+/// `keyjar git-credential` driven by git itself.
+@Suite(.timeLimit(.minutes(1)))
+struct GitCredentialTests {
+    /// A git environment that never prompts and never reads the user's configuration.
+    static func gitEnvironment(_ keyjar: KeyjarCLI, home: String, extraPath: String? = nil) -> [String: String] {
+        var environment = keyjar.environment
+        environment["GIT_TERMINAL_PROMPT"] = "0"
+        environment["GIT_CONFIG_NOSYSTEM"] = "1"
+        environment["GIT_CONFIG_GLOBAL"] = "/dev/null"
+        environment["GIT_ASKPASS"] = "/bin/false"
+        environment.removeValue(forKey: "SSH_ASKPASS")
+        environment["HOME"] = home
+        if let extraPath { environment["PATH"] = extraPath + ":" + (environment["PATH"] ?? "/usr/bin:/bin") }
+        return environment
+    }
+
+    static func git(_ arguments: [String], _ environment: [String: String], input: String? = nil) throws -> (status: Int32, output: String, error: String) {
+        try runCommand("/usr/bin/git", arguments, environment: environment, input: input ?? "")
+    }
+
+    @Test func gitsCredentialPlumbingFillsApprovesAndRejects() throws {
+        let daemon = try DaemonProcess()
+        defer { #expect(daemon.stop() == 0) }
+        let keyjar = KeyjarCLI(daemon: daemon)
+        let environment = Self.gitEnvironment(keyjar, home: daemon.directory.path)
+        let helper = ["-c", "credential.helper=", "-c", "credential.helper=\(KeyjarCLI.binary) git-credential"]
+        let host = uniqueHost("git-plumbing")
+
+        // approve → store: the credential lands in the shared store as the server's default
+        let approve = try Self.git(
+            helper + ["credential", "approve"], environment,
+            input: "protocol=https\nhost=\(host):8443\nusername=alice\npassword=git-pw\n\n")
+        #expect(approve.status == 0, "\(approve.error)")
+        #expect(try keyjar.ok("credential", "list") == "https://\(host):8443 method default user alice (default)\n")
+
+        // fill → get: git receives it
+        let fill = try Self.git(helper + ["credential", "fill"], environment, input: "url=https://\(host):8443/repo.git\n\n")
+        #expect(fill.status == 0, "\(fill.error)")
+        #expect(fill.output.contains("username=alice\npassword=git-pw\n"))
+
+        // A credential added with a realm is found too, and the named user wins
+        try keyjar.ok(
+            ["credential", "add", "--url", "https://\(host):8443", "--realm", "Git", "--method", "basic", "--user", "bob",
+             "--password-stdin"], input: "bob-pw\n")
+        let bob = try Self.git(helper + ["credential", "fill"], environment, input: "url=https://bob@\(host):8443/\n\n")
+        #expect(bob.output.contains("username=bob\npassword=bob-pw\n"), "\(bob.error)")
+
+        // reject → erase: only the credential git names, and only with the password that failed
+        _ = try Self.git(
+            helper + ["credential", "reject"], environment,
+            input: "protocol=https\nhost=\(host):8443\nusername=alice\npassword=stale\n\n")
+        #expect(try keyjar("credential", "list").lines.count == 2)
+        _ = try Self.git(
+            helper + ["credential", "reject"], environment,
+            input: "protocol=https\nhost=\(host):8443\nusername=alice\npassword=git-pw\n\n")
+        #expect(try keyjar("credential", "list").lines.map { $0.hasSuffix("user bob (default)") } == [true])
+
+        // Another port or scheme is another server
+        let other = try Self.git(helper + ["credential", "fill"], environment, input: "url=http://\(host)/\n\n")
+        #expect(!other.output.contains("password="))
+    }
+
+    @Test func theHelperSpeaksTheProtocolDirectly() throws {
+        let daemon = try DaemonProcess()
+        defer { #expect(daemon.stop() == 0) }
+        let keyjar = KeyjarCLI(daemon: daemon)
+        let host = uniqueHost("git-direct")
+
+        // An empty pattern is refused rather than erasing everything
+        try keyjar.ok(["git-credential", "store"], input: "protocol=https\nhost=\(host)\nusername=u\npassword=p\n\n")
+        for input in ["", "\n", "username=u\n\n", "protocol=https\n\n"] {
+            let erase = try keyjar.run(["git-credential", "erase"], input: input)
+            #expect(erase.status == 1 && erase.error.contains("refusing to erase"), "\(input.debugDescription)")
+        }
+        #expect(try keyjar("credential", "list").lines.count == 1)
+
+        // get answers nothing for an unknown server, and unknown operations are ignored as git asks
+        #expect(try keyjar.run(["git-credential", "get"], input: "protocol=https\nhost=unknown.example\n\n").output.isEmpty)
+        #expect(try keyjar.run(["git-credential", "frobnicate"], input: "protocol=https\n\n").status == 0)
+        let garbage = try keyjar.run(["git-credential", "get"], input: "this is not git\n\n")
+        #expect(garbage.status == 2 && garbage.error.contains("without '='"))
+
+        // The wwwauth[] challenge (newer git) picks the realm's credential
+        try keyjar.ok(
+            ["credential", "add", "--url", "https://\(host)", "--realm", "Other", "--user", "v", "--password-stdin"], input: "q\n")
+        let challenged = try keyjar.run(
+            ["git-credential", "get"], input: "protocol=https\nhost=\(host)\nwwwauth[]=Basic realm=\"Other\"\n\n")
+        #expect(challenged.output == "username=v\npassword=q\n")
+        try keyjar.ok(["git-credential", "erase"], input: "protocol=https\nhost=\(host)\n\n")
+        #expect(try keyjar.ok("credential", "list").isEmpty)
+    }
+
+    /// Basic auth for alice:wonderland in front of `git http-backend` (CGI).
+    static let gitServer = """
+        import base64, http.server, os, subprocess, sys
+        root = sys.argv[1]
+        good = "Basic " + base64.b64encode(b"alice:wonderland").decode()
+        class H(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+            def serve(self):
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length) if length else b""
+                if self.headers.get("Authorization") != good:
+                    self.send_response(401)
+                    self.send_header("WWW-Authenticate", 'Basic realm="git"')
+                    self.send_header("Content-Length", "0"); self.end_headers(); return
+                path, _, query = self.path.partition("?")
+                env = dict(os.environ, GIT_PROJECT_ROOT=root, GIT_HTTP_EXPORT_ALL="1", REQUEST_METHOD=self.command,
+                           PATH_INFO=path, QUERY_STRING=query, CONTENT_TYPE=self.headers.get("Content-Type", ""),
+                           CONTENT_LENGTH=str(len(body)), REMOTE_USER="alice", REMOTE_ADDR="127.0.0.1",
+                           HTTP_CONTENT_ENCODING=self.headers.get("Content-Encoding", ""),
+                           GIT_PROTOCOL=self.headers.get("Git-Protocol", ""))
+                out = subprocess.run(["git", "http-backend"], input=body, env=env, capture_output=True).stdout
+                head, _, rest = out.partition(b"\\r\\n\\r\\n")
+                status, headers = 200, []
+                for line in head.decode().split("\\r\\n"):
+                    key, _, value = line.partition(": ")
+                    if key.lower() == "status": status = int(value.split()[0])
+                    elif key: headers.append((key, value))
+                self.send_response(status)
+                for key, value in headers: self.send_header(key, value)
+                self.send_header("Content-Length", str(len(rest))); self.end_headers(); self.wfile.write(rest)
+            do_GET = do_POST = serve
+            def log_message(self, *args): pass
+        s = http.server.HTTPServer(("127.0.0.1", 0), H)
+        print(s.server_address[1], flush=True)
+        s.serve_forever()
+        """
+
+    @Test func gitClonesOverHTTPWithTheSharedCredentialAndForgetsARejectedOne() throws {
+        let daemon = try DaemonProcess()
+        defer { #expect(daemon.stop() == 0) }
+        let keyjar = KeyjarCLI(daemon: daemon)
+        let root = daemon.directory.path("served")
+
+        // `credential.helper keyjar` finds git-credential-keyjar on PATH: a link to the binary.
+        let bin = daemon.directory.path("bin")
+        try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: bin + "/git-credential-keyjar", withDestinationPath: KeyjarCLI.binary)
+        let environment = Self.gitEnvironment(keyjar, home: daemon.directory.path, extraPath: bin)
+        let helper = ["-c", "credential.helper=", "-c", "credential.helper=keyjar"]
+
+        // A bare repository with one commit, served over HTTP with Basic auth
+        let work = daemon.directory.path("work")
+        for arguments in [
+            ["init", "-q", "--bare", root + "/repo.git"], ["init", "-q", work],
+            ["-C", work, "-c", "user.name=T", "-c", "user.email=t@example", "commit", "-q", "--allow-empty", "-m", "first"],
+            ["-C", work, "push", "-q", root + "/repo.git", "HEAD:refs/heads/main"],
+            ["--git-dir", root + "/repo.git", "symbolic-ref", "HEAD", "refs/heads/main"],
+        ] {
+            let result = try Self.git(arguments, environment)
+            try #require(result.status == 0, "git \(arguments): \(result.error)")
+        }
+        let server = try LocalHTTPServer(script: Self.gitServer, arguments: [root])
+        let remote = "\(server.base)/repo.git"
+
+        // Without a stored credential the clone fails (git may not prompt)
+        let denied = try Self.git(helper + ["clone", "-q", remote, daemon.directory.path("denied")], environment)
+        #expect(denied.status != 0)
+
+        // With alice's password in the shared store, git clones with it (get), then stores it (store)
+        try keyjar.ok(["credential", "add", "--url", server.base, "--realm", "git", "--method", "basic", "--user", "alice",
+                        "--password-stdin"], input: "wonderland\n")
+        let clone = try Self.git(helper + ["clone", "-q", remote, daemon.directory.path("clone")], environment)
+        #expect(clone.status == 0, "\(clone.error)")
+        let log = try Self.git(["-C", daemon.directory.path("clone"), "log", "--format=%s"], environment)
+        #expect(log.output == "first\n")
+        let records = try #require(try keyjar.json("credential", "list", "--json") as? [[String: Any]])
+        #expect(records.count == 1 && records.first?["realm"] as? String == "git" && records.first?["lastUsed"] != nil)
+
+        // When the stored password goes stale, the fetch fails and git erases it (erase)
+        try keyjar.ok(["credential", "add", "--url", server.base, "--realm", "git", "--method", "basic", "--user", "alice",
+                        "--password-stdin"], input: "stale\n")
+        let fetch = try Self.git(helper + ["-C", daemon.directory.path("clone"), "fetch", "-q"], environment)
+        #expect(fetch.status != 0)
+        #expect(try keyjar.ok("credential", "list").isEmpty)
+    }
+}

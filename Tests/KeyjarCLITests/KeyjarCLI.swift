@@ -1,0 +1,64 @@
+import Foundation
+import KeyjarTestSupport
+import Testing
+
+/// The built `keyjar` binary, run against one test's keyjard (never auto-starting another).
+struct KeyjarCLI {
+    static var binary: String { DaemonProcess.builtExecutable(named: "keyjar") }
+
+    let daemon: DaemonProcess
+
+    /// The test's environment with keyjard's socket, and auto-start off so that a mistake
+    /// cannot start a keyjard behind the test's back.
+    var environment: [String: String] {
+        var environment = ProcessInfo.processInfo.environment
+        environment["KEYJAR_SOCKET"] = daemon.socketPath
+        environment["KEYJAR_NO_AUTOSTART"] = "1"
+        return environment
+    }
+
+    struct Result {
+        var status: Int32
+        var output: String
+        var error: String
+
+        var lines: [String] { output.split(separator: "\n").map(String.init) }
+    }
+
+    @discardableResult
+    func callAsFunction(_ arguments: String..., input: String? = nil) throws -> Result {
+        try run(arguments, input: input)
+    }
+
+    func run(_ arguments: [String], input: String? = nil, environment extra: [String: String] = [:]) throws -> Result {
+        guard FileManager.default.isExecutableFile(atPath: Self.binary) else {
+            throw TestSupportError("keyjar is not built at \(Self.binary)")
+        }
+        let result = try runCommand(
+            Self.binary, arguments, environment: environment.merging(extra) { _, new in new }, input: input ?? "")
+        return Result(status: result.status, output: result.output, error: result.error)
+    }
+
+    /// Runs and expects success, returning standard output.
+    @discardableResult
+    func ok(_ arguments: String..., input: String? = nil, sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
+        try ok(arguments, input: input, sourceLocation: sourceLocation)
+    }
+
+    @discardableResult
+    func ok(_ arguments: [String], input: String? = nil, sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
+        let result = try run(arguments, input: input)
+        #expect(result.status == 0, "keyjar \(arguments.joined(separator: " ")) failed: \(result.error)", sourceLocation: sourceLocation)
+        return result.output
+    }
+
+    /// Decodes JSON output.
+    func json(_ arguments: String...) throws -> Any {
+        let result = try run(arguments)
+        guard result.status == 0 else { throw TestSupportError("keyjar \(arguments) failed: \(result.error)") }
+        return try JSONSerialization.jsonObject(with: Data(result.output.utf8))
+    }
+}
+
+/// A unique host per test, so tests sharing a Secret Service never see each other's entries.
+func uniqueHost(_ prefix: String) -> String { "\(prefix)-\(UUID().uuidString.prefix(8).lowercased()).example" }

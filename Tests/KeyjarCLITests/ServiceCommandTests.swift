@@ -1,0 +1,137 @@
+import Foundation
+import KeyjarTestSupport
+import Testing
+
+/// status, policy and watch.
+@Suite(.timeLimit(.minutes(1)))
+struct ServiceCommandTests {
+    @Test func statusReportsTheServiceItTalksTo() throws {
+        let daemon = try DaemonProcess()
+        defer { #expect(daemon.stop() == 0) }
+        let keyjar = KeyjarCLI(daemon: daemon)
+        try keyjar.ok("cookie", "set", "--url", "https://example.com/", "a=1", "b=2")
+
+        let status = try #require(try keyjar.json("status", "--json") as? [String: Any])
+        #expect(status["pid"] as? Int == Int(daemon.pid))
+        #expect(status["socketPath"] as? String == daemon.socketPath)
+        #expect(status["databasePath"] as? String == daemon.databasePath)
+        #expect(status["cookieCount"] as? Int == 2)
+        #expect(status["secretsBackend"] as? String == "secret-service" && status["secretsHealthy"] as? Bool == true)
+        #expect(status["acceptPolicy"] as? String == "always")
+        #expect((status["schemaVersion"] as? Int ?? 0) >= 1)
+
+        let text = try keyjar.ok("status")
+        #expect(text.contains("keyjard: reachable") && text.contains("socket: \(daemon.socketPath)"))
+        #expect(text.contains("cookies: 2") && text.contains("accept policy: always"))
+    }
+
+    @Test func anUnreachableKeyjardHasItsOwnExitStatus() throws {
+        let directory = try TemporaryDirectory()
+        var environment = ProcessInfo.processInfo.environment
+        environment["KEYJAR_SOCKET"] = directory.path("nobody.sock")
+        environment["KEYJAR_NO_AUTOSTART"] = "1"
+        for arguments in [["status"], ["cookie", "list"], ["credential", "list"], ["policy", "get"]] {
+            let result = try runCommand(KeyjarCLI.binary, arguments, environment: environment)
+            #expect(result.status == 3, "\(arguments)")
+            #expect(result.output.isEmpty && result.error.hasPrefix("keyjar: keyjard is not reachable"), "\(result.error)")
+            #expect(result.error.split(separator: "\n").count == 1)
+        }
+        environment.removeValue(forKey: "KEYJAR_NO_AUTOSTART")
+        let noStart = try runCommand(KeyjarCLI.binary, ["status", "--no-start"], environment: environment)
+        #expect(noStart.status == 3)
+    }
+
+    @Test func policyAndDomainRulesGovernWhatIsStored() throws {
+        let daemon = try DaemonProcess()
+        defer { #expect(daemon.stop() == 0) }
+        let keyjar = KeyjarCLI(daemon: daemon)
+
+        #expect(try keyjar.ok("policy", "get") == "always\n")
+        for policy in ["never", "main-document-domain", "no-third-party", "grandfathered-third-party", "always"] {
+            try keyjar.ok("policy", "set", policy)
+            #expect(try keyjar.ok("policy", "get") == policy + "\n")
+        }
+        let unknown = try keyjar("policy", "set", "sometimes")
+        #expect(unknown.status == 2 && unknown.error.contains("'sometimes' is invalid"))
+
+        // A third-party cookie is refused under no-third-party, with the reason
+        try keyjar.ok("policy", "set", "no-third-party")
+        let thirdParty = try keyjar(
+            "cookie", "set", "--url", "https://ads.test/", "--main-document", "https://news.example/", "t=1")
+        #expect(thirdParty.status == 1 && thirdParty.error.contains("cookie 't=1' was not stored"))
+        try keyjar.ok("cookie", "set", "--url", "https://ads.test/", "--main-document", "https://ads.test/", "t=1")
+
+        // Domain rules outrank it
+        try keyjar.ok("policy", "domain", "allow", "ads.test")
+        try keyjar.ok("cookie", "set", "--url", "https://ads.test/", "--main-document", "https://news.example/", "u=1")
+        try keyjar.ok("policy", "domain", "block", ".Tracker.Example")
+        try keyjar.ok("policy", "domain", "session-only", "news.example")
+        #expect(try keyjar.ok("policy", "domain", "list") == "ads.test allow\nnews.example session-only\ntracker.example block\n")
+        let blocked = try keyjar("cookie", "set", "--url", "https://www.tracker.example/", "b=1")
+        #expect(blocked.status == 1)
+        try keyjar.ok("cookie", "set", "--url", "https://news.example/", "s=1; Max-Age=3600")
+        #expect(try keyjar.ok("cookie", "list", "--domain", "news.example").contains("s=1; domain=news.example; path=/; session"))
+
+        let policy = try #require(try keyjar.json("policy", "get", "--json") as? [String: Any])
+        #expect(policy["acceptPolicy"] as? String == "no-third-party")
+        #expect(policy["domainRules"] as? [String: String] == ["ads.test": "allow", "news.example": "session-only", "tracker.example": "block"])
+
+        try keyjar.ok("policy", "domain", "remove", "tracker.example")
+        let again = try keyjar("policy", "domain", "remove", "tracker.example")
+        #expect(again.status == 1 && again.error.contains("no rule for tracker.example"))
+        #expect(try keyjar("policy", "domain", "block", "https://x.example/").status == 2)
+        #expect(try keyjar.json("policy", "domain", "list", "--json") as? [String: String] == ["ads.test": "allow", "news.example": "session-only"])
+    }
+
+    @Test func watchPrintsEachChangeAsItHappens() throws {
+        let daemon = try DaemonProcess()
+        defer { #expect(daemon.stop() == 0) }
+        let keyjar = KeyjarCLI(daemon: daemon)
+
+        for json in [false, true] {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: KeyjarCLI.binary)
+            process.arguments = ["watch", "--count", "3"] + (json ? ["--json"] : [])
+            process.environment = keyjar.environment
+            let output = Pipe()
+            let error = Pipe()
+            process.standardOutput = output
+            process.standardError = error
+            try process.run()
+            defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+            // Subscribed once it says so; only then are changes made.
+            let ready = DaemonProcess.readLine(from: error.fileHandleForReading, timeout: 10)
+            #expect(ready?.hasPrefix("keyjar: watching \(daemon.socketPath)") == true)
+
+            let user = json ? "jdoe" : "doe"
+            try keyjar.ok("cookie", "set", "--url", "https://watch.example/", "w=1")
+            try keyjar.ok("policy", "domain", "block", "blocked-\(user).example")
+            try keyjar.ok(
+                ["credential", "add", "--url", "https://\(uniqueHost("watch"))", "--user", user, "--password-stdin"],
+                input: "watch-secret\n")
+
+            var lines: [String] = []
+            for _ in 0..<3 {
+                guard let line = DaemonProcess.readLine(from: output.fileHandleForReading, timeout: 10) else { break }
+                lines.append(line)
+            }
+            process.waitUntilExit()
+            #expect(process.terminationStatus == 0)
+            #expect(lines.count == 3)
+            #expect(!lines.joined().contains("watch-secret"))
+            if json {
+                let objects = lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+                #expect(objects.map { $0["notification"] as? String } == [
+                    "NSHTTPCookieManagerCookiesChangedNotification", "NSHTTPCookieManagerAcceptPolicyChangedNotification",
+                    "NSURLCredentialStorageChangedNotification",
+                ])
+                let sequences = objects.compactMap { $0["sequence"] as? Int }
+                #expect(sequences.count == 3 && sequences == sequences.sorted())
+            } else {
+                #expect(lines.first?.hasSuffix(" cookies: added w for watch.example/") == true, "\(lines)")
+                #expect(lines.dropFirst().first?.contains("policy: always; rules: blocked-doe.example block") == true)
+                #expect(lines.last?.contains("credentials: added doe for https://watch-") == true, "\(lines)")
+            }
+        }
+    }
+}

@@ -1,0 +1,582 @@
+#compdef keyjar
+
+__keyjar_complete() {
+    local -ar non_empty_completions=("${@:#(|:*)}")
+    local -ar empty_completions=("${(M)@:#(|:*)}")
+    _describe -V '' non_empty_completions -- empty_completions -P $'\'\''
+}
+
+__keyjar_custom_complete() {
+    local -a completions
+    completions=("${(@f)"$("${command_name}" "${@}" "${command_line[@]}")"}")
+    if [[ "${#completions[@]}" -gt 1 ]]; then
+        __keyjar_complete "${completions[@]:0:-1}"
+    fi
+}
+
+__keyjar_cursor_index_in_current_word() {
+    if [[ -z "${QIPREFIX}${IPREFIX}${PREFIX}" ]]; then
+        printf 0
+    else
+        printf %s "${#${(z)LBUFFER}[-1]}"
+    fi
+}
+
+_keyjar() {
+    emulate -RL zsh -G
+    setopt extendedglob nullglob numericglobsort
+    unsetopt aliases banghist
+
+    local -xr SAP_SHELL=zsh
+    local -x SAP_SHELL_VERSION
+    SAP_SHELL_VERSION="$(builtin emulate zsh -c 'printf %s "${ZSH_VERSION}"')"
+    local -r SAP_SHELL_VERSION
+
+    local context state state_descr line
+    local -A opt_args
+
+    local -r command_name="${words[1]}"
+    local -ar command_line=("${words[@]}")
+    local -ir current_word_index="$((CURRENT - 1))"
+
+    local -i ret=1
+    local -ar arg_specs=(
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+        '(-): :->command'
+        '(-)*:: :->arg'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+    case "${state}" in
+    command)
+        local -ar subcommands=(
+            'status:Show whether keyjard is reachable, its paths, counts, secrets backend and accept policy.'
+            'cookie:Read, store, import and export cookies in the shared jar.'
+            'credential:Manage URL credentials: user names in keyjard, passwords in the Secret Service.'
+            'policy:Show or change the cookie accept policy and the per-domain rules.'
+            'watch:Print every change to the shared store as it happens, until interrupted.'
+            'git-credential:A git credential helper backed by the shared credential storage.'
+            'help:Show subcommand help information.'
+        )
+        _describe -V subcommand subcommands && ret=0
+        ;;
+    arg)
+        case "${words[1]}" in
+        status|cookie|credential|policy|watch|git-credential|help)
+            "_keyjar_${words[1]}" && ret=0
+            ;;
+        esac
+        ;;
+    esac
+
+    return "${ret}"
+}
+
+_keyjar_status() {
+    local -i ret=1
+    local -ar arg_specs=(
+        '--socket[keyjard'\''s socket (default\: $KEYJAR_SOCKET, else $XDG_RUNTIME_DIR/keyjar/keyjar.sock).]:path:'
+        '--no-start[Fail (exit status 3) instead of starting keyjard when none is serving.]'
+        '--json[Print the status as a JSON object.]'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_keyjar_cookie() {
+    local -i ret=1
+    local -ar arg_specs=(
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+        '(-): :->command'
+        '(-)*:: :->arg'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+    case "${state}" in
+    command)
+        local -ar subcommands=(
+            'list:List stored cookies, one a line (or a JSON array with --json).'
+            'get:Print the Cookie header that a request to URL would send (nothing when there is none).'
+            'set:Store cookies as a response from URL would set them, under the accept policy.'
+            'delete:Delete the cookies with a name on a domain (exactly that domain, not its subdomains).'
+            'clear:Delete every cookie of a domain and its subdomains, or (with --all) every cookie.'
+            'import:Import cookies from a cookies.txt or JSON file ('\''-'\'' for standard input).'
+            'export:Export every unexpired cookie as cookies.txt or JSON.'
+        )
+        _describe -V subcommand subcommands && ret=0
+        ;;
+    arg)
+        case "${words[1]}" in
+        list|get|set|delete|clear|import|export)
+            "_keyjar_cookie_${words[1]}" && ret=0
+            ;;
+        esac
+        ;;
+    esac
+
+    return "${ret}"
+}
+
+_keyjar_cookie_list() {
+    local -i ret=1
+    local -ar arg_specs=(
+        '--socket[keyjard'\''s socket (default\: $KEYJAR_SOCKET, else $XDG_RUNTIME_DIR/keyjar/keyjar.sock).]:path:'
+        '--no-start[Fail (exit status 3) instead of starting keyjard when none is serving.]'
+        '--domain[Only cookies for this domain and its subdomains.]:domain:'
+        '--name[Only cookies with this name.]:name:'
+        '--session[Only session cookies (no expiry).]'
+        '--persistent[Only persistent cookies (with an expiry).]'
+        '--json[Print a JSON array.]'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_keyjar_cookie_get() {
+    local -i ret=1
+    local -ar arg_specs=(
+        '--socket[keyjard'\''s socket (default\: $KEYJAR_SOCKET, else $XDG_RUNTIME_DIR/keyjar/keyjar.sock).]:path:'
+        '--no-start[Fail (exit status 3) instead of starting keyjard when none is serving.]'
+        ':url:'
+        '--main-document[The URL of the page that makes the request (third-party rules, SameSite).]:url:'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_keyjar_cookie_set() {
+    local -i ret=1
+    local -ar arg_specs=(
+        '--socket[keyjard'\''s socket (default\: $KEYJAR_SOCKET, else $XDG_RUNTIME_DIR/keyjar/keyjar.sock).]:path:'
+        '--no-start[Fail (exit status 3) instead of starting keyjard when none is serving.]'
+        '--url[The URL of the response that sets the cookies.]:url:'
+        '--main-document[The URL of the page that made the request (third-party rules, SameSite).]:url:'
+        '*:set-cookie:'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_keyjar_cookie_delete() {
+    local -i ret=1
+    local -ar arg_specs=(
+        '--socket[keyjard'\''s socket (default\: $KEYJAR_SOCKET, else $XDG_RUNTIME_DIR/keyjar/keyjar.sock).]:path:'
+        '--no-start[Fail (exit status 3) instead of starting keyjard when none is serving.]'
+        '--domain[The cookie'\''s domain, as `list` shows it (a leading dot is ignored).]:domain:'
+        '--name[The cookie'\''s name.]:name:'
+        '--path[Only the cookie with this path.]:path:'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_keyjar_cookie_clear() {
+    local -i ret=1
+    local -ar arg_specs=(
+        '--socket[keyjard'\''s socket (default\: $KEYJAR_SOCKET, else $XDG_RUNTIME_DIR/keyjar/keyjar.sock).]:path:'
+        '--no-start[Fail (exit status 3) instead of starting keyjard when none is serving.]'
+        '--domain[The domain whose cookies (subdomains included) to delete.]:domain:'
+        '--all[Delete every cookie in the shared jar.]'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_keyjar_cookie_import() {
+    local -i ret=1
+    local -ar ___format=('netscape' 'json')
+    local -ar arg_specs=(
+        '--socket[keyjard'\''s socket (default\: $KEYJAR_SOCKET, else $XDG_RUNTIME_DIR/keyjar/keyjar.sock).]:path:'
+        '--no-start[Fail (exit status 3) instead of starting keyjard when none is serving.]'
+        '--format[The file format (default\: json for *.json files, else netscape).]:format:{__keyjar_complete "${___format[@]}"}'
+        ':file:'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_keyjar_cookie_export() {
+    local -i ret=1
+    local -ar ___format=('netscape' 'json')
+    local -ar arg_specs=(
+        '--socket[keyjard'\''s socket (default\: $KEYJAR_SOCKET, else $XDG_RUNTIME_DIR/keyjar/keyjar.sock).]:path:'
+        '--no-start[Fail (exit status 3) instead of starting keyjard when none is serving.]'
+        '--format[The file format (default\: json for *.json output files, else netscape).]:format:{__keyjar_complete "${___format[@]}"}'
+        '(-o --output)'{-o,--output}'[Write to this file instead of standard output.]:file:'
+        '--include-same-site[Add libsoup'\''s SameSite column to cookies.txt lines (curl then rejects them).]'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_keyjar_credential() {
+    local -i ret=1
+    local -ar arg_specs=(
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+        '(-): :->command'
+        '(-)*:: :->arg'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+    case "${state}" in
+    command)
+        local -ar subcommands=(
+            'add:Store a credential (replacing the user'\''s password if it is already stored).'
+            'list:List stored credentials (never their passwords).'
+            'show:Show one credential; its password only with --reveal.'
+            'remove:Remove a credential (its password leaves the Secret Service too).'
+            'default:Make a stored credential its space'\''s default (the one answered first).'
+        )
+        _describe -V subcommand subcommands && ret=0
+        ;;
+    arg)
+        case "${words[1]}" in
+        add|list|show|remove|default)
+            "_keyjar_credential_${words[1]}" && ret=0
+            ;;
+        esac
+        ;;
+    esac
+
+    return "${ret}"
+}
+
+_keyjar_credential_add() {
+    local -i ret=1
+    local -ar ___method=('default' 'basic' 'digest' 'ntlm' 'negotiate' 'html-form' 'client-certificate' 'server-trust')
+    local -ar ___proxy=('http' 'https' 'ftp' 'socks')
+    local -ar ___persistence=('permanent' 'session')
+    local -ar arg_specs=(
+        '--socket[keyjard'\''s socket (default\: $KEYJAR_SOCKET, else $XDG_RUNTIME_DIR/keyjar/keyjar.sock).]:path:'
+        '--no-start[Fail (exit status 3) instead of starting keyjard when none is serving.]'
+        '--url[The server as a URL\: scheme, host and port (a path is ignored); with --proxy, the proxy'\''s.]:url:'
+        '--realm[The realm the server names in its challenge.]:realm:'
+        '--method[The authentication method.]:method:{__keyjar_complete "${___method[@]}"}'
+        '--proxy[A proxy'\''s space, of this proxy type.]:type:{__keyjar_complete "${___proxy[@]}"}'
+        '--user[The user name (default\: the user in --url).]:name:'
+        '--password-stdin[Read the password from standard input (one trailing newline is dropped).]'
+        '--persistence[How long the credential is kept\: permanent (session is refused, see above).]:persistence:{__keyjar_complete "${___persistence[@]}"}'
+        '--default[Make it the space'\''s default credential.]'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_keyjar_credential_list() {
+    local -i ret=1
+    local -ar ___method=('default' 'basic' 'digest' 'ntlm' 'negotiate' 'html-form' 'client-certificate' 'server-trust')
+    local -ar ___proxy=('http' 'https' 'ftp' 'socks')
+    local -ar arg_specs=(
+        '--socket[keyjard'\''s socket (default\: $KEYJAR_SOCKET, else $XDG_RUNTIME_DIR/keyjar/keyjar.sock).]:path:'
+        '--no-start[Fail (exit status 3) instead of starting keyjard when none is serving.]'
+        '--url[The server as a URL\: scheme, host and port (a path is ignored); with --proxy, the proxy'\''s.]:url:'
+        '--realm[The realm the server names in its challenge.]:realm:'
+        '--method[The authentication method.]:method:{__keyjar_complete "${___method[@]}"}'
+        '--proxy[A proxy'\''s space, of this proxy type.]:type:{__keyjar_complete "${___proxy[@]}"}'
+        '--user[Only this user'\''s credentials.]:name:'
+        '--json[Print a JSON array.]'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_keyjar_credential_show() {
+    local -i ret=1
+    local -ar ___method=('default' 'basic' 'digest' 'ntlm' 'negotiate' 'html-form' 'client-certificate' 'server-trust')
+    local -ar ___proxy=('http' 'https' 'ftp' 'socks')
+    local -ar arg_specs=(
+        '--socket[keyjard'\''s socket (default\: $KEYJAR_SOCKET, else $XDG_RUNTIME_DIR/keyjar/keyjar.sock).]:path:'
+        '--no-start[Fail (exit status 3) instead of starting keyjard when none is serving.]'
+        '--url[The server as a URL\: scheme, host and port (a path is ignored); with --proxy, the proxy'\''s.]:url:'
+        '--realm[The realm the server names in its challenge.]:realm:'
+        '--method[The authentication method.]:method:{__keyjar_complete "${___method[@]}"}'
+        '--proxy[A proxy'\''s space, of this proxy type.]:type:{__keyjar_complete "${___proxy[@]}"}'
+        '--user[The user name.]:name:'
+        '--reveal[Also print the password.]'
+        '--force[With --reveal, print the password even when standard output is not a terminal.]'
+        '--json[Print a JSON object.]'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_keyjar_credential_remove() {
+    local -i ret=1
+    local -ar ___method=('default' 'basic' 'digest' 'ntlm' 'negotiate' 'html-form' 'client-certificate' 'server-trust')
+    local -ar ___proxy=('http' 'https' 'ftp' 'socks')
+    local -ar arg_specs=(
+        '--socket[keyjard'\''s socket (default\: $KEYJAR_SOCKET, else $XDG_RUNTIME_DIR/keyjar/keyjar.sock).]:path:'
+        '--no-start[Fail (exit status 3) instead of starting keyjard when none is serving.]'
+        '--url[The server as a URL\: scheme, host and port (a path is ignored); with --proxy, the proxy'\''s.]:url:'
+        '--realm[The realm the server names in its challenge.]:realm:'
+        '--method[The authentication method.]:method:{__keyjar_complete "${___method[@]}"}'
+        '--proxy[A proxy'\''s space, of this proxy type.]:type:{__keyjar_complete "${___proxy[@]}"}'
+        '--user[The user name.]:name:'
+        '--all[Remove every credential the options select.]'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_keyjar_credential_default() {
+    local -i ret=1
+    local -ar ___method=('default' 'basic' 'digest' 'ntlm' 'negotiate' 'html-form' 'client-certificate' 'server-trust')
+    local -ar ___proxy=('http' 'https' 'ftp' 'socks')
+    local -ar arg_specs=(
+        '--socket[keyjard'\''s socket (default\: $KEYJAR_SOCKET, else $XDG_RUNTIME_DIR/keyjar/keyjar.sock).]:path:'
+        '--no-start[Fail (exit status 3) instead of starting keyjard when none is serving.]'
+        '--url[The server as a URL\: scheme, host and port (a path is ignored); with --proxy, the proxy'\''s.]:url:'
+        '--realm[The realm the server names in its challenge.]:realm:'
+        '--method[The authentication method.]:method:{__keyjar_complete "${___method[@]}"}'
+        '--proxy[A proxy'\''s space, of this proxy type.]:type:{__keyjar_complete "${___proxy[@]}"}'
+        '--user[The user name.]:name:'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_keyjar_policy() {
+    local -i ret=1
+    local -ar arg_specs=(
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+        '(-): :->command'
+        '(-)*:: :->arg'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+    case "${state}" in
+    command)
+        local -ar subcommands=(
+            'get:Print the accept policy.'
+            'set:Set the accept policy.'
+            'domain:Per-domain rules that outrank the accept policy.'
+        )
+        _describe -V subcommand subcommands && ret=0
+        ;;
+    arg)
+        case "${words[1]}" in
+        get|set|domain)
+            "_keyjar_policy_${words[1]}" && ret=0
+            ;;
+        esac
+        ;;
+    esac
+
+    return "${ret}"
+}
+
+_keyjar_policy_get() {
+    local -i ret=1
+    local -ar arg_specs=(
+        '--socket[keyjard'\''s socket (default\: $KEYJAR_SOCKET, else $XDG_RUNTIME_DIR/keyjar/keyjar.sock).]:path:'
+        '--no-start[Fail (exit status 3) instead of starting keyjard when none is serving.]'
+        '--json[Print the policy and the domain rules as a JSON object.]'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_keyjar_policy_set() {
+    local -i ret=1
+    local -ar _policy=('always' 'never' 'main-document-domain' 'no-third-party' 'grandfathered-third-party')
+    local -ar arg_specs=(
+        '--socket[keyjard'\''s socket (default\: $KEYJAR_SOCKET, else $XDG_RUNTIME_DIR/keyjar/keyjar.sock).]:path:'
+        '--no-start[Fail (exit status 3) instead of starting keyjard when none is serving.]'
+        ':policy:{__keyjar_complete "${_policy[@]}"}'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_keyjar_policy_domain() {
+    local -i ret=1
+    local -ar arg_specs=(
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+        '(-): :->command'
+        '(-)*:: :->arg'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+    case "${state}" in
+    command)
+        local -ar subcommands=(
+            'allow:Accept and send cookies for the domain, whatever the policy.'
+            'block:Neither store nor send cookies for the domain.'
+            'session-only:Accept the domain'\''s cookies but keep them only for the session.'
+            'remove:Remove the domain'\''s rule.'
+            'list:List the domain rules, one `domain action` a line.'
+        )
+        _describe -V subcommand subcommands && ret=0
+        ;;
+    arg)
+        case "${words[1]}" in
+        allow|block|session-only|remove|list)
+            "_keyjar_policy_domain_${words[1]}" && ret=0
+            ;;
+        esac
+        ;;
+    esac
+
+    return "${ret}"
+}
+
+_keyjar_policy_domain_allow() {
+    local -i ret=1
+    local -ar arg_specs=(
+        '--socket[keyjard'\''s socket (default\: $KEYJAR_SOCKET, else $XDG_RUNTIME_DIR/keyjar/keyjar.sock).]:path:'
+        '--no-start[Fail (exit status 3) instead of starting keyjard when none is serving.]'
+        ':domain:'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_keyjar_policy_domain_block() {
+    local -i ret=1
+    local -ar arg_specs=(
+        '--socket[keyjard'\''s socket (default\: $KEYJAR_SOCKET, else $XDG_RUNTIME_DIR/keyjar/keyjar.sock).]:path:'
+        '--no-start[Fail (exit status 3) instead of starting keyjard when none is serving.]'
+        ':domain:'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_keyjar_policy_domain_session-only() {
+    local -i ret=1
+    local -ar arg_specs=(
+        '--socket[keyjard'\''s socket (default\: $KEYJAR_SOCKET, else $XDG_RUNTIME_DIR/keyjar/keyjar.sock).]:path:'
+        '--no-start[Fail (exit status 3) instead of starting keyjard when none is serving.]'
+        ':domain:'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_keyjar_policy_domain_remove() {
+    local -i ret=1
+    local -ar arg_specs=(
+        '--socket[keyjard'\''s socket (default\: $KEYJAR_SOCKET, else $XDG_RUNTIME_DIR/keyjar/keyjar.sock).]:path:'
+        '--no-start[Fail (exit status 3) instead of starting keyjard when none is serving.]'
+        ':domain:'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_keyjar_policy_domain_list() {
+    local -i ret=1
+    local -ar arg_specs=(
+        '--socket[keyjard'\''s socket (default\: $KEYJAR_SOCKET, else $XDG_RUNTIME_DIR/keyjar/keyjar.sock).]:path:'
+        '--no-start[Fail (exit status 3) instead of starting keyjard when none is serving.]'
+        '--json[Print a JSON object of domain to action.]'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_keyjar_watch() {
+    local -i ret=1
+    local -ar arg_specs=(
+        '--socket[keyjard'\''s socket (default\: $KEYJAR_SOCKET, else $XDG_RUNTIME_DIR/keyjar/keyjar.sock).]:path:'
+        '--no-start[Fail (exit status 3) instead of starting keyjard when none is serving.]'
+        '--json[Print JSON lines.]'
+        '--count[Stop after this many notifications.]:count:'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_keyjar_git-credential() {
+    local -i ret=1
+    local -ar arg_specs=(
+        '--socket[keyjard'\''s socket (default\: $KEYJAR_SOCKET, else $XDG_RUNTIME_DIR/keyjar/keyjar.sock).]:path:'
+        '--no-start[Fail (exit status 3) instead of starting keyjard when none is serving.]'
+        ':operation:'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_keyjar_help() {
+    local -i ret=1
+    local -ar arg_specs=(
+        '*:subcommands:'
+        '--version[Show the version.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+if [[ "${funcstack[1]}" = _keyjar ]]; then
+    _keyjar "${@}"
+else
+    compdef _keyjar keyjar
+fi
