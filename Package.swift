@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "KeyjarStore", targets: ["KeyjarStore"]),
         .library(name: "KeyjarProtocol", targets: ["KeyjarProtocol"]),
         .library(name: "Keyjar", targets: ["Keyjar"]),
+        .library(name: "KeyjarAuth", targets: ["KeyjarAuth"]),
         .library(name: "KeyjarLoader", targets: ["KeyjarLoader"]),
         .executable(name: "keyjard", targets: ["KeyjarDaemon"]),
         .executable(name: "keyjar", targets: ["KeyjarCLI"]),
@@ -81,6 +82,12 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // HTTP authentication as pure values: challenge parsing, scheme choice, Basic and Digest.
+        .target(
+            name: "KeyjarAuth",
+            dependencies: ["KeyjarCore"],
+            swiftSettings: swiftSettings
+        ),
         // The client library: a process's connection to keyjard and its local replica.
         .target(
             name: "Keyjar",
@@ -112,6 +119,11 @@ let package = Package(
             name: "KeyjarCoreTests",
             dependencies: ["KeyjarCore"],
             exclude: ["Conformance/http-state-exceptions.json"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "KeyjarAuthTests",
+            dependencies: ["KeyjarAuth", "KeyjarCore"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

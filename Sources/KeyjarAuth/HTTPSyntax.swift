@@ -1,0 +1,62 @@
+/// RFC 9110 §5.6 character classes and quoting, shared by the challenge parser and the
+/// Authorization writers.
+enum HTTPSyntax {
+    /// tchar: the characters of a `token`.
+    static func isTokenCharacter(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"):
+            return true
+        default:
+            return "!#$%&'*+-.^_`|~".utf8.contains(byte)
+        }
+    }
+
+    /// The characters of a `token68` before its trailing `=` padding.
+    static func isToken68Character(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"):
+            return true
+        default:
+            return "-._~+/".utf8.contains(byte)
+        }
+    }
+
+    static func isToken(_ string: String) -> Bool { !string.isEmpty && string.utf8.allSatisfy(isTokenCharacter) }
+
+    /// Whether `string` is a token68: token68 characters, then only `=` padding.
+    static func isToken68(_ string: String) -> Bool {
+        let bytes = Array(string.utf8)
+        let body = bytes.prefix { isToken68Character($0) }
+        return !body.isEmpty && bytes.dropFirst(body.count).allSatisfy { $0 == UInt8(ascii: "=") }
+    }
+
+    /// A quoted-string with `"` and `\` escaped; other characters are left alone, so the caller
+    /// must not pass control characters it wants the receiver to accept.
+    static func quoted(_ value: String) -> String {
+        var result = "\""
+        for character in value.unicodeScalars {
+            if character == "\"" || character == "\\" { result.append("\\") }
+            result.unicodeScalars.append(character)
+        }
+        return result + "\""
+    }
+
+    /// Whether `value` fits in a quoted-string without change of meaning: printable ASCII,
+    /// space and tab only (RFC 7616 §3.4.4 sends anything else as `username*`).
+    static func isQuotableASCII(_ value: String) -> Bool {
+        value.utf8.allSatisfy { $0 == 0x09 || (0x20...0x7E).contains($0) }
+    }
+
+    static func hex(_ bytes: [UInt8]) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var text: [UInt8] = []
+        text.reserveCapacity(bytes.count * 2)
+        for byte in bytes {
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: text, as: UTF8.self)
+    }
+}

@@ -1,0 +1,62 @@
+/// SHA-256 (FIPS 180-4 §6.2): the hash behind Digest's SHA-256 algorithms. Written here because
+/// Linux has no CryptoKit and the package takes no dependency for two small hashes.
+enum SHA256 {
+    private static let constants: [UInt32] = [
+        0x428a_2f98, 0x7137_4491, 0xb5c0_fbcf, 0xe9b5_dba5, 0x3956_c25b, 0x59f1_11f1, 0x923f_82a4, 0xab1c_5ed5,
+        0xd807_aa98, 0x1283_5b01, 0x2431_85be, 0x550c_7dc3, 0x72be_5d74, 0x80de_b1fe, 0x9bdc_06a7, 0xc19b_f174,
+        0xe49b_69c1, 0xefbe_4786, 0x0fc1_9dc6, 0x240c_a1cc, 0x2de9_2c6f, 0x4a74_84aa, 0x5cb0_a9dc, 0x76f9_88da,
+        0x983e_5152, 0xa831_c66d, 0xb003_27c8, 0xbf59_7fc7, 0xc6e0_0bf3, 0xd5a7_9147, 0x06ca_6351, 0x1429_2967,
+        0x27b7_0a85, 0x2e1b_2138, 0x4d2c_6dfc, 0x5338_0d13, 0x650a_7354, 0x766a_0abb, 0x81c2_c92e, 0x9272_2c85,
+        0xa2bf_e8a1, 0xa81a_664b, 0xc24b_8b70, 0xc76c_51a3, 0xd192_e819, 0xd699_0624, 0xf40e_3585, 0x106a_a070,
+        0x19a4_c116, 0x1e37_6c08, 0x2748_774c, 0x34b0_bcb5, 0x391c_0cb3, 0x4ed8_aa4a, 0x5b9c_ca4f, 0x682e_6ff3,
+        0x748f_82ee, 0x78a5_636f, 0x84c8_7814, 0x8cc7_0208, 0x90be_fffa, 0xa450_6ceb, 0xbef9_a3f7, 0xc671_78f2,
+    ]
+    private static let initialState: [UInt32] = [
+        0x6a09_e667, 0xbb67_ae85, 0x3c6e_f372, 0xa54f_f53a, 0x510e_527f, 0x9b05_688c, 0x1f83_d9ab, 0x5be0_cd19,
+    ]
+
+    static func hash(_ message: [UInt8]) -> [UInt8] {
+        let padded = sha2Padded(message, blockSize: 64, lengthBytes: 8)
+        var state = initialState
+        var schedule = [UInt32](repeating: 0, count: 64)
+        for blockStart in stride(from: 0, to: padded.count, by: 64) {
+            for index in 0..<16 {
+                let base = blockStart + index * 4
+                schedule[index] = UInt32(padded[base]) << 24 | UInt32(padded[base + 1]) << 16
+                    | UInt32(padded[base + 2]) << 8 | UInt32(padded[base + 3])
+            }
+            for index in 16..<64 {
+                let w15 = schedule[index - 15]
+                let w2 = schedule[index - 2]
+                let s0 = w15.rotatedRight(by: 7) ^ w15.rotatedRight(by: 18) ^ (w15 >> 3)
+                let s1 = w2.rotatedRight(by: 17) ^ w2.rotatedRight(by: 19) ^ (w2 >> 10)
+                schedule[index] = schedule[index - 16] &+ s0 &+ schedule[index - 7] &+ s1
+            }
+            var (a, b, c, d, e, f, g, h) =
+                (state[0], state[1], state[2], state[3], state[4], state[5], state[6], state[7])
+            for round in 0..<64 {
+                let sum1 = e.rotatedRight(by: 6) ^ e.rotatedRight(by: 11) ^ e.rotatedRight(by: 25)
+                let choice = (e & f) ^ (~e & g)
+                let temp1 = h &+ sum1 &+ choice &+ constants[round] &+ schedule[round]
+                let sum0 = a.rotatedRight(by: 2) ^ a.rotatedRight(by: 13) ^ a.rotatedRight(by: 22)
+                let majority = (a & b) ^ (a & c) ^ (b & c)
+                let temp2 = sum0 &+ majority
+                h = g
+                g = f
+                f = e
+                e = d &+ temp1
+                d = c
+                c = b
+                b = a
+                a = temp1 &+ temp2
+            }
+            for (index, value) in [a, b, c, d, e, f, g, h].enumerated() { state[index] = state[index] &+ value }
+        }
+        var digest: [UInt8] = []
+        digest.reserveCapacity(32)
+        for word in state {
+            for shift in stride(from: 24, through: 0, by: -8) { digest.append(UInt8(truncatingIfNeeded: word >> UInt32(shift))) }
+        }
+        return digest
+    }
+}
