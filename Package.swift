@@ -98,7 +98,7 @@ let package = Package(
         // cookie jar and credential storage.
         .target(
             name: "KeyjarLoader",
-            dependencies: ["Keyjar", "KeyjarCore", "CCurl"],
+            dependencies: ["Keyjar", "KeyjarAuth", "KeyjarCore", "CCurl"],
             swiftSettings: swiftSettings
         ),
         // The `keyjar` command: the user's and scripts' tool for the shared store.
@@ -112,7 +112,12 @@ let package = Package(
         ),
         .executableTarget(
             name: "KeyjarBench",
-            dependencies: ["Keyjar", "KeyjarCore", "KeyjarProtocol", "KeyjarStore", "CMallocInfo"],
+            dependencies: [
+                "Keyjar", "KeyjarCore", "KeyjarProtocol", "KeyjarStore", "KeyjarLoader", "CMallocInfo", "CCurl",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

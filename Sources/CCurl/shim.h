@@ -46,3 +46,9 @@ static inline CURLMcode keyjar_multi_setopt_long(CURLM *handle, CURLMoption opti
 static inline CURL *keyjar_message_easy_handle(CURLMsg *message) { return message->easy_handle; }
 static inline int keyjar_message_is_done(CURLMsg *message) { return message->msg == CURLMSG_DONE; }
 static inline CURLcode keyjar_message_result(CURLMsg *message) { return message->data.result; }
+// CURLAUTH_* and CURLVERSION_NOW are macros with casts, which Swift does not import.
+static inline long keyjar_auth_basic(void) { return (long)CURLAUTH_BASIC; }
+static inline long keyjar_auth_digest(void) { return (long)CURLAUTH_DIGEST; }
+static inline long keyjar_auth_ntlm(void) { return (long)CURLAUTH_NTLM; }
+static inline long keyjar_auth_negotiate(void) { return (long)CURLAUTH_NEGOTIATE; }
+static inline curl_version_info_data *keyjar_version_info(void) { return curl_version_info(CURLVERSION_NOW); }

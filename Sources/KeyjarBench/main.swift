@@ -1,17 +1,17 @@
 // keyjar-bench: Keyjar's performance targets, measured in a release build.
 //
 // Prints one `name: value unit` line per metric so runs can be compared with diff.
-// Run: swift build -c release && .build/release/keyjar-bench [engine] [store] [service] [client]
+// Run: swift build -c release && .build/release/keyjar-bench [engine] [store] [service] [client] [loader]
 import Foundation
 
 let sections = Set(CommandLine.arguments.dropFirst())
-let unknown = sections.subtracting(["engine", "store", "service", "client"])
+let unknown = sections.subtracting(["engine", "store", "service", "client", "loader"])
 guard unknown.isEmpty else {
-    FileHandle.standardError.write(Data("usage: keyjar-bench [engine] [store] [service] [client]\n".utf8))
+    FileHandle.standardError.write(Data("usage: keyjar-bench [engine] [store] [service] [client] [loader]\n".utf8))
     exit(2)
 }
 if sections.isEmpty || sections.contains("engine") { runEngineBenchmark() }
-if !sections.isDisjoint(with: ["store", "service", "client"]) || sections.isEmpty {
+if !sections.isDisjoint(with: ["store", "service", "client", "loader"]) || sections.isEmpty {
     do {
         if sections.isEmpty || sections.contains("store") {
             try runStoreBenchmark()
@@ -19,6 +19,7 @@ if !sections.isDisjoint(with: ["store", "service", "client"]) || sections.isEmpt
         }
         if sections.isEmpty || sections.contains("service") { try runServiceBenchmark() }
         if sections.isEmpty || sections.contains("client") { try runClientBenchmark() }
+        if sections.isEmpty || sections.contains("loader") { try runLoaderBenchmark() }
     } catch {
         FileHandle.standardError.write(Data("keyjar-bench: \(error)\n".utf8))
         exit(1)

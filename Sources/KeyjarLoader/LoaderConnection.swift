@@ -32,7 +32,7 @@ public final class LoaderConnection: @unchecked Sendable {
 
     // Everything below belongs to `controlQueue`.
     var delegate: (any LoaderConnectionDelegate)?
-    private var ended = false
+    private(set) var ended = false
     private var attempt = 0
     private var transfer: CurlTransfer?
     private var redirectCount = 0
@@ -42,6 +42,8 @@ public final class LoaderConnection: @unchecked Sendable {
     private var uploadedSoFar: Int64 = 0
     private var cacheCandidate: (response: URLResponse, data: Data)?
     var authentication = AuthenticationState()
+    var challengeCounter = 0
+    var pendingChallenge: PendingChallenge?
 
     private enum Mode {
         case awaitingHead
@@ -346,6 +348,8 @@ public final class LoaderConnection: @unchecked Sendable {
             deliverFinal(response, body: body)
             return
         }
+        // A redirect answers the request: any credential sent got past authentication.
+        authenticationSucceeded()
         redirectCount += 1
         guard redirectCount <= loader.configuration.maximumRedirects else {
             fail(LoaderError.make(

@@ -1,6 +1,7 @@
 public import Foundation
 public import FoundationNetworking
 public import Keyjar
+import KeyjarCore
 import Synchronization
 
 /// A loading session: where its connections take and keep cookies and credentials, and what
@@ -23,12 +24,17 @@ public final class URLLoader: Sendable {
         public var maximumRedirects: Int
         /// Sent with every request unless the request sets the same field.
         public var additionalHeaders: [String: String]
+        /// The proxy for every request (`http://host:port`, `socks5://host:port`, …); nil uses
+        /// the standard environment variables (`http_proxy`, `https_proxy`, `all_proxy`,
+        /// `no_proxy`), as libcurl reads them.
+        public var proxy: URL?
 
         public init(
             cookieStorage: SharedCookieStorage? = nil, credentialStorage: (any URLCredentialStorage & Sendable)? = nil,
             urlCache: (any URLCache & Sendable)? = nil, maximumRedirects: Int = 16,
-            additionalHeaders: [String: String] = ["User-Agent": "Keyjar (libcurl)"]
+            additionalHeaders: [String: String] = ["User-Agent": "Keyjar (libcurl)"], proxy: URL? = nil
         ) {
+            self.proxy = proxy
             self.cookieStorage = cookieStorage
             self.credentialStorage = credentialStorage
             self.urlCache = urlCache
@@ -66,4 +72,33 @@ public final class URLLoader: Sendable {
 struct SessionMemory {
     /// Hosts ("host:port") whose failed certificate verification a delegate accepted.
     var trustedHosts: Set<String> = []
+
+    /// Spaces where Basic succeeded: later requests under the same directory of the same
+    /// origin send it at once instead of waiting for a 401 (RFC 7617 §2.2).
+    struct KnownBasic {
+        var origin: String
+        var directory: String
+        var space: ProtectionSpace
+        var header: String
+        var credential: URLCredential
+    }
+    var knownBasic: [KnownBasic] = []
+
+    func preemptiveBasic(for url: URL) -> KnownBasic? {
+        let origin = RedirectRule.origin(url)
+        let path = url.path.isEmpty ? "/" : url.path
+        return knownBasic.last { $0.origin == origin && path.hasPrefix($0.directory) }
+    }
+
+    mutating func rememberPreemptive(url: URL, space: ProtectionSpace, header: String, credential: URLCredential) {
+        let path = url.path.isEmpty ? "/" : url.path
+        let directory = path.hasSuffix("/") ? path : String(path[...(path.lastIndex(of: "/") ?? path.startIndex)])
+        let origin = RedirectRule.origin(url)
+        knownBasic.removeAll { $0.origin == origin && $0.directory == directory }
+        knownBasic.append(KnownBasic(origin: origin, directory: directory, space: space, header: header, credential: credential))
+    }
+
+    mutating func forgetPreemptive(space: ProtectionSpace) {
+        knownBasic.removeAll { $0.space == space }
+    }
 }

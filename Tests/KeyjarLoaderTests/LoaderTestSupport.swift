@@ -9,6 +9,7 @@ import Synchronization
 /// The Python HTTP server in Servers/loader_server.py, on an ephemeral loopback port.
 final class LoaderTestServer: Sendable {
     let port: Int
+    let tlsPort: Int
     private let pid: Int32
 
     init() throws {
@@ -20,13 +21,13 @@ final class LoaderTestServer: Sendable {
         process.standardOutput = output
         try process.run()
         pid = process.processIdentifier
-        guard let line = DaemonProcess.readLine(from: output.fileHandleForReading, timeout: 20), line.hasPrefix("ready "),
-            let port = Int(line.dropFirst(6))
-        else {
+        let words = DaemonProcess.readLine(from: output.fileHandleForReading, timeout: 20)?.split(separator: " ") ?? []
+        guard words.count == 3, words[0] == "ready", let port = Int(words[1]), let tlsPort = Int(words[2]) else {
             kill(pid, SIGKILL)
             throw TestSupportError("the loader test server did not start")
         }
         self.port = port
+        self.tlsPort = tlsPort
     }
 
     deinit {
@@ -36,6 +37,17 @@ final class LoaderTestServer: Sendable {
 
     func url(_ path: String, host: String = "127.0.0.1") -> URL {
         URL(string: "http://\(host):\(port)\(path)")!
+    }
+
+    func tlsURL(_ path: String) -> URL {
+        URL(string: "https://127.0.0.1:\(tlsPort)\(path)")!
+    }
+
+    /// A counter the server keeps (requests per key, 401s as "401:KEY", "407", "stale", …).
+    func count(_ key: String) throws -> Int {
+        let query = key.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? key
+        let (data, _) = try URLLoader(configuration: .init()).sendSynchronousRequest(URLRequest(url: url("/count?key=\(query)")))
+        return Int(String(decoding: data, as: UTF8.self)) ?? -1
     }
 }
 

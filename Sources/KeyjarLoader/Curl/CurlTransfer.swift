@@ -43,6 +43,10 @@ struct TransferRequest: @unchecked Sendable {
     var timeout: TimeInterval
     /// libcurl-driven authentication (NTLM, Negotiate) for this attempt.
     var curlAuthentication: (scheme: Int, user: String, password: String)?
+    /// Proxy credentials for libcurl to answer the proxy with (CONNECT included).
+    var curlProxyAuthentication: (scheme: Int, user: String, password: String)?
+    /// An explicit proxy; nil lets libcurl read the environment.
+    var proxy: URL?
     /// The delegate accepted this host's certificate although it failed verification.
     var skipsCertificateVerification = false
 }
@@ -143,6 +147,12 @@ final class CurlTransfer: @unchecked Sendable {
             set(CURLOPT_HTTPAUTH, authentication.scheme)
             set(CURLOPT_USERNAME, authentication.user)
             set(CURLOPT_PASSWORD, authentication.password)
+        }
+        if let proxy = request.proxy { set(CURLOPT_PROXY, proxy.absoluteString) }
+        if let authentication = request.curlProxyAuthentication {
+            set(CURLOPT_PROXYAUTH, authentication.scheme)
+            set(CURLOPT_PROXYUSERNAME, authentication.user)
+            set(CURLOPT_PROXYPASSWORD, authentication.password)
         }
         if request.skipsCertificateVerification {
             set(CURLOPT_SSL_VERIFYPEER, 0)

@@ -1,6 +1,6 @@
 """The HTTP server the KeyjarLoader tests talk to, on 127.0.0.1 (an ephemeral port, printed
 as "ready PORT"). Each path is one behaviour; the tests read what arrived from /echo."""
-import base64, gzip, http.server, json, socketserver, sys, time, urllib.parse
+import base64, gzip, hashlib, http.server, json, os, ssl, subprocess, sys, tempfile, threading, time, urllib.parse, urllib.request
 
 counters = {}
 
@@ -24,12 +24,15 @@ class Handler(http.server.BaseHTTPRequestHandler):
         return self.rfile.read(length) if length else b""
 
     def handle_any(self):
+        if self.path.startswith("http://"):
+            return self.act_as_proxy()
         url = urllib.parse.urlsplit(self.path)
         query = dict(urllib.parse.parse_qsl(url.query))
         path = url.path
         payload = self.body()
         key = query.get("key", path)
-        counters[key] = counters.get(key, 0) + 1
+        if path != "/count":
+            counters[key] = counters.get(key, 0) + 1
         if path == "/hello":
             self.reply(200, b"hello world", [("Content-Type", "text/plain")])
         elif path == "/echo":
@@ -102,9 +105,55 @@ class Handler(http.server.BaseHTTPRequestHandler):
             if self.headers.get("Authorization") == expected:
                 self.reply(200, b"welcome " + query.get("user", "alice").encode())
             else:
-                self.reply(401, b"who are you", [("WWW-Authenticate", 'Basic realm="%s"' % realm)])
+                counters["401:" + key] = counters.get("401:" + key, 0) + 1
+                challenges = [("WWW-Authenticate", 'Basic realm="%s"' % realm)]
+                if "also-digest" in query:
+                    challenges.insert(0, ("WWW-Authenticate", 'Digest realm="other", nonce="abc", qop="auth", algorithm=MD5'))
+                self.reply(401, b"who are you", challenges)
+        elif path == "/count":
+            self.reply(200, str(counters.get(query["key"], 0)).encode())
+        elif path.startswith("/digest-stale/"):
+            self.digest_with_stale_nonce(path)
         else:
             self.reply(404, b"no such path")
+
+    def digest_with_stale_nonce(self, path):
+        """Digest MD5, qop=auth, checked by Python's own hashlib: the first nonce is declared
+        stale when used, the second is accepted."""
+        realm, user, password = "stale-realm", "alice", "wonderland"
+        header = self.headers.get("Authorization", "")
+        params = dict((k.strip(), v.strip().strip('"')) for k, v in
+                      (part.split("=", 1) for part in header[len("Digest "):].split(",") if "=" in part)) if header.startswith("Digest ") else {}
+        def challenge(nonce, stale):
+            value = 'Digest realm="%s", nonce="%s", qop="auth", algorithm=MD5' % (realm, nonce)
+            return value + (", stale=true" if stale else "")
+        if params:
+            ha1 = hashlib.md5(("%s:%s:%s" % (user, realm, password)).encode()).hexdigest()
+            ha2 = hashlib.md5(("%s:%s" % (self.command, params.get("uri", ""))).encode()).hexdigest()
+            expected = hashlib.md5(":".join([ha1, params.get("nonce", ""), params.get("nc", ""), params.get("cnonce", ""),
+                                             "auth", ha2]).encode()).hexdigest()
+            if params.get("response") == expected and params.get("username") == user:
+                if params.get("nonce") == "first-nonce":
+                    counters["stale"] = counters.get("stale", 0) + 1
+                    return self.reply(401, b"stale", [("WWW-Authenticate", challenge("second-nonce", True))])
+                return self.reply(200, b"digest ok")
+            counters["digest-wrong"] = counters.get("digest-wrong", 0) + 1
+        self.reply(401, b"digest required", [("WWW-Authenticate", challenge("first-nonce", False))])
+
+    def act_as_proxy(self):
+        """A forward proxy that wants Basic proxy credentials proxy:secret."""
+        expected = "Basic " + base64.b64encode(b"proxy:secret").decode()
+        if self.headers.get("Proxy-Authorization") != expected:
+            counters["407"] = counters.get("407", 0) + 1
+            self.body()
+            return self.reply(407, b"proxy auth required", [("Proxy-Authenticate", 'Basic realm="keyjar-proxy"')])
+        counters["proxied"] = counters.get("proxied", 0) + 1
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        try:
+            with opener.open(self.path) as upstream:
+                self.reply(upstream.status, upstream.read(), [("X-Proxied", "yes")])
+        except urllib.error.HTTPError as error:
+            self.reply(error.code, error.read(), [("X-Proxied", "yes")])
 
     do_GET = do_POST = do_PUT = do_HEAD = do_DELETE = do_PATCH = handle_any
 
@@ -115,5 +164,17 @@ class Server(http.server.ThreadingHTTPServer):
 
 
 server = Server(("127.0.0.1", 0), Handler)
-print("ready %d" % server.server_address[1], flush=True)
+
+# The same handler over TLS with a self-signed certificate nobody trusts.
+certificates = tempfile.mkdtemp(prefix="keyjar-tls-")
+subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=127.0.0.1",
+                "-keyout", certificates + "/key.pem", "-out", certificates + "/cert.pem"],
+               check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+tls_server = Server(("127.0.0.1", 0), Handler)
+context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+context.load_cert_chain(certificates + "/cert.pem", certificates + "/key.pem")
+tls_server.socket = context.wrap_socket(tls_server.socket, server_side=True)
+threading.Thread(target=tls_server.serve_forever, daemon=True).start()
+
+print("ready %d %d" % (server.server_address[1], tls_server.server_address[1]), flush=True)
 server.serve_forever()

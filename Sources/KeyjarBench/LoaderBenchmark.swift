@@ -1,0 +1,136 @@
+import CCurl
+import Foundation
+import FoundationNetworking
+import Glibc
+import Keyjar
+import KeyjarLoader
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import Synchronization
+
+/// KeyjarLoader against a keep-alive loopback server in this process (SwiftNIO, on its own
+/// thread): what a request costs over a plain libcurl easy handle, and a thousand concurrent
+/// loads on the loader's one thread.
+func runLoaderBenchmark() throws {
+    let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+    defer { try? group.syncShutdownGracefully() }
+    let channel = try ServerBootstrap(group: group)
+        .serverChannelOption(.backlog, value: 4096)
+        .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+        .childChannelInitializer { channel in
+            channel.eventLoop.makeCompletedFuture {
+                try channel.pipeline.syncOperations.configureHTTPServerPipeline()
+                try channel.pipeline.syncOperations.addHandler(BenchHTTPHandler())
+            }
+        }
+        .bind(host: "127.0.0.1", port: 0).wait()
+    defer { try? channel.close().wait() }
+    guard let port = channel.localAddress?.port, let url = URL(string: "http://127.0.0.1:\(port)/ok") else {
+        throw BenchmarkError("the benchmark server did not bind")
+    }
+
+    let iterations = 20_000
+    let plain = try plainCurlSamples(url: url, iterations: iterations)
+    report("loader_plain_curl_request", samples: plain)
+
+    let storage = SharedCookieStorage.ephemeral()
+    try storage.storeCookies(fromResponseHeaders: ["session=0123456789abcdef; Path=/", "theme=dark; Path=/"], for: url, mainDocumentURL: url)
+    let loader = URLLoader(configuration: .init(cookieStorage: storage))
+    var samples: [UInt64] = []
+    samples.reserveCapacity(iterations)
+    for _ in 0..<1_000 { _ = try loader.sendSynchronousRequest(URLRequest(url: url)) }
+    for _ in 0..<iterations {
+        let start = nanoseconds()
+        let (data, _) = try loader.sendSynchronousRequest(URLRequest(url: url))
+        samples.append(nanoseconds() - start)
+        guard data.count == 2 else { throw BenchmarkError("unexpected body") }
+    }
+    report("loader_request", samples: samples)
+    let overhead = Int64(percentile(samples.sorted(), 0.5)) - Int64(percentile(plain.sorted(), 0.5))
+    print("loader_overhead_over_plain_curl_median: \(overhead) ns")
+
+    try concurrentLoads(port: port, loader: loader)
+}
+
+/// The baseline: one easy handle, reused (keep-alive), body discarded.
+private func plainCurlSamples(url: URL, iterations: Int) throws -> [UInt64] {
+    guard let easy = curl_easy_init() else { throw BenchmarkError("curl_easy_init failed") }
+    defer { curl_easy_cleanup(easy) }
+    _ = keyjar_easy_setopt_string(easy, CURLOPT_URL, url.absoluteString)
+    _ = keyjar_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1)
+    let discard: curl_write_callback = { _, size, count, _ in size * count }
+    _ = keyjar_easy_setopt_write_function(easy, CURLOPT_WRITEFUNCTION, discard)
+    var samples: [UInt64] = []
+    samples.reserveCapacity(iterations)
+    for index in 0..<(iterations + 1_000) {
+        let start = nanoseconds()
+        guard curl_easy_perform(easy) == CURLE_OK else { throw BenchmarkError("plain curl request failed") }
+        if index >= 1_000 { samples.append(nanoseconds() - start) }
+    }
+    return samples
+}
+
+/// 1,000 loads at once to an endpoint that answers after 300 ms, so all are open together.
+private func concurrentLoads(port: Int, loader: URLLoader) throws {
+    guard let url = URL(string: "http://127.0.0.1:\(port)/slow") else { return }
+    let count = 1_000
+    let threadsBefore = threadCount()
+    let start = nanoseconds()
+    let delegate = CountingDelegate()
+    let connections = (0..<count).map { _ in loader.connection(with: URLRequest(url: url), delegate: delegate) }
+    var maximumThreads = threadsBefore
+    while delegate.finished.load(ordering: .relaxed) + delegate.failed.load(ordering: .relaxed) < count, nanoseconds() - start < 60_000_000_000 {
+        maximumThreads = max(maximumThreads, threadCount())
+        usleep(10_000)
+    }
+    _ = connections
+    print("loader_concurrent_1000_completed: \(delegate.finished.load(ordering: .relaxed)) of \(count) (failed \(delegate.failed.load(ordering: .relaxed)))")
+    print("loader_concurrent_1000_duration: \((nanoseconds() - start) / 1_000_000) ms")
+    print("loader_concurrent_1000_threads: \(threadsBefore) before, at most \(maximumThreads) during")
+}
+
+private func threadCount() -> Int {
+    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+        let line = status.split(separator: "\n").first(where: { $0.hasPrefix("Threads:") })
+    else { return 0 }
+    return Int(line.dropFirst(8).trimmingCharacters(in: .whitespaces)) ?? 0
+}
+
+private final class CountingDelegate: LoaderConnectionDelegate, Sendable {
+    let finished = Atomic<Int>(0)
+    let failed = Atomic<Int>(0)
+    func connectionDidFinishLoading(_ connection: LoaderConnection) { finished.add(1, ordering: .relaxed) }
+    func connection(_ connection: LoaderConnection, didFailWithError error: any Error) { failed.add(1, ordering: .relaxed) }
+}
+
+/// Answers "ok"; `/slow` answers after 300 ms.
+private final class BenchHTTPHandler: ChannelInboundHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
+    private var slow = false
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let head): slow = head.uri.hasPrefix("/slow")
+        case .body: break
+        case .end:
+            if slow {
+                let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+                context.eventLoop.scheduleTask(in: .milliseconds(300)) {
+                    let (handler, context) = loopBound.value
+                    handler.respond(context)
+                }
+            } else {
+                respond(context)
+            }
+        }
+    }
+
+    private func respond(_ context: ChannelHandlerContext) {
+        let headers = HTTPHeaders([("Content-Length", "2")])
+        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .ok, headers: headers))), promise: nil)
+        context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(string: "ok")))), promise: nil)
+        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+    }
+}

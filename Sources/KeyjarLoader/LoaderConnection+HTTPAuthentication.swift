@@ -1,0 +1,267 @@
+import CCurl
+import Foundation
+import FoundationNetworking
+import Keyjar
+import KeyjarAuth
+import KeyjarCore
+import Synchronization
+
+/// A 401 or 407 being answered: the response to deliver if nobody answers, and the
+/// challenges it offered, strongest first.
+struct HTTPChallengeContext {
+    let head: ResponseHead
+    let response: HTTPURLResponse
+    let body: Data
+    let target: AuthorizationTarget
+    let candidates: [SelectedChallenge]
+    /// Which candidate is being asked about (`rejectProtectionSpaceAndContinue` moves on).
+    var index: Int
+
+    var selected: SelectedChallenge { candidates[index] }
+}
+
+/// What a connection knows about authentication across its attempts.
+struct AuthenticationState {
+    /// Where a credential came from; a failed one is not offered again from the same place.
+    enum Source { case url, storage, delegate, preemptive }
+
+    struct InUse {
+        var space: ProtectionSpace
+        var credential: URLCredential
+        var source: Source
+        var scheme: AuthenticationScheme
+        /// The Basic header, kept to send pre-emptively once it worked.
+        var basicHeader: String?
+    }
+
+    /// Header lines to send on the next attempt (Authorization / Proxy-Authorization).
+    var headers: [String: String] = [:]
+    var curlServerAuthentication: (scheme: Int, user: String, password: String)?
+    var curlProxyAuthentication: (scheme: Int, user: String, password: String)?
+    var inUse: [AuthorizationTarget: InUse] = [:]
+    var failures: [ProtectionSpace: Int] = [:]
+    var triedURLCredential: Set<ProtectionSpace> = []
+    var triedStoredCredential: Set<ProtectionSpace> = []
+    var digestSessions: [ProtectionSpace: DigestSession] = [:]
+
+    /// A redirect is a new request: computed headers do not follow it (the next hop gets
+    /// pre-emptive Basic if its space is known).
+    mutating func redirected() {
+        headers[AuthorizationTarget.server.headerName] = nil
+        curlServerAuthentication = nil
+        inUse[.server] = nil
+    }
+}
+
+extension LoaderConnection {
+    /// The schemes Keyjar answers itself (Basic, Digest) plus those this libcurl can do.
+    static let supportedSchemes: Set<AuthenticationScheme> = {
+        var schemes: Set<AuthenticationScheme> = [.basic, .digest]
+        if let info = keyjar_version_info()?.pointee {
+            if info.features & CURL_VERSION_NTLM != 0 { schemes.insert(.ntlm) }
+            if info.features & CURL_VERSION_SPNEGO != 0 { schemes.insert(.negotiate) }
+        }
+        return schemes
+    }()
+
+    func isChallengeWeAnswer(_ head: ResponseHead) -> Bool {
+        switch head.statusCode {
+        case 401: return !head.values(of: "WWW-Authenticate").isEmpty
+        case 407: return !head.values(of: "Proxy-Authenticate").isEmpty
+        default: return false
+        }
+    }
+
+    /// Adds what authentication this attempt sends: answers computed from the last
+    /// challenge, or Basic sent pre-emptively to a space that accepted it before.
+    func prepareAuthentication(_ request: inout TransferRequest, names: Set<String>) {
+        for (name, value) in authentication.headers {
+            request.headerLines.removeAll { $0.lowercased().hasPrefix(name.lowercased() + ":") }
+            request.headerLines.append("\(name): \(value)")
+        }
+        request.curlAuthentication = authentication.curlServerAuthentication
+        request.curlProxyAuthentication = authentication.curlProxyAuthentication
+        request.proxy = loader.configuration.proxy
+        guard authentication.headers["Authorization"] == nil, !names.contains("authorization"),
+            authentication.curlServerAuthentication == nil,
+            let known = loader.memory.withLock({ $0.preemptiveBasic(for: request.url) })
+        else { return }
+        request.headerLines.append("Authorization: \(known.header)")
+        authentication.inUse[.server] = .init(
+            space: known.space, credential: known.credential, source: .preemptive, scheme: .basic, basicHeader: known.header)
+    }
+
+    /// A 401/407 completed: answer it (URL credential, stored default, delegate) or deliver it.
+    func answerChallenge(_ head: ResponseHead, response: HTTPURLResponse, body: Data) {
+        let target: AuthorizationTarget = head.statusCode == 407 ? .proxy : .server
+        let parsed = ChallengeParser.parse(head.values(of: target.challengeHeaderName))
+        let candidates = ChallengeSelector.candidates(in: parsed.challenges, supported: Self.supportedSchemes)
+        guard !candidates.isEmpty else { return deliverFinal(response, body: body) }
+        let context = HTTPChallengeContext(head: head, response: response, body: body, target: target, candidates: candidates, index: 0)
+        considerChallenge(context)
+    }
+
+    private func space(for context: HTTPChallengeContext) -> ProtectionSpace? {
+        let challenge = context.selected.challenge
+        switch context.target {
+        case .server:
+            guard let url = currentRequest.url else { return nil }
+            return ProtectionSpace(challenge: challenge, requestURL: url)
+        case .proxy:
+            guard let proxy = loader.configuration.proxy ?? ProxyEnvironment.proxy(for: currentRequest.url), let host = proxy.host
+            else { return nil }
+            let type: ProtectionSpace.ProxyType =
+                switch proxy.scheme?.lowercased() {
+                case "https": .https
+                case "socks", "socks4", "socks5", "socks5h": .socks
+                default: .http
+                }
+            return ProtectionSpace(challenge: challenge, proxyHost: host, proxyPort: proxy.port, proxyType: type)
+        }
+    }
+
+    private func considerChallenge(_ context: HTTPChallengeContext) {
+        guard let space = space(for: context) else { return deliverFinal(context.response, body: context.body) }
+        let previous = authentication.inUse[context.target]
+        if let previous, previous.space.host == space.host, previous.space.port == space.port {
+            // The credential just sent was refused, unless a Digest nonce merely went stale.
+            if context.selected.scheme == .digest, let digest = context.selected.digest,
+                var session = authentication.digestSessions[space], previous.scheme == .digest
+            {
+                let renewal = session.renew(with: digest)
+                authentication.digestSessions[space] = session
+                if renewal == .stale {
+                    return use(previous.credential, source: previous.source, space: space, context: context)
+                }
+            }
+            authentication.failures[previous.space, default: 0] += 1
+            if previous.source == .preemptive {
+                loader.memory.withLock { $0.forgetPreemptive(space: previous.space) }
+            }
+            authentication.inUse[context.target] = nil
+        }
+        let failures = authentication.failures[space, default: 0]
+
+        // 1. A user and password in the URL, once.
+        if context.target == .server, let url = currentRequest.url, let user = url.user(percentEncoded: false),
+            let password = url.password(percentEncoded: false), !authentication.triedURLCredential.contains(space)
+        {
+            authentication.triedURLCredential.insert(space)
+            return use(URLCredential(user: user, password: password, persistence: .none), source: .url, space: space, context: context)
+        }
+        // 2. The storage's default credential, if the delegate allows storage; once.
+        let stored = storedCredential(for: space)
+        if let stored, !authentication.triedStoredCredential.contains(space) {
+            authentication.triedStoredCredential.insert(space)
+            return use(stored, source: .storage, space: space, context: context)
+        }
+        // 3. The delegate.
+        present(
+            .http(context), space: space.foundationSpace, proposedCredential: stored, previousFailureCount: failures,
+            failureResponse: context.response, error: nil)
+    }
+
+    private func storedCredential(for space: ProtectionSpace) -> URLCredential? {
+        guard let storage = loader.configuration.credentialStorage,
+            ask({ $0.connectionShouldUseCredentialStorage(self) }, ifNoDelegate: true)
+        else { return nil }
+        return storage.defaultCredential(for: space.foundationSpace)
+    }
+
+    func resolveHTTPChallenge(_ challenge: URLAuthenticationChallenge, context: HTTPChallengeContext, _ disposition: ChallengeDisposition) {
+        guard let space = space(for: context) else { return deliverFinal(context.response, body: context.body) }
+        switch disposition {
+        case .use(let credential):
+            use(credential, source: .delegate, space: space, context: context)
+        case .continueWithoutCredential:
+            deliverFinal(context.response, body: context.body)
+        case .cancel:
+            fail(LoaderError.make(.userCancelledAuthentication, "Authentication for \(space.host) was cancelled", url: currentRequest.url))
+        case .performDefaultHandling:
+            // Apple's default: the stored credential unless it already failed; else no credential.
+            if let stored = storedCredential(for: space), !authentication.triedStoredCredential.contains(space) {
+                authentication.triedStoredCredential.insert(space)
+                use(stored, source: .storage, space: space, context: context)
+            } else {
+                deliverFinal(context.response, body: context.body)
+            }
+        case .rejectProtectionSpace:
+            var next = context
+            next.index += 1
+            if next.index < next.candidates.count { considerChallenge(next) } else { deliverFinal(context.response, body: context.body) }
+        }
+    }
+
+    /// Retries with `credential` answering the selected challenge.
+    private func use(_ credential: URLCredential, source: AuthenticationState.Source, space: ProtectionSpace, context: HTTPChallengeContext) {
+        guard let user = credential.user, let password = credential.password else {
+            return deliverFinal(context.response, body: context.body)
+        }
+        let selected = context.selected
+        let target = context.target
+        var basicHeader: String?
+        do {
+            switch (selected.scheme, target) {
+            case (.basic, .server):
+                let header = try BasicAuthorization(user: user, password: password, challenge: selected.challenge, target: target).headerValue
+                authentication.headers[target.headerName] = header
+                basicHeader = header
+            case (.digest, .server):
+                guard let digest = selected.digest, let url = currentRequest.url else { return deliverFinal(context.response, body: context.body) }
+                var session = authentication.digestSessions[space].flatMap { $0.challenge.nonce == digest.nonce ? $0 : nil }
+                    ?? DigestSession(challenge: digest)
+                let authorization = try session.authorize(
+                    user: user, password: password, method: currentRequest.httpMethod ?? "GET", uri: Self.requestTarget(url),
+                    target: target)
+                authentication.digestSessions[space] = session
+                authentication.headers[target.headerName] = authorization.headerValue
+            case (.ntlm, .server), (.negotiate, .server):
+                authentication.curlServerAuthentication = (Self.curlScheme(selected.scheme), user, password)
+            case (_, .proxy):
+                // Proxy authentication is libcurl's: it answers the proxy (CONNECT included).
+                authentication.curlProxyAuthentication = (Self.curlScheme(selected.scheme), user, password)
+            }
+        } catch {
+            return fail(LoaderError.make(.userAuthenticationRequired, "The credential for \(space.host) cannot be sent: \(error)", url: currentRequest.url))
+        }
+        authentication.inUse[target] = .init(space: space, credential: credential, source: source, scheme: selected.scheme, basicHeader: basicHeader)
+        startAttempt()
+    }
+
+    /// The load got past authentication: keep the credential by its persistence and
+    /// remember a Basic space for pre-emptive use.
+    func authenticationSucceeded() {
+        for (_, inUse) in authentication.inUse {
+            if let header = inUse.basicHeader, let url = currentRequest.url {
+                loader.memory.withLock { $0.rememberPreemptive(url: url, space: inUse.space, header: header, credential: inUse.credential) }
+            }
+            guard inUse.source == .delegate, inUse.credential.persistence != .none,
+                let storage = loader.configuration.credentialStorage
+            else { continue }
+            let space = inUse.space.foundationSpace
+            if storage.defaultCredential(for: space) == nil {
+                storage.setDefaultCredential(inUse.credential, for: space)
+            } else {
+                storage.set(inUse.credential, for: space)
+            }
+        }
+        authentication.inUse = [:]
+        authentication.headers = [:]
+    }
+
+    static func curlScheme(_ scheme: AuthenticationScheme) -> Int {
+        switch scheme {
+        case .basic: return keyjar_auth_basic()
+        case .digest: return keyjar_auth_digest()
+        case .ntlm: return keyjar_auth_ntlm()
+        case .negotiate: return keyjar_auth_negotiate()
+        }
+    }
+
+    /// The request-target as sent: path and query.
+    static func requestTarget(_ url: URL) -> String {
+        let path = url.path(percentEncoded: true)
+        let query = url.query(percentEncoded: true).map { "?" + $0 } ?? ""
+        return (path.isEmpty ? "/" : path) + query
+    }
+}

@@ -1,0 +1,217 @@
+import Foundation
+import FoundationNetworking
+import Keyjar
+import KeyjarLoader
+import KeyjarTestSupport
+import Synchronization
+import Testing
+
+@Suite("KeyjarLoader: challenges answered from the URL, the shared store and the delegate")
+struct AuthenticationTests {
+    let server: LoaderTestServer
+    init() throws { server = try LoaderTestServer() }
+
+    /// A loader whose credential storage is process-local (Foundation's own class).
+    private func loader(storage: (any URLCredentialStorage & Sendable)? = nil, proxy: URL? = nil) -> URLLoader {
+        URLLoader(configuration: .init(cookieStorage: .ephemeral(), credentialStorage: storage, proxy: proxy))
+    }
+
+    @Test func urlCredentialsAnswerAChallengeAndWrongOnesDeliverThe401() throws {
+        let good = load(URLRequest(url: URL(string: "http://alice:wonderland@127.0.0.1:\(server.port)/basic/url?key=u1")!), with: loader())
+        #expect(good.body == "welcome alice")
+        let bad = load(URLRequest(url: URL(string: "http://alice:nope@127.0.0.1:\(server.port)/basic/url?key=u2")!), with: loader())
+        #expect(bad.lastResponse?.statusCode == 401)
+        #expect(bad.body == "who are you")
+        #expect(bad.events.last == .finished)
+    }
+
+    @Test func theDelegateAnswersCountsFailuresAndTheCredentialIsThenSentPreemptively() throws {
+        let loader = loader()
+        let delegate = ChallengeDelegate { seen in
+            seen.previousFailureCount == 0
+                ? .use(user: "alice", password: "wrong", persistence: .none)
+                : .use(user: "alice", password: "wonderland", persistence: .none)
+        }
+        _ = loader.connection(with: URLRequest(url: server.url("/basic/area/one?key=p1")), delegate: delegate)
+        #expect(delegate.recorder.wait())
+        #expect(delegate.recorder.body == "welcome alice")
+        let seen = delegate.challenges
+        #expect(seen.map(\.previousFailureCount) == [0, 1])
+        #expect(seen.first?.method == NSURLAuthenticationMethodHTTPBasic)
+        #expect(seen.first?.realm == "keyjar-test")
+        #expect(seen.first?.failureStatus == 401)
+        #expect(try server.count("401:p1") == 2)
+
+        // Same directory, later: Basic goes out at once, no 401 round trip, no challenge.
+        let later = ChallengeDelegate { _ in .cancel }
+        _ = loader.connection(with: URLRequest(url: server.url("/basic/area/two?key=p2")), delegate: later)
+        #expect(later.recorder.wait())
+        #expect(later.recorder.body == "welcome alice")
+        #expect(later.challenges.isEmpty)
+        #expect(try server.count("401:p2") == 0)
+    }
+
+    @Test func everyDispositionDoesWhatItSays() throws {
+        let cancelled = ChallengeDelegate { _ in .cancel }
+        _ = loader().connection(with: URLRequest(url: server.url("/basic/d?key=d1")), delegate: cancelled)
+        #expect(cancelled.recorder.wait())
+        #expect(cancelled.recorder.error?.code == .userCancelledAuthentication)
+
+        let without = ChallengeDelegate { _ in .continueWithout }
+        _ = loader().connection(with: URLRequest(url: server.url("/basic/d?key=d2")), delegate: without)
+        #expect(without.recorder.wait())
+        #expect(without.recorder.lastResponse?.statusCode == 401)
+        #expect(without.recorder.body == "who are you")
+
+        // Default handling with nothing stored: the 401 is the answer.
+        let byDefault = ChallengeDelegate { _ in .performDefault }
+        _ = loader().connection(with: URLRequest(url: server.url("/basic/d?key=d3")), delegate: byDefault)
+        #expect(byDefault.recorder.wait())
+        #expect(byDefault.recorder.lastResponse?.statusCode == 401)
+
+        // Rejecting the strongest space (Digest, realm "other") moves on to Basic.
+        let rejecting = ChallengeDelegate { seen in
+            seen.method == NSURLAuthenticationMethodHTTPDigest ? .reject : .use(user: "alice", password: "wonderland", persistence: .none)
+        }
+        _ = loader().connection(with: URLRequest(url: server.url("/basic/d?key=d4&also-digest=1")), delegate: rejecting)
+        #expect(rejecting.recorder.wait())
+        #expect(rejecting.challenges.map(\.method) == [NSURLAuthenticationMethodHTTPDigest, NSURLAuthenticationMethodHTTPBasic])
+        #expect(rejecting.challenges.map(\.realm) == ["other", "keyjar-test"])
+        #expect(rejecting.recorder.body == "welcome alice")
+    }
+
+    @Test func theOlderTrioIsAskedAndItsDefaultsFollowApple() throws {
+        let willing = LegacyDelegate(canAuthenticate: true)
+        _ = loader().connection(with: URLRequest(url: server.url("/basic/l?key=l1")), delegate: willing)
+        #expect(willing.recorder.wait())
+        #expect(willing.received.load(ordering: .relaxed) == 1)
+        #expect(willing.recorder.body == "welcome alice")
+
+        let unwilling = LegacyDelegate(canAuthenticate: false)
+        _ = loader().connection(with: URLRequest(url: server.url("/basic/l?key=l2")), delegate: unwilling)
+        #expect(unwilling.recorder.wait())
+        #expect(unwilling.received.load(ordering: .relaxed) == 0)
+        #expect(unwilling.recorder.lastResponse?.statusCode == 401)
+    }
+
+    @Test func storedCredentialsComeFromKeyjardAndDelegateCredentialsAreKeptByPersistence() throws {
+        let daemon = try DaemonProcess()
+        defer { _ = daemon.stop() }
+        let configuration = KeyjarClient.Configuration(socketPath: daemon.socketPath, autoStart: false)
+        let storage = try SharedCredentialStorage(configuration: configuration)
+        let space = URLProtectionSpace(
+            host: "127.0.0.1", port: server.port, protocol: "http", realm: "keyjar-test",
+            authenticationMethod: NSURLAuthenticationMethodHTTPBasic)
+
+        // 1. The delegate answers with a permanent credential: it lands in keyjard.
+        let asking = ChallengeDelegate { _ in .use(user: "alice", password: "wonderland", persistence: .permanent) }
+        _ = loader(storage: storage).connection(with: URLRequest(url: server.url("/basic/s?key=s1")), delegate: asking)
+        #expect(asking.recorder.wait())
+        #expect(asking.recorder.body == "welcome alice")
+        let other = try SharedCredentialStorage(configuration: configuration)
+        #expect(eventually { other.defaultCredential(for: space)?.user == "alice" })
+
+        // 2. Another loader (another process's view) is answered from keyjard without asking.
+        let silent = ChallengeDelegate { _ in .cancel }
+        _ = loader(storage: other).connection(with: URLRequest(url: server.url("/basic/s?key=s2")), delegate: silent)
+        #expect(silent.recorder.wait())
+        #expect(silent.recorder.body == "welcome alice")
+        #expect(silent.challenges.isEmpty)
+
+        // 3. A delegate that forbids storage is asked instead, with the stored one proposed.
+        let noStorage = ChallengeDelegate(storageAllowed: false) { _ in .cancel }
+        _ = loader(storage: other).connection(with: URLRequest(url: server.url("/basic/s?key=s3")), delegate: noStorage)
+        #expect(noStorage.recorder.wait())
+        #expect(noStorage.challenges.count == 1)
+        #expect(noStorage.recorder.error?.code == .userCancelledAuthentication)
+
+        // 4. A stored credential that fails is not offered again by default handling.
+        let wrongSpace = URLProtectionSpace(
+            host: "127.0.0.1", port: server.port, protocol: "http", realm: "wrong-realm",
+            authenticationMethod: NSURLAuthenticationMethodHTTPBasic)
+        try storage.store(URLCredential(user: "alice", password: "stale", persistence: .permanent), for: wrongSpace, makeDefault: true)
+        #expect(eventually { other.defaultCredential(for: wrongSpace) != nil })
+        let failing = ChallengeDelegate { _ in .performDefault }
+        _ = loader(storage: other).connection(with: URLRequest(url: server.url("/basic/s?key=s4&realm=wrong-realm")), delegate: failing)
+        #expect(failing.recorder.wait())
+        #expect(failing.recorder.lastResponse?.statusCode == 401)
+        #expect(failing.challenges.map(\.previousFailureCount) == [1])
+        #expect(try server.count("401:s4") == 2)
+    }
+
+    @Test func digestAgainstLighttpdWithSHA256AndMD5() throws {
+        let lighttpd = try LighttpdServer()
+        for path in ["/digest/index.txt", "/digest-md5/index.txt"] {
+            let delegate = ChallengeDelegate { _ in .use(user: "alice", password: "wonderland", persistence: .none) }
+            _ = loader().connection(with: URLRequest(url: lighttpd.url(path)), delegate: delegate)
+            #expect(delegate.recorder.wait())
+            #expect(delegate.recorder.lastResponse?.statusCode == 200, "\(path)")
+            #expect(delegate.recorder.body == "secret page\n")
+            #expect(delegate.challenges.map(\.method) == [NSURLAuthenticationMethodHTTPDigest])
+
+            let wrong = ChallengeDelegate { seen in
+                seen.previousFailureCount < 2 ? .use(user: "alice", password: "nope", persistence: .none) : .continueWithout
+            }
+            _ = loader().connection(with: URLRequest(url: lighttpd.url(path)), delegate: wrong)
+            #expect(wrong.recorder.wait())
+            #expect(wrong.challenges.map(\.previousFailureCount) == [0, 1, 2])
+            #expect(wrong.recorder.lastResponse?.statusCode == 401)
+        }
+    }
+
+    @Test func aStaleDigestNonceIsRetriedWithoutCountingAFailure() throws {
+        let delegate = ChallengeDelegate { _ in .use(user: "alice", password: "wonderland", persistence: .none) }
+        _ = loader().connection(with: URLRequest(url: server.url("/digest-stale/page")), delegate: delegate)
+        #expect(delegate.recorder.wait())
+        #expect(delegate.recorder.body == "digest ok")
+        #expect(delegate.challenges.map(\.previousFailureCount) == [0])
+        #expect(try server.count("stale") >= 1)
+        #expect(try server.count("digest-wrong") == 0)
+    }
+
+    @Test func aProxyChallengeIsAnsweredForTheProxySpace() throws {
+        let proxy = server.url("")
+        let delegate = ChallengeDelegate { seen in
+            seen.isProxy ? .use(user: "proxy", password: "secret", persistence: .none) : .cancel
+        }
+        // The target is "localhost", so the proxy forwards to the same test server.
+        _ = loader(proxy: proxy).connection(with: URLRequest(url: server.url("/hello", host: "localhost")), delegate: delegate)
+        #expect(delegate.recorder.wait())
+        #expect(delegate.recorder.body == "hello world")
+        #expect(delegate.recorder.lastResponse?.value(forHTTPHeaderField: "X-Proxied") == "yes")
+        #expect(delegate.challenges.count == 1)
+        #expect(delegate.challenges.first?.isProxy == true)
+        #expect(delegate.challenges.first?.realm == "keyjar-proxy")
+    }
+
+    @Test func anUntrustedCertificateIsAServerTrustChallenge() throws {
+        // By default (no delegate answer): a clean error.
+        let refused = load(URLRequest(url: server.tlsURL("/hello")), with: loader())
+        #expect(refused.error?.code == .serverCertificateUntrusted)
+
+        // A delegate that accepts the certificate for that host.
+        let loader = loader()
+        let accepting = ChallengeDelegate { seen in
+            seen.method == LoaderAuthenticationMethod.serverTrust ? .use(user: "", password: "", persistence: .none) : .cancel
+        }
+        _ = loader.connection(with: URLRequest(url: server.tlsURL("/hello")), delegate: accepting)
+        #expect(accepting.recorder.wait())
+        #expect(accepting.recorder.body == "hello world")
+        #expect(accepting.challenges.map(\.method) == [LoaderAuthenticationMethod.serverTrust])
+
+        // A delegate that declines: the verification error.
+        let declining = ChallengeDelegate { _ in .performDefault }
+        _ = URLLoader(configuration: .init()).connection(with: URLRequest(url: server.tlsURL("/hello")), delegate: declining)
+        #expect(declining.recorder.wait())
+        #expect(declining.recorder.error?.code == .serverCertificateUntrusted)
+    }
+}
+
+/// Polls `condition` for up to five seconds.
+func eventually(_ condition: () -> Bool) -> Bool {
+    for _ in 0..<100 {
+        if condition() { return true }
+        usleep(50_000)
+    }
+    return condition()
+}
