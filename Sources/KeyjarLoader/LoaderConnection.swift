@@ -20,9 +20,14 @@ public final class LoaderConnection: @unchecked Sendable {
     let delegateQueue: DispatchQueue
     let controlQueue = DispatchQueue(label: "keyjar.loader.connection")
 
+    /// The protocol of the latest response head: "HTTP/1.1", "HTTP/2", … (Foundation's
+    /// HTTPURLResponse does not say).
+    public var httpVersion: String? { published.withLock { $0.httpVersion } }
+
     /// State other threads read or set.
     private struct Published {
         var currentRequest: URLRequest
+        var httpVersion: String?
         var started = false
         /// Set by `cancel()`; delegate messages check it when they run, so none is delivered
         /// after the call returns.
@@ -288,6 +293,7 @@ public final class LoaderConnection: @unchecked Sendable {
     private func handleHead(_ head: ResponseHead) {
         let request = currentRequest
         guard let url = request.url, let response = head.httpResponse(for: url) else { return }
+        published.withLock { $0.httpVersion = head.httpVersion }
         if request.httpShouldHandleCookies, let storage = loader.configuration.cookieStorage {
             let lines = head.values(of: "Set-Cookie")
             if !lines.isEmpty {

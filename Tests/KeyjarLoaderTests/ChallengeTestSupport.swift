@@ -88,14 +88,18 @@ final class LighttpdServer: Sendable {
     private let pid: Int32
     let directory: String
 
-    init() throws {
+    let scheme: String
+
+    /// - Parameter tls: serve HTTPS (HTTP/2 by ALPN) with a self-signed certificate.
+    init(tls: Bool = false) throws {
+        scheme = tls ? "https" : "http"
         directory = NSTemporaryDirectory() + "keyjar-lighttpd-\(UUID().uuidString.prefix(8))"
         let fileManager = FileManager.default
-        for path in ["www/digest", "www/digest-md5"] {
+        for path in ["www/digest", "www/digest-md5", "www/plain"] {
             try fileManager.createDirectory(atPath: "\(directory)/\(path)", withIntermediateDirectories: true)
             try Data("secret page\n".utf8).write(to: URL(fileURLWithPath: "\(directory)/\(path)/index.txt"))
         }
-        port = try Self.freePort()
+        port = try freeLoopbackPort()
         // The password file holds HA1 = H(user:realm:password) in MD5 and SHA-256, written by
         // Python's hashlib (not by Keyjar).
         let htdigest = try runPython("""
@@ -105,6 +109,21 @@ final class LighttpdServer: Sendable {
                     print("alice:%s:%s" % (realm, h(("alice:%s:wonderland" % realm).encode()).hexdigest()))
             """)
         try Data(htdigest.utf8).write(to: URL(fileURLWithPath: "\(directory)/htdigest"))
+        var tlsLines = ""
+        if tls {
+            let made = try runCommand("/usr/bin/openssl", [
+                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=127.0.0.1",
+                "-keyout", "\(directory)/key.pem", "-out", "\(directory)/cert.pem",
+            ])
+            guard made.status == 0 else { throw TestSupportError("openssl failed: \(made.error)") }
+            tlsLines = """
+                server.modules += ("mod_openssl")
+                ssl.engine = "enable"
+                ssl.pemfile = "\(directory)/cert.pem"
+                ssl.privkey = "\(directory)/key.pem"
+                server.feature-flags += ("server.h2proto" => "enable")
+                """
+        }
         let configuration = """
             server.document-root = "\(directory)/www"
             server.port = \(port)
@@ -118,12 +137,13 @@ final class LighttpdServer: Sendable {
                 "/digest-md5/" => ("method" => "digest", "realm" => "keyjar-md5", "require" => "valid-user", "algorithm" => "MD5")
             )
             mimetype.assign = (".txt" => "text/plain")
+            \(tlsLines)
             """
         try Data(configuration.utf8).write(to: URL(fileURLWithPath: "\(directory)/lighttpd.conf"))
         pid = try spawnQuietly("/usr/sbin/lighttpd", ["-D", "-f", "\(directory)/lighttpd.conf"], environment: ProcessInfo.processInfo.environment)
         // Serving once the port accepts.
         for _ in 0..<100 {
-            if Self.accepts(port: port) { return }
+            if loopbackPortAccepts(port) { return }
             usleep(50_000)
         }
         kill(pid, SIGKILL)
@@ -136,35 +156,37 @@ final class LighttpdServer: Sendable {
     }
 
     func url(_ path: String, user: String? = nil) -> URL {
-        URL(string: "http://\(user.map { "\($0)@" } ?? "")127.0.0.1:\(port)\(path)")!
+        URL(string: "\(scheme)://\(user.map { "\($0)@" } ?? "")127.0.0.1:\(port)\(path)")!
     }
+}
 
-    private static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                bind(fd, pointer, length) == 0 && getsockname(fd, pointer, &length) == 0
-            }
+/// A loopback port nothing listens on right now.
+func freeLoopbackPort() throws -> Int {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+            bind(fd, pointer, length) == 0 && getsockname(fd, pointer, &length) == 0
         }
-        guard bound else { throw TestSupportError("no free port") }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
+    guard bound else { throw TestSupportError("no free port") }
+    return Int(UInt16(bigEndian: address.sin_port))
+}
 
-    private static func accepts(port: Int) -> Bool {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = UInt16(port).bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
-        }
+/// Whether something accepts connections on a loopback port.
+func loopbackPortAccepts(_ port: Int) -> Bool {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = UInt16(port).bigEndian
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    return withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
     }
 }
 

@@ -172,6 +172,8 @@ struct Echo: Decodable {
     var path: String
     var body: String
     var headers: [String: String]
+    /// The client's port: the same for two loads that reused a connection.
+    var peer: Int
 }
 
 func decodeEcho(_ text: String) throws -> Echo {

@@ -102,6 +102,9 @@ final class CurlTransfer: @unchecked Sendable {
         set(CURLOPT_URL, request.url.absoluteString)
         set(CURLOPT_PROTOCOLS_STR, "http,https,ftp,ftps,file")
         set(CURLOPT_NOSIGNAL, 1)
+        // A debugging aid: libcurl's own trace on stderr. It shows request headers, so it is
+        // never on unless asked for.
+        if getenv("KEYJAR_LOADER_TRACE") != nil { set(CURLOPT_VERBOSE, 1) }
         // Redirects and challenges go through the delegate, hop by hop.
         set(CURLOPT_FOLLOWLOCATION, 0)
         // gzip, deflate, br and zstd, decoded by libcurl, whatever this build supports.

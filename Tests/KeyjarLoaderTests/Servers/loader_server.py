@@ -37,7 +37,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.reply(200, b"hello world", [("Content-Type", "text/plain")])
         elif path == "/echo":
             data = {"method": self.command, "path": self.path, "body": payload.decode("latin-1"),
-                    "headers": {k.lower(): v for k, v in self.headers.items()}, "count": counters[key]}
+                    "headers": {k.lower(): v for k, v in self.headers.items()}, "count": counters[key],
+                    "peer": self.client_address[1]}
             self.reply(200, json.dumps(data).encode(), [("Content-Type", "application/json")])
         elif path == "/redirect":
             headers = [("Location", query.get("to", "/echo"))]
