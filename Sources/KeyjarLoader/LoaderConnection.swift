@@ -46,6 +46,8 @@ public final class LoaderConnection: @unchecked Sendable {
     private var mode = Mode.awaitingHead
     private var uploadedSoFar: Int64 = 0
     private var cacheCandidate: (response: URLResponse, data: Data)?
+    /// Set while a multipart/x-mixed-replace body is split into parts.
+    private var multipart: (splitter: MultipartReplaceSplitter, head: ResponseHead)?
     var authentication = AuthenticationState()
     var challengeCounter = 0
     var pendingChallenge: PendingChallenge?
@@ -217,6 +219,7 @@ public final class LoaderConnection: @unchecked Sendable {
         attempt += 1
         let number = attempt
         mode = .awaitingHead
+        multipart = nil
         uploadedSoFar = 0
         cacheCandidate = nil
         let newTransfer: CurlTransfer
@@ -268,6 +271,13 @@ public final class LoaderConnection: @unchecked Sendable {
                 mode = .holding(head, response, held)
                 transfer.consumed(data.count)
             case .streaming, .awaitingHead:
+                if var split = multipart {
+                    let pieces = split.splitter.feed(data)
+                    multipart = split
+                    transfer.consumed(data.count)
+                    deliverParts(pieces, of: split.head)
+                    return
+                }
                 if var candidate = cacheCandidate {
                     candidate.data.append(data)
                     cacheCandidate = candidate.data.count <= Self.maximumCachedBody ? candidate : nil
@@ -308,8 +318,31 @@ public final class LoaderConnection: @unchecked Sendable {
             return
         }
         mode = .streaming
+        if let contentType = head.value(of: "Content-Type"), let splitter = MultipartReplaceSplitter(contentType: contentType) {
+            // Each part is delivered as a response of its own when it begins.
+            multipart = (splitter, head)
+            return
+        }
         if isCacheable(request: request, head: head) { cacheCandidate = (response, Data()) }
         deliver { $0.connection(self, didReceive: response) }
+    }
+
+    /// Parts of a multipart/x-mixed-replace body: a response (the outer head with the part's
+    /// fields) when a part begins, then its bytes.
+    private func deliverParts(_ pieces: [MultipartReplaceSplitter.Piece], of head: ResponseHead) {
+        guard let url = currentRequest.url else { return }
+        for piece in pieces {
+            switch piece {
+            case .part(let fields):
+                var partHead = head
+                partHead.fields.removeAll { field in fields.keys.contains { $0.caseInsensitiveCompare(field.name) == .orderedSame } }
+                partHead.fields.removeAll { $0.name.caseInsensitiveCompare("Content-Length") == .orderedSame }
+                partHead.fields += fields.map { (name: $0.key, value: $0.value) }
+                if let response = partHead.httpResponse(for: url) { deliver { $0.connection(self, didReceive: response) } }
+            case .data(let data):
+                deliver { $0.connection(self, didReceive: data) }
+            }
+        }
     }
 
     private func handleCompletion(_ result: CurlResult) {

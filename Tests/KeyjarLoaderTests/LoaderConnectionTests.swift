@@ -28,6 +28,15 @@ struct LoaderConnectionTests {
         #expect(delegate.body == (0..<5).map { "chunk \($0)\n" }.joined())
     }
 
+    @Test func eachPartOfAMixedReplaceBodyIsANewResponse() throws {
+        let delegate = load(URLRequest(url: server.url("/mixed-replace")), with: ephemeralLoader())
+        let responses = delegate.state.withLock { $0.responses.map { $0.mimeType ?? "" } }
+        #expect(responses == ["text/x-part1", "text/x-part2", "text/x-part3"])
+        // The body after the last response is the last part only.
+        #expect(delegate.body == "part 3")
+        #expect(delegate.events.last == .finished)
+    }
+
     @Test(arguments: [301, 302, 303, 307, 308])
     func redirectsFollowTheMethodRules(status: Int) throws {
         var request = URLRequest(url: server.url("/redirect?status=\(status)&to=/echo"))

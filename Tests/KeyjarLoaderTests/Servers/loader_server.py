@@ -65,6 +65,20 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 self.wfile.flush()
                 time.sleep(float(query.get("delay", "0.05")))
             self.wfile.write(b"0\r\n\r\n")
+        elif path == "/mixed-replace":
+            self.send_response(200)
+            self.send_header("Content-Type", "multipart/x-mixed-replace; boundary=frame")
+            self.send_header("Connection", "close")
+            self.end_headers()
+            for i in range(1, 4):
+                part = b"--frame\r\nContent-Type: text/x-part%d\r\n\r\npart %d\r\n" % (i, i)
+                # Split every part across writes so the parser sees boundaries cut in two.
+                for start in range(0, len(part), 7):
+                    self.wfile.write(part[start:start + 7])
+                    self.wfile.flush()
+                    time.sleep(0.01)
+            self.wfile.write(b"--frame--\r\n")
+            self.close_connection = True
         elif path == "/big":
             size = int(query.get("size", "1000000"))
             self.reply(200, b"x" * size)
