@@ -23,15 +23,6 @@ enum HTTPSyntax {
         }
     }
 
-    static func isToken(_ string: String) -> Bool { !string.isEmpty && string.utf8.allSatisfy(isTokenCharacter) }
-
-    /// Whether `string` is a token68: token68 characters, then only `=` padding.
-    static func isToken68(_ string: String) -> Bool {
-        let bytes = Array(string.utf8)
-        let body = bytes.prefix { isToken68Character($0) }
-        return !body.isEmpty && bytes.dropFirst(body.count).allSatisfy { $0 == UInt8(ascii: "=") }
-    }
-
     /// A quoted-string with `"` and `\` escaped; other characters are left alone, so the caller
     /// must not pass control characters it wants the receiver to accept.
     static func quoted(_ value: String) -> String {

@@ -50,3 +50,10 @@ enum Python {
 }
 
 func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
+
+/// What `dump` prints, which walks stored properties unless the type supplies a mirror.
+func dumped(_ value: some Any) -> String {
+    var text = ""
+    dump(value, to: &text)
+    return text
+}
