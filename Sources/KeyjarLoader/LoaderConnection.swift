@@ -24,8 +24,12 @@ public final class LoaderConnection: @unchecked Sendable {
     /// HTTPURLResponse does not say).
     public var httpVersion: String? { published.withLock { $0.httpVersion } }
 
+    /// How often a slow delegate paused this load's transfers (for tests and diagnostics).
+    var backpressurePauses: Int { published.withLock { $0.pauses } }
+
     /// State other threads read or set.
     private struct Published {
+        var pauses = 0
         var currentRequest: URLRequest
         var httpVersion: String?
         var started = false
@@ -293,6 +297,8 @@ public final class LoaderConnection: @unchecked Sendable {
             uploadedSoFar = total
             deliver { $0.connection(self, didSendBodyData: written, totalBytesWritten: Int(total), totalBytesExpectedToWrite: Int(expected)) }
         case .completed(let result):
+            let pauses = transfer.pauses.load(ordering: .relaxed)
+            published.withLock { $0.pauses += pauses }
             self.transfer = nil
             handleCompletion(result)
         }

@@ -2,7 +2,7 @@ import Foundation
 import FoundationNetworking
 import Keyjar
 import KeyjarCore
-import KeyjarLoader
+@testable import KeyjarLoader
 import Synchronization
 import Testing
 
@@ -26,6 +26,18 @@ struct LoaderConnectionTests {
         let dataEvents = delegate.events.filter { if case .data = $0 { true } else { false } }
         #expect(dataEvents.count >= 3, "\(delegate.events)")
         #expect(delegate.body == (0..<5).map { "chunk \($0)\n" }.joined())
+    }
+
+    @Test func aSlowDelegatePausesTheTransferInsteadOfBufferingTheBody() throws {
+        // 24 MB to a delegate that dawdles: libcurl is paused while 4 MB wait for delivery,
+        // and every byte still arrives, in order.
+        let size = 24_000_000
+        let delegate = RecordingDelegate(onData: { _, _ in usleep(200) })
+        let connection = ephemeralLoader().connection(with: URLRequest(url: server.url("/big?size=\(size)")), delegate: delegate)
+        #expect(delegate.wait(seconds: 60))
+        #expect(delegate.state.withLock { $0.body.count } == size)
+        #expect(delegate.state.withLock { $0.body.allSatisfy { $0 == UInt8(ascii: "x") } })
+        #expect(connection.backpressurePauses > 0)
     }
 
     @Test func eachPartOfAMixedReplaceBodyIsANewResponse() throws {

@@ -78,6 +78,8 @@ final class CurlTransfer: @unchecked Sendable {
     let idleTimeout: UInt64
     private(set) var lastActivity: UInt64 = 0
     private let paused = Atomic<Bool>(false)
+    /// How often the receiver's backlog paused this transfer.
+    let pauses = Atomic<Int>(0)
 
     init(_ request: TransferRequest, receive: @escaping @Sendable (TransferEvent) -> Void) throws(URLError) {
         guard let easy = curl_easy_init() else { throw URLError(.unknown) }
@@ -223,7 +225,10 @@ final class CurlTransfer: @unchecked Sendable {
         if transfer.unread.load(ordering: .relaxed) > pauseThreshold {
             transfer.paused.store(true, ordering: .relaxed)
             // The receiver may have caught up between the check and the store.
-            if transfer.unread.load(ordering: .relaxed) >= resumeThreshold { return Int(CURL_WRITEFUNC_PAUSE) }
+            if transfer.unread.load(ordering: .relaxed) >= resumeThreshold {
+                transfer.pauses.add(1, ordering: .relaxed)
+                return Int(CURL_WRITEFUNC_PAUSE)
+            }
             transfer.paused.store(false, ordering: .relaxed)
         }
         if !transfer.isHTTP, !transfer.startedNonHTTP { transfer.startNonHTTPResponse() }
