@@ -105,7 +105,7 @@ let package = Package(
         .executableTarget(
             name: "KeyjarCLI",
             dependencies: [
-                "Keyjar", "KeyjarCore", "KeyjarProtocol",
+                "Keyjar", "KeyjarCore", "KeyjarProtocol", "KeyjarLoader",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings

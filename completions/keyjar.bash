@@ -173,13 +173,13 @@ _keyjar() {
     unset 'unparsed_words[0]'
     unparsed_words=("${unparsed_words[@]}")
     case "${subcommand}" in
-    status|cookie|credential|policy|watch|git-credential|help)
+    status|cookie|credential|policy|watch|fetch|git-credential|help)
         # Offer subcommand argument completions
         "_keyjar_${subcommand}"
         ;;
     *)
         # Offer subcommand completions
-        COMPREPLY+=($(compgen -W 'status cookie credential policy watch git-credential help' -- "${cur}"))
+        COMPREPLY+=($(compgen -W 'status cookie credential policy watch fetch git-credential help' -- "${cur}"))
         ;;
     esac
 }
@@ -724,6 +724,46 @@ _keyjar_watch() {
         return
         ;;
     '--count')
+        return
+        ;;
+    esac
+}
+
+_keyjar_fetch() {
+    repeating_flags=()
+    non_repeating_flags=(--no-start -i --include --fail -f --no-follow --silent -s --no-cookies -k --insecure --password-stdin --version -h --help)
+    repeating_options=(-H --header -d --data)
+    non_repeating_options=(--socket --output -o -X --request --max-redirects --max-time -u --user --persistence)
+    __keyjar_offer_flags_options 1
+
+    # Offer option value completions
+    case "${prev}" in
+    '--socket')
+        return
+        ;;
+    '--output'|'-o')
+        return
+        ;;
+    '-X'|'--request')
+        return
+        ;;
+    '-H'|'--header')
+        return
+        ;;
+    '-d'|'--data')
+        return
+        ;;
+    '--max-redirects')
+        return
+        ;;
+    '--max-time')
+        return
+        ;;
+    '-u'|'--user')
+        return
+        ;;
+    '--persistence')
+        __keyjar_add_completions -W 'none'$'\n''session'$'\n''permanent'
         return
         ;;
     esac

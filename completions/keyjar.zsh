@@ -55,6 +55,7 @@ _keyjar() {
             'credential:Manage URL credentials: user names in keyjard, passwords in the Secret Service.'
             'policy:Show or change the cookie accept policy and the per-domain rules.'
             'watch:Print every change to the shared store as it happens, until interrupted.'
+            'fetch:Load a URL with the shared cookies and stored credentials (curl-like).'
             'git-credential:A git credential helper backed by the shared credential storage.'
             'help:Show subcommand help information.'
         )
@@ -62,7 +63,7 @@ _keyjar() {
         ;;
     arg)
         case "${words[1]}" in
-        status|cookie|credential|policy|watch|git-credential|help)
+        status|cookie|credential|policy|watch|fetch|git-credential|help)
             "_keyjar_${words[1]}" && ret=0
             ;;
         esac
@@ -542,6 +543,36 @@ _keyjar_watch() {
         '--no-start[Fail (exit status 3) instead of starting keyjard when none is serving.]'
         '--json[Print JSON lines.]'
         '--count[Stop after this many notifications.]:count:'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_keyjar_fetch() {
+    local -i ret=1
+    local -ar ___persistence=('none' 'session' 'permanent')
+    local -ar arg_specs=(
+        '--socket[keyjard'\''s socket (default\: $KEYJAR_SOCKET, else $XDG_RUNTIME_DIR/keyjar/keyjar.sock).]:path:'
+        '--no-start[Fail (exit status 3) instead of starting keyjard when none is serving.]'
+        ':url:'
+        '(--output -o)'{--output,-o}'[Write the body to this file instead of standard output.]:file:'
+        '(-i --include)'{-i,--include}'[Write the response head before the body.]'
+        '(-X --request)'{-X,--request}'[The request method.]:method:'
+        '*'{-H,--header}'[Send this header field ('\''Name\: value'\''); repeatable (repeated names join with commas).]:field:'
+        '*'{-d,--data}'[Send this body (POST unless -X says otherwise); @FILE reads a file, @- standard input.]:data:'
+        '(--fail -f)'{--fail,-f}'[Fail (exit status 1, no body) when the server answers with a status of 400 or more.]'
+        '--no-follow[Do not follow redirects\: deliver the redirect response itself.]'
+        '--max-redirects[Follow at most this many redirects.]:count:'
+        '--max-time[Give up when the whole load takes longer than this.]:seconds:'
+        '(--silent -s)'{--silent,-s}'[Draw no progress line.]'
+        '--no-cookies[Neither send nor store cookies.]'
+        '(-k --insecure)'{-k,--insecure}'[Accept a server certificate that fails verification.]'
+        '(-u --user)'{-u,--user}'[Answer the server'\''s challenge as this user (the password is asked for).]:name:'
+        '--password-stdin[With --user, read the password from standard input (one trailing newline is dropped).]'
+        '--persistence[With --user, keep an accepted password\: none, session (this run only) or permanent.]:persistence:{__keyjar_complete "${___persistence[@]}"}'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )

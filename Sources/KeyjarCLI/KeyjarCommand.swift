@@ -19,16 +19,16 @@ struct KeyjarCommand: AsyncParsableCommand {
             Examples:
               keyjar status
               keyjar cookie get https://example.com/
+              keyjar fetch -o report.pdf https://intranet.example/report.pdf
               keyjar cookie export -o cookies.txt
               curl -b cookies.txt https://example.com/
               keyjar credential add --url https://example.com --user alice
               git config --global credential.helper keyjar
             """,
         version: "keyjar 0.1.0",
-        // A `fetch` command (KeyjarLoader) joins this list when the loader lands.
         subcommands: [
             StatusCommand.self, CookieCommand.self, CredentialCommand.self, PolicyCommand.self, WatchCommand.self,
-            GitCredentialCommand.self,
+            FetchCommand.self, GitCredentialCommand.self,
         ]
     )
 

@@ -22,7 +22,12 @@ public final class LoaderConnection: @unchecked Sendable {
 
     /// The protocol of the latest response head: "HTTP/1.1", "HTTP/2", … (Foundation's
     /// HTTPURLResponse does not say).
-    public var httpVersion: String? { published.withLock { $0.httpVersion } }
+    public var httpVersion: String? { published.withLock { $0.head?.httpVersion } }
+
+    /// The latest response head as it arrived: the status line, then one `Name: value` line
+    /// per field, in order and with repeated fields kept (HTTPURLResponse joins them). For
+    /// showing a response (`keyjar fetch -i`); read it in `didReceive(response)`.
+    public var responseHeadLines: [String]? { published.withLock { $0.head?.lines } }
 
     /// How often a slow delegate paused this load's transfers (for tests and diagnostics).
     var backpressurePauses: Int { published.withLock { $0.pauses } }
@@ -31,7 +36,7 @@ public final class LoaderConnection: @unchecked Sendable {
     private struct Published {
         var pauses = 0
         var currentRequest: URLRequest
-        var httpVersion: String?
+        var head: ResponseHead?
         var started = false
         /// Set by `cancel()`; delegate messages check it when they run, so none is delivered
         /// after the call returns.
@@ -309,7 +314,7 @@ public final class LoaderConnection: @unchecked Sendable {
     private func handleHead(_ head: ResponseHead) {
         let request = currentRequest
         guard let url = request.url, let response = head.httpResponse(for: url) else { return }
-        published.withLock { $0.httpVersion = head.httpVersion }
+        published.withLock { $0.head = head }
         if request.httpShouldHandleCookies, let storage = loader.configuration.cookieStorage {
             let lines = head.values(of: "Set-Cookie")
             if !lines.isEmpty {

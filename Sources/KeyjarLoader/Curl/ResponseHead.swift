@@ -7,6 +7,7 @@ struct ResponseHead: Sendable {
     var statusCode: Int
     /// "HTTP/1.1", "HTTP/2", …
     var httpVersion: String
+    var reasonPhrase = ""
     var fields: [(name: String, value: String)]
 
     func values(of name: String) -> [String] {
@@ -25,6 +26,12 @@ struct ResponseHead: Sendable {
             if let existing = dictionary[key] { dictionary[key] = existing + ", " + value } else { dictionary[key] = value }
         }
         return dictionary
+    }
+
+    /// The head as text lines: the status line, then one `Name: value` line per field.
+    var lines: [String] {
+        let status = "\(httpVersion) \(statusCode)" + (reasonPhrase.isEmpty ? "" : " \(reasonPhrase)")
+        return [status] + fields.map { "\($0.name): \($0.value)" }
     }
 
     func httpResponse(for url: URL) -> HTTPURLResponse? {
@@ -60,7 +67,8 @@ struct ResponseHeadParser {
             guard parts.count >= 2, let code = Int(parts[1]), (100...999).contains(code) else {
                 return .malformed("the status line '\(line.prefix(80))' is not HTTP")
             }
-            current = ResponseHead(statusCode: code, httpVersion: String(parts[0]), fields: [])
+            current = ResponseHead(
+                statusCode: code, httpVersion: String(parts[0]), reasonPhrase: parts.count > 2 ? String(parts[2]) : "", fields: [])
             return .incomplete
         }
         guard var head = current else { return .incomplete }

@@ -1,0 +1,230 @@
+import Foundation
+import Glibc
+import KeyjarTestSupport
+import Testing
+
+/// `keyjar fetch` against a real HTTP server on 127.0.0.1 and the real keyjard.
+@Suite(.timeLimit(.minutes(1)))
+struct FetchCommandTests {
+    /// Routes: /echo (the request as JSON), /hello (repeated header), /redirect (302 setting a
+    /// cookie), /status/N, /big (1 MiB), /truncated (promises more than it sends), /slow (a
+    /// head, then silence), /basic (Basic auth, alice:wonderland, realm "fetch").
+    static let server = """
+        import base64, http.server, json, sys, time
+        good = "Basic " + base64.b64encode(b"alice:wonderland").decode()
+        big = bytes(range(256)) * 4096
+        class H(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+            def reply(self, status, body, headers=()):
+                self.send_response(status)
+                for key, value in headers: self.send_header(key, value)
+                self.send_header("Content-Length", str(len(body))); self.end_headers(); self.wfile.write(body)
+            def serve(self):
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length) if length else b""
+                if self.path == "/echo":
+                    self.reply(200, json.dumps({"method": self.command, "cookie": self.headers.get("Cookie"),
+                        "contentType": self.headers.get("Content-Type"), "custom": self.headers.get_all("X-Custom"),
+                        "body": body.decode("latin-1")}).encode(), [("Content-Type", "application/json")])
+                elif self.path == "/hello":
+                    self.reply(200, b"hello\\n", [("X-Test", "one"), ("X-Test", "two")])
+                elif self.path == "/redirect":
+                    self.reply(302, b"moved", [("Location", "/echo"), ("Set-Cookie", "hop=2; Path=/")])
+                elif self.path.startswith("/status/"):
+                    self.reply(int(self.path[8:]), b"missing")
+                elif self.path == "/big":
+                    self.reply(200, big)
+                elif self.path == "/truncated":
+                    self.send_response(200); self.send_header("Content-Length", "1000"); self.end_headers()
+                    self.wfile.write(b"x" * 10); self.wfile.flush(); self.close_connection = True
+                elif self.path == "/slow":
+                    self.send_response(200); self.send_header("Content-Length", "10"); self.end_headers()
+                    self.wfile.flush(); time.sleep(30)
+                elif self.path == "/basic":
+                    if self.headers.get("Authorization") == good:
+                        self.reply(200, b"secret page")
+                    else:
+                        self.reply(401, b"who are you?", [("WWW-Authenticate", 'Basic realm="fetch"')])
+                else:
+                    self.reply(404, b"no such route")
+            do_GET = do_POST = do_PUT = do_DELETE = serve
+            def log_message(self, *args): pass
+        http.server.ThreadingHTTPServer.daemon_threads = True
+        s = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+        print(s.server_address[1], flush=True)
+        s.serve_forever()
+        """
+
+    struct Fixture {
+        let daemon: DaemonProcess
+        let keyjar: KeyjarCLI
+        let server: LocalHTTPServer
+
+        init() throws {
+            daemon = try DaemonProcess()
+            keyjar = KeyjarCLI(daemon: daemon)
+            server = try LocalHTTPServer(script: FetchCommandTests.server)
+        }
+
+        func url(_ path: String) -> String { server.base + path }
+
+        func echo(_ arguments: [String], input: String? = nil) throws -> [String: Any] {
+            let result = try keyjar.run(["fetch", "-s"] + arguments + [url("/echo")], input: input)
+            #expect(result.status == 0, "\(result.error)")
+            return try #require(try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any])
+        }
+    }
+
+    @Test func cookiesOfTheSharedStoreAreSentAndEverySetCookieIsStored() throws {
+        let fixture = try Fixture()
+        defer { #expect(fixture.daemon.stop() == 0) }
+        let keyjar = fixture.keyjar
+        try keyjar.ok("cookie", "set", "--url", fixture.url("/"), "before=1; Path=/")
+
+        // The redirect's Set-Cookie is stored and already sent on the next hop
+        let redirected = try keyjar.run(["fetch", fixture.url("/redirect")])
+        #expect(redirected.status == 0, "\(redirected.error)")
+        let echoed = try #require(try JSONSerialization.jsonObject(with: Data(redirected.output.utf8)) as? [String: Any])
+        let sent = try #require(echoed["cookie"] as? String)
+        #expect(Set(sent.components(separatedBy: "; ")) == ["before=1", "hop=2"])
+        #expect(try keyjar.ok("cookie", "get", fixture.url("/")).contains("hop=2"))
+
+        // --no-cookies sends none
+        #expect(try fixture.echo(["--no-cookies"])["cookie"] is NSNull)
+    }
+
+    @Test func methodHeadersAndBodyAreSentAsGiven() throws {
+        let fixture = try Fixture()
+        defer { #expect(fixture.daemon.stop() == 0) }
+        let file = fixture.daemon.directory.path("body.txt")
+        try Data("from a file".utf8).write(to: URL(fileURLWithPath: file))
+
+        let form = try fixture.echo(["-d", "a=1", "-d", "@\(file)", "-H", "X-Custom: one", "-H", "X-Custom:two"])
+        #expect(form["method"] as? String == "POST")
+        #expect(form["body"] as? String == "a=1&from a file")
+        #expect(form["contentType"] as? String == "application/x-www-form-urlencoded")
+        // Repeated fields join into one list value, as URLRequest does (RFC 9110 §5.3)
+        #expect(form["custom"] as? [String] == ["one,two"])
+
+        let put = try fixture.echo(["-X", "put", "-H", "Content-Type: application/json", "-d", "@-"], input: #"{"k":1}"#)
+        #expect(put["method"] as? String == "PUT")
+        #expect(put["body"] as? String == #"{"k":1}"#)
+        #expect(put["contentType"] as? String == "application/json")
+    }
+
+    @Test func headIsShownAsItArrivedAndFilesAppearOnlyWhole() throws {
+        let fixture = try Fixture()
+        defer { #expect(fixture.daemon.stop() == 0) }
+        let keyjar = fixture.keyjar
+
+        let head = try keyjar.ok("fetch", "-i", fixture.url("/hello"))
+        #expect(head.hasPrefix("HTTP/1.1 200 OK\r\n"))
+        #expect(head.contains("\r\nX-Test: one\r\nX-Test: two\r\n"))
+        #expect(head.hasSuffix("\r\n\r\nhello\n"))
+
+        // Without following, the redirect itself is the response
+        let unfollowed = try keyjar.ok("fetch", "-i", "--no-follow", fixture.url("/redirect"))
+        #expect(unfollowed.hasPrefix("HTTP/1.1 302 Found\r\n") && unfollowed.hasSuffix("moved"))
+
+        // -o writes every byte, and nothing to standard output
+        let directory = fixture.daemon.directory.path("downloads")
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let big = directory + "/big.bin"
+        #expect(try keyjar.ok("fetch", "-o", big, fixture.url("/big")).isEmpty)
+        let expected = Data((0..<4096).flatMap { _ in (0...255).map { UInt8($0) } })
+        #expect(FileManager.default.contents(atPath: big) == expected)
+
+        // A load that fails midway leaves neither the file nor a temporary one
+        let broken = try keyjar.run(["fetch", "-o", directory + "/broken.bin", fixture.url("/truncated")])
+        #expect(broken.status == 1)
+        #expect(broken.error.hasPrefix("keyjar: could not load the URL"), "\(broken.error)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory) == ["big.bin"])
+
+        // file: URLs load too
+        let text = directory + "/note.txt"
+        try Data("a local file\n".utf8).write(to: URL(fileURLWithPath: text))
+        #expect(try keyjar.ok("fetch", "file://" + text) == "a local file\n")
+    }
+
+    @Test func failAndMaxTimeEndTheLoadWithStatusOne() throws {
+        let fixture = try Fixture()
+        defer { #expect(fixture.daemon.stop() == 0) }
+        let keyjar = fixture.keyjar
+
+        // An HTTP error is a loaded response unless --fail
+        let plain = try keyjar.run(["fetch", fixture.url("/status/404")])
+        #expect(plain.status == 0 && plain.output == "missing")
+        let failing = try keyjar.run(["fetch", "-f", fixture.url("/status/404")])
+        #expect(failing.status == 1 && failing.output.isEmpty)
+        #expect(failing.error == "keyjar: the server answered HTTP 404 for \(fixture.url("/status/404")).\n")
+
+        let slow = try keyjar.run(["fetch", "--max-time", "0.5", fixture.url("/slow")])
+        #expect(slow.status == 1)
+        #expect(slow.error == "keyjar: the load took longer than --max-time 0.5 s.\n")
+    }
+
+    @Test func badArgumentsAreUsageErrorsThatNeverEchoAPassword() throws {
+        let fixture = try Fixture()
+        defer { #expect(fixture.daemon.stop() == 0) }
+        let keyjar = fixture.keyjar
+        let cases: [([String], String)] = [
+            (["-H", "no colon here", fixture.url("/echo")], "is not 'Name: value'"),
+            (["-H", "Bad Name: x", fixture.url("/echo")], "no valid field name"),
+            (["not a url"], "is not a URL"),
+            (["gopher://example.com/"], "not gopher:"),
+            (["http://alice:hunter2@127.0.0.1/"], "contains a password"),
+            (["--user", "alice:hunter2", fixture.url("/basic")], "only a user name"),
+            (["--persistence", "permanent", fixture.url("/basic")], "only applies with --user"),
+            (["--persistence", "forever", "--user", "alice", fixture.url("/basic")], "forever"),
+            (["--max-time", "0", fixture.url("/echo")], "--max-time"),
+            (["-X", "GET /x", fixture.url("/echo")], "is not an HTTP method"),
+        ]
+        for (arguments, message) in cases {
+            let result = try keyjar.run(["fetch"] + arguments)
+            #expect(result.status == 2, "\(arguments): \(result.error)")
+            #expect(result.error.contains(message), "\(arguments): \(result.error)")
+            #expect(!result.error.contains("hunter2") && result.output.isEmpty)
+        }
+        let missing = try keyjar.run(["fetch", "-d", "@/nonexistent/file", fixture.url("/echo")])
+        #expect(missing.status == 1 && missing.error.contains("/nonexistent/file"))
+
+        let unreachable = try keyjar.run(["fetch", "--no-start", "--socket", fixture.daemon.directory.path("nobody.sock"), fixture.url("/echo")])
+        #expect(unreachable.status == 3)
+    }
+
+    @Test func userPasswordIsStoredOnlyWhenAcceptedAndThenUsedByItself() throws {
+        let fixture = try Fixture()
+        defer { #expect(fixture.daemon.stop() == 0) }
+        let keyjar = fixture.keyjar
+        let basic = fixture.url("/basic")
+
+        // No password: the 401 page, and a hint
+        let anonymous = try keyjar.run(["fetch", basic])
+        #expect(anonymous.status == 0 && anonymous.output == "who are you?")
+        #expect(anonymous.error.contains("--user NAME"))
+
+        // A wrong password fails and is not kept
+        let wrong = try keyjar.run(
+            ["fetch", "--user", "alice", "--password-stdin", "--persistence", "permanent", basic], input: "wrong-pw\n")
+        #expect(wrong.status == 1)
+        #expect(wrong.error == "keyjar: the server refused the password for alice (HTTP 401); nothing was stored.\n")
+        #expect(try keyjar.ok("credential", "list").isEmpty)
+
+        // Accepted with persistence none: loaded, not kept
+        let once = try keyjar.run(["fetch", "--user", "alice", "--password-stdin", basic], input: "wonderland\n")
+        #expect(once.status == 0 && once.output == "secret page", "\(once.error)")
+        #expect(try keyjar.ok("credential", "list").isEmpty)
+
+        // Accepted with persistence permanent: kept as the space's default…
+        let kept = try keyjar.run(
+            ["fetch", "--user", "alice", "--password-stdin", "--persistence", "permanent", basic], input: "wonderland\n")
+        #expect(kept.status == 0 && kept.output == "secret page", "\(kept.error)")
+        let port = fixture.server.port
+        #expect(try keyjar.ok("credential", "list") == "http://127.0.0.1:\(port) realm \"fetch\" method basic user alice (default)\n")
+        #expect(!(kept.output + kept.error).contains("wonderland"))
+
+        // …and answers the next challenge without being asked
+        let stored = try keyjar.run(["fetch", "-f", basic])
+        #expect(stored.status == 0 && stored.output == "secret page", "\(stored.error)")
+    }
+}
