@@ -168,6 +168,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "KeyjarProtocolTests",
+            dependencies: ["KeyjarProtocol", "KeyjarCore"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "KeyjarServerTests",
             dependencies: ["KeyjarTestSupport", "KeyjarProtocol", "KeyjarCore", "KeyjarDaemon"],
             swiftSettings: swiftSettings

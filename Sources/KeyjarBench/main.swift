@@ -1,16 +1,17 @@
 // keyjar-bench: Keyjar's performance targets, measured in a release build.
 //
 // Prints one `name: value unit` line per metric so runs can be compared with diff.
-// Run: swift build -c release && .build/release/keyjar-bench [engine] [store] [service] [client] [loader]
+// Run: swift build -c release && .build/release/keyjar-bench [engine] [coding] [store] [service] [client] [loader]
 import Foundation
 
 let sections = Set(CommandLine.arguments.dropFirst())
-let unknown = sections.subtracting(["engine", "store", "service", "client", "loader"])
+let unknown = sections.subtracting(["engine", "coding", "store", "service", "client", "loader"])
 guard unknown.isEmpty else {
-    FileHandle.standardError.write(Data("usage: keyjar-bench [engine] [store] [service] [client] [loader]\n".utf8))
+    FileHandle.standardError.write(Data("usage: keyjar-bench [engine] [coding] [store] [service] [client] [loader]\n".utf8))
     exit(2)
 }
 if sections.isEmpty || sections.contains("engine") { runEngineBenchmark() }
+if sections.isEmpty || sections.contains("coding") { runCodingBenchmark() }
 if !sections.isDisjoint(with: ["store", "service", "client", "loader"]) || sections.isEmpty {
     do {
         if sections.isEmpty || sections.contains("store") {

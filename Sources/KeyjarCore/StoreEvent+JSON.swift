@@ -40,17 +40,19 @@ extension Cookie {
 
 /// A minimal JSON writer for the cookie model, appending bytes (String appends piece by piece
 /// cost several times more).
-struct JSONWriter {
-    var bytes: [UInt8] = []
+package struct JSONWriter {
+    package var bytes: [UInt8] = []
 
-    var output: String { String(decoding: bytes, as: UTF8.self) }
+    package init() {}
+
+    package var output: String { String(decoding: bytes, as: UTF8.self) }
 
     @inline(__always)
-    mutating func raw(_ text: StaticString) {
+    package mutating func raw(_ text: StaticString) {
         bytes.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     }
 
-    mutating func write(_ change: CookieChange) {
+    package mutating func write(_ change: CookieChange) {
         switch change {
         case .added(let cookie):
             raw(#"{"kind":"added","cookie":"#)
@@ -70,7 +72,7 @@ struct JSONWriter {
         raw("}")
     }
 
-    mutating func write(_ cookie: Cookie) {
+    package mutating func write(_ cookie: Cookie) {
         raw(#"{"name":"#)
         write(string: cookie.name)
         raw(#","value":"#)
@@ -99,7 +101,15 @@ struct JSONWriter {
         bytes.append(contentsOf: (seconds.isFinite ? "\(seconds)" : "0").utf8)
     }
 
-    mutating func write(string: String) {
+    package mutating func write(integer: some BinaryInteger) {
+        bytes.append(contentsOf: "\(integer)".utf8)
+    }
+
+    package mutating func write(bool: Bool) {
+        if bool { raw("true") } else { raw("false") }
+    }
+
+    package mutating func write(string: String) {
         bytes.append(UInt8(ascii: "\""))
         for byte in string.utf8 {
             switch byte {

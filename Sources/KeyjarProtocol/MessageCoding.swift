@@ -15,13 +15,23 @@ public enum MessageCoding {
         return decoder
     }
 
-    public static func encode(_ message: some Encodable) -> [UInt8] {
+    /// Encodes any message with Foundation's encoder (client and server messages have faster
+    /// overloads in MessageCoding+FastPath.swift).
+    public static func encode(_ message: some Encodable) -> [UInt8] { encode(codable: message) }
+
+    /// The reference encoding, which the fast paths must match.
+    public static func encode(codable message: some Encodable) -> [UInt8] {
         // Messages are plain values (strings, numbers, arrays); encoding them cannot fail.
         (try? Array(encoder().encode(message))) ?? Array(#"{"failure":{"error":{"code":3,"message":"unencodable"}}}"#.utf8)
     }
 
     /// Decodes a payload, or describes precisely why it is not a valid message.
     public static func decode<Message: Decodable>(_ type: Message.Type, from payload: some Sequence<UInt8>) throws(WireError) -> Message {
+        try decode(codable: type, from: payload)
+    }
+
+    /// The reference decoding, which the fast paths must match.
+    public static func decode<Message: Decodable>(codable type: Message.Type, from payload: some Sequence<UInt8>) throws(WireError) -> Message {
         do {
             return try decoder().decode(type, from: Data(payload))
         } catch {

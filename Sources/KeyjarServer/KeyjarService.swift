@@ -64,8 +64,8 @@ final class KeyjarService: Sendable {
     /// Pushes events to every subscriber, each encoded once whatever the number of clients.
     private func broadcast(_ events: [StoreDatabase.LoggedEvent]) {
         for event in events {
-            // ServerMessage.event wraps the logged JSON; building it by hand avoids encoding twice.
-            let payload = Array(#"{"event":{"event":{"sequence":\#(event.sequence),"event":\#(event.json)}}}"#.utf8)
+            // The logged JSON is wrapped as it is: no event is encoded twice.
+            let payload = Array(MessageCoding.eventPayload(sequence: event.sequence, eventJSON: event.json).utf8)
             for (id, client) in state.subscribers where !client.send(encoded: payload) {
                 logger.warning("client queue overflowed; disconnecting it", metadata: ["client.pid": "\(client.pid)"])
                 state.subscribers[id] = nil

@@ -1,0 +1,270 @@
+import Foundation
+
+/// A parsed JSON value, for the hand-written fast paths of the wire protocol.
+///
+/// Numbers keep their text so that 64-bit integers stay exact; objects keep their members in
+/// order (they are small, and a linear search beats hashing at this size).
+package enum JSONValue: Sendable {
+    case null
+    case bool(Bool)
+    case number(Substring)
+    case string(String)
+    case array([JSONValue])
+    case object([(key: String, value: JSONValue)])
+
+    /// The member named `key` of an object; nil for a missing key or a non-object.
+    package subscript(key: String) -> JSONValue? {
+        guard case .object(let members) = self else { return nil }
+        return members.first { $0.key == key }?.value
+    }
+
+    package var string: String? {
+        if case .string(let value) = self { return value }
+        return nil
+    }
+
+    package var bool: Bool? {
+        if case .bool(let value) = self { return value }
+        return nil
+    }
+
+    package var uint64: UInt64? {
+        if case .number(let text) = self { return UInt64(text) }
+        return nil
+    }
+
+    package var int: Int? {
+        if case .number(let text) = self { return Int(text) }
+        return nil
+    }
+
+    /// Finite only: Foundation's decoder refuses a number too large for a Double (1e400), and
+    /// the fast path must never accept what it refuses.
+    package var double: Double? {
+        if case .number(let text) = self, let value = Double(text), value.isFinite { return value }
+        return nil
+    }
+
+    package var array: [JSONValue]? {
+        if case .array(let values) = self { return values }
+        return nil
+    }
+
+    package var isNull: Bool {
+        if case .null = self { return true }
+        return false
+    }
+
+    /// The object's keys, for checking that a message has exactly the expected shape.
+    package var keys: [String]? {
+        if case .object(let members) = self { return members.map(\.key) }
+        return nil
+    }
+
+    /// The only member of a single-member object: how `Codable` writes an enum case.
+    package var singleMember: (key: String, value: JSONValue)? {
+        if case .object(let members) = self, members.count == 1 { return members[0] }
+        return nil
+    }
+}
+
+/// A strict JSON parser (RFC 8259) over bytes. It answers nil for anything it does not accept,
+/// and callers then fall back to Foundation's decoder, which also words the error: the fast
+/// path never has to explain, only to be right when it answers.
+package struct JSONReader {
+    /// Deeper nesting is refused (no message of the protocol comes close), so hostile input
+    /// cannot exhaust the stack.
+    static let maximumDepth = 64
+
+    package static func parse(_ bytes: UnsafeBufferPointer<UInt8>) -> JSONValue? {
+        var reader = JSONReader(bytes: bytes)
+        guard let value = reader.value(depth: 0) else { return nil }
+        reader.skipWhitespace()
+        return reader.position == bytes.count ? value : nil
+    }
+
+    package static func parse(_ bytes: [UInt8]) -> JSONValue? {
+        bytes.withUnsafeBufferPointer { parse($0) }
+    }
+
+    private let bytes: UnsafeBufferPointer<UInt8>
+    private var position = 0
+
+    private init(bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
+
+    private var current: UInt8? { position < bytes.count ? bytes[position] : nil }
+
+    private mutating func skipWhitespace() {
+        while let byte = current, byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 { position += 1 }
+    }
+
+    private mutating func value(depth: Int) -> JSONValue? {
+        guard depth < Self.maximumDepth else { return nil }
+        skipWhitespace()
+        guard let byte = current else { return nil }
+        switch byte {
+        case UInt8(ascii: "{"): return object(depth: depth)
+        case UInt8(ascii: "["): return array(depth: depth)
+        case UInt8(ascii: "\""): return string().map(JSONValue.string)
+        case UInt8(ascii: "t"): return literal("true") ? .bool(true) : nil
+        case UInt8(ascii: "f"): return literal("false") ? .bool(false) : nil
+        case UInt8(ascii: "n"): return literal("null") ? .null : nil
+        default: return number()
+        }
+    }
+
+    private mutating func literal(_ word: StaticString) -> Bool {
+        let count = word.utf8CodeUnitCount
+        guard bytes.count - position >= count else { return false }
+        for index in 0..<count where bytes[position + index] != word.utf8Start[index] { return false }
+        position += count
+        return true
+    }
+
+    private mutating func object(depth: Int) -> JSONValue? {
+        position += 1
+        var members: [(key: String, value: JSONValue)] = []
+        skipWhitespace()
+        if current == UInt8(ascii: "}") {
+            position += 1
+            return .object(members)
+        }
+        while true {
+            skipWhitespace()
+            guard current == UInt8(ascii: "\""), let key = string() else { return nil }
+            // Foundation's decoder and this one could disagree on which duplicate wins: refuse.
+            guard !members.contains(where: { $0.key == key }) else { return nil }
+            skipWhitespace()
+            guard current == UInt8(ascii: ":") else { return nil }
+            position += 1
+            guard let value = value(depth: depth + 1) else { return nil }
+            members.append((key, value))
+            skipWhitespace()
+            switch current {
+            case UInt8(ascii: ","): position += 1
+            case UInt8(ascii: "}"):
+                position += 1
+                return .object(members)
+            default: return nil
+            }
+        }
+    }
+
+    private mutating func array(depth: Int) -> JSONValue? {
+        position += 1
+        var values: [JSONValue] = []
+        skipWhitespace()
+        if current == UInt8(ascii: "]") {
+            position += 1
+            return .array(values)
+        }
+        while true {
+            guard let value = value(depth: depth + 1) else { return nil }
+            values.append(value)
+            skipWhitespace()
+            switch current {
+            case UInt8(ascii: ","): position += 1
+            case UInt8(ascii: "]"):
+                position += 1
+                return .array(values)
+            default: return nil
+            }
+        }
+    }
+
+    /// `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`, kept as text.
+    private mutating func number() -> JSONValue? {
+        let start = position
+        if current == UInt8(ascii: "-") { position += 1 }
+        guard let first = current, isDigit(first) else { return nil }
+        position += 1
+        if first != UInt8(ascii: "0") { skipDigits() }
+        if current == UInt8(ascii: ".") {
+            position += 1
+            guard let byte = current, isDigit(byte) else { return nil }
+            skipDigits()
+        }
+        if current == UInt8(ascii: "e") || current == UInt8(ascii: "E") {
+            position += 1
+            if current == UInt8(ascii: "+") || current == UInt8(ascii: "-") { position += 1 }
+            guard let byte = current, isDigit(byte) else { return nil }
+            skipDigits()
+        }
+        let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self)
+        return .number(Substring(text))
+    }
+
+    private func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
+
+    private mutating func skipDigits() {
+        while let byte = current, isDigit(byte) { position += 1 }
+    }
+
+    /// A string at the current quote; nil for bad escapes, control characters or invalid UTF-8.
+    private mutating func string() -> String? {
+        position += 1
+        let start = position
+        // The common case: no escapes, so the bytes are the string.
+        while let byte = current, byte != UInt8(ascii: "\""), byte != UInt8(ascii: "\\"), byte >= 0x20 { position += 1 }
+        guard let stop = current else { return nil }
+        if stop == UInt8(ascii: "\"") {
+            position += 1
+            return String(validating: UnsafeBufferPointer(rebasing: bytes[start..<position - 1]), as: UTF8.self)
+        }
+        guard stop == UInt8(ascii: "\\") else { return nil }
+        var decoded = Array(UnsafeBufferPointer(rebasing: bytes[start..<position]))
+        while let byte = current {
+            position += 1
+            switch byte {
+            case UInt8(ascii: "\""):
+                return String(validating: decoded, as: UTF8.self)
+            case UInt8(ascii: "\\"):
+                guard let escaped = current else { return nil }
+                position += 1
+                switch escaped {
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): decoded.append(escaped)
+                case UInt8(ascii: "b"): decoded.append(0x08)
+                case UInt8(ascii: "f"): decoded.append(0x0C)
+                case UInt8(ascii: "n"): decoded.append(0x0A)
+                case UInt8(ascii: "r"): decoded.append(0x0D)
+                case UInt8(ascii: "t"): decoded.append(0x09)
+                case UInt8(ascii: "u"):
+                    guard let scalar = unicodeEscape() else { return nil }
+                    decoded.append(contentsOf: String(Character(scalar)).utf8)
+                default: return nil
+                }
+            case 0..<0x20: return nil
+            default: decoded.append(byte)
+            }
+        }
+        return nil
+    }
+
+    /// The scalar of a `\uXXXX` escape (the `\u` already read), joining a surrogate pair.
+    private mutating func unicodeEscape() -> Unicode.Scalar? {
+        guard let high = hex4() else { return nil }
+        if (0xD800..<0xDC00).contains(high) {
+            guard literal("\\u"), let low = hex4(), (0xDC00..<0xE000).contains(low) else { return nil }
+            return Unicode.Scalar(0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00))
+        }
+        return Unicode.Scalar(high)
+    }
+
+    private mutating func hex4() -> UInt32? {
+        guard bytes.count - position >= 4 else { return nil }
+        var value: UInt32 = 0
+        for _ in 0..<4 {
+            let byte = bytes[position]
+            let digit: UInt8
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
+            default: return nil
+            }
+            value = value << 4 | UInt32(digit)
+            position += 1
+        }
+        return value
+    }
+}

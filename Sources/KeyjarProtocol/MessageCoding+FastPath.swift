@@ -1,0 +1,278 @@
+import Foundation
+import KeyjarCore
+
+// Hand-written JSON for the messages on the hot path: a Set-Cookie from a client and its
+// acknowledgement, a cookie lookup, and the cookie events every subscriber decodes. Foundation's
+// coders cost tens of microseconds per message, a large share of an acknowledged write's
+// budget. Every other message, and any input the fast reader does not accept exactly, goes
+// through `Codable`, which stays the definition of the format: tests check that both agree.
+
+extension MessageCoding {
+    /// A client message as JSON: hand-written for the frequent requests.
+    public static func encode(_ message: ClientMessage) -> [UInt8] {
+        fastJSON(message) ?? encode(codable: message)
+    }
+
+    /// A server message as JSON: hand-written for frequent replies and cookie events.
+    public static func encode(_ message: ServerMessage) -> [UInt8] {
+        fastJSON(message) ?? encode(codable: message)
+    }
+
+    public static func decode(_ type: ClientMessage.Type, from payload: some Sequence<UInt8>) throws(WireError) -> ClientMessage {
+        if let message = payload.withContiguousStorageIfAvailable({ JSONReader.parse($0).flatMap(ClientMessage.init(json:)) }) ?? nil {
+            return message
+        }
+        return try decode(codable: type, from: payload)
+    }
+
+    public static func decode(_ type: ServerMessage.Type, from payload: some Sequence<UInt8>) throws(WireError) -> ServerMessage {
+        if let message = payload.withContiguousStorageIfAvailable({ JSONReader.parse($0).flatMap(ServerMessage.init(json:)) }) ?? nil {
+            return message
+        }
+        return try decode(codable: type, from: payload)
+    }
+
+    static func fastJSON(_ message: ClientMessage) -> [UInt8]? {
+        var writer = JSONWriter()
+        writer.raw(#"{"id":"#)
+        writer.write(integer: message.id)
+        switch message.request {
+        case .setCookies(let headers, let context):
+            writer.raw(#","request":{"setCookies":{"headers":["#)
+            for (index, header) in headers.enumerated() {
+                if index > 0 { writer.raw(",") }
+                writer.write(string: header)
+            }
+            writer.raw(#"],"context":"#)
+            writer.write(context)
+            writer.raw("}}}")
+        case .cookieHeader(let context):
+            writer.raw(#","request":{"cookieHeader":{"context":"#)
+            writer.write(context)
+            writer.raw("}}}")
+        case .cookies(let context):
+            writer.raw(#","request":{"cookies":{"context":"#)
+            writer.write(context)
+            writer.raw("}}}")
+        case .insertCookies(let cookies):
+            writer.raw(#","request":{"insertCookies":{"cookies":["#)
+            for (index, cookie) in cookies.enumerated() {
+                if index > 0 { writer.raw(",") }
+                writer.write(cookie)
+            }
+            writer.raw("]}}}")
+        default:
+            return nil
+        }
+        return writer.bytes
+    }
+
+    static func fastJSON(_ message: ServerMessage) -> [UInt8]? {
+        var writer = JSONWriter()
+        switch message {
+        case .reply(let id, let response):
+            writer.raw(#"{"reply":{"id":"#)
+            writer.write(integer: id)
+            writer.raw(#","response":"#)
+            switch response {
+            case .ok:
+                writer.raw(#"{"ok":{}}"#)
+            case .committed(let sequence):
+                writer.raw(#"{"committed":{"#)
+                writer.write(optionalSequence: sequence, leadingComma: false)
+                writer.raw("}}")
+            case .cookieHeader(let header):
+                writer.raw(#"{"cookieHeader":{"#)
+                if let header {
+                    writer.raw(#""header":"#)
+                    writer.write(string: header)
+                }
+                writer.raw("}}")
+            case .cookieOutcomes(let outcomes, let sequence):
+                writer.raw(#"{"cookieOutcomes":{"outcomes":["#)
+                for (index, outcome) in outcomes.enumerated() {
+                    if index > 0 { writer.raw(",") }
+                    if let outcome { writer.write(string: outcome) } else { writer.raw("null") }
+                }
+                writer.raw("]")
+                writer.write(optionalSequence: sequence, leadingComma: true)
+                writer.raw("}}")
+            case .cookies(let cookies):
+                writer.raw(#"{"cookies":{"cookies":["#)
+                for (index, cookie) in cookies.enumerated() {
+                    if index > 0 { writer.raw(",") }
+                    writer.write(cookie)
+                }
+                writer.raw("]}}")
+            default:
+                return nil
+            }
+            writer.raw("}}")
+        case .event(let event):
+            guard case .cookies = event.event else { return nil }
+            return Array(eventPayload(sequence: event.sequence, eventJSON: event.event.encodedJSON()).utf8)
+        default:
+            return nil
+        }
+        return writer.bytes
+    }
+
+    /// The pushed message for a logged event, from the event's JSON as the change log keeps it
+    /// (so keyjard encodes each event once, whatever the number of subscribers).
+    public static func eventPayload(sequence: UInt64, eventJSON: String) -> String {
+        #"{"event":{"event":{"sequence":\#(sequence),"event":\#(eventJSON)}}}"#
+    }
+}
+
+extension JSONWriter {
+    mutating func write(_ context: WireCookieContext) {
+        raw(#"{"url":"#)
+        write(string: context.url)
+        if let mainDocumentURL = context.mainDocumentURL {
+            raw(#","mainDocumentURL":"#)
+            write(string: mainDocumentURL)
+        }
+        raw(#","isTopLevelNavigation":"#)
+        write(bool: context.isTopLevelNavigation)
+        raw(#","method":"#)
+        write(string: context.method)
+        raw(#","nonHTTP":"#)
+        write(bool: context.nonHTTP)
+        raw("}")
+    }
+
+    /// `"sequence":N` when there is one: `Codable` leaves out a nil optional.
+    mutating func write(optionalSequence sequence: UInt64?, leadingComma: Bool) {
+        guard let sequence else { return }
+        if leadingComma { raw(",") }
+        raw(#""sequence":"#)
+        write(integer: sequence)
+    }
+}
+
+extension WireCookieContext {
+    init?(json: JSONValue) {
+        guard let keys = json.keys, let url = json["url"]?.string, let isTopLevelNavigation = json["isTopLevelNavigation"]?.bool,
+            let method = json["method"]?.string, let nonHTTP = json["nonHTTP"]?.bool
+        else { return nil }
+        var mainDocumentURL: String?
+        switch json["mainDocumentURL"] {
+        case nil, .null?: break
+        case let value?:
+            guard let string = value.string else { return nil }
+            mainDocumentURL = string
+        }
+        let known = 4 + (json["mainDocumentURL"] == nil ? 0 : 1)
+        guard keys.count == known else { return nil }
+        self.init(
+            url: url, mainDocumentURL: mainDocumentURL, isTopLevelNavigation: isTopLevelNavigation, method: method,
+            nonHTTP: nonHTTP)
+    }
+}
+
+extension ClientMessage {
+    init?(json: JSONValue) {
+        guard let keys = json.keys, keys.count == 2, let id = json["id"]?.uint64, let (name, body) = json["request"]?.singleMember,
+            let bodyKeys = body.keys
+        else { return nil }
+        switch name {
+        case "setCookies":
+            guard bodyKeys.count == 2, let headersJSON = body["headers"]?.array, let contextJSON = body["context"],
+                let context = WireCookieContext(json: contextJSON)
+            else { return nil }
+            var headers: [String] = []
+            headers.reserveCapacity(headersJSON.count)
+            for header in headersJSON {
+                guard let string = header.string else { return nil }
+                headers.append(string)
+            }
+            self.init(id: id, request: .setCookies(headers: headers, context: context))
+        case "cookieHeader", "cookies":
+            guard bodyKeys == ["context"], let contextJSON = body["context"], let context = WireCookieContext(json: contextJSON)
+            else { return nil }
+            self.init(id: id, request: name == "cookies" ? .cookies(context: context) : .cookieHeader(context: context))
+        case "insertCookies":
+            guard bodyKeys == ["cookies"], let cookiesJSON = body["cookies"]?.array else { return nil }
+            var cookies: [Cookie] = []
+            cookies.reserveCapacity(cookiesJSON.count)
+            for cookieJSON in cookiesJSON {
+                guard let cookie = Cookie(json: cookieJSON) else { return nil }
+                cookies.append(cookie)
+            }
+            self.init(id: id, request: .insertCookies(cookies: cookies))
+        default:
+            return nil
+        }
+    }
+}
+
+extension ServerMessage {
+    init?(json: JSONValue) {
+        guard let (kind, body) = json.singleMember else { return nil }
+        switch kind {
+        case "reply":
+            guard let keys = body.keys, keys.count == 2, let id = body["id"]?.uint64, let responseJSON = body["response"],
+                let response = Response(fastJSON: responseJSON)
+            else { return nil }
+            self = .reply(id: id, response: response)
+        case "event":
+            guard body.keys == ["event"], let sequenced = body["event"], let keys = sequenced.keys, keys.count == 2,
+                let sequence = sequenced["sequence"]?.uint64, let eventJSON = sequenced["event"],
+                let event = StoreEvent(json: eventJSON)
+            else { return nil }
+            self = .event(event: SequencedEvent(sequence: sequence, event: event))
+        default:
+            return nil
+        }
+    }
+}
+
+extension Response {
+    init?(fastJSON json: JSONValue) {
+        guard let (kind, body) = json.singleMember, let keys = body.keys else { return nil }
+        func sequence() -> UInt64?? {
+            switch body["sequence"] {
+            case nil, .null?: return .some(nil)
+            case let value?: return value.uint64.map { .some($0) }
+            }
+        }
+        switch kind {
+        case "ok" where keys.isEmpty:
+            self = .ok
+        case "committed" where keys.allSatisfy({ $0 == "sequence" }):
+            guard let sequence = sequence() else { return nil }
+            self = .committed(sequence: sequence)
+        case "cookieHeader" where keys.allSatisfy({ $0 == "header" }):
+            switch body["header"] {
+            case nil, .null?: self = .cookieHeader(header: nil)
+            case let value?:
+                guard let header = value.string else { return nil }
+                self = .cookieHeader(header: header)
+            }
+        case "cookieOutcomes" where keys.allSatisfy({ $0 == "outcomes" || $0 == "sequence" }):
+            guard let outcomesJSON = body["outcomes"]?.array, let sequence = sequence() else { return nil }
+            var outcomes: [CookieOutcome] = []
+            outcomes.reserveCapacity(outcomesJSON.count)
+            for outcome in outcomesJSON {
+                if outcome.isNull {
+                    outcomes.append(nil)
+                } else {
+                    guard let reason = outcome.string else { return nil }
+                    outcomes.append(reason)
+                }
+            }
+            self = .cookieOutcomes(outcomes: outcomes, sequence: sequence)
+        case "cookies" where keys == ["cookies"]:
+            guard let cookiesJSON = body["cookies"]?.array else { return nil }
+            var cookies: [Cookie] = []
+            cookies.reserveCapacity(cookiesJSON.count)
+            for cookieJSON in cookiesJSON {
+                guard let cookie = Cookie(json: cookieJSON) else { return nil }
+                cookies.append(cookie)
+            }
+            self = .cookies(cookies: cookies)
+        default:
+            return nil
+        }
+    }
+}

@@ -1,0 +1,232 @@
+import Foundation
+import KeyjarCore
+@testable import KeyjarProtocol
+import Testing
+
+/// The hand-written JSON of the hot messages against `Codable`, which defines the format: what
+/// one writes the other reads back equal, and the fast reader never accepts a payload that
+/// Foundation's decoder would refuse or read differently.
+@Suite struct MessageCodingTests {
+    // MARK: Samples
+
+    /// Strings that stress escaping: quotes, backslashes, controls, non-ASCII, astral plane.
+    static let awkward = ["", "plain", "quote \" and \\ backslash", "tab\tnew\nline\r\u{1}\u{1f}", "é ü 中文", "emoji 🍪", "</script>", "\u{7f}"]
+
+    /// Times are whole or binary fractions of seconds: a Date is kept relative to 2001 and
+    /// travels relative to 1970, so "now" may not survive any JSON round trip to the last bit.
+    static let cookies: [Cookie] = {
+        var cookies = [
+            Cookie(name: "n", value: "v", domain: "example.com", creation: Date(timeIntervalSince1970: 1_600_000_000)),
+            Cookie(
+                name: "session", value: "a=b; c", domain: "www.example.co.uk", hostOnly: false, path: "/a/b",
+                expires: Date(timeIntervalSince1970: 1_900_000_000.125), secure: true, httpOnly: true, sameSite: .strict,
+                creation: Date(timeIntervalSince1970: 1_700_000_000.5), lastAccess: Date(timeIntervalSince1970: 1_700_000_001.0625)),
+            Cookie(name: "", value: "", domain: "xn--bcher-kva.example", sameSite: .none, creation: Date(timeIntervalSince1970: 0)),
+        ]
+        for (index, text) in awkward.enumerated() {
+            cookies.append(Cookie(
+                name: "k\(index)", value: text, domain: "e.example", path: "/" + text, sameSite: SameSite.allCases[index % 4],
+                creation: Date(timeIntervalSince1970: Double(index) * 1e9 + 0.25)))
+        }
+        return cookies
+    }()
+
+    static let contexts: [WireCookieContext] = [
+        WireCookieContext(url: "https://www.example.com/a?b=c"),
+        WireCookieContext(
+            url: "http://[::1]:8080/", mainDocumentURL: "https://top.example/", isTopLevelNavigation: true, method: "POST", nonHTTP: true),
+    ] + awkward.map { WireCookieContext(url: $0, mainDocumentURL: $0) }
+
+    static let fastClientMessages: [ClientMessage] = {
+        var messages: [ClientMessage] = []
+        for (index, context) in contexts.enumerated() {
+            let id = [0, 1, UInt64(Int64.max), UInt64.max][index % 4]
+            messages.append(ClientMessage(id: id, request: .setCookies(headers: awkward, context: context)))
+            messages.append(ClientMessage(id: id, request: .setCookies(headers: [], context: context)))
+            messages.append(ClientMessage(id: id, request: .cookieHeader(context: context)))
+            messages.append(ClientMessage(id: id, request: .cookies(context: context)))
+        }
+        messages.append(ClientMessage(id: 7, request: .insertCookies(cookies: cookies)))
+        messages.append(ClientMessage(id: 8, request: .insertCookies(cookies: [])))
+        return messages
+    }()
+
+    static let otherClientMessages: [ClientMessage] = [
+        ClientMessage(id: 1, request: .hello(version: 1, client: "test")), ClientMessage(id: 2, request: .status),
+        ClientMessage(id: 3, request: .subscribe(after: 9)), ClientMessage(id: 4, request: .listCookies(domain: nil)),
+    ]
+
+    static let changes: [CookieChange] = cookies.enumerated().map { index, cookie in
+        switch index % 3 {
+        case 0: .added(cookie)
+        case 1: .replaced(old: cookies[0], new: cookie)
+        default: .removed(cookie, cause: [.deleted, .expired, .evicted, .sessionEnded][index % 4])
+        }
+    }
+
+    static let fastServerMessages: [ServerMessage] = [
+        .reply(id: 0, response: .ok), .reply(id: UInt64.max, response: .committed(sequence: nil)),
+        .reply(id: 3, response: .committed(sequence: UInt64.max)), .reply(id: 4, response: .cookieHeader(header: nil)),
+        .reply(id: 5, response: .cookieOutcomes(outcomes: [], sequence: nil)),
+        .reply(id: 6, response: .cookieOutcomes(outcomes: [nil, "refused: \"Domain\" is a public suffix", nil], sequence: 12)),
+        .reply(id: 7, response: .cookies(cookies: cookies)), .reply(id: 8, response: .cookies(cookies: [])),
+        .event(event: SequencedEvent(sequence: 1, event: .cookies(changes: changes))),
+        .event(event: SequencedEvent(sequence: UInt64.max, event: .cookies(changes: []))),
+    ] + awkward.map { .reply(id: 9, response: .cookieHeader(header: $0)) }
+
+    static let otherServerMessages: [ServerMessage] = [
+        .failure(id: 1, error: WireError(code: WireError.malformedMessage, message: "bad")),
+        .reply(id: 2, response: .hello(version: 1, server: "keyjard", sequence: 3)),
+        .event(event: SequencedEvent(sequence: 2, event: .policy(policy: CookiePolicy(acceptPolicy: .never, domainRules: [:])))),
+    ]
+
+    // MARK: Round trips
+
+    @Test func fastClientEncodingIsReadBackEqualByCodableAndByTheFastReader() throws {
+        for message in Self.fastClientMessages {
+            let fast = try #require(MessageCoding.fastJSON(message), "\(message.request) should have a fast encoding")
+            #expect(try MessageCoding.decode(codable: ClientMessage.self, from: fast) == message)
+            #expect(JSONReader.parse(fast).flatMap(ClientMessage.init(json:)) == message)
+            let reference = MessageCoding.encode(codable: message)
+            #expect(JSONReader.parse(reference).flatMap(ClientMessage.init(json:)) == message)
+        }
+        for message in Self.otherClientMessages {
+            #expect(MessageCoding.fastJSON(message) == nil)
+            #expect(try MessageCoding.decode(ClientMessage.self, from: MessageCoding.encode(message)) == message)
+        }
+    }
+
+    @Test func fastServerEncodingIsReadBackEqualByCodableAndByTheFastReader() throws {
+        for message in Self.fastServerMessages {
+            let fast = try #require(MessageCoding.fastJSON(message), "\(message) should have a fast encoding")
+            #expect(try MessageCoding.decode(codable: ServerMessage.self, from: fast) == message)
+            #expect(JSONReader.parse(fast).flatMap(ServerMessage.init(json:)) == message)
+            let reference = MessageCoding.encode(codable: message)
+            #expect(JSONReader.parse(reference).flatMap(ServerMessage.init(json:)) == message)
+        }
+        for message in Self.otherServerMessages {
+            #expect(MessageCoding.fastJSON(message) == nil)
+            #expect(try MessageCoding.decode(ServerMessage.self, from: MessageCoding.encode(message)) == message)
+        }
+    }
+
+    // MARK: Agreement on hand-made and mutated payloads
+
+    /// Decoding through the public entry point (fast path, then `Codable`) and through `Codable`
+    /// alone must succeed and fail together, with equal messages.
+    static func agree(_ payload: [UInt8]) -> (client: Bool, server: Bool) {
+        let client = (try? MessageCoding.decode(ClientMessage.self, from: payload), try? MessageCoding.decode(codable: ClientMessage.self, from: payload))
+        let server = (try? MessageCoding.decode(ServerMessage.self, from: payload), try? MessageCoding.decode(codable: ServerMessage.self, from: payload))
+        return (client.0 == client.1, server.0 == server.1)
+    }
+
+    @Test(arguments: [
+        // Accepted by both: reordered keys, whitespace, escapes, explicit nulls.
+        #"{"request":{"cookieHeader":{"context":{"nonHTTP":false,"method":"GET","isTopLevelNavigation":false,"url":"u"}}},"id":5}"#,
+        #" { "id" : 5 , "request" : { "cookies" : { "context" : { "url" : "\u00e9\ud83c\udf6a\/" , "mainDocumentURL" : null , "isTopLevelNavigation" : true , "method" : "GET" , "nonHTTP" : false } } } } "#,
+        #"{"reply":{"id":1,"response":{"cookieHeader":{"header":null}}}}"#,
+        #"{"reply":{"id":1,"response":{"committed":{"sequence":null}}}}"#,
+        // For Codable to decide: unknown keys, odd numbers, duplicates, bad escapes, wrong types.
+        #"{"id":5,"extra":1,"request":{"cookieHeader":{"context":{"url":"u","isTopLevelNavigation":false,"method":"GET","nonHTTP":false}}}}"#,
+        #"{"id":5.0,"request":{"cookieHeader":{"context":{"url":"u","isTopLevelNavigation":false,"method":"GET","nonHTTP":false}}}}"#,
+        #"{"id":-0,"request":{"cookieHeader":{"context":{"url":"u","isTopLevelNavigation":false,"method":"GET","nonHTTP":false}}}}"#,
+        #"{"id":18446744073709551616,"request":{"cookieHeader":{"context":{"url":"u","isTopLevelNavigation":false,"method":"GET","nonHTTP":false}}}}"#,
+        #"{"id":1e2,"request":{"cookieHeader":{"context":{"url":"u","isTopLevelNavigation":false,"method":"GET","nonHTTP":false}}}}"#,
+        #"{"id":5,"id":6,"request":{"cookieHeader":{"context":{"url":"u","isTopLevelNavigation":false,"method":"GET","nonHTTP":false}}}}"#,
+        #"{"id":5,"request":{"cookieHeader":{"context":{"url":"\ud800","isTopLevelNavigation":false,"method":"GET","nonHTTP":false}}}}"#,
+        #"{"id":5,"request":{"cookieHeader":{"context":{"url":"\x","isTopLevelNavigation":false,"method":"GET","nonHTTP":false}}}}"#,
+        #"{"id":5,"request":{"cookieHeader":{"context":{"url":1,"isTopLevelNavigation":false,"method":"GET","nonHTTP":false}}}}"#,
+        #"{"id":5,"request":{"cookieHeader":{"context":{"url":"u","isTopLevelNavigation":0,"method":"GET","nonHTTP":false}}}}"#,
+        #"{"id":5,"request":{"cookieHeader":{"context":{"url":"u","method":"GET","nonHTTP":false}}}}"#,
+        #"{"id":5,"request":{"cookieHeader":{"context":{"url":"u","isTopLevelNavigation":false,"method":"GET","nonHTTP":false}},"status":{}}}"#,
+        #"{"reply":{"id":1,"response":{"cookies":{"cookies":[{"name":"n","value":"v","domain":"d","hostOnly":true,"path":"/","secure":false,"httpOnly":false,"sameSite":"Lax","creation":1e400,"lastAccess":0}]}}}}"#,
+        #"{"reply":{"id":1,"response":{"cookies":{"cookies":[{"name":"n","value":"v","domain":"d","hostOnly":true,"path":"/","secure":false,"httpOnly":false,"sameSite":"lax","creation":0,"lastAccess":0}]}}}}"#,
+        #"{"reply":{"id":1,"response":{"cookieOutcomes":{"outcomes":[null,1]}}}}"#,
+        #"{"event":{"event":{"sequence":1,"event":{"cookies":{"changes":[{"kind":"moved","cookie":{}}]}}}}}"#,
+        #"{"reply":{"id":1,"response":{"ok":{}}}} x"#, #"{"reply":{"id":1,"response":{"ok":{}}}"#, "", "null", "[]", "\u{FEFF}{}",
+    ])
+    func handMadePayloadsDecodeAsCodableDecodesThem(_ text: String) {
+        let agreement = Self.agree(Array(text.utf8))
+        #expect(agreement.client, "client message: \(text)")
+        #expect(agreement.server, "server message: \(text)")
+    }
+
+    @Test func mutatedPayloadsDecodeAsCodableDecodesThem() {
+        var generator = SplitMix64(seed: 0x6b65_796a_6172)
+        let seeds = Self.fastClientMessages.map { MessageCoding.encode($0) } + Self.fastServerMessages.map { MessageCoding.encode($0) }
+        // Bytes that change a payload's structure or meaning rather than only a string's content.
+        let interesting = Array(#"{}[]",:\0123456789.-+eEtrufalsn "#.utf8) + [0x00, 0x1f, 0x7f, 0xc3, 0xa9, 0xff]
+        var fastAccepted = 0
+        for round in 0..<6_000 {
+            var payload = seeds[round % seeds.count]
+            for _ in 0...(generator.next() % 3) {
+                let position = Int(generator.next() % UInt64(payload.count))
+                let byte = interesting[Int(generator.next() % UInt64(interesting.count))]
+                switch generator.next() % 3 {
+                case 0: payload[position] = byte
+                case 1: payload.insert(byte, at: position)
+                default: payload.remove(at: position)
+                }
+            }
+            let agreement = Self.agree(payload)
+            #expect(agreement.client && agreement.server, "disagreement on \(String(decoding: payload, as: UTF8.self))")
+            if JSONReader.parse(payload).map({ ClientMessage(json: $0) != nil || ServerMessage(json: $0) != nil }) == true {
+                fastAccepted += 1
+            }
+        }
+        // Mutations that only change a string's content (about one in sixteen) are judged by the fast path.
+        #expect(fastAccepted > 200)
+    }
+
+    // MARK: The reader alone
+
+    @Test(arguments: [
+        "{", "}", "[1,]", "[,1]", #"{"a":1,}"#, #"{"a" 1}"#, #"{a:1}"#, "01", "1.", ".5", "-", "+1", "1e", "0x10", "NaN", "Infinity",
+        "tru", "nul", #""\u12""#, #""\ud800""#, #""\udc00\ud800""#, "\"tab\there\"", "\"\u{0}\"", #"{"a":1,"a":2}"#, "1 2",
+        String(repeating: "[", count: 65) + String(repeating: "]", count: 65),
+    ])
+    func readerRefusesWhatRFC8259Refuses(_ text: String) {
+        #expect(JSONReader.parse(Array(text.utf8)) == nil)
+    }
+
+    @Test func readerRefusesInvalidUTF8() {
+        for bytes: [UInt8] in [[0x22, 0xff, 0x22], [0x22, 0xc3, 0x22], [0x22, 0xed, 0xa0, 0x80, 0x22], [0x22, 0xc0, 0xaf, 0x22]] {
+            #expect(JSONReader.parse(bytes) == nil, "\(bytes)")
+        }
+    }
+
+    @Test(arguments: [
+        ("0", "0"), ("-0", "-0"), ("12.5e-3", "12.5e-3"), (#""\u00e9\ud83c\udf6a\"\\\/\b\f\n\r\t""#, "é🍪\"\\/\u{8}\u{c}\n\r\t"),
+        (" [ true , false , null ] ", "[true,false,null]"), (#"{"":{"b":[]}}"#, #"{"":{"b":[]}}"#),
+        (String(repeating: "[", count: 63) + String(repeating: "]", count: 63), String(repeating: "[", count: 63) + String(repeating: "]", count: 63)),
+    ])
+    func readerAcceptsValidJSON(_ text: String, _ expected: String) throws {
+        let value = try #require(JSONReader.parse(Array(text.utf8)))
+        #expect(Self.render(value) == expected)
+    }
+
+    /// The parsed value written back compactly, to compare with what the text meant.
+    static func render(_ value: JSONValue) -> String {
+        switch value {
+        case .null: "null"
+        case .bool(let bool): bool ? "true" : "false"
+        case .number(let text): String(text)
+        case .string(let text): text
+        case .array(let values): "[" + values.map(render).joined(separator: ",") + "]"
+        case .object(let members): "{" + members.map { "\"\($0.key)\":" + render($0.value) }.joined(separator: ",") + "}"
+        }
+    }
+}
+
+/// A small deterministic generator, so a failing mutation is the same on every run.
+struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE5_E9B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
