@@ -169,6 +169,16 @@ struct AuthenticationTests {
         #expect(try server.count("digest-wrong") == 0)
     }
 
+    @Test func ntlmIsPreferredToBasicAndHandedToLibcurlWithTheCredential() throws {
+        let delegate = ChallengeDelegate { _ in .use(user: "alice", password: "wonderland", persistence: .none) }
+        _ = loader().connection(with: URLRequest(url: server.url("/ntlm")), delegate: delegate)
+        #expect(delegate.recorder.wait())
+        // The server read alice from libcurl's type-3 message, after its own type-2 challenge
+        #expect(delegate.recorder.body == "ntlm welcome alice")
+        #expect(delegate.challenges.map(\.method) == [NSURLAuthenticationMethodNTLM])
+        #expect(try server.count("401:ntlm") == 1)
+    }
+
     @Test func aProxyChallengeIsAnsweredForTheProxySpace() throws {
         let proxy = server.url("")
         let delegate = ChallengeDelegate { seen in

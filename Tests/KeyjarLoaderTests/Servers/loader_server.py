@@ -1,6 +1,6 @@
 """The HTTP server the KeyjarLoader tests talk to, on 127.0.0.1 (an ephemeral port, printed
 as "ready PORT"). Each path is one behaviour; the tests read what arrived from /echo."""
-import base64, gzip, hashlib, http.server, json, os, ssl, subprocess, sys, tempfile, threading, time, urllib.parse, urllib.request
+import base64, gzip, hashlib, http.server, json, os, ssl, struct, subprocess, sys, tempfile, threading, time, urllib.parse, urllib.request
 
 counters = {}
 
@@ -127,10 +127,32 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 self.reply(401, b"who are you", challenges)
         elif path == "/count":
             self.reply(200, str(counters.get(query["key"], 0)).encode())
+        elif path == "/ntlm":
+            self.ntlm_handshake()
         elif path.startswith("/digest-stale/"):
             self.digest_with_stale_nonce(path)
         else:
             self.reply(404, b"no such path")
+
+    def ntlm_handshake(self):
+        """NTLM's three messages on one connection: libcurl's negotiate (type 1), our
+        challenge (type 2), its authenticate (type 3), from which the user name is read. The
+        response itself is not verified (that needs MD4, gone from OpenSSL 3's defaults): the
+        point is that the loader hands NTLM to libcurl with the right credential."""
+        header = self.headers.get("Authorization", "")
+        message = base64.b64decode(header[5:]) if header.startswith("NTLM ") else b""
+        if message[:12] == b"NTLMSSP\0\x01\0\0\0":
+            flags = 0x00000001 | 0x00000200  # Unicode, NTLM
+            challenge = (b"NTLMSSP\0" + struct.pack("<I", 2) + struct.pack("<HHI", 0, 0, 48) + struct.pack("<I", flags)
+                         + b"\x01\x23\x45\x67\x89\xab\xcd\xef" + bytes(8) + struct.pack("<HHI", 0, 0, 48))
+            return self.reply(401, b"", [("WWW-Authenticate", "NTLM " + base64.b64encode(challenge).decode())])
+        if message[:12] == b"NTLMSSP\0\x03\0\0\0":
+            length, _, offset = struct.unpack("<HHI", message[36:44])
+            user = message[offset:offset + length].decode("utf-16-le")
+            counters["ntlm-user"] = user
+            return self.reply(200, ("ntlm welcome " + user).encode())
+        counters["401:ntlm"] = counters.get("401:ntlm", 0) + 1
+        self.reply(401, b"who are you", [("WWW-Authenticate", 'Basic realm="ntlm-or-basic"'), ("WWW-Authenticate", "NTLM")])
 
     def digest_with_stale_nonce(self, path):
         """Digest MD5, qop=auth, checked by Python's own hashlib: the first nonce is declared
