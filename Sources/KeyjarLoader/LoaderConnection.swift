@@ -18,7 +18,10 @@ public final class LoaderConnection: @unchecked Sendable {
     public var currentRequest: URLRequest { published.withLock { $0.currentRequest } }
 
     let delegateQueue: DispatchQueue
-    let controlQueue = DispatchQueue(label: "keyjar.loader.connection")
+    /// A serial queue per connection on the shared, width-limited pool. A queue made without a
+    /// target is an "overcommit" queue, for which libdispatch starts a thread whenever it has
+    /// work: a thousand loads in flight then ran on some 250 threads.
+    let controlQueue = DispatchQueue(label: "keyjar.loader.connection", target: .global())
 
     /// The protocol of the latest response head: "HTTP/1.1", "HTTP/2", … (Foundation's
     /// HTTPURLResponse does not say).
@@ -76,7 +79,7 @@ public final class LoaderConnection: @unchecked Sendable {
         originalRequest = request
         self.loader = loader
         self.delegate = delegate
-        self.delegateQueue = delegateQueue ?? DispatchQueue(label: "keyjar.loader.delegate")
+        self.delegateQueue = delegateQueue ?? DispatchQueue(label: "keyjar.loader.delegate", target: .global())
         published = Mutex(Published(currentRequest: request))
         followsMainDocument = request.mainDocumentURL == nil || request.mainDocumentURL == request.url
         if startImmediately { start() }
