@@ -58,8 +58,8 @@ public final class URLLoader: Sendable {
             cookieStorage: SharedCookieStorage(client: client), credentialStorage: SharedCredentialStorage(client: client)))
     }
 
-    /// Starts loading `request`; the delegate hears of it on `delegateQueue` (a private serial
-    /// queue when nil).
+    /// Starts loading `request`; the delegate hears of it on `delegateQueue` (when nil, on the
+    /// connection's own serial queue, which saves a thread hop per message).
     public func connection(
         with request: URLRequest, delegate: (any LoaderConnectionDelegate)?, delegateQueue: DispatchQueue? = nil,
         startImmediately: Bool = true
