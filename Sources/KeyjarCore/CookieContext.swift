@@ -35,6 +35,11 @@ public struct CookieContext: Sendable, Hashable {
     /// RFC 9110 §9.2.1 safe methods.
     private static let safeMethods: Set<String> = ["GET", "HEAD", "OPTIONS", "TRACE"]
 
+    /// Method names are case-sensitive on the wire, but Foundation callers write "get" too.
+    private static func isSafe(_ method: String) -> Bool {
+        method == "GET" || safeMethods.contains(method.uppercased())
+    }
+
     /// A context from Foundation URLs; nil when `url` has no host.
     public init?(
         url: URL, mainDocumentURL: URL? = nil, isTopLevelNavigation: Bool = true, httpMethod: String = "GET",
@@ -43,7 +48,7 @@ public struct CookieContext: Sendable, Hashable {
         guard let cookieURL = CookieURL(url) else { return nil }
         self.init(
             url: cookieURL, siteForCookies: mainDocumentURL.flatMap(CookieURL.init),
-            isTopLevelNavigation: isTopLevelNavigation, isSafeMethod: Self.safeMethods.contains(httpMethod.uppercased()),
+            isTopLevelNavigation: isTopLevelNavigation, isSafeMethod: Self.isSafe(httpMethod),
             api: api)
     }
 }

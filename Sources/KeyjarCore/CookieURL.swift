@@ -14,7 +14,7 @@ public struct CookieURL: Sendable, Hashable {
 
     /// Builds from parts that are already canonical (tests and the wire format use this).
     public init(scheme: String, host: String, port: Int? = nil, path: String = "/") {
-        self.scheme = scheme.lowercased()
+        self.scheme = CookieURL.lowercasedASCII(scheme)
         self.host = CookieURL.canonicalHost(host)
         self.port = port
         self.path = path.isEmpty ? "/" : path
@@ -34,7 +34,13 @@ public struct CookieURL: Sendable, Hashable {
     static func canonicalHost(_ host: String) -> String {
         var host = host
         if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        return host.lowercased()
+        return lowercasedASCII(host)
+    }
+
+    /// `lowercased()`, without its allocation for text that is already lower-case ASCII (almost
+    /// every scheme and host; this runs for every Cookie header).
+    static func lowercasedASCII(_ text: String) -> String {
+        text.utf8.allSatisfy({ $0 < 0x80 && !(UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) }) ? text : text.lowercased()
     }
 
     /// Whether this URL is a "secure" channel for cookies (RFC 6265bis §5.8.3: potentially
