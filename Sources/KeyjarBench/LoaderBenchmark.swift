@@ -31,7 +31,11 @@ func runLoaderBenchmark() throws {
     }
 
     let iterations = 20_000
+    let cpu0 = cpuNanoseconds()
     let plain = try plainCurlSamples(url: url, iterations: iterations)
+    // CPU of the whole process (the in-process server's included, the same in both): what a
+    // request costs beyond wall-clock waits.
+    let plainCPU = (cpuNanoseconds() - cpu0) / UInt64(iterations + 1_000)
     report("loader_plain_curl_request", samples: plain)
 
     let storage = SharedCookieStorage.ephemeral()
@@ -40,15 +44,19 @@ func runLoaderBenchmark() throws {
     var samples: [UInt64] = []
     samples.reserveCapacity(iterations)
     for _ in 0..<1_000 { _ = try loader.sendSynchronousRequest(URLRequest(url: url)) }
+    let cpu1 = cpuNanoseconds()
     for _ in 0..<iterations {
         let start = nanoseconds()
         let (data, _) = try loader.sendSynchronousRequest(URLRequest(url: url))
         samples.append(nanoseconds() - start)
         guard data.count == 2 else { throw BenchmarkError("unexpected body") }
     }
+    let loaderCPU = (cpuNanoseconds() - cpu1) / UInt64(iterations)
     report("loader_request", samples: samples)
     let overhead = Int64(percentile(samples.sorted(), 0.5)) - Int64(percentile(plain.sorted(), 0.5))
     print("loader_overhead_over_plain_curl_median: \(overhead) ns")
+    print("loader_plain_curl_cpu_per_request: \(plainCPU) ns")
+    print("loader_cpu_per_request: \(loaderCPU) ns")
 
     try concurrentLoads(port: port, loader: loader)
 }
@@ -133,4 +141,11 @@ private final class BenchHTTPHandler: ChannelInboundHandler {
         context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(string: "ok")))), promise: nil)
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
     }
+}
+
+/// User and system CPU time of this process.
+private func cpuNanoseconds() -> UInt64 {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    return UInt64(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1_000_000_000 + UInt64(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) * 1_000
 }

@@ -11,7 +11,13 @@ struct ResponseHead: Sendable {
     var fields: [(name: String, value: String)]
 
     func values(of name: String) -> [String] {
-        fields.compactMap { $0.name.caseInsensitiveCompare(name) == .orderedSame ? $0.value : nil }
+        fields.compactMap { Self.sameFieldName($0.name, name) ? $0.value : nil }
+    }
+
+    /// Field names are ASCII tokens: compared byte by byte, not through Foundation's
+    /// locale-aware comparison (which showed in a request's profile).
+    static func sameFieldName(_ left: String, _ right: String) -> Bool {
+        left.utf8.count == right.utf8.count && zip(left.utf8, right.utf8).allSatisfy { $0 | 0x20 == $1 | 0x20 }
     }
 
     func value(of name: String) -> String? { values(of: name).first }
@@ -61,7 +67,14 @@ struct ResponseHeadParser {
         guard bytes <= Self.maximumHeadBytes else { return .tooLarge }
         var end = raw.count
         while end > 0, raw[end - 1] == UInt8(ascii: "\n") || raw[end - 1] == UInt8(ascii: "\r") { end -= 1 }
-        let line = String(decoding: UnsafeBufferPointer(rebasing: raw[..<end]), as: UTF8.self)
+        let lineBytes = UnsafeBufferPointer(rebasing: raw[..<end])
+        if current != nil, let first = lineBytes.first, first != UInt8(ascii: " "), first != UInt8(ascii: "\t"),
+            let colon = lineBytes.firstIndex(of: UInt8(ascii: ":")), !lineBytes.starts(with: "HTTP/".utf8)
+        {
+            return field(
+                name: UnsafeBufferPointer(rebasing: lineBytes[..<colon]), value: UnsafeBufferPointer(rebasing: lineBytes[(colon + 1)...]))
+        }
+        let line = String(decoding: lineBytes, as: UTF8.self)
         if line.hasPrefix("HTTP/") {
             let parts = line.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: true)
             guard parts.count >= 2, let code = Int(parts[1]), (100...999).contains(code) else {
@@ -83,15 +96,26 @@ struct ResponseHeadParser {
             if let last = head.fields.indices.last {
                 head.fields[last].value += " " + line.trimmingCharacters(in: .whitespaces)
             }
-        } else if let colon = line.firstIndex(of: ":") {
-            let name = String(line[..<colon])
-            guard !name.isEmpty, !name.contains(" ") else { return .malformed("the header line '\(line.prefix(80))' has no field name") }
-            head.fields.append((name, line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)))
-            guard head.fields.count <= Self.maximumFieldCount else { return .tooLarge }
         } else {
             return .malformed("the header line '\(line.prefix(80))' has no colon")
         }
         current = head
+        return .incomplete
+    }
+
+    /// A `name: value` line, handled on bytes: one per header of every response.
+    private mutating func field(name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>) -> Outcome {
+        guard !name.isEmpty, !name.contains(UInt8(ascii: " ")) else {
+            return .malformed("the header line '\(String(decoding: name, as: UTF8.self).prefix(80))' has no field name")
+        }
+        // Optional whitespace around the value (RFC 9112 §5): spaces and tabs only.
+        var start = value.startIndex
+        var end = value.endIndex
+        while start < end, value[start] == UInt8(ascii: " ") || value[start] == UInt8(ascii: "\t") { start += 1 }
+        while end > start, value[end - 1] == UInt8(ascii: " ") || value[end - 1] == UInt8(ascii: "\t") { end -= 1 }
+        // Appended in place: a copy of the head per line would make a long head quadratic.
+        current?.fields.append((String(decoding: name, as: UTF8.self), String(decoding: UnsafeBufferPointer(rebasing: value[start..<end]), as: UTF8.self)))
+        guard (current?.fields.count ?? 0) <= Self.maximumFieldCount else { return .tooLarge }
         return .incomplete
     }
 }

@@ -1,0 +1,59 @@
+@testable import KeyjarLoader
+import Testing
+
+/// The response-head parser on the lines libcurl hands over (each with its CRLF).
+@Suite struct ResponseHeadParserTests {
+    private func parse(_ lines: [String]) -> [ResponseHeadParser.Outcome] {
+        var parser = ResponseHeadParser()
+        return lines.map { line in
+            Array((line + "\r\n").utf8).withUnsafeBufferPointer { parser.consume($0) }
+        }
+    }
+
+    private func head(_ lines: [String]) throws -> ResponseHead {
+        guard case .head(let head)? = parse(lines).last else { throw HeadError() }
+        return head
+    }
+
+    private struct HeadError: Error {}
+
+    @Test func fieldsKeepOrderRepeatsAndValuesWithoutOptionalWhitespace() throws {
+        let parsed = try head([
+            "HTTP/1.1 200 OK", "Set-Cookie: a=1", "X-Empty:", "x-spaced: \t value with  inner  spaces \t",
+            "SET-COOKIE:b=2", "Non-ASCII: caf\u{e9} \u{a0}", "",
+        ])
+        #expect(parsed.statusCode == 200 && parsed.httpVersion == "HTTP/1.1" && parsed.reasonPhrase == "OK")
+        #expect(parsed.fields.map(\.name) == ["Set-Cookie", "X-Empty", "x-spaced", "SET-COOKIE", "Non-ASCII"])
+        #expect(parsed.values(of: "set-cookie") == ["a=1", "b=2"])
+        #expect(parsed.value(of: "X-SPACED") == "value with  inner  spaces")
+        #expect(parsed.value(of: "x-empty") == "")
+        // Only spaces and tabs are optional whitespace; a no-break space is part of the value.
+        #expect(parsed.value(of: "non-ascii") == "caf\u{e9} \u{a0}")
+        #expect(parsed.value(of: "Set-Cooki") == nil && parsed.value(of: "Set-Cookie2") == nil)
+        #expect(parsed.lines == ["HTTP/1.1 200 OK", "Set-Cookie: a=1", "X-Empty: ", "x-spaced: value with  inner  spaces",
+                                 "SET-COOKIE: b=2", "Non-ASCII: caf\u{e9} \u{a0}"])
+    }
+
+    @Test func interimResponsesAreSkippedAndFoldedLinesJoined() throws {
+        let parsed = try head(["HTTP/1.1 100 Continue", "", "HTTP/2 201", "X-Folded: one", "   two", "\tthree", ""])
+        #expect(parsed.statusCode == 201 && parsed.httpVersion == "HTTP/2" && parsed.reasonPhrase.isEmpty)
+        #expect(parsed.value(of: "x-folded") == "one two three")
+    }
+
+    @Test(arguments: ["no colon here", ": no name", "Bad Name: value"])
+    func malformedFieldLinesAreErrors(_ line: String) {
+        guard case .malformed(let message)? = parse(["HTTP/1.1 200 OK", line]).last else {
+            Issue.record("'\(line)' was accepted")
+            return
+        }
+        #expect(message.hasPrefix("the header line"))
+    }
+
+    @Test func aStatusLineThatIsNotHTTPIsAnError() {
+        guard case .malformed(let message)? = parse(["HTTP/1.1 abc OK"]).last else {
+            Issue.record("accepted")
+            return
+        }
+        #expect(message.contains("is not HTTP"))
+    }
+}
