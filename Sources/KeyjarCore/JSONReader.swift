@@ -212,13 +212,15 @@ package struct JSONReader {
             return String(validating: UnsafeBufferPointer(rebasing: bytes[start..<position - 1]), as: UTF8.self)
         }
         guard stop == UInt8(ascii: "\\") else { return nil }
+        // With escapes (an imported cookies.txt has one per field): plain runs are copied whole.
         var decoded = Array(UnsafeBufferPointer(rebasing: bytes[start..<position]))
         while let byte = current {
-            position += 1
             switch byte {
             case UInt8(ascii: "\""):
+                position += 1
                 return String(validating: decoded, as: UTF8.self)
             case UInt8(ascii: "\\"):
+                position += 1
                 guard let escaped = current else { return nil }
                 position += 1
                 switch escaped {
@@ -234,7 +236,10 @@ package struct JSONReader {
                 default: return nil
                 }
             case 0..<0x20: return nil
-            default: decoded.append(byte)
+            default:
+                let runStart = position
+                while let next = current, next != UInt8(ascii: "\""), next != UInt8(ascii: "\\"), next >= 0x20 { position += 1 }
+                decoded.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<position]))
             }
         }
         return nil

@@ -111,20 +111,35 @@ package struct JSONWriter {
 
     package mutating func write(string: String) {
         bytes.append(UInt8(ascii: "\""))
-        for byte in string.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): raw("\\\"")
-            case UInt8(ascii: "\\"): raw("\\\\")
-            case 0x09: raw("\\t")
-            case 0x0A: raw("\\n")
-            case 0x0D: raw("\\r")
-            case 0..<0x20:
-                let hex = Array("0123456789abcdef".utf8)
-                bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
-                                          hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
-            default: bytes.append(byte)
+        var string = string
+        // Runs that need no escaping are copied whole: cookie headers and imported files are
+        // long, and appending byte by byte dominated their encoding.
+        string.withUTF8 { utf8 in
+            var runStart = 0
+            for index in utf8.indices {
+                let byte = utf8[index]
+                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
+                if runStart < index { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<index])) }
+                writeEscape(byte)
+                runStart = index + 1
             }
+            if runStart < utf8.count { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart...])) }
         }
         bytes.append(UInt8(ascii: "\""))
+    }
+
+    private mutating func writeEscape(_ byte: UInt8) {
+        switch byte {
+        case UInt8(ascii: "\""): raw("\\\"")
+        case UInt8(ascii: "\\"): raw("\\\\")
+        case 0x09: raw("\\t")
+        case 0x0A: raw("\\n")
+        case 0x0D: raw("\\r")
+        default:
+            func hexDigit(_ value: UInt8) -> UInt8 { value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") + value - 10 }
+            raw("\\u00")
+            bytes.append(hexDigit(byte >> 4))
+            bytes.append(hexDigit(byte & 0xF))
+        }
     }
 }

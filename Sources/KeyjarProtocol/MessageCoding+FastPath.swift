@@ -2,7 +2,7 @@ import Foundation
 import KeyjarCore
 
 // Hand-written JSON for the messages on the hot path: a Set-Cookie from a client and its
-// acknowledgement, a cookie lookup, and the cookie events every subscriber decodes. Foundation's
+// acknowledgement, a cookie lookup, a bulk import, and the cookie events every subscriber decodes. Foundation's
 // coders cost tens of microseconds per message, a large share of an acknowledged write's
 // budget. Every other message, and any input the fast reader does not accept exactly, goes
 // through `Codable`, which stays the definition of the format: tests check that both agree.
@@ -61,6 +61,13 @@ extension MessageCoding {
                 writer.write(cookie)
             }
             writer.raw("]}}}")
+        case .importCookies(let format, let text):
+            // A whole cookies.txt: Foundation's encoder takes a noticeable part of an import.
+            writer.raw(#","request":{"importCookies":{"format":"#)
+            writer.write(string: format.rawValue)
+            writer.raw(#","text":"#)
+            writer.write(string: text)
+            writer.raw("}}}")
         default:
             return nil
         }
@@ -200,6 +207,11 @@ extension ClientMessage {
                 cookies.append(cookie)
             }
             self.init(id: id, request: .insertCookies(cookies: cookies))
+        case "importCookies":
+            guard bodyKeys.count == 2, let formatName = body["format"]?.string,
+                let format = CookieFileFormat(rawValue: formatName), let text = body["text"]?.string
+            else { return nil }
+            self.init(id: id, request: .importCookies(format: format, text: text))
         default:
             return nil
         }

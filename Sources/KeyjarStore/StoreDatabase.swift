@@ -33,9 +33,18 @@ public final class StoreDatabase: @unchecked Sendable {
 
     /// Opens (creating if needed) and migrates the database at `path`.
     /// - Throws: ``StoreError`` with code `.futureSchema` when a newer keyjard wrote it.
-    public init(path: String, changeLogLimit: Int = 10_000) throws {
+    /// The largest event JSON kept in the change log. A bigger change (an import) is logged as
+    /// ``compactedEvent`` instead: a client that missed it resynchronises from a snapshot, which
+    /// costs it no more than replaying the event, and the log cannot grow by megabytes per write.
+    public let largestLoggedEvent: Int
+
+    /// What the change log holds in place of an event over ``largestLoggedEvent``.
+    static let compactedEvent = #"{"compacted":{}}"#
+
+    public init(path: String, changeLogLimit: Int = 10_000, largestLoggedEvent: Int = 1 << 20) throws {
         self.path = path
         self.changeLogLimit = changeLogLimit
+        self.largestLoggedEvent = largestLoggedEvent
         let connection = try Self.wrap { try SQLiteConnection(path: path) }
         try Self.wrap { try connection.execute("PRAGMA busy_timeout = 5000") }
         // The version is checked before anything else: even switching to WAL rewrites the file
@@ -180,7 +189,8 @@ public final class StoreDatabase: @unchecked Sendable {
     }
 
     /// The logged events after `sequence`, oldest first; nil when entries after it were already
-    /// trimmed (or `sequence` is from another database), so the caller must take a snapshot.
+    /// trimmed or one of them was too large to keep (or `sequence` is from another database),
+    /// so the caller must take a snapshot.
     public func events(after sequence: UInt64) throws -> [SequencedEvent]? {
         try withWriter { connection in
             let latest = try Self.latestSequence(connection)
@@ -195,6 +205,7 @@ public final class StoreDatabase: @unchecked Sendable {
             let decoder = JSONDecoder()
             decoder.dateDecodingStrategy = .secondsSince1970
             while try statement.step() {
+                if statement.text(1) == Self.compactedEvent { return nil }
                 do {
                     let event = try decoder.decode(StoreEvent.self, from: Data(statement.text(1).utf8))
                     events.append(SequencedEvent(sequence: UInt64(statement.int64(0)), event: event))
@@ -252,8 +263,9 @@ public final class StoreDatabase: @unchecked Sendable {
                 for write in writes {
                     guard let event = try Self.apply(write, connection) else { continue }
                     let json = event.encodedJSON()
+                    let logged = json.utf8.count > largestLoggedEvent ? Self.compactedEvent : json
                     let log = try connection.statement("INSERT INTO change_log (event, recorded) VALUES (?, ?)")
-                    try log.bind(.text(json), .real(now.timeIntervalSince1970)).run()
+                    try log.bind(.text(logged), .real(now.timeIntervalSince1970)).run()
                     events.append(LoggedEvent(sequence: UInt64(connection.lastInsertRowID), event: event, json: json))
                 }
                 return events
@@ -339,18 +351,27 @@ public final class StoreDatabase: @unchecked Sendable {
 
     private static func upsert(_ cookie: Cookie, with statement: SQLiteStatement) throws {
         statement.reset()
-        try statement.bind(
-            .text(cookie.name), .text(cookie.value), .text(cookie.domain), .bool(cookie.hostOnly), .text(cookie.path),
-            .optional(cookie.expires?.timeIntervalSince1970), .bool(cookie.secure), .bool(cookie.httpOnly),
-            .text(cookie.sameSite.rawValue), .real(cookie.creation.timeIntervalSince1970),
-            .real(cookie.lastAccess.timeIntervalSince1970)
-        ).run()
+        try statement.bind(1, text: cookie.name)
+        try statement.bind(2, text: cookie.value)
+        try statement.bind(3, text: cookie.domain)
+        try statement.bind(4, integer: cookie.hostOnly ? 1 : 0)
+        try statement.bind(5, text: cookie.path)
+        try statement.bind(6, real: cookie.expires?.timeIntervalSince1970)
+        try statement.bind(7, integer: cookie.secure ? 1 : 0)
+        try statement.bind(8, integer: cookie.httpOnly ? 1 : 0)
+        try statement.bind(9, text: cookie.sameSite.rawValue)
+        try statement.bind(10, real: cookie.creation.timeIntervalSince1970)
+        try statement.bind(11, real: cookie.lastAccess.timeIntervalSince1970)
+        try statement.run()
     }
 
     private static func delete(_ identity: Cookie.Identity, with statement: SQLiteStatement) throws {
         statement.reset()
-        try statement.bind(.text(identity.name), .text(identity.domain), .bool(identity.hostOnly), .text(identity.path))
-            .run()
+        try statement.bind(1, text: identity.name)
+        try statement.bind(2, text: identity.domain)
+        try statement.bind(3, integer: identity.hostOnly ? 1 : 0)
+        try statement.bind(4, text: identity.path)
+        try statement.run()
     }
 
     private static func spaceValues(_ space: ProtectionSpace) -> [SQLiteValue] {

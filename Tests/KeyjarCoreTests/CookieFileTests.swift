@@ -34,6 +34,38 @@ struct CookieFileTests {
         #expect(jar.header(for: "https://www.example.com/app/x") == "sid=abc123; prefs=dark; token=xyz")
     }
 
+    @Test func readsAJarWrittenWithWindowsLineEnds() throws {
+        // Given curl's jar with CRLF line ends (and a final line without any)
+        let text = Self.curlJar.replacingOccurrences(of: "\n", with: "\r\n") + "example.org\tFALSE\t/\tFALSE\t0\tlast\tx"
+        // When it is parsed
+        let parsed = NetscapeCookieFile.parse(text)
+        // Then every cookie is read on its own line, with no CR left in a value
+        #expect(parsed.problems.isEmpty)
+        #expect(parsed.cookies.map(\.line) == [5, 6, 7, 8])
+        #expect(parsed.cookies.map(\.cookie.value) == ["dark", "abc123", "xyz", "x"])
+    }
+
+    @Test func fieldsAreCheckedOneByOne() {
+        let lines = [
+            "a.example\ttrue\t/\tfalse\t+0\tn\tv",  // lower-case booleans and a signed zero are curl's too
+            "a.example\tYES\t/\tFALSE\t0\tn\tv",
+            "a.example\tTRUE\t/\tFALSE\t-5\tn\tv",
+            "a.example\tTRUE\t/\tFALSE\t99999999999999999999\tn\tv",
+            "a.example\tTRUE\t/\tFALSE\t1 \tn\tv",
+            ".\tTRUE\t/\tFALSE\t0\tn\tv",
+            "a.example\tTRUE\t/\tFALSE\t0\tn\tv\tLax\textra",
+            "A.ÉXAMPLE\tFALSE\t/\tFALSE\t0\tn\tv\tstrict",
+        ]
+        let parsed = NetscapeCookieFile.parse(lines.joined(separator: "\n"))
+        #expect(parsed.cookies.map(\.line) == [1, 8])
+        #expect(parsed.cookies.last?.cookie.domain == "a.éxample")
+        #expect(parsed.cookies.last?.cookie.sameSite == .strict)
+        #expect(parsed.problems.map(\.line) == [2, 3, 4, 5, 6, 7])
+        #expect(parsed.problems.first?.message == "include-subdomains must be TRUE or FALSE, not 'YES'")
+        #expect(parsed.problems.map(\.message).contains("expiry must be a non-negative number of seconds, not '1 '"))
+        #expect(parsed.problems.map(\.message).contains("expected 7 tab-separated fields, found 9"))
+    }
+
     @Test func importedCookiesKeepFileOrderInTheHeader() {
         // cookies.txt records no creation time: the file's order stands in for it.
         let text = "example.com\tFALSE\t/\tFALSE\t0\tz\t1\nexample.com\tFALSE\t/\tFALSE\t0\ta\t2\n"

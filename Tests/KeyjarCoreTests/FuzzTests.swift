@@ -79,9 +79,11 @@ struct FuzzTests {
             let parsed = NetscapeCookieFile.parse(text)
             let report = jar.importCookies(parsed.cookies, problems: parsed.problems, now: testNow)
             // Every non-blank, non-comment line is imported, expired, or reported.
-            let contentLines = text.split(separator: "\n", omittingEmptySubsequences: false).filter { line in
-                let trimmed = line.hasSuffix("\r") ? line.dropLast() : line
-                return !trimmed.allSatisfy { $0 == " " || $0 == "\t" } && !(trimmed.hasPrefix("#") && !trimmed.hasPrefix("#HttpOnly_"))
+            // Lines as bytes between LFs (a CR before the LF dropped), as cookies.txt defines them.
+            let contentLines = Array(text.utf8).split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).filter { line in
+                let trimmed = line.last == UInt8(ascii: "\r") ? line.dropLast() : line[...]
+                return !trimmed.allSatisfy { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }
+                    && !(trimmed.first == UInt8(ascii: "#") && !trimmed.starts(with: "#HttpOnly_".utf8))
             }
             #expect(report.imported + report.expired + report.problems.count == contentLines.count)
 

@@ -48,6 +48,10 @@ import Testing
         }
         messages.append(ClientMessage(id: 7, request: .insertCookies(cookies: cookies)))
         messages.append(ClientMessage(id: 8, request: .insertCookies(cookies: [])))
+        messages.append(ClientMessage(id: 9, request: .importCookies(format: .netscape, text: "")))
+        messages.append(ClientMessage(id: 10, request: .importCookies(
+            format: .netscape, text: ".a.example\tTRUE\t/\tFALSE\t0\tn\tv\r\n#HttpOnly_b.example\tFALSE\t/\tTRUE\t9\tk\t\"x\\y\"\n")))
+        messages.append(ClientMessage(id: 11, request: .importCookies(format: .json, text: awkward.joined(separator: "\n"))))
         return messages
     }()
 
@@ -138,6 +142,9 @@ import Testing
         #"{"id":5,"request":{"cookieHeader":{"context":{"url":1,"isTopLevelNavigation":false,"method":"GET","nonHTTP":false}}}}"#,
         #"{"id":5,"request":{"cookieHeader":{"context":{"url":"u","isTopLevelNavigation":0,"method":"GET","nonHTTP":false}}}}"#,
         #"{"id":5,"request":{"cookieHeader":{"context":{"url":"u","method":"GET","nonHTTP":false}}}}"#,
+        #"{"id":5,"request":{"importCookies":{"format":"yaml","text":"a"}}}"#,
+        #"{"id":5,"request":{"importCookies":{"format":"json","text":"a","extra":true}}}"#,
+        #"{"id":5,"request":{"importCookies":{"text":"a\tb\u0000","format":"netscape"}}}"#,
         #"{"id":5,"request":{"cookieHeader":{"context":{"url":"u","isTopLevelNavigation":false,"method":"GET","nonHTTP":false}},"status":{}}}"#,
         #"{"reply":{"id":1,"response":{"cookies":{"cookies":[{"name":"n","value":"v","domain":"d","hostOnly":true,"path":"/","secure":false,"httpOnly":false,"sameSite":"Lax","creation":1e400,"lastAccess":0}]}}}}"#,
         #"{"reply":{"id":1,"response":{"cookies":{"cookies":[{"name":"n","value":"v","domain":"d","hostOnly":true,"path":"/","secure":false,"httpOnly":false,"sameSite":"lax","creation":0,"lastAccess":0}]}}}}"#,

@@ -164,6 +164,25 @@ struct StoreDatabaseTests {
         #expect(try database.events(after: 295)?.map(\.sequence) == [296, 297, 298, 299, 300])
     }
 
+    @Test func anEventTooLargeToLogAsksForASnapshotButIsStillNumbered() throws {
+        // Given a log that keeps events of at most 2,000 bytes
+        let directory = try TemporaryDirectory()
+        let database = try StoreDatabase(path: directory.path("store.sqlite3"), largestLoggedEvent: 2_000)
+        try database.commit([.cookies([.added(sampleCookie("small"))])])
+        // When one write changes many cookies
+        let bulk = (0..<50).map { CookieChange.added(sampleCookie("bulk\($0)")) }
+        let events = try database.commit([.cookies(bulk)])
+        try database.commit([.cookies([.added(sampleCookie("after"))])])
+        // Then its subscribers still get the whole event, numbered like any other...
+        #expect(events.map(\.sequence) == [2])
+        #expect(events.first?.event == .cookies(changes: bulk))
+        #expect(events.first.map { $0.json.utf8.count > 2_000 } == true)
+        // ...but a client that missed it is sent a snapshot, and one that saw it replays the rest.
+        #expect(try database.events(after: 1) == nil)
+        #expect(try database.events(after: 2)?.map(\.sequence) == [3])
+        #expect(try database.loadSnapshot().cookies.count == 52)
+    }
+
     @Test func checkpointEmptiesTheWAL() throws {
         let directory = try TemporaryDirectory()
         let database = try StoreDatabase(path: directory.path("store.sqlite3"))

@@ -117,6 +117,29 @@ final class SQLiteStatement {
     @discardableResult
     func bind(_ values: SQLiteValue...) throws -> SQLiteStatement { try bind(values) }
 
+    // Typed binds for the per-row statements of a bulk write (an import binds a million
+    // values): no array of boxed values per row.
+
+    func bind(_ index: Int32, text: String) throws {
+        var text = text
+        // Bound by length from the string's own UTF-8: no C-string copy, no strlen (an
+        // import's change-log entry is megabytes long).
+        let status = text.withUTF8 { utf8 in
+            guard let base = utf8.baseAddress, !utf8.isEmpty else { return sqlite3_bind_text(handle, index, "", 0, transient) }
+            return sqlite3_bind_text64(handle, index, base, sqlite3_uint64(utf8.count), transient, UInt8(SQLITE_UTF8))
+        }
+        try connection.throwing(status, sql: sql)
+    }
+
+    func bind(_ index: Int32, integer: Int64) throws {
+        try connection.throwing(sqlite3_bind_int64(handle, index, integer), sql: sql)
+    }
+
+    func bind(_ index: Int32, real: Double?) throws {
+        let status = real.map { sqlite3_bind_double(handle, index, $0) } ?? sqlite3_bind_null(handle, index)
+        try connection.throwing(status, sql: sql)
+    }
+
     @discardableResult
     func bind(_ values: [SQLiteValue]) throws -> SQLiteStatement {
         for (offset, value) in values.enumerated() {
@@ -126,7 +149,9 @@ final class SQLiteStatement {
             case .null: status = sqlite3_bind_null(handle, index)
             case .integer(let number): status = sqlite3_bind_int64(handle, index, number)
             case .real(let number): status = sqlite3_bind_double(handle, index, number)
-            case .text(let text): status = sqlite3_bind_text(handle, index, text, -1, transient)
+            case .text(let text):
+                try bind(index, text: text)
+                continue
             }
             try connection.throwing(status, sql: sql)
         }
