@@ -22,16 +22,20 @@ final class ClientConnection {
         self.limit = limit
     }
 
-    /// Queues an encoded message; false when the client is over its limit or gone.
+    /// Queues a framed message (``ByteBuffer/init(framing:allocator:)``); false when the client
+    /// is over its limit or gone.
     @discardableResult
-    func send(encoded payload: some Collection<UInt8>) -> Bool {
+    func send(framed frame: ByteBuffer) -> Bool {
         guard channel.isActive, pending < limit else { return false }
         pending += 1
-        var buffer = channel.allocator.buffer(capacity: payload.count)
-        buffer.writeBytes(payload)
         let this = NIOLoopBound(self, eventLoop: channel.eventLoop)
-        channel.writeAndFlush(buffer).whenComplete { _ in this.value.pending -= 1 }
+        channel.writeAndFlush(frame).whenComplete { _ in this.value.pending -= 1 }
         return true
+    }
+
+    @discardableResult
+    func send(encoded payload: some Collection<UInt8>) -> Bool {
+        send(framed: ByteBuffer(framing: payload, allocator: channel.allocator))
     }
 
     @discardableResult

@@ -125,8 +125,7 @@ extension ChannelInboundHandler where OutboundOut == ByteBuffer {
     /// sit in our receive queue would make the kernel reset the connection, and the peer could
     /// lose the message. The channel closes fully at the peer's end of stream, or after 2 s.
     func sendFinalMessage(_ message: ServerMessage, context: ChannelHandlerContext) {
-        var buffer = context.channel.allocator.buffer(capacity: 128)
-        buffer.writeBytes(MessageCoding.encode(message))
+        let buffer = ByteBuffer(framing: MessageCoding.encode(message), allocator: context.channel.allocator)
         let channel = context.channel
         context.writeAndFlush(wrapOutboundOut(buffer)).whenComplete { _ in
             channel.close(mode: .output, promise: nil)

@@ -82,7 +82,8 @@ public enum KeyjarServer {
             .childChannelInitializer { channel in
                 PeerCredentials.of(channel).flatMapThrowing { peer in
                     let operations = channel.pipeline.syncOperations
-                    try operations.addHandler(MessageToByteHandler(FrameEncoder()))
+                    // Outbound messages are framed by whoever writes them (events once for
+                    // every subscriber), so the pipeline has no encoder.
                     guard peer.uid == getuid() else {
                         logger.warning("refused a client of another user", metadata: ["peer.uid": "\(peer.uid)"])
                         try operations.addHandler(RefusalHandler())

@@ -65,8 +65,10 @@ final class KeyjarService: Sendable {
     private func broadcast(_ events: [StoreDatabase.LoggedEvent]) {
         for event in events {
             // The logged JSON is wrapped as it is: no event is encoded twice.
-            let payload = Array(MessageCoding.eventPayload(sequence: event.sequence, eventJSON: event.json).utf8)
-            for (id, client) in state.subscribers where !client.send(encoded: payload) {
+            let frame = ByteBuffer(
+                framing: MessageCoding.eventPayload(sequence: event.sequence, eventJSON: event.json).utf8,
+                allocator: ByteBufferAllocator())
+            for (id, client) in state.subscribers where !client.send(framed: frame) {
                 logger.warning("client queue overflowed; disconnecting it", metadata: ["client.pid": "\(client.pid)"])
                 state.subscribers[id] = nil
                 client.close()
