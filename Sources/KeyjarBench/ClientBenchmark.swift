@@ -38,50 +38,67 @@ func runClientBenchmark() throws {
     }
     report("client_cookie_header", samples: samples)
 
-    // A writes, B (one of 100 connected clients) is notified.
+    // A writes, B (one of 100 connected clients) is notified; and every one of the 99 others.
     let writer = SharedCookieStorage(client: try KeyjarClient(configuration: configuration))
     let others = try (0..<98).map { _ in try KeyjarClient(configuration: configuration) }
     let arrivals = Arrivals()
+    let everyone = Arrivals()
+    let writerClient = writer.client
     let observer = NotificationCenter.default.addObserver(
-        forName: KeyjarNotifications.cookiesChanged, object: reader.client, queue: nil
+        forName: KeyjarNotifications.cookiesChanged, object: nil, queue: nil
     ) { notification in
-        if let event = notification.userInfo?[KeyjarNotifications.eventKey] as? SequencedEvent {
-            arrivals.record(event.sequence, at: nanoseconds())
-        }
+        guard let event = notification.userInfo?[KeyjarNotifications.eventKey] as? SequencedEvent,
+            let client = notification.object as? KeyjarClient, client !== writerClient
+        else { return }
+        let now = nanoseconds()
+        everyone.record(event.sequence, at: now)
+        if client === reader.client { arrivals.record(event.sequence, at: now) }
     }
     defer { NotificationCenter.default.removeObserver(observer) }
     guard let site = URL(string: "https://notify.test/") else { throw BenchmarkError("bad URL") }
     var latencies: [UInt64] = []
+    var allLatencies: [UInt64] = []
     for index in 0..<500 {
         let start = nanoseconds()
         _ = try writer.storeCookies(fromResponseHeaders: ["n=\(index); Max-Age=600"], for: site, mainDocumentURL: nil)
         let sequence = writer.client.sequence
         guard let arrived = arrivals.wait(for: sequence, timeout: 5) else { throw BenchmarkError("no notification for \(sequence)") }
         latencies.append(arrived - start)
+        let all = everyone.wait(for: sequence, count: others.count + 1, timeout: 5)
+        guard all.count == others.count + 1 else { throw BenchmarkError("only \(all.count) clients notified of \(sequence)") }
+        allLatencies += all.map { $0 - start }
         usleep(1_000)
     }
     print("client_notify_clients: \(others.count + 2) clients")
     report("client_write_to_other_notified", samples: latencies)
+    // Every client's notification, wherever keyjard's fan-out reached it: the fair figure.
+    report("client_write_to_all_others_notified", samples: allLatencies)
 }
 
-/// Notification arrival times by sequence number, shared with the observer's thread.
+/// Notification arrival times by sequence number, shared with the observers' threads.
 final class Arrivals: @unchecked Sendable {
     // @unchecked: every access goes through `condition`.
     private let condition = NSCondition()
-    private var times: [UInt64: UInt64] = [:]
+    private var times: [UInt64: [UInt64]] = [:]
 
     func record(_ sequence: UInt64, at time: UInt64) {
         condition.lock()
-        times[sequence] = time
+        times[sequence, default: []].append(time)
         condition.broadcast()
         condition.unlock()
     }
 
+    /// The first arrival for `sequence`, nil when none came in time.
     func wait(for sequence: UInt64, timeout: TimeInterval) -> UInt64? {
+        wait(for: sequence, count: 1, timeout: timeout).first
+    }
+
+    /// Up to `count` arrivals for `sequence`: fewer only when the time ran out.
+    func wait(for sequence: UInt64, count: Int, timeout: TimeInterval) -> [UInt64] {
         let deadline = Date().addingTimeInterval(timeout)
         condition.lock()
         defer { condition.unlock() }
-        while times[sequence] == nil, condition.wait(until: deadline) {}
-        return times[sequence]
+        while times[sequence, default: []].count < count, condition.wait(until: deadline) {}
+        return times[sequence] ?? []
     }
 }

@@ -143,3 +143,40 @@ package struct JSONWriter {
         }
     }
 }
+
+extension JSONValue {
+    /// The value written back as JSON, numbers as they were read: how a fast path hands a small
+    /// part of a message (a policy, a credential list) to `Codable`.
+    package func serialized() -> [UInt8] {
+        var writer = JSONWriter()
+        writer.write(self)
+        return writer.bytes
+    }
+}
+
+extension JSONWriter {
+    package mutating func write(_ value: JSONValue) {
+        switch value {
+        case .null: raw("null")
+        case .bool(let flag): write(bool: flag)
+        case .number(let text): bytes.append(contentsOf: text.utf8)
+        case .string(let text): write(string: text)
+        case .array(let values):
+            raw("[")
+            for (index, element) in values.enumerated() {
+                if index > 0 { raw(",") }
+                write(element)
+            }
+            raw("]")
+        case .object(let members):
+            raw("{")
+            for (index, member) in members.enumerated() {
+                if index > 0 { raw(",") }
+                write(string: member.key)
+                raw(":")
+                write(member.value)
+            }
+            raw("}")
+        }
+    }
+}

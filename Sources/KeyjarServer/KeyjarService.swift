@@ -97,18 +97,9 @@ final class KeyjarService: Sendable {
         return .subscribed(sequence: latest)
     }
 
-    /// The whole state as a pushed `snapshot` message, cookies written by the fast encoder.
+    /// The whole state as a pushed `snapshot` message (cookies written by the fast encoder).
     func snapshotMessage() throws(WireError) -> [UInt8] {
-        do {
-            let credentials = try MessageCoding.encoder().encode(try database.credentialRecords())
-            let policy = try MessageCoding.encoder().encode(state.jar.policy)
-            let json = #"{"snapshot":{"snapshot":{"cookies":"# + Cookie.encodedJSONArray(state.jar.allCookies)
-                + #","policy":"# + String(decoding: policy, as: UTF8.self) + #","credentials":"#
-                + String(decoding: credentials, as: UTF8.self) + #","sequence":\#(try database.latestSequence())}}}"#
-            return Array(json.utf8)
-        } catch {
-            throw storageFailure(error)
-        }
+        MessageCoding.encode(ServerMessage.snapshot(snapshot: try snapshot()))
     }
 
     func snapshot() throws(WireError) -> StoreSnapshot {

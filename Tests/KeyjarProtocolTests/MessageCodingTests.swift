@@ -76,12 +76,32 @@ import Testing
         .reply(id: 7, response: .cookies(cookies: cookies)), .reply(id: 8, response: .cookies(cookies: [])),
         .event(event: SequencedEvent(sequence: 1, event: .cookies(changes: changes))),
         .event(event: SequencedEvent(sequence: UInt64.max, event: .cookies(changes: []))),
+        .reply(id: 10, response: .snapshot(snapshot: snapshot)),
+        .snapshot(snapshot: snapshot),
+        .snapshot(snapshot: StoreSnapshot(cookies: [], policy: CookiePolicy(), credentials: [], sequence: 0)),
     ] + awkward.map { .reply(id: 9, response: .cookieHeader(header: $0)) }
+
+    static let snapshot = StoreSnapshot(
+        cookies: cookies,
+        policy: CookiePolicy(acceptPolicy: .onlyFromMainDocumentDomain, domainRules: ["ads.example": .block, "é.example": .sessionOnly]),
+        credentials: [
+            CredentialRecord(
+                space: ProtectionSpace(host: "example.com", port: 8443, protocol: "https", realm: "r \"q\"", authenticationMethod: .httpDigest),
+                user: "ålice", persistence: .permanent, isDefault: true, created: 1_700_000_000.5, lastUsed: 1_700_000_100),
+            CredentialRecord(
+                space: ProtectionSpace(host: "proxy.example", protocol: "http", realm: nil, authenticationMethod: .httpBasic, proxyType: .http),
+                user: "bob", persistence: .permanent, isDefault: false, created: 0),
+        ],
+        sequence: 42)
 
     static let otherServerMessages: [ServerMessage] = [
         .failure(id: 1, error: WireError(code: WireError.malformedMessage, message: "bad")),
         .reply(id: 2, response: .hello(version: 1, server: "keyjard", sequence: 3)),
         .event(event: SequencedEvent(sequence: 2, event: .policy(policy: CookiePolicy(acceptPolicy: .never, domainRules: [:])))),
+        .reply(id: 3, response: .status(status: ServiceStatus(
+            version: "1", protocolVersion: 1, pid: 7, socketPath: "/s", databasePath: "/d", schemaVersion: 1, cookieCount: 0,
+            credentialCount: 0, sequence: 0, secretsBackend: "file", secretsHealthy: true, secretsDetail: "", acceptPolicy: .always,
+            connectedClients: 1))),
     ]
 
     // MARK: Round trips
