@@ -14,6 +14,8 @@ extension KeyjarService {
 
     /// Answers one request (after the handshake). Runs on the event loop.
     func handle(_ request: Request, from client: ClientConnection) -> Answer {
+        // Whatever this request sees or does comes after every event committed before it.
+        flushBroadcasts()
         switch request {
         case .setCredential(let space, let user, let password, let makeDefault):
             return .later(
@@ -21,12 +23,12 @@ extension KeyjarService {
                     let record = CredentialRecord(
                         space: space, user: user, persistence: .permanent, isDefault: makeDefault,
                         created: Date().timeIntervalSince1970)
-                    return .committed(sequence: try self.commit([.saveCredential(record)]))
+                    return .committed(sequence: try self.commit([.saveCredential(record)], origin: client))
                 })
         case .removeCredential(let space, let user):
             return .later(
                 offLoop { secrets in _ = try secrets.removePassword(for: space, user: user) }.flatMapThrowing { _ in
-                    .committed(sequence: try self.commit([.removeCredential(space, user: user)]))
+                    .committed(sequence: try self.commit([.removeCredential(space, user: user)], origin: client))
                 })
         case .password(let space, let user):
             do {
@@ -36,7 +38,7 @@ extension KeyjarService {
             }
             return .later(
                 offLoop { secrets in try secrets.password(for: space, user: user) }.map { password in
-                    _ = try? self.commit([.credentialUsed(space, user: user, at: Date().timeIntervalSince1970)])
+                    _ = try? self.commit([.credentialUsed(space, user: user, at: Date().timeIntervalSince1970)], origin: client)
                     return .password(password: password)
                 })
         case .status:
@@ -87,18 +89,18 @@ extension KeyjarService {
             return .cookies(cookies: state.jar.cookies(for: try Self.context(wire)))
         case .setCookies(let headers, let wire):
             let context = try Self.context(wire)
-            return try storeEach(headers) { jar, header in jar.setCookie(header, context: context) }
+            return try storeEach(headers, origin: client) { jar, header in jar.setCookie(header, context: context) }
         case .insertCookies(let cookies):
-            return try storeEach(cookies) { jar, cookie in jar.insert(cookie) }
+            return try storeEach(cookies, origin: client) { jar, cookie in jar.insert(cookie) }
         case .deleteCookies(let identities):
-            return .committed(sequence: try commitCookies(identities.compactMap { state.jar.remove($0) }))
+            return .committed(sequence: try commitCookies(identities.compactMap { state.jar.remove($0) }, origin: client))
         case .clearCookies(let domain):
             let domain = domain.map(Host.canonicalDomain)
             let changes = state.jar.removeAll { cookie in domain.map { Host.domainMatches(cookie.domain, $0) } ?? true }
-            return .committed(sequence: try commitCookies(changes))
+            return .committed(sequence: try commitCookies(changes, origin: client))
         case .removeCookiesCreated(let since):
             let changes = state.jar.removeAll { $0.creation.timeIntervalSince1970 >= since }
-            return .committed(sequence: try commitCookies(changes))
+            return .committed(sequence: try commitCookies(changes, origin: client))
         case .listCookies(let domain):
             let now = Date()
             let domain = domain.map(Host.canonicalDomain)
@@ -111,7 +113,7 @@ extension KeyjarService {
             let report = state.jar.importCookies(parsed.cookies, problems: parsed.problems)
             return .importReport(
                 imported: report.imported, expired: report.expired, problems: report.problems,
-                sequence: try commitCookies(report.changes))
+                sequence: try commitCookies(report.changes, origin: client))
         case .exportCookies(let format, let includeSameSite):
             let now = Date()
             let cookies = state.jar.allCookies.filter { !$0.isExpired(at: now) }.sorted(by: Self.listingOrder)
@@ -128,7 +130,7 @@ extension KeyjarService {
                 policy.domainRules.map { (Host.canonicalDomain($0.key), $0.value) }, uniquingKeysWith: { _, last in last })
             guard canonical != state.jar.policy else { return .committed(sequence: nil) }
             state.jar.policy = canonical
-            return .committed(sequence: try commit([.policy(canonical)]))
+            return .committed(sequence: try commit([.policy(canonical)], origin: client))
 
         case .credentials(let space):
             do { return .credentials(records: try database.credentialRecords().filter { $0.space == space }) } catch {
@@ -140,7 +142,7 @@ extension KeyjarService {
             guard try hasCredential(space, user: user) else {
                 throw WireError(code: WireError.notFound, message: "no stored credential for \(user) at \(space.host)")
             }
-            return .committed(sequence: try commit([.setDefaultCredential(space, user: user)]))
+            return .committed(sequence: try commit([.setDefaultCredential(space, user: user)], origin: client))
         case .setCredential, .removeCredential, .password, .status:
             // Answered through the thread-pool path in `handle`.
             throw WireError(code: WireError.invalidArgument, message: "internal routing error")
@@ -150,14 +152,15 @@ extension KeyjarService {
     /// Stores each item in the jar, commits all the changes at once, and answers with one
     /// outcome per item (nil when stored, else the rejection in words).
     private func storeEach<Item>(
-        _ items: [Item], _ store: (inout CookieJar, Item) -> Result<[CookieChange], CookieRejection>
+        _ items: [Item], origin: ClientConnection, _ store: (inout CookieJar, Item) -> Result<[CookieChange], CookieRejection>
     ) throws(WireError) -> Response {
         let (changes, rejections) = state.jar.storeEach(items, store)
-        return .cookieOutcomes(outcomes: rejections.map { $0?.description }, sequence: try commitCookies(changes))
+        return .cookieOutcomes(
+            outcomes: rejections.map { $0?.description }, sequence: try commitCookies(changes, origin: origin))
     }
 
-    private func commitCookies(_ changes: [CookieChange]) throws(WireError) -> UInt64? {
-        changes.isEmpty ? nil : try commit([.cookies(changes)])
+    private func commitCookies(_ changes: [CookieChange], origin: ClientConnection) throws(WireError) -> UInt64? {
+        changes.isEmpty ? nil : try commit([.cookies(changes)], origin: origin)
     }
 
     static func listingOrder(_ a: Cookie, _ b: Cookie) -> Bool {

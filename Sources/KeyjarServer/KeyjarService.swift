@@ -20,6 +20,9 @@ final class KeyjarService: Sendable {
         var jar: CookieJar
         var clients: [UInt64: ClientConnection] = [:]
         var subscribers: [UInt64: ClientConnection] = [:]
+        /// Committed events already sent to their writer, not yet to the other subscribers.
+        var pendingBroadcasts: [PendingBroadcast] = []
+        var isFlushScheduled = false
         var isShuttingDown = false
 
         init(jar: CookieJar) { self.jar = jar }
@@ -61,22 +64,57 @@ final class KeyjarService: Sendable {
         state.subscribers[client.id] = nil
     }
 
-    /// Pushes events to every subscriber, each encoded once whatever the number of clients.
-    private func broadcast(_ events: [StoreDatabase.LoggedEvent]) {
+    /// An event framed once for every subscriber, and the writer that already has it.
+    struct PendingBroadcast {
+        var frame: ByteBuffer
+        var sentTo: UInt64?
+    }
+
+    /// Sends new events to their writer at once (so its replica has them before the reply,
+    /// read-your-writes) and to every other subscriber just after the reply: an acknowledgement
+    /// does not wait for a hundred other sockets. Order is kept: whatever keyjard does next
+    /// (another request, a subscription, the next commit) first finishes these broadcasts, so
+    /// every subscriber still sees every event in sequence order.
+    private func broadcast(_ events: [StoreDatabase.LoggedEvent], origin: ClientConnection?) {
+        let writer = origin.flatMap { state.subscribers[$0.id] }
         for event in events {
             // The logged JSON is wrapped as it is: no event is encoded twice.
             let frame = ByteBuffer(
                 framing: MessageCoding.eventPayload(sequence: event.sequence, eventJSON: event.json).utf8,
                 allocator: ByteBufferAllocator())
-            for (id, client) in state.subscribers where !client.send(framed: frame) {
-                logger.warning("client queue overflowed; disconnecting it", metadata: ["client.pid": "\(client.pid)"])
-                state.subscribers[id] = nil
-                client.close()
+            if let writer { deliver(frame, to: writer) }
+            state.pendingBroadcasts.append(PendingBroadcast(frame: frame, sentTo: writer?.id))
+        }
+        guard !state.isFlushScheduled, !state.pendingBroadcasts.isEmpty else { return }
+        state.isFlushScheduled = true
+        // Runs on this loop after the current read is handled, its replies written.
+        let service = NIOLoopBound(self, eventLoop: eventLoop)
+        eventLoop.execute { service.value.flushBroadcasts() }
+    }
+
+    /// Sends every pending event to the subscribers that do not have it yet, in order.
+    func flushBroadcasts() {
+        state.isFlushScheduled = false
+        guard !state.pendingBroadcasts.isEmpty else { return }
+        let pending = state.pendingBroadcasts
+        state.pendingBroadcasts.removeAll(keepingCapacity: true)
+        for broadcast in pending {
+            for (id, client) in state.subscribers where id != broadcast.sentTo {
+                deliver(broadcast.frame, to: client)
             }
         }
     }
 
+    private func deliver(_ frame: ByteBuffer, to client: ClientConnection) {
+        guard !client.send(framed: frame) else { return }
+        logger.warning("client queue overflowed; disconnecting it", metadata: ["client.pid": "\(client.pid)"])
+        state.subscribers[client.id] = nil
+        client.close()
+    }
+
     func subscribe(_ client: ClientConnection, after sequence: UInt64?) throws(WireError) -> Response {
+        // Events committed before this request reach the client through the log below, never twice.
+        flushBroadcasts()
         let latest: UInt64
         do {
             latest = try database.latestSequence()
@@ -114,13 +152,15 @@ final class KeyjarService: Sendable {
 
     // MARK: - Writing
 
-    /// Commits writes, broadcasts their events, and returns the last sequence number. On failure
+    /// Commits writes, broadcasts their events (to `origin` first), and returns the last sequence
+    /// number. On failure
     /// the in-memory jar is reloaded from the database, so memory never runs ahead of disk.
-    func commit(_ writes: [StoreDatabase.Write]) throws(WireError) -> UInt64? {
+    func commit(_ writes: [StoreDatabase.Write], origin: ClientConnection? = nil) throws(WireError) -> UInt64? {
         if state.isShuttingDown { throw WireError(code: WireError.shuttingDown, message: "keyjard is shutting down") }
+        flushBroadcasts()
         do {
             let events = try database.commit(writes)
-            broadcast(events)
+            broadcast(events, origin: origin)
             return events.last?.sequence
         } catch {
             reloadJar()
@@ -156,6 +196,7 @@ final class KeyjarService: Sendable {
         guard !state.isShuttingDown else { return }
         let ended = state.jar.endSession()
         if !ended.isEmpty { _ = try? commit([.cookies(ended)]) }
+        flushBroadcasts()
         state.isShuttingDown = true
         do {
             try database.checkpoint(truncate: true)

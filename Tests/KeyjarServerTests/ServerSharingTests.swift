@@ -32,6 +32,50 @@ struct ServerSharingTests {
         #expect(try watcher.cookieHeader(for: "http://api.example.com/") == nil)
     }
 
+    @Test func writersGetTheirEventBeforeTheReplyAndEveryoneGetsEveryEventInOrder() throws {
+        // Given two subscribed writers and a subscribed watcher
+        let daemon = try DaemonProcess()
+        defer { #expect(daemon.stop() == 0) }
+        let writers = [try TestClient(socketPath: daemon.socketPath), try TestClient(socketPath: daemon.socketPath)]
+        let watcher = try TestClient(socketPath: daemon.socketPath)
+        var start: UInt64 = 0
+        for client in writers + [watcher] {
+            guard case .subscribed(let sequence) = try client.call(.subscribe(after: nil)) else {
+                Issue.record("subscribe failed")
+                return
+            }
+            start = sequence
+        }
+        // When both pipeline 20 writes each, interleaved, without waiting for replies
+        let perWriter = 20
+        for index in 0..<perWriter {
+            for (number, writer) in writers.enumerated() {
+                try writer.send(.setCookies(
+                    headers: ["w\(number)=\(index)"], context: WireCookieContext(url: "https://w\(number).example/")))
+            }
+        }
+        // Then each writer has the event of each of its writes before that write's reply...
+        for writer in writers {
+            var events: [UInt64] = []
+            var replies = 0
+            while replies < perWriter || events.count < 2 * perWriter {
+                let message = try #require(try writer.receive(), "a writer stopped hearing from keyjard")
+                switch message {
+                case .event(let event): events.append(event.sequence)
+                case .reply(_, .cookieOutcomes(_, let sequence?)):
+                    replies += 1
+                    #expect(events.contains(sequence), "reply for \(sequence) came before its event")
+                default: Issue.record("unexpected \(message)")
+                }
+            }
+            // ...and every event of both, once each, in sequence order.
+            #expect(events == Array((start + 1)...(start + UInt64(2 * perWriter))))
+        }
+        var watched: [UInt64] = []
+        while watched.count < 2 * perWriter, case .event(let event)? = try watcher.nextPushed() { watched.append(event.sequence) }
+        #expect(watched == Array((start + 1)...(start + UInt64(2 * perWriter))))
+    }
+
     @Test func rejectionsComeBackPerLineAndChangeNothing() throws {
         let daemon = try DaemonProcess()
         defer { #expect(daemon.stop() == 0) }
