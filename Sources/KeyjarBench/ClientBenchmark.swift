@@ -41,8 +41,8 @@ func runClientBenchmark() throws {
     // A writes, B (one of 100 connected clients) is notified; and every one of the 99 others.
     let writer = SharedCookieStorage(client: try KeyjarClient(configuration: configuration))
     let others = try (0..<98).map { _ in try KeyjarClient(configuration: configuration) }
-    let arrivals = Arrivals()
-    let everyone = Arrivals()
+    let arrivals = Arrivals(expected: 1)
+    let everyone = Arrivals(expected: others.count + 1)
     let writerClient = writer.client
     let observer = NotificationCenter.default.addObserver(
         forName: KeyjarNotifications.cookiesChanged, object: nil, queue: nil
@@ -62,9 +62,11 @@ func runClientBenchmark() throws {
         let start = nanoseconds()
         _ = try writer.storeCookies(fromResponseHeaders: ["n=\(index); Max-Age=600"], for: site, mainDocumentURL: nil)
         let sequence = writer.client.sequence
-        guard let arrived = arrivals.wait(for: sequence, timeout: 5) else { throw BenchmarkError("no notification for \(sequence)") }
+        guard let arrived = arrivals.wait(for: sequence, timeout: 5).first else {
+            throw BenchmarkError("no notification for \(sequence)")
+        }
         latencies.append(arrived - start)
-        let all = everyone.wait(for: sequence, count: others.count + 1, timeout: 5)
+        let all = everyone.wait(for: sequence, timeout: 5)
         guard all.count == others.count + 1 else { throw BenchmarkError("only \(all.count) clients notified of \(sequence)") }
         allLatencies += all.map { $0 - start }
         usleep(1_000)
@@ -80,25 +82,25 @@ final class Arrivals: @unchecked Sendable {
     // @unchecked: every access goes through `condition`.
     private let condition = NSCondition()
     private var times: [UInt64: [UInt64]] = [:]
+    /// Arrivals per sequence number that complete it. The waiter is woken only then: waking it
+    /// for each of 99 clients would put 99 more thread wake-ups into what is being measured.
+    private let expected: Int
+
+    init(expected: Int) { self.expected = expected }
 
     func record(_ sequence: UInt64, at time: UInt64) {
         condition.lock()
         times[sequence, default: []].append(time)
-        condition.broadcast()
+        if times[sequence]?.count == expected { condition.broadcast() }
         condition.unlock()
     }
 
-    /// The first arrival for `sequence`, nil when none came in time.
-    func wait(for sequence: UInt64, timeout: TimeInterval) -> UInt64? {
-        wait(for: sequence, count: 1, timeout: timeout).first
-    }
-
-    /// Up to `count` arrivals for `sequence`: fewer only when the time ran out.
-    func wait(for sequence: UInt64, count: Int, timeout: TimeInterval) -> [UInt64] {
+    /// The arrivals for `sequence`: all expected ones, or fewer when the time ran out.
+    func wait(for sequence: UInt64, timeout: TimeInterval) -> [UInt64] {
         let deadline = Date().addingTimeInterval(timeout)
         condition.lock()
         defer { condition.unlock() }
-        while times[sequence, default: []].count < count, condition.wait(until: deadline) {}
+        while times[sequence, default: []].count < expected, condition.wait(until: deadline) {}
         return times[sequence] ?? []
     }
 }
