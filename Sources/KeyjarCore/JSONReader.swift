@@ -209,7 +209,7 @@ package struct JSONReader {
         guard let stop = current else { return nil }
         if stop == UInt8(ascii: "\"") {
             position += 1
-            return String(validating: UnsafeBufferPointer(rebasing: bytes[start..<position - 1]), as: UTF8.self)
+            return Self.validatedString(UnsafeBufferPointer(rebasing: bytes[start..<position - 1]))
         }
         guard stop == UInt8(ascii: "\\") else { return nil }
         // With escapes (an imported cookies.txt has one per field): plain runs are copied whole.
@@ -218,7 +218,7 @@ package struct JSONReader {
             switch byte {
             case UInt8(ascii: "\""):
                 position += 1
-                return String(validating: decoded, as: UTF8.self)
+                return decoded.withUnsafeBufferPointer(Self.validatedString)
             case UInt8(ascii: "\\"):
                 position += 1
                 guard let escaped = current else { return nil }
@@ -243,6 +243,14 @@ package struct JSONReader {
             }
         }
         return nil
+    }
+
+    /// The bytes as a string, nil when they are not valid UTF-8. ASCII, nearly every string of
+    /// the protocol, needs no validation; `String(validating:as:)` is generic over the encoding
+    /// and looked up type metadata at run time on every call.
+    private static func validatedString(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
+        if bytes.allSatisfy({ $0 < 0x80 }) { return String(decoding: bytes, as: UTF8.self) }
+        return String(validating: bytes, as: UTF8.self)
     }
 
     /// The scalar of a `\uXXXX` escape (the `\u` already read), joining a surrogate pair.
