@@ -249,7 +249,7 @@ public final class LoaderConnection: @unchecked Sendable {
                 transferRequest.body = .stream(fresh.stream, length: Self.declaredLength(request))
             }
         }
-        if loader.memory.withLock({ $0.trustedHosts.contains(Self.hostKey(url)) }) {
+        if loader.memory.withLock({ !$0.trustedHosts.isEmpty && $0.trustedHosts.contains(Self.hostKey(url)) }) {
             transferRequest.skipsCertificateVerification = true
         }
 
