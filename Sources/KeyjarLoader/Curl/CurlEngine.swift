@@ -44,6 +44,10 @@ final class CurlEngine: Sendable {
         var inbox: [Command] = []
         var driver = Driver.nobody
         var threadStarted = false
+        /// Another thread started or changed a load while a caller drives: the caller gives
+        /// the role to the engine thread, so that its own connection's work (cookie store,
+        /// credential lookups) never holds up other loads.
+        var handOff = false
     }
 
     /// What the driver works with; touched only by the thread that holds the driver role
@@ -96,7 +100,9 @@ final class CurlEngine: Sendable {
                 return .wakeMulti
             case .caller(let thread):
                 // The driving caller posting for itself reads the inbox before it next waits.
-                return pthread_equal(thread, pthread_self()) != 0 ? .none : .wakeMulti
+                guard pthread_equal(thread, pthread_self()) == 0 else { return .none }
+                control.handOff = true
+                return .wakeMulti
             }
         }
         perform(nudge)
@@ -139,22 +145,26 @@ final class CurlEngine: Sendable {
         control.withLock { control in
             guard case .nobody = control.driver else { return false }
             control.driver = .caller(pthread_self())
+            control.handOff = false
             return true
         }
     }
 
     /// Drives the multi handle on the calling thread (which holds the driver role) until
-    /// `isDone`, running the caller's own connection work in between; then hands the role on.
+    /// `isDone` or another thread has loads of its own, running the caller's own connection
+    /// work in between; then hands the role on.
     func drive(runningBetweenSteps runJobs: () -> Void, until isDone: () -> Bool) {
+        let mustHandOff = { self.control.withLock { $0.handOff } }
         while true {
             runJobs()
-            if isDone() { break }
+            if isDone() || mustHandOff() { break }
             pump()
             runJobs()
-            if isDone() { break }
+            if isDone() || mustHandOff() { break }
             waitForActivity()
         }
         let nudge = control.withLock { control -> Nudge in
+            control.handOff = false
             guard control.inbox.isEmpty, driven.transfers.isEmpty else {
                 control.driver = .engineThread
                 if control.threadStarted { return .wakeThread }
