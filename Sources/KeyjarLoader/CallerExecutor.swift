@@ -79,12 +79,12 @@ final class CallerExecutor: Sendable {
                 engine.drive(runningBetweenSteps: runJobs, until: isDone)
                 state.withLock { $0.drivingThread = nil }
             } else {
-                // A job posted while the mark was up sent no signal.
+                // A job posted or a result set while the mark was up sent no signal.
                 let nothingQueued = state.withLock { state in
                     state.drivingThread = nil
                     return state.jobs.isEmpty
                 }
-                if nothingQueued { wakeup.wait() }
+                if nothingQueued, !isDone() { wakeup.wait() }
                 runJobs()
             }
         }
