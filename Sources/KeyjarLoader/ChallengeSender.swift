@@ -32,6 +32,6 @@ final class ChallengeSender: NSObject, URLAuthenticationChallengeSender, @unchec
     private func answer(_ disposition: ChallengeDisposition) {
         let connection = connection
         let number = number
-        connection.controlQueue.async { connection.resolveChallenge(number, disposition) }
+        connection.schedule { connection.resolveChallenge(number, disposition) }
     }
 }

@@ -22,7 +22,10 @@ public final class LoaderConnection: @unchecked Sendable {
     /// A serial queue per connection on the shared, width-limited pool. A queue made without a
     /// target is an "overcommit" queue, for which libdispatch starts a thread whenever it has
     /// work: a thousand loads in flight then ran on some 250 threads.
-    let controlQueue = DispatchQueue(label: "keyjar.loader.connection", target: .global())
+    let controlQueue: DispatchQueue
+    /// Set for a load whose caller blocks for the result: the connection's work then runs on
+    /// the caller's thread.
+    let executor: CallerExecutor?
 
     /// The protocol of the latest response head: "HTTP/1.1", "HTTP/2", … (Foundation's
     /// HTTPURLResponse does not say).
@@ -75,8 +78,11 @@ public final class LoaderConnection: @unchecked Sendable {
 
     init(
         request: URLRequest, delegate: (any LoaderConnectionDelegate)?, loader: URLLoader, delegateQueue: DispatchQueue?,
-        startImmediately: Bool
+        startImmediately: Bool, runsOnCaller: Bool = false
     ) {
+        let queue = DispatchQueue(label: "keyjar.loader.connection", target: .global())
+        controlQueue = queue
+        executor = runsOnCaller ? CallerExecutor(queue: queue) : nil
         originalRequest = request
         self.loader = loader
         self.delegate = delegate
@@ -93,13 +99,13 @@ public final class LoaderConnection: @unchecked Sendable {
             return !state.started && !state.cancelled
         }
         guard first else { return }
-        controlQueue.async { self.begin() }
+        schedule { self.begin() }
     }
 
     /// Stops the load. The delegate hears nothing more once this returns, not even a failure.
     public func cancel() {
         published.withLock { $0.cancelled = true }
-        controlQueue.async {
+        schedule {
             if let transfer = self.transfer { CurlEngine.shared.cancel(transfer) }
             self.cancelPendingChallenge()
             self.end()
@@ -107,6 +113,16 @@ public final class LoaderConnection: @unchecked Sendable {
     }
 
     var isCancelled: Bool { published.withLock { $0.cancelled } }
+
+    /// Runs `work` serially with the connection's other work: on the blocked caller's thread
+    /// when there is one, else on the control queue.
+    func schedule(_ work: @escaping @Sendable () -> Void) {
+        if let executor {
+            executor.post(work)
+        } else {
+            controlQueue.async(execute: work)
+        }
+    }
 
     // MARK: Talking to the delegate
 
@@ -233,7 +249,7 @@ public final class LoaderConnection: @unchecked Sendable {
                 transferRequest.body = .stream(fresh.stream, length: Self.declaredLength(request))
             }
         }
-        if loader.memory.withLock({ $0.trustedHosts.contains(Self.hostKey(url)) }) {
+        if loader.memory.withLock({ !$0.trustedHosts.isEmpty && $0.trustedHosts.contains(Self.hostKey(url)) }) {
             transferRequest.skipsCertificateVerification = true
         }
 
@@ -248,7 +264,7 @@ public final class LoaderConnection: @unchecked Sendable {
             // The transfer holds its connection: a load in flight keeps itself alive, as
             // NSURLConnection does, even when the caller keeps no reference.
             newTransfer = try CurlTransfer(transferRequest) { event in
-                self.controlQueue.async { self.handle(event, attempt: number) }
+                self.schedule { self.handle(event, attempt: number) }
             }
         } catch {
             fail(LoaderError.make(.unknown, "libcurl could not create a transfer", url: url))

@@ -26,15 +26,20 @@ extension URLLoader {
     /// credential storage only.
     public func sendSynchronousRequest(_ request: URLRequest) throws -> (Data, URLResponse) {
         let outcome = Mutex<Result<(Data, URLResponse), any Error>?>(nil)
-        let done = DispatchSemaphore(value: 0)
+        let executorBox = Mutex<CallerExecutor?>(nil)
         let collector = CollectingDelegate { result in
             outcome.withLock { $0 = result }
-            done.signal()
+            // The result normally comes from a job on the waiting thread itself (then this
+            // costs no system call); from anywhere else, this wakes it.
+            executorBox.withLock { $0 }?.wake()
         }
-        let connection = connection(with: request, delegate: collector, startImmediately: false)
+        let connection = LoaderConnection(
+            request: request, delegate: collector, loader: self, delegateQueue: nil, startImmediately: false, runsOnCaller: true)
         collector.connection = connection
+        guard let executor = connection.executor else { throw URLError(.unknown) }
+        executorBox.withLock { $0 = executor }
         connection.start()
-        done.wait()
+        executor.run { outcome.withLock { $0 != nil } }
         guard let result = outcome.withLock({ $0 }) else { throw URLError(.unknown) }
         return try result.get()
     }

@@ -85,6 +85,8 @@ struct SessionMemory {
     var knownBasic: [KnownBasic] = []
 
     func preemptiveBasic(for url: URL) -> KnownBasic? {
+        // Nearly always empty: skip working out the origin and path (URL's are not cheap).
+        guard !knownBasic.isEmpty else { return nil }
         let origin = RedirectRule.origin(url)
         let path = url.path.isEmpty ? "/" : url.path
         return knownBasic.last { $0.origin == origin && path.hasPrefix($0.directory) }

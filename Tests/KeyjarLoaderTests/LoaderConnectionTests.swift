@@ -258,6 +258,51 @@ struct LoaderConnectionTests {
         }
     }
 
+    /// A blocked synchronous caller drives the one multi handle itself while the engine thread
+    /// has nothing to do. Callers on several threads must all get their answers (redirects
+    /// included, which add a transfer from the driving thread).
+    @Test func synchronousCallersOnSeveralThreadsAllGetTheirAnswers() throws {
+        let loader = ephemeralLoader()
+        let failures = Mutex<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: 4) { _ in
+            for _ in 0..<10 {
+                do {
+                    let (data, response) = try loader.sendSynchronousRequest(URLRequest(url: server.url("/chain?n=2")))
+                    let body = String(decoding: data, as: UTF8.self)
+                    if body != "hello world" || response.url != server.url("/hello") {
+                        failures.withLock { $0.append("\(body) from \(response.url?.absoluteString ?? "nowhere")") }
+                    }
+                } catch {
+                    failures.withLock { $0.append("\(error)") }
+                }
+            }
+        }
+        #expect(failures.withLock { $0 }.isEmpty)
+    }
+
+    /// A delegate load that starts while a synchronous caller drives the multi handle is still
+    /// driven to its end after that caller has returned (the engine thread takes over).
+    @Test func aLoadStartedWhileASynchronousCallerDrivesOutlivesIt() throws {
+        let loader = ephemeralLoader()
+        let synchronous = Mutex<String?>(nil)
+        let returned = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            let body = (try? loader.sendSynchronousRequest(URLRequest(url: server.url("/slow?delay=0.4")))).map {
+                String(decoding: $0.0, as: UTF8.self)
+            }
+            synchronous.withLock { $0 = body }
+            returned.signal()
+        }
+        Thread.sleep(forTimeInterval: 0.1)
+        let delegate = RecordingDelegate()
+        _ = loader.connection(with: URLRequest(url: server.url("/slow?delay=1.2")), delegate: delegate)
+        #expect(returned.wait(timeout: .now() + 10) == .success)
+        #expect(synchronous.withLock { $0 } == "1234567890")
+        #expect(delegate.wait(seconds: 10))
+        #expect(delegate.body == "1234567890")
+        #expect(delegate.events.last == .finished)
+    }
+
     @Test func fileURLsLoadAndMissingFilesFail() throws {
         let path = NSTemporaryDirectory() + "keyjar-loader-\(UUID().uuidString).txt"
         try Data("from a file".utf8).write(to: URL(fileURLWithPath: path))

@@ -1,17 +1,25 @@
 import CCurl
 import Foundation
+import Glibc
 import Synchronization
 
-/// Drives every transfer of the process through one libcurl multi handle on one thread, so a
-/// thousand concurrent connections cost a thousand sockets, not a thousand threads, and
-/// keep-alive connections are shared by every request of the process.
+/// Drives every transfer of the process through one libcurl multi handle, so a thousand
+/// concurrent connections cost a thousand sockets, not a thousand threads, and keep-alive
+/// connections are shared by every request of the process.
+///
+/// One thread at a time drives the multi handle (holds the driver role): the engine's own
+/// thread, or a thread blocked in `sendSynchronousRequest` that found the engine with nothing
+/// to do. Such a caller would otherwise sleep while the engine thread works for it, and each of
+/// those two hand-overs is a cross-thread wake-up (tens of microseconds here). Whoever drives
+/// runs every transfer's callbacks; when a caller's load is over while other transfers are
+/// still running, the engine thread takes over.
 ///
 /// Other threads talk to the engine only through its inbox (then `curl_multi_wakeup`); the
-/// multi handle, the easy handles while they are added, and every libcurl callback live on the
-/// engine thread.
+/// multi handle, the easy handles while they are added, and every libcurl callback belong to
+/// the driver.
 final class CurlEngine: Sendable {
-    /// The process's engine. Its thread starts with the first transfer and then waits in
-    /// `curl_multi_poll` without timers while nothing is loading.
+    /// The process's engine. Its thread starts with the first transfer that a blocked caller
+    /// does not drive itself, and sleeps while nothing is loading.
     static let shared = CurlEngine()
 
     private enum Command {
@@ -20,15 +28,40 @@ final class CurlEngine: Sendable {
         case resume(CurlTransfer)
     }
 
-    /// A CURLM handle; only the engine thread touches it except for `curl_multi_wakeup`,
-    /// which libcurl documents as callable from any thread.
+    private enum Driver {
+        case nobody
+        case engineThread
+        case caller(pthread_t)
+    }
+
+    /// A CURLM handle; only the driver touches it except for `curl_multi_wakeup`, which
+    /// libcurl documents as callable from any thread.
     private struct MultiHandle: @unchecked Sendable {
         let pointer: UnsafeMutableRawPointer
     }
 
+    private struct Control {
+        var inbox: [Command] = []
+        var driver = Driver.nobody
+        var threadStarted = false
+        /// Another thread started or changed a load while a caller drives: the caller gives
+        /// the role to the engine thread, so that its own connection's work (cookie store,
+        /// credential lookups) never holds up other loads.
+        var handOff = false
+    }
+
+    /// What the driver works with; touched only by the thread that holds the driver role
+    /// (taking the role goes through `control`'s lock, which orders the accesses).
+    private final class Driven: @unchecked Sendable {
+        var transfers: [UnsafeMutableRawPointer: CurlTransfer] = [:]
+        var lastSweep: UInt64 = 0
+    }
+
     private let multi: MultiHandle
-    private let inbox = Mutex<[Command]>([])
-    private let started = Mutex(false)
+    private let control = Mutex(Control())
+    private let driven = Driven()
+    /// Wakes the engine thread when it is handed the driver role.
+    private let threadWakeup = DispatchSemaphore(value: 0)
 
     private init() {
         curl_global_init(Int(CURL_GLOBAL_ALL))
@@ -47,68 +80,155 @@ final class CurlEngine: Sendable {
     /// Continues a transfer paused because its receiver had too much unread data.
     func resume(_ transfer: CurlTransfer) { post(.resume(transfer)) }
 
+    private enum Nudge {
+        case none
+        case startThread
+        case wakeThread
+        case wakeMulti
+    }
+
     private func post(_ command: Command) {
-        inbox.withLock { $0.append(command) }
-        let mustStart = started.withLock { started -> Bool in
-            defer { started = true }
-            return !started
+        let nudge = control.withLock { control -> Nudge in
+            control.inbox.append(command)
+            switch control.driver {
+            case .nobody:
+                control.driver = .engineThread
+                if control.threadStarted { return .wakeThread }
+                control.threadStarted = true
+                return .startThread
+            case .engineThread:
+                return .wakeMulti
+            case .caller(let thread):
+                // The driving caller posting for itself reads the inbox before it next waits.
+                guard pthread_equal(thread, pthread_self()) == 0 else { return .none }
+                control.handOff = true
+                return .wakeMulti
+            }
         }
-        if mustStart {
-            let thread = Thread { [self] in self.run() }
+        perform(nudge)
+    }
+
+    private func perform(_ nudge: Nudge) {
+        switch nudge {
+        case .none: break
+        case .startThread:
+            let thread = Thread { [self] in self.runThread() }
             thread.name = "keyjar-loader"
             thread.start()
-        } else {
-            curl_multi_wakeup(multi.pointer)
+        case .wakeThread: threadWakeup.signal()
+        case .wakeMulti: curl_multi_wakeup(multi.pointer)
         }
     }
 
-    private func run() {
-        var transfers: [UnsafeMutableRawPointer: CurlTransfer] = [:]
-        var running: Int32 = 0
-        var lastSweep: UInt64 = 0
+    /// Breaks the driver out of its wait (for a driving caller that was sent work).
+    func wakeDriver() { curl_multi_wakeup(multi.pointer) }
+
+    private func runThread() {
         while true {
-            var sweeps = true
-            for command in inbox.withLock({ commands in defer { commands.removeAll(keepingCapacity: true) }; return commands }) {
-                switch command {
-                case .add(let transfer):
-                    if transfers[transfer.easy] == nil, curl_multi_add_handle(multi.pointer, transfer.easy) == CURLM_OK {
-                        transfers[transfer.easy] = transfer
-                        transfer.touch()
-                    } else {
-                        transfer.complete(CURLE_FAILED_INIT)
-                    }
-                case .cancel(let transfer):
-                    if transfers.removeValue(forKey: transfer.easy) != nil {
-                        curl_multi_remove_handle(multi.pointer, transfer.easy)
-                    }
-                case .resume(let transfer):
-                    if transfers[transfer.easy] != nil { curl_easy_pause(transfer.easy, CURLPAUSE_CONT) }
-                }
+            pump()
+            let idle = control.withLock { control -> Bool in
+                guard control.inbox.isEmpty, driven.transfers.isEmpty else { return false }
+                control.driver = .nobody
+                return true
             }
-            curl_multi_perform(multi.pointer, &running)
-            var remaining: Int32 = 0
-            while let message = curl_multi_info_read(multi.pointer, &remaining) {
-                guard keyjar_message_is_done(message) != 0, let easy = keyjar_message_easy_handle(message) else { continue }
-                let result = keyjar_message_result(message)
-                if let transfer = transfers.removeValue(forKey: easy) {
-                    // Remove before completing so the finished handle's connection goes back to
-                    // the pool before the receiver starts its next attempt.
-                    curl_multi_remove_handle(multi.pointer, easy)
-                    transfer.complete(result)
-                }
+            if idle {
+                // Keep-alive connections need no driving while nothing loads.
+                threadWakeup.wait()
+            } else {
+                waitForActivity()
             }
-            let now = DispatchTime.now().uptimeNanoseconds
-            // A sweep every 50 ms is plenty for timeouts of a second or more, and keeps a
-            // thousand busy transfers from being scanned on every wakeup.
-            if now - lastSweep > 50_000_000 { lastSweep = now } else { sweeps = false }
-            for (easy, transfer) in transfers where sweeps && transfer.isIdle(at: now) {
-                transfers[easy] = nil
-                curl_multi_remove_handle(multi.pointer, easy)
-                transfer.complete(CURLE_OPERATION_TIMEDOUT)
-            }
-            // curl_multi_poll lowers the timeout to libcurl's own next deadline; while
-            // anything loads, wake often enough to notice idle timeouts.
-            curl_multi_poll(multi.pointer, nil, 0, transfers.isEmpty ? 60_000 : 100, nil)
         }
+    }
+
+    /// Takes the driver role for the calling thread if nobody holds it.
+    func takeDriverRole() -> Bool {
+        control.withLock { control in
+            guard case .nobody = control.driver else { return false }
+            control.driver = .caller(pthread_self())
+            control.handOff = false
+            return true
+        }
+    }
+
+    /// Drives the multi handle on the calling thread (which holds the driver role) until
+    /// `isDone` or another thread has loads of its own, running the caller's own connection
+    /// work in between; then hands the role on.
+    func drive(runningBetweenSteps runJobs: () -> Void, until isDone: () -> Bool) {
+        let mustHandOff = { self.control.withLock { $0.handOff } }
+        while true {
+            runJobs()
+            if isDone() || mustHandOff() { break }
+            pump()
+            runJobs()
+            if isDone() || mustHandOff() { break }
+            waitForActivity()
+        }
+        let nudge = control.withLock { control -> Nudge in
+            control.handOff = false
+            guard control.inbox.isEmpty, driven.transfers.isEmpty else {
+                control.driver = .engineThread
+                if control.threadStarted { return .wakeThread }
+                control.threadStarted = true
+                return .startThread
+            }
+            control.driver = .nobody
+            return .none
+        }
+        perform(nudge)
+    }
+
+    /// One round of the driver's work: commands from other threads, libcurl's transfers,
+    /// finished transfers, idle timeouts.
+    private func pump() {
+        let commands = control.withLock { control in
+            defer { control.inbox.removeAll(keepingCapacity: true) }
+            return control.inbox
+        }
+        for command in commands {
+            switch command {
+            case .add(let transfer):
+                if driven.transfers[transfer.easy] == nil, curl_multi_add_handle(multi.pointer, transfer.easy) == CURLM_OK {
+                    driven.transfers[transfer.easy] = transfer
+                    transfer.touch()
+                } else {
+                    transfer.complete(CURLE_FAILED_INIT)
+                }
+            case .cancel(let transfer):
+                if driven.transfers.removeValue(forKey: transfer.easy) != nil {
+                    curl_multi_remove_handle(multi.pointer, transfer.easy)
+                }
+            case .resume(let transfer):
+                if driven.transfers[transfer.easy] != nil { curl_easy_pause(transfer.easy, CURLPAUSE_CONT) }
+            }
+        }
+        var running: Int32 = 0
+        curl_multi_perform(multi.pointer, &running)
+        var remaining: Int32 = 0
+        while let message = curl_multi_info_read(multi.pointer, &remaining) {
+            guard keyjar_message_is_done(message) != 0, let easy = keyjar_message_easy_handle(message) else { continue }
+            let result = keyjar_message_result(message)
+            if let transfer = driven.transfers.removeValue(forKey: easy) {
+                // Remove before completing so the finished handle's connection goes back to
+                // the pool before the receiver starts its next attempt.
+                curl_multi_remove_handle(multi.pointer, easy)
+                transfer.complete(result)
+            }
+        }
+        let now = DispatchTime.now().uptimeNanoseconds
+        // A sweep every 50 ms is plenty for timeouts of a second or more, and keeps a
+        // thousand busy transfers from being scanned on every wakeup.
+        guard now - driven.lastSweep > 50_000_000 else { return }
+        driven.lastSweep = now
+        for (easy, transfer) in driven.transfers where transfer.isIdle(at: now) {
+            driven.transfers[easy] = nil
+            curl_multi_remove_handle(multi.pointer, easy)
+            transfer.complete(CURLE_OPERATION_TIMEDOUT)
+        }
+    }
+
+    private func waitForActivity() {
+        // curl_multi_poll lowers the timeout to libcurl's own next deadline; while anything
+        // loads, wake often enough to notice idle timeouts.
+        curl_multi_poll(multi.pointer, nil, 0, driven.transfers.isEmpty ? 60_000 : 100, nil)
     }
 }

@@ -58,6 +58,9 @@ final class CurlTransfer: @unchecked Sendable {
     static let pauseThreshold = 4 << 20
     static let resumeThreshold = 1 << 20
 
+    /// `KEYJAR_LOADER_TRACE`, read once: the environment is a linear scan per lookup.
+    private static let traces = getenv("KEYJAR_LOADER_TRACE") != nil
+
     let easy: UnsafeMutableRawPointer
     private let receive: @Sendable (TransferEvent) -> Void
     private var headerList: UnsafeMutablePointer<curl_slist>?
@@ -106,7 +109,7 @@ final class CurlTransfer: @unchecked Sendable {
         set(CURLOPT_NOSIGNAL, 1)
         // A debugging aid: libcurl's own trace on stderr. It shows request headers, so it is
         // never on unless asked for.
-        if getenv("KEYJAR_LOADER_TRACE") != nil { set(CURLOPT_VERBOSE, 1) }
+        if Self.traces { set(CURLOPT_VERBOSE, 1) }
         // Redirects and challenges go through the delegate, hop by hop.
         set(CURLOPT_FOLLOWLOCATION, 0)
         // gzip, deflate, br and zstd, decoded by libcurl, whatever this build supports.
