@@ -16,6 +16,8 @@ extension KeyjarService {
     func handle(_ request: Request, from client: ClientConnection) -> Answer {
         // Whatever this request sees or does comes after every event committed before it.
         flushBroadcasts()
+        // For the answers that complete later: they run on this loop again.
+        let origin = NIOLoopBound(client, eventLoop: eventLoop)
         switch request {
         case .setCredential(let space, let user, let password, let makeDefault):
             return .later(
@@ -23,12 +25,12 @@ extension KeyjarService {
                     let record = CredentialRecord(
                         space: space, user: user, persistence: .permanent, isDefault: makeDefault,
                         created: Date().timeIntervalSince1970)
-                    return .committed(sequence: try self.commit([.saveCredential(record)], origin: client))
+                    return .committed(sequence: try self.commit([.saveCredential(record)], origin: origin.value))
                 })
         case .removeCredential(let space, let user):
             return .later(
                 offLoop { secrets in _ = try secrets.removePassword(for: space, user: user) }.flatMapThrowing { _ in
-                    .committed(sequence: try self.commit([.removeCredential(space, user: user)], origin: client))
+                    .committed(sequence: try self.commit([.removeCredential(space, user: user)], origin: origin.value))
                 })
         case .password(let space, let user):
             do {
@@ -38,7 +40,7 @@ extension KeyjarService {
             }
             return .later(
                 offLoop { secrets in try secrets.password(for: space, user: user) }.map { password in
-                    _ = try? self.commit([.credentialUsed(space, user: user, at: Date().timeIntervalSince1970)], origin: client)
+                    _ = try? self.commit([.credentialUsed(space, user: user, at: Date().timeIntervalSince1970)], origin: origin.value)
                     return .password(password: password)
                 })
         case .status:
