@@ -112,13 +112,11 @@ public enum KeyjarServer {
         ready(configuration.socketPath)
 
         // Checkpoints run on the thread pool, on their own connection: never inside a commit.
-        let checkpoints = loop.scheduleRepeatedAsyncTask(
+        let checkpoints = loop.scheduleRepeatedTask(
             initialDelay: .seconds(1), delay: .nanoseconds(Int64(configuration.checkpointInterval.components.seconds) * 1_000_000_000
                 + configuration.checkpointInterval.components.attoseconds / 1_000_000_000)
         ) { _ in
-            threadPool.runIfActive(eventLoop: loop) {
-                do { try database.checkpoint() } catch { logger.debug("checkpoint skipped", metadata: ["error": "\(error)"]) }
-            }
+            service.checkpointInBackground()
         }
         let expirySeconds = max(1, configuration.expiryInterval.components.seconds)
         let expiry = loop.scheduleRepeatedTask(initialDelay: .seconds(expirySeconds), delay: .seconds(expirySeconds)) { _ in

@@ -24,6 +24,8 @@ final class KeyjarService: Sendable {
         var pendingBroadcasts: [PendingBroadcast] = []
         var isFlushScheduled = false
         var isShuttingDown = false
+        var isCheckpointing = false
+        var lastWrite = NIODeadline.now()
 
         init(jar: CookieJar) { self.jar = jar }
     }
@@ -160,6 +162,7 @@ final class KeyjarService: Sendable {
         flushBroadcasts()
         do {
             let events = try database.commit(writes)
+            state.lastWrite = .now()
             broadcast(events, origin: origin)
             return events.last?.sequence
         } catch {
@@ -181,6 +184,30 @@ final class KeyjarService: Sendable {
     }
 
     // MARK: - Maintenance
+
+    /// A WAL larger than this is truncated once writes have paused for a second.
+    static let walBytesKeptWhenIdle = 4 << 20
+
+    /// Moves the WAL into the database on the thread pool, never inside a commit.
+    ///
+    /// While writes keep coming, a passive checkpoint never catches up with the writer, so the
+    /// WAL only grows (about 8 KB per acknowledged Set-Cookie). Once writes have paused for a
+    /// second, a large WAL is checkpointed in TRUNCATE mode instead, so that a burst does not
+    /// leave hundreds of megabytes on disk. That mode holds writers back while it runs: a write
+    /// arriving just then waits for it (SQLite's busy timeout), which only happens after a pause.
+    func checkpointInBackground() {
+        guard !state.isCheckpointing, !state.isShuttingDown else { return }
+        let truncate = NIODeadline.now() - state.lastWrite > .seconds(1)
+            && database.walFileBytes > Self.walBytesKeptWhenIdle
+        state.isCheckpointing = true
+        let database = self.database
+        let logger = self.logger
+        let service = NIOLoopBound(self, eventLoop: eventLoop)
+        threadPool.runIfActive(eventLoop: eventLoop) { try database.checkpoint(truncate: truncate) }.whenComplete { result in
+            service.value.state.isCheckpointing = false
+            if case .failure(let error) = result { logger.debug("checkpoint skipped", metadata: ["error": "\(error)"]) }
+        }
+    }
 
     /// Drops expired cookies (and tells everyone).
     func purgeExpired(now: Date = Date()) {

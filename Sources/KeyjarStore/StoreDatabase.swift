@@ -410,6 +410,12 @@ public final class StoreDatabase: @unchecked Sendable {
         }
     }
 
+    /// The size of the WAL file (0 when there is none).
+    public var walFileBytes: Int {
+        var info = stat()
+        return stat(path + "-wal", &info) == 0 ? Int(info.st_size) : 0
+    }
+
     /// The schema as SQLite stores it, for the golden-schema test against `Schemas/store.sql`.
     public func schemaDump() throws -> String {
         try withWriter { connection in

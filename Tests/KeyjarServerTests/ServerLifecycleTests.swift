@@ -25,6 +25,26 @@ struct ServerLifecycleTests {
         print("exit", os.waitstatus_to_exitcode(status), flush=True)
         """
 
+    @Test func aBurstOfWritesLeavesNoLargeWALOnceWritesPause() throws {
+        // Given a keyjard that takes 1,500 acknowledged writes back to back (a WAL of ~12 MB)
+        let daemon = try DaemonProcess()
+        defer { #expect(daemon.stop() == 0) }
+        let client = try TestClient(socketPath: daemon.socketPath)
+        for index in 0..<1_500 {
+            try client.setCookies(["c\(index % 50)=\(index)"], from: "https://burst\(index % 50).example/")
+        }
+        let wal = daemon.databasePath + "-wal"
+        func walBytes() -> Int { ((try? FileManager.default.attributesOfItem(atPath: wal))?[.size] as? Int) ?? 0 }
+        #expect(walBytes() > 4 << 20, "the burst should have grown the WAL")
+        // When writes pause, then the WAL is folded in and cut back within a few seconds...
+        let deadline = Date().addingTimeInterval(10)
+        while walBytes() > 4 << 20, Date() < deadline { Thread.sleep(forTimeInterval: 0.1) }
+        #expect(walBytes() <= 4 << 20)
+        // ...and nothing was lost.
+        #expect(try client.snapshot().cookies.count == 50)
+        #expect(try client.cookieHeader(for: "https://burst7.example/") == "c7=1457")
+    }
+
     @Test func servesASocketPassedBySystemd() throws {
         let directory = try TemporaryDirectory()
         let socketPath = directory.path("run/keyjar.sock")
