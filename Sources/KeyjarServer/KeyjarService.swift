@@ -11,8 +11,9 @@ import NIOPosix
 ///
 /// All of its state lives on one event loop, the one that also runs every client connection,
 /// so a request is read, applied, committed and answered without a thread hop. Every write is
-/// committed to SQLite (with its change-log entry, ~30 µs in WAL mode) before it is
-/// acknowledged, then pushed to every subscriber, so all clients see one order of changes.
+/// committed to SQLite (with its change-log entry, ~20–30 µs in WAL mode) before it is
+/// acknowledged, and pushed to every subscriber (its writer before the acknowledgement, the
+/// others right after), so all clients see one order of changes.
 /// Secret Service calls, which cross D-Bus, run on a thread pool.
 final class KeyjarService: Sendable {
     /// What the service owns, reachable only on its event loop.
@@ -155,8 +156,8 @@ final class KeyjarService: Sendable {
     // MARK: - Writing
 
     /// Commits writes, broadcasts their events (to `origin` first), and returns the last sequence
-    /// number. On failure
-    /// the in-memory jar is reloaded from the database, so memory never runs ahead of disk.
+    /// number. On failure the in-memory jar is reloaded from the database, so memory never runs
+    /// ahead of disk.
     func commit(_ writes: [StoreDatabase.Write], origin: ClientConnection? = nil) throws(WireError) -> UInt64? {
         if state.isShuttingDown { throw WireError(code: WireError.shuttingDown, message: "keyjard is shutting down") }
         flushBroadcasts()
