@@ -2,9 +2,9 @@ import Foundation
 import KeyjarCore
 
 // Hand-written JSON for the messages on the hot path: a Set-Cookie from a client and its
-// acknowledgement, a cookie lookup, a bulk import, and the cookie events every subscriber decodes. Foundation's
-// coders cost tens of microseconds per message, a large share of an acknowledged write's
-// budget. Every other message, and any input the fast reader does not accept exactly, goes
+// acknowledgement, a cookie lookup, a bulk import, snapshots, and the cookie events every
+// subscriber decodes. Foundation's coders cost tens of microseconds per message, a large share
+// of an acknowledged write's budget. Every other message, and any input the fast reader does not accept exactly, goes
 // through `Codable`, which stays the definition of the format: tests check that both agree.
 
 extension MessageCoding {

@@ -31,8 +31,6 @@ public final class StoreDatabase: @unchecked Sendable {
     private let checkpointerLock = NSLock()
     private let commitsSinceTrim = Atomic<Int>(0)
 
-    /// Opens (creating if needed) and migrates the database at `path`.
-    /// - Throws: ``StoreError`` with code `.futureSchema` when a newer keyjard wrote it.
     /// The largest event JSON kept in the change log. A bigger change (an import) is logged as
     /// ``compactedEvent`` instead: a client that missed it resynchronises from a snapshot, which
     /// costs it no more than replaying the event, and the log cannot grow by megabytes per write.
@@ -41,6 +39,8 @@ public final class StoreDatabase: @unchecked Sendable {
     /// What the change log holds in place of an event over ``largestLoggedEvent``.
     static let compactedEvent = #"{"compacted":{}}"#
 
+    /// Opens (creating if needed) and migrates the database at `path`.
+    /// - Throws: ``StoreError`` with code `.futureSchema` when a newer keyjard wrote it.
     public init(path: String, changeLogLimit: Int = 10_000, largestLoggedEvent: Int = 1 << 20) throws {
         self.path = path
         self.changeLogLimit = changeLogLimit
