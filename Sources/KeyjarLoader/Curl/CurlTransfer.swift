@@ -84,8 +84,18 @@ final class CurlTransfer: @unchecked Sendable {
     /// How often the receiver's backlog paused this transfer.
     let pauses = Atomic<Int>(0)
 
+    /// Easy handles of finished transfers, reset to libcurl's defaults: making and freeing a
+    /// handle (several KiB, with its own buffers) for every attempt showed in a request's
+    /// profile. A pointer is owned by whoever took it out.
+    private struct IdleHandles: @unchecked Sendable {
+        var handles: [UnsafeMutableRawPointer] = []
+    }
+    private static let idleHandles = Mutex(IdleHandles())
+    /// Enough for bursts of sequential and moderately concurrent loads; beyond it handles are freed.
+    private static let maximumIdleHandles = 32
+
     init(_ request: TransferRequest, receive: @escaping @Sendable (TransferEvent) -> Void) throws(URLError) {
-        guard let easy = curl_easy_init() else { throw URLError(.unknown) }
+        guard let easy = Self.idleHandles.withLock({ $0.handles.popLast() }) ?? curl_easy_init() else { throw URLError(.unknown) }
         self.easy = easy
         self.receive = receive
         self.body = request.body
@@ -97,7 +107,16 @@ final class CurlTransfer: @unchecked Sendable {
     }
 
     deinit {
-        curl_easy_cleanup(easy)
+        // Options (the header list, the callbacks' context pointing at this object) are
+        // cleared before the handle may be taken again; connections stay in the multi handle.
+        curl_easy_reset(easy)
+        let easy = easy
+        let kept = Self.idleHandles.withLock { idle in
+            guard idle.handles.count < Self.maximumIdleHandles else { return false }
+            idle.handles.append(easy)
+            return true
+        }
+        if !kept { curl_easy_cleanup(easy) }
         curl_slist_free_all(headerList)
         errorBuffer.deallocate()
     }
@@ -113,7 +132,7 @@ final class CurlTransfer: @unchecked Sendable {
         // Redirects and challenges go through the delegate, hop by hop.
         set(CURLOPT_FOLLOWLOCATION, 0)
         // gzip, deflate, br and zstd, decoded by libcurl, whatever this build supports.
-        if !request.headerLines.contains(where: { $0.lowercased().hasPrefix("accept-encoding:") }) {
+        if !request.headerLines.contains(where: { ResponseHead.isField($0, named: "Accept-Encoding") }) {
             set(CURLOPT_ACCEPT_ENCODING, "")
         }
         _ = keyjar_easy_setopt_pointer(easy, CURLOPT_ERRORBUFFER, errorBuffer)
