@@ -68,6 +68,17 @@ import Testing
         #expect(message.hasPrefix("the header line"))
     }
 
+    /// The status line is split on bytes: the reason phrase keeps its inner spaces.
+    @Test func theStatusLineSplitsIntoVersionCodeAndReason() throws {
+        let parsed = try head(["HTTP/1.1 404 Not  Found here", ""])
+        #expect(parsed.httpVersion == "HTTP/1.1" && parsed.statusCode == 404 && parsed.reasonPhrase == "Not  Found here")
+        #expect(parse(["HTTP/1.1 99 Low"]).count == 1)
+        guard case .malformed? = parse(["HTTP/1.1 99 Low"]).last else {
+            Issue.record("a two-digit status was accepted")
+            return
+        }
+    }
+
     @Test func aStatusLineThatIsNotHTTPIsAnError() {
         guard case .malformed(let message)? = parse(["HTTP/1.1 abc OK"]).last else {
             Issue.record("accepted")

@@ -35,7 +35,7 @@ struct ResponseHead: Sendable {
         byte &- UInt8(ascii: "A") < 26 ? byte | 0x20 : byte
     }
 
-    func value(of name: String) -> String? { values(of: name).first }
+    func value(of name: String) -> String? { fields.first { Self.sameFieldName($0.name, name) }?.value }
 
     /// Foundation's view: one entry per name, repeated fields joined by ", " as Apple does.
     var headerDictionary: [String: String] {
@@ -104,17 +104,20 @@ struct ResponseHeadParser {
             return field(
                 name: UnsafeBufferPointer(rebasing: lineBytes[..<colon]), value: UnsafeBufferPointer(rebasing: lineBytes[(colon + 1)...]))
         }
-        let line = String(decoding: lineBytes, as: UTF8.self)
-        if line.hasPrefix("HTTP/") {
-            let parts = line.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: true)
-            guard parts.count >= 2, let code = Int(parts[1]), (100...999).contains(code) else {
-                return .malformed("the status line '\(line.prefix(80))' is not HTTP")
+        if lineBytes.starts(with: "HTTP/".utf8) {
+            // Split as bytes: splitting the String walks grapheme clusters, which showed in a
+            // request's profile.
+            let parts = lineBytes.split(separator: UInt8(ascii: " "), maxSplits: 2, omittingEmptySubsequences: true)
+            guard parts.count >= 2, let code = Int(String(decoding: parts[1], as: UTF8.self)), (100...999).contains(code) else {
+                return .malformed("the status line '\(String(decoding: lineBytes, as: UTF8.self).prefix(80))' is not HTTP")
             }
             current = ResponseHead(
-                statusCode: code, httpVersion: String(parts[0]), reasonPhrase: parts.count > 2 ? String(parts[2]) : "", fields: [])
+                statusCode: code, httpVersion: String(decoding: parts[0], as: UTF8.self),
+                reasonPhrase: parts.count > 2 ? String(decoding: parts[2], as: UTF8.self) : "", fields: [])
             return .incomplete
         }
         guard var head = current else { return .incomplete }
+        let line = String(decoding: lineBytes, as: UTF8.self)
         if line.isEmpty {
             current = nil
             bytes = 0
