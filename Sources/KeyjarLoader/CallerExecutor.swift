@@ -108,11 +108,13 @@ final class CallerExecutor: Sendable {
         }
     }
 
+    /// Runs the jobs queued when called, one at a time out of the array: taking the batch as
+    /// a copy made the array allocate again for every batch.
     private func runJobs() {
-        let jobs = state.withLock { state in
-            defer { state.jobs.removeAll(keepingCapacity: true) }
-            return state.jobs
+        var count = state.withLock { $0.jobs.count }
+        while count > 0, let job = state.withLock({ $0.jobs.isEmpty ? nil : $0.jobs.removeFirst() }) {
+            job()
+            count -= 1
         }
-        for job in jobs { job() }
     }
 }

@@ -148,11 +148,11 @@ final class CurlTransfer: @unchecked Sendable {
         let timeout = max(request.timeout, 0.001)
         set(CURLOPT_CONNECTTIMEOUT_MS, Int(min(timeout * 1000, Double(Int32.max))))
 
-        var lines = request.headerLines
-        // libcurl would otherwise add "Expect: 100-continue" to large bodies and wait for it.
-        lines.append("Expect:")
-        for line in lines { headerList = curl_slist_append(headerList, line) }
-        _ = keyjar_easy_setopt_list(easy, CURLOPT_HTTPHEADER, headerList)
+        for line in request.headerLines { headerList = line.withCString { curl_slist_append(headerList, $0) } }
+        // libcurl would otherwise add "Expect: 100-continue" to large bodies and wait for it;
+        // without a body there is nothing to suppress (and one field less to check).
+        if case .none = request.body {} else { headerList = curl_slist_append(headerList, "Expect:") }
+        if headerList != nil { _ = keyjar_easy_setopt_list(easy, CURLOPT_HTTPHEADER, headerList) }
 
         let method = request.method.uppercased()
         switch request.body {
@@ -202,7 +202,11 @@ final class CurlTransfer: @unchecked Sendable {
 
     private func set(_ option: CURLoption, _ value: Int) { _ = keyjar_easy_setopt_long(easy, option, value) }
     private func set(_ option: CURLoption, offset value: Int64) { _ = keyjar_easy_setopt_offset(easy, option, curl_off_t(value)) }
-    private func set(_ option: CURLoption, _ value: String) { _ = keyjar_easy_setopt_string(easy, option, value) }
+    /// Through `withCString`: passing a String straight to a C pointer copies a small
+    /// (inline) string into a new heap array, one allocation per option.
+    private func set(_ option: CURLoption, _ value: String) {
+        _ = value.withCString { keyjar_easy_setopt_string(easy, option, $0) }
+    }
 
     /// The receiver delivered `count` bytes; a paused transfer continues once it has room.
     func consumed(_ count: Int) {

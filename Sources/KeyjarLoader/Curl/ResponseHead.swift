@@ -111,9 +111,12 @@ struct ResponseHeadParser {
             guard parts.count >= 2, let code = Int(String(decoding: parts[1], as: UTF8.self)), (100...999).contains(code) else {
                 return .malformed("the status line '\(String(decoding: lineBytes, as: UTF8.self).prefix(80))' is not HTTP")
             }
+            var fields: [(name: String, value: String)] = []
+            // Grown one field at a time, a short head reallocated its array several times.
+            fields.reserveCapacity(16)
             current = ResponseHead(
                 statusCode: code, httpVersion: String(decoding: parts[0], as: UTF8.self),
-                reasonPhrase: parts.count > 2 ? String(decoding: parts[2], as: UTF8.self) : "", fields: [])
+                reasonPhrase: parts.count > 2 ? String(decoding: parts[2], as: UTF8.self) : "", fields: fields)
             return .incomplete
         }
         guard var head = current else { return .incomplete }
