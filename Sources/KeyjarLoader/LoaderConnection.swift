@@ -52,7 +52,8 @@ public final class LoaderConnection: @unchecked Sendable {
     }
     private let published: Mutex<Published>
 
-    // Everything below belongs to `controlQueue`.
+    // Everything below belongs to the connection's serial work (`schedule`): `controlQueue`,
+    // or the blocked caller's thread through `executor`.
     var delegate: (any LoaderConnectionDelegate)?
     private(set) var ended = false
     private var attempt = 0
