@@ -74,11 +74,13 @@ final class CollectingDelegate: LoaderConnectionDelegate, @unchecked Sendable {
 
     func connection(_ connection: LoaderConnection, didReceive response: URLResponse) {
         self.response = response
-        data.removeAll(keepingCapacity: true)
+        data = Data()
     }
 
     func connection(_ connection: LoaderConnection, didReceive data: Data) {
-        self.data.append(data)
+        // The first piece is taken as it is (Data shares its buffer): a copy into an empty
+        // buffer was an allocation and a copy of the bytes per request.
+        if self.data.isEmpty { self.data = data } else { self.data.append(data) }
     }
 
     func connectionDidFinishLoading(_ connection: LoaderConnection) {
