@@ -39,6 +39,17 @@ func runLoaderBenchmark() throws {
         guard data.count == 2 else { throw BenchmarkError("unexpected body") }
     }
 
+    // For profiling one side alone (`perf record`): 100,000 requests (or
+    // KEYJAR_BENCH_LOADER_COUNT) of that kind, no report.
+    if let only = ProcessInfo.processInfo.environment["KEYJAR_BENCH_LOADER_ONLY"] {
+        let sameRequest = try PlainCurl(
+            url: url, headers: ["User-Agent: Keyjar (libcurl)", "Cookie: session=0123456789abcdef; theme=dark", "Expect:"], acceptEncoding: true)
+        let request = only == "plain" ? plainCurl.perform : only == "plain-same" ? sameRequest.perform : loaderRequest
+        let count = Int(ProcessInfo.processInfo.environment["KEYJAR_BENCH_LOADER_COUNT"] ?? "") ?? 100_000
+        for _ in 0..<count { try request() }
+        return
+    }
+
     // Blocks of the two alternate: on a small VM a request's wall time depends mostly on
     // whether the client and the server thread share a CPU (a same-CPU wake-up is several
     // times cheaper), which the scheduler decides anew from time to time. Measured one after
@@ -79,16 +90,25 @@ func runLoaderBenchmark() throws {
 private final class PlainCurl {
     private let easy: UnsafeMutableRawPointer
 
-    init(url: URL) throws {
+    private var headers: UnsafeMutablePointer<curl_slist>?
+
+    /// `headers`: extra request fields, so that the server sees the same request as the loader's.
+    init(url: URL, headers lines: [String] = [], acceptEncoding: Bool = false) throws {
         guard let easy = curl_easy_init() else { throw BenchmarkError("curl_easy_init failed") }
         self.easy = easy
         _ = keyjar_easy_setopt_string(easy, CURLOPT_URL, url.absoluteString)
+        for line in lines { headers = curl_slist_append(headers, line) }
+        if headers != nil { _ = keyjar_easy_setopt_list(easy, CURLOPT_HTTPHEADER, headers) }
+        if acceptEncoding { _ = keyjar_easy_setopt_string(easy, CURLOPT_ACCEPT_ENCODING, "") }
         _ = keyjar_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1)
         let discard: curl_write_callback = { _, size, count, _ in size * count }
         _ = keyjar_easy_setopt_write_function(easy, CURLOPT_WRITEFUNCTION, discard)
     }
 
-    deinit { curl_easy_cleanup(easy) }
+    deinit {
+        curl_easy_cleanup(easy)
+        curl_slist_free_all(headers)
+    }
 
     func perform() throws {
         guard curl_easy_perform(easy) == CURLE_OK else { throw BenchmarkError("plain curl request failed") }

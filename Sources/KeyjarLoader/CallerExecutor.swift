@@ -8,25 +8,35 @@ import Synchronization
 /// waking a pool thread that would wake the caller in turn. On this kind of machine every
 /// cross-thread wake-up costs some 20–35 µs, more than everything else a request does.
 ///
-/// Jobs still run on the connection's serial queue (`DispatchQueue.sync` runs them on the
-/// calling thread), so they stay serial with anything another thread sends the connection.
+/// Jobs are serial without a queue: while the caller waits, only its thread runs them (others
+/// post them here), and jobs posted after it stopped waiting go to a serial queue made then,
+/// which starts only after the caller's last job.
 final class CallerExecutor: Sendable {
     private struct State {
         var jobs: [@Sendable () -> Void] = []
         /// The waiting thread while it drives the engine: work from elsewhere must break it
         /// out of libcurl's wait.
         var drivingThread: pthread_t?
-        /// The caller stopped waiting; later jobs go to the queue like any connection's.
+        /// The caller stopped waiting; later jobs go to a queue like any connection's.
         var closed = false
+        /// Made only for jobs that come after the caller (rare: the load is normally over).
+        var queue: DispatchQueue?
+
+        mutating func lateQueue(_ make: () -> DispatchQueue) -> DispatchQueue {
+            if let queue { return queue }
+            let made = make()
+            queue = made
+            return made
+        }
     }
 
-    private let queue: DispatchQueue
+    private let makeQueue: @Sendable () -> DispatchQueue
     private let engine: CurlEngine
     private let state = Mutex(State())
     private let wakeup = DispatchSemaphore(value: 0)
 
-    init(queue: DispatchQueue, engine: CurlEngine = .shared) {
-        self.queue = queue
+    init(makeQueue: @escaping @Sendable () -> DispatchQueue, engine: CurlEngine = .shared) {
+        self.makeQueue = makeQueue
         self.engine = engine
     }
 
@@ -34,12 +44,12 @@ final class CallerExecutor: Sendable {
         case none
         case signal
         case wakeDriver
-        case runElsewhere
+        case runOn(DispatchQueue)
     }
 
     func post(_ job: @escaping @Sendable () -> Void) {
         let nudge = state.withLock { state -> Nudge in
-            guard !state.closed else { return .runElsewhere }
+            guard !state.closed else { return .runOn(state.lateQueue(makeQueue)) }
             state.jobs.append(job)
             if let thread = state.drivingThread {
                 return pthread_equal(thread, pthread_self()) != 0 ? .none : .wakeDriver
@@ -51,7 +61,7 @@ final class CallerExecutor: Sendable {
         case .none: break
         case .signal: wakeup.signal()
         case .wakeDriver: engine.wakeDriver()
-        case .runElsewhere: queue.async(execute: job)
+        case .runOn(let queue): queue.async(execute: job)
         }
     }
 
@@ -62,7 +72,7 @@ final class CallerExecutor: Sendable {
             return pthread_equal(thread, pthread_self()) != 0 ? .none : .wakeDriver
         }
         switch nudge {
-        case .none, .runElsewhere: break
+        case .none, .runOn: break
         case .signal: wakeup.signal()
         case .wakeDriver: engine.wakeDriver()
         }
@@ -88,19 +98,23 @@ final class CallerExecutor: Sendable {
                 runJobs()
             }
         }
-        let left = state.withLock { state in
+        state.withLock { state in
             state.closed = true
-            defer { state.jobs.removeAll() }
-            return state.jobs
+            guard !state.jobs.isEmpty else { return }
+            // Queued under the lock, so that a job posted meanwhile cannot overtake them.
+            let queue = state.lateQueue(makeQueue)
+            for job in state.jobs { queue.async(execute: job) }
+            state.jobs.removeAll()
         }
-        for job in left { queue.async(execute: job) }
     }
 
+    /// Runs the jobs queued when called, one at a time out of the array: taking the batch as
+    /// a copy made the array allocate again for every batch.
     private func runJobs() {
-        let jobs = state.withLock { state in
-            defer { state.jobs.removeAll(keepingCapacity: true) }
-            return state.jobs
+        var count = state.withLock { $0.jobs.count }
+        while count > 0, let job = state.withLock({ $0.jobs.isEmpty ? nil : $0.jobs.removeFirst() }) {
+            job()
+            count -= 1
         }
-        for job in jobs { queue.sync(execute: job) }
     }
 }

@@ -74,7 +74,7 @@ extension LoaderConnection {
 
     /// Adds what authentication this attempt sends: answers computed from the last
     /// challenge, or Basic sent pre-emptively to a space that accepted it before.
-    func prepareAuthentication(_ request: inout TransferRequest, names: Set<String>) {
+    func prepareAuthentication(_ request: inout TransferRequest, requestSetsAuthorization: Bool) {
         for (name, value) in authentication.headers {
             request.headerLines.removeAll { $0.lowercased().hasPrefix(name.lowercased() + ":") }
             request.headerLines.append("\(name): \(value)")
@@ -82,7 +82,7 @@ extension LoaderConnection {
         request.curlAuthentication = authentication.curlServerAuthentication
         request.curlProxyAuthentication = authentication.curlProxyAuthentication
         request.proxy = loader.configuration.proxy
-        guard authentication.headers["Authorization"] == nil, !names.contains("authorization"),
+        guard authentication.headers["Authorization"] == nil, !requestSetsAuthorization,
             authentication.curlServerAuthentication == nil,
             let known = loader.memory.withLock({ $0.preemptiveBasic(for: request.url) })
         else { return }

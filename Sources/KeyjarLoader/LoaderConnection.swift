@@ -19,10 +19,11 @@ public final class LoaderConnection: @unchecked Sendable {
 
     /// The queue the caller chose for the delegate; nil when it chose none.
     let delegateQueue: DispatchQueue?
-    /// A serial queue per connection on the shared, width-limited pool. A queue made without a
-    /// target is an "overcommit" queue, for which libdispatch starts a thread whenever it has
-    /// work: a thousand loads in flight then ran on some 250 threads.
-    let controlQueue: DispatchQueue
+    /// A serial queue per connection on the shared, width-limited pool, for a connection
+    /// without a blocked caller (`executor` makes its own only if work outlives the caller).
+    /// A queue made without a target is an "overcommit" queue, for which libdispatch starts a
+    /// thread whenever it has work: a thousand loads in flight then ran on some 250 threads.
+    private let controlQueue: DispatchQueue?
     /// Set for a load whose caller blocks for the result: the connection's work then runs on
     /// the caller's thread.
     let executor: CallerExecutor?
@@ -51,7 +52,8 @@ public final class LoaderConnection: @unchecked Sendable {
     }
     private let published: Mutex<Published>
 
-    // Everything below belongs to `controlQueue`.
+    // Everything below belongs to the connection's serial work (`schedule`): `controlQueue`,
+    // or the blocked caller's thread through `executor`.
     var delegate: (any LoaderConnectionDelegate)?
     private(set) var ended = false
     private var attempt = 0
@@ -80,9 +82,10 @@ public final class LoaderConnection: @unchecked Sendable {
         request: URLRequest, delegate: (any LoaderConnectionDelegate)?, loader: URLLoader, delegateQueue: DispatchQueue?,
         startImmediately: Bool, runsOnCaller: Bool = false
     ) {
-        let queue = DispatchQueue(label: "keyjar.loader.connection", target: .global())
-        controlQueue = queue
-        executor = runsOnCaller ? CallerExecutor(queue: queue) : nil
+        // A synchronous load needs no queue of its own: creating and disposing of one cost
+        // some 1.5 µs a request, and running each job through it more.
+        controlQueue = runsOnCaller ? nil : Self.makeControlQueue()
+        executor = runsOnCaller ? CallerExecutor(makeQueue: Self.makeControlQueue) : nil
         originalRequest = request
         self.loader = loader
         self.delegate = delegate
@@ -90,6 +93,10 @@ public final class LoaderConnection: @unchecked Sendable {
         published = Mutex(Published(currentRequest: request))
         followsMainDocument = request.mainDocumentURL == nil || request.mainDocumentURL == request.url
         if startImmediately { start() }
+    }
+
+    static func makeControlQueue() -> DispatchQueue {
+        DispatchQueue(label: "keyjar.loader.connection", target: .global())
     }
 
     /// Starts the load (once; later calls do nothing).
@@ -120,7 +127,7 @@ public final class LoaderConnection: @unchecked Sendable {
         if let executor {
             executor.post(work)
         } else {
-            controlQueue.async(execute: work)
+            controlQueue?.async(execute: work)
         }
     }
 
@@ -186,7 +193,8 @@ public final class LoaderConnection: @unchecked Sendable {
     private func canonicalRequest(_ request: URLRequest) -> URLRequest {
         var request = request
         if request.httpMethod == nil { request.httpMethod = "GET" }
-        if let url = request.url, url.path.isEmpty, url.scheme == "http" || url.scheme == "https",
+        // The scheme first and the path undecoded: `path` percent-decodes into a new string.
+        if let url = request.url, url.scheme == "http" || url.scheme == "https", url.path(percentEncoded: true).isEmpty,
             var components = URLComponents(url: url, resolvingAgainstBaseURL: true)
         {
             components.path = "/"
@@ -215,23 +223,28 @@ public final class LoaderConnection: @unchecked Sendable {
             return
         }
         let method = request.httpMethod ?? "GET"
-        var lines: [String] = []
         let fields = request.allHTTPHeaderFields ?? [:]
-        let names = Set(fields.keys.map { $0.lowercased() })
-        for (name, value) in loader.configuration.additionalHeaders where !names.contains(name.lowercased()) {
-            lines.append("\(name): \(value)")
-        }
-        for (name, value) in fields { lines.append("\(name): \(value)") }
-        if request.httpShouldHandleCookies, !names.contains("cookie"), let storage = loader.configuration.cookieStorage,
+        let additional = loader.configuration.additionalHeaders
+        var lines: [String] = []
+        lines.reserveCapacity(fields.count + additional.count + 2)
+        // Field names compared without lower-casing copies: most requests set no field of
+        // their own, and this runs for every attempt.
+        func requestSets(_ name: String) -> Bool { fields.keys.contains { ResponseHead.sameFieldName($0, name) } }
+        for (name, value) in additional where !requestSets(name) { lines.append(name + ": " + value) }
+        for (name, value) in fields { lines.append(name + ": " + value) }
+        if request.httpShouldHandleCookies, !requestSets("Cookie"), let storage = loader.configuration.cookieStorage,
             let header = storage.cookieHeader(
-                for: url, mainDocumentURL: mainDocumentURL, isTopLevelNavigation: followsMainDocument, httpMethod: method)
+                // A main document that is the request itself is same-site by definition: nil
+                // says so without a second URL parse and two site lookups in the jar.
+                for: url, mainDocumentURL: followsMainDocument ? nil : (request.mainDocumentURL ?? url),
+                isTopLevelNavigation: followsMainDocument, httpMethod: method)
         {
-            lines.append("Cookie: \(header)")
+            lines.append("Cookie: " + header)
         }
         var transferRequest = TransferRequest(
             url: Self.urlWithoutUserInfo(url), method: method, headerLines: lines,
             timeout: request.timeoutInterval > 0 ? request.timeoutInterval : 60)
-        prepareAuthentication(&transferRequest, names: names)
+        prepareAuthentication(&transferRequest, requestSetsAuthorization: requestSets("Authorization"))
 
         if let data = request.httpBody {
             transferRequest.body = .data(data)

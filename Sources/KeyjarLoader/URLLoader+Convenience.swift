@@ -7,17 +7,20 @@ extension URLLoader {
     /// challenges are answered from the URL and the credential storage only. Cancelling the
     /// task cancels the load (`URLError(.cancelled)`).
     public func data(for request: URLRequest) async throws -> (Data, URLResponse) {
-        let box = Mutex<LoaderConnection?>(nil)
+        let box = Mutex<(connection: LoaderConnection, collector: CollectingDelegate)?>(nil)
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                let collector = CollectingDelegate { result in continuation.resume(with: result) }
+                let collector = CollectingDelegate(url: request.url) { result in continuation.resume(with: result) }
                 let connection = connection(with: request, delegate: collector, startImmediately: false)
-                collector.connection = connection
-                box.withLock { $0 = connection }
+                box.withLock { $0 = (connection, collector) }
                 connection.start()
             }
         } onCancel: {
-            box.withLock { $0 }?.cancelCollecting()
+            guard let (connection, collector) = box.withLock({ $0 }) else { return }
+            // The waiting caller is told (unlike by `cancel()` alone); after a result this does
+            // nothing, a collector completes once.
+            collector.cancelled()
+            connection.cancel()
         }
     }
 
@@ -27,7 +30,7 @@ extension URLLoader {
     public func sendSynchronousRequest(_ request: URLRequest) throws -> (Data, URLResponse) {
         let outcome = Mutex<Result<(Data, URLResponse), any Error>?>(nil)
         let executorBox = Mutex<CallerExecutor?>(nil)
-        let collector = CollectingDelegate { result in
+        let collector = CollectingDelegate(url: request.url) { result in
             outcome.withLock { $0 = result }
             // The result normally comes from a job on the waiting thread itself (then this
             // costs no system call); from anywhere else, this wakes it.
@@ -35,7 +38,6 @@ extension URLLoader {
         }
         let connection = LoaderConnection(
             request: request, delegate: collector, loader: self, delegateQueue: nil, startImmediately: false, runsOnCaller: true)
-        collector.connection = connection
         guard let executor = connection.executor else { throw URLError(.unknown) }
         executorBox.withLock { $0 = executor }
         connection.start()
@@ -45,29 +47,19 @@ extension URLLoader {
     }
 }
 
-extension LoaderConnection {
-    /// Cancels a load whose caller waits for a result (async and synchronous calls): unlike
-    /// `cancel()`, the waiting caller is told.
-    func cancelCollecting() {
-        (delegateForCollecting)?.cancelled()
-        cancel()
-    }
-
-    private var delegateForCollecting: CollectingDelegate? {
-        controlQueue.sync { delegate as? CollectingDelegate }
-    }
-}
-
 /// Gathers a load's body for the async and synchronous calls. Touched on its connection's
 /// delegate queue only, except `cancelled()`, which is idempotent through the lock.
 final class CollectingDelegate: LoaderConnectionDelegate, @unchecked Sendable {
     private let completion: @Sendable (Result<(Data, URLResponse), any Error>) -> Void
     private let completed = Mutex(false)
-    weak var connection: LoaderConnection?
+    /// The request's URL, for the errors this reports itself (a weak reference to the
+    /// connection cost a side-table allocation per request).
+    private let url: URL?
     private var response: URLResponse?
     private var data = Data()
 
-    init(completion: @escaping @Sendable (Result<(Data, URLResponse), any Error>) -> Void) {
+    init(url: URL?, completion: @escaping @Sendable (Result<(Data, URLResponse), any Error>) -> Void) {
+        self.url = url
         self.completion = completion
     }
 
@@ -77,21 +69,23 @@ final class CollectingDelegate: LoaderConnectionDelegate, @unchecked Sendable {
     }
 
     func cancelled() {
-        complete(.failure(LoaderError.make(.cancelled, "The load was cancelled", url: connection?.originalRequest.url)))
+        complete(.failure(LoaderError.make(.cancelled, "The load was cancelled", url: url)))
     }
 
     func connection(_ connection: LoaderConnection, didReceive response: URLResponse) {
         self.response = response
-        data.removeAll(keepingCapacity: true)
+        data = Data()
     }
 
     func connection(_ connection: LoaderConnection, didReceive data: Data) {
-        self.data.append(data)
+        // The first piece is taken as it is (Data shares its buffer): a copy into an empty
+        // buffer was an allocation and a copy of the bytes per request.
+        if self.data.isEmpty { self.data = data } else { self.data.append(data) }
     }
 
     func connectionDidFinishLoading(_ connection: LoaderConnection) {
         guard let response else {
-            complete(.failure(LoaderError.make(.badServerResponse, "The load ended without a response", url: connection.originalRequest.url)))
+            complete(.failure(LoaderError.make(.badServerResponse, "The load ended without a response", url: url)))
             return
         }
         complete(.success((data, response)))

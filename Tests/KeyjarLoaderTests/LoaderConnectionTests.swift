@@ -122,6 +122,23 @@ struct LoaderConnectionTests {
         #expect(cookies.first { $0.name == "d" }?.expires != nil)
     }
 
+    /// A request that is its own main document (or has none) is same-site and gets
+    /// SameSite=Strict cookies; one from another site's document does not.
+    @Test func sameSiteCookiesFollowTheMainDocument() throws {
+        let loader = ephemeralLoader()
+        let storage = try #require(loader.configuration.cookieStorage)
+        let url = server.url("/echo")
+        try storage.storeCookies(fromResponseHeaders: ["strict=1; SameSite=Strict; Path=/", "lax=2; Path=/"], for: url, mainDocumentURL: url)
+        func cookieHeader(mainDocument: URL?) throws -> String? {
+            var request = URLRequest(url: url)
+            request.mainDocumentURL = mainDocument
+            return try decodeEcho(load(request, with: loader).body).headers["cookie"]
+        }
+        #expect(try cookieHeader(mainDocument: nil) == "strict=1; lax=2")
+        #expect(try cookieHeader(mainDocument: url) == "strict=1; lax=2")
+        #expect(try !(cookieHeader(mainDocument: server.url("/", host: "localhost")) ?? "").contains("strict"))
+    }
+
     @Test func aRequestCanOptOutOfCookies() throws {
         let loader = ephemeralLoader()
         _ = load(URLRequest(url: server.url("/set-cookies")), with: loader)
@@ -256,6 +273,25 @@ struct LoaderConnectionTests {
         } catch let error as URLError {
             #expect(error.code == .cancelled)
         }
+    }
+
+    /// libcurl handles are kept for later transfers: nothing of a PUT with a body and its own
+    /// field may reach the GET that takes the handle next (over the same kept-alive connection).
+    @Test func aReusedTransferCarriesNothingOfTheLoadBefore() throws {
+        let loader = ephemeralLoader()
+        var put = URLRequest(url: server.url("/echo"))
+        put.httpMethod = "PUT"
+        put.httpBody = Data("payload".utf8)
+        put.setValue("1", forHTTPHeaderField: "X-Once")
+        let (putData, _) = try loader.sendSynchronousRequest(put)
+        let first = try decodeEcho(String(decoding: putData, as: UTF8.self))
+        #expect(first.method == "PUT" && first.body == "payload" && first.headers["x-once"] == "1")
+
+        let (getData, _) = try loader.sendSynchronousRequest(URLRequest(url: server.url("/echo")))
+        let second = try decodeEcho(String(decoding: getData, as: UTF8.self))
+        #expect(second.method == "GET" && second.body.isEmpty && second.headers["x-once"] == nil)
+        #expect(second.headers["content-length"] == nil)
+        #expect(second.peer == first.peer)
     }
 
     /// A blocked synchronous caller drives the one multi handle itself while the engine thread

@@ -34,6 +34,25 @@ import Testing
                                  "SET-COOKIE: b=2", "Non-ASCII: caf\u{e9} \u{a0}"])
     }
 
+    /// Foundation's dictionary: repeated fields joined under the first spelling of the name.
+    @Test func theHeaderDictionaryJoinsRepeatedFieldsUnderTheirFirstName() throws {
+        let parsed = try head(["HTTP/1.1 200 OK", "Vary: a", "ETag: x", "vary: b", "VARY: c", "X-One: 1", ""])
+        #expect(parsed.headerDictionary == ["Vary": "a, b, c", "ETag": "x", "X-One": "1"])
+        // Past 32 fields the dictionary is built another way; the outcome is the same.
+        let many = try head(["HTTP/1.1 200 OK", "Vary: a"] + (0..<40).map { "F\($0): \($0)" } + ["VARY: b", ""])
+        #expect(many.headerDictionary["Vary"] == "a, b" && many.headerDictionary.count == 41)
+    }
+
+    /// Only letters fold: "@" and "`" (or "[" and "{") are different names.
+    @Test func fieldNamesCompareASCIICaseInsensitivelyOnLettersOnly() {
+        #expect(ResponseHead.sameFieldName("Set-Cookie", "set-COOKIE"))
+        #expect(!ResponseHead.sameFieldName("X@", "x`") && !ResponseHead.sameFieldName("a[", "a{"))
+        #expect(!ResponseHead.sameFieldName("Cookie", "Cookie2"))
+        #expect(ResponseHead.isField("accept-ENCODING: gzip", named: "Accept-Encoding"))
+        #expect(!ResponseHead.isField("Accept-Encodings: gzip", named: "Accept-Encoding"))
+        #expect(!ResponseHead.isField("Accept-Encoding", named: "Accept-Encoding"))
+    }
+
     @Test func interimResponsesAreSkippedAndFoldedLinesJoined() throws {
         let parsed = try head(["HTTP/1.1 100 Continue", "", "HTTP/2 201", "X-Folded: one", "   two", "\tthree", ""])
         #expect(parsed.statusCode == 201 && parsed.httpVersion == "HTTP/2" && parsed.reasonPhrase.isEmpty)
@@ -47,6 +66,17 @@ import Testing
             return
         }
         #expect(message.hasPrefix("the header line"))
+    }
+
+    /// The status line is split on bytes: the reason phrase keeps its inner spaces.
+    @Test func theStatusLineSplitsIntoVersionCodeAndReason() throws {
+        let parsed = try head(["HTTP/1.1 404 Not  Found here", ""])
+        #expect(parsed.httpVersion == "HTTP/1.1" && parsed.statusCode == 404 && parsed.reasonPhrase == "Not  Found here")
+        #expect(parse(["HTTP/1.1 99 Low"]).count == 1)
+        guard case .malformed? = parse(["HTTP/1.1 99 Low"]).last else {
+            Issue.record("a two-digit status was accepted")
+            return
+        }
     }
 
     @Test func aStatusLineThatIsNotHTTPIsAnError() {

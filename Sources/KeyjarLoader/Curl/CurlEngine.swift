@@ -55,6 +55,9 @@ final class CurlEngine: Sendable {
     private final class Driven: @unchecked Sendable {
         var transfers: [UnsafeMutableRawPointer: CurlTransfer] = [:]
         var lastSweep: UInt64 = 0
+        /// The inbox's commands being handled; swapped with the inbox so that neither array
+        /// allocates again on every round.
+        var commands: [Command] = []
     }
 
     private let multi: MultiHandle
@@ -180,11 +183,11 @@ final class CurlEngine: Sendable {
     /// One round of the driver's work: commands from other threads, libcurl's transfers,
     /// finished transfers, idle timeouts.
     private func pump() {
-        let commands = control.withLock { control in
-            defer { control.inbox.removeAll(keepingCapacity: true) }
-            return control.inbox
+        control.withLock { control in
+            if !control.inbox.isEmpty { swap(&control.inbox, &driven.commands) }
         }
-        for command in commands {
+        defer { driven.commands.removeAll(keepingCapacity: true) }
+        for command in driven.commands {
             switch command {
             case .add(let transfer):
                 if driven.transfers[transfer.easy] == nil, curl_multi_add_handle(multi.pointer, transfer.easy) == CURLM_OK {

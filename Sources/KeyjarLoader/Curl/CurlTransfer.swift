@@ -84,8 +84,18 @@ final class CurlTransfer: @unchecked Sendable {
     /// How often the receiver's backlog paused this transfer.
     let pauses = Atomic<Int>(0)
 
+    /// Easy handles of finished transfers, reset to libcurl's defaults: making and freeing a
+    /// handle (several KiB, with its own buffers) for every attempt showed in a request's
+    /// profile. A pointer is owned by whoever took it out.
+    private struct IdleHandles: @unchecked Sendable {
+        var handles: [UnsafeMutableRawPointer] = []
+    }
+    private static let idleHandles = Mutex(IdleHandles())
+    /// Enough for bursts of sequential and moderately concurrent loads; beyond it handles are freed.
+    private static let maximumIdleHandles = 32
+
     init(_ request: TransferRequest, receive: @escaping @Sendable (TransferEvent) -> Void) throws(URLError) {
-        guard let easy = curl_easy_init() else { throw URLError(.unknown) }
+        guard let easy = Self.idleHandles.withLock({ $0.handles.popLast() }) ?? curl_easy_init() else { throw URLError(.unknown) }
         self.easy = easy
         self.receive = receive
         self.body = request.body
@@ -97,7 +107,16 @@ final class CurlTransfer: @unchecked Sendable {
     }
 
     deinit {
-        curl_easy_cleanup(easy)
+        // Options (the header list, the callbacks' context pointing at this object) are
+        // cleared before the handle may be taken again; connections stay in the multi handle.
+        curl_easy_reset(easy)
+        let easy = easy
+        let kept = Self.idleHandles.withLock { idle in
+            guard idle.handles.count < Self.maximumIdleHandles else { return false }
+            idle.handles.append(easy)
+            return true
+        }
+        if !kept { curl_easy_cleanup(easy) }
         curl_slist_free_all(headerList)
         errorBuffer.deallocate()
     }
@@ -113,7 +132,7 @@ final class CurlTransfer: @unchecked Sendable {
         // Redirects and challenges go through the delegate, hop by hop.
         set(CURLOPT_FOLLOWLOCATION, 0)
         // gzip, deflate, br and zstd, decoded by libcurl, whatever this build supports.
-        if !request.headerLines.contains(where: { $0.lowercased().hasPrefix("accept-encoding:") }) {
+        if !request.headerLines.contains(where: { ResponseHead.isField($0, named: "Accept-Encoding") }) {
             set(CURLOPT_ACCEPT_ENCODING, "")
         }
         _ = keyjar_easy_setopt_pointer(easy, CURLOPT_ERRORBUFFER, errorBuffer)
@@ -129,11 +148,11 @@ final class CurlTransfer: @unchecked Sendable {
         let timeout = max(request.timeout, 0.001)
         set(CURLOPT_CONNECTTIMEOUT_MS, Int(min(timeout * 1000, Double(Int32.max))))
 
-        var lines = request.headerLines
-        // libcurl would otherwise add "Expect: 100-continue" to large bodies and wait for it.
-        lines.append("Expect:")
-        for line in lines { headerList = curl_slist_append(headerList, line) }
-        _ = keyjar_easy_setopt_list(easy, CURLOPT_HTTPHEADER, headerList)
+        for line in request.headerLines { headerList = line.withCString { curl_slist_append(headerList, $0) } }
+        // libcurl would otherwise add "Expect: 100-continue" to large bodies and wait for it;
+        // without a body there is nothing to suppress (and one field less to check).
+        if case .none = request.body {} else { headerList = curl_slist_append(headerList, "Expect:") }
+        if headerList != nil { _ = keyjar_easy_setopt_list(easy, CURLOPT_HTTPHEADER, headerList) }
 
         let method = request.method.uppercased()
         switch request.body {
@@ -183,7 +202,11 @@ final class CurlTransfer: @unchecked Sendable {
 
     private func set(_ option: CURLoption, _ value: Int) { _ = keyjar_easy_setopt_long(easy, option, value) }
     private func set(_ option: CURLoption, offset value: Int64) { _ = keyjar_easy_setopt_offset(easy, option, curl_off_t(value)) }
-    private func set(_ option: CURLoption, _ value: String) { _ = keyjar_easy_setopt_string(easy, option, value) }
+    /// Through `withCString`: passing a String straight to a C pointer copies a small
+    /// (inline) string into a new heap array, one allocation per option.
+    private func set(_ option: CURLoption, _ value: String) {
+        _ = value.withCString { keyjar_easy_setopt_string(easy, option, $0) }
+    }
 
     /// The receiver delivered `count` bytes; a paused transfer continues once it has room.
     func consumed(_ count: Int) {
