@@ -29,8 +29,25 @@ public enum Host {
             return true
         }
         guard host.hasPrefix("127.") else { return false }
-        let parts = host.split(separator: ".", omittingEmptySubsequences: false)
-        return parts.count == 4 && parts.allSatisfy { UInt8($0) != nil }
+        // Four decimal octets, read as bytes: every request to a loopback server asks, and
+        // splitting the string allocated.
+        var octets = 0
+        var value = 0
+        var digits = 0
+        for byte in host.utf8 {
+            if byte == UInt8(ascii: ".") {
+                guard digits > 0 else { return false }
+                octets += 1
+                value = 0
+                digits = 0
+            } else {
+                guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return false }
+                value = value * 10 + Int(byte - UInt8(ascii: "0"))
+                digits += 1
+                guard value <= 255, digits <= 3 else { return false }
+            }
+        }
+        return digits > 0 && octets == 3
     }
 
     /// RFC 6265bis §5.1.3: `host` domain-matches `domain` when they are identical, or when
