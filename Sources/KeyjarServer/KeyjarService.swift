@@ -80,13 +80,16 @@ final class KeyjarService: Sendable {
     /// every subscriber still sees every event in sequence order.
     private func broadcast(_ events: [StoreDatabase.LoggedEvent], origin: ClientConnection?) {
         let writer = origin.flatMap { state.subscribers[$0.id] }
+        // Nobody else to tell (a later subscriber reads these from the change log).
+        let othersListen = state.subscribers.count > (writer == nil ? 0 : 1)
+        guard writer != nil || othersListen else { return }
         for event in events {
             // The logged JSON is wrapped as it is: no event is encoded twice.
             let frame = ByteBuffer(
                 framing: MessageCoding.eventPayload(sequence: event.sequence, eventJSON: event.json).utf8,
                 allocator: ByteBufferAllocator())
             if let writer { deliver(frame, to: writer) }
-            state.pendingBroadcasts.append(PendingBroadcast(frame: frame, sentTo: writer?.id))
+            if othersListen { state.pendingBroadcasts.append(PendingBroadcast(frame: frame, sentTo: writer?.id)) }
         }
         guard !state.isFlushScheduled, !state.pendingBroadcasts.isEmpty else { return }
         state.isFlushScheduled = true
