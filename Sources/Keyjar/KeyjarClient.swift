@@ -83,7 +83,7 @@ public final class KeyjarClient: Sendable {
                     guard let client = self, client.reconnectStep(&reader) else { return }
                     continue
                 }
-                let received = Result { try socket.receive(into: &reader.buffer, timeout: 3600) }
+                let received = Result<Int?, any Error> { try socket.receive(into: &reader.buffer) }
                 guard let client = self, client.readStep(&reader, socket: socket, received: received) else { return }
             }
         }
