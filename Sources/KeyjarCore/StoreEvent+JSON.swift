@@ -22,22 +22,6 @@ extension StoreEvent {
     }
 }
 
-extension Cookie {
-    /// Cookies as a JSON array in their `Codable` shape (times as Unix seconds), written fast
-    /// enough for snapshots of 100,000 cookies.
-    public static func encodedJSONArray(_ cookies: [Cookie]) -> String {
-        var writer = JSONWriter()
-        writer.bytes.reserveCapacity(2 + cookies.count * 220)
-        writer.raw("[")
-        for (index, cookie) in cookies.enumerated() {
-            if index > 0 { writer.raw(",") }
-            writer.write(cookie)
-        }
-        writer.raw("]")
-        return writer.output
-    }
-}
-
 /// A minimal JSON writer for the cookie model, appending bytes (String appends piece by piece
 /// cost several times more).
 package struct JSONWriter {
@@ -70,6 +54,17 @@ package struct JSONWriter {
             raw("\"")
         }
         raw("}")
+    }
+
+    /// Cookies as a JSON array in their `Codable` shape: requests, replies and snapshots that
+    /// carry up to 100,000 of them.
+    package mutating func write(cookies: [Cookie]) {
+        raw("[")
+        for (index, cookie) in cookies.enumerated() {
+            if index > 0 { raw(",") }
+            write(cookie)
+        }
+        raw("]")
     }
 
     package mutating func write(_ cookie: Cookie) {

@@ -32,6 +32,20 @@ extension Cookie {
     }
 }
 
+extension Cookie {
+    /// An array of cookies; nil when it is not an array or any element is not a cookie.
+    package static func array(json: JSONValue) -> [Cookie]? {
+        guard let elements = json.array else { return nil }
+        var cookies: [Cookie] = []
+        cookies.reserveCapacity(elements.count)
+        for element in elements {
+            guard let cookie = Cookie(json: element) else { return nil }
+            cookies.append(cookie)
+        }
+        return cookies
+    }
+}
+
 extension CookieChange {
     package init?(json: JSONValue) {
         guard let keys = json.keys, let kind = json["kind"]?.string, let cookieJSON = json["cookie"],

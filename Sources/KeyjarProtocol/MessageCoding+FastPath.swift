@@ -55,12 +55,9 @@ extension MessageCoding {
             writer.write(context)
             writer.raw("}}}")
         case .insertCookies(let cookies):
-            writer.raw(#","request":{"insertCookies":{"cookies":["#)
-            for (index, cookie) in cookies.enumerated() {
-                if index > 0 { writer.raw(",") }
-                writer.write(cookie)
-            }
-            writer.raw("]}}}")
+            writer.raw(#","request":{"insertCookies":{"cookies":"#)
+            writer.write(cookies: cookies)
+            writer.raw("}}}")
         case .importCookies(let format, let text):
             // A whole cookies.txt: Foundation's encoder takes a noticeable part of an import.
             writer.raw(#","request":{"importCookies":{"format":"#)
@@ -105,16 +102,11 @@ extension MessageCoding {
                 writer.write(optionalSequence: sequence, leadingComma: true)
                 writer.raw("}}")
             case .cookies(let cookies):
-                writer.raw(#"{"cookies":{"cookies":["#)
-                for (index, cookie) in cookies.enumerated() {
-                    if index > 0 { writer.raw(",") }
-                    writer.write(cookie)
-                }
-                writer.raw("]}}")
-            case .snapshot(let snapshot):
-                writer.raw(#"{"snapshot":{"snapshot":"#)
-                guard writer.write(snapshot) else { return nil }
+                writer.raw(#"{"cookies":{"cookies":"#)
+                writer.write(cookies: cookies)
                 writer.raw("}}")
+            case .snapshot(let snapshot):
+                guard writer.write(snapshotCase: snapshot) else { return nil }
             default:
                 return nil
             }
@@ -125,9 +117,7 @@ extension MessageCoding {
         case .snapshot(let snapshot):
             // Every client starts from one, and a jar of 10,000 cookies took Foundation's coders
             // tens of milliseconds each way.
-            writer.raw(#"{"snapshot":{"snapshot":"#)
-            guard writer.write(snapshot) else { return nil }
-            writer.raw("}}")
+            guard writer.write(snapshotCase: snapshot) else { return nil }
         default:
             return nil
         }
@@ -168,24 +158,22 @@ extension JSONWriter {
 }
 
 extension JSONWriter {
-    /// A snapshot in its `Codable` shape: cookies written by hand, the small policy and
-    /// credential list through `Codable`. False when those could not be encoded.
-    mutating func write(_ snapshot: StoreSnapshot) -> Bool {
+    /// `{"snapshot":{"snapshot":…}}`, the shape of both the `snapshot` reply and the pushed
+    /// `snapshot` message: cookies written by hand, the small policy and credential list through
+    /// `Codable`. False when those could not be encoded.
+    mutating func write(snapshotCase snapshot: StoreSnapshot) -> Bool {
         guard let policy = try? MessageCoding.encoder().encode(snapshot.policy),
             let credentials = try? MessageCoding.encoder().encode(snapshot.credentials)
         else { return false }
-        raw(#"{"cookies":["#)
-        for (index, cookie) in snapshot.cookies.enumerated() {
-            if index > 0 { raw(",") }
-            write(cookie)
-        }
-        raw(#"],"policy":"#)
+        raw(#"{"snapshot":{"snapshot":{"cookies":"#)
+        write(cookies: snapshot.cookies)
+        raw(#","policy":"#)
         bytes.append(contentsOf: policy)
         raw(#","credentials":"#)
         bytes.append(contentsOf: credentials)
         raw(#","sequence":"#)
         write(integer: snapshot.sequence)
-        raw("}")
+        raw("}}}")
         return true
     }
 }
@@ -193,18 +181,12 @@ extension JSONWriter {
 extension StoreSnapshot {
     /// Cookies read by hand; the policy and credentials, small, handed back to `Codable`.
     init?(json: JSONValue) {
-        guard let keys = json.keys, keys.count == 4, let cookiesJSON = json["cookies"]?.array,
-            let policyJSON = json["policy"], let credentialsJSON = json["credentials"], let sequence = json["sequence"]?.uint64,
+        guard let keys = json.keys, keys.count == 4, let cookiesJSON = json["cookies"],
+            let cookies = Cookie.array(json: cookiesJSON), let policyJSON = json["policy"], let credentialsJSON = json["credentials"], let sequence = json["sequence"]?.uint64,
             let policy = try? MessageCoding.decoder().decode(CookiePolicy.self, from: Data(policyJSON.serialized())),
             let credentials = try? MessageCoding.decoder().decode(
                 [CredentialRecord].self, from: Data(credentialsJSON.serialized()))
         else { return nil }
-        var cookies: [Cookie] = []
-        cookies.reserveCapacity(cookiesJSON.count)
-        for cookieJSON in cookiesJSON {
-            guard let cookie = Cookie(json: cookieJSON) else { return nil }
-            cookies.append(cookie)
-        }
         self.init(cookies: cookies, policy: policy, credentials: credentials, sequence: sequence)
     }
 }
@@ -251,13 +233,8 @@ extension ClientMessage {
             else { return nil }
             self.init(id: id, request: name == "cookies" ? .cookies(context: context) : .cookieHeader(context: context))
         case "insertCookies":
-            guard bodyKeys == ["cookies"], let cookiesJSON = body["cookies"]?.array else { return nil }
-            var cookies: [Cookie] = []
-            cookies.reserveCapacity(cookiesJSON.count)
-            for cookieJSON in cookiesJSON {
-                guard let cookie = Cookie(json: cookieJSON) else { return nil }
-                cookies.append(cookie)
-            }
+            guard bodyKeys == ["cookies"], let cookiesJSON = body["cookies"], let cookies = Cookie.array(json: cookiesJSON)
+            else { return nil }
             self.init(id: id, request: .insertCookies(cookies: cookies))
         case "importCookies":
             guard bodyKeys.count == 2, let formatName = body["format"]?.string,
@@ -334,13 +311,7 @@ extension Response {
             guard let snapshotJSON = body["snapshot"], let snapshot = StoreSnapshot(json: snapshotJSON) else { return nil }
             self = .snapshot(snapshot: snapshot)
         case "cookies" where keys == ["cookies"]:
-            guard let cookiesJSON = body["cookies"]?.array else { return nil }
-            var cookies: [Cookie] = []
-            cookies.reserveCapacity(cookiesJSON.count)
-            for cookieJSON in cookiesJSON {
-                guard let cookie = Cookie(json: cookieJSON) else { return nil }
-                cookies.append(cookie)
-            }
+            guard let cookiesJSON = body["cookies"], let cookies = Cookie.array(json: cookiesJSON) else { return nil }
             self = .cookies(cookies: cookies)
         default:
             return nil

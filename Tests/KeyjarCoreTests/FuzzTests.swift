@@ -113,7 +113,9 @@ struct EventJSONTests {
             ])
             let decoded = try decoder.decode(StoreEvent.self, from: Data(event.encodedJSON().utf8))
             #expect(decoded == event)
-            let array = try decoder.decode([Cookie].self, from: Data(Cookie.encodedJSONArray([cookie, cookie]).utf8))
+            var writer = JSONWriter()
+            writer.write(cookies: [cookie, cookie])
+            let array = try decoder.decode([Cookie].self, from: Data(writer.bytes))
             #expect(array == [cookie, cookie])
         }
         let policy = StoreEvent.policy(policy: CookiePolicy(acceptPolicy: .never))

@@ -146,16 +146,12 @@ final class SQLiteStatement {
     func bind(_ values: [SQLiteValue]) throws -> SQLiteStatement {
         for (offset, value) in values.enumerated() {
             let index = Int32(offset + 1)
-            let status: Int32
             switch value {
-            case .null: status = sqlite3_bind_null(handle, index)
-            case .integer(let number): status = sqlite3_bind_int64(handle, index, number)
-            case .real(let number): status = sqlite3_bind_double(handle, index, number)
-            case .text(let text):
-                try bind(index, text: text)
-                continue
+            case .null: try bind(index, real: nil)
+            case .integer(let number): try bind(index, integer: number)
+            case .real(let number): try bind(index, real: number)
+            case .text(let text): try bind(index, text: text)
             }
-            try connection.throwing(status, sql: sql)
         }
         return self
     }
