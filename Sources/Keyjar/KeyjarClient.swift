@@ -1,6 +1,7 @@
 public import Foundation
 public import KeyjarCore
 public import KeyjarProtocol
+import Glibc
 import Synchronization
 
 /// A process's connection to keyjard, with a local replica of the shared cookie jar, policy
@@ -49,9 +50,37 @@ public final class KeyjarClient: Sendable {
 
     /// A caller waiting for the reply to its request.
     final class Waiter: @unchecked Sendable {
-        // @unchecked: `result` is written once before `done.signal()` and read after `done.wait()`.
+        // @unchecked: `result` is written once, before `isReady` is set (releasing) and
+        // `done.signal()`; it is read only after `isReady` was seen (acquiring) or `done.wait()`.
         let done = DispatchSemaphore(value: 0)
+        let isReady = Atomic(false)
         var result: Result<Response, KeyjarClientError>?
+
+        func finish(_ outcome: Result<Response, KeyjarClientError>) {
+            result = outcome
+            isReady.store(true, ordering: .releasing)
+            done.signal()
+        }
+    }
+
+    /// What the socket's reader holds: the connection and the bytes of a frame not yet whole.
+    /// The reader thread and a caller waiting for its reply both read through it, one at a
+    /// time, so frames are taken in order whoever takes them.
+    struct Receiver: ~Copyable {
+        var socket: UnixSocket?
+        var parser = FrameParser()
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+    }
+
+    /// A change to announce (notification, change streams) once no lock is held, in order.
+    enum Announcement: Sendable {
+        case event(SequencedEvent, [AsyncStream<SequencedEvent>.Continuation])
+        case resynchronised
+    }
+
+    /// What one read from the socket came to.
+    enum ReadOutcome {
+        case received, nothingYet, ended
     }
 
     struct State: Sendable {
@@ -61,10 +90,17 @@ public final class KeyjarClient: Sendable {
         var waiters: [UInt64: Waiter] = [:]
         var listeners: [UUID: AsyncStream<SequencedEvent>.Continuation] = [:]
         var closed = false
+        /// Announcements not yet made, oldest first; `announcing` while a thread makes them.
+        var announcements: [Announcement] = []
+        var announcing = false
     }
 
     public let configuration: Configuration
     private let state = Mutex(State())
+    /// Taken before `state` when both are needed, never the other way round.
+    private let receiving = Mutex(Receiver())
+    /// The reader thread's `pthread_self()`.
+    private let readerThread = Atomic<UInt>(0)
     /// Serialises frames written by several threads.
     private let sendLock = Mutex(())
 
@@ -72,19 +108,27 @@ public final class KeyjarClient: Sendable {
     /// - Throws: ``KeyjarClientError`` with code `.unreachable` when no keyjard can be reached.
     public init(configuration: Configuration = Configuration()) throws(KeyjarClientError) {
         self.configuration = configuration
-        let socket = try connectAndSynchronise(after: nil)
-        state.withLock { $0.socket = socket }
+        let (socket, parser) = try connectAndSynchronise(after: nil)
+        install(socket, parser)
+        announcePending()
         // The thread blocks in the socket without holding the client, so an idle client costs
         // no CPU and dropping it works: deinit shuts the socket, which wakes the thread.
         Thread.detachNewThread { [weak self] in
-            var reader = ReaderState()
+            self?.readerThread.store(UInt(pthread_self()), ordering: .relaxed)
+            var backoff: TimeInterval = 0.05
             while true {
                 guard let socket = self?.currentSocket() else {
-                    guard let client = self, client.reconnectStep(&reader) else { return }
+                    guard let client = self, client.reconnectStep(&backoff) else { return }
                     continue
                 }
-                let received = Result<Int?, any Error> { try socket.receive(into: &reader.buffer) }
-                guard let client = self, client.readStep(&reader, socket: socket, received: received) else { return }
+                // Waits without taking the bytes: a caller waiting for its reply may take
+                // them first (see `call`), and then this finds nothing and waits again.
+                let arrived = (try? socket.waitForBytes(timeout: nil)) ?? false
+                guard let client = self else { return }
+                let outcome = arrived ? client.receiveAvailable(from: socket) : .ended
+                if outcome == .ended { client.disconnected(socket) }
+                client.announcePending()
+                if client.state.withLock({ $0.closed }) { return }
             }
         }
     }
@@ -108,7 +152,7 @@ public final class KeyjarClient: Sendable {
     /// Connects, greets, and brings the replica up to date: a snapshot the first time, the
     /// missed events (or a snapshot when too old) after a reconnect. Runs before the socket is
     /// handed to the reader thread, so it reads its replies itself.
-    private func connectAndSynchronise(after sequence: UInt64?) throws(KeyjarClientError) -> UnixSocket {
+    private func connectAndSynchronise(after sequence: UInt64?) throws(KeyjarClientError) -> (UnixSocket, FrameParser) {
         let socket: UnixSocket
         do {
             socket = try UnixSocket.connect(path: configuration.socketPath)
@@ -166,14 +210,17 @@ public final class KeyjarClient: Sendable {
             socket.close()
             throw error
         }
-        return socket
+        // The parser may already hold what keyjard sent right after the subscribe reply.
+        return (socket, parser)
     }
 
-    /// The reader thread's own state between steps.
-    struct ReaderState {
-        var parser = FrameParser()
-        var buffer = [UInt8](repeating: 0, count: 65_536)
-        var backoff: TimeInterval = 0.05
+    /// Makes a connected socket the current one, for callers and the reader thread alike.
+    private func install(_ socket: UnixSocket, _ parser: FrameParser) {
+        receiving.withLock { receiver in
+            receiver.socket = socket
+            receiver.parser = parser
+        }
+        state.withLock { $0.socket = socket }
     }
 
     /// The connected socket; nil when disconnected or closed.
@@ -181,43 +228,64 @@ public final class KeyjarClient: Sendable {
 
     /// While disconnected: tries to reconnect and resynchronise, waiting longer after each
     /// failure (up to 2 s). False once the client is closed.
-    private func reconnectStep(_ reader: inout ReaderState) -> Bool {
+    private func reconnectStep(_ backoff: inout TimeInterval) -> Bool {
         let (lastSequence, closed) = state.withLock { ($0.replica.sequence, $0.closed) }
         if closed { return false }
-        if let reconnected = try? connectAndSynchronise(after: lastSequence) {
-            let stillOpen = state.withLock { state -> Bool in
-                guard !state.closed else { return false }
-                state.socket = reconnected
-                return true
+        if let (reconnected, parser) = try? connectAndSynchronise(after: lastSequence) {
+            announcePending()
+            guard !state.withLock({ $0.closed }) else {
+                reconnected.close()
+                return false
             }
-            if !stillOpen { reconnected.close() }
-            reader.parser = FrameParser()
-            reader.backoff = 0.05
-            return stillOpen
+            install(reconnected, parser)
+            backoff = 0.05
+            return true
         }
-        Thread.sleep(forTimeInterval: reader.backoff)
-        reader.backoff = min(reader.backoff * 2, 2)
+        Thread.sleep(forTimeInterval: backoff)
+        backoff = min(backoff * 2, 2)
         return true
     }
 
-    /// Dispatches what one read brought: replies wake their callers, events update the
-    /// replica; an error or the end of the stream means disconnected. False once closed.
-    private func readStep(
-        _ reader: inout ReaderState, socket: UnixSocket, received: Result<Int?, any Error>
-    ) -> Bool {
+    /// Takes what has arrived on `socket` without waiting, and dispatches every whole frame:
+    /// replies finish their callers, events update the replica (announced later, by
+    /// ``announcePending()``). `.ended` when the connection is over or sent garbage.
+    private func receiveAvailable(from socket: UnixSocket) -> ReadOutcome {
+        receiving.withLock { receiver in receive(&receiver, from: socket) }
+    }
+
+    /// ``receiveAvailable(from:)`` unless another thread is reading right now (then that
+    /// thread dispatches whatever arrives).
+    private func receiveAvailableIfFree(from socket: UnixSocket) -> ReadOutcome {
+        receiving.withLockIfAvailable { receiver in receive(&receiver, from: socket) } ?? .nothingYet
+    }
+
+    private func receive(_ receiver: inout Receiver, from socket: UnixSocket) -> ReadOutcome {
+        // A socket that was replaced meanwhile is not read: its descriptor may be reused.
+        guard receiver.socket?.descriptor == socket.descriptor else { return .nothingYet }
         do {
-            guard let count = try received.get() else { return true }
-            guard count > 0 else { throw ConnectionError("keyjard closed the connection") }
-            reader.parser.append(reader.buffer[0..<count])
-            while let payload = try reader.parser.next() { handle(try MessageCoding.decode(ServerMessage.self, from: payload)) }
+            guard let count = try socket.receiveWithoutSleeping(into: &receiver.buffer, until: 0) else { return .nothingYet }
+            guard count > 0 else { return .ended }
+            receiver.parser.append(receiver.buffer[0..<count])
+            while let payload = try receiver.parser.next() { handle(try MessageCoding.decode(ServerMessage.self, from: payload)) }
+            return .received
         } catch {
-            disconnected(socket)
+            // Garbage from keyjard, or a failed read: the connection is over. Shut down here,
+            // under the lock (so the descriptor is still this socket's), which also wakes the
+            // reader thread if a caller found it.
+            socket.shutdownBoth()
+            return .ended
         }
-        return !state.withLock { $0.closed }
     }
 
     /// Fails every waiting call and forgets the socket (the read loop reconnects).
     private func disconnected(_ socket: UnixSocket) {
+        let current = receiving.withLock { receiver -> Bool in
+            guard receiver.socket?.descriptor == socket.descriptor else { return false }
+            receiver.socket = nil
+            receiver.parser = FrameParser()
+            return true
+        }
+        guard current else { return }
         let waiters = state.withLock { state -> [Waiter] in
             if state.socket?.descriptor == socket.descriptor { state.socket = nil }
             defer { state.waiters.removeAll() }
@@ -225,8 +293,38 @@ public final class KeyjarClient: Sendable {
         }
         socket.close()
         for waiter in waiters {
-            waiter.result = .failure(KeyjarClientError(code: .unreachable, message: "the connection to keyjard was lost"))
-            waiter.done.signal()
+            waiter.finish(.failure(KeyjarClientError(code: .unreachable, message: "the connection to keyjard was lost")))
+        }
+    }
+
+    /// Makes the pending announcements, oldest first, on this thread, unless another thread
+    /// is already making them (it then makes these too). No lock is held meanwhile, so an
+    /// observer may call back into the client, even write.
+    private func announcePending() {
+        var batch = state.withLock { state -> [Announcement]? in
+            guard !state.announcing, !state.announcements.isEmpty else { return nil }
+            state.announcing = true
+            defer { state.announcements.removeAll() }
+            return state.announcements
+        }
+        while let current = batch {
+            for announcement in current {
+                switch announcement {
+                case .event(let event, let listeners):
+                    for listener in listeners { listener.yield(event) }
+                    KeyjarNotifications.post(event, from: self)
+                case .resynchronised:
+                    KeyjarNotifications.postResynchronised(self)
+                }
+            }
+            batch = state.withLock { state -> [Announcement]? in
+                guard !state.announcements.isEmpty else {
+                    state.announcing = false
+                    return nil
+                }
+                defer { state.announcements.removeAll() }
+                return state.announcements
+            }
         }
     }
 
@@ -244,9 +342,7 @@ public final class KeyjarClient: Sendable {
     }
 
     private func resume(_ id: UInt64, _ result: Result<Response, KeyjarClientError>) {
-        guard let waiter = state.withLock({ $0.waiters.removeValue(forKey: id) }) else { return }
-        waiter.result = result
-        waiter.done.signal()
+        state.withLock { $0.waiters.removeValue(forKey: id) }?.finish(result)
     }
 
     private func resumeAll(_ result: Result<Response, KeyjarClientError>) {
@@ -254,10 +350,7 @@ public final class KeyjarClient: Sendable {
             defer { state.waiters.removeAll() }
             return Array(state.waiters.values)
         }
-        for waiter in waiters {
-            waiter.result = result
-            waiter.done.signal()
-        }
+        for waiter in waiters { waiter.finish(result) }
     }
 
     // MARK: - Replica
@@ -267,14 +360,14 @@ public final class KeyjarClient: Sendable {
         for cookie in snapshot.cookies { jar.restore(cookie, isNew: true) }
         state.withLock { state in
             state.replica = Replica(jar: jar, credentials: snapshot.credentials, sequence: snapshot.sequence)
+            state.announcements.append(.resynchronised)
         }
-        KeyjarNotifications.postResynchronised(self)
     }
 
     private func apply(_ event: SequencedEvent) {
-        // Nil for an event the replica already has (replayed after a reconnect): not announced twice.
-        let listeners = state.withLock { state -> [AsyncStream<SequencedEvent>.Continuation]? in
-            guard event.sequence > state.replica.sequence else { return nil }
+        // An event the replica already has (replayed after a reconnect) is not announced twice.
+        state.withLock { state in
+            guard event.sequence > state.replica.sequence else { return }
             state.replica.sequence = event.sequence
             switch event.event {
             case .cookies(let changes):
@@ -289,11 +382,8 @@ public final class KeyjarClient: Sendable {
             case .credentials(let changes):
                 for change in changes { Self.apply(change, to: &state.replica.credentials) }
             }
-            return Array(state.listeners.values)
+            state.announcements.append(.event(event, Array(state.listeners.values)))
         }
-        guard let listeners else { return }
-        for listener in listeners { listener.yield(event) }
-        KeyjarNotifications.post(event, from: self)
     }
 
     private static func apply(_ change: CredentialChange, to records: inout [CredentialRecord]) {
@@ -351,12 +441,47 @@ public final class KeyjarClient: Sendable {
             state.withLock { _ = $0.waiters.removeValue(forKey: id) }
             throw KeyjarClientError(code: .unreachable, message: "the connection to keyjard was lost")
         }
-        guard waiter.done.wait(timeout: .now() + configuration.requestTimeout) == .success, let result = waiter.result else {
+        guard let result = wait(for: waiter, on: socket) else {
             state.withLock { _ = $0.waiters.removeValue(forKey: id) }
             throw KeyjarClientError(code: .timedOut, message: "keyjard did not answer within \(configuration.requestTimeout) s")
         }
         return try result.get()
     }
+
+    /// How long a caller reads the socket itself, without sleeping, before it leaves that to
+    /// the reader thread: keyjard answers a one-cookie write in 40–200 µs here, and waking
+    /// first the reader thread and then the caller would add two thread wake-ups to that
+    /// (30–70 µs each across CPUs on a small VM). Bounded, so a slow answer costs at most this
+    /// much CPU.
+    static let awakeForReply: UInt64 = 250_000
+
+    /// The caller's reply: first read for it here (see ``awakeForReply``), then leave it to
+    /// the reader thread. Nil after the request timeout.
+    private func wait(for waiter: Waiter, on socket: UnixSocket) -> Result<Response, KeyjarClientError>? {
+        let awakeUntil = monotonicNanoseconds() + Self.awakeForReply
+        while !waiter.isReady.load(ordering: .acquiring), monotonicNanoseconds() < awakeUntil {
+            if receiveAvailableIfFree(from: socket) == .ended { break }
+            if !waiter.isReady.load(ordering: .acquiring) { sched_yield() }
+        }
+        let deadline = Date().addingTimeInterval(configuration.requestTimeout)
+        if isReaderThread {
+            // A notification observer that writes runs on the reader thread: nobody else
+            // would read its reply.
+            while !waiter.isReady.load(ordering: .acquiring), Date() < deadline {
+                guard (try? socket.waitForBytes(timeout: deadline.timeIntervalSinceNow)) == true else { break }
+                if receiveAvailable(from: socket) == .ended { disconnected(socket) }
+            }
+        } else if !waiter.isReady.load(ordering: .acquiring) {
+            _ = waiter.done.wait(timeout: .now() + configuration.requestTimeout)
+        }
+        // Events this thread took off the socket are announced before the call returns, as
+        // they would have been had the reader thread taken them.
+        announcePending()
+        return waiter.isReady.load(ordering: .acquiring) ? waiter.result : nil
+    }
+
+    /// True on the thread that reads keyjard's messages (and so runs notification observers).
+    private var isReaderThread: Bool { readerThread.load(ordering: .relaxed) == UInt(pthread_self()) }
 
     /// Reads the replica under its lock.
     func withReplica<T>(_ body: (inout Replica) -> T) -> T { state.withLock { body(&$0.replica) } }

@@ -38,8 +38,19 @@ func runClientBenchmark() throws {
     }
     report("client_cookie_header", samples: samples)
 
-    // A writes, B (one of 100 connected clients) is notified; and every one of the 99 others.
+    // A write through the library, acknowledged after commit (the service benchmark's
+    // service_set_cookie_acked measures the same through a bare KeyjarConnection).
     let writer = SharedCookieStorage(client: try KeyjarClient(configuration: configuration))
+    var writes: [UInt64] = []
+    for index in 0..<5_500 {
+        guard let url = URL(string: "https://www.w\(index % 500).test/") else { throw BenchmarkError("bad URL") }
+        let start = nanoseconds()
+        _ = try writer.storeCookies(fromResponseHeaders: ["w=\(index); Max-Age=600"], for: url, mainDocumentURL: nil)
+        if index >= 500 { writes.append(nanoseconds() - start) }
+    }
+    report("client_set_cookie_acked", samples: writes)
+
+    // A writes, B (one of 100 connected clients) is notified; and every one of the 99 others.
     let others = try (0..<98).map { _ in try KeyjarClient(configuration: configuration) }
     let arrivals = Arrivals(expected: 1)
     let everyone = Arrivals(expected: others.count + 1)

@@ -55,7 +55,14 @@ public final class KeyjarConnection {
 
     /// The next frame's payload as sent, undecoded; nil on end of stream or after `timeout`.
     public func receiveRaw(timeout: TimeInterval = 10) throws -> [UInt8]? {
+        try receiveRaw(timeout: timeout, awakeUntil: 0)
+    }
+
+    /// `awakeUntil`: until when (``monotonicNanoseconds()``) to poll without sleeping before
+    /// waiting in the kernel.
+    private func receiveRaw(timeout: TimeInterval, awakeUntil: UInt64) throws -> [UInt8]? {
         let deadline = Date().addingTimeInterval(timeout)
+        var awake = awakeUntil > 0
         while true {
             if let payload = try parser.next() {
                 recordedPayloads?.append(payload)
@@ -63,7 +70,14 @@ public final class KeyjarConnection {
             }
             let remaining = deadline.timeIntervalSinceNow
             guard remaining > 0 else { return nil }
-            guard let count = try socket.receive(into: &receiveBuffer, timeout: min(remaining, 1)) else { continue }
+            let received: Int?
+            if awake {
+                received = try socket.receiveWithoutSleeping(into: &receiveBuffer, until: awakeUntil)
+                awake = received != nil
+            } else {
+                received = try socket.receive(into: &receiveBuffer, timeout: min(remaining, 1))
+            }
+            guard let count = received else { continue }
             guard count > 0 else {
                 isClosed = true
                 return nil
@@ -72,10 +86,19 @@ public final class KeyjarConnection {
         }
     }
 
+    /// How long a caller stays awake for its reply before sleeping in the kernel: keyjard
+    /// answers a one-cookie write in 40–200 µs here, and a cross-CPU wake-up would add 30–70 µs
+    /// to that. Bounded, so a slow answer (an import) costs at most this much CPU.
+    static let awakeForReply: UInt64 = 250_000
+
     /// Sends a request and returns its reply; pushed messages meanwhile are kept in `pushed`.
     public func call(_ request: Request, timeout: TimeInterval = 10) throws -> Response {
         let id = try send(request)
-        while let message = try receive(timeout: timeout) {
+        // A pushed event may come first (keyjard sends a writer its event just before the
+        // reply), so the time awake is counted from the send, not per message.
+        let awakeUntil = monotonicNanoseconds() + Self.awakeForReply
+        while let payload = try receiveRaw(timeout: timeout, awakeUntil: awakeUntil) {
+            let message = try MessageCoding.decode(ServerMessage.self, from: payload)
             switch message {
             case .reply(id, let response): return response
             case .failure(let failedID, let error) where failedID == id || failedID == nil: throw error

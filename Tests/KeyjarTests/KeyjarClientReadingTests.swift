@@ -1,0 +1,95 @@
+import Foundation
+import Keyjar
+import KeyjarCore
+import KeyjarProtocol
+import KeyjarTestSupport
+import Synchronization
+import Testing
+
+/// Callers waiting for a reply read the socket themselves, alongside the reader thread: every
+/// message must still be dispatched once and in order, and announced in order, whoever read it.
+@Suite(.timeLimit(.minutes(1)))
+struct KeyjarClientReadingTests {
+    /// Several threads of one process write while another process writes too: every call gets
+    /// its own reply, and the process announces every change once, in sequence order, on its
+    /// stream and on NotificationCenter alike.
+    @Test func concurrentCallersAndTheReaderThreadAnnounceEveryChangeOnceInOrder() async throws {
+        let daemon = try DaemonProcess()
+        defer { #expect(daemon.stop() == 0) }
+        let busy = try storage(for: daemon)
+        let other = try storage(for: daemon)
+        let stream = busy.client.changes()
+        let posted = Mutex<[UInt64]>([])
+        let observer = NotificationCenter.default.addObserver(
+            forName: KeyjarNotifications.cookiesChanged, object: busy.client, queue: nil
+        ) { notification in
+            guard let event = notification.userInfo?[KeyjarNotifications.eventKey] as? SequencedEvent else { return }
+            posted.withLock { $0.append(event.sequence) }
+        }
+        defer { NotificationCenter.default.removeObserver(observer) }
+        let first = busy.client.sequence
+
+        let threads = 4
+        let writesPerThread = 150
+        let failures = Mutex<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: threads + 1) { thread in
+            let writer = thread == threads ? other : busy
+            for index in 0..<writesPerThread {
+                let name = "t\(thread)_\(index)"
+                do {
+                    guard let url = URL(string: "https://w\(thread).example/") else { return }
+                    let problems = try writer.storeCookies(fromResponseHeaders: ["\(name)=1"], for: url, mainDocumentURL: nil)
+                    // Read-your-writes, whichever thread took the event off the socket.
+                    if problems != [nil] || writer.cookieHeader(for: url)?.contains("\(name)=1") != true {
+                        failures.withLock { $0.append("\(name): \(problems)") }
+                    }
+                } catch {
+                    failures.withLock { $0.append("\(name): \(error)") }
+                }
+            }
+        }
+        #expect(failures.withLock { $0 }.isEmpty)
+
+        let total = (threads + 1) * writesPerThread
+        let expected = Array((first + 1)...(first + UInt64(total)))
+        var streamed: [UInt64] = []
+        for await event in stream {
+            streamed.append(event.sequence)
+            if streamed.count == total { break }
+        }
+        #expect(streamed == expected)
+        #expect(eventually { posted.withLock { $0.count } >= total })
+        #expect(posted.withLock { $0 } == expected)
+    }
+
+    /// An observer runs on the thread that reads keyjard's messages; when it writes, nobody
+    /// else would read the reply, so the call reads it itself instead of waiting for the
+    /// request timeout.
+    @Test func anObserverThatWritesGetsItsReply() throws {
+        let daemon = try DaemonProcess()
+        defer { #expect(daemon.stop() == 0) }
+        let configuration = KeyjarClient.Configuration(socketPath: daemon.socketPath, autoStart: false, requestTimeout: 5)
+        let watcher = SharedCookieStorage(client: try KeyjarClient(configuration: configuration))
+        let writer = try storage(for: daemon)
+        let outcome = Mutex<String?>(nil)
+        let observer = NotificationCenter.default.addObserver(
+            forName: KeyjarNotifications.cookiesChanged, object: watcher.client, queue: nil
+        ) { _ in
+            guard outcome.withLock({ $0 == nil }), let url = URL(string: "https://echo.example/") else { return }
+            let result: String
+            do {
+                result = "\(try watcher.storeCookies(fromResponseHeaders: ["echo=1"], for: url, mainDocumentURL: nil))"
+            } catch {
+                result = "\(error)"
+            }
+            outcome.withLock { $0 = result }
+        }
+        defer { NotificationCenter.default.removeObserver(observer) }
+
+        _ = try writer.storeCookies(
+            fromResponseHeaders: ["ping=1"], for: try #require(URL(string: "https://ping.example/")), mainDocumentURL: nil)
+        #expect(eventually(timeout: 20) { outcome.withLock { $0 } != nil })
+        #expect(outcome.withLock { $0 } == "[nil]")
+        #expect(eventually { writer.cookieHeader(for: URL(string: "https://echo.example/")!) == "echo=1" })
+    }
+}
