@@ -27,91 +27,175 @@ func runClientBenchmark() throws {
     let reader = SharedCookieStorage(client: try KeyjarClient(configuration: configuration))
     print("client_replica_memory_10k: \(String(format: "%.2f", Double(heapBytesInUse() - heapBefore) / 1_048_576)) MB")
 
+    // For profiling one part alone (`perf record`): KEYJAR_BENCH_CLIENT_ONLY=write or notify
+    // skips the others; KEYJAR_BENCH_CLIENT_COUNT sets how many writes or events.
+    let environment = ProcessInfo.processInfo.environment
+    let only = environment["KEYJAR_BENCH_CLIENT_ONLY"]
+    let count = Int(environment["KEYJAR_BENCH_CLIENT_COUNT"] ?? "")
+
     let urls = (0..<500).compactMap { URL(string: "https://www.site\($0).com/some/path") }
     var samples: [UInt64] = []
-    for iteration in 0..<100_000 {
+    for iteration in 0..<(only == nil ? 100_000 : 0) {
         let url = urls[(iteration &* 7919) % urls.count]
         let start = nanoseconds()
         let header = reader.cookieHeader(for: url)
         samples.append(nanoseconds() - start)
         if header == nil { throw BenchmarkError("no header for \(url)") }
     }
-    report("client_cookie_header", samples: samples)
+    if only == nil { report("client_cookie_header", samples: samples) }
 
     // A write through the library, acknowledged after commit (the service benchmark's
     // service_set_cookie_acked measures the same through a bare KeyjarConnection).
     let writer = SharedCookieStorage(client: try KeyjarClient(configuration: configuration))
     var writes: [UInt64] = []
-    for index in 0..<5_500 {
+    for index in 0..<(only == "notify" ? 0 : (count ?? 5_000) + 500) {
         guard let url = URL(string: "https://www.w\(index % 500).test/") else { throw BenchmarkError("bad URL") }
         let start = nanoseconds()
         _ = try writer.storeCookies(fromResponseHeaders: ["w=\(index); Max-Age=600"], for: url, mainDocumentURL: nil)
         if index >= 500 { writes.append(nanoseconds() - start) }
     }
-    report("client_set_cookie_acked", samples: writes)
+    if only == "write" { return }
+    if only == nil { report("client_set_cookie_acked", samples: writes) }
 
     // A writes, B (one of 100 connected clients) is notified; and every one of the 99 others.
-    let others = try (0..<98).map { _ in try KeyjarClient(configuration: configuration) }
-    let arrivals = Arrivals(expected: 1)
-    let everyone = Arrivals(expected: others.count + 1)
-    let writerClient = writer.client
-    let observer = NotificationCenter.default.addObserver(
-        forName: KeyjarNotifications.cookiesChanged, object: nil, queue: nil
-    ) { notification in
-        guard let event = notification.userInfo?[KeyjarNotifications.eventKey] as? SequencedEvent,
-            let client = notification.object as? KeyjarClient, client !== writerClient
-        else { return }
-        let now = nanoseconds()
-        everyone.record(event.sequence, at: now)
-        if client === reader.client { arrivals.record(event.sequence, at: now) }
-    }
-    defer { NotificationCenter.default.removeObserver(observer) }
+    // Each of the 99 is its own process, as on a real desktop: 99 clients in one process would
+    // contend for that process's NotificationCenter lock and allocator, which separate
+    // processes do not share (that contention took about a tenth of their time here).
+    let events = only == "notify" ? count ?? 500 : 500
+    let peers = try (0..<99).map { _ in try NotifyPeer(socketPath: daemon.socketPath, events: events) }
     guard let site = URL(string: "https://notify.test/") else { throw BenchmarkError("bad URL") }
-    var latencies: [UInt64] = []
-    var allLatencies: [UInt64] = []
-    for index in 0..<500 {
+    var starts: [UInt64: UInt64] = [:]
+    for index in 0..<events {
         let start = nanoseconds()
         _ = try writer.storeCookies(fromResponseHeaders: ["n=\(index); Max-Age=600"], for: site, mainDocumentURL: nil)
-        let sequence = writer.client.sequence
-        guard let arrived = arrivals.wait(for: sequence, timeout: 5).first else {
-            throw BenchmarkError("no notification for \(sequence)")
-        }
-        latencies.append(arrived - start)
-        let all = everyone.wait(for: sequence, timeout: 5)
-        guard all.count == others.count + 1 else { throw BenchmarkError("only \(all.count) clients notified of \(sequence)") }
-        allLatencies += all.map { $0 - start }
-        usleep(1_000)
+        starts[writer.client.sequence] = start
+        // A change every 3 ms: time for 99 processes on 2 cores to take each one, so this
+        // measures latency, not a backlog.
+        usleep(3_000)
     }
-    print("client_notify_clients: \(others.count + 2) clients")
+    var latencies: [UInt64] = []
+    var allLatencies: [UInt64] = []
+    var peerCPU: UInt64 = 0
+    for (position, peer) in peers.enumerated() {
+        let (arrivals, cpu) = try peer.arrivals()
+        peerCPU += cpu
+        guard arrivals.count == events else { throw BenchmarkError("a peer was told of \(arrivals.count) of \(events) changes") }
+        for (sequence, time) in arrivals {
+            guard let start = starts[sequence] else { throw BenchmarkError("a peer was told of unknown change \(sequence)") }
+            allLatencies.append(time - start)
+            if position == 0 { latencies.append(time - start) }
+        }
+    }
+    print("client_notify_clients: \(peers.count + 2) clients (99 in their own processes)")
     report("client_write_to_other_notified", samples: latencies)
     // Every client's notification, wherever keyjard's fan-out reached it: the fair figure.
     report("client_write_to_all_others_notified", samples: allLatencies)
+    // What one change costs each receiving process: the sum over the 99 is what two cores
+    // must get through before the last of them has it.
+    print("client_notified_cpu_per_change_per_process: \(peerCPU / UInt64(peers.count * events)) ns")
 }
 
-/// Notification arrival times by sequence number, shared with the observers' threads.
+/// One of the 99 other processes of the notification benchmark: `keyjar-bench client-peer
+/// <socket> <events>` connects, says "ready", stamps each cookie notification as it is
+/// posted, and once it has them all prints one "sequence nanoseconds" line each.
+final class NotifyPeer {
+    private let process = Process()
+    private let output = Pipe()
+
+    init(socketPath: String, events: Int) throws {
+        process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
+        process.arguments = ["client-peer", socketPath, String(events)]
+        process.standardOutput = output
+        try process.run()
+        guard readLine() == "ready" else { throw BenchmarkError("a notify peer did not start") }
+    }
+
+    private func readLine() -> String? {
+        var line: [UInt8] = []
+        while true {
+            guard let byte = output.fileHandleForReading.readData(ofLength: 1).first else { return nil }
+            if byte == UInt8(ascii: "\n") { return String(decoding: line, as: UTF8.self) }
+            line.append(byte)
+        }
+    }
+
+    /// (sequence, arrival) for every notification, once the peer has them all, and the CPU
+    /// time the peer used meanwhile.
+    func arrivals() throws -> (arrivals: [(UInt64, UInt64)], cpu: UInt64) {
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        var cpu: UInt64 = 0
+        let arrivals = text.split(separator: "\n").compactMap { line -> (UInt64, UInt64)? in
+            let fields = line.split(separator: " ")
+            guard fields.count == 2, let second = UInt64(fields[1]) else { return nil }
+            if fields[0] == "cpu" { cpu = second }
+            return UInt64(fields[0]).map { ($0, second) }
+        }
+        return (arrivals, cpu)
+    }
+}
+
+/// CPU time of this process (all threads) so far.
+func processCPUNanoseconds() -> UInt64 {
+    var spec = timespec()
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &spec)
+    return UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec)
+}
+
+/// The peer process's side (see ``NotifyPeer``).
+func runNotifyPeer(socketPath: String, events: Int) -> Never {
+    let client: KeyjarClient
+    do {
+        client = try KeyjarClient(configuration: .init(socketPath: socketPath, autoStart: false))
+    } catch {
+        FileHandle.standardError.write(Data("client-peer: \(error)\n".utf8))
+        exit(1)
+    }
+    let arrivals = Arrivals(expected: events)
+    let observer = NotificationCenter.default.addObserver(
+        forName: KeyjarNotifications.cookiesChanged, object: client, queue: nil
+    ) { notification in
+        let now = nanoseconds()
+        guard let event = notification.userInfo?[KeyjarNotifications.eventKey] as? SequencedEvent else { return }
+        arrivals.record(event.sequence, at: now)
+    }
+    FileHandle.standardOutput.write(Data("ready\n".utf8))
+    let cpuBefore = processCPUNanoseconds()
+    // The observer does not keep the client alive, and nothing after this line uses it.
+    let received = withExtendedLifetime(client) { arrivals.wait(timeout: 120) }
+    let cpu = processCPUNanoseconds() - cpuBefore
+    NotificationCenter.default.removeObserver(observer)
+    FileHandle.standardOutput.write(Data((received.map { "\($0.0) \($0.1)\n" }.joined() + "cpu \(cpu)\n").utf8))
+    exit(0)
+}
+
+/// Notification arrival times, shared with the observer's thread; `wait` returns once all
+/// expected ones arrived (or the time ran out).
 final class Arrivals: @unchecked Sendable {
     // @unchecked: every access goes through `condition`.
     private let condition = NSCondition()
-    private var times: [UInt64: [UInt64]] = [:]
-    /// Arrivals per sequence number that complete it. The waiter is woken only then: waking it
-    /// for each of 99 clients would put 99 more thread wake-ups into what is being measured.
+    private var times: [(UInt64, UInt64)] = []
     private let expected: Int
 
-    init(expected: Int) { self.expected = expected }
+    init(expected: Int) {
+        self.expected = expected
+        times.reserveCapacity(expected)
+    }
 
     func record(_ sequence: UInt64, at time: UInt64) {
         condition.lock()
-        times[sequence, default: []].append(time)
-        if times[sequence]?.count == expected { condition.broadcast() }
+        times.append((sequence, time))
+        // Woken once, at the end: a wake-up per change would be measured too.
+        if times.count == expected { condition.broadcast() }
         condition.unlock()
     }
 
-    /// The arrivals for `sequence`: all expected ones, or fewer when the time ran out.
-    func wait(for sequence: UInt64, timeout: TimeInterval) -> [UInt64] {
+    /// (sequence, arrival) pairs: all expected ones, or fewer when the time ran out.
+    func wait(timeout: TimeInterval) -> [(UInt64, UInt64)] {
         let deadline = Date().addingTimeInterval(timeout)
         condition.lock()
         defer { condition.unlock() }
-        while times[sequence, default: []].count < expected, condition.wait(until: deadline) {}
-        return times[sequence] ?? []
+        while times.count < expected, condition.wait(until: deadline) {}
+        return times
     }
 }

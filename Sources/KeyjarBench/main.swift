@@ -4,6 +4,11 @@
 // Run: swift build -c release && .build/release/keyjar-bench [engine] [coding] [store] [service] [client] [loader]
 import Foundation
 
+// The client benchmark's other processes run this same binary.
+if CommandLine.arguments.count == 4, CommandLine.arguments[1] == "client-peer", let events = Int(CommandLine.arguments[3]) {
+    runNotifyPeer(socketPath: CommandLine.arguments[2], events: events)
+}
+
 let sections = Set(CommandLine.arguments.dropFirst())
 let unknown = sections.subtracting(["engine", "coding", "store", "service", "client", "loader"])
 guard unknown.isEmpty else {
