@@ -33,6 +33,7 @@ public final class SharedCookieStorage: Sendable {
     }
 
     private let backend: Backend
+    private let recentURLs = RecentCookieURLs()
 
     /// The connection to keyjard; nil for a store kept in memory.
     public var sharedClient: KeyjarClient? {
@@ -128,10 +129,17 @@ public final class SharedCookieStorage: Sendable {
     public func cookieHeader(
         for url: URL, mainDocumentURL: URL? = nil, isTopLevelNavigation: Bool = true, httpMethod: String = "GET"
     ) -> String? {
-        guard let context = CookieContext(
-            url: url, mainDocumentURL: mainDocumentURL, isTopLevelNavigation: isTopLevelNavigation, httpMethod: httpMethod)
+        guard let context = context(url: url, mainDocumentURL: mainDocumentURL, isTopLevelNavigation: isTopLevelNavigation, httpMethod: httpMethod)
         else { return nil }
         return withJar { $0.cookieHeader(for: context) }
+    }
+
+    /// `CookieContext(url:mainDocumentURL:…)`, with the URLs parsed through `recentURLs`.
+    private func context(url: URL, mainDocumentURL: URL?, isTopLevelNavigation: Bool, httpMethod: String) -> CookieContext? {
+        guard let cookieURL = recentURLs.cookieURL(for: url) else { return nil }
+        return CookieContext(
+            url: cookieURL, siteForCookies: mainDocumentURL.flatMap(recentURLs.cookieURL(for:)),
+            isTopLevelNavigation: isTopLevelNavigation, httpMethod: httpMethod)
     }
 
     /// Stores every Set-Cookie line of a response (one line each, never comma-joined) under the
@@ -142,8 +150,7 @@ public final class SharedCookieStorage: Sendable {
         isTopLevelNavigation: Bool = true, httpMethod: String = "GET"
     ) throws(KeyjarClientError) -> [String?] {
         if case .memory(let jar) = backend {
-            guard let context = CookieContext(
-                url: url, mainDocumentURL: mainDocumentURL, isTopLevelNavigation: isTopLevelNavigation, httpMethod: httpMethod)
+            guard let context = context(url: url, mainDocumentURL: mainDocumentURL, isTopLevelNavigation: isTopLevelNavigation, httpMethod: httpMethod)
             else { throw KeyjarClientError(code: .refused, message: "'\(url)' is not a URL with a host") }
             return storeInMemory(jar, setCookieLines) { jar, line in jar.setCookie(line, context: context) }
         }

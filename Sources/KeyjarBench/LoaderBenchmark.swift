@@ -39,11 +39,15 @@ func runLoaderBenchmark() throws {
         guard data.count == 2 else { throw BenchmarkError("unexpected body") }
     }
 
+    // The loader's request as the server sees it (its User-Agent, the jar's cookies,
+    // Accept-Encoding) from a plain easy handle: a second baseline that tells how much of the
+    // overhead is the larger request on the wire rather than the loader's own work.
+    let sameRequest = try PlainCurl(
+        url: url, headers: ["User-Agent: Keyjar (libcurl)", "Cookie: session=0123456789abcdef; theme=dark", "Expect:"], acceptEncoding: true)
+
     // For profiling one side alone (`perf record`): 100,000 requests (or
     // KEYJAR_BENCH_LOADER_COUNT) of that kind, no report.
     if let only = ProcessInfo.processInfo.environment["KEYJAR_BENCH_LOADER_ONLY"] {
-        let sameRequest = try PlainCurl(
-            url: url, headers: ["User-Agent: Keyjar (libcurl)", "Cookie: session=0123456789abcdef; theme=dark", "Expect:"], acceptEncoding: true)
         let request = only == "plain" ? plainCurl.perform : only == "plain-same" ? sameRequest.perform : loaderRequest
         let count = Int(ProcessInfo.processInfo.environment["KEYJAR_BENCH_LOADER_COUNT"] ?? "") ?? 100_000
         for _ in 0..<count { try request() }
@@ -58,30 +62,37 @@ func runLoaderBenchmark() throws {
     let blocks = 20
     let perBlock = 1_000
     _ = try timedBlock(count: perBlock, plainCurl.perform)
+    _ = try timedBlock(count: perBlock, sameRequest.perform)
     _ = try timedBlock(count: perBlock, loaderRequest)
     var plain: [UInt64] = []
+    var same: [UInt64] = []
     var samples: [UInt64] = []
-    // CPU of the whole process (the in-process server's included, the same in both): what a
+    // CPU of the whole process (the in-process server's included, the same in all): what a
     // request costs beyond wall-clock waits.
     var plainCPUTotal: UInt64 = 0
+    var sameCPUTotal: UInt64 = 0
     var loaderCPUTotal: UInt64 = 0
     for _ in 0..<blocks {
         let plainBlock = try timedBlock(count: perBlock, plainCurl.perform)
         plain += plainBlock.samples
         plainCPUTotal += plainBlock.cpu
+        let sameBlock = try timedBlock(count: perBlock, sameRequest.perform)
+        same += sameBlock.samples
+        sameCPUTotal += sameBlock.cpu
         let loaderBlock = try timedBlock(count: perBlock, loaderRequest)
         samples += loaderBlock.samples
         loaderCPUTotal += loaderBlock.cpu
     }
     let iterations = UInt64(blocks * perBlock)
-    let plainCPU = plainCPUTotal / iterations
-    let loaderCPU = loaderCPUTotal / iterations
+    let loaderMedian = Int64(percentile(samples.sorted(), 0.5))
     report("loader_plain_curl_request", samples: plain)
+    report("loader_plain_curl_same_request", samples: same)
     report("loader_request", samples: samples)
-    let overhead = Int64(percentile(samples.sorted(), 0.5)) - Int64(percentile(plain.sorted(), 0.5))
-    print("loader_overhead_over_plain_curl_median: \(overhead) ns")
-    print("loader_plain_curl_cpu_per_request: \(plainCPU) ns")
-    print("loader_cpu_per_request: \(loaderCPU) ns")
+    print("loader_overhead_over_plain_curl_median: \(loaderMedian - Int64(percentile(plain.sorted(), 0.5))) ns")
+    print("loader_overhead_over_plain_curl_same_request_median: \(loaderMedian - Int64(percentile(same.sorted(), 0.5))) ns")
+    print("loader_plain_curl_cpu_per_request: \(plainCPUTotal / iterations) ns")
+    print("loader_plain_curl_same_request_cpu_per_request: \(sameCPUTotal / iterations) ns")
+    print("loader_cpu_per_request: \(loaderCPUTotal / iterations) ns")
 
     try concurrentLoads(port: port, loader: loader)
 }

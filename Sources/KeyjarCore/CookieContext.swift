@@ -47,8 +47,14 @@ public struct CookieContext: Sendable, Hashable {
     ) {
         guard let cookieURL = CookieURL(url) else { return nil }
         self.init(
-            url: cookieURL, siteForCookies: mainDocumentURL.flatMap(CookieURL.init),
-            isTopLevelNavigation: isTopLevelNavigation, isSafeMethod: Self.isSafe(httpMethod),
+            url: cookieURL, siteForCookies: mainDocumentURL.flatMap(CookieURL.init), isTopLevelNavigation: isTopLevelNavigation,
+            httpMethod: httpMethod, api: api)
+    }
+
+    /// A context from parsed URLs and a request method as Foundation spells it.
+    public init(url: CookieURL, siteForCookies: CookieURL?, isTopLevelNavigation: Bool, httpMethod: String, api: CookieAPI = .http) {
+        self.init(
+            url: url, siteForCookies: siteForCookies, isTopLevelNavigation: isTopLevelNavigation, isSafeMethod: Self.isSafe(httpMethod),
             api: api)
     }
 }

@@ -13,7 +13,7 @@ import Synchronization
 /// which starts only after the caller's last job.
 final class CallerExecutor: Sendable {
     private struct State {
-        var jobs: [@Sendable () -> Void] = []
+        var jobs: [@Sendable () -> Void]
         /// The waiting thread while it drives the engine: work from elsewhere must break it
         /// out of libcurl's wait.
         var drivingThread: pthread_t?
@@ -32,12 +32,17 @@ final class CallerExecutor: Sendable {
 
     private let makeQueue: @Sendable () -> DispatchQueue
     private let engine: CurlEngine
-    private let state = Mutex(State())
+    private let state: Mutex<State>
     private let wakeup = DispatchSemaphore(value: 0)
 
     init(makeQueue: @escaping @Sendable () -> DispatchQueue, engine: CurlEngine = .shared) {
         self.makeQueue = makeQueue
         self.engine = engine
+        // Room for a load's usual batch (its start, then head, body and end from one round of
+        // the engine): grown from empty, the array was allocated three times per request.
+        var jobs: [@Sendable () -> Void] = []
+        jobs.reserveCapacity(4)
+        state = Mutex(State(jobs: jobs))
     }
 
     private enum Nudge {

@@ -80,12 +80,12 @@ public final class LoaderConnection: @unchecked Sendable {
 
     init(
         request: URLRequest, delegate: (any LoaderConnectionDelegate)?, loader: URLLoader, delegateQueue: DispatchQueue?,
-        startImmediately: Bool, runsOnCaller: Bool = false
+        startImmediately: Bool, executor: CallerExecutor? = nil
     ) {
         // A synchronous load needs no queue of its own: creating and disposing of one cost
         // some 1.5 µs a request, and running each job through it more.
-        controlQueue = runsOnCaller ? nil : Self.makeControlQueue()
-        executor = runsOnCaller ? CallerExecutor(makeQueue: Self.makeControlQueue) : nil
+        controlQueue = executor == nil ? Self.makeControlQueue() : nil
+        self.executor = executor
         originalRequest = request
         self.loader = loader
         self.delegate = delegate
@@ -216,9 +216,7 @@ public final class LoaderConnection: @unchecked Sendable {
     func startAttempt() {
         guard !ended, !isCancelled else { return }
         let request = currentRequest
-        guard let url = request.url, let scheme = url.scheme?.lowercased(),
-            ["http", "https", "ftp", "ftps", "file"].contains(scheme)
-        else {
+        guard let url = request.url, let scheme = url.scheme, Self.isSupported(scheme: scheme) else {
             fail(LoaderError.make(.unsupportedURL, "\(request.url?.absoluteString ?? "The request") is not an http, https, ftp or file URL", url: request.url))
             return
         }
@@ -285,6 +283,14 @@ public final class LoaderConnection: @unchecked Sendable {
         }
         transfer = newTransfer
         CurlEngine.shared.add(newTransfer)
+    }
+
+    private static let loadableSchemes = ["http", "https", "ftp", "ftps", "file"]
+
+    /// Schemes are ASCII and case-insensitive like field names: compared in place, without a
+    /// lower-cased copy and an array built for every attempt.
+    private static func isSupported(scheme: String) -> Bool {
+        loadableSchemes.contains { ResponseHead.sameFieldName($0, scheme) }
     }
 
     private static func declaredLength(_ request: URLRequest) -> Int64? {

@@ -10,7 +10,7 @@ extension URLLoader {
         let box = Mutex<(connection: LoaderConnection, collector: CollectingDelegate)?>(nil)
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                let collector = CollectingDelegate(url: request.url) { result in continuation.resume(with: result) }
+                let collector = CollectingDelegate(url: request.url, waiter: .completion { result in continuation.resume(with: result) })
                 let connection = connection(with: request, delegate: collector, startImmediately: false)
                 box.withLock { $0 = (connection, collector) }
                 connection.start()
@@ -28,44 +28,62 @@ extension URLLoader {
     /// ends. Redirects are always followed; challenges are answered from the URL and the
     /// credential storage only.
     public func sendSynchronousRequest(_ request: URLRequest) throws -> (Data, URLResponse) {
-        let outcome = Mutex<Result<(Data, URLResponse), any Error>?>(nil)
-        let executorBox = Mutex<CallerExecutor?>(nil)
-        let collector = CollectingDelegate(url: request.url) { result in
-            outcome.withLock { $0 = result }
-            // The result normally comes from a job on the waiting thread itself (then this
-            // costs no system call); from anywhere else, this wakes it.
-            executorBox.withLock { $0 }?.wake()
-        }
+        let executor = CallerExecutor(makeQueue: LoaderConnection.makeControlQueue)
+        // The collector keeps the result and wakes the caller itself: a closure holding two
+        // boxed locks for that cost three allocations more per request.
+        let collector = CollectingDelegate(url: request.url, waiter: .caller(executor))
         let connection = LoaderConnection(
-            request: request, delegate: collector, loader: self, delegateQueue: nil, startImmediately: false, runsOnCaller: true)
-        guard let executor = connection.executor else { throw URLError(.unknown) }
-        executorBox.withLock { $0 = executor }
+            request: request, delegate: collector, loader: self, delegateQueue: nil, startImmediately: false, executor: executor)
         connection.start()
-        executor.run { outcome.withLock { $0 != nil } }
-        guard let result = outcome.withLock({ $0 }) else { throw URLError(.unknown) }
+        executor.run { collector.isFinished }
+        guard let result = collector.result else { throw URLError(.unknown) }
         return try result.get()
     }
 }
 
 /// Gathers a load's body for the async and synchronous calls. Touched on its connection's
-/// delegate queue only, except `cancelled()`, which is idempotent through the lock.
+/// delegate queue only, except `cancelled()` and `result`, which go through the lock.
 final class CollectingDelegate: LoaderConnectionDelegate, @unchecked Sendable {
-    private let completion: @Sendable (Result<(Data, URLResponse), any Error>) -> Void
-    private let completed = Mutex(false)
+    typealias Outcome = Result<(Data, URLResponse), any Error>
+
+    /// Who hears of the result, once.
+    enum Waiter: Sendable {
+        case completion(@Sendable (Outcome) -> Void)
+        /// A caller blocked in `executor.run`, which reads `result` when woken.
+        case caller(CallerExecutor)
+    }
+
+    private let waiter: Waiter
+    private let outcome = Mutex<Outcome?>(nil)
     /// The request's URL, for the errors this reports itself (a weak reference to the
     /// connection cost a side-table allocation per request).
     private let url: URL?
     private var response: URLResponse?
     private var data = Data()
 
-    init(url: URL?, completion: @escaping @Sendable (Result<(Data, URLResponse), any Error>) -> Void) {
+    init(url: URL?, waiter: Waiter) {
         self.url = url
-        self.completion = completion
+        self.waiter = waiter
     }
 
-    private func complete(_ result: Result<(Data, URLResponse), any Error>) {
-        guard completed.withLock({ done in defer { done = true }; return !done }) else { return }
-        completion(result)
+    /// The load's result once it ended.
+    var result: Outcome? { outcome.withLock { $0 } }
+
+    var isFinished: Bool { outcome.withLock { $0 != nil } }
+
+    private func complete(_ result: Outcome) {
+        let first = outcome.withLock { outcome in
+            guard outcome == nil else { return false }
+            outcome = result
+            return true
+        }
+        guard first else { return }
+        switch waiter {
+        case .completion(let completion): completion(result)
+        // The result normally comes from a job on the waiting thread itself (then this costs
+        // no system call); from anywhere else, this wakes it.
+        case .caller(let executor): executor.wake()
+        }
     }
 
     func cancelled() {

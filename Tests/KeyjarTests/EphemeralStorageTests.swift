@@ -34,6 +34,30 @@ struct EphemeralStorageTests {
         #expect(ephemeral.cookies.isEmpty)
     }
 
+    /// The store remembers the last URL it parsed; each lookup must still answer for its own
+    /// URL, also when URLs alternate and when the same one comes back.
+    @Test func lookupsOfAlternatingURLsAnswerForTheirOwnURL() throws {
+        let storage = SharedCookieStorage.ephemeral()
+        let a = try #require(URL(string: "https://a.example.com/app/page"))
+        let b = try #require(URL(string: "https://b.example.com/other"))
+        let aRoot = try #require(URL(string: "https://a.example.com/"))
+        #expect(try storage.storeCookies(fromResponseHeaders: ["a=1; Path=/app"], for: a, mainDocumentURL: nil) == [nil])
+        #expect(try storage.storeCookies(fromResponseHeaders: ["b=2"], for: b, mainDocumentURL: nil) == [nil])
+        for _ in 0..<2 {
+            #expect(storage.cookieHeader(for: a) == "a=1")
+            #expect(storage.cookieHeader(for: a) == "a=1")
+            #expect(storage.cookieHeader(for: b) == "b=2")
+            // Same host, another path: a parse of its own, not a's.
+            #expect(storage.cookieHeader(for: aRoot) == nil)
+        }
+        // A cross-site main document is parsed on its own too: Strict stays home.
+        #expect(try storage.storeCookies(fromResponseHeaders: ["s=3; SameSite=Strict"], for: b, mainDocumentURL: nil) == [nil])
+        let elsewhere = try #require(URL(string: "https://elsewhere.org/"))
+        #expect(storage.cookieHeader(for: b, mainDocumentURL: a) == "b=2; s=3")
+        #expect(storage.cookieHeader(for: b, mainDocumentURL: elsewhere) == "b=2")
+        #expect(storage.cookieHeader(for: b, mainDocumentURL: b) == "b=2; s=3")
+    }
+
     @Test func anUnreachableKeyjardFallsBackToMemoryOnlyWhenAsked() throws {
         let directory = try TemporaryDirectory()
         let configuration = KeyjarClient.Configuration(socketPath: directory.path("none.sock"), autoStart: false)
