@@ -4,7 +4,9 @@
 // synchronous=NORMAL, no automatic checkpoints), and answers; a client process does ping-pong.
 // Run three times each way: with two vCPUs the result depends on whether the scheduler puts
 // both processes on one CPU.
-// Run: gcc -O2 scripts/acked-write-floor.c -lsqlite3 -o /tmp/acked && /tmp/acked
+// Run: gcc -O2 scripts/acked-write-floor.c -lsqlite3 -o /tmp/acked && /tmp/acked [awake]
+// With `awake` the client does what Keyjar's clients do: for up to 250 us after sending it reads
+// without blocking, yielding the CPU between tries, and only then sleeps in read().
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +16,9 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <sched.h>
+
+static int awake;
 
 static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec * 1e9 + t.tv_nsec; }
 static int compare(const void *a, const void *b) { double x = *(const double *)a, y = *(const double *)b; return x < y ? -1 : x > y; }
@@ -61,7 +66,8 @@ static void serve(int fd, const char *path) {
     unlink(path);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+    awake = argc > 1 && strcmp(argv[1], "awake") == 0;
     enum { N = 22000, WARMUP = 2000 };
     static double samples[N];
     char path[] = "/tmp/acked-write-floor.sqlite3", buffer[1024];
@@ -78,7 +84,10 @@ int main(void) {
     for (int i = 0; i < N; i++) {
         double start = now();
         write(pair[0], buffer, 200);
-        read(pair[0], buffer, sizeof buffer);
+        int got = 0;
+        for (double until = now() + 250e3; awake && now() < until; sched_yield())
+            if (recv(pair[0], buffer, sizeof buffer, MSG_DONTWAIT) > 0) { got = 1; break; }
+        if (!got) read(pair[0], buffer, sizeof buffer);
         samples[i] = now() - start;
     }
     close(pair[0]);
@@ -86,7 +95,7 @@ int main(void) {
     qsort(samples + WARMUP, N - WARMUP, sizeof(double), compare);
     double *kept = samples + WARMUP;
     int count = N - WARMUP;
-    printf("acknowledged one-cookie commit, C over a Unix socket: median %.1f us p99 %.1f us p99.9 %.1f us\n",
-           kept[count / 2] / 1e3, kept[count * 99 / 100] / 1e3, kept[count * 999 / 1000] / 1e3);
+    printf("acknowledged one-cookie commit, C over a Unix socket%s: median %.1f us p99 %.1f us p99.9 %.1f us\n",
+           awake ? " (client awake)" : "", kept[count / 2] / 1e3, kept[count * 99 / 100] / 1e3, kept[count * 999 / 1000] / 1e3);
     return 0;
 }

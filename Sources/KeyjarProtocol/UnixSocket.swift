@@ -89,20 +89,6 @@ public struct UnixSocket: Sendable {
         }
     }
 
-    /// Waits for bytes and reads them into `buffer`: the count, 0 at end of stream (or once
-    /// ``shutdownBoth()`` was called). One system call per read: a thread that does nothing but
-    /// wait for the next message needs no `poll` first, and a hundred clients told of one change
-    /// each save that call.
-    public func receive(into buffer: inout [UInt8]) throws(ConnectionError) -> Int {
-        while true {
-            let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
-            if count >= 0 { return count }
-            if errno == EINTR { continue }
-            if errno == ECONNRESET { return 0 }
-            throw ConnectionError("receive failed: \(String(cString: strerror(errno)))")
-        }
-    }
-
     /// Waits until a read would not block, without reading: with no `timeout`, true when bytes
     /// arrived and false at end of stream; with one, true when bytes or the end of stream can
     /// be read and false when the time ran out. Lets several threads share one socket:
@@ -124,7 +110,7 @@ public struct UnixSocket: Sendable {
         return ready > 0
     }
 
-    /// Wakes a thread blocked in `receive` and ends the connection.
+    /// Wakes a thread blocked in `waitForBytes` or `receive` and ends the connection.
     public func shutdownBoth() { shutdown(descriptor, Int32(SHUT_RDWR)) }
 
     public func close() { Glibc.close(descriptor) }
