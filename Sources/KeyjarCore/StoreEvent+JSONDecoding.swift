@@ -5,26 +5,37 @@ import Foundation
 // to Foundation's decoder: slower, but it agrees on every valid input and words the errors.
 
 extension Cookie {
-    private static let jsonKeys: Set<String> = [
-        "name", "value", "domain", "hostOnly", "path", "expires", "secure", "httpOnly", "sameSite", "creation",
-        "lastAccess",
-    ]
-
+    /// One pass over the members, each key matched once: looking each field up by name (and
+    /// checking every key against a set first) took a quarter of a notified client's decoding.
+    /// The reader refuses duplicate keys, so the order of members does not matter.
     package init?(json: JSONValue) {
-        guard case .object(let members) = json, members.allSatisfy({ Self.jsonKeys.contains($0.key) }),
-            let name = json["name"]?.string, let value = json["value"]?.string, let domain = json["domain"]?.string,
-            let hostOnly = json["hostOnly"]?.bool, let path = json["path"]?.string, let secure = json["secure"]?.bool,
-            let httpOnly = json["httpOnly"]?.bool, let sameSiteName = json["sameSite"]?.string,
-            let sameSite = SameSite(rawValue: sameSiteName), let creation = json["creation"]?.double,
-            let lastAccess = json["lastAccess"]?.double
-        else { return nil }
+        guard case .object(let members) = json, members.count >= 10, members.count <= 11 else { return nil }
+        var name: String?, value: String?, domain: String?, path: String?, sameSite: SameSite?
+        var hostOnly: Bool?, secure: Bool?, httpOnly: Bool?
+        var creation: Double?, lastAccess: Double?
         var expires: Date?
-        switch json["expires"] {
-        case nil, .null?: expires = nil
-        case let time?:
-            guard let seconds = time.double else { return nil }
-            expires = Date(timeIntervalSince1970: seconds)
+        for (key, member) in members {
+            switch key {
+            case "name": name = member.string
+            case "value": value = member.string
+            case "domain": domain = member.string
+            case "path": path = member.string
+            case "hostOnly": hostOnly = member.bool
+            case "secure": secure = member.bool
+            case "httpOnly": httpOnly = member.bool
+            case "sameSite": sameSite = member.string.flatMap(SameSite.init(rawValue:))
+            case "creation": creation = member.double
+            case "lastAccess": lastAccess = member.double
+            case "expires":
+                if case .null = member { continue }
+                guard let seconds = member.double else { return nil }
+                expires = Date(timeIntervalSince1970: seconds)
+            default: return nil
+            }
         }
+        guard let name, let value, let domain, let hostOnly, let path, let secure, let httpOnly, let sameSite,
+            let creation, let lastAccess
+        else { return nil }
         self.init(
             name: name, value: value, domain: domain, hostOnly: hostOnly, path: path, expires: expires, secure: secure,
             httpOnly: httpOnly, sameSite: sameSite, creation: Date(timeIntervalSince1970: creation),
