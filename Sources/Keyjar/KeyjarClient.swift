@@ -263,6 +263,7 @@ public final class KeyjarClient: Sendable {
         // A socket that was replaced meanwhile is not read: its descriptor may be reused.
         guard receiver.socket?.descriptor == socket.descriptor else { return .nothingYet }
         do {
+            // A deadline already past: one non-blocking read.
             guard let count = try socket.receiveWithoutSleeping(into: &receiver.buffer, until: 0) else { return .nothingYet }
             guard count > 0 else { return .ended }
             receiver.parser.append(receiver.buffer[0..<count])
