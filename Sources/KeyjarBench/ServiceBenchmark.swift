@@ -78,10 +78,15 @@ func runServiceBenchmark() throws {
     var daemon = try BenchDaemon(directory: directory)
     let writer = try KeyjarConnection(socketPath: daemon.socketPath, client: "bench-writer")
 
+    // KEYJAR_BENCH_SERVICE_ONLY=fanout or =import runs that part alone (for `perf record` on
+    // keyjard); the fan-out sends KEYJAR_BENCH_SERVICE_EVENTS events (default 500).
+    let environment = ProcessInfo.processInfo.environment
+    let only = environment["KEYJAR_BENCH_SERVICE_ONLY"]
+
     // 1. One Set-Cookie from a client, answered after its commit. 2,000 cookies on 2,000
     // sites, set and then reset ten times: adds first, replacements after.
     var samples: [UInt64] = []
-    for index in 0..<22_000 {
+    for index in 0..<(only == nil ? 22_000 : 0) {
         let site = index % 2_000
         let request = Request.setCookies(
             headers: ["c\(site)=value\(index); Max-Age=86400; Secure; SameSite=Lax"],
@@ -90,19 +95,63 @@ func runServiceBenchmark() throws {
         _ = try writer.call(request)
         if index >= 2_000 { samples.append(nanoseconds() - start) }
     }
-    report("service_set_cookie_acked", samples: samples, p999: true)
+    if only == nil { report("service_set_cookie_acked", samples: samples, p999: true) }
 
-    // 2. A change reaching 100 subscribed clients: from the writer's send (so commit included)
-    // to each subscriber's receipt of the event.
+    // 2. A change reaching 100 subscribed clients.
+    if only == nil || only == "fanout" {
+        let events = Int(environment["KEYJAR_BENCH_SERVICE_EVENTS"] ?? "") ?? 500
+        try measureFanout(writer: writer, socketPath: daemon.socketPath, events: events)
+    }
+    if only == "fanout" {
+        daemon.stop()
+        return
+    }
+
+    // 3. Bulk import of 100,000 cookies (5,000 sites, 20 each) in one request and transaction,
+    // from a connection that is not subscribed (it would first have to read the 100,000-cookie event).
+    let importer = try KeyjarConnection(socketPath: daemon.socketPath, client: "bench-importer")
+    let expiry = Int(Date().timeIntervalSince1970) + 86_400 * 30
+    var text = ""
+    text.reserveCapacity(100_000 * 60)
+    for index in 0..<100_000 {
+        text += ".site\(index % 5_000).example\tTRUE\t/\tFALSE\t\(expiry)\tk\(index / 5_000)\tv\(index)\n"
+    }
+    let importStart = nanoseconds()
+    guard case .importReport(let imported, _, let problems, _) = try importer.call(
+        .importCookies(format: .netscape, text: text), timeout: 120)
+    else { throw BenchmarkError("import failed") }
+    let importSeconds = Double(nanoseconds() - importStart) / 1e9
+    guard imported == 100_000, problems.isEmpty else { throw BenchmarkError("imported \(imported), \(problems.count) problems") }
+    print("service_import_100k: \(String(format: "%.3f", importSeconds)) s")
+    print("service_import_rate: \(Int(Double(imported) / importSeconds)) cookies/s")
+
+    // 4. Start-up with those ~102,000 stored cookies, until it serves; then its memory.
+    daemon.stop()
+    var startups: [UInt64] = []
+    var resident = 0
+    for _ in 0..<3 {
+        daemon = try BenchDaemon(directory: directory)
+        startups.append(daemon.startup)
+        let probe = try KeyjarConnection(socketPath: daemon.socketPath, client: "bench-probe")
+        guard case .status(let status) = try probe.call(.status) else { throw BenchmarkError("status failed") }
+        if status.cookieCount < 100_000 { throw BenchmarkError("only \(status.cookieCount) cookies after restart") }
+        resident = daemon.residentBytes
+        daemon.stop()
+    }
+    print("service_startup_100k_median: \(String(format: "%.1f", Double(startups.sorted()[1]) / 1e6)) ms")
+    print("service_rss_100k: \(String(format: "%.1f", Double(resident) / 1_048_576)) MB")
+}
+
+/// A change reaching 100 subscribed clients: from the writer's send (so commit included) to
+/// each subscriber's receipt of the event.
+private func measureFanout(writer: KeyjarConnection, socketPath: String, events: Int) throws {
     let subscriberCount = 100
-    let events = 500
     let sendTimes = UnsafeMutableBufferPointer<UInt64>.allocate(capacity: events + 1)
     sendTimes.initialize(repeating: 0)
     defer { sendTimes.deallocate() }
     let latencies = Samples()
     let ready = DispatchSemaphore(value: 0)
     let done = DispatchGroup()
-    let socketPath = daemon.socketPath
     let baseSequence: UInt64
     guard case .subscribed(let current) = try writer.call(.subscribe(after: nil)) else {
         throw BenchmarkError("subscribe failed")
@@ -151,40 +200,6 @@ func runServiceBenchmark() throws {
     report("service_fanout_from_send", samples: fanout)
     // The same acknowledged write as in 1., now with 100 other subscribers to tell.
     report("service_set_cookie_acked_100_subscribers", samples: acknowledgements)
-
-    // 3. Bulk import of 100,000 cookies (5,000 sites, 20 each) in one request and transaction,
-    // from a connection that is not subscribed (it would first have to read the 100,000-cookie event).
-    let importer = try KeyjarConnection(socketPath: daemon.socketPath, client: "bench-importer")
-    let expiry = Int(Date().timeIntervalSince1970) + 86_400 * 30
-    var text = ""
-    text.reserveCapacity(100_000 * 60)
-    for index in 0..<100_000 {
-        text += ".site\(index % 5_000).example\tTRUE\t/\tFALSE\t\(expiry)\tk\(index / 5_000)\tv\(index)\n"
-    }
-    let importStart = nanoseconds()
-    guard case .importReport(let imported, _, let problems, _) = try importer.call(
-        .importCookies(format: .netscape, text: text), timeout: 120)
-    else { throw BenchmarkError("import failed") }
-    let importSeconds = Double(nanoseconds() - importStart) / 1e9
-    guard imported == 100_000, problems.isEmpty else { throw BenchmarkError("imported \(imported), \(problems.count) problems") }
-    print("service_import_100k: \(String(format: "%.3f", importSeconds)) s")
-    print("service_import_rate: \(Int(Double(imported) / importSeconds)) cookies/s")
-
-    // 4. Start-up with those ~102,000 stored cookies, until it serves; then its memory.
-    daemon.stop()
-    var startups: [UInt64] = []
-    var resident = 0
-    for _ in 0..<3 {
-        daemon = try BenchDaemon(directory: directory)
-        startups.append(daemon.startup)
-        let probe = try KeyjarConnection(socketPath: daemon.socketPath, client: "bench-probe")
-        guard case .status(let status) = try probe.call(.status) else { throw BenchmarkError("status failed") }
-        if status.cookieCount < 100_000 { throw BenchmarkError("only \(status.cookieCount) cookies after restart") }
-        resident = daemon.residentBytes
-        daemon.stop()
-    }
-    print("service_startup_100k_median: \(String(format: "%.1f", Double(startups.sorted()[1]) / 1e6)) ms")
-    print("service_rss_100k: \(String(format: "%.1f", Double(resident) / 1_048_576)) MB")
 }
 
 /// The sequence number of a pushed event payload, read without decoding the JSON: keyjard

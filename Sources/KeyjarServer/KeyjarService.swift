@@ -167,6 +167,7 @@ final class KeyjarService: Sendable {
         do {
             let events = try database.commit(writes)
             state.lastWrite = .now()
+            if database.walFrames >= Self.walFramesBeforeCheckpoint { checkpointInBackground() }
             broadcast(events, origin: origin)
             return events.last?.sequence
         } catch {
@@ -191,23 +192,37 @@ final class KeyjarService: Sendable {
 
     /// A WAL larger than this is truncated once writes have paused for a second.
     static let walBytesKeptWhenIdle = 4 << 20
+    /// A commit that leaves the WAL this long (about 16 MB) starts a checkpoint at once, without
+    /// waiting for the next tick: during a burst of writes the WAL stays about this size.
+    static let walFramesBeforeCheckpoint = 4_096
+    /// A passive checkpoint that ends this close to the WAL's end is followed by a restarting
+    /// one, which holds the writer back only while it copies these few frames.
+    static let walFramesLeftForRestart = 512
 
     /// Moves the WAL into the database on the thread pool, never inside a commit.
     ///
-    /// While writes keep coming, a passive checkpoint never catches up with the writer, so the
-    /// WAL only grows (about 8 KB per acknowledged Set-Cookie). Once writes have paused for a
-    /// second, a large WAL is checkpointed in TRUNCATE mode instead, so that a burst does not
-    /// leave hundreds of megabytes on disk. That mode holds writers back while it runs: a write
-    /// arriving just then waits for it (SQLite's busy timeout), which only happens after a pause.
+    /// A passive checkpoint never holds a writer back, but while writes keep coming it never
+    /// reaches the WAL's end, so on its own the WAL would only grow (about 8 KB per acknowledged
+    /// Set-Cookie: 176 MB after 22,000 of them), and every later read and write would search a
+    /// longer WAL index. So once the WAL is long, a passive pass that got close to the end is
+    /// followed by a restarting one: the writer waits while it copies the last few frames, then
+    /// starts the WAL over. After writes have paused for a second, a large WAL is truncated.
     func checkpointInBackground() {
         guard !state.isCheckpointing, !state.isShuttingDown else { return }
         let truncate = NIODeadline.now() - state.lastWrite > .seconds(1)
             && database.walFileBytes > Self.walBytesKeptWhenIdle
+        let restartIfClose = database.walFrames >= Self.walFramesBeforeCheckpoint
         state.isCheckpointing = true
         let database = self.database
         let logger = self.logger
         let service = NIOLoopBound(self, eventLoop: eventLoop)
-        threadPool.runIfActive(eventLoop: eventLoop) { try database.checkpoint(truncate: truncate) }.whenComplete { result in
+        threadPool.runIfActive(eventLoop: eventLoop) {
+            if truncate {
+                try database.checkpoint(.truncate)
+            } else if try database.checkpoint(.passive) <= Self.walFramesLeftForRestart, restartIfClose {
+                try database.checkpoint(.restart)
+            }
+        }.whenComplete { result in
             service.value.state.isCheckpointing = false
             if case .failure(let error) = result { logger.debug("checkpoint skipped", metadata: ["error": "\(error)"]) }
         }
@@ -230,7 +245,7 @@ final class KeyjarService: Sendable {
         flushBroadcasts()
         state.isShuttingDown = true
         do {
-            try database.checkpoint(truncate: true)
+            try database.checkpoint(.truncate)
         } catch {
             logger.warning("final checkpoint failed", metadata: ["error": "\(error)"])
         }

@@ -29,6 +29,7 @@ public final class StoreDatabase: @unchecked Sendable {
     private let writerLock = NSLock()
     private let checkpointer: SQLiteConnection
     private let checkpointerLock = NSLock()
+    private let walFrameCounter = WALFrameCounter()
     private let commitsSinceTrim = Atomic<Int>(0)
 
     /// The largest event JSON kept in the change log. A bigger change (an import) is logged as
@@ -46,7 +47,7 @@ public final class StoreDatabase: @unchecked Sendable {
         self.changeLogLimit = changeLogLimit
         self.largestLoggedEvent = largestLoggedEvent
         let connection = try Self.wrap { try SQLiteConnection(path: path) }
-        try Self.wrap { try connection.execute("PRAGMA busy_timeout = 5000") }
+        connection.retryWhenBusy()
         // The version is checked before anything else: even switching to WAL rewrites the file
         // header of a database this build must not touch.
         try Self.checkVersion(connection, path: path)
@@ -54,10 +55,15 @@ public final class StoreDatabase: @unchecked Sendable {
             try connection.execute("PRAGMA journal_mode = WAL")
             try connection.execute("PRAGMA synchronous = NORMAL")
             try connection.execute("PRAGMA wal_autocheckpoint = 0")
+            // When a checkpoint lets the writer start the WAL over, the file is cut back to this.
+            try connection.execute("PRAGMA journal_size_limit = \(Self.walBytesKept)")
         }
+        connection.countWALFrames(into: walFrameCounter)
         try Self.migrate(connection, path: path)
         writer = connection
         checkpointer = try Self.wrap { try SQLiteConnection(path: path) }
+        // A restarting checkpoint waits for the writer's current transaction (tens of µs).
+        try Self.wrap { try checkpointer.execute("PRAGMA busy_timeout = 1000") }
     }
 
     private static func wrap<T>(_ body: () throws -> T) throws -> T {
@@ -396,19 +402,37 @@ public final class StoreDatabase: @unchecked Sendable {
 
     // MARK: - Maintenance
 
-    /// Moves WAL content into the database file from a second connection, so that writers are
-    /// never the ones paying for it. Returns the WAL frames still not checkpointed.
+    /// The WAL size the database keeps on disk when a checkpoint has let it start over.
+    public static let walBytesKept = 16 << 20
+
+    /// How a checkpoint treats the writer (SQLite's modes of the same names).
+    public enum CheckpointMode: String, Sendable {
+        /// Copies what it can without ever holding the writer back. Under a steady stream of
+        /// writes it never catches up with the end of the WAL, so the WAL never starts over.
+        case passive = "PASSIVE"
+        /// Holds the writer back while it copies the rest, so that the next write starts the
+        /// WAL over (cut back to ``walBytesKept``). Cheap right after a passive checkpoint.
+        case restart = "RESTART"
+        /// Like restart, and empties the WAL file.
+        case truncate = "TRUNCATE"
+    }
+
+    /// Moves WAL content into the database file from a second connection, so that writers pay
+    /// for it only in the modes that say so. Returns the WAL frames still not checkpointed.
     @discardableResult
-    public func checkpoint(truncate: Bool = false) throws -> Int {
+    public func checkpoint(_ mode: CheckpointMode = .passive) throws -> Int {
         try checkpointerLock.withLock {
             try Self.wrap {
-                let statement = try checkpointer.statement("PRAGMA wal_checkpoint(\(truncate ? "TRUNCATE" : "PASSIVE"))")
+                let statement = try checkpointer.statement("PRAGMA wal_checkpoint(\(mode.rawValue))")
                 defer { checkpointer.resetStatements() }
                 guard try statement.step() else { return 0 }
                 return Int(statement.int64(1) - statement.int64(2))
             }
         }
     }
+
+    /// Frames in the WAL as of the last commit: what a checkpoint would have to copy.
+    public var walFrames: Int { walFrameCounter.frames.load(ordering: .relaxed) }
 
     /// The size of the WAL file (0 when there is none).
     public var walFileBytes: Int {

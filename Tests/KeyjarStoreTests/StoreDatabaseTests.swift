@@ -183,12 +183,28 @@ struct StoreDatabaseTests {
         #expect(try database.loadSnapshot().cookies.count == 52)
     }
 
+    @Test func walFramesCountsTheWALAndACheckpointLetsItStartOver() throws {
+        let directory = try TemporaryDirectory()
+        let database = try StoreDatabase(path: directory.path("store.sqlite3"))
+        for index in 0..<300 { try database.commit([.cookies([.added(sampleCookie("c\(index)"))])]) }
+        let framesBefore = database.walFrames
+        #expect(framesBefore >= 300)
+        try database.commit([.cookies([.added(sampleCookie("no-checkpoint"))])])
+        #expect(database.walFrames > framesBefore, "without a checkpoint the WAL only grows")
+        // (Under a stream of writes a passive pass never reaches the end, and only a
+        // restarting one starts the WAL over; on its own, either lets the next commit do it.)
+        try database.checkpoint(.restart)
+        try database.commit([.cookies([.added(sampleCookie("after-restart"))])])
+        #expect(database.walFrames < 10)
+        #expect(try database.loadSnapshot().cookies.count == 302)
+    }
+
     @Test func checkpointEmptiesTheWAL() throws {
         let directory = try TemporaryDirectory()
         let database = try StoreDatabase(path: directory.path("store.sqlite3"))
         for index in 0..<50 { try database.commit([.cookies([.added(sampleCookie("c\(index)"))])]) }
         #expect(try database.checkpoint() == 0)
-        try database.checkpoint(truncate: true)
+        try database.checkpoint(.truncate)
         let wal = try FileManager.default.attributesOfItem(atPath: directory.path("store.sqlite3-wal"))
         #expect((wal[.size] as? Int) == 0)
     }

@@ -1,4 +1,6 @@
 internal import CSQLite
+import Glibc
+import Synchronization
 
 /// SQLITE_TRANSIENT: SQLite copies bound text before the call returns.
 private let transient = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
@@ -23,6 +25,35 @@ final class SQLiteConnection {
         }
         self.handle = handle
         sqlite3_extended_result_codes(handle, 1)
+    }
+
+    /// When another connection holds a lock this one needs, retries every few tens of µs for
+    /// the first few ms, then every ms, giving up after about five seconds. SQLite's own busy
+    /// timeout sleeps 1 ms at first, far longer than keyjard's restarting checkpoint holds the
+    /// writer back.
+    func retryWhenBusy() {
+        sqlite3_busy_handler(handle, { _, attempts in
+            if attempts < 100 {
+                usleep(20)
+                return 1
+            }
+            if attempts < 5_100 {
+                usleep(1_000)
+                return 1
+            }
+            return 0
+        }, nil)
+    }
+
+    /// Frames in the WAL as of this connection's last commit, kept current by `sqlite3_wal_hook`
+    /// once ``countWALFrames(into:)`` is called. (Registering the hook turns SQLite's automatic
+    /// checkpoints off, which is what keyjard wants anyway.)
+    func countWALFrames(into counter: WALFrameCounter) {
+        sqlite3_wal_hook(handle, { context, _, _, frames in
+            guard let context else { return SQLITE_OK }
+            Unmanaged<WALFrameCounter>.fromOpaque(context).takeUnretainedValue().frames.store(Int(frames), ordering: .relaxed)
+            return SQLITE_OK
+        }, Unmanaged.passUnretained(counter).toOpaque())
     }
 
     deinit {
@@ -192,4 +223,10 @@ enum SQLiteValue {
 
     static func bool(_ value: Bool) -> SQLiteValue { .integer(value ? 1 : 0) }
     static func optional(_ value: Double?) -> SQLiteValue { value.map(SQLiteValue.real) ?? .null }
+}
+
+/// What ``SQLiteConnection/countWALFrames(into:)`` writes to. The connection holds it unretained:
+/// its owner keeps it alive for as long as the connection.
+final class WALFrameCounter: Sendable {
+    let frames = Atomic<Int>(0)
 }
