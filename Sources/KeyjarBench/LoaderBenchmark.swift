@@ -38,6 +38,19 @@ func runLoaderBenchmark() throws {
         let (data, _) = try loader.sendSynchronousRequest(URLRequest(url: url))
         guard data.count == 2 else { throw BenchmarkError("unexpected body") }
     }
+    // The same through the delegate contract: a connection whose delegate hears response,
+    // data and finish on the connection's queue (a thread other than the caller's). Timed from
+    // the start to the moment the delegate hears the finish; the caller's own wake-up after
+    // that (one more thread hop) is left out, as an application's delegate acts on the finish
+    // itself.
+    let delegate = WaitingDelegate()
+    var delegated: [UInt64] = []
+    func delegateRequest() throws {
+        let start = nanoseconds()
+        _ = loader.connection(with: URLRequest(url: url), delegate: delegate)
+        guard let (bytes, finished) = delegate.waitForFinish(), bytes == 2 else { throw BenchmarkError("unexpected body") }
+        delegated.append(finished - start)
+    }
 
     // The loader's request as the server sees it (its User-Agent, the jar's cookies,
     // Accept-Encoding) from a plain easy handle: a second baseline that tells how much of the
@@ -48,7 +61,8 @@ func runLoaderBenchmark() throws {
     // For profiling one side alone (`perf record`): 100,000 requests (or
     // KEYJAR_BENCH_LOADER_COUNT) of that kind, no report.
     if let only = ProcessInfo.processInfo.environment["KEYJAR_BENCH_LOADER_ONLY"] {
-        let request = only == "plain" ? plainCurl.perform : only == "plain-same" ? sameRequest.perform : loaderRequest
+        let request = only == "plain" ? plainCurl.perform : only == "plain-same" ? sameRequest.perform
+            : only == "delegate" ? delegateRequest : loaderRequest
         let count = Int(ProcessInfo.processInfo.environment["KEYJAR_BENCH_LOADER_COUNT"] ?? "") ?? 100_000
         for _ in 0..<count { try request() }
         return
@@ -64,7 +78,10 @@ func runLoaderBenchmark() throws {
     _ = try timedBlock(count: perBlock, plainCurl.perform)
     _ = try timedBlock(count: perBlock, sameRequest.perform)
     _ = try timedBlock(count: perBlock, loaderRequest)
+    _ = try timedBlock(count: perBlock, delegateRequest)
     var plain: [UInt64] = []
+    delegated.removeAll()
+    var delegatedCPUTotal: UInt64 = 0
     var same: [UInt64] = []
     var samples: [UInt64] = []
     // CPU of the whole process (the in-process server's included, the same in all): what a
@@ -82,17 +99,22 @@ func runLoaderBenchmark() throws {
         let loaderBlock = try timedBlock(count: perBlock, loaderRequest)
         samples += loaderBlock.samples
         loaderCPUTotal += loaderBlock.cpu
+        delegatedCPUTotal += try timedBlock(count: perBlock, delegateRequest).cpu
     }
     let iterations = UInt64(blocks * perBlock)
     let loaderMedian = Int64(percentile(samples.sorted(), 0.5))
     report("loader_plain_curl_request", samples: plain)
     report("loader_plain_curl_same_request", samples: same)
     report("loader_request", samples: samples)
+    report("loader_delegate_request", samples: delegated)
     print("loader_overhead_over_plain_curl_median: \(loaderMedian - Int64(percentile(plain.sorted(), 0.5))) ns")
     print("loader_overhead_over_plain_curl_same_request_median: \(loaderMedian - Int64(percentile(same.sorted(), 0.5))) ns")
     print("loader_plain_curl_cpu_per_request: \(plainCPUTotal / iterations) ns")
     print("loader_plain_curl_same_request_cpu_per_request: \(sameCPUTotal / iterations) ns")
     print("loader_cpu_per_request: \(loaderCPUTotal / iterations) ns")
+    let delegatedMedian = Int64(percentile(delegated.sorted(), 0.5))
+    print("loader_delegate_overhead_over_plain_curl_median: \(delegatedMedian - Int64(percentile(plain.sorted(), 0.5))) ns")
+    print("loader_delegate_cpu_per_request: \(delegatedCPUTotal / iterations) ns")
 
     try concurrentLoads(port: port, loader: loader)
 }
@@ -170,6 +192,30 @@ private final class CountingDelegate: LoaderConnectionDelegate, Sendable {
     let failed = Atomic<Int>(0)
     func connectionDidFinishLoading(_ connection: LoaderConnection) { finished.add(1, ordering: .relaxed) }
     func connection(_ connection: LoaderConnection, didFailWithError error: any Error) { failed.add(1, ordering: .relaxed) }
+}
+
+/// Collects a connection's body on the connection's queue and wakes the caller at its end.
+private final class WaitingDelegate: LoaderConnectionDelegate, @unchecked Sendable {
+    // @unchecked: the fields are touched on the connection's serial queue between the
+    // caller's start and `finished.signal()`, and by the caller only after `finished.wait()`.
+    private var received = 0
+    private var finishedAt: UInt64?
+    private let finished = DispatchSemaphore(value: 0)
+
+    func connection(_ connection: LoaderConnection, didReceive data: Data) { received += data.count }
+    func connectionDidFinishLoading(_ connection: LoaderConnection) {
+        finishedAt = nanoseconds()
+        finished.signal()
+    }
+    func connection(_ connection: LoaderConnection, didFailWithError error: any Error) { finished.signal() }
+
+    /// Body bytes of the load that just ended and when its delegate heard the finish (nil when
+    /// it failed); ready for the next load.
+    func waitForFinish() -> (bytes: Int, finishedAt: UInt64)? {
+        finished.wait()
+        defer { (received, finishedAt) = (0, nil) }
+        return finishedAt.map { (received, $0) }
+    }
 }
 
 /// Answers "ok"; `/slow` answers after 300 ms.

@@ -12,7 +12,8 @@ import Synchronization
 /// to do. Such a caller would otherwise sleep while the engine thread works for it, and each of
 /// those two hand-overs is a cross-thread wake-up (tens of microseconds here). Whoever drives
 /// runs every transfer's callbacks; when a caller's load is over while other transfers are
-/// still running, the engine thread takes over.
+/// still running, the engine thread takes over. A thread that adds a transfer while nothing
+/// loads drives one round itself (so its request is on the wire at once) before handing over.
 ///
 /// Other threads talk to the engine only through its inbox (then `curl_multi_wakeup`); the
 /// multi handle, the easy handles while they are added, and every libcurl callback belong to
@@ -88,6 +89,8 @@ final class CurlEngine: Sendable {
         case startThread
         case wakeThread
         case wakeMulti
+        /// Drive one round on this thread, then hand the role to the engine thread.
+        case pumpThenHandOff
     }
 
     private func post(_ command: Command) {
@@ -95,6 +98,13 @@ final class CurlEngine: Sendable {
             control.inbox.append(command)
             switch control.driver {
             case .nobody:
+                // Nothing is loading: the thread adding a transfer lets libcurl send its
+                // request at once, and the engine thread's wake-up overlaps the server's work
+                // instead of coming before it.
+                if case .add = command {
+                    control.driver = .caller(pthread_self())
+                    return .pumpThenHandOff
+                }
                 control.driver = .engineThread
                 if control.threadStarted { return .wakeThread }
                 control.threadStarted = true
@@ -120,6 +130,24 @@ final class CurlEngine: Sendable {
             thread.start()
         case .wakeThread: threadWakeup.signal()
         case .wakeMulti: curl_multi_wakeup(multi.pointer)
+        case .pumpThenHandOff:
+            pump()
+            perform(handOffToEngineThread())
+        }
+    }
+
+    /// Gives the driver role (held by the calling thread) to the engine thread.
+    private func handOffToEngineThread() -> Nudge {
+        control.withLock { control -> Nudge in
+            control.handOff = false
+            guard control.inbox.isEmpty, driven.transfers.isEmpty else {
+                control.driver = .engineThread
+                if control.threadStarted { return .wakeThread }
+                control.threadStarted = true
+                return .startThread
+            }
+            control.driver = .nobody
+            return .none
         }
     }
 
@@ -166,18 +194,7 @@ final class CurlEngine: Sendable {
             if isDone() || mustHandOff() { break }
             waitForActivity()
         }
-        let nudge = control.withLock { control -> Nudge in
-            control.handOff = false
-            guard control.inbox.isEmpty, driven.transfers.isEmpty else {
-                control.driver = .engineThread
-                if control.threadStarted { return .wakeThread }
-                control.threadStarted = true
-                return .startThread
-            }
-            control.driver = .nobody
-            return .none
-        }
-        perform(nudge)
+        perform(handOffToEngineThread())
     }
 
     /// One round of the driver's work: commands from other threads, libcurl's transfers,
