@@ -403,7 +403,7 @@ public final class StoreDatabase: @unchecked Sendable {
     // MARK: - Maintenance
 
     /// The WAL size the database keeps on disk when a checkpoint has let it start over.
-    public static let walBytesKept = 16 << 20
+    public static let walBytesKept = 64 << 20
 
     /// How a checkpoint treats the writer (SQLite's modes of the same names).
     public enum CheckpointMode: String, Sendable {
