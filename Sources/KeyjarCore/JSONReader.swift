@@ -90,7 +90,9 @@ package struct JSONReader {
     private let bytes: UnsafeBufferPointer<UInt8>
     private var position = 0
 
-    private init(bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
+    /// A reader at the start of `bytes`, for stepping through JSON of a known layout (see
+    /// "Reading a known layout" below) instead of parsing it into a tree.
+    package init(bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
 
     private var current: UInt8? { position < bytes.count ? bytes[position] : nil }
 
@@ -279,5 +281,36 @@ package struct JSONReader {
             position += 1
         }
         return value
+    }
+}
+
+// MARK: - Reading a known layout
+
+/// For JSON that keyjard writes itself, always in one layout: each step checks the exact next
+/// bytes and reads one value, with the same grammar and conversions as the tree parser, and
+/// any surprise (whitespace, another key order, an escaped key) answers nil so that the caller
+/// falls back to ``JSONReader/parse(_:)-(UnsafeBufferPointer<UInt8>)``. A notified client
+/// decodes every change this way without building a tree of dictionaries first.
+extension JSONReader {
+    package var isAtEnd: Bool { position == bytes.count }
+
+    /// Consumes `text` when the input continues with exactly these bytes.
+    package mutating func skip(_ text: StaticString) -> Bool { literal(text) }
+
+    package mutating func readString() -> String? {
+        guard current == UInt8(ascii: "\"") else { return nil }
+        return string()
+    }
+
+    package mutating func readBool() -> Bool? {
+        if literal("true") { return true }
+        if literal("false") { return false }
+        return nil
+    }
+
+    /// A number as the tree parser keeps it (text), for its `double` and `uint64` conversions.
+    package mutating func readNumber() -> JSONValue? {
+        guard let byte = current, byte == UInt8(ascii: "-") || isDigit(byte) else { return nil }
+        return number()
     }
 }

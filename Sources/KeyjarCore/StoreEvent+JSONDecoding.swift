@@ -93,3 +93,73 @@ extension StoreEvent {
         self = .cookies(changes: changes)
     }
 }
+
+// MARK: - Reading the layout keyjard writes
+
+// The same values as above, read straight from the bytes in the exact layout of `JSONWriter`
+// (members in its order, no whitespace); nil for anything else, and the caller parses the tree.
+
+extension Cookie {
+    package init?(canonical reader: inout JSONReader) {
+        guard reader.skip(#"{"name":"#), let name = reader.readString(),
+            reader.skip(#","value":"#), let value = reader.readString(),
+            reader.skip(#","domain":"#), let domain = reader.readString(),
+            reader.skip(#","hostOnly":"#), let hostOnly = reader.readBool(),
+            reader.skip(#","path":"#), let path = reader.readString()
+        else { return nil }
+        var expires: Date?
+        if reader.skip(#","expires":"#) {
+            guard let seconds = reader.readNumber()?.double else { return nil }
+            expires = Date(timeIntervalSince1970: seconds)
+        }
+        guard reader.skip(#","secure":"#), let secure = reader.readBool(),
+            reader.skip(#","httpOnly":"#), let httpOnly = reader.readBool(),
+            reader.skip(#","sameSite":"#), let sameSite = reader.readString().flatMap(SameSite.init(rawValue:)),
+            reader.skip(#","creation":"#), let creation = reader.readNumber()?.double,
+            reader.skip(#","lastAccess":"#), let lastAccess = reader.readNumber()?.double,
+            reader.skip("}")
+        else { return nil }
+        self.init(
+            name: name, value: value, domain: domain, hostOnly: hostOnly, path: path, expires: expires, secure: secure,
+            httpOnly: httpOnly, sameSite: sameSite, creation: Date(timeIntervalSince1970: creation),
+            lastAccess: Date(timeIntervalSince1970: lastAccess))
+    }
+}
+
+extension CookieChange {
+    package init?(canonical reader: inout JSONReader) {
+        if reader.skip(#"{"kind":"added","cookie":"#) {
+            guard let cookie = Cookie(canonical: &reader), reader.skip("}") else { return nil }
+            self = .added(cookie)
+        } else if reader.skip(#"{"kind":"replaced","cookie":"#) {
+            guard let cookie = Cookie(canonical: &reader), reader.skip(#","old":"#), let old = Cookie(canonical: &reader),
+                reader.skip("}")
+            else { return nil }
+            self = .replaced(old: old, new: cookie)
+        } else if reader.skip(#"{"kind":"removed","cookie":"#) {
+            guard let cookie = Cookie(canonical: &reader), reader.skip(#","cause":"#),
+                let cause = reader.readString().flatMap(CookieRemovalCause.init(rawValue:)), reader.skip("}")
+            else { return nil }
+            self = .removed(cookie, cause: cause)
+        } else {
+            return nil
+        }
+    }
+}
+
+extension StoreEvent {
+    /// A cookie event (`{"cookies":{"changes":[…]}}`); other events answer nil.
+    package init?(canonical reader: inout JSONReader) {
+        guard reader.skip(#"{"cookies":{"changes":["#) else { return nil }
+        var changes: [CookieChange] = []
+        if !reader.skip("]") {
+            repeat {
+                guard let change = CookieChange(canonical: &reader) else { return nil }
+                changes.append(change)
+            } while reader.skip(",")
+            guard reader.skip("]") else { return nil }
+        }
+        guard reader.skip("}}") else { return nil }
+        self = .cookies(changes: changes)
+    }
+}

@@ -26,7 +26,9 @@ extension MessageCoding {
     }
 
     public static func decode(_ type: ServerMessage.Type, from payload: some Sequence<UInt8>) throws(WireError) -> ServerMessage {
-        if let message = payload.withContiguousStorageIfAvailable({ JSONReader.parse($0).flatMap(ServerMessage.init(json:)) }) ?? nil {
+        if let message = payload.withContiguousStorageIfAvailable({
+            ServerMessage(canonicalEvent: $0) ?? JSONReader.parse($0).flatMap(ServerMessage.init(json:))
+        }) ?? nil {
             return message
         }
         return try decode(codable: type, from: payload)
@@ -248,6 +250,17 @@ extension ClientMessage {
 }
 
 extension ServerMessage {
+    /// A pushed cookie event exactly as keyjard writes it (``MessageCoding/eventPayload(sequence:eventJSON:)``),
+    /// read without a JSON tree: every subscriber of every process decodes each change, and
+    /// building the tree was most of that work. Anything else answers nil.
+    init?(canonicalEvent bytes: UnsafeBufferPointer<UInt8>) {
+        var reader = JSONReader(bytes: bytes)
+        guard reader.skip(#"{"event":{"event":{"sequence":"#), let sequence = reader.readNumber()?.uint64,
+            reader.skip(#","event":"#), let event = StoreEvent(canonical: &reader), reader.skip("}}}"), reader.isAtEnd
+        else { return nil }
+        self = .event(event: SequencedEvent(sequence: sequence, event: event))
+    }
+
     init?(json: JSONValue) {
         guard let (kind, body) = json.singleMember else { return nil }
         switch kind {

@@ -127,6 +127,11 @@ import Testing
             #expect(JSONReader.parse(fast).flatMap(ServerMessage.init(json:)) == message)
             let reference = MessageCoding.encode(codable: message)
             #expect(JSONReader.parse(reference).flatMap(ServerMessage.init(json:)) == message)
+            // Pushed cookie events are also read straight from keyjard's layout, without a tree.
+            let canonical = fast.withUnsafeBufferPointer(ServerMessage.init(canonicalEvent:))
+            if case .event = message { #expect(canonical == message) } else { #expect(canonical == nil) }
+            // Another layout (Codable's key order) is left to the tree reader.
+            #expect(reference.withUnsafeBufferPointer(ServerMessage.init(canonicalEvent:)).map { $0 == message } != false)
         }
         for message in Self.otherServerMessages {
             #expect(MessageCoding.fastJSON(message) == nil)
@@ -203,6 +208,30 @@ import Testing
         }
         // Mutations that only change a string's content (about one in sixteen) are judged by the fast path.
         #expect(fastAccepted > 200)
+    }
+
+    @Test func theCanonicalEventReaderNeverDisagreesWithTheTreeOnMutatedEvents() {
+        var generator = SplitMix64(seed: 0x6576_656e_74)
+        let seeds = Self.fastServerMessages.filter { if case .event = $0 { true } else { false } }.map { MessageCoding.encode($0) }
+        let interesting = Array(#"{}[]",:\0123456789.-+eEtrufalsn "#.utf8) + [0x00, 0x1f, 0x7f, 0xc3, 0xa9, 0xff]
+        var canonicalAccepted = 0
+        for round in 0..<4_000 {
+            var payload = seeds[round % seeds.count]
+            for _ in 0...(generator.next() % 3) {
+                let position = Int(generator.next() % UInt64(payload.count))
+                let byte = interesting[Int(generator.next() % UInt64(interesting.count))]
+                switch generator.next() % 3 {
+                case 0: payload[position] = byte
+                case 1: payload.insert(byte, at: position)
+                default: payload.remove(at: position)
+                }
+            }
+            guard let canonical = payload.withUnsafeBufferPointer(ServerMessage.init(canonicalEvent:)) else { continue }
+            canonicalAccepted += 1
+            // Whatever it accepts, the tree reader (and so Foundation's decoder) reads the same.
+            #expect(JSONReader.parse(payload).flatMap(ServerMessage.init(json:)) == canonical, "\(String(decoding: payload, as: UTF8.self))")
+        }
+        #expect(canonicalAccepted > 100)
     }
 
     // MARK: The reader alone
