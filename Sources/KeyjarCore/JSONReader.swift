@@ -289,8 +289,8 @@ package struct JSONReader {
 /// For JSON that keyjard writes itself, always in one layout: each step checks the exact next
 /// bytes and reads one value, with the same grammar and conversions as the tree parser, and
 /// any surprise (whitespace, another key order, an escaped key) answers nil so that the caller
-/// falls back to ``JSONReader/parse(_:)-(UnsafeBufferPointer<UInt8>)``. A notified client
-/// decodes every change this way without building a tree of dictionaries first.
+/// falls back to `JSONReader.parse`. A notified client decodes every change this way without
+/// building a tree of dictionaries first.
 extension JSONReader {
     package var isAtEnd: Bool { position == bytes.count }
 
