@@ -47,29 +47,34 @@ public enum KeyjarServer {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let threadPool = NIOThreadPool(numberOfThreads: 2)
         threadPool.start()
+        let checkpointThread = NIOThreadPool(numberOfThreads: 1)
+        checkpointThread.start()
         do {
             try await serve(
                 configuration: configuration, directory: directory, database: database, secrets: secrets,
-                group: group, threadPool: threadPool, logger: logger, shutdown: shutdown, ready: ready)
+                group: group, threadPools: (threadPool, checkpointThread), logger: logger, shutdown: shutdown, ready: ready)
         } catch {
+            try? await checkpointThread.shutdownGracefully()
             try? await threadPool.shutdownGracefully()
             try? await group.shutdownGracefully()
             throw error
         }
+        try? await checkpointThread.shutdownGracefully()
         try? await threadPool.shutdownGracefully()
         try? await group.shutdownGracefully()
     }
 
     private static func serve(
         configuration: ServerConfiguration, directory: SocketDirectory, database: StoreDatabase,
-        secrets: any SecretStore, group: MultiThreadedEventLoopGroup, threadPool: NIOThreadPool, logger: Logger,
+        secrets: any SecretStore, group: MultiThreadedEventLoopGroup, threadPools: (secrets: NIOThreadPool, checkpoints: NIOThreadPool),
+        logger: Logger,
         shutdown: AsyncStream<Void>, ready: @escaping @Sendable (String) -> Void
     ) async throws {
         // One event loop owns the service and every connection: no thread hop per request.
         let loop = group.next()
         let service = try KeyjarService(
             eventLoop: loop, configuration: configuration, database: database, secrets: secrets,
-            threadPool: threadPool, logger: logger)
+            threadPool: threadPools.secrets, checkpointThread: threadPools.checkpoints, logger: logger)
         try await loop.submit { service.purgeExpired() }.get()
         // Loading leaves freed row buffers in the heap; hand them back before serving.
         malloc_trim(0)
@@ -111,7 +116,7 @@ public enum KeyjarServer {
         logger.info("serving", metadata: ["socket": "\(configuration.socketPath)", "database": "\(configuration.databasePath)"])
         ready(configuration.socketPath)
 
-        // Checkpoints run on the thread pool, on their own connection: never inside a commit.
+        // Checkpoints run on their own thread and connection: never inside a commit.
         let checkpoints = loop.scheduleRepeatedTask(
             initialDelay: .seconds(1), delay: .nanoseconds(Int64(configuration.checkpointInterval.components.seconds) * 1_000_000_000
                 + configuration.checkpointInterval.components.attoseconds / 1_000_000_000)

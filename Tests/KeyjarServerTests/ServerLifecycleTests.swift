@@ -67,6 +67,31 @@ struct ServerLifecycleTests {
         #expect(try client.cookieHeader(for: "https://storm7.example/") == "c7=19957")
     }
 
+    @Test func checkpointsRunOnALowerPriorityThread() throws {
+        // Given a keyjard whose WAL needs checkpointing
+        let daemon = try DaemonProcess()
+        defer { #expect(daemon.stop() == 0) }
+        let client = try TestClient(socketPath: daemon.socketPath)
+        try client.setCookies(["c=1"], from: "https://nice.example/")
+        // Then within the checkpoint interval a thread of keyjard runs at nice 10 (field 19 of
+        // /proc/PID/task/TID/stat), and the event loop stays at 0
+        func niceValues() -> [Int] {
+            let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(daemon.pid)/task")) ?? []
+            return tasks.compactMap { task in
+                guard let stat = try? String(contentsOfFile: "/proc/\(daemon.pid)/task/\(task)/stat", encoding: .utf8),
+                    let end = stat.lastIndex(of: ")")
+                else { return nil }
+                // Fields after the name: state is field 3, so nice (19) is the 17th.
+                let fields = stat[stat.index(after: end)...].split(separator: " ")
+                return fields.count > 16 ? Int(fields[16]) : nil
+            }
+        }
+        let deadline = Date().addingTimeInterval(10)
+        while !niceValues().contains(10), Date() < deadline { Thread.sleep(forTimeInterval: 0.1) }
+        #expect(niceValues().contains(10))
+        #expect(niceValues().contains(0))
+    }
+
     @Test func servesASocketPassedBySystemd() throws {
         let directory = try TemporaryDirectory()
         let socketPath = directory.path("run/keyjar.sock")
