@@ -183,23 +183,29 @@ import Testing
         #expect(agreement.server, "server message: \(text)")
     }
 
+    /// Bytes that change a payload's structure or meaning rather than only a string's content.
+    static let interesting = Array(#"{}[]",:\0123456789.-+eEtrufalsn "#.utf8) + [0x00, 0x1f, 0x7f, 0xc3, 0xa9, 0xff]
+
+    /// One to three random replacements, insertions or removals of an interesting byte.
+    static func mutate(_ payload: inout [UInt8], _ generator: inout SplitMix64) {
+        for _ in 0...(generator.next() % 3) where !payload.isEmpty {
+            let position = Int(generator.next() % UInt64(payload.count))
+            let byte = interesting[Int(generator.next() % UInt64(interesting.count))]
+            switch generator.next() % 3 {
+            case 0: payload[position] = byte
+            case 1: payload.insert(byte, at: position)
+            default: payload.remove(at: position)
+            }
+        }
+    }
+
     @Test func mutatedPayloadsDecodeAsCodableDecodesThem() {
         var generator = SplitMix64(seed: 0x6b65_796a_6172)
         let seeds = Self.fastClientMessages.map { MessageCoding.encode($0) } + Self.fastServerMessages.map { MessageCoding.encode($0) }
-        // Bytes that change a payload's structure or meaning rather than only a string's content.
-        let interesting = Array(#"{}[]",:\0123456789.-+eEtrufalsn "#.utf8) + [0x00, 0x1f, 0x7f, 0xc3, 0xa9, 0xff]
         var fastAccepted = 0
         for round in 0..<6_000 {
             var payload = seeds[round % seeds.count]
-            for _ in 0...(generator.next() % 3) {
-                let position = Int(generator.next() % UInt64(payload.count))
-                let byte = interesting[Int(generator.next() % UInt64(interesting.count))]
-                switch generator.next() % 3 {
-                case 0: payload[position] = byte
-                case 1: payload.insert(byte, at: position)
-                default: payload.remove(at: position)
-                }
-            }
+            Self.mutate(&payload, &generator)
             let agreement = Self.agree(payload)
             #expect(agreement.client && agreement.server, "disagreement on \(String(decoding: payload, as: UTF8.self))")
             if JSONReader.parse(payload).map({ ClientMessage(json: $0) != nil || ServerMessage(json: $0) != nil }) == true {
@@ -213,19 +219,10 @@ import Testing
     @Test func theCanonicalEventReaderNeverDisagreesWithTheTreeOnMutatedEvents() {
         var generator = SplitMix64(seed: 0x6576_656e_74)
         let seeds = Self.fastServerMessages.filter { if case .event = $0 { true } else { false } }.map { MessageCoding.encode($0) }
-        let interesting = Array(#"{}[]",:\0123456789.-+eEtrufalsn "#.utf8) + [0x00, 0x1f, 0x7f, 0xc3, 0xa9, 0xff]
         var canonicalAccepted = 0
         for round in 0..<4_000 {
             var payload = seeds[round % seeds.count]
-            for _ in 0...(generator.next() % 3) {
-                let position = Int(generator.next() % UInt64(payload.count))
-                let byte = interesting[Int(generator.next() % UInt64(interesting.count))]
-                switch generator.next() % 3 {
-                case 0: payload[position] = byte
-                case 1: payload.insert(byte, at: position)
-                default: payload.remove(at: position)
-                }
-            }
+            Self.mutate(&payload, &generator)
             guard let canonical = payload.withUnsafeBufferPointer(ServerMessage.init(canonicalEvent:)) else { continue }
             canonicalAccepted += 1
             // Whatever it accepts, the tree reader (and so Foundation's decoder) reads the same.
