@@ -449,17 +449,11 @@ public final class KeyjarClient: Sendable {
         return try result.get()
     }
 
-    /// How long a caller reads the socket itself, without sleeping, before it leaves that to
-    /// the reader thread: keyjard answers a one-cookie write in 40–200 µs here, and waking
-    /// first the reader thread and then the caller would add two thread wake-ups to that
-    /// (30–70 µs each across CPUs on a small VM). Bounded, so a slow answer costs at most this
-    /// much CPU.
-    static let awakeForReply: UInt64 = 250_000
-
-    /// The caller's reply: first read for it here (see ``awakeForReply``), then leave it to
+    /// The caller's reply: first read for it here (``UnixSocket/awakeForReply``), rather than
+    /// wake the reader thread and then be woken by it (two thread wake-ups); then leave it to
     /// the reader thread. Nil after the request timeout.
     private func wait(for waiter: Waiter, on socket: UnixSocket) -> Result<Response, KeyjarClientError>? {
-        let awakeUntil = monotonicNanoseconds() + Self.awakeForReply
+        let awakeUntil = monotonicNanoseconds() + UnixSocket.awakeForReply
         while !waiter.isReady.load(ordering: .acquiring), monotonicNanoseconds() < awakeUntil {
             if receiveAvailableIfFree(from: socket) == .ended { break }
             if !waiter.isReady.load(ordering: .acquiring) { sched_yield() }

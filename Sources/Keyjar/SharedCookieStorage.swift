@@ -33,7 +33,10 @@ public final class SharedCookieStorage: Sendable {
     }
 
     private let backend: Backend
+    /// The last request URL and the last main-document URL, each parsed once for a run of
+    /// lookups (one cache for both would parse each anew when they differ).
     private let recentURLs = RecentCookieURLs()
+    private let recentMainDocumentURLs = RecentCookieURLs()
 
     /// The connection to keyjard; nil for a store kept in memory.
     public var sharedClient: KeyjarClient? {
@@ -134,11 +137,11 @@ public final class SharedCookieStorage: Sendable {
         return withJar { $0.cookieHeader(for: context) }
     }
 
-    /// `CookieContext(url:mainDocumentURL:…)`, with the URLs parsed through `recentURLs`.
+    /// `CookieContext(url:mainDocumentURL:…)`, with the URLs parsed through the recent-URL caches.
     private func context(url: URL, mainDocumentURL: URL?, isTopLevelNavigation: Bool, httpMethod: String) -> CookieContext? {
         guard let cookieURL = recentURLs.cookieURL(for: url) else { return nil }
         return CookieContext(
-            url: cookieURL, siteForCookies: mainDocumentURL.flatMap(recentURLs.cookieURL(for:)),
+            url: cookieURL, siteForCookies: mainDocumentURL.flatMap(recentMainDocumentURLs.cookieURL(for:)),
             isTopLevelNavigation: isTopLevelNavigation, httpMethod: httpMethod)
     }
 

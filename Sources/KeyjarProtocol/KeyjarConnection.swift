@@ -86,17 +86,12 @@ public final class KeyjarConnection {
         }
     }
 
-    /// How long a caller stays awake for its reply before sleeping in the kernel: keyjard
-    /// answers a one-cookie write in 40–200 µs here, and a cross-CPU wake-up would add 30–70 µs
-    /// to that. Bounded, so a slow answer (an import) costs at most this much CPU.
-    static let awakeForReply: UInt64 = 250_000
-
     /// Sends a request and returns its reply; pushed messages meanwhile are kept in `pushed`.
     public func call(_ request: Request, timeout: TimeInterval = 10) throws -> Response {
         let id = try send(request)
         // A pushed event may come first (keyjard sends a writer its event just before the
         // reply), so the time awake is counted from the send, not per message.
-        let awakeUntil = monotonicNanoseconds() + Self.awakeForReply
+        let awakeUntil = monotonicNanoseconds() + UnixSocket.awakeForReply
         while let payload = try receiveRaw(timeout: timeout, awakeUntil: awakeUntil) {
             let message = try MessageCoding.decode(ServerMessage.self, from: payload)
             switch message {

@@ -67,6 +67,12 @@ public struct UnixSocket: Sendable {
         return count
     }
 
+    /// How long a caller that has just sent a request reads for its reply without sleeping
+    /// (``receiveWithoutSleeping(into:until:)``) before it waits in the kernel: keyjard answers
+    /// a one-cookie write in 40–200 µs here, and each cross-CPU wake-up would add 30–70 µs.
+    /// Bounded, so a slow answer (an import) costs at most this much CPU.
+    public static let awakeForReply: UInt64 = 250_000
+
     /// Reads what arrives before `deadline` (``monotonicNanoseconds()``) without sleeping:
     /// tries a non-blocking read, yields the CPU, and tries again. The count, 0 at end of
     /// stream, nil when nothing came in time.
