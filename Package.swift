@@ -122,13 +122,13 @@ let package = Package(
         ),
         .testTarget(
             name: "KeyjarCoreTests",
-            dependencies: ["KeyjarCore"],
+            dependencies: ["KeyjarCore", "KeyjarTestSupport"],
             exclude: ["Conformance/http-state-exceptions.json"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "KeyjarAuthTests",
-            dependencies: ["KeyjarAuth", "KeyjarCore"],
+            dependencies: ["KeyjarAuth", "KeyjarCore", "KeyjarTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -169,7 +169,7 @@ let package = Package(
         ),
         .testTarget(
             name: "KeyjarProtocolTests",
-            dependencies: ["KeyjarProtocol", "KeyjarCore"],
+            dependencies: ["KeyjarProtocol", "KeyjarCore", "KeyjarTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

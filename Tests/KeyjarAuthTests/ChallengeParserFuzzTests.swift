@@ -1,5 +1,6 @@
 import Foundation
 import KeyjarAuth
+import KeyjarTestSupport
 import Testing
 
 /// Random and mutated fields: the parser must never crash or hang, and what it returns must

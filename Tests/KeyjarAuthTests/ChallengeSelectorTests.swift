@@ -1,4 +1,5 @@
 import KeyjarAuth
+import KeyjarTestSupport
 import Testing
 
 struct ChallengeSelectorTests {

@@ -1,6 +1,7 @@
 import Foundation
 import KeyjarAuth
 import KeyjarCore
+import KeyjarTestSupport
 import Testing
 
 /// RFC 7616's worked examples, the session's nonce counting, and every response checked

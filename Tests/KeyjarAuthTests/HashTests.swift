@@ -1,4 +1,5 @@
 import Foundation
+import KeyjarTestSupport
 import Testing
 
 @testable import KeyjarAuth

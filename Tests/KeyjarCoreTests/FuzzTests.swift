@@ -1,18 +1,7 @@
 import Foundation
 import KeyjarCore
+import KeyjarTestSupport
 import Testing
-
-/// Deterministic pseudo-random input, so that a failure reproduces from its seed.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 /// Feeds random and mutated input to every parser and decoder; they must never crash, and
 /// whatever the jar stores must still satisfy the storage invariants.

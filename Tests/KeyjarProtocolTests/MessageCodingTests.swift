@@ -1,6 +1,7 @@
 import Foundation
 import KeyjarCore
 @testable import KeyjarProtocol
+import KeyjarTestSupport
 import Testing
 
 /// The hand-written JSON of the hot messages against `Codable`, which defines the format: what
@@ -268,18 +269,5 @@ import Testing
         case .array(let values): "[" + values.map(render).joined(separator: ",") + "]"
         case .object(let members): "{" + members.map { "\"\($0.key)\":" + render($0.value) }.joined(separator: ",") + "}"
         }
-    }
-}
-
-/// A small deterministic generator, so a failing mutation is the same on every run.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE5_E9B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
