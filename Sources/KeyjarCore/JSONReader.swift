@@ -1,4 +1,5 @@
 import Foundation
+internal import Glibc
 
 /// A parsed JSON value, for the hand-written fast paths of the wire protocol.
 ///
@@ -41,7 +42,9 @@ package enum JSONValue: Sendable {
     /// Finite only: Foundation's decoder refuses a number too large for a Double (1e400), and
     /// the fast path must never accept what it refuses.
     package var double: Double? {
-        if case .number(let text) = self, let value = Double(text), value.isFinite { return value }
+        guard case .number(let text) = self else { return nil }
+        if let value = text.utf8.withContiguousStorageIfAvailable(DecimalDouble.parse) ?? nil { return value }
+        if let value = Double(text), value.isFinite { return value }
         return nil
     }
 
@@ -117,8 +120,9 @@ package struct JSONReader {
 
     private mutating func literal(_ word: StaticString) -> Bool {
         let count = word.utf8CodeUnitCount
-        guard bytes.count - position >= count else { return false }
-        for index in 0..<count where bytes[position + index] != word.utf8Start[index] { return false }
+        guard bytes.count - position >= count, let base = bytes.baseAddress else { return false }
+        // memcmp: a byte loop through StaticString's accessors cost ~270 instructions per key.
+        guard memcmp(base + position, word.utf8Start, count) == 0 else { return false }
         position += count
         return true
     }
@@ -176,6 +180,12 @@ package struct JSONReader {
 
     /// `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`, kept as text.
     private mutating func number() -> JSONValue? {
+        guard let text = scanNumber() else { return nil }
+        return .number(Substring(String(decoding: text, as: UTF8.self)))
+    }
+
+    /// The bytes of a number at the current position (see ``number()``), consumed.
+    private mutating func scanNumber() -> UnsafeBufferPointer<UInt8>? {
         let start = position
         if current == UInt8(ascii: "-") { position += 1 }
         guard let first = current, isDigit(first) else { return nil }
@@ -192,8 +202,7 @@ package struct JSONReader {
             guard let byte = current, isDigit(byte) else { return nil }
             skipDigits()
         }
-        let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self)
-        return .number(Substring(text))
+        return UnsafeBufferPointer(rebasing: bytes[start..<position])
     }
 
     private func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
@@ -312,5 +321,29 @@ extension JSONReader {
     package mutating func readNumber() -> JSONValue? {
         guard let byte = current, byte == UInt8(ascii: "-") || isDigit(byte) else { return nil }
         return number()
+    }
+
+    /// A number read as ``JSONValue/double`` reads it, without making its text a string first.
+    package mutating func readDouble() -> Double? {
+        guard let byte = current, byte == UInt8(ascii: "-") || isDigit(byte), let text = scanNumber() else { return nil }
+        if let value = DecimalDouble.parse(text) { return value }
+        guard let value = Double(String(decoding: text, as: UTF8.self)), value.isFinite else { return nil }
+        return value
+    }
+
+    /// A number read as ``JSONValue/uint64`` reads it (digits only, in range), without a string.
+    package mutating func readUInt64() -> UInt64? {
+        guard let byte = current, byte == UInt8(ascii: "-") || isDigit(byte), let text = scanNumber() else { return nil }
+        // `UInt64("-0")` is 0, and so is this: the tree and the known layout never disagree.
+        let negative = text.first == UInt8(ascii: "-")
+        var value: UInt64 = 0
+        for digit in text.dropFirst(negative ? 1 : 0) {
+            guard isDigit(digit) else { return nil }
+            let (times10, overflow) = value.multipliedReportingOverflow(by: 10)
+            let (sum, carry) = times10.addingReportingOverflow(UInt64(digit - UInt8(ascii: "0")))
+            guard !overflow, !carry else { return nil }
+            value = sum
+        }
+        return negative && value != 0 ? nil : value
     }
 }

@@ -255,7 +255,7 @@ extension ServerMessage {
     /// building the tree was most of that work. Anything else answers nil.
     init?(canonicalEvent bytes: UnsafeBufferPointer<UInt8>) {
         var reader = JSONReader(bytes: bytes)
-        guard reader.skip(#"{"event":{"event":{"sequence":"#), let sequence = reader.readNumber()?.uint64,
+        guard reader.skip(#"{"event":{"event":{"sequence":"#), let sequence = reader.readUInt64(),
             reader.skip(#","event":"#), let event = StoreEvent(canonical: &reader), reader.skip("}}}"), reader.isAtEnd
         else { return nil }
         self = .event(event: SequencedEvent(sequence: sequence, event: event))
