@@ -174,7 +174,7 @@ let package = Package(
         ),
         .testTarget(
             name: "KeyjarServerTests",
-            dependencies: ["KeyjarTestSupport", "KeyjarProtocol", "KeyjarCore", "KeyjarDaemon"],
+            dependencies: ["KeyjarTestSupport", "KeyjarProtocol", "KeyjarCore", "KeyjarDaemon", "KeyjarServer"],
             swiftSettings: swiftSettings
         ),
     ],

@@ -20,7 +20,7 @@ final class KeyjarService: Sendable {
     final class State {
         var jar: CookieJar
         var clients: [UInt64: ClientConnection] = [:]
-        var subscribers: [UInt64: ClientConnection] = [:]
+        var subscribers = SubscriberList<ClientConnection>()
         /// Committed events already sent to their writer, not yet to the other subscribers.
         var pendingBroadcasts: [PendingBroadcast] = []
         var isFlushScheduled = false
@@ -68,7 +68,7 @@ final class KeyjarService: Sendable {
 
     func unregister(_ client: ClientConnection) {
         state.clients[client.id] = nil
-        state.subscribers[client.id] = nil
+        state.subscribers.remove(id: client.id)
     }
 
     /// An event framed once for every subscriber, and the writer that already has it.
@@ -102,14 +102,15 @@ final class KeyjarService: Sendable {
         eventLoop.execute { service.value.flushBroadcasts() }
     }
 
-    /// Sends every pending event to the subscribers that do not have it yet, in order.
+    /// Sends every pending event to the subscribers that do not have it yet, in order (each
+    /// event to the oldest connection first: ``SubscriberList``).
     func flushBroadcasts() {
         state.isFlushScheduled = false
         guard !state.pendingBroadcasts.isEmpty else { return }
         let pending = state.pendingBroadcasts
         state.pendingBroadcasts.removeAll(keepingCapacity: true)
         for broadcast in pending {
-            for (id, client) in state.subscribers where id != broadcast.sentTo {
+            for client in state.subscribers.clients where client.id != broadcast.sentTo {
                 deliver(broadcast.frame, to: client)
             }
         }
@@ -118,7 +119,7 @@ final class KeyjarService: Sendable {
     private func deliver(_ frame: ByteBuffer, to client: ClientConnection) {
         guard !client.send(framed: frame) else { return }
         logger.warning("client queue overflowed; disconnecting it", metadata: ["client.pid": "\(client.pid)"])
-        state.subscribers[client.id] = nil
+        state.subscribers.remove(id: client.id)
         client.close()
     }
 
@@ -141,7 +142,7 @@ final class KeyjarService: Sendable {
             throw storageFailure(error)
         }
         // On the event loop nothing can commit between the read above and this line.
-        state.subscribers[client.id] = client
+        state.subscribers.insert(client)
         return .subscribed(sequence: latest)
     }
 
