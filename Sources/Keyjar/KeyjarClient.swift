@@ -72,6 +72,12 @@ public final class KeyjarClient: Sendable {
         var buffer = [UInt8](repeating: 0, count: 65_536)
     }
 
+    /// The receiver under its lock, in an object of its own: the reader thread holds this, not
+    /// the client, while it blocks in the socket, so dropping the client still ends it.
+    final class ReceiveSide: Sendable {
+        let lock = Mutex(Receiver())
+    }
+
     /// A change to announce (notification, change streams) once no lock is held, in order.
     enum Announcement: Sendable {
         case event(SequencedEvent, [AsyncStream<SequencedEvent>.Continuation])
@@ -97,8 +103,9 @@ public final class KeyjarClient: Sendable {
 
     public let configuration: Configuration
     private let state = Mutex(State())
-    /// Taken before `state` when both are needed, never the other way round.
-    private let receiving = Mutex(Receiver())
+    /// Taken before `state` when both are needed, never the other way round. The reader thread
+    /// holds it while it waits in the socket; any other thread only ever tries it.
+    private let receiving = ReceiveSide()
     /// The reader thread's `pthread_self()`.
     private let readerThread = Atomic<UInt>(0)
     /// Serialises frames written by several threads.
@@ -113,6 +120,7 @@ public final class KeyjarClient: Sendable {
         announcePending()
         // The thread blocks in the socket without holding the client, so an idle client costs
         // no CPU and dropping it works: deinit shuts the socket, which wakes the thread.
+        let receiving = self.receiving
         Thread.detachNewThread { [weak self] in
             self?.readerThread.store(UInt(pthread_self()), ordering: .relaxed)
             var backoff: TimeInterval = 0.05
@@ -121,11 +129,25 @@ public final class KeyjarClient: Sendable {
                     guard let client = self, client.reconnectStep(&backoff) else { return }
                     continue
                 }
-                // Waits without taking the bytes: a caller waiting for its reply may take
-                // them first (see `call`), and then this finds nothing and waits again.
-                let arrived = (try? socket.waitForBytes(timeout: nil)) ?? false
+                // One blocking read per message, under the receive lock: a caller waiting for
+                // its reply meanwhile finds the lock taken and waits for this thread to hand
+                // the reply over (see `wait(for:on:)`). Waiting without reading (MSG_PEEK), so
+                // that such a caller could read its reply itself, cost a second system call for
+                // every change in every process.
+                let outcome = receiving.lock.withLock { receiver -> ReadOutcome in
+                    guard receiver.socket?.descriptor == socket.descriptor else { return .ended }
+                    let count: Int
+                    do {
+                        count = try socket.receiveBlocking(into: &receiver.buffer)
+                    } catch {
+                        socket.shutdownBoth()
+                        return .ended
+                    }
+                    guard count > 0, let client = self else { return .ended }
+                    receiver.parser.append(receiver.buffer[0..<count])
+                    return client.dispatchFrames(&receiver, from: socket)
+                }
                 guard let client = self else { return }
-                let outcome = arrived ? client.receiveAvailable(from: socket) : .ended
                 if outcome == .ended { client.disconnected(socket) }
                 client.announcePending()
                 if client.state.withLock({ $0.closed }) { return }
@@ -216,9 +238,12 @@ public final class KeyjarClient: Sendable {
 
     /// Makes a connected socket the current one, for callers and the reader thread alike.
     private func install(_ socket: UnixSocket, _ parser: FrameParser) {
-        receiving.withLock { receiver in
+        receiving.lock.withLock { receiver in
             receiver.socket = socket
             receiver.parser = parser
+            // Whole messages that came in the same read as the subscribe reply: dispatched now,
+            // not when the next message arrives.
+            if dispatchFrames(&receiver, from: socket) == .ended { socket.shutdownBoth() }
         }
         state.withLock { $0.socket = socket }
     }
@@ -250,13 +275,13 @@ public final class KeyjarClient: Sendable {
     /// replies finish their callers, events update the replica (announced later, by
     /// ``announcePending()``). `.ended` when the connection is over or sent garbage.
     private func receiveAvailable(from socket: UnixSocket) -> ReadOutcome {
-        receiving.withLock { receiver in receive(&receiver, from: socket) }
+        receiving.lock.withLock { receiver in receive(&receiver, from: socket) }
     }
 
     /// ``receiveAvailable(from:)`` unless another thread is reading right now (then that
     /// thread dispatches whatever arrives).
     private func receiveAvailableIfFree(from socket: UnixSocket) -> ReadOutcome {
-        receiving.withLockIfAvailable { receiver in receive(&receiver, from: socket) } ?? .nothingYet
+        receiving.lock.withLockIfAvailable { receiver in receive(&receiver, from: socket) } ?? .nothingYet
     }
 
     private func receive(_ receiver: inout Receiver, from socket: UnixSocket) -> ReadOutcome {
@@ -267,12 +292,22 @@ public final class KeyjarClient: Sendable {
             guard let count = try socket.receiveWithoutSleeping(into: &receiver.buffer, until: 0) else { return .nothingYet }
             guard count > 0 else { return .ended }
             receiver.parser.append(receiver.buffer[0..<count])
+        } catch {
+            // A failed read: the connection is over. Shut down here, under the lock (so the
+            // descriptor is still this socket's).
+            socket.shutdownBoth()
+            return .ended
+        }
+        return dispatchFrames(&receiver, from: socket)
+    }
+
+    /// Handles every whole message the parser holds: replies finish their callers, events
+    /// update the replica. `.ended` (and the socket shut down) when keyjard sent garbage.
+    private func dispatchFrames(_ receiver: inout Receiver, from socket: UnixSocket) -> ReadOutcome {
+        do {
             while let payload = try receiver.parser.next() { handle(try MessageCoding.decode(ServerMessage.self, from: payload)) }
             return .received
         } catch {
-            // Garbage from keyjard, or a failed read: the connection is over. Shut down here,
-            // under the lock (so the descriptor is still this socket's), which also wakes the
-            // reader thread if a caller found it.
             socket.shutdownBoth()
             return .ended
         }
@@ -280,7 +315,7 @@ public final class KeyjarClient: Sendable {
 
     /// Fails every waiting call and forgets the socket (the read loop reconnects).
     private func disconnected(_ socket: UnixSocket) {
-        let current = receiving.withLock { receiver -> Bool in
+        let current = receiving.lock.withLock { receiver -> Bool in
             guard receiver.socket?.descriptor == socket.descriptor else { return false }
             receiver.socket = nil
             receiver.parser = FrameParser()
@@ -449,9 +484,10 @@ public final class KeyjarClient: Sendable {
         return try result.get()
     }
 
-    /// The caller's reply: first read for it here (``UnixSocket/awakeForReply``), rather than
-    /// wake the reader thread and then be woken by it (two thread wake-ups); then leave it to
-    /// the reader thread. Nil after the request timeout.
+    /// The caller's reply: first stay awake for it (``UnixSocket/awakeForReply``), reading it
+    /// here when no other thread reads, or seeing the reader thread hand it over when that
+    /// thread is waiting in the socket (as it is whenever the client is idle), rather than sleep
+    /// and be woken across CPUs; then sleep until it comes. Nil after the request timeout.
     private func wait(for waiter: Waiter, on socket: UnixSocket) -> Result<Response, KeyjarClientError>? {
         let awakeUntil = monotonicNanoseconds() + UnixSocket.awakeForReply
         while !waiter.isReady.load(ordering: .acquiring), monotonicNanoseconds() < awakeUntil {

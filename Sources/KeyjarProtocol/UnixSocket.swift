@@ -95,28 +95,31 @@ public struct UnixSocket: Sendable {
         }
     }
 
-    /// Waits until a read would not block, without reading: with no `timeout`, true when bytes
-    /// arrived and false at end of stream; with one, true when bytes or the end of stream can
-    /// be read and false when the time ran out. Lets several threads share one socket:
-    /// whoever reads first takes the bytes, under the caller's own lock.
-    public func waitForBytes(timeout: TimeInterval?) throws(ConnectionError) -> Bool {
-        guard let timeout else {
-            var byte: UInt8 = 0
-            while true {
-                let count = recv(descriptor, &byte, 1, Int32(MSG_PEEK))
-                if count >= 0 { return count > 0 }
-                if errno == EINTR { continue }
-                if errno == ECONNRESET { return false }
-                throw ConnectionError("receive failed: \(String(cString: strerror(errno)))")
+    /// Reads what is available, waiting for it in the kernel as long as it takes: the count,
+    /// 0 at end of stream (or when ``shutdownBoth()`` was called meanwhile).
+    public func receiveBlocking(into buffer: inout [UInt8]) throws(ConnectionError) -> Int {
+        while true {
+            let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+            if count >= 0 { return count }
+            switch errno {
+            case EINTR: continue
+            case ECONNRESET: return 0
+            default: throw ConnectionError("receive failed: \(String(cString: strerror(errno)))")
             }
         }
+    }
+
+    /// Waits until bytes or the end of stream can be read, without reading: true when they
+    /// can, false when `timeout` ran out.
+    public func waitForBytes(timeout: TimeInterval) throws(ConnectionError) -> Bool {
         var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
         let ready = poll(&poller, 1, Int32(max(0, min(timeout, 3600)) * 1000))
         if ready < 0 && errno != EINTR { throw ConnectionError("poll failed: \(String(cString: strerror(errno)))") }
         return ready > 0
     }
 
-    /// Wakes a thread blocked in `waitForBytes` or `receive` and ends the connection.
+    /// Wakes a thread blocked in `waitForBytes`, `receive` or `receiveBlocking` and ends the
+    /// connection.
     public func shutdownBoth() { shutdown(descriptor, Int32(SHUT_RDWR)) }
 
     public func close() { Glibc.close(descriptor) }

@@ -6,8 +6,9 @@ import KeyjarTestSupport
 import Synchronization
 import Testing
 
-/// Callers waiting for a reply read the socket themselves, alongside the reader thread: every
-/// message must still be dispatched once and in order, and announced in order, whoever read it.
+/// Callers waiting for a reply read the socket themselves when the reader thread is busy, and
+/// are handed their reply by it when it waits in the socket: every message must still be
+/// dispatched once and in order, and announced in order, whoever read it.
 @Suite(.timeLimit(.minutes(1)))
 struct KeyjarClientReadingTests {
     /// Several threads of one process write while another process writes too: every call gets
@@ -91,5 +92,26 @@ struct KeyjarClientReadingTests {
         #expect(eventually(timeout: 20) { outcome.withLock { $0 } != nil })
         #expect(outcome.withLock { $0 } == "[nil]")
         #expect(eventually { writer.cookieHeader(for: URL(string: "https://echo.example/")!) == "echo=1" })
+    }
+
+    /// An idle client's reader thread waits in the socket holding the receive lock, but not the
+    /// client: dropping the client still ends the thread and the connection.
+    @Test func aDroppedIdleClientLetsGoOfItsConnection() throws {
+        let daemon = try DaemonProcess()
+        defer { #expect(daemon.stop() == 0) }
+        let probe = try KeyjarConnection(socketPath: daemon.socketPath)
+        func connectedClients() -> Int? {
+            guard case .status(let status) = try? probe.call(.status) else { return nil }
+            return status.connectedClients
+        }
+        let before = try #require(connectedClients())
+        do {
+            let client = try KeyjarClient(configuration: .init(socketPath: daemon.socketPath, autoStart: false))
+            #expect(client.isConnected)
+            #expect(connectedClients() == before + 1)
+            // Time for its reader thread to block in the socket.
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        #expect(eventually { connectedClients() == before })
     }
 }
