@@ -76,7 +76,11 @@ func runClientBenchmark() throws {
         // not lower it on this VM: idle vCPUs and cold caches make each wake-up dearer.)
         usleep(UInt32(environment["KEYJAR_BENCH_CLIENT_SPACING_US"] ?? "") ?? 3_000)
     }
-    var latencies: [UInt64] = []
+    // keyjard tells the oldest connection first, and each peer connected after the one before
+    // it, so a peer's index is its place in the fan-out. B is the peer in the middle: a typical
+    // process, not the luckiest (the first) nor the unluckiest (the last), reported beside it.
+    let places = [("first", 0), ("", peers.count / 2), ("last", peers.count - 1)]
+    var latencies = [[UInt64]](repeating: [], count: peers.count)
     var allLatencies: [UInt64] = []
     var peerCPU: UInt64 = 0
     for (position, peer) in peers.enumerated() {
@@ -86,11 +90,14 @@ func runClientBenchmark() throws {
         for (sequence, time) in arrivals {
             guard let start = starts[sequence] else { throw BenchmarkError("a peer was told of unknown change \(sequence)") }
             allLatencies.append(time - start)
-            if position == 0 { latencies.append(time - start) }
+            latencies[position].append(time - start)
         }
     }
     print("client_notify_clients: \(peers.count + 1) clients (\(peers.count) in their own processes)")
-    report("client_write_to_other_notified", samples: latencies)
+    for (name, position) in places {
+        report(name.isEmpty ? "client_write_to_other_notified" : "client_write_to_\(name)_other_notified",
+               samples: latencies[position])
+    }
     // Every client's notification, wherever keyjard's fan-out reached it: the fair figure.
     report("client_write_to_all_others_notified", samples: allLatencies)
     // What one change costs each receiving process: the sum over the 99 is what two cores
