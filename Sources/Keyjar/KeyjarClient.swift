@@ -263,6 +263,8 @@ public final class KeyjarClient: Sendable {
                 return false
             }
             install(reconnected, parser)
+            // What install dispatched (messages that came with the subscribe reply).
+            announcePending()
             backoff = 0.05
             return true
         }
