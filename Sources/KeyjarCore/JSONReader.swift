@@ -43,9 +43,9 @@ package enum JSONValue: Sendable {
     /// the fast path must never accept what it refuses.
     package var double: Double? {
         guard case .number(let text) = self else { return nil }
-        if let value = text.utf8.withContiguousStorageIfAvailable(DecimalDouble.parse) ?? nil { return value }
-        if let value = Double(text), value.isFinite { return value }
-        return nil
+        if let value = text.utf8.withContiguousStorageIfAvailable(JSONReader.double) { return value }
+        var copy = String(text)
+        return copy.withUTF8(JSONReader.double)
     }
 
     package var array: [JSONValue]? {
@@ -326,6 +326,12 @@ extension JSONReader {
     /// A number read as ``JSONValue/double`` reads it, without making its text a string first.
     package mutating func readDouble() -> Double? {
         guard let byte = current, byte == UInt8(ascii: "-") || isDigit(byte), let text = scanNumber() else { return nil }
+        return Self.double(text)
+    }
+
+    /// The one conversion of a JSON number's text for the tree and the known layout alike: exact
+    /// from the bytes where ``DecimalDouble`` can, else Foundation's, finite only.
+    static func double(_ text: UnsafeBufferPointer<UInt8>) -> Double? {
         if let value = DecimalDouble.parse(text) { return value }
         guard let value = Double(String(decoding: text, as: UTF8.self)), value.isFinite else { return nil }
         return value
