@@ -27,6 +27,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-atomics.git", from: "1.3.0"),
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
+        .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
     ],
     targets: [
         // System libraries, found through pkg-config; each names its Debian provider.
@@ -38,6 +41,11 @@ let package = Package(
             name: "CLibSecret", pkgConfig: "libsecret-1", providers: [.apt(["libsecret-1-dev"])]),
         .systemLibrary(
             name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+
+        // libcrypto, for what swift-certificates does not read: PKCS#12 bundles and encrypted
+        // PEM keys of client identities.
+        .systemLibrary(
+            name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
 
         // glibc's malloc.h (heap statistics for the benchmark, malloc_trim for keyjard).
         .systemLibrary(name: "CMallocInfo"),
@@ -98,7 +106,12 @@ let package = Package(
         // cookie jar and credential storage.
         .target(
             name: "KeyjarLoader",
-            dependencies: ["Keyjar", "KeyjarAuth", "KeyjarCore", "CCurl"],
+            dependencies: [
+                "Keyjar", "KeyjarAuth", "KeyjarCore", "CCurl", "COpenSSL",
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
             swiftSettings: swiftSettings
         ),
         // The `keyjar` command: the user's and scripts' tool for the shared store.

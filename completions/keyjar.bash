@@ -392,7 +392,7 @@ _keyjar_credential_add() {
     repeating_flags=()
     non_repeating_flags=(--no-start --password-stdin --default --version -h --help)
     repeating_options=()
-    non_repeating_options=(--socket --url --realm --method --proxy --user --persistence)
+    non_repeating_options=(--socket --url --realm --method --proxy --user --persistence --identity)
     __keyjar_offer_flags_options 0
 
     # Offer option value completions
@@ -419,6 +419,9 @@ _keyjar_credential_add() {
         ;;
     '--persistence')
         __keyjar_add_completions -W 'permanent'$'\n''session'
+        return
+        ;;
+    '--identity')
         return
         ;;
     esac
@@ -733,7 +736,7 @@ _keyjar_fetch() {
     repeating_flags=()
     non_repeating_flags=(--no-start -i --include --fail -f --no-follow --silent -s --no-cookies -k --insecure --password-stdin --version -h --help)
     repeating_options=(-H --header -d --data)
-    non_repeating_options=(--socket --output -o -X --request --max-redirects --max-time -u --user --persistence)
+    non_repeating_options=(--socket --output -o -X --request --max-redirects --max-time --pinned-sha256 -u --user --persistence)
     __keyjar_offer_flags_options 1
 
     # Offer option value completions
@@ -757,6 +760,9 @@ _keyjar_fetch() {
         return
         ;;
     '--max-time')
+        return
+        ;;
+    '--pinned-sha256')
         return
         ;;
     '-u'|'--user')

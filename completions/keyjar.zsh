@@ -282,6 +282,7 @@ _keyjar_credential_add() {
         '--password-stdin[Read the password from standard input (one trailing newline is dropped).]'
         '--persistence[How long the credential is kept\: permanent (session is refused, see above).]:persistence:{__keyjar_complete "${___persistence[@]}"}'
         '--default[Make it the space'\''s default credential.]'
+        '--identity[A client certificate and its key\: a PEM file, or a PKCS#12 bundle (its passphrase read like a password); implies --method client-certificate.]:file:'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )
@@ -569,10 +570,11 @@ _keyjar_fetch() {
         '--max-time[Give up when the whole load takes longer than this.]:seconds:'
         '(--silent -s)'{--silent,-s}'[Draw no progress line.]'
         '--no-cookies[Neither send nor store cookies.]'
-        '(-k --insecure)'{-k,--insecure}'[Accept a server certificate that fails verification.]'
+        '(-k --insecure)'{-k,--insecure}'[Accept a server certificate that fails verification (this run only).]'
+        '--pinned-sha256[Trust the server'\''s certificate, although it fails verification, if its SHA-256 fingerprint is this one (as keyjar shows it when it refuses one); with --persistence, keep trusting it.]:fingerprint:'
         '(-u --user)'{-u,--user}'[Answer the server'\''s challenge as this user (the password is asked for).]:name:'
         '--password-stdin[With --user, read the password from standard input (one trailing newline is dropped).]'
-        '--persistence[With --user, keep an accepted password\: none, session (this run only) or permanent.]:persistence:{__keyjar_complete "${___persistence[@]}"}'
+        '--persistence[With --user or --pinned-sha256, keep the accepted password or certificate\: none, session (this run only) or permanent.]:persistence:{__keyjar_complete "${___persistence[@]}"}'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )

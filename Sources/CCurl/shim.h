@@ -52,3 +52,26 @@ static inline long keyjar_auth_digest(void) { return (long)CURLAUTH_DIGEST; }
 static inline long keyjar_auth_ntlm(void) { return (long)CURLAUTH_NTLM; }
 static inline long keyjar_auth_negotiate(void) { return (long)CURLAUTH_NEGOTIATE; }
 static inline curl_version_info_data *keyjar_version_info(void) { return curl_version_info(CURLVERSION_NOW); }
+// In-memory blobs (a client certificate and key); libcurl keeps its own copy.
+static inline CURLcode keyjar_easy_setopt_blob(CURL *handle, CURLoption option, const void *data, size_t length) {
+    struct curl_blob blob = { (void *)data, length, CURL_BLOB_COPY };
+    return curl_easy_setopt(handle, option, &blob);
+}
+// libcurl passes the TLS handshake messages it receives, decrypted, to a verbose handle's debug
+// function. This one counts the server's CertificateRequest messages (handshake type 13, a
+// 4-byte header whose length is the rest): how the loader learns that a server asked for a
+// client certificate, which libcurl does not report otherwise.
+static inline int keyjar_certificate_request_trace(CURL *handle, curl_infotype type, char *data, size_t size, void *user) {
+    (void)handle;
+    if (type == CURLINFO_SSL_DATA_IN && size >= 4 && user != NULL) {
+        const unsigned char *bytes = (const unsigned char *)data;
+        size_t length = ((size_t)bytes[1] << 16) | ((size_t)bytes[2] << 8) | (size_t)bytes[3];
+        if (bytes[0] == 13 && length == size - 4) *(int *)user += 1;
+    }
+    return 0;
+}
+static inline void keyjar_easy_trace_certificate_requests(CURL *handle, int *requests) {
+    curl_easy_setopt(handle, CURLOPT_VERBOSE, 1L);
+    curl_easy_setopt(handle, CURLOPT_DEBUGFUNCTION, keyjar_certificate_request_trace);
+    curl_easy_setopt(handle, CURLOPT_DEBUGDATA, (void *)requests);
+}

@@ -25,10 +25,41 @@ enum KeyjardLauncher {
             socket.close()
             return
         }
+        // A keyjard that holds the serving lock but does not answer yet is starting (it was
+        // started by hand, by systemd, or just after the last one was killed): wait for it
+        // rather than start another, which would only find the lock taken.
+        let deadline = Date().addingTimeInterval(timeout)
+        let serverLock = directory + "/keyjard.lock"
+        if try waitForStartingKeyjard(lockPath: serverLock, socketPath: socketPath, until: deadline) { return }
         guard let binary = findKeyjard() else {
             throw unreachable("no keyjard answers at \(socketPath) and none was found to start (looked next to this program and on PATH)")
         }
-        try spawn(binary, socketPath: socketPath, logPath: directory + "/keyjard.log", timeout: timeout)
+        do {
+            try spawn(binary, socketPath: socketPath, logPath: directory + "/keyjard.log", timeout: timeout)
+        } catch {
+            // Ours lost the race for the serving lock to one started meanwhile: that one serves.
+            if try waitForStartingKeyjard(lockPath: serverLock, socketPath: socketPath, until: deadline) { return }
+            throw error
+        }
+    }
+
+    /// Waits while a live process holds keyjard's serving lock, until the socket answers (true)
+    /// or the deadline passes (an error); false at once when nobody holds the lock, or when its
+    /// holder dies without serving.
+    private static func waitForStartingKeyjard(lockPath: String, socketPath: String, until deadline: Date) throws(KeyjarClientError) -> Bool {
+        guard var holder = ServingLock.holder(of: lockPath) else { return false }
+        while Date() < deadline {
+            if let socket = try? UnixSocket.connect(path: socketPath) {
+                socket.close()
+                return true
+            }
+            if kill(holder, 0) != 0 && errno == ESRCH {
+                guard let next = ServingLock.holder(of: lockPath) else { return false }
+                holder = next
+            }
+            usleep(5_000)
+        }
+        throw unreachable("keyjard (pid \(holder)) holds \(lockPath) but did not start serving \(socketPath) in time")
     }
 
     private static func unreachable(_ message: String) -> KeyjarClientError {
@@ -119,5 +150,28 @@ enum KeyjardLauncher {
             }
         }
         throw unreachable("keyjard (\(binary)) did not become ready; see \(logPath)")
+    }
+}
+
+/// Who holds keyjard's serving lock (`keyjard.lock`, an `flock`), read from the kernel's lock
+/// table without touching the lock: taking it even for a moment could make a keyjard that is
+/// starting at that instant give up.
+enum ServingLock {
+    /// The pid holding an `flock` on `path`, or nil when nobody does.
+    static func holder(of path: String) -> pid_t? {
+        var status = stat()
+        guard stat(path, &status) == 0, let table = try? String(contentsOfFile: "/proc/locks", encoding: .utf8) else { return nil }
+        let device = UInt64(status.st_dev)
+        // The kernel prints the superblock's device as hex major:minor (Linux's encoding).
+        let major = ((device >> 8) & 0xfff) | ((device >> 32) & ~UInt64(0xfff))
+        let minor = (device & 0xff) | ((device >> 12) & ~UInt64(0xff))
+        let wanted = String(format: "%02llx:%02llx:%lu", major, minor, UInt(status.st_ino))
+        for line in table.split(separator: "\n") {
+            // "1: FLOCK  ADVISORY  WRITE 1234 fd:01:5678 0 EOF"; "1: -> FLOCK …" lines are waiters.
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            guard fields.count >= 6, fields[1] == "FLOCK", fields[5] == wanted, let pid = pid_t(fields[4]) else { continue }
+            return pid
+        }
+        return nil
     }
 }

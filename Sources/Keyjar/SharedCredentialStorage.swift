@@ -9,33 +9,33 @@ import Synchronization
 /// keyjard.
 ///
 /// Persistence decides where a credential lives: `.permanent` in keyjard (metadata) and the
-/// Secret Service (password), shared by every process; `.forSession` in this process only;
-/// `.none` nowhere; `.synchronizable` is refused (there is no cross-device keychain). Spaces are
-/// compared by value, unlike Foundation on Linux, which compares `URLProtectionSpace` objects by
-/// identity. Passwords of permanent credentials are fetched from keyjard when asked for.
+/// Secret Service (password), shared by every process; `.forSession` in this process, shared by
+/// every storage and loader in it until it exits; `.none` nowhere; `.synchronizable` is refused
+/// (there is no cross-device keychain). Lookups follow Keyjar's matching rule
+/// (``CredentialChoice``): a credential stored for a whole server answers a challenge of any
+/// realm and HTTP method there, the most specific stored space first. Spaces are compared by
+/// value, unlike Foundation on Linux, which compares `URLProtectionSpace` objects by identity.
+/// Passwords of permanent credentials are fetched from keyjard when asked for.
 ///
 /// ```swift
 /// let storage = try SharedCredentialStorage()
-/// let space = URLProtectionSpace(host: "example.com", port: 443, protocol: "https", realm: "Admin",
-///                                authenticationMethod: NSURLAuthenticationMethodHTTPBasic)
-/// try storage.store(URLCredential(user: "alice", password: "s3cret", persistence: .permanent),
-///                   for: space, makeDefault: true)
-/// configuration.urlCredentialStorage = storage
+/// let server = URLProtectionSpace(host: "example.com", port: 443, protocol: "https", realm: nil,
+///                                 authenticationMethod: NSURLAuthenticationMethodDefault)
+/// try storage.store(URLCredential(user: "alice", password: "s3cret", persistence: .permanent), for: server)
+/// // Any challenge from https://example.com, whatever its realm, Basic or Digest:
+/// let challenge = URLProtectionSpace(host: "example.com", port: 443, protocol: "https", realm: "Admin",
+///                                    authenticationMethod: NSURLAuthenticationMethodHTTPDigest)
+/// storage.defaultCredential(for: challenge)?.user   // "alice"
 /// ```
 public final class SharedCredentialStorage: URLCredentialStorage, @unchecked Sendable {
-    // @unchecked: the only mutable state, `session`, is behind its Mutex; `client` is Sendable.
+    // @unchecked: no stored state of its own beyond `client` (Sendable) and `session`
+    // (Sendable, behind its lock).
     public let client: KeyjarClient
-
-    /// `.forSession` credentials: space → user → (password, is default).
-    private let session = Mutex<[ProtectionSpace: [String: SessionEntry]]>([:])
-
-    private struct SessionEntry: Sendable {
-        var password: String
-        var isDefault: Bool
-    }
+    private let session: SessionCredentials
 
     public init(client: KeyjarClient) {
         self.client = client
+        session = .shared
         super.init()
     }
 
@@ -46,7 +46,8 @@ public final class SharedCredentialStorage: URLCredentialStorage, @unchecked Sen
 
     // MARK: - Keyjar's API (throwing)
 
-    /// Stores a credential by its persistence; with `makeDefault` it becomes the space's default.
+    /// Stores a credential by its persistence; with `makeDefault` it becomes the space's default
+    /// (the space's first credential becomes its default anyway).
     /// - Throws: ``KeyjarClientError`` `.refused` for `.synchronizable`, or keyjard's reason
     ///   (e.g. no Secret Service) for `.permanent`.
     public func store(_ credential: URLCredential, for space: URLProtectionSpace, makeDefault: Bool = false) throws(KeyjarClientError) {
@@ -58,11 +59,9 @@ public final class SharedCredentialStorage: URLCredentialStorage, @unchecked Sen
         case .none:
             return
         case .forSession:
-            session.withLock { spaces in
-                if makeDefault { for name in spaces[key, default: [:]].keys { spaces[key]?[name]?.isDefault = false } }
-                let wasDefault = spaces[key]?[user]?.isDefault ?? false
-                spaces[key, default: [:]][user] = SessionEntry(password: password, isDefault: makeDefault || wasDefault)
-            }
+            session.store(
+                user: user, password: password, for: key, makeDefault: makeDefault,
+                permanent: permanentCredentials.filter { $0.space == key })
             NotificationCenter.default.post(name: KeyjarNotifications.credentialStorageChanged, object: self)
         case .permanent:
             _ = try client.call(.setCredential(space: key, user: user, password: password, makeDefault: makeDefault))
@@ -75,12 +74,13 @@ public final class SharedCredentialStorage: URLCredentialStorage, @unchecked Sen
         }
     }
 
-    /// Removes a user's credential from the space, wherever it lives.
+    /// Removes a user's credential from the space (exactly that space), wherever it lives.
     public func removeCredential(user: String, for space: URLProtectionSpace) throws(KeyjarClientError) {
         let key = ProtectionSpace(space)
-        let removedLocally = session.withLock { $0[key]?.removeValue(forKey: user) != nil }
-        if removedLocally { NotificationCenter.default.post(name: KeyjarNotifications.credentialStorageChanged, object: self) }
-        if records(for: key).contains(where: { $0.user == user }) {
+        if session.remove(user: user, from: key) {
+            NotificationCenter.default.post(name: KeyjarNotifications.credentialStorageChanged, object: self)
+        }
+        if permanentCredentials.contains(where: { $0.space == key && $0.user == user }) {
             _ = try client.call(.removeCredential(space: key, user: user))
         }
     }
@@ -88,8 +88,30 @@ public final class SharedCredentialStorage: URLCredentialStorage, @unchecked Sen
     /// The stored permanent credentials' metadata (never passwords), from the replica.
     public var permanentCredentials: [CredentialRecord] { client.withReplica { $0.credentials } }
 
-    private func records(for key: ProtectionSpace) -> [CredentialRecord] {
-        client.withReplica { $0.credentials.filter { $0.space == key } }
+    /// Which stored credentials (permanent and this process's session ones) may answer a
+    /// challenge for `space`, and which answers unasked: Keyjar's matching rule. No password is
+    /// fetched.
+    public func choice(for space: ProtectionSpace) -> CredentialChoice {
+        CredentialChoice(for: space, among: permanentCredentials + session.records)
+    }
+
+    /// A chosen record with its password (fetched from keyjard for a permanent one); nil when
+    /// the secret is gone.
+    public func credential(for record: CredentialRecord) -> URLCredential? {
+        let password: String?
+        switch record.persistence {
+        case .forSession:
+            password = session.password(user: record.user, space: record.space)
+        default:
+            password = record.space.authenticationMethod.keepsSecret ? fetchPassword(record.space, user: record.user) : ""
+        }
+        return password.map { URLCredential(user: record.user, password: $0, persistence: record.persistence.foundation) }
+    }
+
+    /// The credential to propose to a delegate for `space`: the one that answers unasked, else
+    /// the most specific candidate.
+    public func proposedCredential(for space: URLProtectionSpace) -> URLCredential? {
+        choice(for: ProtectionSpace(space)).proposed.flatMap(credential(for:))
     }
 
     private func fetchPassword(_ key: ProtectionSpace, user: String) -> String? {
@@ -99,27 +121,21 @@ public final class SharedCredentialStorage: URLCredentialStorage, @unchecked Sen
 
     // MARK: - URLCredentialStorage
 
+    /// The credentials that may answer a challenge for `space`, one per user (each user's most
+    /// specific), by Keyjar's matching rule.
     public override func credentials(for space: URLProtectionSpace) -> [String: URLCredential]? {
-        let key = ProtectionSpace(space)
         var result: [String: URLCredential] = [:]
-        for record in records(for: key) {
-            if let password = fetchPassword(key, user: record.user) {
-                result[record.user] = URLCredential(user: record.user, password: password, persistence: .permanent)
-            }
-        }
-        for (user, entry) in session.withLock({ $0[key] ?? [:] }) {
-            result[user] = URLCredential(user: user, password: entry.password, persistence: .forSession)
+        for candidate in choice(for: ProtectionSpace(space)).candidates {
+            result[candidate.record.user] = credential(for: candidate.record)
         }
         return result.isEmpty ? nil : result
     }
 
     public override var allCredentials: [URLProtectionSpace: [String: URLCredential]] {
-        var spaces = Set(permanentCredentials.map(\.space))
-        spaces.formUnion(session.withLock { Array($0.keys) })
         var result: [URLProtectionSpace: [String: URLCredential]] = [:]
-        for space in spaces {
-            let foundation = space.foundationSpace
-            if let credentials = credentials(for: foundation) { result[foundation] = credentials }
+        for record in permanentCredentials + session.records {
+            guard let credential = credential(for: record) else { continue }
+            result[record.space.foundationSpace, default: [:]][record.user] = credential
         }
         return result
     }
@@ -133,18 +149,26 @@ public final class SharedCredentialStorage: URLCredentialStorage, @unchecked Sen
         try? removeCredential(user: user, for: space)
     }
 
+    /// The credential that answers a challenge for `space` without asking, by Keyjar's
+    /// matching rule.
     public override func defaultCredential(for space: URLProtectionSpace) -> URLCredential? {
-        let key = ProtectionSpace(space)
-        if let (user, entry) = session.withLock({ $0[key]?.first { $0.value.isDefault } }) {
-            return URLCredential(user: user, password: entry.password, persistence: .forSession)
-        }
-        guard let record = records(for: key).first(where: \.isDefault), let password = fetchPassword(key, user: record.user)
-        else { return nil }
-        return URLCredential(user: record.user, password: password, persistence: .permanent)
+        choice(for: ProtectionSpace(space)).preferred.flatMap(credential(for:))
     }
 
     public override func setDefaultCredential(_ credential: URLCredential, for space: URLProtectionSpace) {
         try? store(credential, for: space, makeDefault: true)
+    }
+}
+
+extension CredentialPersistence {
+    /// Foundation's form.
+    var foundation: URLCredential.Persistence {
+        switch self {
+        case .none: .none
+        case .forSession: .forSession
+        // Never stored, so never read back.
+        case .permanent, .synchronizable: .permanent
+        }
     }
 }
 

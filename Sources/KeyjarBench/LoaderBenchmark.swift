@@ -1,4 +1,5 @@
 import CCurl
+import CoreFoundation  // struct timespec's members resolve there once libcrypto's headers are in the build
 import Foundation
 import FoundationNetworking
 import Glibc

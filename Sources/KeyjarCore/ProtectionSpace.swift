@@ -10,6 +10,10 @@
 public struct ProtectionSpace: Sendable, Hashable, Codable {
     public enum AuthenticationMethod: String, Sendable, Hashable, Codable, CaseIterable {
         case `default`, httpBasic, httpDigest, ntlm, negotiate, htmlForm, clientCertificate, serverTrust
+
+        /// Whether a credential of this method has a secret for the Secret Service: all but a
+        /// server-trust decision, which is a certificate's fingerprint (public).
+        public var keepsSecret: Bool { self != .serverTrust }
     }
 
     public enum ProxyType: String, Sendable, Hashable, Codable, CaseIterable {

@@ -1,12 +1,16 @@
 import Foundation
 import FoundationNetworking
+import KeyjarCore
 import Synchronization
 
 /// A challenge waiting for its answer, and what it was about.
 struct PendingChallenge {
     enum Kind {
         /// The server's certificate failed verification.
-        case serverTrust(URLError)
+        case serverTrust(ServerTrust, URLError)
+        /// The server asked for a client certificate and refused the load without an
+        /// acceptable one.
+        case clientCertificate(ProtectionSpace, URLError)
         /// A 401 or 407 with the response (and body) to deliver if nobody answers.
         case http(HTTPChallengeContext)
     }
@@ -50,42 +54,35 @@ extension LoaderConnection {
         guard !ended, let pending = pendingChallenge, pending.number == number else { return }
         pendingChallenge = nil
         switch pending.kind {
-        case .serverTrust(let error):
-            resolveServerTrust(pending.challenge, error: error, disposition)
+        case .serverTrust(let trust, let error):
+            resolveServerTrust(pending.challenge, trust: trust, error: error, disposition)
+        case .clientCertificate(let space, let error):
+            resolveClientCertificate(pending.challenge, space: space, error: error, disposition)
         case .http(let context):
             resolveHTTPChallenge(pending.challenge, context: context, disposition)
         }
     }
 
+    /// The connection was cancelled: a challenge the delegate holds is cancelled with it, and
+    /// the delegate is told so (even though it hears nothing else after `cancel()`).
     func cancelPendingChallenge() {
+        guard let pending = pendingChallenge else { return }
         pendingChallenge = nil
+        deliverCancellation(of: pending.challenge, evenAfterCancel: true)
     }
 
-    // MARK: Server trust
-
-    /// A failed certificate verification becomes a server-trust challenge the delegate may
-    /// accept for that host (by answering with any credential); by default it fails.
-    func handleCertificateFailure(_ result: CurlResult, url: URL) -> Bool {
-        guard LoaderError.code(for: result) == .serverCertificateUntrusted, url.scheme?.lowercased() == "https" else { return false }
-        let error = LoaderError.make(for: result, url: url)
-        let space = URLProtectionSpace(
-            host: url.host ?? "", port: url.port ?? 443, protocol: "https", realm: nil,
-            authenticationMethod: LoaderAuthenticationMethod.serverTrust)
-        present(.serverTrust(error), space: space, proposedCredential: nil, previousFailureCount: 0, failureResponse: nil, error: error)
-        return true
-    }
-
-    private func resolveServerTrust(_ challenge: URLAuthenticationChallenge, error: URLError, _ disposition: ChallengeDisposition) {
-        switch disposition {
-        case .use:
-            guard let url = currentRequest.url else { return fail(error) }
-            let key = Self.hostKey(url)
-            loader.memory.withLock { _ = $0.trustedHosts.insert(key) }
-            startAttempt()
-        case .cancel:
-            fail(LoaderError.make(.userCancelledAuthentication, "The server-trust challenge was cancelled", url: currentRequest.url, underlying: error))
-        case .continueWithoutCredential, .performDefaultHandling, .rejectProtectionSpace:
-            fail(error)
+    /// `didCancel` for a challenge the delegate was given.
+    func deliverCancellation(of challenge: URLAuthenticationChallenge, evenAfterCancel: Bool = false) {
+        guard let delegate, !ended else { return }
+        let connection = self
+        let message: @Sendable () -> Void = { delegate.connection(connection, didCancel: challenge) }
+        guard let delegateQueue else {
+            if evenAfterCancel || !isCancelled { message() }
+            return
+        }
+        delegateQueue.async {
+            guard evenAfterCancel || !connection.isCancelled else { return }
+            message()
         }
     }
 }

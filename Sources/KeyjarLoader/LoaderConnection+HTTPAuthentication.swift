@@ -40,6 +40,8 @@ struct AuthenticationState {
     var curlProxyAuthentication: (scheme: Int, user: String, password: String)?
     var inUse: [AuthorizationTarget: InUse] = [:]
     var failures: [ProtectionSpace: Int] = [:]
+    /// The credential that failed last in each space: the next challenge proposes it.
+    var lastFailed: [ProtectionSpace: URLCredential] = [:]
     var triedURLCredential: Set<ProtectionSpace> = []
     var triedStoredCredential: Set<ProtectionSpace> = []
     var digestSessions: [ProtectionSpace: DigestSession] = [:]
@@ -135,6 +137,7 @@ extension LoaderConnection {
                 }
             }
             authentication.failures[previous.space, default: 0] += 1
+            authentication.lastFailed[previous.space] = previous.credential
             if previous.source == .preemptive {
                 loader.memory.withLock { $0.forgetPreemptive(space: previous.space) }
             }
@@ -149,22 +152,29 @@ extension LoaderConnection {
             authentication.triedURLCredential.insert(space)
             return use(URLCredential(user: user, password: password, persistence: .none), source: .url, space: space, context: context)
         }
-        // 2. The storage's default credential, if the delegate allows storage; once.
-        let stored = storedCredential(for: space)
-        if let stored, !authentication.triedStoredCredential.contains(space) {
+        // 2. The credential the storage answers with unasked (Keyjar's matching rule), once.
+        if !authentication.triedStoredCredential.contains(space), let stored = storedCredential(for: space) {
             authentication.triedStoredCredential.insert(space)
             return use(stored, source: .storage, space: space, context: context)
         }
-        // 3. The delegate.
+        // 3. The delegate, proposed the credential that just failed, else the storage's best.
+        let proposed = authentication.lastFailed[space] ?? proposedStoredCredential(for: space)
         present(
-            .http(context), space: space.foundationSpace, proposedCredential: stored, previousFailureCount: failures,
+            .http(context), space: space.foundationSpace, proposedCredential: proposed, previousFailureCount: failures,
             failureResponse: context.response, error: nil)
     }
 
-    private func storedCredential(for space: ProtectionSpace) -> URLCredential? {
-        guard let storage = loader.configuration.credentialStorage,
-            ask({ $0.connectionShouldUseCredentialStorage(self) }, ifNoDelegate: true)
-        else { return nil }
+    /// The storage's answer for a space, when this load may read the storage.
+    func storedCredential(for space: ProtectionSpace) -> URLCredential? {
+        guard usesCredentialStorage, let storage = loader.configuration.credentialStorage else { return nil }
+        return storage.defaultCredential(for: space.foundationSpace)
+    }
+
+    /// What to propose to a delegate when nothing has failed yet: the storage's answer, or (with
+    /// several users and no default) its most specific candidate.
+    func proposedStoredCredential(for space: ProtectionSpace) -> URLCredential? {
+        guard usesCredentialStorage, let storage = loader.configuration.credentialStorage else { return nil }
+        if let shared = storage as? SharedCredentialStorage { return shared.proposedCredential(for: space.foundationSpace) }
         return storage.defaultCredential(for: space.foundationSpace)
     }
 
@@ -176,10 +186,11 @@ extension LoaderConnection {
         case .continueWithoutCredential:
             deliverFinal(context.response, body: context.body)
         case .cancel:
+            deliverCancellation(of: challenge)
             fail(LoaderError.make(.userCancelledAuthentication, "Authentication for \(space.host) was cancelled", url: currentRequest.url))
         case .performDefaultHandling:
             // Apple's default: the stored credential unless it already failed; else no credential.
-            if let stored = storedCredential(for: space), !authentication.triedStoredCredential.contains(space) {
+            if !authentication.triedStoredCredential.contains(space), let stored = storedCredential(for: space) {
                 authentication.triedStoredCredential.insert(space)
                 use(stored, source: .storage, space: space, context: context)
             } else {
@@ -228,25 +239,47 @@ extension LoaderConnection {
         startAttempt()
     }
 
-    /// The load got past authentication: keep the credential by its persistence and
-    /// remember a Basic space for pre-emptive use.
+    /// The load got past authentication: keep the credential by its persistence and, when it
+    /// is stored, remember a Basic space for pre-emptive use.
     func authenticationSucceeded() {
         for (_, inUse) in authentication.inUse {
-            if let header = inUse.basicHeader, let url = currentRequest.url {
-                loader.memory.withLock { $0.rememberPreemptive(url: url, space: inUse.space, header: header, credential: inUse.credential) }
+            let stored: Bool
+            switch inUse.source {
+            case .storage, .preemptive:
+                stored = true
+            case .url:
+                stored = false
+            case .delegate:
+                stored = keepByPersistence(inUse.credential, for: inUse.space)
             }
-            guard inUse.source == .delegate, inUse.credential.persistence != .none,
-                let storage = loader.configuration.credentialStorage
-            else { continue }
-            let space = inUse.space.foundationSpace
-            if storage.defaultCredential(for: space) == nil {
-                storage.setDefaultCredential(inUse.credential, for: space)
-            } else {
-                storage.set(inUse.credential, for: space)
+            if stored, let header = inUse.basicHeader, let url = currentRequest.url {
+                loader.memory.withLock { $0.rememberPreemptive(url: url, space: inUse.space, header: header, credential: inUse.credential) }
             }
         }
         authentication.inUse = [:]
         authentication.headers = [:]
+    }
+
+    /// Stores a delegate's credential that worked, by its persistence (`.none`: never; the
+    /// storage makes a space's first credential its default); true when it was stored.
+    func keepByPersistence(_ credential: URLCredential, for space: ProtectionSpace) -> Bool {
+        guard credential.persistence != .none, usesCredentialStorage, let storage = loader.configuration.credentialStorage
+        else { return false }
+        if let shared = storage as? SharedCredentialStorage {
+            do {
+                try shared.store(credential, for: space.foundationSpace)
+                return true
+            } catch {
+                return false
+            }
+        }
+        let foundationSpace = space.foundationSpace
+        if storage.defaultCredential(for: foundationSpace) == nil {
+            storage.setDefaultCredential(credential, for: foundationSpace)
+        } else {
+            storage.set(credential, for: foundationSpace)
+        }
+        return true
     }
 
     static func curlScheme(_ scheme: AuthenticationScheme) -> Int {

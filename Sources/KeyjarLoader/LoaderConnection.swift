@@ -67,6 +67,9 @@ public final class LoaderConnection: @unchecked Sendable {
     /// Set while a multipart/x-mixed-replace body is split into parts.
     private var multipart: (splitter: MultipartReplaceSplitter, head: ResponseHead)?
     var authentication = AuthenticationState()
+    var tls = TLSState()
+    /// Whether this load reads and writes the credential storage (decided once, in `begin`).
+    var usesCredentialStorage = false
     var challengeCounter = 0
     var pendingChallenge: PendingChallenge?
 
@@ -187,7 +190,16 @@ public final class LoaderConnection: @unchecked Sendable {
             return
         }
         setCurrentRequest(request)
+        usesCredentialStorage = decideCredentialStorage()
         startAttempt()
+    }
+
+    /// Apple's rule: a delegate that answers challenges itself (`willSendRequestFor`) is not
+    /// asked and the storage is used; any other is asked once, before the load.
+    private func decideCredentialStorage() -> Bool {
+        guard loader.configuration.credentialStorage != nil else { return false }
+        if delegate is any LoaderConnectionAuthenticationDelegate { return true }
+        return ask({ $0.connectionShouldUseCredentialStorage(self) }, ifNoDelegate: true)
     }
 
     private func canonicalRequest(_ request: URLRequest) -> URLRequest {
@@ -217,7 +229,7 @@ public final class LoaderConnection: @unchecked Sendable {
         guard !ended, !isCancelled else { return }
         let request = currentRequest
         guard let url = request.url, let scheme = url.scheme, Self.isSupported(scheme: scheme) else {
-            fail(LoaderError.make(.unsupportedURL, "\(request.url?.absoluteString ?? "The request") is not an http, https, ftp or file URL", url: request.url))
+            fail(LoaderError.make(.unsupportedURL, "\(request.url.map { Self.urlWithoutPassword($0).absoluteString } ?? "The request") is not an http, https, ftp or file URL", url: request.url))
             return
         }
         let method = request.httpMethod ?? "GET"
@@ -260,9 +272,7 @@ public final class LoaderConnection: @unchecked Sendable {
                 transferRequest.body = .stream(fresh.stream, length: Self.declaredLength(request))
             }
         }
-        if loader.memory.withLock({ !$0.trustedHosts.isEmpty && $0.trustedHosts.contains(Self.hostKey(url)) }) {
-            transferRequest.skipsCertificateVerification = true
-        }
+        prepareTLS(&transferRequest, url: url)
 
         attempt += 1
         let number = attempt
@@ -301,6 +311,13 @@ public final class LoaderConnection: @unchecked Sendable {
         guard url.user != nil || url.password != nil, var components = URLComponents(url: url, resolvingAgainstBaseURL: true)
         else { return url }
         components.user = nil
+        components.password = nil
+        return components.url ?? url
+    }
+
+    /// The URL without a password in its user information, for messages and errors.
+    static func urlWithoutPassword(_ url: URL) -> URL {
+        guard url.password != nil, var components = URLComponents(url: url, resolvingAgainstBaseURL: true) else { return url }
         components.password = nil
         return components.url ?? url
     }
@@ -406,7 +423,8 @@ public final class LoaderConnection: @unchecked Sendable {
     private func handleCompletion(_ result: CurlResult) {
         guard result.succeeded else {
             let url = currentRequest.url ?? originalRequest.url ?? URL(fileURLWithPath: "/")
-            if handleCertificateFailure(result, url: url) { return }
+            let awaitingHead = if case .awaitingHead = mode { true } else { false }
+            if handleTLSFailure(result, url: url, awaitingHead: awaitingHead) { return }
             fail(LoaderError.make(for: result, url: url))
             return
         }
@@ -419,6 +437,7 @@ public final class LoaderConnection: @unchecked Sendable {
             }
         case .streaming, .awaitingHead:
             authenticationSucceeded()
+            clientIdentitiesSucceeded()
             offerToCache()
             finish()
         }
@@ -450,7 +469,7 @@ public final class LoaderConnection: @unchecked Sendable {
         redirectCount += 1
         guard redirectCount <= loader.configuration.maximumRedirects else {
             fail(LoaderError.make(
-                .httpTooManyRedirects, "More than \(loader.configuration.maximumRedirects) redirects, the last to \(target.absoluteString)",
+                .httpTooManyRedirects, "More than \(loader.configuration.maximumRedirects) redirects, the last to \(Self.urlWithoutPassword(target).absoluteString)",
                 url: from))
             return
         }

@@ -38,9 +38,16 @@ public protocol LoaderConnectionDelegate: AnyObject, Sendable {
     /// The load failed: a `URLError` with the failing URL in its `userInfo`.
     func connection(_ connection: LoaderConnection, didFailWithError error: any Error)
 
-    /// Whether the shared credential storage may answer challenges before the delegate is
-    /// asked (and keep credentials that succeeded). Default: true.
+    /// Whether the credential storage may answer challenges before the delegate is asked, and
+    /// keep credentials that succeeded. Asked once, before the load, and only of delegates that
+    /// do not adopt ``LoaderConnectionAuthenticationDelegate`` (those always use it, as Apple's
+    /// do). `false`: the storage is neither read nor written. Default: true.
     func connectionShouldUseCredentialStorage(_ connection: LoaderConnection) -> Bool
+
+    /// A challenge this delegate was holding was cancelled: the connection was cancelled while
+    /// it waited for the answer (the one message that may still come after `cancel()`), or its
+    /// sender was told to cancel (then the load fails with `.userCancelledAuthentication`).
+    func connection(_ connection: LoaderConnection, didCancel challenge: URLAuthenticationChallenge)
 }
 
 extension LoaderConnectionDelegate {
@@ -62,6 +69,7 @@ extension LoaderConnectionDelegate {
     public func connectionDidFinishLoading(_ connection: LoaderConnection) {}
     public func connection(_ connection: LoaderConnection, didFailWithError error: any Error) {}
     public func connectionShouldUseCredentialStorage(_ connection: LoaderConnection) -> Bool { true }
+    public func connection(_ connection: LoaderConnection, didCancel challenge: URLAuthenticationChallenge) {}
 }
 
 /// A delegate that answers authentication challenges itself (the preferred form). The
@@ -76,7 +84,6 @@ public protocol LoaderConnectionLegacyAuthenticationDelegate: LoaderConnectionDe
     /// Default (Apple's): every space but client-certificate and server-trust ones.
     func connection(_ connection: LoaderConnection, canAuthenticateAgainst protectionSpace: URLProtectionSpace) -> Bool
     func connection(_ connection: LoaderConnection, didReceive challenge: URLAuthenticationChallenge)
-    func connection(_ connection: LoaderConnection, didCancel challenge: URLAuthenticationChallenge)
 }
 
 extension LoaderConnectionLegacyAuthenticationDelegate {
@@ -84,7 +91,6 @@ extension LoaderConnectionLegacyAuthenticationDelegate {
         protectionSpace.authenticationMethod != LoaderAuthenticationMethod.clientCertificate
             && protectionSpace.authenticationMethod != LoaderAuthenticationMethod.serverTrust
     }
-    public func connection(_ connection: LoaderConnection, didCancel challenge: URLAuthenticationChallenge) {}
 }
 
 /// Apple's authentication-method names that Foundation on Linux marks unavailable (they need

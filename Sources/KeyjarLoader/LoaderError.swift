@@ -5,10 +5,17 @@ import Glibc
 /// Builds the `URLError`s a loader reports: Foundation's codes, with the failing URL and a
 /// sentence in `userInfo` as Foundation's own loaders put them there.
 enum LoaderError {
+    /// Foundation's `NSURLErrorFailingURLStringErrorKey`, by value: swift-corelibs-foundation
+    /// marks the constant deprecated, but Apple's code (and code ported from it) still reads it.
+    static let failingURLStringKey = "NSErrorFailingURLStringKey"
+
     static func make(_ code: URLError.Code, _ description: String, url: URL?, underlying: (any Error)? = nil) -> URLError {
         var info: [String: Any] = [NSLocalizedDescriptionKey: description]
         if let url {
-            info[NSURLErrorFailingURLErrorKey] = url
+            // Foundation's two failing-URL keys; a password in the URL is not repeated.
+            let shown = LoaderConnection.urlWithoutPassword(url)
+            info[NSURLErrorFailingURLErrorKey] = shown
+            info[failingURLStringKey] = shown.absoluteString
         }
         if let underlying { info[NSUnderlyingErrorKey] = underlying }
         return URLError(code, userInfo: info)
@@ -46,6 +53,6 @@ enum LoaderError {
 
     static func make(for result: CurlResult, url: URL) -> URLError {
         let reason = result.headProblem ?? result.message
-        return make(code(for: result), "Loading \(url.absoluteString) failed: \(reason)", url: url)
+        return make(code(for: result), "Loading \(LoaderConnection.urlWithoutPassword(url).absoluteString) failed: \(reason)", url: url)
     }
 }

@@ -70,8 +70,12 @@ public final class URLLoader: Sendable {
 
 /// What a loader remembers between its connections.
 struct SessionMemory {
-    /// Hosts ("host:port") whose failed certificate verification a delegate accepted.
-    var trustedHosts: Set<String> = []
+    /// Certificates trusted although they failed verification (a delegate accepted them
+    /// beyond one load, or the credential storage keeps the decision), by host ("host:port"):
+    /// SHA-256 fingerprint → libcurl key pin.
+    var trustedCertificates: [String: [String: String]] = [:]
+    /// Client identities a server accepted, by host: sent at once by later loads.
+    var clientIdentities: [String: ClientIdentityInUse] = [:]
 
     /// Spaces where Basic succeeded: later requests under the same directory of the same
     /// origin send it at once instead of waiting for a 401 (RFC 7617 §2.2).

@@ -69,6 +69,9 @@ public enum Request: Sendable, Hashable, Codable {
 
     case credentials(space: ProtectionSpace)
     case allCredentials
+    /// The stored credentials that may answer a challenge for `space`, by Keyjar's matching
+    /// rule (``CredentialChoice``): most specific first, and the one that answers unasked.
+    case credentialChoice(space: ProtectionSpace)
     case setCredential(space: ProtectionSpace, user: String, password: String, makeDefault: Bool)
     case removeCredential(space: ProtectionSpace, user: String)
     case setDefaultCredential(space: ProtectionSpace, user: String)
@@ -150,6 +153,8 @@ public enum Response: Sendable, Hashable, Codable {
     case exported(text: String)
     case policy(policy: CookiePolicy)
     case credentials(records: [CredentialRecord])
+    /// Candidates most specific first, one per user; `preferred` answers without asking.
+    case credentialChoice(candidates: [CredentialRecord], preferred: CredentialRecord?)
     case password(password: String?)
 }
 

@@ -20,14 +20,27 @@ extension KeyjarService {
         let origin = NIOLoopBound(client, eventLoop: eventLoop)
         switch request {
         case .setCredential(let space, let user, let password, let makeDefault):
+            guard space.authenticationMethod.keepsSecret else {
+                // A trust decision is a certificate's fingerprint, public: nothing goes to the
+                // Secret Service, and nothing may pose as its secret.
+                guard password.isEmpty else {
+                    return .now(.failure(WireError(
+                        code: WireError.invalidArgument, message: "a server-trust decision has no password")))
+                }
+                return .now(Result { () throws(WireError) in
+                    .committed(sequence: try self.saveCredential(space, user: user, makeDefault: makeDefault, origin: client))
+                })
+            }
             return .later(
                 offLoop { secrets in try secrets.storePassword(password, for: space, user: user) }.flatMapThrowing { _ in
-                    let record = CredentialRecord(
-                        space: space, user: user, persistence: .permanent, isDefault: makeDefault,
-                        created: Date().timeIntervalSince1970)
-                    return .committed(sequence: try self.commit([.saveCredential(record)], origin: origin.value))
+                    .committed(sequence: try self.saveCredential(space, user: user, makeDefault: makeDefault, origin: origin.value))
                 })
         case .removeCredential(let space, let user):
+            guard space.authenticationMethod.keepsSecret else {
+                return .now(Result { () throws(WireError) in
+                    .committed(sequence: try self.commit([.removeCredential(space, user: user)], origin: client))
+                })
+            }
             return .later(
                 offLoop { secrets in _ = try secrets.removePassword(for: space, user: user) }.flatMapThrowing { _ in
                     .committed(sequence: try self.commit([.removeCredential(space, user: user)], origin: origin.value))
@@ -38,6 +51,7 @@ extension KeyjarService {
             } catch {
                 return .now(.failure(error))
             }
+            guard space.authenticationMethod.keepsSecret else { return .now(.success(.password(password: ""))) }
             return .later(
                 offLoop { secrets in try secrets.password(for: space, user: user) }.map { password in
                     _ = try? self.commit([.credentialUsed(space, user: user, at: Date().timeIntervalSince1970)], origin: origin.value)
@@ -53,6 +67,19 @@ extension KeyjarService {
                 return .now(.failure(error))
             }
         }
+    }
+
+    /// Saves a credential's metadata; the space's first credential becomes its default (the
+    /// rule is the model's, applied here alone so that every client agrees).
+    private func saveCredential(
+        _ space: ProtectionSpace, user: String, makeDefault: Bool, origin: ClientConnection
+    ) throws(WireError) -> UInt64? {
+        let stored: [CredentialRecord]
+        do { stored = try database.credentialRecords() } catch { throw storageFailure(error) }
+        var record = CredentialRecord(
+            space: space, user: user, persistence: .permanent, isDefault: false, created: Date().timeIntervalSince1970)
+        record.isDefault = record.becomesDefault(asked: makeDefault, stored: stored)
+        return try commit([.saveCredential(record)], origin: origin)
     }
 
     private func hasCredential(_ space: ProtectionSpace, user: String) throws(WireError) -> Bool {
@@ -140,6 +167,12 @@ extension KeyjarService {
             }
         case .allCredentials:
             do { return .credentials(records: try database.credentialRecords()) } catch { throw storageFailure(error) }
+        case .credentialChoice(let space):
+            let choice: CredentialChoice
+            do { choice = CredentialChoice(for: space, among: try database.credentialRecords()) } catch {
+                throw storageFailure(error)
+            }
+            return .credentialChoice(candidates: choice.candidates.map(\.record), preferred: choice.preferred)
         case .setDefaultCredential(let space, let user):
             guard try hasCredential(space, user: user) else {
                 throw WireError(code: WireError.notFound, message: "no stored credential for \(user) at \(space.host)")

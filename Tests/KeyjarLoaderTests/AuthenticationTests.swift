@@ -1,6 +1,7 @@
 import Foundation
 import FoundationNetworking
 import Keyjar
+import KeyjarCore
 import KeyjarLoader
 import KeyjarTestSupport
 import Synchronization
@@ -25,7 +26,7 @@ struct AuthenticationTests {
         #expect(bad.events.last == .finished)
     }
 
-    @Test func theDelegateAnswersCountsFailuresAndTheCredentialIsThenSentPreemptively() throws {
+    @Test func theDelegateAnswersCountsFailuresAndANoneCredentialIsNeverReplayed() throws {
         let loader = loader()
         let delegate = ChallengeDelegate { seen in
             seen.previousFailureCount == 0
@@ -37,18 +38,21 @@ struct AuthenticationTests {
         #expect(delegate.recorder.body == "welcome alice")
         let seen = delegate.challenges
         #expect(seen.map(\.previousFailureCount) == [0, 1])
+        // The second challenge proposes the credential that just failed.
+        #expect(seen.map(\.proposedUser) == [nil, "alice"])
         #expect(seen.first?.method == NSURLAuthenticationMethodHTTPBasic)
         #expect(seen.first?.realm == "keyjar-test")
         #expect(seen.first?.failureStatus == 401)
         #expect(try server.count("401:p1") == 2)
 
-        // Same directory, later: Basic goes out at once, no 401 round trip, no challenge.
+        // Same directory, later: a `.none` credential answered its challenge only; it is not
+        // sent pre-emptively, and the delegate is asked again.
         let later = ChallengeDelegate { _ in .cancel }
         _ = loader.connection(with: URLRequest(url: server.url("/basic/area/two?key=p2")), delegate: later)
         #expect(later.recorder.wait())
-        #expect(later.recorder.body == "welcome alice")
-        #expect(later.challenges.isEmpty)
-        #expect(try server.count("401:p2") == 0)
+        #expect(later.recorder.error?.code == .userCancelledAuthentication)
+        #expect(later.challenges.map(\.previousFailureCount) == [0])
+        #expect(try server.count("401:p2") == 1)
     }
 
     @Test func everyDispositionDoesWhatItSays() throws {
@@ -118,12 +122,16 @@ struct AuthenticationTests {
         #expect(silent.recorder.body == "welcome alice")
         #expect(silent.challenges.isEmpty)
 
-        // 3. A delegate that forbids storage is asked instead, with the stored one proposed.
-        let noStorage = ChallengeDelegate(storageAllowed: false) { _ in .cancel }
-        _ = loader(storage: other).connection(with: URLRequest(url: server.url("/basic/s?key=s3")), delegate: noStorage)
+        // 3. An older-style delegate that forbids storage is asked instead of alice's stored
+        //    credential answering, with nothing proposed (the storage is not read), and its
+        //    permanent answer is not written.
+        let noStorage = LegacyDelegate(canAuthenticate: true, storageAllowed: false, persistence: .permanent, user: "carol")
+        _ = loader(storage: other).connection(with: URLRequest(url: server.url("/basic/s?key=s3&user=carol")), delegate: noStorage)
         #expect(noStorage.recorder.wait())
-        #expect(noStorage.challenges.count == 1)
-        #expect(noStorage.recorder.error?.code == .userCancelledAuthentication)
+        #expect(noStorage.recorder.body == "welcome carol")
+        #expect(noStorage.challenges.map(\.proposedUser) == [nil])
+        #expect(noStorage.recorder.events.filter { $0 == .shouldUseCredentialStorage }.count == 1)
+        #expect(!other.permanentCredentials.contains { $0.user == "carol" })
 
         // 4. A stored credential that fails is not offered again by default handling.
         let wrongSpace = URLProtectionSpace(

@@ -8,7 +8,10 @@ import Synchronization
 /// How a test delegate answers a challenge.
 enum TestAnswer: Sendable {
     case use(user: String, password: String, persistence: URLCredential.Persistence)
+    case credential(URLCredential)
     case continueWithout, cancel, performDefault, reject
+    /// Never answers: the load waits until it is cancelled.
+    case hold
 }
 
 /// What a delegate saw of one challenge.
@@ -16,65 +19,115 @@ struct SeenChallenge: Sendable, Equatable {
     var method: String
     var realm: String?
     var host: String
+    var port: Int = 0
     var isProxy: Bool
     var previousFailureCount: Int
     var proposedUser: String?
     var failureStatus: Int?
+    var serverTrust: ServerTrust?
+    var errorCode: URLError.Code?
+
+    init(_ challenge: URLAuthenticationChallenge) {
+        let space = challenge.protectionSpace
+        method = space.authenticationMethod
+        realm = space.realm
+        host = space.host
+        port = space.port
+        isProxy = space.isProxy()
+        previousFailureCount = challenge.previousFailureCount
+        proposedUser = challenge.proposedCredential?.user
+        failureStatus = (challenge.failureResponse as? HTTPURLResponse)?.statusCode
+        serverTrust = (space as? ServerTrustProtectionSpace)?.serverTrust
+        errorCode = (challenge.error as? URLError)?.code
+    }
+
+    /// The method without Foundation's prefix, for event lists.
+    var shortMethod: String { method.replacingOccurrences(of: "NSURLAuthenticationMethod", with: "") }
 }
 
 /// A delegate with `willSendRequestFor`: answers challenges from a script, records the rest
-/// through an inner RecordingDelegate.
+/// (challenges and cancellations among the events) through an inner RecordingDelegate.
 final class ChallengeDelegate: LoaderConnectionAuthenticationDelegate, @unchecked Sendable {
     // @unchecked: state is behind locks; `answers` is immutable.
     let recorder = RecordingDelegate()
     let seen = Mutex<[SeenChallenge]>([])
+    let held = Mutex<[URLAuthenticationChallenge]>([])
+    let shouldUseAsked = Atomic<Int>(0)
     private let answers: @Sendable (SeenChallenge) -> TestAnswer
-    private let storageAllowed: Bool
 
-    init(storageAllowed: Bool = true, answers: @escaping @Sendable (SeenChallenge) -> TestAnswer) {
+    init(answers: @escaping @Sendable (SeenChallenge) -> TestAnswer) {
         self.answers = answers
-        self.storageAllowed = storageAllowed
     }
 
     var challenges: [SeenChallenge] { seen.withLock { $0 } }
 
     func connection(_ connection: LoaderConnection, willSendRequestFor challenge: URLAuthenticationChallenge) {
-        let space = challenge.protectionSpace
-        let record = SeenChallenge(
-            method: space.authenticationMethod, realm: space.realm, host: space.host, isProxy: space.isProxy(),
-            previousFailureCount: challenge.previousFailureCount, proposedUser: challenge.proposedCredential?.user,
-            failureStatus: (challenge.failureResponse as? HTTPURLResponse)?.statusCode)
+        let record = SeenChallenge(challenge)
         seen.withLock { $0.append(record) }
+        recorder.record(.challenge(method: record.shortMethod, failures: record.previousFailureCount, proposed: record.proposedUser))
         guard let sender = challenge.sender else { return }
         switch answers(record) {
         case .use(let user, let password, let persistence):
             sender.use(URLCredential(user: user, password: password, persistence: persistence), for: challenge)
+        case .credential(let credential): sender.use(credential, for: challenge)
         case .continueWithout: sender.continueWithoutCredential(for: challenge)
         case .cancel: sender.cancel(challenge)
         case .performDefault: sender.performDefaultHandling(for: challenge)
         case .reject: sender.rejectProtectionSpaceAndContinue(with: challenge)
+        case .hold: held.withLock { $0.append(challenge) }
         }
     }
 
-    func connectionShouldUseCredentialStorage(_ connection: LoaderConnection) -> Bool { storageAllowed }
+    /// Never called for a delegate with `willSendRequestFor` (Apple's rule); counted to check.
+    func connectionShouldUseCredentialStorage(_ connection: LoaderConnection) -> Bool {
+        shouldUseAsked.add(1, ordering: .relaxed)
+        return false
+    }
+    func connection(_ connection: LoaderConnection, didCancel challenge: URLAuthenticationChallenge) { recorder.record(.challengeCancelled) }
+    func connection(_ connection: LoaderConnection, willSend request: URLRequest, redirectResponse: URLResponse?) -> URLRequest? {
+        recorder.connection(connection, willSend: request, redirectResponse: redirectResponse)
+    }
     func connection(_ connection: LoaderConnection, didReceive response: URLResponse) { recorder.connection(connection, didReceive: response) }
     func connection(_ connection: LoaderConnection, didReceive data: Data) { recorder.connection(connection, didReceive: data) }
     func connectionDidFinishLoading(_ connection: LoaderConnection) { recorder.connectionDidFinishLoading(connection) }
     func connection(_ connection: LoaderConnection, didFailWithError error: any Error) { recorder.connection(connection, didFailWithError: error) }
 }
 
-/// The older trio: refuses every space in `canAuthenticateAgainst` when told to.
+/// The older trio: refuses every space in `canAuthenticateAgainst` when told to, and says
+/// whether the credential storage may be used.
 final class LegacyDelegate: LoaderConnectionLegacyAuthenticationDelegate, @unchecked Sendable {
     let recorder = RecordingDelegate()
     let received = Atomic<Int>(0)
+    let seen = Mutex<[SeenChallenge]>([])
     let canAuthenticate: Bool
+    let storageAllowed: Bool
+    let persistence: URLCredential.Persistence
+    let user: String
 
-    init(canAuthenticate: Bool) { self.canAuthenticate = canAuthenticate }
+    init(canAuthenticate: Bool, storageAllowed: Bool = true, persistence: URLCredential.Persistence = .none, user: String = "alice") {
+        self.canAuthenticate = canAuthenticate
+        self.storageAllowed = storageAllowed
+        self.persistence = persistence
+        self.user = user
+    }
 
+    var challenges: [SeenChallenge] { seen.withLock { $0 } }
+
+    func connectionShouldUseCredentialStorage(_ connection: LoaderConnection) -> Bool {
+        recorder.record(.shouldUseCredentialStorage)
+        return storageAllowed
+    }
     func connection(_ connection: LoaderConnection, canAuthenticateAgainst protectionSpace: URLProtectionSpace) -> Bool { canAuthenticate }
     func connection(_ connection: LoaderConnection, didReceive challenge: URLAuthenticationChallenge) {
         received.add(1, ordering: .relaxed)
-        challenge.sender?.use(URLCredential(user: "alice", password: "wonderland", persistence: .none), for: challenge)
+        let record = SeenChallenge(challenge)
+        seen.withLock { $0.append(record) }
+        recorder.record(.challenge(method: record.shortMethod, failures: record.previousFailureCount, proposed: record.proposedUser))
+        challenge.sender?.use(URLCredential(user: user, password: "wonderland", persistence: persistence), for: challenge)
+    }
+    func connection(_ connection: LoaderConnection, didCancel challenge: URLAuthenticationChallenge) { recorder.record(.challengeCancelled) }
+    func connection(_ connection: LoaderConnection, willSend request: URLRequest, redirectResponse: URLResponse?) -> URLRequest? {
+        recorder.connection(connection, willSend: request, redirectResponse: redirectResponse)
     }
     func connection(_ connection: LoaderConnection, didReceive response: URLResponse) { recorder.connection(connection, didReceive: response) }
     func connection(_ connection: LoaderConnection, didReceive data: Data) { recorder.connection(connection, didReceive: data) }
@@ -90,8 +143,10 @@ final class LighttpdServer: Sendable {
 
     let scheme: String
 
-    /// - Parameter tls: serve HTTPS (HTTP/2 by ALPN) with a self-signed certificate.
-    init(tls: Bool = false) throws {
+    /// - Parameters:
+    ///   - tls: serve HTTPS (HTTP/2 by ALPN) with a self-signed certificate.
+    ///   - clientCA: with TLS, require a client certificate issued by this CA (a PEM file).
+    init(tls: Bool = false, clientCA: String? = nil) throws {
         scheme = tls ? "https" : "http"
         directory = NSTemporaryDirectory() + "keyjar-lighttpd-\(UUID().uuidString.prefix(8))"
         let fileManager = FileManager.default
@@ -123,6 +178,14 @@ final class LighttpdServer: Sendable {
                 ssl.privkey = "\(directory)/key.pem"
                 server.feature-flags += ("server.h2proto" => "enable")
                 """
+            if let clientCA {
+                tlsLines += """
+
+                    ssl.ca-file = "\(clientCA)"
+                    ssl.verifyclient.activate = "enable"
+                    ssl.verifyclient.enforce = "enable"
+                    """
+            }
         }
         let configuration = """
             server.document-root = "\(directory)/www"
@@ -193,4 +256,44 @@ func loopbackPortAccepts(_ port: Int) -> Bool {
 /// Runs a Python snippet and returns its standard output.
 func runPython(_ source: String) throws -> String {
     try runCommand("/usr/bin/env", ["python3", "-c", source]).output
+}
+
+/// Client identities made with the openssl command for one test: a CA, alice (issued by it;
+/// also as a PKCS#12 bundle under a passphrase) and mallory (self-signed, so any server
+/// trusting the CA refuses her).
+struct TestIdentities {
+    let directory: String
+    var caPath: String { directory + "/ca.pem" }
+    var alicePEM: String { directory + "/alice.pem" }
+    var aliceP12: String { directory + "/alice.p12" }
+    var malloryPEM: String { directory + "/mallory.pem" }
+    static let p12Passphrase = "p12-secret"
+
+    init() throws {
+        directory = NSTemporaryDirectory() + "keyjar-identities-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let steps: [[String]] = [
+            ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=Keyjar Test CA",
+             "-keyout", "\(directory)/ca.key", "-out", "\(directory)/ca.pem"],
+            ["req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=alice", "-keyout", "\(directory)/alice.key",
+             "-out", "\(directory)/alice.csr"],
+            ["x509", "-req", "-in", "\(directory)/alice.csr", "-CA", "\(directory)/ca.pem", "-CAkey", "\(directory)/ca.key",
+             "-CAcreateserial", "-days", "2", "-out", "\(directory)/alice.crt"],
+            ["pkcs12", "-export", "-in", "\(directory)/alice.crt", "-inkey", "\(directory)/alice.key", "-out",
+             "\(directory)/alice.p12", "-passout", "pass:\(Self.p12Passphrase)"],
+            ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=mallory",
+             "-keyout", "\(directory)/mallory.key", "-out", "\(directory)/mallory.crt"],
+        ]
+        for step in steps {
+            let result = try runCommand("/usr/bin/openssl", step)
+            guard result.status == 0 else { throw TestSupportError("openssl \(step[0]) failed: \(result.error)") }
+        }
+        for name in ["alice", "mallory"] {
+            let pem = try String(contentsOfFile: "\(directory)/\(name).crt", encoding: .utf8)
+                + String(contentsOfFile: "\(directory)/\(name).key", encoding: .utf8)
+            try pem.write(toFile: "\(directory)/\(name).pem", atomically: true, encoding: .utf8)
+        }
+    }
+
+    func remove() { try? FileManager.default.removeItem(atPath: directory) }
 }

@@ -59,6 +59,10 @@ enum HeardEvent: Equatable, CustomStringConvertible {
     case sent(bytes: Int, total: Int, expected: Int)
     case finished
     case failed(code: Int)
+    /// A challenge put to the delegate: its method (short), failures so far, the proposed user.
+    case challenge(method: String, failures: Int, proposed: String?)
+    case challengeCancelled
+    case shouldUseCredentialStorage
 
     var description: String {
         switch self {
@@ -68,6 +72,9 @@ enum HeardEvent: Equatable, CustomStringConvertible {
         case .sent(let bytes, let total, let expected): return "sent(\(bytes), \(total), \(expected))"
         case .finished: return "finished"
         case .failed(let code): return "failed(\(code))"
+        case .challenge(let method, let failures, let proposed): return "challenge(\(method), \(failures), \(proposed ?? "nil"))"
+        case .challengeCancelled: return "challengeCancelled"
+        case .shouldUseCredentialStorage: return "shouldUseCredentialStorage"
         }
     }
 }
@@ -110,7 +117,7 @@ final class RecordingDelegate: LoaderConnectionDelegate, @unchecked Sendable {
         willCache.map { $0(cachedResponse) } ?? cachedResponse
     }
 
-    private func record(_ event: HeardEvent) {
+    func record(_ event: HeardEvent) {
         state.withLock { state in
             if state.ended { state.afterEnd.append(event) } else { state.events.append(event) }
         }

@@ -31,7 +31,7 @@ struct ProtocolSchemaTests {
             .deleteCookies(identities: [cookie.identity]), .removeCookiesCreated(since: 0), .clearCookies(domain: "example.org"),
             .clearCookies(domain: nil), .policy, .setPolicy(policy: CookiePolicy(acceptPolicy: .noThirdParty, domainRules: ["ads.example": .block])),
             .setCredential(space: space, user: "alice", password: "pw", makeDefault: true), .credentials(space: space),
-            .allCredentials, .setDefaultCredential(space: space, user: "alice"), .password(space: space, user: "alice"),
+            .allCredentials, .credentialChoice(space: space), .setDefaultCredential(space: space, user: "alice"), .password(space: space, user: "alice"),
             .password(space: space, user: "nobody"), .removeCredential(space: space, user: "alice"), .snapshot,
             .setDefaultCredential(space: space, user: "nobody"), .cookieHeader(context: WireCookieContext(url: "no host")),
         ]
@@ -78,7 +78,8 @@ struct ProtocolSchemaTests {
             "ServerMessage.reply.hello", "ServerMessage.reply.subscribed", "ServerMessage.reply.status",
             "ServerMessage.reply.cookieOutcomes", "ServerMessage.reply.cookieHeader", "ServerMessage.reply.cookies",
             "ServerMessage.reply.importReport", "ServerMessage.reply.exported", "ServerMessage.reply.committed",
-            "ServerMessage.reply.policy", "ServerMessage.reply.credentials", "ServerMessage.reply.password",
+            "ServerMessage.reply.policy", "ServerMessage.reply.credentials", "ServerMessage.reply.credentialChoice",
+            "ServerMessage.reply.password",
             "ServerMessage.reply.snapshot", "ServerMessage.failure.-", "ServerMessage.event.cookies",
             "ServerMessage.event.policy", "ServerMessage.event.credentials",
         ] {

@@ -2,7 +2,10 @@
 //   KeyjarTestPeer set <url> <set-cookie>   store a response's cookie, print "stored"
 //   KeyjarTestPeer header <url>             print the Cookie header from the replica
 //   KeyjarTestPeer watch                    print "watching", then the names in the first cookie change
+//   KeyjarTestPeer credential-users HOST PORT SCHEME REALM
+//                                           the users SharedCredentialStorage has for that Basic space
 import Foundation
+import FoundationNetworking
 import Keyjar
 import KeyjarCore
 
@@ -32,6 +35,12 @@ do {
             done.signal()
         }
         _ = done.wait(timeout: .now() + 20)
+    case "credential-users" where arguments.count == 5:
+        let credentials = SharedCredentialStorage(client: storage.client)
+        let space = URLProtectionSpace(
+            host: arguments[1], port: Int(arguments[2]) ?? 0, protocol: arguments[3], realm: arguments[4],
+            authenticationMethod: NSURLAuthenticationMethodHTTPBasic)
+        for user in (credentials.credentials(for: space) ?? [:]).keys.sorted() { print(user) }
     default:
         FileHandle.standardError.write(Data("usage: KeyjarTestPeer set <url> <set-cookie> | header <url> | watch\n".utf8))
         exit(2)

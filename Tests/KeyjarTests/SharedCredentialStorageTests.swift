@@ -6,6 +6,17 @@ import KeyjarCore
 import KeyjarTestSupport
 import Testing
 
+/// Runs KeyjarTestPeer (another process) against the daemon; its standard output.
+func runPeer(_ daemon: DaemonProcess, _ arguments: [String]) throws -> String {
+    let peer = DaemonProcess.builtExecutable(named: "KeyjarTestPeer")
+    var environment = ProcessInfo.processInfo.environment
+    environment["KEYJAR_SOCKET"] = daemon.socketPath
+    environment["KEYJAR_NO_AUTOSTART"] = "1"
+    let result = try runCommand(peer, arguments, environment: environment)
+    if result.status != 0 { Issue.record("KeyjarTestPeer \(arguments) failed: \(result.error)") }
+    return result.output
+}
+
 func credentialStorage(for daemon: DaemonProcess) throws -> SharedCredentialStorage {
     try SharedCredentialStorage(configuration: .init(socketPath: daemon.socketPath, autoStart: false))
 }
@@ -32,18 +43,56 @@ struct SharedCredentialStorageTests {
             try a.store(URLCredential(user: "sync", password: "x", persistence: try #require(URLCredential.Persistence(rawValue: 3))), for: space(host))
         }
 
-        // The permanent one reaches B, password fetched on demand; the session one stays in A.
+        // The permanent one reaches B, password fetched on demand; the session one is shared
+        // by every storage of this process (B included), and by no other process.
         #expect(eventually { b.permanentCredentials.contains { $0.user == "alice" && $0.isDefault } })
         let fromB = try #require(b.defaultCredential(for: space(host)))
         #expect(fromB.user == "alice" && fromB.password == "perm-pw" && fromB.persistence == .permanent)
-        #expect(Set(b.credentials(for: space(host))?.keys.map { $0 } ?? []) == ["alice"])
+        #expect(Set(b.credentials(for: space(host))?.keys.map { $0 } ?? []) == ["alice", "sam"])
+        #expect(b.credentials(for: space(host))?["sam"]?.password == "session-pw")
         #expect(Set(a.credentials(for: space(host))?.keys.map { $0 } ?? []) == ["alice", "sam"])
         #expect(b.credentials(for: space(host, realm: "Other")) == nil)
         #expect(b.allCredentials.keys.contains { $0.host == host })
+        let peer = try runPeer(daemon, ["credential-users", host, "443", "https", "Admin"])
+        #expect(peer == "alice\n", "another process sees the permanent credential only")
 
+        // With alice gone, sam (the only user left) answers.
         try a.removeCredential(user: "alice", for: space(host))
-        #expect(eventually { b.defaultCredential(for: space(host)) == nil })
+        #expect(eventually { !b.permanentCredentials.contains { $0.space.host == host } })
+        #expect(b.defaultCredential(for: space(host))?.user == "sam")
         #expect(a.credentials(for: space(host))?.keys.map { $0 } == ["sam"])
+        try b.removeCredential(user: "sam", for: space(host))
+        #expect(a.credentials(for: space(host)) == nil)
+    }
+
+    @Test func aCredentialStoredForAWholeServerAnswersAnyRealmAndTheFirstBecomesTheDefault() throws {
+        let daemon = try DaemonProcess()
+        defer { #expect(daemon.stop() == 0) }
+        let storage = try credentialStorage(for: daemon)
+        let host = "server-\(UUID().uuidString.prefix(8).lowercased()).example"
+        let server = URLProtectionSpace(host: host, port: 443, protocol: "https", realm: nil, authenticationMethod: NSURLAuthenticationMethodDefault)
+
+        // Stored without asking for default: the space's first credential becomes its default
+        // (keyjard applies the rule), the second does not.
+        try storage.store(URLCredential(user: "alice", password: "a-pw", persistence: .permanent), for: server)
+        try storage.store(URLCredential(user: "bob", password: "b-pw", persistence: .permanent), for: server)
+        let records = storage.permanentCredentials.filter { $0.space.host == host }
+        #expect(records.first { $0.user == "alice" }?.isDefault == true)
+        #expect(records.first { $0.user == "bob" }?.isDefault == false)
+
+        // Any challenge there, realm and method unknown to the credential, is answered by alice.
+        for method in [NSURLAuthenticationMethodHTTPBasic, NSURLAuthenticationMethodHTTPDigest] {
+            let challenge = URLProtectionSpace(host: host, port: 443, protocol: "https", realm: "Team Area", authenticationMethod: method)
+            #expect(storage.defaultCredential(for: challenge)?.password == "a-pw")
+            #expect(Set(storage.credentials(for: challenge)?.keys.map { $0 } ?? []) == ["alice", "bob"])
+        }
+        // A more specific credential wins over the server-wide one.
+        let team = URLProtectionSpace(host: host, port: 443, protocol: "https", realm: "Team Area", authenticationMethod: NSURLAuthenticationMethodHTTPBasic)
+        try storage.store(URLCredential(user: "carol", password: "c-pw", persistence: .permanent), for: team)
+        #expect(storage.defaultCredential(for: team)?.user == "carol")
+        // Never a form, a client certificate or a server-trust space.
+        let form = URLProtectionSpace(host: host, port: 443, protocol: "https", realm: nil, authenticationMethod: NSURLAuthenticationMethodHTMLForm)
+        #expect(storage.defaultCredential(for: form) == nil)
     }
 
     @Test func urlSessionAuthenticatesWithTheSharedStorage() throws {

@@ -1,8 +1,10 @@
 import ArgumentParser
 import Foundation
+import FoundationNetworking
 import Glibc
 import Keyjar
 import KeyjarCore
+import KeyjarLoader
 import KeyjarProtocol
 
 /// `keyjar credential …`: the shared URL credential storage.
@@ -16,12 +18,26 @@ struct CredentialCommand: ParsableCommand {
             (--password-stdin) or typed at a prompt, never taken from an argument, and are printed \
             only by `show --reveal`.
 
+            A credential stored for a whole server (no --realm, method default) answers that \
+            server's challenges of any realm, Basic, Digest, NTLM or Negotiate. A challenge is \
+            answered by the most specific stored space: the exact realm and method, then the realm \
+            with method default, then no realm with the method, then no realm and method default; \
+            the default credential of the most specific one answers unasked. A space's first \
+            credential becomes its default.
+
+            Client certificates (--method client-certificate --identity FILE, a PEM file with \
+            certificate and key, or a PKCS#12 bundle) are kept like passwords: the private key in \
+            the Secret Service. Certificates trusted with `keyjar fetch --pinned-sha256 … \
+            --persistence permanent` are listed with method server-trust, their fingerprint as user.
+
             Examples:
               keyjar credential add --url https://example.com --realm Admin \\
                   --method basic --user alice
               printf '%s\\n' "$PASSWORD" | keyjar credential add \\
                   --url https://example.com --user alice --password-stdin
               keyjar credential add --proxy http --url http://proxy.example:3128 --user bob
+              keyjar credential add --url https://intranet.example --method client-certificate \\
+                  --identity alice.p12
               keyjar credential list --json
               keyjar credential show --url https://example.com --user alice --reveal
               keyjar credential default --url https://example.com --user alice
@@ -120,9 +136,28 @@ extension CredentialCommand {
         @Flag(name: .customLong("default"), help: "Make it the space's default credential.")
         var makeDefault = false
 
+        @Option(
+            help: ArgumentHelp(
+                "A client certificate and its key: a PEM file, or a PKCS#12 bundle (its passphrase read like a password); implies --method client-certificate.",
+                valueName: "file"))
+        var identity: String?
+
         func validate() throws {
             guard space.url != nil else { throw ValidationError("Missing --url: the server the credential is for.") }
-            guard user ?? space.userFromURL != nil else { throw ValidationError("Missing --user: the user name.") }
+            if identity != nil {
+                if let method = space.method, method != .clientCertificate {
+                    throw ValidationError("--identity stores a client certificate: its method is client-certificate, not \(method.rawValue).")
+                }
+            } else {
+                if space.method == .clientCertificate {
+                    throw ValidationError("Missing --identity: the file with the client certificate and its key.")
+                }
+                if space.method == .serverTrust {
+                    throw ValidationError(
+                        "A server-trust decision is made by loading the URL: keyjar fetch --pinned-sha256 FINGERPRINT --persistence permanent URL.")
+                }
+                guard user ?? space.userFromURL != nil else { throw ValidationError("Missing --user: the user name.") }
+            }
             if persistence == .session {
                 throw ValidationError(
                     "Session persistence keeps a credential only inside the process that stores it, and keyjar exits at "
@@ -131,6 +166,7 @@ extension CredentialCommand {
         }
 
         func run() throws {
+            if let identity { return try addIdentity(from: identity) }
             let protectionSpace = try space.exactSpace()
             guard let name = user ?? space.userFromURL else { throw CLIError.usage("--user is required.") }
             let password =
@@ -138,9 +174,35 @@ extension CredentialCommand {
                 ? try PasswordInput.fromStandardInput()
                 : try PasswordInput.prompt("Password for \(name) at \(protectionSpace.displayURL): ")
             let client = try global.connect()
-            let existing = try records(client, matching: space, user: nil).filter { $0.space == protectionSpace }
+            _ = try client.request(.setCredential(space: protectionSpace, user: name, password: password, makeDefault: makeDefault))
+        }
+
+        /// Reads the identity (asking for a passphrase only when it needs one) and stores it,
+        /// certificate and key as the credential's secret, named by the certificate's subject.
+        private func addIdentity(from path: String) throws {
+            let url = URL(fileURLWithPath: path)
+            let passphrase = passwordStdin ? try PasswordInput.fromStandardInput() : nil
+            var result = Result { () throws(ClientIdentity.ReadError) in try ClientIdentity(contentsOf: url, passphrase: passphrase) }
+            if case .failure(let error) = result, error.mightNeedPassphrase, !passwordStdin {
+                // Encrypted: ask for the passphrase, once.
+                let typed = try PasswordInput.prompt("Passphrase for \(path): ")
+                result = Result { () throws(ClientIdentity.ReadError) in try ClientIdentity(contentsOf: url, passphrase: typed) }
+            }
+            let read: ClientIdentity
+            switch result {
+            case .success(let identity): read = identity
+            case .failure(let error): throw CLIError.failure("\(path): \(error.description).")
+            }
+            var protectionSpace = try space.exactSpace()
+            protectionSpace = ProtectionSpace(
+                host: protectionSpace.host, port: protectionSpace.port, protocol: protectionSpace.protocol,
+                authenticationMethod: .clientCertificate)
+            let credential = read.credential(persistence: .permanent)
+            let name = user ?? read.label
+            let client = try global.connect()
             _ = try client.request(
-                .setCredential(space: protectionSpace, user: name, password: password, makeDefault: makeDefault || existing.isEmpty))
+                .setCredential(space: protectionSpace, user: name, password: credential.password ?? "", makeDefault: makeDefault))
+            Output.error("stored the client certificate \(read.certificate.subject) (SHA-256 \(read.certificate.sha256Fingerprint)) for \(protectionSpace.displayURL).")
         }
     }
 
@@ -167,7 +229,13 @@ extension CredentialCommand {
                 return
             }
             for record in found {
-                Output.line("\(record.space.summary) user \(record.user)\(record.isDefault ? " (default)" : "")")
+                let who =
+                    switch record.space.authenticationMethod {
+                    case .serverTrust: "certificate \(record.user)"
+                    case .clientCertificate: "identity \(record.user)"
+                    default: "user \(record.user)"
+                    }
+                Output.line("\(record.space.summary) \(who)\(record.isDefault ? " (default)" : "")")
             }
         }
     }

@@ -27,14 +27,22 @@ struct FetchCommand: AsyncParsableCommand {
             The body goes to standard output, or with -o to a file that appears only when the load \
             succeeded. A progress line is drawn on standard error when that is a terminal.
 
+            A certificate that fails verification is refused, and keyjar shows it with its SHA-256 \
+            fingerprint: --pinned-sha256 trusts that one certificate for that host and port \
+            (--persistence permanent keeps the decision in the shared store, for every program; \
+            `keyjar credential list --method server-trust` lists kept decisions). A server that \
+            asks for a client certificate gets the one stored for it (`keyjar credential add \
+            --method client-certificate --identity FILE`).
+
             Exit status: 0 loaded (whatever the HTTP status, unless --fail), 1 the load failed, \
-            the password was refused or --fail saw a status of 400 or more, 2 bad usage, \
-            3 keyjard unreachable.
+            a challenge went unanswered (the body is still written, unless --fail), the password \
+            was refused or --fail saw a status of 400 or more, 2 bad usage, 3 keyjard unreachable.
 
             Examples:
               keyjar fetch https://example.com/
               keyjar fetch -i -o page.html https://example.com/page
               keyjar fetch --user alice --persistence permanent https://intranet.example/report
+              keyjar fetch --pinned-sha256 5F:1A:…:C3 --persistence permanent https://nas.home.arpa/
               keyjar fetch -X PUT -H 'Content-Type: application/json' -d @body.json https://api.example/item/7
               printf '%s' "$PASSWORD" | keyjar fetch --user alice --password-stdin -f https://api.example/me
             """
@@ -80,8 +88,15 @@ struct FetchCommand: AsyncParsableCommand {
     @Flag(help: "Neither send nor store cookies.")
     var noCookies = false
 
-    @Flag(name: [.customShort("k"), .customLong("insecure")], help: "Accept a server certificate that fails verification.")
+    @Flag(name: [.customShort("k"), .customLong("insecure")], help: "Accept a server certificate that fails verification (this run only).")
     var insecure = false
+
+    @Option(
+        name: .customLong("pinned-sha256"),
+        help: ArgumentHelp(
+            "Trust the server's certificate, although it fails verification, if its SHA-256 fingerprint is this one (as keyjar shows it when it refuses one); with --persistence, keep trusting it.",
+            valueName: "fingerprint"))
+    var pinnedSHA256: String?
 
     @Option(name: [.customShort("u"), .customLong("user")], help: ArgumentHelp("Answer the server's challenge as this user (the password is asked for).", valueName: "name"))
     var user: String?
@@ -89,7 +104,7 @@ struct FetchCommand: AsyncParsableCommand {
     @Flag(help: "With --user, read the password from standard input (one trailing newline is dropped).")
     var passwordStdin = false
 
-    @Option(help: ArgumentHelp("With --user, keep an accepted password: none, session (this run only) or permanent.", valueName: "persistence"))
+    @Option(help: ArgumentHelp("With --user or --pinned-sha256, keep the accepted password or certificate: none, session (this run only) or permanent.", valueName: "persistence"))
     var persistence: FetchPersistenceArgument = .none
 
     func validate() throws {
@@ -102,7 +117,12 @@ struct FetchCommand: AsyncParsableCommand {
             }
         } else {
             if passwordStdin { throw ValidationError("--password-stdin only applies with --user.") }
-            if persistence != .none { throw ValidationError("--persistence only applies with --user.") }
+            if persistence != .none && pinnedSHA256 == nil {
+                throw ValidationError("--persistence only applies with --user or --pinned-sha256.")
+            }
+        }
+        if let pinnedSHA256, CertificateSummary.canonicalFingerprint(pinnedSHA256) == nil {
+            throw ValidationError("--pinned-sha256 takes a certificate's SHA-256 fingerprint: 32 bytes in hex (colons optional).")
         }
         if passwordStdin, data.contains("@-") {
             throw ValidationError("--password-stdin and -d @- cannot both read standard input.")
@@ -148,12 +168,16 @@ struct FetchCommand: AsyncParsableCommand {
         }
 
         let client = try global.connect()
+        let shared = SharedCredentialStorage(client: client)
         let loader = URLLoader(configuration: .init(
-            cookieStorage: SharedCookieStorage(client: client), credentialStorage: SharedCredentialStorage(client: client),
+            cookieStorage: SharedCookieStorage(client: client),
+            credentialStorage: credential == nil ? shared : TypedPasswordStorage(shared: shared),
             maximumRedirects: maxRedirects))
         let destination = try output.map { path throws(CLIError) in try BodyDestination.file(path) } ?? .standardOutput()
         let options = FetchDelegate.Options(
             includeHead: includeHead, failOnHTTPError: fail, followRedirects: !noFollow, acceptUntrustedCertificate: insecure,
+            pinnedFingerprint: pinnedSHA256.flatMap(CertificateSummary.canonicalFingerprint),
+            trustPersistence: persistence.persistence,
             showProgress: ProgressMeter.wanted(silent: silent, bodyToFile: destination.isFile))
 
         let (outcome, delegate) = await load(
@@ -200,6 +224,15 @@ struct FetchCommand: AsyncParsableCommand {
     ) throws {
         guard case .finished(let status) = outcome else {
             destination.abandon()
+            if let trust = delegate.refusedCertificate, let leaf = trust.leaf {
+                throw CLIError.failure(
+                    "the certificate of \(trust.host):\(trust.port) is not trusted (\(trust.failureReason)).\n"
+                        + "  subject: \(leaf.subject)\n  issuer: \(leaf.issuer)\n"
+                        + "  valid: \(leaf.notValidBefore.formatted(.iso8601)) to \(leaf.notValidAfter.formatted(.iso8601))\n"
+                        + "  SHA-256: \(leaf.sha256Fingerprint)\n"
+                        + "If you trust it, run again with --pinned-sha256 \(leaf.sha256Fingerprint.replacingOccurrences(of: ":", with: ""))"
+                        + " (add --persistence permanent to keep trusting it).")
+            }
             if case .failed(let error) = outcome { throw error }
             return
         }
@@ -211,20 +244,22 @@ struct FetchCommand: AsyncParsableCommand {
         if let credential, let space = delegate.answeredSpace, credential.persistence == .permanent {
             try store(credential, in: space, client: client)
         }
-        if status == 401, credential == nil, let space = delegate.unansweredSpace {
-            let realm = space.realm.map { " (realm \"\($0)\")" } ?? ""
-            Output.error("the server asks for a password\(realm) and none is stored for it; pass --user NAME.")
+        if status == 401 || status == 407, credential == nil, let challenge = delegate.unanswered {
+            // As curl does, the body went out; the status says the load did not get through.
+            let asker = challenge.space.isProxy ? "the proxy" : "the server"
+            let realm = challenge.space.realm.map { " (realm \"\($0)\")" } ?? ""
+            if let user = challenge.failedUser {
+                throw CLIError.failure(
+                    "\(asker) refused the stored password for \(user)\(realm); store the new one with `keyjar credential add`, or pass --user NAME.")
+            }
+            throw CLIError.failure("\(asker) asks for a password\(realm) and none is stored for it; pass --user NAME.")
         }
     }
 
-    /// Keeps the accepted password in the shared store; the space's first credential becomes
-    /// its default, so later loads (and every other program) use it without asking.
+    /// Keeps the accepted password in the shared store; keyjard makes a space's first
+    /// credential its default, so later loads (and every other program) use it without asking.
     private func store(_ credential: FetchCredential, in space: ProtectionSpace, client: KeyjarClient) throws {
-        guard case .credentials(records: let records) = try client.request(.allCredentials) else {
-            throw CLIError.failure("keyjard did not list the credentials.")
-        }
-        let hasDefault = records.contains { $0.space == space && $0.isDefault }
-        _ = try client.request(.setCredential(space: space, user: credential.user, password: credential.password, makeDefault: !hasDefault))
+        _ = try client.request(.setCredential(space: space, user: credential.user, password: credential.password, makeDefault: false))
         Output.error("stored the password for \(credential.user) at \(space.summary).")
     }
 

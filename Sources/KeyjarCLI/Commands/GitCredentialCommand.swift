@@ -15,12 +15,14 @@ struct GitCredentialCommand: ParsableCommand {
         abstract: "A git credential helper backed by the shared credential storage.",
         discussion: """
             git writes key=value lines (protocol, host, path, username, password, url) on standard \
-            input. `get` answers username= and password= from the store: the named user's \
-            credential for that scheme, host and port, else the default one. `store` saves the \
-            credential permanently (password in the Secret Service) as the server's default. \
-            `erase` removes the matching credentials (only those with the password git rejected, \
-            when git names it), and refuses a request that names no host. Other operations are \
-            ignored, as git asks of helpers.
+            input. `get` answers username= and password= from the store by Keyjar's matching rule \
+            (see `keyjar help credential`): the named user's most specific credential for that \
+            scheme, host and port (and the challenge's realm, when git passes it on), else the one \
+            that answers unasked. `store` saves the credential permanently (password in the Secret \
+            Service), updating the one that answered; a server's first credential becomes its \
+            default. `erase` removes the matching credential (only when its password is the one \
+            git rejected, when git names it), and refuses a request that names no host. Other \
+            operations are ignored, as git asks of helpers.
 
             Set-up (either):
               git config --global credential.helper "$(command -v keyjar) git-credential"
@@ -50,32 +52,30 @@ struct GitCredentialCommand: ParsableCommand {
     private func get(_ request: GitCredentialRequest) throws {
         guard request.namesServer else { return }
         let client = try global.connect()
-        let ranked = try candidates(client, for: request).sorted { a, b in
-            func rank(_ record: CredentialRecord) -> (Int, Int, Double) {
-                (request.realm != nil && record.space.realm == request.realm ? 0 : 1, record.isDefault ? 0 : 1,
-                 -(record.lastUsed ?? record.created))
-            }
-            return rank(a) < rank(b)
+        let choice = try choose(client, for: request)
+        // The named user's most specific credential; else the one Keyjar's matching rule lets
+        // answer unasked (with several users and no default, none: git then asks its user).
+        let answer: CredentialRecord?
+        if let user = request.username {
+            answer = choice.candidates.first { $0.user == user }
+        } else {
+            answer = choice.preferred
         }
-        for record in ranked {
-            guard case .password(let password?) = try client.request(.password(space: record.space, user: record.user)) else {
-                continue
-            }
-            Output.line("username=\(record.user)\npassword=\(password)")
-            return
-        }
+        guard let record = answer,
+            case .password(let password?) = try client.request(.password(space: record.space, user: record.user))
+        else { return }
+        Output.line("username=\(record.user)\npassword=\(password)")
     }
 
     private func store(_ request: GitCredentialRequest) throws {
         guard request.namesServer, let user = request.username, let password = request.password else { return }
         let client = try global.connect()
-        // A credential the user already keeps for this server (under a realm, say) is updated
-        // rather than doubled by one in a realm-less space.
-        let existing = try candidates(client, for: request).filter { $0.user == user }.map(\.space)
-        let spaces = existing.isEmpty ? [request.space] : existing
-        for space in spaces {
-            _ = try client.request(.setCredential(space: space, user: user, password: password, makeDefault: true))
-        }
+        // The credential that answered (the user's most specific for this challenge) is
+        // updated rather than doubled by one in another space; keyjard makes a space's first
+        // credential its default.
+        let answered = try choose(client, for: request).candidates.first { $0.user == user }
+        let space = answered?.space ?? request.space
+        _ = try client.request(.setCredential(space: space, user: user, password: password, makeDefault: false))
     }
 
     private func erase(_ request: GitCredentialRequest) throws {
@@ -84,7 +84,7 @@ struct GitCredentialCommand: ParsableCommand {
                 "refusing to erase: the request names no protocol and host, and an empty pattern would erase every credential.")
         }
         let client = try global.connect()
-        for record in try candidates(client, for: request) {
+        for record in try choose(client, for: request).candidates where request.username == nil || record.user == request.username {
             if let rejected = request.password {
                 // Only the password git saw fail: a newer one stored meanwhile stays.
                 guard case .password(let stored) = try client.request(.password(space: record.space, user: record.user)),
@@ -95,16 +95,15 @@ struct GitCredentialCommand: ParsableCommand {
         }
     }
 
-    /// Stored credentials for the request's scheme, host and port (any realm, any method), of
-    /// its user when it names one.
-    private func candidates(_ client: KeyjarClient, for request: GitCredentialRequest) throws -> [CredentialRecord] {
-        let response = try client.request(.allCredentials)
-        guard case .credentials(let records) = response else { throw unexpected(response) }
-        let space = request.space
-        return records.filter { record in
-            !record.space.isProxy && record.space.protocol == space.protocol && record.space.host == space.host
-                && record.space.port == space.port && (request.username == nil || record.user == request.username)
-        }
+    /// The stored credentials that may answer git's request, by Keyjar's matching rule (keyjard
+    /// applies it): the challenge's realm and scheme when git passes them on, else any of the
+    /// server's.
+    private func choose(_ client: KeyjarClient, for request: GitCredentialRequest) throws -> (
+        candidates: [CredentialRecord], preferred: CredentialRecord?
+    ) {
+        let response = try client.request(.credentialChoice(space: request.space))
+        guard case .credentialChoice(let candidates, let preferred) = response else { throw unexpected(response) }
+        return (candidates, preferred)
     }
 }
 

@@ -28,6 +28,10 @@ final class FetchDelegate: LoaderConnectionAuthenticationDelegate, @unchecked Se
         var failOnHTTPError: Bool
         var followRedirects: Bool
         var acceptUntrustedCertificate: Bool
+        /// Trust a certificate that fails verification when its SHA-256 fingerprint is this one.
+        var pinnedFingerprint: String?
+        /// How long a pinned certificate stays trusted.
+        var trustPersistence: URLCredential.Persistence
         var showProgress: Bool
     }
 
@@ -46,8 +50,16 @@ final class FetchDelegate: LoaderConnectionAuthenticationDelegate, @unchecked Se
     /// Keyjar's value type: Foundation on Linux compares URLProtectionSpace by identity.
     private(set) var answeredSpace: ProtectionSpace?
     private(set) var refused = false
-    /// The space of the last challenge nobody could answer, for a hint.
-    private(set) var unansweredSpace: URLProtectionSpace?
+    /// The last challenge nobody here answered (default handling had its go), for the message.
+    private(set) var unanswered: UnansweredChallenge?
+    /// The certificate that failed verification and was not accepted, for the message.
+    private(set) var refusedCertificate: ServerTrust?
+
+    struct UnansweredChallenge {
+        var space: ProtectionSpace
+        /// Whose stored credential had just failed there, if any.
+        var failedUser: String?
+    }
 
     init(
         queue: DispatchQueue, options: Options, destination: BodyDestination, credential: FetchCredential?,
@@ -108,25 +120,27 @@ final class FetchDelegate: LoaderConnectionAuthenticationDelegate, @unchecked Se
         end(.failed(.failure(Self.describe(error))))
     }
 
-    /// With `--user`, the credential comes from the command line only: a stored default for
-    /// the same space must not be tried (and fail) first.
-    func connectionShouldUseCredentialStorage(_ connection: LoaderConnection) -> Bool { credential == nil }
-
     func connection(_ connection: LoaderConnection, willSendRequestFor challenge: URLAuthenticationChallenge) {
         guard let sender = challenge.sender else { return }
         let space = challenge.protectionSpace
-        if space.authenticationMethod == LoaderAuthenticationMethod.serverTrust {
-            // Any credential accepts the certificate for this host; without --insecure the
-            // default handling refuses it and the load fails with the verification error.
+        if let trustSpace = space as? ServerTrustProtectionSpace {
+            // Any credential accepts this certificate for this host and port; without -k or a
+            // matching --pinned-sha256 the default handling refuses it and the load fails.
+            let leaf = trustSpace.serverTrust.leaf?.sha256Fingerprint
             if options.acceptUntrustedCertificate {
                 sender.use(URLCredential(user: "", password: "", persistence: .none), for: challenge)
+            } else if let pinned = options.pinnedFingerprint, pinned == leaf {
+                sender.use(URLCredential(user: "", password: "", persistence: options.trustPersistence), for: challenge)
             } else {
+                refusedCertificate = trustSpace.serverTrust
                 sender.performDefaultHandling(for: challenge)
             }
             return
         }
-        guard let credential, !space.isProxy() else {
-            unansweredSpace = space
+        guard let credential, !space.isProxy(), ProtectionSpace(space).authenticationMethod.isHTTPChallenge else {
+            // The store answered first, if it could; default handling has nothing more.
+            unanswered = UnansweredChallenge(
+                space: ProtectionSpace(space), failedUser: challenge.previousFailureCount > 0 ? challenge.proposedCredential?.user : nil)
             return sender.performDefaultHandling(for: challenge)
         }
         if answeredSpace == ProtectionSpace(space) {

@@ -47,8 +47,11 @@ struct TransferRequest: @unchecked Sendable {
     var curlProxyAuthentication: (scheme: Int, user: String, password: String)?
     /// An explicit proxy; nil lets libcurl read the environment.
     var proxy: URL?
-    /// The delegate accepted this host's certificate although it failed verification.
-    var skipsCertificateVerification = false
+    /// Key pins (`sha256//…`) of certificates accepted for this host although they failed
+    /// verification: verification is off, and libcurl refuses any other key in the handshake.
+    var acceptedKeyPins: [String] = []
+    /// The client certificate and key to offer when the server asks for one.
+    var clientIdentity: ClientIdentity?
 }
 
 /// One libcurl easy handle and the state its callbacks need. Created anywhere; after
@@ -181,9 +184,19 @@ final class CurlTransfer: @unchecked Sendable {
             set(CURLOPT_PROXYUSERNAME, authentication.user)
             set(CURLOPT_PROXYPASSWORD, authentication.password)
         }
-        if request.skipsCertificateVerification {
+        if !request.acceptedKeyPins.isEmpty {
             set(CURLOPT_SSL_VERIFYPEER, 0)
             set(CURLOPT_SSL_VERIFYHOST, 0)
+            set(CURLOPT_PINNEDPUBLICKEY, request.acceptedKeyPins.joined(separator: ";"))
+        }
+        if let identity = request.clientIdentity {
+            set(CURLOPT_SSLCERTTYPE, "PEM")
+            set(CURLOPT_SSLKEYTYPE, "PEM")
+            // libcurl copies blobs; the key text lives in the identity, not in this transfer.
+            for (option, text) in [(CURLOPT_SSLCERT_BLOB, identity.certificatesPEM), (CURLOPT_SSLKEY_BLOB, identity.privateKeyPEM)] {
+                var copy = text
+                copy.withUTF8 { bytes in _ = keyjar_easy_setopt_blob(easy, option, bytes.baseAddress, bytes.count) }
+            }
         }
     }
 

@@ -125,6 +125,18 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 if "also-digest" in query:
                     challenges.insert(0, ("WWW-Authenticate", 'Digest realm="other", nonce="abc", qop="auth", algorithm=MD5'))
                 self.reply(401, b"who are you", challenges)
+        elif path == "/fingerprint":
+            # The SHA-256 of the certificate the TLS server presents now, by Python's hashlib.
+            with open(current_certificate[0]) as pem:
+                self.reply(200, hashlib.sha256(ssl.PEM_cert_to_DER_cert(pem.read())).hexdigest().encode())
+        elif path == "/switch-certificate":
+            # From now on the TLS server presents another certificate (another key) for the
+            # same host and port; this connection closes so that none is reused.
+            # A new context: no session of the old one can be resumed either.
+            current_context[0] = tls_context("2")
+            current_certificate[0] = certificates + "/cert2.pem"
+            self.reply(200, b"switched", [("Connection", "close")])
+            self.close_connection = True
         elif path == "/count":
             self.reply(200, str(counters.get(query["key"], 0)).encode())
         elif path == "/ntlm":
@@ -204,13 +216,27 @@ server = Server(("127.0.0.1", 0), Handler)
 
 # The same handler over TLS with a self-signed certificate nobody trusts.
 certificates = tempfile.mkdtemp(prefix="keyjar-tls-")
-subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=127.0.0.1",
-                "-keyout", certificates + "/key.pem", "-out", certificates + "/cert.pem"],
-               check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-tls_server = Server(("127.0.0.1", 0), Handler)
-context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-context.load_cert_chain(certificates + "/cert.pem", certificates + "/key.pem")
-tls_server.socket = context.wrap_socket(tls_server.socket, server_side=True)
+for suffix in ("", "2"):
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=127.0.0.1",
+                    "-keyout", certificates + "/key%s.pem" % suffix, "-out", certificates + "/cert%s.pem" % suffix],
+                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+current_certificate = [certificates + "/cert.pem"]
+def tls_context(suffix):
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(certificates + "/cert%s.pem" % suffix, certificates + "/key%s.pem" % suffix)
+    return context
+current_context = [tls_context("")]
+
+
+class TLSServer(Server):
+    """Wraps each accepted connection with the current context (the handshake happens in the
+    handler's thread), so that /switch-certificate takes effect on the next connection."""
+    def get_request(self):
+        connection, address = self.socket.accept()
+        return current_context[0].wrap_socket(connection, server_side=True, do_handshake_on_connect=False), address
+
+
+tls_server = TLSServer(("127.0.0.1", 0), Handler)
 threading.Thread(target=tls_server.serve_forever, daemon=True).start()
 
 print("ready %d %d" % (server.server_address[1], tls_server.server_address[1]), flush=True)

@@ -1,0 +1,140 @@
+/// Which stored credentials may answer a challenge, most specific first, and which one answers
+/// it without asking anybody: Keyjar's one rule for matching a protection space, used by keyjard,
+/// the client library, the loader and every `keyjar` command.
+///
+/// People store a credential per server (as `.netrc`, git's helpers and `secret-tool` do),
+/// before any server has named a realm or a method; a challenge then names both. So a lookup
+/// for a challenge's space considers the credentials of the same origin (host, port, protocol
+/// and proxy type) in four tiers of specificity:
+///
+/// 1. the exact space (same realm, same method);
+/// 2. the same realm with method `default`;
+/// 3. no realm with the challenge's method;
+/// 4. no realm with method `default`.
+///
+/// Method `default` stands for whatever the server asks among Basic, Digest, NTLM and Negotiate;
+/// it never answers an HTML-form, client-certificate or server-trust space. A lookup that names
+/// no realm and method `default` (a program, or git, asking "what do I have for this server?")
+/// also gets the credentials stored under a realm or a specific HTTP method, as a fifth tier.
+///
+/// The most specific credential that is its space's default answers without asking; when no
+/// candidate is a default but all belong to one user, the most specific of them does. Otherwise
+/// (several users, no default) nobody answers on their own: the delegate is asked, with the most
+/// specific candidate proposed.
+///
+/// ```swift
+/// let stored = CredentialRecord(space: ProtectionSpace(host: "example.com", protocol: "https"),
+///                               user: "alice", persistence: .permanent, isDefault: true, created: 0)
+/// let challenge = ProtectionSpace(host: "example.com", protocol: "https", realm: "Team Area",
+///                                 authenticationMethod: .httpBasic)
+/// CredentialChoice(for: challenge, among: [stored]).preferred?.user   // "alice"
+/// ```
+public struct CredentialChoice: Sendable, Hashable {
+    /// How closely a stored space matches the looked-up one; smaller is more specific.
+    public enum Specificity: Int, Sendable, Hashable, Comparable, CaseIterable {
+        case exactSpace
+        case sameRealmAnyMethod
+        case anyRealmSameMethod
+        case anyRealmAnyMethod
+        /// A lookup that named no challenge: a credential stored under another realm or method.
+        case otherSpaceOfOrigin
+
+        public static func < (a: Specificity, b: Specificity) -> Bool { a.rawValue < b.rawValue }
+    }
+
+    /// One stored credential that may answer, with how specific its space is.
+    public struct Candidate: Sendable, Hashable {
+        public var record: CredentialRecord
+        public var specificity: Specificity
+    }
+
+    /// The space looked up.
+    public let space: ProtectionSpace
+    /// One candidate per user (that user's most specific credential), most specific first;
+    /// within a tier, a space's default first, then the most recently used.
+    public let candidates: [Candidate]
+    /// The credential that answers without asking, if any.
+    public let preferred: CredentialRecord?
+
+    /// The credential to propose to a delegate: the preferred one, else the most specific.
+    public var proposed: CredentialRecord? { preferred ?? candidates.first?.record }
+
+    public init(for space: ProtectionSpace, among records: some Sequence<CredentialRecord>) {
+        self.space = space
+        var ranked: [Candidate] = []
+        for record in records {
+            guard let specificity = Self.specificity(of: record.space, for: space) else { continue }
+            ranked.append(Candidate(record: record, specificity: specificity))
+        }
+        ranked.sort(by: Self.isOrderedBefore)
+        var seenUsers = Set<String>()
+        candidates = ranked.filter { seenUsers.insert($0.record.user).inserted }
+        if let firstDefault = ranked.first(where: \.record.isDefault) {
+            preferred = firstDefault.record
+        } else if seenUsers.count == 1 {
+            preferred = candidates.first?.record
+        } else {
+            preferred = nil
+        }
+    }
+
+    /// How specific a stored space is for a looked-up one; nil when it does not apply at all.
+    public static func specificity(of stored: ProtectionSpace, for wanted: ProtectionSpace) -> Specificity? {
+        guard stored.host == wanted.host, stored.port == wanted.port, stored.protocol == wanted.protocol,
+            stored.proxyType == wanted.proxyType
+        else { return nil }
+        let sameRealm = stored.realm == wanted.realm
+        let sameMethod = stored.authenticationMethod == wanted.authenticationMethod
+        let storedAnyMethod = stored.authenticationMethod == .default && wanted.authenticationMethod.isHTTPChallenge
+        switch (sameRealm, sameMethod) {
+        case (true, true): return .exactSpace
+        case (true, false) where storedAnyMethod: return .sameRealmAnyMethod
+        default: break
+        }
+        if stored.realm == nil {
+            if sameMethod { return .anyRealmSameMethod }
+            if storedAnyMethod { return .anyRealmAnyMethod }
+        }
+        if wanted.realm == nil, wanted.authenticationMethod == .default,
+            stored.authenticationMethod.isHTTPChallenge || stored.authenticationMethod == .default
+        {
+            return .otherSpaceOfOrigin
+        }
+        return nil
+    }
+
+    private static func isOrderedBefore(_ a: Candidate, _ b: Candidate) -> Bool {
+        if a.specificity != b.specificity { return a.specificity < b.specificity }
+        if a.record.isDefault != b.record.isDefault { return a.record.isDefault }
+        let aUsed = a.record.lastUsed ?? a.record.created
+        let bUsed = b.record.lastUsed ?? b.record.created
+        if aUsed != bUsed { return aUsed > bUsed }
+        return a.record.user < b.record.user
+    }
+}
+
+extension ProtectionSpace.AuthenticationMethod {
+    /// The methods a server names in a `WWW-Authenticate` or `Proxy-Authenticate` challenge:
+    /// the ones a credential stored with method `default` answers.
+    public var isHTTPChallenge: Bool {
+        switch self {
+        case .httpBasic, .httpDigest, .ntlm, .negotiate: true
+        case .default, .htmlForm, .clientCertificate, .serverTrust: false
+        }
+    }
+}
+
+extension CredentialRecord {
+    /// Whether a credential saved into its space becomes the space's default: when the caller
+    /// asks for it, when it already is, or when the space has no default yet ("the first
+    /// credential of a space becomes its default"). `stored` is what the store holds now.
+    public func becomesDefault(asked: Bool, stored: some Sequence<CredentialRecord>) -> Bool {
+        if asked { return true }
+        var spaceHasDefault = false
+        for other in stored where other.space == space && other.isDefault {
+            if other.user == user { return true }
+            spaceHasDefault = true
+        }
+        return !spaceHasDefault
+    }
+}

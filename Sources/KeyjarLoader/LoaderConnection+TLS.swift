@@ -1,0 +1,201 @@
+import CCurl
+import Foundation
+import FoundationNetworking
+import Keyjar
+import KeyjarCore
+import Synchronization
+
+/// What a load knows about TLS identities across its attempts.
+struct TLSState {
+    /// Certificates the delegate accepted for this load only (`.none`), by host: fingerprint →
+    /// key pin.
+    var acceptedCertificates: [String: [String: String]] = [:]
+    /// Stored trust decisions already applied, by "host fingerprint": not applied twice.
+    var triedStoredTrust: Set<String> = []
+    /// The identity sent to each host, and where it came from.
+    var identities: [String: ClientIdentityInUse] = [:]
+}
+
+/// A client identity being sent to a host.
+struct ClientIdentityInUse: Sendable {
+    var space: ProtectionSpace
+    var identity: ClientIdentity
+    var credential: URLCredential
+    var source: AuthenticationState.Source
+}
+
+extension LoaderConnection {
+    /// libcurl's codes for a certificate that failed verification (or a pinned key that did
+    /// not match): a server-trust challenge.
+    private static let verificationFailures: Set<UInt32> = [
+        CURLE_PEER_FAILED_VERIFICATION.rawValue, CURLE_SSL_CACERT_BADFILE.rawValue, CURLE_SSL_PINNEDPUBKEYNOTMATCH.rawValue,
+    ]
+    /// How a handshake (or the first read after it, in TLS 1.3) ends when the server wanted a
+    /// client certificate it did not get or did not accept.
+    private static let handshakeFailures: Set<UInt32> = [
+        CURLE_SSL_CONNECT_ERROR.rawValue, CURLE_RECV_ERROR.rawValue, CURLE_SEND_ERROR.rawValue,
+        CURLE_SSL_CERTPROBLEM.rawValue, CURLE_GOT_NOTHING.rawValue,
+    ]
+
+    /// The TLS settings of the next attempt: keys of certificates trusted despite failed
+    /// verification, and the client identity for this host.
+    func prepareTLS(_ request: inout TransferRequest, url: URL) {
+        guard ResponseHead.sameFieldName(url.scheme ?? "", "https") else { return }
+        let key = Self.hostKey(url)
+        let remembered = loader.memory.withLock { memory in
+            memory.trustedCertificates.isEmpty && memory.clientIdentities.isEmpty
+                ? nil : (memory.trustedCertificates[key], memory.clientIdentities[key])
+        }
+        var pins = Set(tls.acceptedCertificates[key, default: [:]].values)
+        if let trusted = remembered?.0 { pins.formUnion(trusted.values) }
+        request.acceptedKeyPins = pins.sorted()
+        if tls.identities[key] == nil, let known = remembered?.1 { tls.identities[key] = known }
+        request.clientIdentity = tls.identities[key]?.identity
+    }
+
+    /// A load that failed in TLS: a server-trust challenge when the certificate failed
+    /// verification, a client-certificate challenge when the server asked for one. False when
+    /// the failure is neither (the load then fails with it).
+    func handleTLSFailure(_ result: CurlResult, url: URL, awaitingHead: Bool) -> Bool {
+        guard ResponseHead.sameFieldName(url.scheme ?? "", "https"), let host = url.host else { return false }
+        let isVerification = Self.verificationFailures.contains(result.code)
+        guard isVerification || (awaitingHead && Self.handshakeFailures.contains(result.code)) else { return false }
+        let probe = TLSProbe.run(
+            url, proxy: loader.configuration.proxy, proxyAuthentication: authentication.curlProxyAuthentication,
+            timeout: currentRequest.timeoutInterval > 0 ? currentRequest.timeoutInterval : 60)
+        let port = url.port ?? 443
+        if isVerification {
+            guard !probe.certificates.isEmpty else { return false }
+            considerServerTrust(ServerTrust(host: host, port: port, certificates: probe.certificates, failureReason: result.message), url: url)
+            return true
+        }
+        guard probe.askedForClientCertificate else { return false }
+        considerClientCertificate(
+            ProtectionSpace(host: host, port: port, protocol: "https", authenticationMethod: .clientCertificate), url: url,
+            reason: result.message)
+        return true
+    }
+
+    // MARK: Server trust
+
+    private static func trustSpace(_ trust: ServerTrust) -> ProtectionSpace {
+        ProtectionSpace(host: trust.host, port: trust.port, protocol: "https", authenticationMethod: .serverTrust)
+    }
+
+    private func considerServerTrust(_ trust: ServerTrust, url: URL) {
+        guard let leaf = trust.leaf else { return }
+        let key = Self.hostKey(url)
+        // A decision kept in the storage (this process's or keyjard's) answers unasked, once.
+        if usesCredentialStorage, let storage = loader.configuration.credentialStorage,
+            tls.triedStoredTrust.insert(key + " " + leaf.sha256Fingerprint).inserted,
+            storage.credentials(for: Self.trustSpace(trust).foundationSpace)?.keys.contains(leaf.sha256Fingerprint) == true
+        {
+            loader.memory.withLock { $0.trustedCertificates[key, default: [:]][leaf.sha256Fingerprint] = leaf.publicKeyPin }
+            return startAttempt()
+        }
+        let error = LoaderError.make(
+            .serverCertificateUntrusted,
+            "The certificate of \(trust.host):\(trust.port) (SHA-256 \(leaf.sha256Fingerprint)) is not trusted: \(trust.failureReason)",
+            url: url)
+        present(
+            .serverTrust(trust, error), space: ServerTrustProtectionSpace(serverTrust: trust), proposedCredential: nil,
+            previousFailureCount: 0, failureResponse: nil, error: error)
+    }
+
+    func resolveServerTrust(
+        _ challenge: URLAuthenticationChallenge, trust: ServerTrust, error: URLError, _ disposition: ChallengeDisposition
+    ) {
+        switch disposition {
+        case .use(let credential):
+            guard let url = currentRequest.url, let leaf = trust.leaf else { return fail(error) }
+            let key = Self.hostKey(url)
+            tls.acceptedCertificates[key, default: [:]][leaf.sha256Fingerprint] = leaf.publicKeyPin
+            if credential.persistence != .none {
+                loader.memory.withLock { $0.trustedCertificates[key, default: [:]][leaf.sha256Fingerprint] = leaf.publicKeyPin }
+                // The decision is the certificate's fingerprint, whatever the credential says.
+                _ = keepByPersistence(
+                    URLCredential(user: leaf.sha256Fingerprint, password: "", persistence: credential.persistence),
+                    for: Self.trustSpace(trust))
+            }
+            startAttempt()
+        case .cancel:
+            deliverCancellation(of: challenge)
+            fail(LoaderError.make(.userCancelledAuthentication, "The server-trust challenge was cancelled", url: currentRequest.url, underlying: error))
+        case .continueWithoutCredential, .performDefaultHandling, .rejectProtectionSpace:
+            fail(error)
+        }
+    }
+
+    // MARK: Client certificates
+
+    private func considerClientCertificate(_ space: ProtectionSpace, url: URL, reason: String) {
+        let key = Self.hostKey(url)
+        let sent = tls.identities[key]
+        if let sent {
+            // The identity just sent was refused.
+            authentication.failures[space, default: 0] += 1
+            authentication.lastFailed[space] = sent.credential
+            tls.identities[key] = nil
+            loader.memory.withLock { _ = $0.clientIdentities.removeValue(forKey: key) }
+        }
+        // The storage's identity for this server answers unasked, once.
+        if !authentication.triedStoredCredential.contains(space), let stored = storedCredential(for: space) {
+            authentication.triedStoredCredential.insert(space)
+            if let identity = ClientIdentity(credential: stored) {
+                tls.identities[key] = ClientIdentityInUse(space: space, identity: identity, credential: stored, source: .storage)
+                return startAttempt()
+            }
+        }
+        let error = clientCertificateError(refused: sent != nil, url: url, reason: reason)
+        present(
+            .clientCertificate(space, error), space: space.foundationSpace,
+            proposedCredential: authentication.lastFailed[space] ?? proposedStoredCredential(for: space),
+            previousFailureCount: authentication.failures[space, default: 0], failureResponse: nil, error: error)
+    }
+
+    private func clientCertificateError(refused: Bool, url: URL, reason: String) -> URLError {
+        let host = "\(url.host ?? ""):\(url.port ?? 443)"
+        return refused
+            ? LoaderError.make(.clientCertificateRejected, "\(host) refused the client certificate: \(reason)", url: url)
+            : LoaderError.make(.clientCertificateRequired, "\(host) requires a client certificate: \(reason)", url: url)
+    }
+
+    func resolveClientCertificate(
+        _ challenge: URLAuthenticationChallenge, space: ProtectionSpace, error: URLError, _ disposition: ChallengeDisposition
+    ) {
+        guard let url = currentRequest.url else { return fail(error) }
+        let key = Self.hostKey(url)
+        switch disposition {
+        case .use(let credential):
+            guard let identity = ClientIdentity(credential: credential) else {
+                return fail(LoaderError.make(
+                    .clientCertificateRejected, "The credential for \(space.host) holds no client certificate and key", url: url))
+            }
+            tls.identities[key] = ClientIdentityInUse(space: space, identity: identity, credential: credential, source: .delegate)
+            startAttempt()
+        case .performDefaultHandling:
+            if !authentication.triedStoredCredential.contains(space), let stored = storedCredential(for: space),
+                let identity = ClientIdentity(credential: stored)
+            {
+                authentication.triedStoredCredential.insert(space)
+                tls.identities[key] = ClientIdentityInUse(space: space, identity: identity, credential: stored, source: .storage)
+                return startAttempt()
+            }
+            fail(error)
+        case .cancel:
+            deliverCancellation(of: challenge)
+            fail(LoaderError.make(.userCancelledAuthentication, "The client-certificate challenge was cancelled", url: url, underlying: error))
+        case .continueWithoutCredential, .rejectProtectionSpace:
+            fail(error)
+        }
+    }
+
+    /// The load got through: identities that worked are kept by their persistence, and (when
+    /// stored) sent at once to the same host by this loader's later loads.
+    func clientIdentitiesSucceeded() {
+        for (key, inUse) in tls.identities {
+            let stored = inUse.source == .storage || (inUse.source == .delegate && keepByPersistence(inUse.credential, for: inUse.space))
+            if stored { loader.memory.withLock { $0.clientIdentities[key] = inUse } }
+        }
+    }
+}

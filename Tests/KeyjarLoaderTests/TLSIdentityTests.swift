@@ -1,0 +1,202 @@
+import Foundation
+import FoundationNetworking
+import Keyjar
+import KeyjarCore
+import KeyjarLoader
+import KeyjarTestSupport
+import Testing
+
+/// Server trust (the chain shown, one certificate trusted per host and port, decisions kept by
+/// persistence) and client certificates (required, accepted, refused, stored), against the
+/// Python test server's self-signed TLS and lighttpd with client verification.
+@Suite(.timeLimit(.minutes(1)))
+struct TLSIdentityTests {
+    private static func accept(_ persistence: URLCredential.Persistence) -> URLCredential {
+        URLCredential(user: "", password: "", persistence: persistence)
+    }
+
+    /// The server's current certificate's fingerprint, by Python's hashlib.
+    private func presentedFingerprint(_ server: LoaderTestServer) throws -> String? {
+        let (data, _) = try URLLoader(configuration: .init()).sendSynchronousRequest(URLRequest(url: server.url("/fingerprint")))
+        return CertificateSummary.canonicalFingerprint(String(decoding: data, as: UTF8.self))
+    }
+
+    @Test func aServerTrustChallengeShowsTheChainAndTrustsThatCertificateOnly() throws {
+        let server = try LoaderTestServer()
+        let loader = URLLoader(configuration: .init(cookieStorage: .ephemeral()))
+        let expected = try #require(try presentedFingerprint(server))
+
+        // 1. The challenge shows the certificate and why it failed; accepted for this load.
+        let first = ChallengeDelegate { _ in .credential(Self.accept(.none)) }
+        _ = loader.connection(with: URLRequest(url: server.tlsURL("/hello")), delegate: first)
+        #expect(first.recorder.wait())
+        #expect(first.recorder.body == "hello world")
+        let seen = try #require(first.challenges.first)
+        #expect(first.challenges.count == 1)
+        #expect(seen.method == LoaderAuthenticationMethod.serverTrust)
+        #expect(seen.host == "127.0.0.1" && seen.port == server.tlsPort)
+        #expect(seen.errorCode == .serverCertificateUntrusted)
+        let trust = try #require(seen.serverTrust)
+        #expect(trust.certificates.count == 1)
+        let leaf = try #require(trust.leaf)
+        #expect(leaf.sha256Fingerprint == expected)
+        #expect(leaf.subject == "CN=127.0.0.1")
+        #expect(leaf.issuer == "CN=127.0.0.1")
+        #expect(CertificateSummary.fingerprint(of: leaf.der) == expected)
+        #expect(leaf.notValidBefore < Date() && leaf.notValidAfter > Date())
+        #expect(trust.failureReason.contains("self-signed") || trust.failureReason.contains("self signed"), "\(trust.failureReason)")
+
+        // 2. `.none` held for that load only: the next load is challenged again; accepted for
+        //    the session this time.
+        let second = ChallengeDelegate { _ in .credential(Self.accept(.forSession)) }
+        _ = loader.connection(with: URLRequest(url: server.tlsURL("/hello")), delegate: second)
+        #expect(second.recorder.wait())
+        #expect(second.challenges.count == 1)
+        #expect(second.recorder.body == "hello world")
+
+        // 3. Now trusted by this loader: no challenge.
+        let third = ChallengeDelegate { _ in .cancel }
+        _ = loader.connection(with: URLRequest(url: server.tlsURL("/hello")), delegate: third)
+        #expect(third.recorder.wait())
+        #expect(third.challenges.isEmpty)
+        #expect(third.recorder.body == "hello world")
+
+        // 4. The server presents another certificate (another key) on the same host and port:
+        //    it is challenged again, showing the new one.
+        let switching = ChallengeDelegate { _ in .cancel }
+        _ = loader.connection(with: URLRequest(url: server.tlsURL("/switch-certificate")), delegate: switching)
+        #expect(switching.recorder.wait())
+        #expect(switching.recorder.body == "switched")
+        let switched = try #require(try presentedFingerprint(server))
+        #expect(switched != expected)
+        let fourth = ChallengeDelegate { _ in .performDefault }
+        _ = loader.connection(with: URLRequest(url: server.tlsURL("/hello")), delegate: fourth)
+        #expect(fourth.recorder.wait())
+        #expect(fourth.challenges.map { $0.serverTrust?.leaf?.sha256Fingerprint } == [switched])
+        #expect(fourth.recorder.error?.code == .serverCertificateUntrusted)
+    }
+
+    @Test func aPermanentTrustDecisionIsKeptByKeyjardForEveryProcess() throws {
+        let server = try LoaderTestServer()
+        let daemon = try DaemonProcess()
+        defer { #expect(daemon.stop() == 0) }
+        let configuration = KeyjarClient.Configuration(socketPath: daemon.socketPath, autoStart: false)
+        let writer = URLLoader(configuration: .init(credentialStorage: try SharedCredentialStorage(configuration: configuration)))
+        let accepting = ChallengeDelegate { _ in .credential(Self.accept(.permanent)) }
+        _ = writer.connection(with: URLRequest(url: server.tlsURL("/hello")), delegate: accepting)
+        #expect(accepting.recorder.wait())
+        #expect(accepting.recorder.body == "hello world")
+
+        let readerStorage = try SharedCredentialStorage(configuration: configuration)
+        let fingerprint = try #require(try presentedFingerprint(server))
+        let kept = readerStorage.permanentCredentials.filter { $0.space.authenticationMethod == .serverTrust }
+        #expect(kept.map(\.user) == [fingerprint])
+        #expect(kept.first?.space.port == server.tlsPort)
+
+        // Another loader (as another process would) trusts it without asking.
+        let reader = URLLoader(configuration: .init(credentialStorage: readerStorage))
+        let silent = ChallengeDelegate { _ in .cancel }
+        _ = reader.connection(with: URLRequest(url: server.tlsURL("/hello")), delegate: silent)
+        #expect(silent.recorder.wait())
+        #expect(silent.challenges.isEmpty)
+        #expect(silent.recorder.body == "hello world")
+    }
+
+    // MARK: Client certificates
+
+    @Test func aServerThatRequiresAClientCertificateGetsOneOrRefusesTheLoad() throws {
+        let identities = try TestIdentities()
+        defer { identities.remove() }
+        let lighttpd = try LighttpdServer(tls: true, clientCA: identities.caPath)
+        let alice = try ClientIdentity(contentsOf: URL(fileURLWithPath: identities.alicePEM))
+        let mallory = try ClientIdentity(contentsOf: URL(fileURLWithPath: identities.malloryPEM))
+        let url = lighttpd.url("/plain/index.txt")
+        let loader = URLLoader(configuration: .init())
+        func answering(_ identity: @escaping @Sendable (SeenChallenge) -> TestAnswer) -> ChallengeDelegate {
+            ChallengeDelegate { seen in
+                seen.method == LoaderAuthenticationMethod.serverTrust ? .credential(Self.accept(.none)) : identity(seen)
+            }
+        }
+
+        // Missing: the delegate is asked; default handling has none, so the load fails.
+        let missing = answering { _ in .performDefault }
+        _ = loader.connection(with: URLRequest(url: url), delegate: missing)
+        #expect(missing.recorder.wait())
+        #expect(missing.challenges.map(\.method) == [LoaderAuthenticationMethod.serverTrust, LoaderAuthenticationMethod.clientCertificate])
+        #expect(missing.recorder.error?.code == .clientCertificateRequired)
+
+        // Accepted: alice's certificate, issued by the CA the server trusts.
+        let accepted = answering { _ in .credential(alice.credential(persistence: .none)) }
+        _ = loader.connection(with: URLRequest(url: url), delegate: accepted)
+        #expect(accepted.recorder.wait())
+        #expect(accepted.recorder.body == "secret page\n", "\(String(describing: accepted.recorder.error))")
+
+        // Refused: mallory's is not; the delegate hears of the failure with it proposed.
+        let refused = answering { seen in
+            seen.previousFailureCount == 0 ? .credential(mallory.credential(persistence: .none)) : .continueWithout
+        }
+        _ = loader.connection(with: URLRequest(url: url), delegate: refused)
+        #expect(refused.recorder.wait())
+        let clientChallenges = refused.challenges.filter { $0.method == LoaderAuthenticationMethod.clientCertificate }
+        #expect(clientChallenges.map(\.previousFailureCount) == [0, 1])
+        #expect(clientChallenges.map(\.proposedUser) == [nil, "CN=mallory"])
+        #expect(refused.recorder.error?.code == .clientCertificateRejected)
+    }
+
+    @Test func aStoredClientIdentityAnswersAndItsKeyStaysOutOfSQLite() throws {
+        let identities = try TestIdentities()
+        defer { identities.remove() }
+        let lighttpd = try LighttpdServer(tls: true, clientCA: identities.caPath)
+        let daemon = try DaemonProcess()
+        defer { #expect(daemon.stop() == 0) }
+        let storage = try SharedCredentialStorage(configuration: .init(socketPath: daemon.socketPath, autoStart: false))
+        let alice = try ClientIdentity(
+            contentsOf: URL(fileURLWithPath: identities.aliceP12), passphrase: TestIdentities.p12Passphrase)
+        #expect(alice.label == "CN=alice")
+        let space = URLProtectionSpace(
+            host: "127.0.0.1", port: lighttpd.port, protocol: "https", realm: nil,
+            authenticationMethod: LoaderAuthenticationMethod.clientCertificate)
+        try storage.store(alice.credential(persistence: .permanent), for: space)
+
+        let loader = URLLoader(configuration: .init(credentialStorage: storage))
+        let delegate = ChallengeDelegate { seen in
+            seen.method == LoaderAuthenticationMethod.serverTrust ? .credential(Self.accept(.none)) : .cancel
+        }
+        _ = loader.connection(with: URLRequest(url: lighttpd.url("/plain/index.txt")), delegate: delegate)
+        #expect(delegate.recorder.wait())
+        #expect(delegate.recorder.body == "secret page\n", "\(String(describing: delegate.recorder.error))")
+        #expect(delegate.challenges.map(\.method) == [LoaderAuthenticationMethod.serverTrust])
+
+        // The private key went to the Secret Service, never to the database or its WAL.
+        for file in ["store.sqlite3", "store.sqlite3-wal"] {
+            let bytes = (try? Data(contentsOf: URL(fileURLWithPath: daemon.directory.path(file)))) ?? Data()
+            #expect(bytes.range(of: Data("PRIVATE KEY".utf8)) == nil, "\(file)")
+        }
+    }
+
+    @Test func identitiesAreReadFromPEMAndPKCS12WithClearErrors() throws {
+        let identities = try TestIdentities()
+        defer { identities.remove() }
+        let pem = try ClientIdentity(contentsOf: URL(fileURLWithPath: identities.alicePEM))
+        let p12 = try ClientIdentity(contentsOf: URL(fileURLWithPath: identities.aliceP12), passphrase: TestIdentities.p12Passphrase)
+        #expect(pem.certificate == p12.certificate)
+        #expect(pem.certificate.issuer == "CN=Keyjar Test CA")
+        // The stored form reads back as the same identity.
+        #expect(ClientIdentity(credential: p12.credential(persistence: .none)) == p12)
+        #expect(!p12.description.contains("PRIVATE"))
+
+        #expect {
+            try ClientIdentity(contentsOf: URL(fileURLWithPath: identities.aliceP12), passphrase: "wrong")
+        } throws: { ($0 as? ClientIdentity.ReadError)?.mightNeedPassphrase == true }
+        let certificateOnly = identities.directory + "/alice.crt"
+        #expect {
+            try ClientIdentity(contentsOf: URL(fileURLWithPath: certificateOnly))
+        } throws: { "\($0)".contains("no private key") }
+        let mismatched = identities.directory + "/mismatched.pem"
+        try (String(contentsOfFile: identities.directory + "/alice.crt", encoding: .utf8)
+            + String(contentsOfFile: identities.directory + "/mallory.key", encoding: .utf8)).write(toFile: mismatched, atomically: true, encoding: .utf8)
+        #expect {
+            try ClientIdentity(contentsOf: URL(fileURLWithPath: mismatched))
+        } throws: { "\($0)".contains("belongs to none") }
+    }
+}
