@@ -4,7 +4,9 @@ import Foundation
 import FoundationNetworking
 import Glibc
 import Keyjar
+import KeyjarCore
 import KeyjarLoader
+import KeyjarProtocol
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -62,6 +64,7 @@ func runLoaderBenchmark() throws {
     // For profiling one side alone (`perf record`): 100,000 requests (or
     // KEYJAR_BENCH_LOADER_COUNT) of that kind, no report.
     if let only = ProcessInfo.processInfo.environment["KEYJAR_BENCH_LOADER_ONLY"] {
+        if only == "challenge" { return try challengeAnsweredFromTheStore(port: port) }
         let request = only == "plain" ? plainCurl.perform : only == "plain-same" ? sameRequest.perform
             : only == "delegate" ? delegateRequest : loaderRequest
         let count = Int(ProcessInfo.processInfo.environment["KEYJAR_BENCH_LOADER_COUNT"] ?? "") ?? 100_000
@@ -118,6 +121,68 @@ func runLoaderBenchmark() throws {
     print("loader_delegate_cpu_per_request: \(delegatedCPUTotal / iterations) ns")
 
     try concurrentLoads(port: port, loader: loader)
+    try challengeAnsweredFromTheStore(port: port)
+}
+
+/// What a 401 answered from the shared store costs over the same 401 answered by a credential
+/// the request carries: at most one keyjard round trip (the password's) is the target. Each
+/// load gets a new loader, so no Basic is sent pre-emptively; the three kinds alternate.
+private func challengeAnsweredFromTheStore(port: Int) throws {
+    guard let url = URL(string: "http://127.0.0.1:\(port)/auth"), let withCredential = URL(string: "http://alice:wonderland@127.0.0.1:\(port)/auth")
+    else { return }
+    let directory = NSTemporaryDirectory() + "keyjar-bench-auth-\(getpid())"
+    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    let daemon = try BenchDaemon(directory: directory)
+    defer { daemon.stop() }
+    let storage = try SharedCredentialStorage(configuration: .init(socketPath: daemon.socketPath, autoStart: false))
+    let server = URLProtectionSpace(host: "127.0.0.1", port: port, protocol: "http", realm: nil, authenticationMethod: NSURLAuthenticationMethodDefault)
+    try storage.store(URLCredential(user: "alice", password: "wonderland", persistence: .permanent), for: server)
+    let record = try storage.choice(for: ProtectionSpace(server)).preferred.orThrow("the stored credential is not in the replica")
+
+    func fromStore() throws {
+        let loader = URLLoader(configuration: .init(credentialStorage: storage))
+        let (data, _) = try loader.sendSynchronousRequest(URLRequest(url: url))
+        guard data.count == 2 else { throw BenchmarkError("the stored credential did not answer the 401") }
+    }
+    func fromRequest() throws {
+        let loader = URLLoader(configuration: .init())
+        let (data, _) = try loader.sendSynchronousRequest(URLRequest(url: withCredential))
+        guard data.count == 2 else { throw BenchmarkError("the URL's credential did not answer the 401") }
+    }
+    // The password's round trip as a load meets it: right after an HTTP exchange (threads and
+    // caches as the load leaves them), only the round trip timed.
+    var trips: [UInt64] = []
+    func roundTrip() throws {
+        try fromRequest()
+        let start = nanoseconds()
+        let response = try storage.client.call(.password(space: record.space, user: record.user))
+        trips.append(nanoseconds() - start)
+        guard case .password(let password?) = response, !password.isEmpty else { throw BenchmarkError("keyjard did not return the password") }
+    }
+    var store: [UInt64] = []
+    var request: [UInt64] = []
+    for round in 0..<21 {
+        let blocks = [try timedBlock(count: 200, fromStore), try timedBlock(count: 200, fromRequest)]
+        if round == 0 { trips.removeAll() }
+        _ = try timedBlock(count: 200, roundTrip)
+        if round == 0 { trips.removeAll() ; continue }  // warm-up
+        store += blocks[0].samples
+        request += blocks[1].samples
+    }
+    report("loader_401_answered_from_store", samples: store)
+    report("loader_401_answered_from_request_url", samples: request)
+    report("loader_keyjard_password_round_trip", samples: trips)
+    let extra = Int64(percentile(store.sorted(), 0.5)) - Int64(percentile(request.sorted(), 0.5))
+    let trip = Int64(percentile(trips.sorted(), 0.5))
+    print("loader_401_store_cost_over_401_median: \(extra) ns (\(String(format: "%.2f", Double(extra) / Double(max(trip, 1)))) keyjard round trips; target <= 1)")
+}
+
+extension Optional {
+    fileprivate func orThrow(_ message: String) throws -> Wrapped {
+        guard let self else { throw BenchmarkError(message) }
+        return self
+    }
 }
 
 /// The baseline: one easy handle, reused (keep-alive), body discarded.
@@ -225,12 +290,21 @@ private final class BenchHTTPHandler: ChannelInboundHandler {
     typealias OutboundOut = HTTPServerResponsePart
     private var slow = false
 
+    private var unauthorized = false
+
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
-        case .head(let head): slow = head.uri.hasPrefix("/slow")
+        case .head(let head):
+            slow = head.uri.hasPrefix("/slow")
+            // /auth wants alice:wonderland by Basic.
+            unauthorized = head.uri.hasPrefix("/auth") && head.headers["Authorization"].first != "Basic YWxpY2U6d29uZGVybGFuZA=="
         case .body: break
         case .end:
-            if slow {
+            if unauthorized {
+                let headers = HTTPHeaders([("Content-Length", "0"), ("WWW-Authenticate", "Basic realm=\"bench\"")])
+                context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .unauthorized, headers: headers))), promise: nil)
+                context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+            } else if slow {
                 let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
                 context.eventLoop.scheduleTask(in: .milliseconds(300)) {
                     let (handler, context) = loopBound.value

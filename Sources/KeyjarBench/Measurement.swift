@@ -1,3 +1,4 @@
+import CoreFoundation  // struct timespec's members resolve there once libcrypto's headers are in the build
 import CMallocInfo
 import Glibc
 

@@ -54,7 +54,12 @@ extension KeyjarService {
             guard space.authenticationMethod.keepsSecret else { return .now(.success(.password(password: ""))) }
             return .later(
                 offLoop { secrets in try secrets.password(for: space, user: user) }.map { password in
-                    _ = try? self.commit([.credentialUsed(space, user: user, at: Date().timeIntervalSince1970)], origin: origin.value)
+                    // When it was last used is bookkeeping: recorded after the reply is
+                    // written, so that answering a challenge does not wait for a commit.
+                    let used = Date().timeIntervalSince1970
+                    self.eventLoop.execute {
+                        _ = try? self.commit([.credentialUsed(space, user: user, at: used)], origin: origin.value)
+                    }
                     return .password(password: password)
                 })
         case .status:

@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import KeyjarTestSupport
 import Testing
 
@@ -39,6 +40,38 @@ struct ServiceCommandTests {
         environment.removeValue(forKey: "KEYJAR_NO_AUTOSTART")
         let noStart = try runCommand(KeyjarCLI.binary, ["status", "--no-start"], environment: environment)
         #expect(noStart.status == 3)
+    }
+
+    /// keyjard killed, a new one started, and a command run at once: the command finds the old
+    /// socket refusing while the new keyjard holds the serving lock, and must wait for it rather
+    /// than start a third (which would exit, "another keyjard is already serving").
+    @Test func aCommandRightAfterARestartWaitsForTheKeyjardThatIsStarting() throws {
+        var daemon = try DaemonProcess()
+        var environment = ProcessInfo.processInfo.environment
+        environment["KEYJAR_SOCKET"] = daemon.socketPath
+        environment["KEYJAR_KEYJARD"] = DaemonProcess.binary
+        environment.removeValue(forKey: "KEYJAR_NO_AUTOSTART")
+        for round in 0..<15 {
+            daemon.crash()
+            // Started without waiting for its "ready" line: the command races its start-up.
+            let next = try spawnQuietly(
+                DaemonProcess.binary, ["--socket", daemon.socketPath, "--database", daemon.databasePath], environment: environment)
+            let result = try runCommand(KeyjarCLI.binary, ["status", "--json"], environment: environment)
+            let status = try? JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any]
+            // Usually the one that was starting; a keyjard the command started itself, when it
+            // came before the new one took the lock.
+            let serving = (status?["pid"] as? Int).map { pid_t($0) }
+            kill(next, SIGKILL)
+            _ = waitForExit(next)
+            if let serving {
+                kill(serving, SIGKILL)
+                while kill(serving, 0) == 0 { usleep(1_000) }
+            }
+            #expect(result.status == 0 && serving != nil, "round \(round): \(result.error)")
+            if result.status != 0 { break }
+            daemon = try daemon.restarted()
+        }
+        #expect(daemon.stop() == 0)
     }
 
     @Test func policyAndDomainRulesGovernWhatIsStored() throws {

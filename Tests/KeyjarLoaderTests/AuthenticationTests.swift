@@ -55,6 +55,22 @@ struct AuthenticationTests {
         #expect(try server.count("401:p2") == 1)
     }
 
+    /// A synchronous load answers its 401 on the caller's thread, which drives libcurl: the
+    /// retry it posts must go out at once, not after the driver's next idle wait (60 s).
+    @Test(.timeLimit(.minutes(1))) func synchronousLoadsRetryAChallengeAtOnce() throws {
+        let loader = loader()
+        for round in 0..<5 {
+            let url = URL(string: "http://alice:wonderland@127.0.0.1:\(server.port)/basic/sync?key=y\(round)")!
+            var request = URLRequest(url: url)
+            // A stalled retry fails the load instead of hanging the test.
+            request.timeoutInterval = 20
+            let (data, response) = try loader.sendSynchronousRequest(request)
+            #expect((response as? HTTPURLResponse)?.statusCode == 200)
+            #expect(String(decoding: data, as: UTF8.self) == "welcome alice")
+        }
+        #expect(try server.count("401:y4") == 1)
+    }
+
     @Test func everyDispositionDoesWhatItSays() throws {
         let cancelled = ChallengeDelegate { _ in .cancel }
         _ = loader().connection(with: URLRequest(url: server.url("/basic/d?key=d1")), delegate: cancelled)

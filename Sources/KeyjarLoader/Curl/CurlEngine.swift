@@ -186,13 +186,16 @@ final class CurlEngine: Sendable {
     /// work in between; then hands the role on.
     func drive(runningBetweenSteps runJobs: () -> Void, until isDone: () -> Bool) {
         let mustHandOff = { self.control.withLock { $0.handOff } }
+        // Commands the caller's own jobs posted (a retry's transfer) wake nobody: they are
+        // read by the next pump, which must not wait first.
+        let ownCommandsWaiting = { self.control.withLock { !$0.inbox.isEmpty } }
         while true {
             runJobs()
             if isDone() || mustHandOff() { break }
             pump()
             runJobs()
             if isDone() || mustHandOff() { break }
-            waitForActivity()
+            if !ownCommandsWaiting() { waitForActivity() }
         }
         perform(handOffToEngineThread())
     }

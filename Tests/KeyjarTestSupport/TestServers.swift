@@ -1,0 +1,165 @@
+public import Foundation
+import Glibc
+
+/// lighttpd from Debian's packages, serving Digest (its own implementation) on a free port.
+public final class LighttpdServer: Sendable {
+    public let port: Int
+    private let pid: Int32
+    public let directory: String
+
+    public let scheme: String
+
+    /// - Parameters:
+    ///   - tls: serve HTTPS (HTTP/2 by ALPN) with a self-signed certificate.
+    ///   - clientCA: with TLS, require a client certificate issued by this CA (a PEM file).
+    public init(tls: Bool = false, clientCA: String? = nil) throws {
+        scheme = tls ? "https" : "http"
+        directory = NSTemporaryDirectory() + "keyjar-lighttpd-\(UUID().uuidString.prefix(8))"
+        let fileManager = FileManager.default
+        for path in ["www/digest", "www/digest-md5", "www/plain"] {
+            try fileManager.createDirectory(atPath: "\(directory)/\(path)", withIntermediateDirectories: true)
+            try Data("secret page\n".utf8).write(to: URL(fileURLWithPath: "\(directory)/\(path)/index.txt"))
+        }
+        port = try freeLoopbackPort()
+        // The password file holds HA1 = H(user:realm:password) in MD5 and SHA-256, written by
+        // Python's hashlib (not by Keyjar).
+        let htdigest = try runPython("""
+            import hashlib
+            for realm in ("keyjar-digest", "keyjar-md5"):
+                for h in (hashlib.md5, hashlib.sha256):
+                    print("alice:%s:%s" % (realm, h(("alice:%s:wonderland" % realm).encode()).hexdigest()))
+            """)
+        try Data(htdigest.utf8).write(to: URL(fileURLWithPath: "\(directory)/htdigest"))
+        var tlsLines = ""
+        if tls {
+            let made = try runCommand("/usr/bin/openssl", [
+                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=127.0.0.1",
+                "-keyout", "\(directory)/key.pem", "-out", "\(directory)/cert.pem",
+            ])
+            guard made.status == 0 else { throw TestSupportError("openssl failed: \(made.error)") }
+            tlsLines = """
+                server.modules += ("mod_openssl")
+                ssl.engine = "enable"
+                ssl.pemfile = "\(directory)/cert.pem"
+                ssl.privkey = "\(directory)/key.pem"
+                server.feature-flags += ("server.h2proto" => "enable")
+                """
+            if let clientCA {
+                tlsLines += """
+
+                    ssl.ca-file = "\(clientCA)"
+                    ssl.verifyclient.activate = "enable"
+                    ssl.verifyclient.enforce = "enable"
+                    """
+            }
+        }
+        let configuration = """
+            server.document-root = "\(directory)/www"
+            server.port = \(port)
+            server.bind = "127.0.0.1"
+            server.modules = ("mod_auth", "mod_authn_file")
+            server.errorlog = "\(directory)/error.log"
+            auth.backend = "htdigest"
+            auth.backend.htdigest.userfile = "\(directory)/htdigest"
+            auth.require = (
+                "/digest/" => ("method" => "digest", "realm" => "keyjar-digest", "require" => "valid-user", "algorithm" => "SHA-256|MD5"),
+                "/digest-md5/" => ("method" => "digest", "realm" => "keyjar-md5", "require" => "valid-user", "algorithm" => "MD5")
+            )
+            mimetype.assign = (".txt" => "text/plain")
+            \(tlsLines)
+            """
+        try Data(configuration.utf8).write(to: URL(fileURLWithPath: "\(directory)/lighttpd.conf"))
+        pid = try spawnQuietly("/usr/sbin/lighttpd", ["-D", "-f", "\(directory)/lighttpd.conf"], environment: ProcessInfo.processInfo.environment)
+        // Serving once the port accepts.
+        for _ in 0..<100 {
+            if loopbackPortAccepts(port) { return }
+            usleep(50_000)
+        }
+        kill(pid, SIGKILL)
+        throw TestSupportError("lighttpd did not start on port \(port)")
+    }
+
+    deinit {
+        kill(pid, SIGKILL)
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    public func url(_ path: String, user: String? = nil) -> URL {
+        URL(string: "\(scheme)://\(user.map { "\($0)@" } ?? "")127.0.0.1:\(port)\(path)")!
+    }
+}
+
+/// A loopback port nothing listens on right now.
+public func freeLoopbackPort() throws -> Int {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+            bind(fd, pointer, length) == 0 && getsockname(fd, pointer, &length) == 0
+        }
+    }
+    guard bound else { throw TestSupportError("no free port") }
+    return Int(UInt16(bigEndian: address.sin_port))
+}
+
+/// Whether something accepts connections on a loopback port.
+public func loopbackPortAccepts(_ port: Int) -> Bool {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = UInt16(port).bigEndian
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    return withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+    }
+}
+
+/// Runs a Python snippet and returns its standard output.
+public func runPython(_ source: String) throws -> String {
+    try runCommand("/usr/bin/env", ["python3", "-c", source]).output
+}
+
+/// Client identities made with the openssl command for one test: a CA, alice (issued by it;
+/// also as a PKCS#12 bundle under a passphrase) and mallory (self-signed, so any server
+/// trusting the CA refuses her).
+public struct TestIdentities: Sendable {
+    public let directory: String
+    public var caPath: String { directory + "/ca.pem" }
+    public var alicePEM: String { directory + "/alice.pem" }
+    public var aliceP12: String { directory + "/alice.p12" }
+    public var malloryPEM: String { directory + "/mallory.pem" }
+    public static let p12Passphrase = "p12-secret"
+
+    public init() throws {
+        directory = NSTemporaryDirectory() + "keyjar-identities-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let steps: [[String]] = [
+            ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=Keyjar Test CA",
+             "-keyout", "\(directory)/ca.key", "-out", "\(directory)/ca.pem"],
+            ["req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=alice", "-keyout", "\(directory)/alice.key",
+             "-out", "\(directory)/alice.csr"],
+            ["x509", "-req", "-in", "\(directory)/alice.csr", "-CA", "\(directory)/ca.pem", "-CAkey", "\(directory)/ca.key",
+             "-CAcreateserial", "-days", "2", "-out", "\(directory)/alice.crt"],
+            ["pkcs12", "-export", "-in", "\(directory)/alice.crt", "-inkey", "\(directory)/alice.key", "-out",
+             "\(directory)/alice.p12", "-passout", "pass:\(Self.p12Passphrase)"],
+            ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=mallory",
+             "-keyout", "\(directory)/mallory.key", "-out", "\(directory)/mallory.crt"],
+        ]
+        for step in steps {
+            let result = try runCommand("/usr/bin/openssl", step)
+            guard result.status == 0 else { throw TestSupportError("openssl \(step[0]) failed: \(result.error)") }
+        }
+        for name in ["alice", "mallory"] {
+            let pem = try String(contentsOfFile: "\(directory)/\(name).crt", encoding: .utf8)
+                + String(contentsOfFile: "\(directory)/\(name).key", encoding: .utf8)
+            try pem.write(toFile: "\(directory)/\(name).pem", atomically: true, encoding: .utf8)
+        }
+    }
+
+    public func remove() { try? FileManager.default.removeItem(atPath: directory) }
+}
