@@ -440,6 +440,16 @@ public final class StoreDatabase: @unchecked Sendable {
         return stat(path + "-wal", &info) == 0 ? Int(info.st_size) : 0
     }
 
+    /// A setting of the writer connection as SQLite reports it (`PRAGMA name`), for tests of the
+    /// per-connection settings (`synchronous`, `wal_autocheckpoint`) that no other connection sees.
+    public func writerPragma(_ name: String) throws -> String {
+        try withWriter { connection in
+            let statement = try connection.statement("PRAGMA \(name)")
+            guard try statement.step() else { return "" }
+            return statement.text(0)
+        }
+    }
+
     /// The schema as SQLite stores it, for the golden-schema test against `Schemas/store.sql`.
     public func schemaDump() throws -> String {
         try withWriter { connection in

@@ -1,5 +1,6 @@
 import Foundation
 @testable import KeyjarLoader
+import KeyjarTestSupport
 import Testing
 
 @Suite("multipart/x-mixed-replace splitting")
@@ -31,7 +32,8 @@ struct MultipartReplaceSplitterTests {
     }
 
     @Test func everyChunkingGivesTheSameParts() {
-        var generator = SystemRandomNumberGenerator()
+        // Seeded: a failing chunking is the same on every run.
+        var generator = SplitMix64(state: 42)
         for _ in 0..<200 {
             var chunks: [Data] = []
             var index = 0

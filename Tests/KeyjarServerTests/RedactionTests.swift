@@ -15,7 +15,7 @@ struct RedactionTests {
             String(reflecting: client), "\(Response.password(password: secret))",
         ] {
             #expect(!text.contains(secret), "leaked in: \(text)")
-            #expect(text.contains("<hidden>") || text.contains("password"))
+            #expect(text.contains("<hidden>"), "no mark where the password was in: \(text)")
         }
         #expect("\(request)".contains("alice"))
         // Other messages still describe themselves in full.

@@ -110,7 +110,11 @@ struct ServerLifecycleTests {
 
         let client = try TestClient(socketPath: socketPath)
         #expect(try client.setCookies(["activated=1"], from: "https://example.com/") == [nil])
-        guard case .status(let status) = try client.call(.status) else { return }
+        let reply = try client.call(.status)
+        guard case .status(let status) = reply else {
+            Issue.record("expected a status reply, got \(reply)")
+            return
+        }
         #expect(status.pid == pid)
 
         kill(pid, SIGTERM)

@@ -37,7 +37,11 @@ struct ServerSecurityTests {
             #expect(error.message.contains("--secrets file"))
             #expect(!error.message.contains("never-stored"))
         }
-        guard case .status(let status) = try client.call(.status) else { return }
+        let reply = try client.call(.status)
+        guard case .status(let status) = reply else {
+            Issue.record("expected a status reply, got \(reply)")
+            return
+        }
         #expect(!status.secretsHealthy)
         #expect(status.credentialCount == 0)
         #expect(daemon.log.contains("no usable secret store"))
@@ -101,7 +105,11 @@ struct ServerSecurityTests {
         #expect(lookup.output == password)
 
         // Listings and events carry the space and user, never the password.
-        guard case .credentials(let records) = try client.call(.allCredentials) else { return }
+        let listing = try client.call(.allCredentials)
+        guard case .credentials(let records) = listing else {
+            Issue.record("expected a credential listing, got \(listing)")
+            return
+        }
         #expect(records.map(\.user) == ["alice"] && records.first?.isDefault == true)
         let event = try #require(try watcher.nextPushed())
         #expect(!String(describing: event).contains(password))

@@ -146,7 +146,11 @@ struct ServerSharingTests {
             let client = try TestClient(socketPath: daemon.socketPath)
             // Persistent cookies: a clean stop ends the session and would drop session cookies.
             try client.setCookies(["a=1; Max-Age=3600"], from: "https://example.com/")
-            guard case .subscribed(let sequence) = try client.call(.subscribe(after: nil)) else { return }
+            let reply = try client.call(.subscribe(after: nil))
+            guard case .subscribed(let sequence) = reply else {
+                Issue.record("expected a subscribed reply, got \(reply)")
+                return
+            }
             seen = sequence
         }
         let other = try TestClient(socketPath: daemon.socketPath)
