@@ -118,7 +118,7 @@ let package = Package(
         .executableTarget(
             name: "KeyjarCLI",
             dependencies: [
-                "Keyjar", "KeyjarCore", "KeyjarProtocol", "KeyjarLoader",
+                "Keyjar", "KeyjarAuth", "KeyjarCore", "KeyjarProtocol", "KeyjarLoader",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Keyjar
+import KeyjarAuth
 import KeyjarCore
 import KeyjarProtocol
 
@@ -42,10 +43,21 @@ struct GitCredentialCommand: ParsableCommand {
 
     func run() throws {
         switch operation {
-        case "get": try get(GitCredentialRequest.read())
-        case "store": try store(GitCredentialRequest.read())
-        case "erase": try erase(GitCredentialRequest.read())
+        case "get": try get(Self.readRequest())
+        case "store": try store(Self.readRequest())
+        case "erase": try erase(Self.readRequest())
         default: return
+        }
+    }
+
+    /// git's lines from standard input, up to the blank line that ends them.
+    static func readRequest() throws -> GitCredentialRequest {
+        var lines: [String] = []
+        while let line = Swift.readLine(strippingNewline: true), !line.isEmpty { lines.append(line) }
+        do {
+            return try GitCredentialRequest.parse(lines.joined(separator: "\n"))
+        } catch {
+            throw CLIError.usage(error.description)
         }
     }
 
@@ -104,82 +116,5 @@ struct GitCredentialCommand: ParsableCommand {
         let response = try client.request(.credentialChoice(space: request.space))
         guard case .credentialChoice(let candidates, let preferred) = response else { throw unexpected(response) }
         return (candidates, preferred)
-    }
-}
-
-/// What git sends a helper: `key=value` lines up to a blank line or the end of input.
-struct GitCredentialRequest {
-    var `protocol`: String?
-    var host: String?
-    var port: Int?
-    var username: String?
-    var password: String?
-    /// The realm and scheme of the server's challenge, when git passes it on (`wwwauth[]`,
-    /// git 2.41 and later).
-    var realm: String?
-    var method: ProtectionSpace.AuthenticationMethod = .default
-
-    static func read() throws -> GitCredentialRequest {
-        var request = GitCredentialRequest()
-        while let line = Swift.readLine(strippingNewline: true), !line.isEmpty {
-            guard let equals = line.firstIndex(of: "=") else {
-                throw CLIError.usage("git sent a line without '=': not the credential helper protocol.")
-            }
-            let key = line[..<equals]
-            let value = String(line[line.index(after: equals)...])
-            switch key {
-            case "protocol": request.protocol = value.lowercased()
-            case "host": request.setHost(value)
-            case "username": request.username = value
-            case "password": request.password = value
-            case "url":
-                guard let url = URL(string: value), let scheme = url.scheme, let host = url.host else {
-                    throw CLIError.usage("git sent url=\(value), which is not a URL with a scheme and a host.")
-                }
-                request.protocol = scheme.lowercased()
-                request.host = host
-                request.port = url.port
-                if let user = url.user { request.username = user }
-            case "wwwauth[]": request.readChallenge(value)
-            default: continue
-            }
-        }
-        return request
-    }
-
-    /// `host` is `name`, `name:port`, or `[v6]:port`.
-    private mutating func setHost(_ value: String) {
-        var name = Substring(value)
-        if name.hasPrefix("["), let close = name.firstIndex(of: "]") {
-            let rest = name[name.index(after: close)...]
-            port = rest.hasPrefix(":") ? Int(rest.dropFirst()) : nil
-            name = name[name.index(after: name.startIndex)..<close]
-        } else if let colon = name.lastIndex(of: ":"), let number = Int(name[name.index(after: colon)...]) {
-            port = number
-            name = name[..<colon]
-        }
-        host = String(name)
-    }
-
-    /// `Basic realm="git"` → method and realm.
-    private mutating func readChallenge(_ challenge: String) {
-        let scheme = challenge.prefix { $0 != " " }.lowercased()
-        switch scheme {
-        case "basic": method = .httpBasic
-        case "digest": method = .httpDigest
-        case "ntlm": method = .ntlm
-        case "negotiate": method = .negotiate
-        default: return
-        }
-        if let range = challenge.range(of: "realm=\"") {
-            realm = String(challenge[range.upperBound...].prefix { $0 != "\"" })
-        }
-    }
-
-    /// Whether the request says which server it is about: a protocol and a host.
-    var namesServer: Bool { !(self.protocol ?? "").isEmpty && !(host ?? "").isEmpty }
-
-    var space: ProtectionSpace {
-        ProtectionSpace(host: host ?? "", port: port, protocol: `protocol` ?? "", realm: realm, authenticationMethod: method)
     }
 }

@@ -1,0 +1,69 @@
+import Foundation
+
+/// SwiftPM links an executable's `main` to `<module>_main`; here that hands control to libFuzzer's
+/// driver (libFuzzer's own `main` is then not linked).
+@_cdecl("KeyjarFuzz_main")
+func fuzzMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) -> CInt {
+    var count = argc
+    var arguments = argv
+    return LLVMFuzzerRunDriver(&count, &arguments, fuzzOneInput)
+}
+
+@_silgen_name("LLVMFuzzerRunDriver")
+func LLVMFuzzerRunDriver(
+    _ argc: UnsafeMutablePointer<CInt>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>,
+    _ callback: @convention(c) (UnsafePointer<UInt8>, Int) -> CInt
+) -> CInt
+
+/// libFuzzer's entry point: one binary, the target chosen by `KEYJAR_FUZZ_TARGET` (read once).
+/// A target must never crash, hang or leak on any input, and checks its own invariants with
+/// `fuzzCheck` (a failed check aborts, which libFuzzer records as a crash with its input).
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+    FuzzTarget.selected.run(Array(UnsafeBufferPointer(start: data, count: size)))
+    return 0
+}
+
+enum FuzzTarget: String, CaseIterable {
+    case setCookie = "set-cookie"
+    case cookieDate = "cookie-date"
+    case challenge
+    case frame
+    case clientMessage = "client-message"
+    case serverMessage = "server-message"
+    case netscapeFile = "netscape-file"
+    case jsonFile = "json-file"
+    case gitCredential = "git-credential"
+
+    static let selected: FuzzTarget = {
+        let name = ProcessInfo.processInfo.environment["KEYJAR_FUZZ_TARGET"] ?? ""
+        guard let target = FuzzTarget(rawValue: name) else {
+            let names = allCases.map(\.rawValue).joined(separator: ", ")
+            FileHandle.standardError.write(Data("KEYJAR_FUZZ_TARGET must be one of: \(names)\n".utf8))
+            exit(2)
+        }
+        return target
+    }()
+
+    func run(_ bytes: [UInt8]) {
+        switch self {
+        case .setCookie: fuzzSetCookie(bytes)
+        case .cookieDate: fuzzCookieDate(bytes)
+        case .challenge: fuzzChallenge(bytes)
+        case .frame: fuzzFrames(bytes)
+        case .clientMessage: fuzzClientMessage(bytes)
+        case .serverMessage: fuzzServerMessage(bytes)
+        case .netscapeFile: fuzzNetscapeFile(bytes)
+        case .jsonFile: fuzzJSONFile(bytes)
+        case .gitCredential: fuzzGitCredential(bytes)
+        }
+    }
+}
+
+/// An invariant of a target; its failure is a finding.
+func fuzzCheck(_ condition: @autoclosure () -> Bool, _ message: @autoclosure () -> String) {
+    if !condition() {
+        FileHandle.standardError.write(Data("fuzz check failed: \(message())\n".utf8))
+        abort()
+    }
+}
