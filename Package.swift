@@ -171,7 +171,7 @@ let package = Package(
         // Runs the built `keyjar` binary against a real keyjard (and real curl and git).
         .testTarget(
             name: "KeyjarCLITests",
-            dependencies: ["KeyjarCore", "KeyjarProtocol", "KeyjarTestSupport", "KeyjarDaemon", "KeyjarCLI"],
+            dependencies: ["Keyjar", "KeyjarCore", "KeyjarProtocol", "KeyjarTestSupport", "KeyjarDaemon", "KeyjarCLI"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

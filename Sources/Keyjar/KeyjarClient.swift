@@ -94,6 +94,8 @@ public final class KeyjarClient: Sendable {
         var socket: UnixSocket?
         var nextID: UInt64 = 0
         var waiters: [UInt64: Waiter] = [:]
+        /// Snapshots asked for after a change too large to push; their replies replace the replica.
+        var snapshotRequests: Set<UInt64> = []
         var listeners: [UUID: AsyncStream<SequencedEvent>.Continuation] = [:]
         var closed = false
         /// Announcements not yet made, oldest first; `announcing` while a thread makes them.
@@ -190,6 +192,8 @@ public final class KeyjarClient: Sendable {
             }
         }
         var parser = FrameParser()
+        // A change too large to push, announced during the handshake: fetched before it ends.
+        var missedLargeChange = false
         func exchange(_ request: Request, id: UInt64) throws(KeyjarClientError) -> Response {
             do {
                 try socket.sendAll(Framing.frame(MessageCoding.encode(ClientMessage(id: id, request: request))))
@@ -203,6 +207,7 @@ public final class KeyjarClient: Sendable {
                             throw KeyjarClientError(code: .refused, message: error.message, wireCode: error.code)
                         case .event(let event): apply(event)
                         case .snapshot(let snapshot): apply(snapshot)
+                        case .resynchronise: missedLargeChange = true
                         case .reply: continue
                         }
                     }
@@ -227,6 +232,13 @@ public final class KeyjarClient: Sendable {
                 }
                 apply(snapshot)
                 _ = try exchange(.subscribe(after: snapshot.sequence), id: 0)
+            }
+            while missedLargeChange {
+                missedLargeChange = false
+                guard case .snapshot(let snapshot) = try exchange(.snapshot, id: 0) else {
+                    throw KeyjarClientError(code: .protocolViolation, message: "keyjard answered snapshot with something else")
+                }
+                apply(snapshot)
             }
         } catch {
             socket.close()
@@ -326,6 +338,7 @@ public final class KeyjarClient: Sendable {
         guard current else { return }
         let waiters = state.withLock { state -> [Waiter] in
             if state.socket?.descriptor == socket.descriptor { state.socket = nil }
+            state.snapshotRequests.removeAll()
             defer { state.waiters.removeAll() }
             return Array(state.waiters.values)
         }
@@ -368,15 +381,40 @@ public final class KeyjarClient: Sendable {
 
     private func handle(_ message: ServerMessage) {
         switch message {
-        case .reply(let id, let response): resume(id, .success(response))
+        case .reply(let id, let response):
+            guard state.withLock({ $0.snapshotRequests.remove(id) == nil }) else {
+                if case .snapshot(let snapshot) = response { apply(snapshot) }
+                return
+            }
+            resume(id, .success(response))
         case .failure(let id?, let error):
+            // A snapshot that failed: the replica catches up at the next reconnection.
+            guard state.withLock({ $0.snapshotRequests.remove(id) == nil }) else { return }
             resume(id, .failure(KeyjarClientError(code: .refused, message: error.message, wireCode: error.code)))
         case .failure(nil, let error):
             // The connection itself failed: keyjard closes it; the read loop reconnects.
             resumeAll(.failure(KeyjarClientError(code: .refused, message: error.message, wireCode: error.code)))
         case .event(let event): apply(event)
         case .snapshot(let snapshot): apply(snapshot)
+        case .resynchronise: requestSnapshot()
         }
+    }
+
+    /// Asks for the whole state, without waiting: the reply is applied when it is read, by
+    /// whichever thread reads it. Events that come meanwhile update the old replica, which the
+    /// snapshot then replaces (it is at least as recent as they are).
+    private func requestSnapshot() {
+        let prepared = state.withLock { state -> (UnixSocket, UInt64)? in
+            guard let socket = state.socket, !state.closed else { return nil }
+            state.nextID += 1
+            state.snapshotRequests.insert(state.nextID)
+            return (socket, state.nextID)
+        }
+        guard let (socket, id) = prepared else { return }
+        let frame = Framing.frame(MessageCoding.encode(ClientMessage(id: id, request: .snapshot)))
+        let sent: Bool = sendLock.withLock { _ in (try? socket.sendAll(frame)) != nil }
+        // A connection that fails here is re-established, and a reconnection resynchronises.
+        if !sent { socket.shutdownBoth() }
     }
 
     private func resume(_ id: UInt64, _ result: Result<Response, KeyjarClientError>) {

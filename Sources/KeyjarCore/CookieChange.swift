@@ -24,6 +24,46 @@ public enum CookieChange: Sendable, Hashable {
     }
 }
 
+extension CookieChange {
+    /// What a run of changes (one transaction's) comes to for each cookie: its state before the
+    /// first and after the last. A cookie added and then removed in the same run (an import
+    /// that the limits pushed out again) makes no change at all; added then replaced is added,
+    /// replaced twice is one replacement, replaced then removed is the removal of the original.
+    /// Cookies keep the order of their first change.
+    ///
+    /// - Complexity: O(n) for n changes.
+    public static func net(_ changes: [CookieChange]) -> [CookieChange] {
+        var order: [Cookie.Identity] = []
+        // Per identity: the cookie before the run (nil: there was none), and the last change.
+        var runs: [Cookie.Identity: (before: Cookie?, last: CookieChange)] = [:]
+        for change in changes {
+            let identity = change.cookie.identity
+            if let run = runs[identity] {
+                runs[identity] = (run.before, change)
+                continue
+            }
+            order.append(identity)
+            let before: Cookie? =
+                switch change {
+                case .added: nil
+                case .replaced(let old, _): old
+                case .removed(let cookie, _): cookie
+                }
+            runs[identity] = (before, change)
+        }
+        return order.compactMap { identity -> CookieChange? in
+            guard let run = runs[identity] else { return nil }
+            switch (run.before, run.last) {
+            case (nil, .removed): return nil
+            case (nil, .added(let cookie)), (nil, .replaced(_, let cookie)): return .added(cookie)
+            case (let old?, .removed(_, let cause)): return .removed(old, cause: cause)
+            case (let old?, .added(let cookie)), (let old?, .replaced(_, let cookie)):
+                return old == cookie ? nil : .replaced(old: old, new: cookie)
+            }
+        }
+    }
+}
+
 extension CookieChange: Codable {
     // An explicit shape for the wire and the change log:
     // {"kind": "added"|"replaced"|"removed", "cookie": {...}, "old": {...}?, "cause": "..."?}

@@ -409,7 +409,7 @@ public struct CookieJar: Sendable {
     /// Replaces or inserts a validated cookie, or deletes its twin when it is already expired,
     /// then enforces the limits.
     private mutating func put(
-        _ cookie: Cookie, api: CookieAPI, now: Date, keepCreationOfOld: Bool
+        _ cookie: Cookie, api: CookieAPI, now: Date, keepCreationOfOld: Bool, enforcingLimits: Bool = true
     ) -> Result<[CookieChange], CookieRejection> {
         var cookie = cookie
         let key = siteKey(for: cookie.domain)
@@ -430,7 +430,7 @@ public struct CookieJar: Sendable {
         cookie.lastAccess = max(cookie.lastAccess, cookie.creation)
         sites[key, default: []].append(cookie)
         count += 1
-        return .success([.added(cookie)] + enforceLimits(site: key, now: now))
+        return .success(enforcingLimits ? [.added(cookie)] + enforceLimits(site: key, now: now) : [.added(cookie)])
     }
 
     private mutating func removeCookie(at index: Int, site key: String) {
@@ -447,9 +447,11 @@ public struct CookieJar: Sendable {
     ///
     /// - Parameter keepingCreation: false when the source has no creation time (cookies.txt):
     ///   the cookie then gets a fresh one, so cookies inserted in turn keep that order.
+    /// - Parameter enforcingLimits: false while a batch is inserted (an import), which then
+    ///   enforces them once, with ``enforceLimits(sites:now:)``.
     @discardableResult
     public mutating func insert(
-        _ cookie: Cookie, keepingCreation: Bool = true, now: Date = Date()
+        _ cookie: Cookie, keepingCreation: Bool = true, now: Date = Date(), enforcingLimits: Bool = true
     ) -> Result<[CookieChange], CookieRejection> {
         var cookie = cookie
         if !keepingCreation {
@@ -458,7 +460,17 @@ public struct CookieJar: Sendable {
         }
         cookie.domain = Host.canonicalDomain(cookie.domain)
         if let rejection = validate(&cookie, now: now) { return .failure(rejection) }
-        return put(cookie, api: .http, now: now, keepCreationOfOld: false)
+        return put(cookie, api: .http, now: now, keepCreationOfOld: false, enforcingLimits: enforcingLimits)
+    }
+
+    /// The per-site limit for each of `keys` (sites a batch touched), then the total limit,
+    /// once: what inserting the batch one by one would have enforced after every cookie, at the
+    /// cost of one sort per site and one for the jar instead of one per insertion past a limit.
+    mutating func enforceLimits(sites keys: Set<String>, now: Date) -> [CookieChange] {
+        var changes: [CookieChange] = []
+        for key in keys { changes += enforceSiteLimit(key, now: now) }
+        changes += enforceTotalLimit(now: now)
+        return changes
     }
 
     private func validate(_ cookie: inout Cookie, now: Date) -> CookieRejection? {
@@ -561,12 +573,18 @@ public struct CookieJar: Sendable {
     }
 
     private mutating func enforceLimits(site key: String, now: Date) -> [CookieChange] {
+        enforceSiteLimit(key, now: now) + enforceTotalLimit(now: now)
+    }
+
+    private mutating func enforceSiteLimit(_ key: String, now: Date) -> [CookieChange] {
+        guard let bucket = sites[key], bucket.count > limits.perSite else { return [] }
+        let victims = bucket.indices.sorted { Self.evictsBefore(bucket[$0], bucket[$1], now: now) }
+            .prefix(bucket.count - limits.perSitePurgedTo)
+        return evict(Set(victims), from: key, now: now)
+    }
+
+    private mutating func enforceTotalLimit(now: Date) -> [CookieChange] {
         var changes: [CookieChange] = []
-        if let bucket = sites[key], bucket.count > limits.perSite {
-            let victims = bucket.indices.sorted { Self.evictsBefore(bucket[$0], bucket[$1], now: now) }
-                .prefix(bucket.count - limits.perSitePurgedTo)
-            changes += evict(Set(victims), from: key, now: now)
-        }
         if count > limits.total {
             let target = max(0, min(limits.total - limits.totalPurge, limits.total))
             let all = sites.flatMap { key, bucket in bucket.enumerated().map { (key: key, index: $0, cookie: $1) } }

@@ -60,10 +60,14 @@ extension MessageCoding {
             writer.raw(#","request":{"insertCookies":{"cookies":"#)
             writer.write(cookies: cookies)
             writer.raw("}}}")
-        case .importCookies(let format, let text):
+        case .importCookies(let format, let text, let firstLine):
             // A whole cookies.txt: Foundation's encoder takes a noticeable part of an import.
             writer.raw(#","request":{"importCookies":{"format":"#)
             writer.write(string: format.rawValue)
+            if let firstLine {
+                writer.raw(#","firstLine":"#)
+                writer.bytes.append(contentsOf: String(firstLine).utf8)
+            }
             writer.raw(#","text":"#)
             writer.write(string: text)
             writer.raw("}}}")
@@ -239,10 +243,16 @@ extension ClientMessage {
             else { return nil }
             self.init(id: id, request: .insertCookies(cookies: cookies))
         case "importCookies":
-            guard bodyKeys.count == 2, let formatName = body["format"]?.string,
-                let format = CookieFileFormat(rawValue: formatName), let text = body["text"]?.string
+            guard Set(bodyKeys).isSubset(of: ["format", "text", "firstLine"]), Set(bodyKeys).isSuperset(of: ["format", "text"]),
+                let formatName = body["format"]?.string, let format = CookieFileFormat(rawValue: formatName),
+                let text = body["text"]?.string
             else { return nil }
-            self.init(id: id, request: .importCookies(format: format, text: text))
+            var firstLine: Int?
+            if let number = body["firstLine"] {
+                guard let value = number.uint64, let line = Int(exactly: value) else { return nil }
+                firstLine = line
+            }
+            self.init(id: id, request: .importCookies(format: format, text: text, firstLine: firstLine))
         default:
             return nil
         }

@@ -61,7 +61,9 @@ public enum Request: Sendable, Hashable, Codable {
     case clearCookies(domain: String?)
     case removeCookiesCreated(since: Double)
     case listCookies(domain: String?)
-    case importCookies(format: CookieFileFormat, text: String)
+    /// A cookie file, or one batch of it (`firstLine`: the number its first line, or JSON
+    /// element, has in the whole file; problems are numbered from it).
+    case importCookies(format: CookieFileFormat, text: String, firstLine: Int? = nil)
     case exportCookies(format: CookieFileFormat, includeSameSite: Bool)
 
     case policy
@@ -165,6 +167,17 @@ public enum ServerMessage: Sendable, Hashable, Codable {
     case event(event: SequencedEvent)
     /// The client missed events that are no longer kept: here is the whole state.
     case snapshot(snapshot: StoreSnapshot)
+    /// The change with this sequence number was too large to push (its event's JSON over
+    /// ``ProtocolLimits/largestPushedEvent``): the client fetches a snapshot instead.
+    case resynchronise(sequence: UInt64)
+}
+
+/// Bounds of what keyjard sends.
+public enum ProtocolLimits {
+    /// An event whose JSON is larger than this is not pushed: subscribers get
+    /// ``ServerMessage/resynchronise(sequence:)`` and fetch a snapshot, which the jar's limits
+    /// bound. The change log keeps no larger event either.
+    public static let largestPushedEvent = 1 << 20
 }
 
 extension CookieFileProblem: Codable {

@@ -142,8 +142,13 @@ extension KeyjarService {
                 cookies: state.jar.allCookies.filter { cookie in
                     !cookie.isExpired(at: now) && (domain.map { Host.domainMatches(cookie.domain, $0) } ?? true)
                 }.sorted(by: Self.listingOrder))
-        case .importCookies(let format, let text):
-            let parsed = format == .netscape ? NetscapeCookieFile.parse(text) : CookieJSONFile.parse(Data(text.utf8))
+        case .importCookies(let format, let text, let firstLine):
+            var parsed = format == .netscape ? NetscapeCookieFile.parse(text) : CookieJSONFile.parse(Data(text.utf8))
+            // A batch's lines are numbered as in the whole file.
+            if let offset = firstLine.map({ $0 - 1 }), offset > 0 {
+                for index in parsed.cookies.indices { parsed.cookies[index].line += offset }
+                for index in parsed.problems.indices { parsed.problems[index].line += offset }
+            }
             let report = state.jar.importCookies(parsed.cookies, problems: parsed.problems)
             return .importReport(
                 imported: report.imported, expired: report.expired, problems: report.problems,

@@ -88,10 +88,13 @@ final class KeyjarService: Sendable {
         let othersListen = state.subscribers.count > (writer == nil ? 0 : 1)
         guard writer != nil || othersListen else { return }
         for event in events {
-            // The logged JSON is wrapped as it is: no event is encoded twice.
-            let frame = ByteBuffer(
-                framing: MessageCoding.eventPayload(sequence: event.sequence, eventJSON: event.json).utf8,
-                allocator: ByteBufferAllocator())
+            // The logged JSON is wrapped as it is: no event is encoded twice. One too large to
+            // push (a big import's) becomes a marker; subscribers fetch a snapshot.
+            let payload =
+                event.json.utf8.count > ProtocolLimits.largestPushedEvent
+                ? MessageCoding.encode(ServerMessage.resynchronise(sequence: event.sequence))
+                : Array(MessageCoding.eventPayload(sequence: event.sequence, eventJSON: event.json).utf8)
+            let frame = ByteBuffer(framing: payload, allocator: ByteBufferAllocator())
             if let writer { deliver(frame, to: writer) }
             if othersListen { state.pendingBroadcasts.append(PendingBroadcast(frame: frame, sentTo: writer?.id)) }
         }

@@ -1,5 +1,7 @@
 import Foundation
 import Glibc
+import Keyjar
+import KeyjarCore
 import KeyjarTestSupport
 import Testing
 
@@ -107,6 +109,37 @@ struct CookieCommandTests {
         #expect(unreadable.status == 1 && unreadable.error.contains("cannot read"))
     }
 
+    /// 120,000 lines over 3,000 sites, the default limits: imported in batches (a problem keeps
+    /// its number in the whole file), and a subscriber whose batch event was too large to push
+    /// catches up from a snapshot and ends with exactly keyjard's jar.
+    @Test func aLargeFileImportsInBatchesAndEverySubscriberCatchesUp() throws {
+        let daemon = try DaemonProcess()
+        defer { #expect(daemon.stop() == 0) }
+        let keyjar = KeyjarCLI(daemon: daemon)
+        let subscriber = try SharedCookieStorage(configuration: .init(socketPath: daemon.socketPath, autoStart: false))
+        let resynchronised = ResynchronisationCounter(client: subscriber.client)
+        let file = daemon.directory.path("big.txt")
+        let expiry = Int(Date().timeIntervalSince1970) + 86_400
+        var text = ""
+        for index in 0..<120_000 {
+            text += index == 104_321 ? "not a cookie line\n" : ".site\(index / 40).example\tTRUE\t/\tFALSE\t\(expiry)\tn\(index % 40)\tv\n"
+        }
+        try text.write(toFile: file, atomically: true, encoding: .utf8)
+
+        let result = try keyjar("cookie", "import", file)
+        #expect(result.status == 1, "\(result.error)")
+        #expect(result.output == "imported 119999 cookies\n")
+        #expect(result.error.hasPrefix("keyjar: \(file):104322: "), "\(result.error)")
+
+        let listed = try keyjar.ok("cookie", "list", "--json")
+        let stored = try #require(try JSONSerialization.jsonObject(with: Data(listed.utf8)) as? [[String: Any]])
+        #expect(stored.count <= 3_300 && stored.count >= 3_000)
+        let expected = Set(stored.compactMap { entry in (entry["name"] as? String).map { "\($0)@\(entry["domain"] ?? "")" } })
+        // The subscriber got markers for the batches too large to push, and caught up.
+        #expect(eventuallyTrue { Set(subscriber.cookies.map { "\($0.name)@\($0.domain)" }) == expected })
+        #expect(resynchronised.count > 0)
+    }
+
     @Test func jsonExportImportsIntoAnotherStoreUnchanged() throws {
         let first = try DaemonProcess()
         defer { #expect(first.stop() == 0) }
@@ -134,4 +167,31 @@ struct CookieCommandTests {
         let piped = try to.run(["cookie", "import", "--format", "json", "-"], input: json)
         #expect(piped.status == 0 && piped.output == "imported 2 cookies\n")
     }
+}
+
+/// Counts a client's resynchronisations (snapshots that replaced its replica).
+final class ResynchronisationCounter: @unchecked Sendable {
+    // @unchecked: the count is behind its lock; the observer token is set once in init.
+    private let lock = NSLock()
+    private var value = 0
+    private var observer: (any NSObjectProtocol)?
+
+    init(client: KeyjarClient) {
+        observer = NotificationCenter.default.addObserver(forName: KeyjarNotifications.resynchronised, object: client, queue: nil) {
+            [weak self] _ in self?.lock.withLock { self?.value += 1 }
+        }
+    }
+
+    deinit { observer.map(NotificationCenter.default.removeObserver) }
+
+    var count: Int { lock.withLock { value } }
+}
+
+/// Polls `condition` for up to ten seconds.
+func eventuallyTrue(_ condition: () -> Bool) -> Bool {
+    for _ in 0..<200 {
+        if condition() { return true }
+        usleep(50_000)
+    }
+    return condition()
 }

@@ -51,7 +51,7 @@ public final class DaemonProcess: @unchecked Sendable {
         }
         process.executableURL = URL(fileURLWithPath: Self.binary)
         process.arguments = ["--socket", socketPath, "--database", databasePath, "--log-level", "debug"] + extraArguments
-        if let environment { process.environment = environment }
+        process.environment = childEnvironment(environment ?? ProcessInfo.processInfo.environment)
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)
         process.standardError = FileHandle(forWritingAtPath: logPath)
         let output = Pipe()
@@ -143,7 +143,7 @@ public func runCommand(
     let process = Process()
     process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = arguments
-    if let environment { process.environment = environment }
+    process.environment = childEnvironment(environment ?? ProcessInfo.processInfo.environment)
     let output = Pipe()
     let error = Pipe()
     let inputPipe = Pipe()
@@ -185,7 +185,7 @@ public func spawnQuietly(_ executable: String, _ arguments: [String], environmen
     posix_spawnattr_setsigmask(&attributes, &noSignals)
     posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
     var argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
-    var envp: [UnsafeMutablePointer<CChar>?] = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+    var envp: [UnsafeMutablePointer<CChar>?] = childEnvironment(environment).map { strdup("\($0.key)=\($0.value)") } + [nil]
     defer {
         argv.forEach { free($0) }
         envp.forEach { free($0) }
@@ -202,4 +202,15 @@ public func waitForExit(_ pid: pid_t) -> Int32 {
     while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
     // WIFEXITED / WEXITSTATUS, which Swift does not import as macros.
     return status & 0x7F == 0 ? (status >> 8) & 0xFF : -1
+}
+
+/// A child's environment: under `scripts/test --sanitize=address`, Keyjar's own programs (keyjard,
+/// keyjar, the test peer) check for leaks (`KEYJAR_CHILD_ASAN_OPTIONS`), while the test runner
+/// does not: its Foundation `Process` objects, hundreds of them, are kept in reference cycles
+/// by swift-corelibs-foundation and would bury any real report.
+public func childEnvironment(_ base: [String: String]) -> [String: String] {
+    guard let options = ProcessInfo.processInfo.environment["KEYJAR_CHILD_ASAN_OPTIONS"] else { return base }
+    var environment = base
+    environment["ASAN_OPTIONS"] = options
+    return environment
 }

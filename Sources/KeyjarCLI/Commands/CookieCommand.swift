@@ -237,30 +237,83 @@ extension CookieCommand {
         @Argument(help: ArgumentHelp("The file to read.", valueName: "file"))
         var file: String
 
+        /// Lines (or JSON elements) per request: each batch is one transaction, and neither
+        /// this process nor keyjard ever holds more than one batch of a file of any size.
+        static let batchSize = 10_000
+
         func run() throws {
-            let data: Data
+            let name = file == "-" ? "<stdin>" : file
+            let input: FileHandle
             if file == "-" {
-                data = FileHandle.standardInput.readDataToEndOfFile()
+                input = FileHandle.standardInput
             } else {
-                guard let contents = FileManager.default.contents(atPath: file) else {
+                guard let handle = FileHandle(forReadingAtPath: file) else {
                     throw CLIError.failure("cannot read \(file): \(String(cString: strerror(errno))).")
                 }
-                data = contents
+                input = handle
             }
-            guard let text = String(data: data, encoding: .utf8) else { throw CLIError.failure("\(file) is not UTF-8 text.") }
+            let format = fileFormat(format, path: file).format
+            var batcher = CookieFileBatcher(kind: format == .json ? .jsonArray : .lines, maximumItems: Self.batchSize)
             let client = try global.connect()
-            let response = try client.request(.importCookies(format: fileFormat(format, path: file).format, text: text))
-            guard case .importReport(let imported, let expired, let problems, _) = response else { throw unexpected(response) }
-            let name = file == "-" ? "<stdin>" : file
-            for problem in problems { Output.error("\(name):\(problem.line): \(problem.message)") }
+            var imported = 0
+            var expired = 0
+            var problemCount = 0
+            func send(_ batches: [CookieFileBatcher.Batch]) throws {
+                for batch in batches {
+                    let response = try client.request(.importCookies(format: format, text: batch.text, firstLine: batch.firstLine))
+                    guard case .importReport(let count, let skipped, let problems, _) = response else { throw unexpected(response) }
+                    imported += count
+                    expired += skipped
+                    problemCount += problems.count
+                    for problem in problems { Output.error("\(name):\(problem.line): \(problem.message)") }
+                }
+            }
+            var decoder = UTF8Check()
+            while true {
+                let chunk = try input.read(upToCount: 1 << 20) ?? Data()
+                if chunk.isEmpty { break }
+                guard decoder.accepts(chunk) else { throw CLIError.failure("\(file) is not UTF-8 text.") }
+                try send(batcher.feed(chunk))
+            }
+            guard decoder.isComplete else { throw CLIError.failure("\(file) is not UTF-8 text.") }
+            do {
+                try send(batcher.finish())
+            } catch let error as CookieFileBatcher.Malformed {
+                Output.error("\(name): \(error.description)")
+                problemCount += 1
+            }
             var summary = "imported \(imported) cookie\(imported == 1 ? "" : "s")"
             if expired > 0 { summary += ", skipped \(expired) already expired" }
             Output.line(summary)
-            if !problems.isEmpty {
+            if problemCount > 0 {
                 throw CLIError.failure(
-                    "\(problems.count) line\(problems.count == 1 ? " was" : "s were") not imported (see above).")
+                    "\(problemCount) line\(problemCount == 1 ? " was" : "s were") not imported (see above).")
             }
         }
+    }
+
+    /// Checks that a file arriving in pieces is UTF-8, a sequence cut between pieces included.
+    struct UTF8Check {
+        private var carried: [UInt8] = []
+
+        /// Whether the bytes so far can be the start of UTF-8 text.
+        mutating func accepts(_ chunk: Data) -> Bool {
+            var bytes = carried + chunk
+            // An incomplete sequence at the end waits for the next piece.
+            var keep = 0
+            for back in 1...min(3, bytes.count) {
+                let byte = bytes[bytes.count - back]
+                if byte & 0xC0 == 0x80 { continue }
+                let length = byte >= 0xF0 ? 4 : byte >= 0xE0 ? 3 : byte >= 0xC0 ? 2 : 1
+                if length > back { keep = back }
+                break
+            }
+            carried = Array(bytes.suffix(keep))
+            bytes.removeLast(keep)
+            return String(validating: bytes, as: UTF8.self) != nil
+        }
+
+        var isComplete: Bool { carried.isEmpty }
     }
 
     struct Export: ParsableCommand {
