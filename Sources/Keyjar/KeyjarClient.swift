@@ -28,16 +28,22 @@ public final class KeyjarClient: Sendable {
         public var autoStart: Bool
         public var clientName: String
         public var requestTimeout: TimeInterval
+        /// Keep a replica of the jar and subscribe to changes (what lookups, notifications and
+        /// change streams need). A tool that only sends requests (`keyjar cookie import`) turns
+        /// it off: no snapshot is downloaded and no change is pushed to it.
+        public var keepsReplica: Bool
 
         public init(
             socketPath: String = KeyjarPaths.defaultSocketPath(),
             autoStart: Bool = ProcessInfo.processInfo.environment["KEYJAR_NO_AUTOSTART"] != "1",
-            clientName: String = ProcessInfo.processInfo.processName, requestTimeout: TimeInterval = 30
+            clientName: String = ProcessInfo.processInfo.processName, requestTimeout: TimeInterval = 30,
+            keepsReplica: Bool = true
         ) {
             self.socketPath = socketPath
             self.autoStart = autoStart
             self.clientName = clientName
             self.requestTimeout = requestTimeout
+            self.keepsReplica = keepsReplica
         }
     }
 
@@ -224,7 +230,9 @@ public final class KeyjarClient: Sendable {
         }
         do throws(KeyjarClientError) {
             _ = try exchange(.hello(version: ProtocolVersion.current, client: configuration.clientName), id: 0)
-            if let sequence {
+            if !configuration.keepsReplica {
+                // Requests only: nothing to download, nothing pushed.
+            } else if let sequence {
                 _ = try exchange(.subscribe(after: sequence), id: 0)
             } else {
                 guard case .snapshot(let snapshot) = try exchange(.snapshot, id: 0) else {

@@ -17,7 +17,9 @@ final class BenchDaemon {
     /// Nanoseconds from spawn to its "ready" line.
     private(set) var startup: UInt64 = 0
 
-    init(directory: String) throws {
+    /// - Parameter defaultLimits: keyjard's own limits (Chromium's 3,300 and 180) instead of
+    ///   room for 100,000 cookies.
+    init(directory: String, defaultLimits: Bool = false) throws {
         self.directory = directory
         socketPath = directory + "/keyjar.sock"
         let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("keyjard").path
@@ -25,10 +27,9 @@ final class BenchDaemon {
             throw BenchmarkError("no keyjard beside keyjar-bench: run `swift build -c release` first")
         }
         process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = [
-            "--socket", socketPath, "--database", directory + "/store.sqlite3", "--secrets", "file",
-            "--max-cookies", "200000", "--max-cookies-per-site", "1000", "--log-level", "warning",
-        ]
+        process.arguments =
+            ["--socket", socketPath, "--database", directory + "/store.sqlite3", "--secrets", "file", "--log-level", "warning"]
+            + (defaultLimits ? [] : ["--max-cookies", "200000", "--max-cookies-per-site", "1000"])
         let output = Pipe()
         process.standardOutput = output
         let started = nanoseconds()
@@ -44,9 +45,14 @@ final class BenchDaemon {
     }
 
     /// Resident memory from /proc, in bytes.
-    var residentBytes: Int {
+    var residentBytes: Int { statusBytes("VmRSS:") }
+
+    /// The most resident memory it has had (its high-water mark), in bytes.
+    var peakResidentBytes: Int { statusBytes("VmHWM:") }
+
+    private func statusBytes(_ field: String) -> Int {
         guard let status = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8),
-            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix(field) }),
             let kilobytes = Int(line.split(separator: " ").dropFirst().first ?? "")
         else { return 0 }
         return kilobytes * 1024

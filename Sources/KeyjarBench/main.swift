@@ -1,7 +1,7 @@
 // keyjar-bench: Keyjar's performance targets, measured in a release build.
 //
 // Prints one `name: value unit` line per metric so runs can be compared with diff.
-// Run: swift build -c release && .build/release/keyjar-bench [engine] [coding] [store] [service] [client] [loader]
+// Run: swift build -c release && .build/release/keyjar-bench [engine] [coding] [store] [service] [import] [client] [loader]
 import Foundation
 
 // The client benchmark's other processes run this same binary.
@@ -10,20 +10,21 @@ if CommandLine.arguments.count == 4, CommandLine.arguments[1] == "client-peer", 
 }
 
 let sections = Set(CommandLine.arguments.dropFirst())
-let unknown = sections.subtracting(["engine", "coding", "store", "service", "client", "loader"])
+let unknown = sections.subtracting(["engine", "coding", "store", "service", "import", "client", "loader"])
 guard unknown.isEmpty else {
-    FileHandle.standardError.write(Data("usage: keyjar-bench [engine] [coding] [store] [service] [client] [loader]\n".utf8))
+    FileHandle.standardError.write(Data("usage: keyjar-bench [engine] [coding] [store] [service] [import] [client] [loader]\n".utf8))
     exit(2)
 }
 if sections.isEmpty || sections.contains("engine") { runEngineBenchmark() }
 if sections.isEmpty || sections.contains("coding") { runCodingBenchmark() }
-if !sections.isDisjoint(with: ["store", "service", "client", "loader"]) || sections.isEmpty {
+if !sections.isDisjoint(with: ["store", "service", "import", "client", "loader"]) || sections.isEmpty {
     do {
         if sections.isEmpty || sections.contains("store") {
             try runStoreBenchmark()
             try runImportBreakdown()
         }
         if sections.isEmpty || sections.contains("service") { try runServiceBenchmark() }
+        if sections.isEmpty || sections.contains("import") { try runImportBenchmark() }
         if sections.isEmpty || sections.contains("client") { try runClientBenchmark() }
         if sections.isEmpty || sections.contains("loader") { try runLoaderBenchmark() }
     } catch {

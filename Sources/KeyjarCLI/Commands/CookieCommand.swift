@@ -238,8 +238,9 @@ extension CookieCommand {
         var file: String
 
         /// Lines (or JSON elements) per request: each batch is one transaction, and neither
-        /// this process nor keyjard ever holds more than one batch of a file of any size.
-        static let batchSize = 10_000
+        /// this process nor keyjard ever holds more than one batch of a file of any size. The
+        /// size is keyjard's peak memory against the per-transaction cost (docs/performance.md).
+        static let batchSize = 7_500
 
         func run() throws {
             let name = file == "-" ? "<stdin>" : file

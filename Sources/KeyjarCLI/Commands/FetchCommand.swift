@@ -167,7 +167,7 @@ struct FetchCommand: AsyncParsableCommand {
                 persistence: persistence.persistence)
         }
 
-        let client = try global.connect()
+        let client = try global.connect(keepingReplica: true)
         let shared = SharedCredentialStorage(client: client)
         let loader = URLLoader(configuration: .init(
             cookieStorage: SharedCookieStorage(client: client),

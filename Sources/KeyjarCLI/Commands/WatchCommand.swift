@@ -34,7 +34,7 @@ struct WatchCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let client = try global.connect()
+        let client = try global.connect(keepingReplica: true)
         let changes = client.changes()
         Output.error("watching \(client.configuration.socketPath) from sequence \(client.sequence) (Ctrl-C to stop)")
         var seen = 0

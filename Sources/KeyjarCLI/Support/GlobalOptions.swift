@@ -13,9 +13,10 @@ struct GlobalOptions: ParsableArguments {
     var socketPath: String { socket ?? KeyjarPaths.defaultSocketPath() }
 
     /// Connects like any Keyjar client: keyjard is started when none answers, unless
-    /// `--no-start` or `KEYJAR_NO_AUTOSTART=1`.
-    func connect() throws -> KeyjarClient {
-        var configuration = KeyjarClient.Configuration(socketPath: socketPath, clientName: "keyjar")
+    /// `--no-start` or `KEYJAR_NO_AUTOSTART=1`. Only a command that reads the replica or
+    /// watches changes (`fetch`, `watch`) keeps one; the others only send requests.
+    func connect(keepingReplica: Bool = false) throws -> KeyjarClient {
+        var configuration = KeyjarClient.Configuration(socketPath: socketPath, clientName: "keyjar", keepsReplica: keepingReplica)
         if noStart { configuration.autoStart = false }
         do {
             return try KeyjarClient(configuration: configuration)

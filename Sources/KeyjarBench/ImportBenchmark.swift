@@ -1,0 +1,70 @@
+import Foundation
+import Glibc
+
+/// A cookies.txt of 100,000 and of 600,000 lines (3,000 and 18,000 sites) imported with the
+/// release `keyjar cookie import` into a keyjard with its default limits: lines per second, and
+/// the resident memory of both processes (keyjard's high-water mark, during and after; the
+/// importer's peak, from wait4).
+func runImportBenchmark() throws {
+    let directory = NSTemporaryDirectory() + "keyjar-bench-import-\(getpid())"
+    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    let keyjar = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("keyjar").path
+    guard FileManager.default.isExecutableFile(atPath: keyjar) else {
+        throw BenchmarkError("no keyjar beside keyjar-bench: run `swift build -c release` first")
+    }
+    for lines in [100_000, 600_000] {
+        let file = directory + "/cookies-\(lines).txt"
+        try writeCookiesFile(file, lines: lines)
+        let store = directory + "/store-\(lines)"
+        try FileManager.default.createDirectory(atPath: store, withIntermediateDirectories: true)
+        let daemon = try BenchDaemon(directory: store, defaultLimits: true)
+        defer { daemon.stop() }
+        let start = nanoseconds()
+        let (status, peak) = try runMeasured(keyjar, ["cookie", "import", "--no-start", "--socket", daemon.socketPath, file])
+        let elapsed = nanoseconds() - start
+        guard status == 0 else { throw BenchmarkError("keyjar cookie import exited with \(status)") }
+        let size = (try? FileManager.default.attributesOfItem(atPath: file)[.size] as? Int) ?? 0
+        print("import_default_limits_\(lines)_lines_file: \(size / 1_048_576) MiB")
+        print("import_default_limits_\(lines)_lines_per_second: \(UInt64(lines) * 1_000_000_000 / max(elapsed, 1)) lines/s")
+        print("import_default_limits_\(lines)_keyjar_peak_rss: \(peak / 1024) KiB")
+        print("import_default_limits_\(lines)_keyjard_peak_rss: \(daemon.peakResidentBytes / 1024) KiB")
+        print("import_default_limits_\(lines)_keyjard_rss_after: \(daemon.residentBytes / 1024) KiB")
+    }
+}
+
+/// `lines` cookies, 40 a site, valid for a day; written in pieces, so that this process stays
+/// small (a child spawned by posix_spawn starts by sharing its memory, and wait4's peak counts
+/// that).
+private func writeCookiesFile(_ path: String, lines: Int) throws {
+    let expiry = Int(Date().timeIntervalSince1970) + 86_400
+    guard FileManager.default.createFile(atPath: path, contents: Data("# Netscape HTTP Cookie File\n".utf8)),
+        let handle = FileHandle(forWritingAtPath: path)
+    else { throw BenchmarkError("cannot write \(path)") }
+    defer { try? handle.close() }
+    try handle.seekToEnd()
+    for start in stride(from: 0, to: lines, by: 10_000) {
+        var text = ""
+        for index in start..<min(lines, start + 10_000) {
+            text += ".site\(index / 40).example\tTRUE\t/\tFALSE\t\(expiry)\tcookie\(index % 40)\tvalue-\(index)\n"
+        }
+        try handle.write(contentsOf: Data(text.utf8))
+    }
+}
+
+/// Runs a program to its end: its exit status and its peak resident memory (bytes).
+private func runMeasured(_ executable: String, _ arguments: [String]) throws -> (status: Int32, peakBytes: Int) {
+    var pid: pid_t = 0
+    var argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
+    defer { argv.forEach { free($0) } }
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+    guard posix_spawn(&pid, executable, &actions, nil, &argv, environ) == 0 else { throw BenchmarkError("cannot start \(executable)") }
+    var status: Int32 = 0
+    var usage = rusage()
+    while wait4(pid, &status, 0, &usage) < 0 && errno == EINTR {}
+    return (status & 0x7F == 0 ? (status >> 8) & 0xFF : -1, usage.ru_maxrss * 1024)
+}
