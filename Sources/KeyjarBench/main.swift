@@ -2,11 +2,28 @@
 //
 // Prints one `name: value unit` line per metric so runs can be compared with diff.
 // Run: swift build -c release && .build/release/keyjar-bench [engine] [coding] [store] [service] [import] [client] [loader]
+//      .build/release/keyjar-bench stress   (robustness under kills; not part of the default run)
 import Foundation
 
 // The client benchmark's other processes run this same binary.
 if CommandLine.arguments.count == 4, CommandLine.arguments[1] == "client-peer", let events = Int(CommandLine.arguments[3]) {
     runNotifyPeer(socketPath: CommandLine.arguments[2], events: events)
+}
+
+// The stress harness's clients are this binary too.
+if CommandLine.arguments.count == 6, CommandLine.arguments[1] == "stress-client", let id = Int(CommandLine.arguments[3]),
+    let seconds = Double(CommandLine.arguments[4]), let seed = UInt64(CommandLine.arguments[5])
+{
+    runStressClient(socketPath: CommandLine.arguments[2], id: id, seconds: seconds, seed: seed)
+}
+if CommandLine.arguments.dropFirst().first == "stress" {
+    do {
+        try runStressBenchmark()
+        exit(0)
+    } catch {
+        FileHandle.standardError.write(Data("keyjar-bench stress: \(error)\n".utf8))
+        exit(1)
+    }
 }
 
 let sections = Set(CommandLine.arguments.dropFirst())

@@ -440,6 +440,17 @@ public final class StoreDatabase: @unchecked Sendable {
         return stat(path + "-wal", &info) == 0 ? Int(info.st_size) : 0
     }
 
+    /// SQLite's own consistency check of the whole file (`PRAGMA integrity_check`): "ok", or
+    /// the problems it found, one a line.
+    public func integrityCheck() throws -> String {
+        try withWriter { connection in
+            let statement = try connection.statement("PRAGMA integrity_check")
+            var lines: [String] = []
+            while try statement.step() { lines.append(statement.text(0)) }
+            return lines.joined(separator: "\n")
+        }
+    }
+
     /// A setting of the writer connection as SQLite reports it (`PRAGMA name`), for tests of the
     /// per-connection settings (`synchronous`, `wal_autocheckpoint`) that no other connection sees.
     public func writerPragma(_ name: String) throws -> String {

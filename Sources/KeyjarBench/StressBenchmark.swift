@@ -1,0 +1,167 @@
+import Foundation
+import Glibc
+import Keyjar
+import KeyjarCore
+import KeyjarProtocol
+import KeyjarStore
+
+/// `keyjar-bench stress`: client processes (`KEYJAR_STRESS_CLIENTS`, 8) doing a random mix of
+/// cookie sets and deletes, imports, policy changes, credential adds and removes and replica
+/// lookups for `KEYJAR_STRESS_SECONDS` (30), while keyjard is SIGKILLed at random moments and
+/// started again (`KEYJAR_STRESS_KILLS`, 60; 0 for none). Then: every acknowledged write is
+/// there (or a later one of the same client replaced it), every client's replica equals
+/// keyjard's snapshot, no client hung or died, and the database passes `PRAGMA
+/// integrity_check`. One summary line; exit status 1 when anything was lost or wrong.
+func runStressBenchmark() throws {
+    let environment = ProcessInfo.processInfo.environment
+    let clientCount = Int(environment["KEYJAR_STRESS_CLIENTS"] ?? "") ?? 8
+    let seconds = Double(environment["KEYJAR_STRESS_SECONDS"] ?? "") ?? 30
+    let killTarget = Int(environment["KEYJAR_STRESS_KILLS"] ?? "") ?? 60
+    let directory = NSTemporaryDirectory() + "keyjar-stress-\(getpid())"
+    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    var daemon = try BenchDaemon(directory: directory)
+
+    // The clients: this binary again.
+    let binary = URL(fileURLWithPath: CommandLine.arguments[0]).path
+    var clients: [(process: Process, output: Pipe)] = []
+    for id in 0..<clientCount {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = ["stress-client", daemon.socketPath, String(id), String(seconds), String(UInt64(id) &* 7919 &+ 17)]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        clients.append((process, output))
+    }
+    // Each report is read as the client writes it, so no pipe ever fills.
+    let collected = DispatchGroup()
+    let received = StressReports(count: clientCount)
+    for (index, client) in clients.enumerated() {
+        collected.enter()
+        let handle = client.output.fileHandleForReading
+        Thread.detachNewThread {
+            received.set(index, handle.readDataToEndOfFile())
+            collected.leave()
+        }
+    }
+
+    // Kills at random moments over the first 90% of the run: the wait before each is random
+    // around what is left of that time for each kill still to come.
+    var kills = 0
+    let start = Date()
+    let end = start.addingTimeInterval(seconds * 0.9)
+    var random = StressRandom(state: 42)
+    if killTarget > 0 {
+        while Date() < end, kills < killTarget {
+            let spacing = end.timeIntervalSinceNow / Double(killTarget - kills)
+            usleep(useconds_t(max(0, Double.random(in: 0.1...1.0, using: &random) * spacing) * 1_000_000))
+            kill(daemon.process.processIdentifier, SIGKILL)
+            daemon.process.waitUntilExit()
+            kills += 1
+            daemon = try BenchDaemon(directory: directory)
+        }
+    }
+
+    // Every client ends on its own within its time and a minute for its last checks.
+    var hung = 0
+    if collected.wait(timeout: .now() + seconds + 60) == .timedOut {
+        for client in clients where client.process.isRunning {
+            hung += 1
+            kill(client.process.processIdentifier, SIGKILL)
+        }
+        _ = collected.wait(timeout: .now() + 10)
+    }
+    var failedClients = 0
+    for client in clients {
+        client.process.waitUntilExit()
+        if client.process.terminationStatus != 0 { failedClients += 1 }
+    }
+
+    // keyjard's final state, as a fresh client sees it.
+    let checker = try KeyjarClient(configuration: .init(socketPath: daemon.socketPath, autoStart: false))
+    guard case .snapshot(let snapshot) = try checker.call(.snapshot),
+        case .credentials(let credentials) = try checker.call(.allCredentials)
+    else { throw BenchmarkError("keyjard did not answer the final snapshot") }
+    checker.close()
+    daemon.stop()
+
+    var operations = 0
+    var acknowledged = 0
+    var lost: [String] = []
+    var replicaMismatches: [String] = []
+    var errors: [String: Int] = [:]
+    var acknowledgedPolicies: [(UInt64, String)] = []
+    var unacknowledgedPolicies = Set<String>()
+    for (id, data) in received.all.enumerated() {
+        guard let report = try? JSONDecoder().decode(StressReport.self, from: data) else {
+            lost.append("client \(id) sent no report")
+            continue
+        }
+        operations += report.operations
+        for (kind, count) in report.errors { errors[kind, default: 0] += count }
+        if !report.replicaMatches { replicaMismatches.append("client \(id): \(report.replicaDifference)") }
+        let site = "www.c\(id).stress.example"
+        let stored = Dictionary(
+            snapshot.cookies.filter { $0.domain == site }.map { ($0.name, $0.value) }, uniquingKeysWith: { first, _ in first })
+        for (name, attempts) in report.cookies {
+            acknowledged += attempts.filter(\.acknowledged).count
+            if !isAllowed(stored[name], after: attempts) {
+                lost.append("\(site) \(name): \(stored[name] ?? "absent") after \(attempts.suffix(3).map { "\($0.value ?? "deleted")\($0.acknowledged ? "" : "?")" })")
+            }
+        }
+        let host = "c\(id).stress.example"
+        let users = Set(credentials.filter { $0.space.host == host }.map(\.user))
+        for (user, attempts) in report.credentials {
+            acknowledged += attempts.filter(\.acknowledged).count
+            if !isAllowed(users.contains(user) ? "present" : nil, after: attempts) {
+                lost.append("credential \(host) \(user)")
+            }
+        }
+        for attempt in report.policies {
+            if let sequence = attempt.sequence {
+                acknowledged += 1
+                acknowledgedPolicies.append((sequence, attempt.policy))
+            } else {
+                unacknowledgedPolicies.insert(attempt.policy)
+            }
+        }
+    }
+    // The policy is shared: the last acknowledged one, or one whose fate nobody learned.
+    if let last = acknowledgedPolicies.max(by: { $0.0 < $1.0 }), last.0 > 0 {
+        let final = snapshot.policy.acceptPolicy.rawValue
+        if final != last.1 && !unacknowledgedPolicies.contains(final) {
+            lost.append("policy \(final), last acknowledged \(last.1)")
+        }
+    }
+    let integrity = try StoreDatabase(path: directory + "/store.sqlite3").integrityCheck()
+
+    let errorSummary = errors.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+    print(
+        "stress: clients \(clientCount), \(Int(seconds)) s, operations \(operations), kills \(kills), "
+            + "acknowledged writes \(acknowledged), writes lost \(lost.count), replica mismatches \(replicaMismatches.count), "
+            + "hung \(hung), failed clients \(failedClients), integrity \(integrity), errors: \(errorSummary.isEmpty ? "none" : errorSummary)")
+    for line in (lost + replicaMismatches).prefix(20) { print("  \(line)") }
+    if !lost.isEmpty || !replicaMismatches.isEmpty || hung > 0 || failedClients > 0 || integrity != "ok" { exit(1) }
+}
+
+/// Whether `final` can be what a client's attempts left: its last acknowledged value, or any
+/// value it tried after that without learning the outcome (none acknowledged: also absent).
+private func isAllowed(_ final: String?, after attempts: [StressReport.Attempt]) -> Bool {
+    guard let last = attempts.lastIndex(where: \.acknowledged) else {
+        return final == nil || attempts.contains { $0.value == final }
+    }
+    return attempts[last...].contains { $0.value == final }
+}
+
+/// The clients' reports, filled by one reader thread each.
+private final class StressReports: @unchecked Sendable {
+    // @unchecked: every access goes through `lock`.
+    private let lock = NSLock()
+    private var reports: [Data]
+
+    init(count: Int) { reports = Array(repeating: Data(), count: count) }
+
+    func set(_ index: Int, _ data: Data) { lock.withLock { reports[index] = data } }
+    var all: [Data] { lock.withLock { reports } }
+}

@@ -1,0 +1,174 @@
+import Foundation
+import Glibc
+import Keyjar
+import KeyjarCore
+import KeyjarProtocol
+
+/// What one stress client did, for the coordinator to check against keyjard's final state.
+struct StressReport: Codable {
+    /// Per cookie name (each client writes its own names only): every attempt in order, its
+    /// value (nil: a deletion) and whether keyjard acknowledged it.
+    var cookies: [String: [Attempt]] = [:]
+    /// Per credential user (each client its own users, on its own host): attempts, `value`
+    /// "present" or nil (removed).
+    var credentials: [String: [Attempt]] = [:]
+    /// Accept policies written: the value, and the sequence it committed at (nil: no
+    /// acknowledgement, so it may or may not have committed).
+    var policies: [PolicyAttempt] = []
+    var operations = 0
+    var errors: [String: Int] = [:]
+    /// Replica against keyjard's snapshot, read through the same connection at the end.
+    var replicaMatches = false
+    var replicaDifference = ""
+
+    struct Attempt: Codable {
+        var value: String?
+        var acknowledged: Bool
+    }
+
+    struct PolicyAttempt: Codable {
+        var policy: String
+        var sequence: UInt64?
+    }
+}
+
+/// One stress client process: a random mix of writes and lookups against keyjard for the given
+/// time, riding out keyjard's deaths (calls fail with `.unreachable` while the client
+/// reconnects), then a check of its replica and a report on standard output.
+func runStressClient(socketPath: String, id: Int, seconds: Double, seed: UInt64) -> Never {
+    var random = StressRandom(state: seed)
+    var report = StressReport()
+    let deadline = Date().addingTimeInterval(seconds)
+    var connected: KeyjarClient?
+    while connected == nil, Date() < deadline {
+        connected = try? KeyjarClient(configuration: .init(socketPath: socketPath, autoStart: false, requestTimeout: 10))
+        if connected == nil { usleep(20_000) }
+    }
+    guard let client = connected else {
+        FileHandle.standardError.write(Data("stress-client \(id): never connected\n".utf8))
+        exit(1)
+    }
+    let site = "c\(id).stress.example"
+    let url = URL(string: "https://www.\(site)/")!
+    let space = ProtectionSpace(host: "c\(id).stress.example", protocol: "https")
+    let storage = SharedCookieStorage(client: client)
+
+    func count(_ error: KeyjarClientError) {
+        report.errors["\(error.code)", default: 0] += 1
+        // Disconnected: the client reconnects in the background; a program would not spin.
+        if error.code == .unreachable { usleep(5_000) }
+    }
+    func record(_ name: String, _ value: String?, _ acknowledged: Bool) {
+        report.cookies[name, default: []].append(.init(value: value, acknowledged: acknowledged))
+    }
+
+    while Date() < deadline {
+        report.operations += 1
+        let name = "k\(Int.random(in: 0..<40, using: &random))"
+        let value = "v\(report.operations)"
+        switch Int.random(in: 0..<100, using: &random) {
+        case 0..<40:
+            do {
+                let outcomes = try storage.storeCookies(
+                    fromResponseHeaders: ["\(name)=\(value); Max-Age=86400; Path=/"], for: url, mainDocumentURL: nil)
+                record(name, value, outcomes == [nil])
+            } catch {
+                record(name, value, false)
+                count(error)
+            }
+        case 40..<55:
+            do {
+                try storage.deleteCookie(Cookie(name: name, value: "", domain: "www.\(site)", hostOnly: true, path: "/"))
+                record(name, nil, true)
+            } catch {
+                record(name, nil, false)
+                count(error)
+            }
+        case 55..<62:
+            // An import of ten cookies: acknowledged together or not at all.
+            let names = (0..<10).map { _ in "k\(Int.random(in: 0..<40, using: &random))" }
+            let expiry = Int(Date().timeIntervalSince1970) + 86_400
+            let text = names.map { "www.\(site)\tFALSE\t/\tFALSE\t\(expiry)\t\($0)\t\(value)\n" }.joined()
+            var acknowledged = false
+            do throws(KeyjarClientError) {
+                let response = try client.call(.importCookies(format: .netscape, text: text))
+                if case .importReport(let imported, _, let problems, _) = response, problems.isEmpty, imported == names.count {
+                    acknowledged = true
+                }
+            } catch {
+                count(error)
+            }
+            for name in names { record(name, value, acknowledged) }
+        case 62..<67:
+            let policies: [CookieAcceptPolicy] = [.always, .onlyFromMainDocumentDomain, .always, .noThirdParty]
+            let policy = policies[Int.random(in: 0..<policies.count, using: &random)]
+            do {
+                let response = try client.call(.setPolicy(policy: CookiePolicy(acceptPolicy: policy)))
+                if case .committed(let sequence) = response {
+                    report.policies.append(.init(policy: policy.rawValue, sequence: sequence ?? 0))
+                }
+            } catch {
+                report.policies.append(.init(policy: policy.rawValue, sequence: nil))
+                count(error)
+            }
+        case 67..<75:
+            let user = "u\(Int.random(in: 0..<5, using: &random))"
+            let adding = Bool.random(using: &random)
+            do {
+                if adding {
+                    _ = try client.call(.setCredential(space: space, user: user, password: "pw-\(value)", makeDefault: false))
+                } else {
+                    _ = try client.call(.removeCredential(space: space, user: user))
+                }
+                report.credentials[user, default: []].append(.init(value: adding ? "present" : nil, acknowledged: true))
+            } catch {
+                report.credentials[user, default: []].append(.init(value: adding ? "present" : nil, acknowledged: false))
+                count(error)
+            }
+        default:
+            // Lookups through the replica: never a round trip.
+            _ = storage.cookieHeader(for: url, mainDocumentURL: nil)
+        }
+    }
+
+    // The replica against keyjard's own view, through this connection, once nobody writes any
+    // more: the snapshot's reply comes after every event keyjard sent before it, so a replica
+    // read at the snapshot's sequence (the same before and after reading it) holds exactly them.
+    let checkDeadline = Date().addingTimeInterval(30)
+    while Date() < checkDeadline {
+        guard case .snapshot(let snapshot)? = try? client.call(.snapshot) else {
+            usleep(50_000)
+            continue
+        }
+        let before = client.sequence
+        let replica = Set(storage.cookies.map { "\($0.identity.name)@\($0.identity.domain)=\($0.value)" })
+        let policy = storage.policy
+        guard before == snapshot.sequence, client.sequence == before else {
+            // Others are still writing: this reading is between two of their changes.
+            usleep(50_000)
+            continue
+        }
+        let truth = Set(snapshot.cookies.filter { !$0.isExpired(at: Date()) }.map { "\($0.identity.name)@\($0.identity.domain)=\($0.value)" })
+        report.replicaMatches = replica == truth && policy == snapshot.policy
+        if !report.replicaMatches {
+            report.replicaDifference =
+                "replica-only \(Array(replica.subtracting(truth).prefix(3))); keyjard-only \(Array(truth.subtracting(replica).prefix(3)))"
+        }
+        break
+    }
+    let data = (try? JSONEncoder().encode(report)) ?? Data("{}".utf8)
+    FileHandle.standardOutput.write(data)
+    exit(0)
+}
+
+/// SplitMix64, for a client's reproducible mix.
+struct StressRandom: RandomNumberGenerator {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
