@@ -153,6 +153,7 @@ public final class KeyjarClient: Sendable {
                     }
                     guard count > 0, let client = self else { return .ended }
                     receiver.parser.append(receiver.buffer[0..<count])
+                    Framing.wipe(&receiver.buffer, upTo: count)
                     return client.dispatchFrames(&receiver, from: socket)
                 }
                 guard let client = self else { return }
@@ -220,6 +221,7 @@ public final class KeyjarClient: Sendable {
                     guard let count = try socket.receive(into: &buffer, timeout: 1) else { continue }
                     guard count > 0 else { break }
                     parser.append(buffer[0..<count])
+                    Framing.wipe(&buffer, upTo: count)
                 }
             } catch let error as KeyjarClientError {
                 throw error
@@ -314,6 +316,7 @@ public final class KeyjarClient: Sendable {
             guard let count = try socket.receiveWithoutSleeping(into: &receiver.buffer, until: 0) else { return .nothingYet }
             guard count > 0 else { return .ended }
             receiver.parser.append(receiver.buffer[0..<count])
+            Framing.wipe(&receiver.buffer, upTo: count)
         } catch {
             // A failed read: the connection is over. Shut down here, under the lock (so the
             // descriptor is still this socket's).
@@ -327,7 +330,10 @@ public final class KeyjarClient: Sendable {
     /// update the replica. `.ended` (and the socket shut down) when keyjard sent garbage.
     private func dispatchFrames(_ receiver: inout Receiver, from socket: UnixSocket) -> ReadOutcome {
         do {
-            while let payload = try receiver.parser.next() { handle(try MessageCoding.decode(ServerMessage.self, from: payload)) }
+            while var payload = try receiver.parser.next() {
+                defer { Framing.wipe(&payload, upTo: payload.count) }
+                handle(try MessageCoding.decode(ServerMessage.self, from: payload))
+            }
             return .received
         } catch {
             socket.shutdownBoth()
@@ -519,8 +525,9 @@ public final class KeyjarClient: Sendable {
         guard let (socket, id) = prepared else {
             throw KeyjarClientError(code: .unreachable, message: "not connected to keyjard (reconnecting)")
         }
-        let frame = Framing.frame(MessageCoding.encode(ClientMessage(id: id, request: request)))
+        var frame = Framing.frame(MessageCoding.encode(ClientMessage(id: id, request: request)))
         let sent: Bool = sendLock.withLock { _ in (try? socket.sendAll(frame)) != nil }
+        Framing.wipe(&frame, upTo: frame.count)
         if !sent {
             state.withLock { _ = $0.waiters.removeValue(forKey: id) }
             throw KeyjarClientError(code: .unreachable, message: "the connection to keyjard was lost")

@@ -1,3 +1,5 @@
+import Glibc
+
 /// Keyjar's framing: a 4-byte big-endian payload length, then that many bytes of UTF-8 JSON.
 /// (Schemas/protocol.md.)
 public enum Framing {
@@ -6,6 +8,18 @@ public enum Framing {
     public static let headerSize = 4
 
     /// The frame for a payload: its length, then the bytes.
+    /// Zeroes the first `count` bytes of a buffer that held a frame (a password travels in
+    /// two messages): what Keyjar reads or writes through its own buffers does not linger in
+    /// them. Strings made from the bytes are beyond its reach (SECURITY.md).
+    public static func wipe(_ buffer: inout [UInt8], upTo count: Int) {
+        let end = min(count, buffer.count)
+        guard end > 0 else { return }
+        buffer.withUnsafeMutableBufferPointer { bytes in
+            guard let base = bytes.baseAddress else { return }
+            memset(base, 0, end)
+        }
+    }
+
     public static func frame(_ payload: [UInt8]) -> [UInt8] {
         let length = UInt32(payload.count)
         return [UInt8(length >> 24), UInt8(length >> 16 & 0xFF), UInt8(length >> 8 & 0xFF), UInt8(length & 0xFF)]
@@ -69,8 +83,18 @@ public struct FrameParser: Sendable {
         if length == 0 { throw .empty }
         if length > maximumPayload { throw .tooLarge(length: length, maximum: maximumPayload) }
         guard buffer.count - start - Framing.headerSize >= length else { return nil }
+        let frameStart = start
         let payloadStart = start + Framing.headerSize
         start = payloadStart + length
-        return Array(buffer[payloadStart..<start])
+        let payload = Array(buffer[payloadStart..<start])
+        // The frame's bytes do not stay behind in the buffer (see `Framing.wipe`).
+        buffer.withUnsafeMutableBufferPointer { bytes in
+            guard let base = bytes.baseAddress else { return }
+            memset(base + frameStart, 0, start - frameStart)
+        }
+        return payload
     }
+
+    /// The whole internal buffer, consumed bytes included (for the tests of wiping).
+    var storage: [UInt8] { buffer }
 }

@@ -83,6 +83,7 @@ public final class KeyjarConnection {
                 return nil
             }
             parser.append(receiveBuffer[0..<count])
+            Framing.wipe(&receiveBuffer, upTo: count)
         }
     }
 
