@@ -50,6 +50,9 @@ let package = Package(
         // glibc's malloc.h (heap statistics for the benchmark, malloc_trim for keyjard).
         .systemLibrary(name: "CMallocInfo"),
 
+        // A lock that sanitizers see (Synchronization.Mutex is invisible to ThreadSanitizer).
+        .target(name: "KeyjarLocks", swiftSettings: swiftSettings),
+
         // The model: cookie and credential rules as pure values.
         .target(
             name: "KeyjarCore",
@@ -60,7 +63,7 @@ let package = Package(
         // (libsecret) for passwords.
         .target(
             name: "KeyjarStore",
-            dependencies: ["KeyjarCore", "CSQLite", "CLibSecret"],
+            dependencies: ["KeyjarCore", "KeyjarLocks", "CSQLite", "CLibSecret"],
             swiftSettings: swiftSettings
         ),
         // The wire format between clients and keyjard: frames and versioned messages.
@@ -99,7 +102,7 @@ let package = Package(
         // The client library: a process's connection to keyjard and its local replica.
         .target(
             name: "Keyjar",
-            dependencies: ["KeyjarCore", "KeyjarProtocol"],
+            dependencies: ["KeyjarCore", "KeyjarLocks", "KeyjarProtocol"],
             swiftSettings: swiftSettings
         ),
         // URL loading on libcurl with NSURLConnection's delegate contract, wired to the shared
@@ -107,7 +110,7 @@ let package = Package(
         .target(
             name: "KeyjarLoader",
             dependencies: [
-                "Keyjar", "KeyjarAuth", "KeyjarCore", "CCurl", "COpenSSL",
+                "Keyjar", "KeyjarAuth", "KeyjarCore", "KeyjarLocks", "CCurl", "COpenSSL",
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
@@ -118,7 +121,7 @@ let package = Package(
         .executableTarget(
             name: "KeyjarCLI",
             dependencies: [
-                "Keyjar", "KeyjarAuth", "KeyjarCore", "KeyjarProtocol", "KeyjarLoader",
+                "Keyjar", "KeyjarAuth", "KeyjarCore", "KeyjarLocks", "KeyjarProtocol", "KeyjarLoader",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
@@ -165,7 +168,7 @@ let package = Package(
         ),
         .testTarget(
             name: "KeyjarTests",
-            dependencies: ["Keyjar", "KeyjarCore", "KeyjarProtocol", "KeyjarTestSupport", "KeyjarDaemon", "KeyjarTestPeer"],
+            dependencies: ["Keyjar", "KeyjarCore", "KeyjarLocks", "KeyjarProtocol", "KeyjarTestSupport", "KeyjarDaemon", "KeyjarTestPeer"],
             swiftSettings: swiftSettings
         ),
         // Runs the built `keyjar` binary against a real keyjard (and real curl and git).
@@ -176,7 +179,7 @@ let package = Package(
         ),
         .testTarget(
             name: "KeyjarLoaderTests",
-            dependencies: ["KeyjarLoader", "Keyjar", "KeyjarCore", "KeyjarTestSupport", "KeyjarDaemon"],
+            dependencies: ["KeyjarLoader", "Keyjar", "KeyjarCore", "KeyjarLocks", "KeyjarTestSupport", "KeyjarDaemon"],
             exclude: ["Servers"],
             swiftSettings: swiftSettings
         ),

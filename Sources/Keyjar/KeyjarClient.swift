@@ -3,6 +3,7 @@ public import KeyjarCore
 public import KeyjarProtocol
 import Glibc
 import Synchronization
+import KeyjarLocks
 
 /// A process's connection to keyjard, with a local replica of the shared cookie jar, policy
 /// and credential list (never passwords), kept current by keyjard's change events.
@@ -81,7 +82,7 @@ public final class KeyjarClient: Sendable {
     /// The receiver under its lock, in an object of its own: the reader thread holds this, not
     /// the client, while it blocks in the socket, so dropping the client still ends it.
     final class ReceiveSide: Sendable {
-        let lock = Mutex(Receiver())
+        let lock = Locked(Receiver())
     }
 
     /// A change to announce (notification, change streams) once no lock is held, in order.
@@ -110,14 +111,14 @@ public final class KeyjarClient: Sendable {
     }
 
     public let configuration: Configuration
-    private let state = Mutex(State())
+    private let state = Locked(State())
     /// Taken before `state` when both are needed, never the other way round. The reader thread
     /// holds it while it waits in the socket; any other thread only ever tries it.
     private let receiving = ReceiveSide()
     /// The reader thread's `pthread_self()`.
     private let readerThread = Atomic<UInt>(0)
     /// Serialises frames written by several threads.
-    private let sendLock = Mutex(())
+    private let sendLock = Locked(())
 
     /// Connects (starting keyjard if allowed and needed), loads the replica and subscribes.
     /// - Throws: ``KeyjarClientError`` with code `.unreachable` when no keyjard can be reached.

@@ -1,6 +1,7 @@
 import Foundation
 import KeyjarCore
 import Synchronization
+import KeyjarLocks
 
 /// The cookie view of the URL this store was last asked about. A client loading the same URL
 /// again and again (polling, an API endpoint) asks with the same URL for the Cookie header
@@ -13,7 +14,7 @@ final class RecentCookieURLs: Sendable {
         var cookieURL: CookieURL?
     }
 
-    private let last = Mutex<Entry?>(nil)
+    private let last = Locked<Entry?>(nil)
 
     /// `CookieURL(url)`, parsed once for a run of lookups of one URL.
     func cookieURL(for url: URL) -> CookieURL? {

@@ -1,6 +1,7 @@
 import Foundation
 import KeyjarCore
 import Synchronization
+import KeyjarLocks
 
 /// The `.forSession` credentials of this process: one set shared by every
 /// ``SharedCredentialStorage`` and every loader of the process, for as long as it runs (Apple's
@@ -17,7 +18,7 @@ final class SessionCredentials: Sendable {
         var password: String
     }
 
-    private let entries = Mutex<[Entry]>([])
+    private let entries = Locked<[Entry]>([])
 
     /// Stores (or replaces) a user's credential for a space; the space's first becomes its
     /// default, by the model's rule, counting the `permanent` credentials the space already has.

@@ -2,6 +2,7 @@ public import Foundation
 public import KeyjarCore
 import KeyjarProtocol
 import Synchronization
+import KeyjarLocks
 
 /// The user's shared cookie jar, shaped like Foundation's `HTTPCookieStorage` but shared by
 /// every process through keyjard, persistent, and correct by RFC 6265bis.
@@ -25,9 +26,9 @@ public final class SharedCookieStorage: Sendable {
 
     /// An in-memory jar and its lock.
     private final class MemoryJar: Sendable {
-        let lock: Mutex<CookieJar>
+        let lock: Locked<CookieJar>
 
-        init(_ jar: CookieJar) { lock = Mutex(jar) }
+        init(_ jar: CookieJar) { lock = Locked(jar) }
 
         func withLock<T>(_ body: (inout CookieJar) -> T) -> T { lock.withLock { body(&$0) } }
     }

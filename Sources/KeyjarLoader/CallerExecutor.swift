@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Synchronization
+import KeyjarLocks
 
 /// Runs a connection's own work on the thread of a caller that blocks for the result
 /// (`sendSynchronousRequest`). When the engine has nothing else to do, that thread also drives
@@ -32,7 +33,7 @@ final class CallerExecutor: Sendable {
 
     private let makeQueue: @Sendable () -> DispatchQueue
     private let engine: CurlEngine
-    private let state: Mutex<State>
+    private let state: Locked<State>
     private let wakeup = DispatchSemaphore(value: 0)
 
     init(makeQueue: @escaping @Sendable () -> DispatchQueue, engine: CurlEngine = .shared) {
@@ -42,7 +43,7 @@ final class CallerExecutor: Sendable {
         // the engine): grown from empty, the array was allocated three times per request.
         var jobs: [@Sendable () -> Void] = []
         jobs.reserveCapacity(4)
-        state = Mutex(State(jobs: jobs))
+        state = Locked(State(jobs: jobs))
     }
 
     private enum Nudge {

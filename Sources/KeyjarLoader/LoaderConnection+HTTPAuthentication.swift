@@ -4,6 +4,7 @@ import FoundationNetworking
 import Keyjar
 import KeyjarAuth
 import KeyjarCore
+import KeyjarLocks
 import Synchronization
 
 /// A 401 or 407 being answered: the response to deliver if nobody answers, and the

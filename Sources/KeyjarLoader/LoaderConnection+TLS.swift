@@ -3,6 +3,7 @@ import Foundation
 import FoundationNetworking
 import Keyjar
 import KeyjarCore
+import KeyjarLocks
 import Synchronization
 
 /// What a load knows about TLS identities across its attempts.

@@ -3,6 +3,7 @@ public import FoundationNetworking
 import Keyjar
 import KeyjarCore
 import Synchronization
+import KeyjarLocks
 
 /// One load of a URL request with NSURLConnection's delegate contract, on libcurl: cookies
 /// from the loader's shared jar on every request and redirect hop, every Set-Cookie line kept,
@@ -50,7 +51,7 @@ public final class LoaderConnection: @unchecked Sendable {
         /// after the call returns.
         var cancelled = false
     }
-    private let published: Mutex<Published>
+    private let published: Locked<Published>
 
     // Everything below belongs to the connection's serial work (`schedule`): `controlQueue`,
     // or the blocked caller's thread through `executor`.
@@ -93,7 +94,7 @@ public final class LoaderConnection: @unchecked Sendable {
         self.loader = loader
         self.delegate = delegate
         self.delegateQueue = delegateQueue
-        published = Mutex(Published(currentRequest: request))
+        published = Locked(Published(currentRequest: request))
         followsMainDocument = request.mainDocumentURL == nil || request.mainDocumentURL == request.url
         if startImmediately { start() }
     }

@@ -1,13 +1,14 @@
 public import Foundation
 public import FoundationNetworking
 import Synchronization
+import KeyjarLocks
 
 extension URLLoader {
     /// Loads `request` and returns its body and final response. Redirects are followed;
     /// challenges are answered from the URL and the credential storage only. Cancelling the
     /// task cancels the load (`URLError(.cancelled)`).
     public func data(for request: URLRequest) async throws -> (Data, URLResponse) {
-        let box = Mutex<(connection: LoaderConnection, collector: CollectingDelegate)?>(nil)
+        let box = Locked<(connection: LoaderConnection, collector: CollectingDelegate)?>(nil)
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 let collector = CollectingDelegate(url: request.url, waiter: .completion { result in continuation.resume(with: result) })
@@ -54,7 +55,7 @@ final class CollectingDelegate: LoaderConnectionDelegate, @unchecked Sendable {
     }
 
     private let waiter: Waiter
-    private let outcome = Mutex<Outcome?>(nil)
+    private let outcome = Locked<Outcome?>(nil)
     /// The request's URL, for the errors this reports itself (a weak reference to the
     /// connection cost a side-table allocation per request).
     private let url: URL?

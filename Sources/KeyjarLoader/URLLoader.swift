@@ -3,6 +3,7 @@ public import FoundationNetworking
 public import Keyjar
 import KeyjarCore
 import Synchronization
+import KeyjarLocks
 
 /// A loading session: where its connections take and keep cookies and credentials, and what
 /// they learned along the way (spaces that accepted Basic, certificates the user accepted).
@@ -44,7 +45,7 @@ public final class URLLoader: Sendable {
     }
 
     public let configuration: Configuration
-    let memory = Mutex(SessionMemory())
+    let memory = Locked(SessionMemory())
 
     public init(configuration: Configuration) {
         self.configuration = configuration

@@ -4,6 +4,7 @@ import KeyjarLoader
 import KeyjarTestSupport
 import Glibc
 import Synchronization
+import KeyjarLocks
 
 /// How a test delegate answers a challenge.
 enum TestAnswer: Sendable {
@@ -50,8 +51,8 @@ struct SeenChallenge: Sendable, Equatable {
 final class ChallengeDelegate: LoaderConnectionAuthenticationDelegate, @unchecked Sendable {
     // @unchecked: state is behind locks; `answers` is immutable.
     let recorder = RecordingDelegate()
-    let seen = Mutex<[SeenChallenge]>([])
-    let held = Mutex<[URLAuthenticationChallenge]>([])
+    let seen = Locked<[SeenChallenge]>([])
+    let held = Locked<[URLAuthenticationChallenge]>([])
     let shouldUseAsked = Atomic<Int>(0)
     private let answers: @Sendable (SeenChallenge) -> TestAnswer
 
@@ -98,7 +99,7 @@ final class ChallengeDelegate: LoaderConnectionAuthenticationDelegate, @unchecke
 final class LegacyDelegate: LoaderConnectionLegacyAuthenticationDelegate, @unchecked Sendable {
     let recorder = RecordingDelegate()
     let received = Atomic<Int>(0)
-    let seen = Mutex<[SeenChallenge]>([])
+    let seen = Locked<[SeenChallenge]>([])
     let canAuthenticate: Bool
     let storageAllowed: Bool
     let persistence: URLCredential.Persistence

@@ -4,6 +4,7 @@ import Keyjar
 import KeyjarCore
 import KeyjarLoader
 import KeyjarTestSupport
+import KeyjarLocks
 import Synchronization
 import Testing
 

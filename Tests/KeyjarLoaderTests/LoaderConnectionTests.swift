@@ -5,6 +5,7 @@ import KeyjarCore
 @testable import KeyjarLoader
 import Synchronization
 import Testing
+import KeyjarLocks
 
 @Suite("LoaderConnection: the delegate contract against a real loopback server")
 struct LoaderConnectionTests {
@@ -216,7 +217,7 @@ struct LoaderConnectionTests {
 
     @Test func cancelStopsEveryMessage() throws {
         // Cancel after the first chunk: nothing is heard after cancel() returns.
-        let cancelledAt = Mutex<Int?>(nil)
+        let cancelledAt = Locked<Int?>(nil)
         let delegate = RecordingDelegate(onData: { connection, _ in
             connection.cancel()
             cancelledAt.withLock { $0 = $0 ?? 1 }
@@ -237,7 +238,7 @@ struct LoaderConnectionTests {
         #expect(silent.events.isEmpty)
 
         // Cancelled while the delegate decides on a redirect: no response, no finish.
-        let holder = Mutex<LoaderConnection?>(nil)
+        let holder = Locked<LoaderConnection?>(nil)
         let inRedirect = RecordingDelegate(willSend: { request, redirect in
             if redirect != nil { holder.withLock { $0 }?.cancel() }
             return request
@@ -299,7 +300,7 @@ struct LoaderConnectionTests {
     /// included, which add a transfer from the driving thread).
     @Test func synchronousCallersOnSeveralThreadsAllGetTheirAnswers() throws {
         let loader = ephemeralLoader()
-        let failures = Mutex<[String]>([])
+        let failures = Locked<[String]>([])
         DispatchQueue.concurrentPerform(iterations: 4) { _ in
             for _ in 0..<10 {
                 do {
@@ -320,7 +321,7 @@ struct LoaderConnectionTests {
     /// driven to its end after that caller has returned (the engine thread takes over).
     @Test func aLoadStartedWhileASynchronousCallerDrivesOutlivesIt() throws {
         let loader = ephemeralLoader()
-        let synchronous = Mutex<String?>(nil)
+        let synchronous = Locked<String?>(nil)
         let returned = DispatchSemaphore(value: 0)
         Thread.detachNewThread {
             let body = (try? loader.sendSynchronousRequest(URLRequest(url: server.url("/slow?delay=0.4")))).map {

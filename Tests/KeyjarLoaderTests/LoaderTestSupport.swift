@@ -5,6 +5,7 @@ import Keyjar
 import KeyjarLoader
 import KeyjarTestSupport
 import Synchronization
+import KeyjarLocks
 
 /// The Python HTTP server in Servers/loader_server.py, on an ephemeral loopback port.
 final class LoaderTestServer: Sendable {
@@ -90,7 +91,7 @@ final class RecordingDelegate: LoaderConnectionDelegate, @unchecked Sendable {
         var afterEnd: [HeardEvent] = []
         var ended = false
     }
-    let state = Mutex(State())
+    let state = Locked(State())
     let done = DispatchSemaphore(value: 0)
     let willSendHandler: (@Sendable (URLRequest, URLResponse?) -> URLRequest?)?
     let onData: (@Sendable (LoaderConnection, Int) -> Void)?

@@ -5,6 +5,7 @@ import KeyjarLoader
 import KeyjarTestSupport
 import Synchronization
 import Testing
+import KeyjarLocks
 
 @Suite("KeyjarLoader: protocols and plumbing")
 struct ProtocolTests {
@@ -51,7 +52,7 @@ struct ProtocolTests {
     @Test func cancellingWhileAChallengeWaitsEndsEverything() throws {
         let server = try LoaderTestServer()
         let seen = DispatchSemaphore(value: 0)
-        let held = Mutex<URLAuthenticationChallenge?>(nil)
+        let held = Locked<URLAuthenticationChallenge?>(nil)
         let delegate = HoldingDelegate { challenge in
             held.withLock { $0 = challenge }
             seen.signal()

@@ -5,6 +5,7 @@ import KeyjarProtocol
 import KeyjarTestSupport
 import Synchronization
 import Testing
+import KeyjarLocks
 
 /// Callers waiting for a reply read the socket themselves when the reader thread is busy, and
 /// are handed their reply by it when it waits in the socket: every message must still be
@@ -20,7 +21,7 @@ struct KeyjarClientReadingTests {
         let busy = try storage(for: daemon)
         let other = try storage(for: daemon)
         let stream = busy.client.changes()
-        let posted = Mutex<[UInt64]>([])
+        let posted = Locked<[UInt64]>([])
         let observer = NotificationCenter.default.addObserver(
             forName: KeyjarNotifications.cookiesChanged, object: busy.client, queue: nil
         ) { notification in
@@ -32,7 +33,7 @@ struct KeyjarClientReadingTests {
 
         let threads = 4
         let writesPerThread = 150
-        let failures = Mutex<[String]>([])
+        let failures = Locked<[String]>([])
         DispatchQueue.concurrentPerform(iterations: threads + 1) { thread in
             let writer = thread == threads ? other : busy
             for index in 0..<writesPerThread {
@@ -72,7 +73,7 @@ struct KeyjarClientReadingTests {
         let configuration = KeyjarClient.Configuration(socketPath: daemon.socketPath, autoStart: false, requestTimeout: 5)
         let watcher = SharedCookieStorage(client: try KeyjarClient(configuration: configuration))
         let writer = try storage(for: daemon)
-        let outcome = Mutex<String?>(nil)
+        let outcome = Locked<String?>(nil)
         let observer = NotificationCenter.default.addObserver(
             forName: KeyjarNotifications.cookiesChanged, object: watcher.client, queue: nil
         ) { _ in

@@ -7,6 +7,7 @@ import KeyjarCore
 import KeyjarLoader
 import KeyjarProtocol
 import Synchronization
+import KeyjarLocks
 
 /// `keyjar fetch URL`: one load through KeyjarLoader with the shared cookies and credentials.
 struct FetchCommand: AsyncParsableCommand {
@@ -193,7 +194,7 @@ struct FetchCommand: AsyncParsableCommand {
     ) async -> (FetchOutcome, FetchDelegate) {
         let queue = DispatchQueue(label: "keyjar.fetch")
         let maxTime = maxTime
-        let holder = Mutex<FetchDelegate?>(nil)
+        let holder = Locked<FetchDelegate?>(nil)
         let outcome = await withCheckedContinuation { (continuation: CheckedContinuation<FetchOutcome, Never>) in
             let delegate = FetchDelegate(queue: queue, options: options, destination: destination, credential: credential) {
                 continuation.resume(returning: $0)

@@ -2,6 +2,7 @@ import CCurl
 import Foundation
 import Glibc
 import Synchronization
+import KeyjarLocks
 
 /// Drives every transfer of the process through one libcurl multi handle, so a thousand
 /// concurrent connections cost a thousand sockets, not a thousand threads, and keep-alive
@@ -62,7 +63,7 @@ final class CurlEngine: Sendable {
     }
 
     private let multi: MultiHandle
-    private let control = Mutex(Control())
+    private let control = Locked(Control())
     private let driven = Driven()
     /// Wakes the engine thread when it is handed the driver role.
     private let threadWakeup = DispatchSemaphore(value: 0)

@@ -1,6 +1,7 @@
 import CCurl
 import Foundation
 import Synchronization
+import KeyjarLocks
 
 /// What one transfer reports, in order, from the engine thread.
 enum TransferEvent: Sendable {
@@ -93,7 +94,7 @@ final class CurlTransfer: @unchecked Sendable {
     private struct IdleHandles: @unchecked Sendable {
         var handles: [UnsafeMutableRawPointer] = []
     }
-    private static let idleHandles = Mutex(IdleHandles())
+    private static let idleHandles = Locked(IdleHandles())
     /// Enough for bursts of sequential and moderately concurrent loads; beyond it handles are freed.
     private static let maximumIdleHandles = 32
 
