@@ -117,8 +117,10 @@ public final class KeyjarClient: Sendable {
     private let receiving = ReceiveSide()
     /// The reader thread's `pthread_self()`.
     private let readerThread = Atomic<UInt>(0)
-    /// Serialises frames written by several threads.
-    private let sendLock = Locked(())
+    /// Serialises frames written by several threads; holds how many were sent (a lock around
+    /// an empty value shares its address with the lock's own fields, which ThreadSanitizer
+    /// then mistook for a race).
+    private let sendLock = Locked(0)
 
     /// Connects (starting keyjard if allowed and needed), loads the replica and subscribes.
     /// - Throws: ``KeyjarClientError`` with code `.unreachable` when no keyjard can be reached.
@@ -427,7 +429,10 @@ public final class KeyjarClient: Sendable {
         }
         guard let (socket, id) = prepared else { return }
         let frame = Framing.frame(MessageCoding.encode(ClientMessage(id: id, request: .snapshot)))
-        let sent: Bool = sendLock.withLock { _ in (try? socket.sendAll(frame)) != nil }
+        let sent: Bool = sendLock.withLock { count in
+            count += 1
+            return (try? socket.sendAll(frame)) != nil
+        }
         // A connection that fails here is re-established, and a reconnection resynchronises.
         if !sent { socket.shutdownBoth() }
     }
@@ -527,7 +532,10 @@ public final class KeyjarClient: Sendable {
             throw KeyjarClientError(code: .unreachable, message: "not connected to keyjard (reconnecting)")
         }
         var frame = Framing.frame(MessageCoding.encode(ClientMessage(id: id, request: request)))
-        let sent: Bool = sendLock.withLock { _ in (try? socket.sendAll(frame)) != nil }
+        let sent: Bool = sendLock.withLock { count in
+            count += 1
+            return (try? socket.sendAll(frame)) != nil
+        }
         Framing.wipe(&frame, upTo: frame.count)
         if !sent {
             state.withLock { _ = $0.waiters.removeValue(forKey: id) }

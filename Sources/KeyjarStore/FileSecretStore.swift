@@ -36,7 +36,7 @@ public final class FileSecretStore: SecretStore {
     public let path: String
     /// The file is the state; the lock makes each read-modify-write sequence atomic within the
     /// process, so concurrent stores cannot lose each other's updates.
-    private let lock = Locked<Void>(())
+    private let lock = Locked(0)
 
     /// Opens the secrets file at `path`, creating it (mode 0600) if it does not exist.
     ///

@@ -5,7 +5,7 @@ import KeyjarCore
 import KeyjarTestSupport
 import Testing
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(testTimeLimit))
 struct CookieCommandTests {
     @Test func setGetListDeleteAndClearGoThroughKeyjard() throws {
         let daemon = try DaemonProcess()

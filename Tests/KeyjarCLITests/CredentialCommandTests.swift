@@ -2,7 +2,7 @@ import Foundation
 import KeyjarTestSupport
 import Testing
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(testTimeLimit))
 struct CredentialCommandTests {
     @Test func addListShowDefaultAndRemove() throws {
         let daemon = try DaemonProcess()

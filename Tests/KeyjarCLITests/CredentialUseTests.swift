@@ -5,7 +5,7 @@ import Testing
 
 /// Credentials stored the way people store them, then used by `keyjar fetch`: per server,
 /// server-trust decisions and client certificates, against lighttpd and a Python server.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(testTimeLimit))
 struct CredentialUseTests {
     /// Basic on the realm "Team Area", which the stored credential never names.
     static let teamArea = """

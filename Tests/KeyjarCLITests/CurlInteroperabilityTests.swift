@@ -3,7 +3,7 @@ import KeyjarTestSupport
 import Testing
 
 /// Netscape cookies.txt both ways with the real curl.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(testTimeLimit))
 struct CurlInteroperabilityTests {
     /// `/set` sets three cookies (persistent, session, HttpOnly); `/echo` answers with the
     /// Cookie header it received.

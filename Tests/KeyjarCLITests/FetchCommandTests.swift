@@ -4,7 +4,7 @@ import KeyjarTestSupport
 import Testing
 
 /// `keyjar fetch` against a real HTTP server on 127.0.0.1 and the real keyjard.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(testTimeLimit))
 struct FetchCommandTests {
     /// Routes: /echo (the request as JSON), /hello (repeated header), /redirect (302 setting a
     /// cookie), /status/N, /big (1 MiB), /truncated (promises more than it sends), /slow (a

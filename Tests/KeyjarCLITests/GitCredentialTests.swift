@@ -4,7 +4,7 @@ import KeyjarTestSupport
 import Testing
 
 /// `keyjar git-credential` driven by git itself.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(testTimeLimit))
 struct GitCredentialTests {
     /// A git environment that never prompts and never reads the user's configuration.
     static func gitEnvironment(_ keyjar: KeyjarCLI, home: String, extraPath: String? = nil) -> [String: String] {

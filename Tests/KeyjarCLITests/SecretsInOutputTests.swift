@@ -5,7 +5,7 @@ import Testing
 /// A password given to `keyjar` never comes back in any command's output or errors, nor in
 /// keyjard's log or database, unless asked for (`show --reveal`, and git's helper protocol,
 /// whose answer is the password).
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(testTimeLimit))
 struct SecretsInOutputTests {
     @Test func noCommandEchoesAPasswordUnlessAskedTo() throws {
         let daemon = try DaemonProcess()

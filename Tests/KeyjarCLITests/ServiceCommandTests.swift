@@ -4,7 +4,7 @@ import KeyjarTestSupport
 import Testing
 
 /// status, policy and watch.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(testTimeLimit))
 struct ServiceCommandTests {
     @Test func statusReportsTheServiceItTalksTo() throws {
         let daemon = try DaemonProcess()

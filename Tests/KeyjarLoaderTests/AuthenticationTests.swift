@@ -57,7 +57,7 @@ struct AuthenticationTests {
 
     /// A synchronous load answers its 401 on the caller's thread, which drives libcurl: the
     /// retry it posts must go out at once, not after the driver's next idle wait (60 s).
-    @Test(.timeLimit(.minutes(1))) func synchronousLoadsRetryAChallengeAtOnce() throws {
+    @Test(.timeLimit(testTimeLimit)) func synchronousLoadsRetryAChallengeAtOnce() throws {
         let loader = loader()
         for round in 0..<5 {
             let url = URL(string: "http://alice:wonderland@127.0.0.1:\(server.port)/basic/sync?key=y\(round)")!

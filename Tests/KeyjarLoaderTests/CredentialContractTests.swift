@@ -11,7 +11,7 @@ import Testing
 /// The challenge contract (message order, proposed credential, failure counts, didCancel,
 /// connectionShouldUseCredentialStorage) and credentials answered by Keyjar's matching rule,
 /// against real servers and a real keyjard.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(testTimeLimit))
 struct CredentialContractTests {
     let server: LoaderTestServer
     init() throws { server = try LoaderTestServer() }

@@ -9,7 +9,7 @@ import Testing
 /// Server trust (the chain shown, one certificate trusted per host and port, decisions kept by
 /// persistence) and client certificates (required, accepted, refused, stored), against the
 /// Python test server's self-signed TLS and lighttpd with client verification.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(testTimeLimit))
 struct TLSIdentityTests {
     private static func accept(_ persistence: URLCredential.Persistence) -> URLCredential {
         URLCredential(user: "", password: "", persistence: persistence)

@@ -6,7 +6,7 @@ import Testing
 
 /// Real traffic, every request and reply kind, checked against Schemas/protocol.schema.json by
 /// an independent JSON Schema validator (Python's jsonschema).
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(testTimeLimit))
 struct ProtocolSchemaTests {
     static let schemaPath = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("Schemas/protocol.schema.json").path

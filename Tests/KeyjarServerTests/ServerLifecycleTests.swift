@@ -6,7 +6,7 @@ import KeyjarTestSupport
 import Testing
 
 /// Socket activation and slow clients.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(testTimeLimit))
 struct ServerLifecycleTests {
     /// Plays systemd's part: binds the socket, then starts keyjard with it as fd 3 and
     /// LISTEN_FDS=1 / LISTEN_PID set, and prints keyjard's pid.

@@ -6,7 +6,7 @@ import KeyjarTestSupport
 import Testing
 
 /// Bad input, crashes and competing starts lose nothing and bring nothing down.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(testTimeLimit))
 struct ServerRobustnessTests {
     @Test func killDuringAWriteStormLosesNoAcknowledgedWrite() throws {
         let daemon = try DaemonProcess()

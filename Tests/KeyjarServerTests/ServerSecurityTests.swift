@@ -6,7 +6,7 @@ import KeyjarTestSupport
 import Testing
 
 /// The socket is private, passwords stay in the Secret Service.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(testTimeLimit))
 struct ServerSecurityTests {
     @Test func socketAndDirectoryArePrivate() throws {
         let daemon = try DaemonProcess()

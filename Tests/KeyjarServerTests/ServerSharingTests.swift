@@ -5,7 +5,7 @@ import KeyjarTestSupport
 import Testing
 
 /// keyjard shares one store between clients and tells each about the others' changes.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(testTimeLimit))
 struct ServerSharingTests {
     @Test func clientsSeeEachOthersChanges() throws {
         let daemon = try DaemonProcess()

@@ -1,4 +1,5 @@
 import Foundation
+public import Testing
 import Glibc
 
 /// A fresh 0700 directory with a short path (`/tmp/kj-XXXXXX`: socket paths are limited to
@@ -24,3 +25,8 @@ public struct TestSupportError: Error, CustomStringConvertible {
 
     public init(_ description: String) { self.description = description }
 }
+
+/// A test's time limit: a minute, or ten under a sanitizer (`scripts/test --sanitize`
+/// exports `KEYJAR_SANITIZER`), where everything runs several times slower.
+public let testTimeLimit: TimeLimitTrait.Duration =
+    ProcessInfo.processInfo.environment["KEYJAR_SANITIZER"] == nil ? .minutes(1) : .minutes(10)

@@ -5,7 +5,7 @@ import KeyjarProtocol
 import KeyjarTestSupport
 import Testing
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(testTimeLimit))
 struct EphemeralStorageTests {
     @Test func anEphemeralStoreIsPrivateToItsProcessAndFollowsTheSameRules() throws {
         let daemon = try DaemonProcess()

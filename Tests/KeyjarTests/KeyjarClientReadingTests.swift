@@ -10,7 +10,7 @@ import KeyjarLocks
 /// Callers waiting for a reply read the socket themselves when the reader thread is busy, and
 /// are handed their reply by it when it waits in the socket: every message must still be
 /// dispatched once and in order, and announced in order, whoever read it.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(testTimeLimit))
 struct KeyjarClientReadingTests {
     /// Several threads of one process write while another process writes too: every call gets
     /// its own reply, and the process announces every change once, in sequence order, on its

@@ -20,7 +20,7 @@ func storage(for daemon: DaemonProcess) throws -> SharedCookieStorage {
     SharedCookieStorage(client: try KeyjarClient(configuration: .init(socketPath: daemon.socketPath, autoStart: false)))
 }
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(testTimeLimit))
 struct SharedCookieStorageTests {
     @Test func twoClientsShareCookiesAndTheOtherIsNotified() async throws {
         let daemon = try DaemonProcess()

@@ -27,7 +27,7 @@ func space(_ host: String, port: Int = 443, realm: String = "Admin") -> URLProte
                        authenticationMethod: NSURLAuthenticationMethodHTTPBasic)
 }
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(testTimeLimit))
 struct SharedCredentialStorageTests {
     @Test func credentialsAreSharedAccordingToTheirPersistence() throws {
         let daemon = try DaemonProcess()
