@@ -179,7 +179,7 @@ let package = Package(
         ),
         .testTarget(
             name: "KeyjarLoaderTests",
-            dependencies: ["KeyjarLoader", "Keyjar", "KeyjarCore", "KeyjarLocks", "KeyjarTestSupport", "KeyjarDaemon"],
+            dependencies: ["KeyjarLoader", "Keyjar", "KeyjarAuth", "KeyjarCore", "KeyjarLocks", "KeyjarTestSupport", "KeyjarDaemon"],
             exclude: ["Servers"],
             swiftSettings: swiftSettings
         ),

@@ -52,6 +52,9 @@ struct KeyjarDaemonCommand: AsyncParsableCommand {
     @Option(help: "Cookies kept per site (registrable domain) before eviction (Chromium: 180).")
     var maxCookiesPerSite: Int = CookieJar.Limits().perSite
 
+    @Option(help: ArgumentHelp("Seconds between two sweeps of expired cookies.", visibility: .hidden))
+    var expiryInterval: Int = 60
+
     @Option(help: "trace, debug, info, notice, warning, error or critical.")
     var logLevel: String = "info"
 
@@ -63,6 +66,7 @@ struct KeyjarDaemonCommand: AsyncParsableCommand {
         guard maxFrameBytes >= 1024 else { throw ValidationError("--max-frame-bytes must be at least 1024") }
         guard clientQueueLimit >= 1 else { throw ValidationError("--client-queue-limit must be at least 1") }
         guard maxCookies >= 1, maxCookiesPerSite >= 1 else { throw ValidationError("cookie limits must be at least 1") }
+        guard expiryInterval >= 1 else { throw ValidationError("--expiry-interval must be at least 1 second") }
     }
 
     func run() async throws {
@@ -83,6 +87,7 @@ struct KeyjarDaemonCommand: AsyncParsableCommand {
         var configuration = ServerConfiguration(
             socketPath: socket ?? KeyjarPaths.defaultSocketPath(), databasePath: databasePath,
             maximumFramePayload: maxFrameBytes, clientQueueLimit: clientQueueLimit, limits: limits)
+        configuration.expiryInterval = .seconds(expiryInterval)
         if secrets == .file {
             let path = secretsFile ?? (databasePath as NSString).deletingLastPathComponent + "/secrets.json"
             configuration.secrets = .file(path: path)

@@ -194,6 +194,32 @@ struct FetchCommandTests {
         let slow = try keyjar.run(["fetch", "--max-time", "0.5", fixture.url("/slow")])
         #expect(slow.status == 1)
         #expect(slow.error == "keyjar: the load took longer than --max-time 0.5 s.\n")
+
+        // With -o, neither the time limit nor an interrupt leaves a partial file, or any
+        // temporary one, behind.
+        let file = fixture.daemon.directory.path("partial.bin")
+        let timed = try keyjar.run(["fetch", "-o", file, "--max-time", "0.5", fixture.url("/slow")])
+        #expect(timed.status == 1)
+        var environment = keyjar.environment
+        environment["KEYJAR_SOCKET"] = fixture.daemon.socketPath
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: KeyjarCLI.binary)
+        process.arguments = ["fetch", "-o", file, fixture.url("/slow")]
+        process.environment = childEnvironment(environment)
+        let errors = Pipe()
+        process.standardError = errors
+        try process.run()
+        // Interrupted while it loads: once its temporary file exists and it catches SIGINT.
+        #expect(eventuallyTrue {
+            (try? FileManager.default.contentsOfDirectory(atPath: fixture.daemon.directory.path)
+                .contains { $0.hasPrefix(".partial.bin.keyjar-") }) == true && catches(SIGINT, pid: process.processIdentifier)
+        })
+        kill(process.processIdentifier, SIGINT)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 1)
+        #expect(String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self) == "keyjar: interrupted.\n")
+        let left = try FileManager.default.contentsOfDirectory(atPath: fixture.daemon.directory.path)
+        #expect(!left.contains { $0.contains("partial.bin") }, "\(left)")
     }
 
     @Test func badArgumentsAreUsageErrorsThatNeverEchoAPassword() throws {
@@ -279,4 +305,36 @@ struct FetchCommandTests {
         let stored = try keyjar.run(["fetch", "-f", basic])
         #expect(stored.status == 0 && stored.output == "secret page", "\(stored.error)")
     }
+
+    @Test func sessionPersistenceKeepsThePasswordForThisRunOnly() throws {
+        let fixture = try Fixture()
+        defer { #expect(fixture.daemon.stop() == 0) }
+        let basic = fixture.url("/basic")
+        let session = try fixture.keyjar.run(
+            ["fetch", "--user", "alice", "--password-stdin", "--persistence", "session", basic], input: "wonderland\n")
+        #expect(session.status == 0 && session.output == "secret page", "\(session.error)")
+        #expect(try fixture.keyjar.ok("credential", "list").isEmpty)
+        // The next run has nothing stored: asked for a password again.
+        #expect(try fixture.keyjar.run(["fetch", basic]).status == 1)
+    }
+
+    @Test func insecureAcceptsACertificateThatFailsVerificationForThisRunOnly() throws {
+        let fixture = try Fixture()
+        defer { #expect(fixture.daemon.stop() == 0) }
+        let server = try LighttpdServer(tls: true)
+        let url = server.url("/plain/index.txt").absoluteString
+        let insecure = try fixture.keyjar.run(["fetch", "-k", url])
+        #expect(insecure.status == 0 && insecure.output == "secret page\n", "\(insecure.error)")
+        #expect(try fixture.keyjar.run(["fetch", url]).status == 1)
+        #expect(try fixture.keyjar.ok("credential", "list").isEmpty)
+    }
+}
+
+/// Whether a process has a handler for a signal (the SigCgt mask in /proc/PID/status).
+func catches(_ signal: Int32, pid: pid_t) -> Bool {
+    guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+        let line = status.split(separator: "\n").first(where: { $0.hasPrefix("SigCgt:") }),
+        let mask = UInt64(line.dropFirst(7).trimmingCharacters(in: .whitespaces), radix: 16)
+    else { return false }
+    return mask & (1 << UInt64(signal - 1)) != 0
 }

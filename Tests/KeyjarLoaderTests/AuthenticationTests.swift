@@ -1,8 +1,9 @@
 import Foundation
 import FoundationNetworking
 import Keyjar
+import KeyjarAuth
 import KeyjarCore
-import KeyjarLoader
+@testable import KeyjarLoader
 import KeyjarTestSupport
 import Synchronization
 import Testing
@@ -201,6 +202,22 @@ struct AuthenticationTests {
         #expect(delegate.recorder.body == "ntlm welcome alice")
         #expect(delegate.challenges.map(\.method) == [NSURLAuthenticationMethodNTLM])
         #expect(try server.count("401:ntlm") == 1)
+    }
+
+    /// Negotiate (SPNEGO) is offered to the delegate and handed to libcurl; with no Kerberos
+    /// ticket anywhere libcurl cannot answer it, and the 401 is the load's answer.
+    @Test(.enabled(if: LoaderConnection.supportedSchemes.contains(.negotiate), "this libcurl has no SPNEGO"))
+    func negotiateIsOfferedAndHandedToLibcurl() throws {
+        let delegate = ChallengeDelegate { seen in
+            seen.previousFailureCount == 0 ? .use(user: "alice", password: "wonderland", persistence: .none) : .continueWithout
+        }
+        _ = loader().connection(with: URLRequest(url: server.url("/negotiate")), delegate: delegate)
+        #expect(delegate.recorder.wait())
+        #expect(delegate.challenges.map(\.method) == [NSURLAuthenticationMethodNegotiate, NSURLAuthenticationMethodNegotiate])
+        #expect(delegate.challenges.map(\.previousFailureCount) == [0, 1])
+        #expect(delegate.recorder.lastResponse?.statusCode == 401)
+        #expect(delegate.recorder.body == "no ticket")
+        #expect(try server.count("negotiate") >= 2, "libcurl tried again with the credential")
     }
 
     @Test func aProxyChallengeIsAnsweredForTheProxySpace() throws {

@@ -149,9 +149,23 @@ struct LoaderConnectionTests {
         #expect(try decodeEcho(load(URLRequest(url: server.url("/echo")), with: loader).body).headers["cookie"] != nil)
     }
 
-    @Test func compressedBodiesAreDecoded() throws {
-        let delegate = load(URLRequest(url: server.url("/gzip")), with: ephemeralLoader())
-        #expect(delegate.body == String(repeating: "decoded by libcurl ", count: 50))
+    @Test(arguments: ["/gzip", "/deflate", "/br", "/zstd"])
+    func compressedBodiesAreDecoded(path: String) throws {
+        let delegate = load(URLRequest(url: server.url(path)), with: ephemeralLoader())
+        #expect(delegate.lastResponse?.statusCode == 200)
+        #expect(delegate.body == String(repeating: "decoded by libcurl ", count: 50), "\(path)")
+    }
+
+    /// `maximumRedirects` redirects are followed; one more fails the load.
+    @Test func theRedirectLimitHoldsAtItsBoundary() throws {
+        let loader = URLLoader(configuration: .init(cookieStorage: .ephemeral(), maximumRedirects: 3))
+        let within = load(URLRequest(url: server.url("/chain?n=3")), with: loader)
+        #expect(within.body == "hello world")
+        #expect(within.events.filter { if case .willSend(_, let status?) = $0 { status == 302 } else { false } }.count == 3)
+        let beyond = load(URLRequest(url: server.url("/chain?n=4")), with: loader)
+        #expect(beyond.error?.code == .httpTooManyRedirects)
+        let none = load(URLRequest(url: server.url("/chain?n=1")), with: URLLoader(configuration: .init(maximumRedirects: 0)))
+        #expect(none.error?.code == .httpTooManyRedirects)
     }
 
     @Test func uploadsReportProgressAndArrive() throws {

@@ -1,6 +1,6 @@
 """The HTTP server the KeyjarLoader tests talk to, on 127.0.0.1 (an ephemeral port, printed
 as "ready PORT"). Each path is one behaviour; the tests read what arrived from /echo."""
-import base64, gzip, hashlib, http.server, json, os, ssl, struct, subprocess, sys, tempfile, threading, time, urllib.parse, urllib.request
+import base64, gzip, hashlib, http.server, json, os, ssl, struct, subprocess, sys, tempfile, threading, time, urllib.parse, urllib.request, zlib
 
 counters = {}
 
@@ -110,6 +110,20 @@ class Handler(http.server.BaseHTTPRequestHandler):
         elif path == "/gzip":
             body = gzip.compress(b"decoded by libcurl " * 50)
             self.reply(200, body, [("Content-Encoding", "gzip")])
+        elif path in ("/deflate", "/br", "/zstd"):
+            # Each encoding made by its reference tool: zlib, and the brotli and zstd commands.
+            plain = b"decoded by libcurl " * 50
+            encoding = path[1:]
+            if encoding == "deflate":
+                body = zlib.compress(plain)
+            else:
+                body = subprocess.run([{"br": "brotli", "zstd": "zstd"}[encoding], "-c"], input=plain, check=True,
+                                      stdout=subprocess.PIPE).stdout
+            self.reply(200, body, [("Content-Encoding", encoding)])
+        elif path == "/negotiate":
+            # SPNEGO with no Kerberos realm anywhere: a client can only fail to answer it.
+            counters["negotiate"] = counters.get("negotiate", 0) + 1
+            self.reply(401, b"no ticket", [("WWW-Authenticate", "Negotiate")])
         elif path == "/cacheable":
             self.reply(200, b"cache me", [("Cache-Control", "max-age=600")])
         elif path == "/no-store":

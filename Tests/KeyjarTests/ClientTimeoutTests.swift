@@ -1,0 +1,33 @@
+import Foundation
+import Glibc
+import Keyjar
+import KeyjarProtocol
+import KeyjarTestSupport
+import Testing
+
+@Suite(.timeLimit(testTimeLimit))
+struct ClientTimeoutTests {
+    /// keyjard stopped (SIGSTOP) but its socket still open: a call gives up after the request
+    /// timeout with `.timedOut`, and works again once keyjard runs.
+    @Test func aCallTimesOutWhenKeyjardStopsAnswering() throws {
+        let daemon = try DaemonProcess()
+        defer {
+            kill(daemon.pid, SIGCONT)
+            #expect(daemon.stop() == 0)
+        }
+        let client = try KeyjarClient(configuration: .init(socketPath: daemon.socketPath, autoStart: false, requestTimeout: 1))
+        kill(daemon.pid, SIGSTOP)
+        do {
+            _ = try client.call(.status)
+            Issue.record("a stopped keyjard answered")
+        } catch {
+            #expect(error.code == .timedOut, "\(error)")
+        }
+        kill(daemon.pid, SIGCONT)
+        let reply = try client.call(.status)
+        guard case .status = reply else {
+            Issue.record("expected a status reply, got \(reply)")
+            return
+        }
+    }
+}
