@@ -20,7 +20,7 @@ public final class LighttpdServer: Sendable {
             try fileManager.createDirectory(atPath: "\(directory)/\(path)", withIntermediateDirectories: true)
             try Data("secret page\n".utf8).write(to: URL(fileURLWithPath: "\(directory)/\(path)/index.txt"))
         }
-        port = try freeLoopbackPort()
+
         // The password file holds HA1 = H(user:realm:password) in MD5 and SHA-256, written by
         // Python's hashlib (not by Keyjar).
         let htdigest = try runPython("""
@@ -53,30 +53,43 @@ public final class LighttpdServer: Sendable {
                     """
             }
         }
-        let configuration = """
-            server.document-root = "\(directory)/www"
-            server.port = \(port)
-            server.bind = "127.0.0.1"
-            server.modules = ("mod_auth", "mod_authn_file")
-            server.errorlog = "\(directory)/error.log"
-            auth.backend = "htdigest"
-            auth.backend.htdigest.userfile = "\(directory)/htdigest"
-            auth.require = (
-                "/digest/" => ("method" => "digest", "realm" => "keyjar-digest", "require" => "valid-user", "algorithm" => "SHA-256|MD5"),
-                "/digest-md5/" => ("method" => "digest", "realm" => "keyjar-md5", "require" => "valid-user", "algorithm" => "MD5")
-            )
-            mimetype.assign = (".txt" => "text/plain")
-            \(tlsLines)
-            """
-        try Data(configuration.utf8).write(to: URL(fileURLWithPath: "\(directory)/lighttpd.conf"))
-        pid = try spawnQuietly("/usr/sbin/lighttpd", ["-D", "-f", "\(directory)/lighttpd.conf"], environment: ProcessInfo.processInfo.environment)
-        // Serving once the port accepts.
-        for _ in 0..<100 {
-            if loopbackPortAccepts(port) { return }
-            usleep(50_000)
+        // A port found free may be taken by another test before lighttpd binds it: then lighttpd
+        // exits, and another port is tried.
+        for _ in 0..<5 {
+            let candidate = try freeLoopbackPort()
+            let configuration = """
+                server.document-root = "\(directory)/www"
+                server.port = \(candidate)
+                server.bind = "127.0.0.1"
+                server.modules = ("mod_auth", "mod_authn_file")
+                server.errorlog = "\(directory)/error.log"
+                auth.backend = "htdigest"
+                auth.backend.htdigest.userfile = "\(directory)/htdigest"
+                auth.require = (
+                    "/digest/" => ("method" => "digest", "realm" => "keyjar-digest", "require" => "valid-user", "algorithm" => "SHA-256|MD5"),
+                    "/digest-md5/" => ("method" => "digest", "realm" => "keyjar-md5", "require" => "valid-user", "algorithm" => "MD5")
+                )
+                mimetype.assign = (".txt" => "text/plain")
+                \(tlsLines)
+                """
+            try Data(configuration.utf8).write(to: URL(fileURLWithPath: "\(directory)/lighttpd.conf"))
+            let started = try spawnQuietly(
+                "/usr/sbin/lighttpd", ["-D", "-f", "\(directory)/lighttpd.conf"], environment: ProcessInfo.processInfo.environment)
+            // Serving once the port accepts while lighttpd still runs (it exits at once when it
+            // cannot bind).
+            for _ in 0..<100 {
+                if !isRunning(started) { break }
+                if loopbackPortAccepts(candidate), isRunning(started) {
+                    port = candidate
+                    pid = started
+                    return
+                }
+                usleep(50_000)
+            }
+            kill(started, SIGKILL)
+            _ = waitForExit(started)
         }
-        kill(pid, SIGKILL)
-        throw TestSupportError("lighttpd did not start on port \(port)")
+        throw TestSupportError("lighttpd did not start; see \(directory)/error.log")
     }
 
     deinit {
@@ -162,4 +175,10 @@ public struct TestIdentities: Sendable {
     }
 
     public func remove() { try? FileManager.default.removeItem(atPath: directory) }
+}
+
+/// Whether a child started by `spawnQuietly` is still running (reaping it if it ended).
+func isRunning(_ pid: pid_t) -> Bool {
+    var status: Int32 = 0
+    return waitpid(pid, &status, WNOHANG) == 0
 }
