@@ -198,10 +198,20 @@ struct AuthenticationTests {
         let delegate = ChallengeDelegate { _ in .use(user: "alice", password: "wonderland", persistence: .none) }
         _ = loader().connection(with: URLRequest(url: server.url("/ntlm")), delegate: delegate)
         #expect(delegate.recorder.wait())
-        // The server read alice from libcurl's type-3 message, after its own type-2 challenge
+        // The server checked libcurl's NTLMv2 response against alice's password.
         #expect(delegate.recorder.body == "ntlm welcome alice")
         #expect(delegate.challenges.map(\.method) == [NSURLAuthenticationMethodNTLM])
         #expect(try server.count("401:ntlm") == 1)
+
+        // A wrong password: the server refuses it, and the delegate hears of the failure.
+        let wrong = ChallengeDelegate { seen in
+            seen.previousFailureCount == 0 ? .use(user: "alice", password: "not-it", persistence: .none) : .continueWithout
+        }
+        _ = loader().connection(with: URLRequest(url: server.url("/ntlm")), delegate: wrong)
+        #expect(wrong.recorder.wait())
+        #expect(wrong.recorder.lastResponse?.statusCode == 401)
+        #expect(wrong.challenges.map(\.previousFailureCount) == [0, 1])
+        #expect(try server.count("ntlm-wrong") == 1)
     }
 
     /// Negotiate (SPNEGO) is offered to the delegate and handed to libcurl; with no Kerberos

@@ -162,21 +162,28 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def ntlm_handshake(self):
         """NTLM's three messages on one connection: libcurl's negotiate (type 1), our
-        challenge (type 2), its authenticate (type 3), from which the user name is read. The
-        response itself is not verified (that needs MD4, gone from OpenSSL 3's defaults): the
-        point is that the loader hands NTLM to libcurl with the right credential."""
+        challenge (type 2), its authenticate (type 3), whose NT response is checked against
+        alice's password ("wonderland"): a wrong password is refused."""
         header = self.headers.get("Authorization", "")
         message = base64.b64decode(header[5:]) if header.startswith("NTLM ") else b""
         if message[:12] == b"NTLMSSP\0\x01\0\0\0":
-            flags = 0x00000001 | 0x00000200  # Unicode, NTLM
+            flags = 0x00000001 | 0x00000200 | 0x00800000  # Unicode, NTLM, target info
+            target_info = struct.pack("<HH", 1, 8) + "KEYJAR".encode("utf-16-le")[:8] + struct.pack("<HH", 0, 0)
             challenge = (b"NTLMSSP\0" + struct.pack("<I", 2) + struct.pack("<HHI", 0, 0, 48) + struct.pack("<I", flags)
-                         + b"\x01\x23\x45\x67\x89\xab\xcd\xef" + bytes(8) + struct.pack("<HHI", 0, 0, 48))
+                         + NTLM_SERVER_CHALLENGE + bytes(8) + struct.pack("<HHI", len(target_info), len(target_info), 48)
+                         + target_info)
             return self.reply(401, b"", [("WWW-Authenticate", "NTLM " + base64.b64encode(challenge).decode())])
         if message[:12] == b"NTLMSSP\0\x03\0\0\0":
-            length, _, offset = struct.unpack("<HHI", message[36:44])
-            user = message[offset:offset + length].decode("utf-16-le")
+            def field(at):
+                length, _, offset = struct.unpack("<HHI", message[at:at + 8])
+                return message[offset:offset + length]
+            lm_response, nt_response = field(12), field(20)
+            domain, user = field(28).decode("utf-16-le"), field(36).decode("utf-16-le")
             counters["ntlm-user"] = user
-            return self.reply(200, ("ntlm welcome " + user).encode())
+            if ntlm_response_matches(user, domain, "wonderland", lm_response, nt_response):
+                return self.reply(200, ("ntlm welcome " + user).encode())
+            counters["ntlm-wrong"] = counters.get("ntlm-wrong", 0) + 1
+            return self.reply(401, b"wrong password", [("WWW-Authenticate", "NTLM")])
         counters["401:ntlm"] = counters.get("401:ntlm", 0) + 1
         self.reply(401, b"who are you", [("WWW-Authenticate", 'Basic realm="ntlm-or-basic"'), ("WWW-Authenticate", "NTLM")])
 
@@ -219,6 +226,68 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.reply(error.code, error.read(), [("X-Proxied", "yes")])
 
     do_GET = do_POST = do_PUT = do_HEAD = do_DELETE = do_PATCH = handle_any
+
+
+NTLM_SERVER_CHALLENGE = b"\x01\x23\x45\x67\x89\xab\xcd\xef"
+
+
+def md4(data):
+    """MD4 (RFC 1320), which OpenSSL 3 no longer offers by default and hashlib with it."""
+    def rotate(x, n): return ((x << n) | (x >> (32 - n))) & 0xFFFFFFFF
+    message = bytearray(data) + b"\x80"
+    while len(message) % 64 != 56: message += b"\0"
+    message += struct.pack("<Q", len(data) * 8)
+    a, b, c, d = 0x67452301, 0xEFCDAB89, 0x98BADCFE, 0x10325476
+    for chunk in range(0, len(message), 64):
+        x = struct.unpack("<16I", message[chunk:chunk + 64])
+        aa, bb, cc, dd = a, b, c, d
+        f = lambda x, y, z: (x & y) | (~x & z)
+        g = lambda x, y, z: (x & y) | (x & z) | (y & z)
+        h = lambda x, y, z: x ^ y ^ z
+        for i in range(16):
+            k = [3, 7, 11, 19][i % 4]
+            a, b, c, d = d, rotate((a + f(b, c, d) + x[i]) & 0xFFFFFFFF, k), b, c
+        for i in range(16):
+            k = [3, 5, 9, 13][i % 4]
+            index = (i % 4) * 4 + i // 4
+            a, b, c, d = d, rotate((a + g(b, c, d) + x[index] + 0x5A827999) & 0xFFFFFFFF, k), b, c
+        for i in range(16):
+            k = [3, 9, 11, 15][i % 4]
+            index = [0, 8, 4, 12, 2, 10, 6, 14, 1, 9, 5, 13, 3, 11, 7, 15][i]
+            a, b, c, d = d, rotate((a + h(b, c, d) + x[index] + 0x6ED9EBA1) & 0xFFFFFFFF, k), b, c
+        a, b, c, d = (a + aa) & 0xFFFFFFFF, (b + bb) & 0xFFFFFFFF, (c + cc) & 0xFFFFFFFF, (d + dd) & 0xFFFFFFFF
+    return struct.pack("<4I", a, b, c, d)
+
+
+def des_encrypt(key7, block):
+    """DES with a 56-bit key spread over 8 bytes (MS-NLMP 6, DESL). Python has no DES and
+    OpenSSL 3 keeps it in its legacy provider, which the openssl tool can still load."""
+    bits = int.from_bytes(key7, "big")
+    key8 = bytes(((bits >> (49 - 7 * i)) & 0x7F) << 1 for i in range(8))
+    return subprocess.run(["openssl", "enc", "-des-ecb", "-nopad", "-K", key8.hex(),
+                           "-provider", "legacy", "-provider", "default"],
+                          input=block, capture_output=True, check=True).stdout
+
+
+def ntlm_response_matches(user, domain, password, lm_response, nt_response):
+    """The NT response in whichever form the client chose: NTLMv2 (MS-NLMP 3.3.2, longer than
+    24 bytes), NTLM2 session response (24 bytes, its client challenge in the LM field padded
+    with zeros) or NTLMv1 (24 bytes, DES of the server challenge under the NT hash). Debian
+    12's libcurl answers NTLMv1 even when offered target information; newer ones answer v2."""
+    import hmac
+    nt_hash = md4(password.encode("utf-16-le"))
+    if len(nt_response) > 24:
+        ntowfv2 = hmac.new(nt_hash, (user.upper() + domain).encode("utf-16-le"), "md5").digest()
+        proof = hmac.new(ntowfv2, NTLM_SERVER_CHALLENGE + nt_response[16:], "md5").digest()
+        return hmac.compare_digest(proof, nt_response[:16])
+    if len(nt_response) != 24:
+        return False
+    challenge = NTLM_SERVER_CHALLENGE
+    if len(lm_response) == 24 and lm_response[8:] == bytes(16):
+        challenge = hashlib.md5(NTLM_SERVER_CHALLENGE + lm_response[:8]).digest()[:8]
+    key = nt_hash + bytes(5)
+    expected = b"".join(des_encrypt(key[i:i + 7], challenge) for i in (0, 7, 14))
+    return hmac.compare_digest(expected, nt_response)
 
 
 class Server(http.server.ThreadingHTTPServer):
