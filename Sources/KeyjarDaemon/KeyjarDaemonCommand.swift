@@ -46,6 +46,18 @@ struct KeyjarDaemonCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Messages queued for one client before it is disconnected as stuck.", visibility: .hidden))
     var clientQueueLimit: Int = 4096
 
+    @Option(help: ArgumentHelp("Bytes queued for one client before it is disconnected as stuck.", visibility: .hidden))
+    var clientQueueBytes: Int = 16 * 1024 * 1024
+
+    @Option(help: "Bytes that incoming frames over 64 KiB may hold at once, over all clients (default: what the largest frame needs, 128 MiB).")
+    var maxInboundBytes: Int?
+
+    @Option(help: "Clients served at once; more are refused.")
+    var maxConnections: Int = 512
+
+    @Option(help: ArgumentHelp("Seconds a large frame may take to arrive once begun.", visibility: .hidden))
+    var frameDeadline: Int = 30
+
     @Option(help: "Cookies kept in all before the least valuable are evicted (Chromium: 3300).")
     var maxCookies: Int = CookieJar.Limits().total
 
@@ -65,6 +77,13 @@ struct KeyjarDaemonCommand: AsyncParsableCommand {
         if secretsFile != nil && secrets != .file { throw ValidationError("--secrets-file needs --secrets file") }
         guard maxFrameBytes >= 1024 else { throw ValidationError("--max-frame-bytes must be at least 1024") }
         guard clientQueueLimit >= 1 else { throw ValidationError("--client-queue-limit must be at least 1") }
+        guard clientQueueBytes >= 1024 else { throw ValidationError("--client-queue-bytes must be at least 1024") }
+        let minimumInbound = ServerConfiguration.minimumInboundBudget(maximumFramePayload: maxFrameBytes)
+        if let maxInboundBytes, maxInboundBytes < minimumInbound {
+            throw ValidationError("--max-inbound-bytes must hold the buffer of one largest frame: at least \(minimumInbound)")
+        }
+        guard maxConnections >= 1 else { throw ValidationError("--max-connections must be at least 1") }
+        guard frameDeadline >= 1 else { throw ValidationError("--frame-deadline must be at least 1 second") }
         guard maxCookies >= 1, maxCookiesPerSite >= 1 else { throw ValidationError("cookie limits must be at least 1") }
         guard expiryInterval >= 1 else { throw ValidationError("--expiry-interval must be at least 1 second") }
     }
@@ -86,7 +105,9 @@ struct KeyjarDaemonCommand: AsyncParsableCommand {
             totalPurge: max(1, min(300, maxCookies / 10)))
         var configuration = ServerConfiguration(
             socketPath: socket ?? KeyjarPaths.defaultSocketPath(), databasePath: databasePath,
-            maximumFramePayload: maxFrameBytes, clientQueueLimit: clientQueueLimit, limits: limits)
+            maximumFramePayload: maxFrameBytes, inboundBudget: maxInboundBytes, maximumConnections: maxConnections,
+            frameDeadline: .seconds(frameDeadline), clientQueueLimit: clientQueueLimit, clientQueueBytes: clientQueueBytes,
+            limits: limits)
         configuration.expiryInterval = .seconds(expiryInterval)
         if secrets == .file {
             let path = secretsFile ?? (databasePath as NSString).deletingLastPathComponent + "/secrets.json"

@@ -20,6 +20,14 @@ public enum Framing {
         }
     }
 
+    /// The payload length a frame's header announces, checked against `maximum`.
+    public static func payloadLength(announced header: UInt32, maximum: Int) throws(FrameDecodingError) -> Int {
+        let length = Int(header)
+        if length == 0 { throw .empty }
+        if length > maximum { throw .tooLarge(length: length, maximum: maximum) }
+        return length
+    }
+
     public static func frame(_ payload: [UInt8]) -> [UInt8] {
         let length = UInt32(payload.count)
         return [UInt8(length >> 24), UInt8(length >> 16 & 0xFF), UInt8(length >> 8 & 0xFF), UInt8(length & 0xFF)]
@@ -33,12 +41,15 @@ public enum FrameDecodingError: Error, Sendable, Hashable, CustomStringConvertib
     case tooLarge(length: Int, maximum: Int)
     /// The stream ended inside a frame.
     case truncated(buffered: Int)
+    /// A large frame began and did not finish in time (the sender stalled, holding memory).
+    case stalled(length: Int, seconds: Int)
 
     public var description: String {
         switch self {
         case .empty: return "a frame has length 0"
         case .tooLarge(let length, let maximum): return "a frame of \(length) bytes exceeds the limit of \(maximum)"
         case .truncated(let buffered): return "the stream ended inside a frame (\(buffered) bytes buffered)"
+        case .stalled(let length, let seconds): return "a frame of \(length) bytes did not arrive within \(seconds) s"
         }
     }
 }
@@ -78,10 +89,9 @@ public struct FrameParser: Sendable {
     /// The next complete payload, nil when more bytes are needed.
     public mutating func next() throws(FrameDecodingError) -> [UInt8]? {
         guard buffer.count - start >= Framing.headerSize else { return nil }
-        let length = Int(buffer[start]) << 24 | Int(buffer[start + 1]) << 16 | Int(buffer[start + 2]) << 8
-            | Int(buffer[start + 3])
-        if length == 0 { throw .empty }
-        if length > maximumPayload { throw .tooLarge(length: length, maximum: maximumPayload) }
+        let header = UInt32(buffer[start]) << 24 | UInt32(buffer[start + 1]) << 16 | UInt32(buffer[start + 2]) << 8
+            | UInt32(buffer[start + 3])
+        let length = try Framing.payloadLength(announced: header, maximum: maximumPayload)
         guard buffer.count - start - Framing.headerSize >= length else { return nil }
         let frameStart = start
         let payloadStart = start + Framing.headerSize

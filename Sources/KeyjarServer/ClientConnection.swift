@@ -4,33 +4,68 @@ import NIOCore
 /// A connected, authenticated client as the service sees it. Confined to the service's event
 /// loop, like everything the service owns.
 ///
-/// Messages on their way to the socket are counted; a client that lets more than
-/// `ServerConfiguration.clientQueueLimit` pile up (a stuck or very slow reader) is disconnected
-/// rather than allowed to grow keyjard's memory. It reconnects and resynchronises by sequence
-/// number.
+/// Messages on their way to the socket are counted. Once more than
+/// ``ServerConfiguration/clientBacklogBytes`` wait, keyjard stops reading the client's requests
+/// (its ``ReadGate``) until it reads what it was sent: a client that sends requests without
+/// reading replies cannot pile replies up. Events keep coming regardless, so a client that
+/// lets more than ``ServerConfiguration/clientQueueLimit`` messages or
+/// ``ServerConfiguration/clientQueueBytes`` bytes pile up (a stopped or very slow reader) is
+/// disconnected rather than allowed to grow keyjard's memory; it reconnects and resynchronises
+/// by sequence number.
 final class ClientConnection {
+    struct Limits {
+        var messages: Int
+        var bytes: Int
+        var backlogBytes: Int
+    }
+
     let id: UInt64
     let pid: Int32
     let channel: any Channel
-    private let limit: Int
-    private var pending = 0
+    let gate: ReadGate
+    private let limits: Limits
+    private var pendingMessages = 0
+    private var pendingBytes = 0
 
-    init(id: UInt64, pid: Int32, channel: any Channel, limit: Int) {
+    init(id: UInt64, pid: Int32, channel: any Channel, gate: ReadGate, limits: Limits) {
         self.id = id
         self.pid = pid
         self.channel = channel
-        self.limit = limit
+        self.gate = gate
+        self.limits = limits
     }
 
     /// Queues a framed message (``ByteBuffer/init(framing:allocator:)``); false when the client
-    /// is over its limit or gone.
+    /// is over its limits (the caller disconnects it) or gone. One message is always let
+    /// through, however large, so that no reply is too big to send.
     @discardableResult
     func send(framed frame: ByteBuffer) -> Bool {
-        guard channel.isActive, pending < limit else { return false }
-        pending += 1
+        let size = frame.readableBytes
+        guard channel.isActive,
+            pendingMessages == 0 || (pendingMessages < limits.messages && pendingBytes + size <= limits.bytes)
+        else { return false }
+        pendingMessages += 1
+        pendingBytes += size
+        if isBehind { gate.hold(.backlog) }
         let this = NIOLoopBound(self, eventLoop: channel.eventLoop)
-        channel.writeAndFlush(frame).whenComplete { _ in this.value.pending -= 1 }
+        channel.writeAndFlush(frame).whenComplete { _ in this.value.written(size) }
         return true
+    }
+
+    private func written(_ size: Int) {
+        pendingMessages -= 1
+        pendingBytes -= size
+        if !isBehind { gate.release(.backlog) }
+    }
+
+    /// Half its message limit also counts: small replies would otherwise reach the limit (and
+    /// the client be cut off) long before their bytes did.
+    private var isBehind: Bool { pendingBytes > limits.backlogBytes || pendingMessages > limits.messages / 2 }
+
+    /// Sends a reply; a client too far behind to take it is disconnected (it would otherwise
+    /// wait for a reply that never comes).
+    func reply(_ message: ServerMessage) {
+        if !send(message) { close() }
     }
 
     @discardableResult

@@ -4,8 +4,10 @@ import Logging
 import NIOCore
 
 /// Serves one client connection on the service's event loop: the handshake, then each
-/// framed request in order. A request waiting on the Secret Service holds the ones after it,
-/// so a client's replies always come in the order of its requests.
+/// framed request in order (frames come from the ``FrameReader``). A request waiting on the
+/// Secret Service holds the ones after it, so a client's replies always come in the order of
+/// its requests; meanwhile the connection's ``ReadGate`` is shut and later requests wait in the
+/// socket.
 ///
 /// A malformed frame or message ends this connection only, with an error reply; the other
 /// clients never notice.
@@ -73,21 +75,24 @@ final class ConnectionHandler: ChannelInboundHandler {
         while !busy, !closing, !waiting.isEmpty {
             let message = waiting.removeFirst()
             switch service.handle(message.request, from: client) {
-            case .now(.success(let response)): client.send(.reply(id: message.id, response: response))
-            case .now(.failure(let error)): client.send(.failure(id: message.id, error: error))
+            case .now(.success(let response)): client.reply(.reply(id: message.id, response: response))
+            case .now(.failure(let error)): client.reply(.failure(id: message.id, error: error))
             case .later(let future):
                 busy = true
+                client.gate.hold(.busy)
                 let this = NIOLoopBound(self, eventLoop: service.eventLoop)
                 future.whenComplete { result in
+                    let handler = this.value
                     switch result {
-                    case .success(let response): this.value.client.send(.reply(id: message.id, response: response))
-                    case .failure(let error as WireError): this.value.client.send(.failure(id: message.id, error: error))
+                    case .success(let response): handler.client.reply(.reply(id: message.id, response: response))
+                    case .failure(let error as WireError): handler.client.reply(.failure(id: message.id, error: error))
                     case .failure(let error):
-                        this.value.client.send(.failure(id: message.id, error: WireError(
+                        handler.client.reply(.failure(id: message.id, error: WireError(
                             code: WireError.storageFailure, message: "\(error)")))
                     }
-                    this.value.busy = false
-                    this.value.drain()
+                    handler.busy = false
+                    handler.drain()
+                    if !handler.busy { handler.client.gate.release(.busy) }
                 }
             }
         }
@@ -134,15 +139,18 @@ extension ChannelInboundHandler where OutboundOut == ByteBuffer {
     }
 }
 
-/// Answers a peer of another user with one refusal and closes.
+/// Answers a peer keyjard does not serve (another user's, or one over the connection limit)
+/// with one refusal and closes.
 final class RefusalHandler: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
 
+    private let error: WireError
+
+    init(_ error: WireError) { self.error = error }
+
     func channelActive(context: ChannelHandlerContext) {
-        sendFinalMessage(
-            .failure(id: nil, error: WireError(code: WireError.handshakeRequired, message: "keyjard serves only its own user")),
-            context: context)
+        sendFinalMessage(.failure(id: nil, error: error), context: context)
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {}

@@ -84,6 +84,9 @@ public enum KeyjarServer {
             .serverChannelOption(.backlog, value: 256)
             // Half-closure lets a refused or failed client read its error before we close.
             .childChannelOption(.allowRemoteHalfClosure, value: true)
+            // One read (at most 64 KiB) per wake-up: a connection whose ReadGate shuts then
+            // receives nothing more, which is what bounds its buffer (InboundBudget).
+            .childChannelOption(.maxMessagesPerRead, value: 1)
             .childChannelInitializer { channel in
                 PeerCredentials.of(channel).flatMapThrowing { peer in
                     let operations = channel.pipeline.syncOperations
@@ -91,14 +94,26 @@ public enum KeyjarServer {
                     // every subscriber), so the pipeline has no encoder.
                     guard peer.uid == getuid() else {
                         logger.warning("refused a client of another user", metadata: ["peer.uid": "\(peer.uid)"])
-                        try operations.addHandler(RefusalHandler())
+                        try operations.addHandler(RefusalHandler(
+                            WireError(code: WireError.handshakeRequired, message: "keyjard serves only its own user")))
                         return
                     }
+                    guard service.state.clients.count < configuration.maximumConnections else {
+                        logger.warning("refused a client over the connection limit", metadata: ["peer.pid": "\(peer.pid)"])
+                        try operations.addHandler(RefusalHandler(WireError(
+                            code: WireError.overloaded,
+                            message: "keyjard already serves \(configuration.maximumConnections) connections (--max-connections)")))
+                        return
+                    }
+                    let gate = ReadGate(budget: service.state.inbound)
                     let client = ClientConnection(
                         id: connectionIDs.wrappingIncrementThenLoad(ordering: .relaxed), pid: peer.pid, channel: channel,
-                        limit: configuration.clientQueueLimit)
-                    try operations.addHandler(
-                        ByteToMessageHandler(FrameDecoder(maximumPayload: configuration.maximumFramePayload)))
+                        gate: gate, limits: ClientConnection.Limits(
+                            messages: configuration.clientQueueLimit, bytes: configuration.clientQueueBytes,
+                            backlogBytes: configuration.clientBacklogBytes))
+                    try operations.addHandler(FrameReader(
+                        service: service, gate: gate, maximumPayload: configuration.maximumFramePayload,
+                        frameDeadline: TimeAmount(configuration.frameDeadline)))
                     try operations.addHandler(ConnectionHandler(service: service, client: client, logger: logger))
                 }
             }
@@ -118,8 +133,7 @@ public enum KeyjarServer {
 
         // Checkpoints run on their own thread and connection: never inside a commit.
         let checkpoints = loop.scheduleRepeatedTask(
-            initialDelay: .seconds(1), delay: .nanoseconds(Int64(configuration.checkpointInterval.components.seconds) * 1_000_000_000
-                + configuration.checkpointInterval.components.attoseconds / 1_000_000_000)
+            initialDelay: .seconds(1), delay: TimeAmount(configuration.checkpointInterval)
         ) { _ in
             service.checkpointInBackground()
         }

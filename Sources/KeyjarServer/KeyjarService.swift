@@ -27,8 +27,12 @@ final class KeyjarService: Sendable {
         var isShuttingDown = false
         var isCheckpointing = false
         var lastWrite = NIODeadline.now()
+        let inbound: InboundBudget
 
-        init(jar: CookieJar) { self.jar = jar }
+        init(jar: CookieJar, inbound: InboundBudget) {
+            self.jar = jar
+            self.inbound = inbound
+        }
     }
 
     let eventLoop: any EventLoop
@@ -59,7 +63,8 @@ final class KeyjarService: Sendable {
         var jar = CookieJar(policy: try database.policy(), limits: configuration.limits)
         // Rows are unique by identity (the table's primary key).
         try database.forEachCookie { jar.restore($0, isNew: true) }
-        box = NIOLoopBoundBox.makeBoxSendingValue(State(jar: jar), eventLoop: eventLoop)
+        box = NIOLoopBoundBox.makeBoxSendingValue(
+            State(jar: jar, inbound: InboundBudget(limit: configuration.inboundBudget)), eventLoop: eventLoop)
     }
 
     // MARK: - Clients
@@ -286,6 +291,10 @@ final class KeyjarService: Sendable {
             schemaVersion: StoreDatabase.schemaVersion, cookieCount: state.jar.count,
             credentialCount: (try? database.credentialRecords().count) ?? 0,
             sequence: (try? database.latestSequence()) ?? 0, secretsBackend: backend, secretsHealthy: healthy,
-            secretsDetail: detail, acceptPolicy: state.jar.policy.acceptPolicy, connectedClients: state.clients.count)
+            secretsDetail: detail, acceptPolicy: state.jar.policy.acceptPolicy, connectedClients: state.clients.count,
+            inbound: ServiceStatus.Inbound(
+                budget: state.inbound.limit, reserved: state.inbound.reserved, peakReserved: state.inbound.peakReserved,
+                buffered: state.inbound.buffered, peakBuffered: state.inbound.peakBuffered,
+                maximumConnections: configuration.maximumConnections, pausedConnections: state.inbound.pausedConnections))
     }
 }

@@ -16,8 +16,21 @@ public struct ServerConfiguration: Sendable {
     /// A listening socket handed over by systemd (socket activation), used instead of binding.
     public var inheritedSocket: CInt?
     public var maximumFramePayload: Int
+    /// Bytes that large frames (over 64 KiB) may occupy at once, over all connections
+    /// (``InboundBudget``); at least what one largest frame reserves
+    /// (``minimumInboundBudget(maximumFramePayload:)``), which is the default.
+    public var inboundBudget: Int
+    /// Connections served at once; the next one is refused with `overloaded`.
+    public var maximumConnections: Int
+    /// How long a large frame may take to arrive once it has begun.
+    public var frameDeadline: Duration
     /// Messages queued for one client before it is considered stuck and disconnected.
     public var clientQueueLimit: Int
+    /// Bytes queued for one client before it is considered stuck and disconnected.
+    public var clientQueueBytes: Int
+    /// Bytes queued for one client beyond which its requests are no longer read until it
+    /// catches up.
+    public var clientBacklogBytes: Int
     /// The jar's limits; Chromium's by default.
     public var limits: CookieJar.Limits
     public var checkpointInterval: Duration
@@ -26,7 +39,9 @@ public struct ServerConfiguration: Sendable {
     public init(
         socketPath: String = KeyjarPaths.defaultSocketPath(), databasePath: String = KeyjarPaths.defaultDatabasePath(),
         secrets: Secrets = .secretService, inheritedSocket: CInt? = nil,
-        maximumFramePayload: Int = Framing.defaultMaximumPayload, clientQueueLimit: Int = 4096,
+        maximumFramePayload: Int = Framing.defaultMaximumPayload, inboundBudget: Int? = nil,
+        maximumConnections: Int = 512, frameDeadline: Duration = .seconds(30), clientQueueLimit: Int = 4096,
+        clientQueueBytes: Int = 16 * 1024 * 1024, clientBacklogBytes: Int = 1024 * 1024,
         limits: CookieJar.Limits = CookieJar.Limits(),
         checkpointInterval: Duration = .seconds(1), expiryInterval: Duration = .seconds(60)
     ) {
@@ -35,10 +50,22 @@ public struct ServerConfiguration: Sendable {
         self.secrets = secrets
         self.inheritedSocket = inheritedSocket
         self.maximumFramePayload = maximumFramePayload
+        self.inboundBudget = inboundBudget ?? Self.minimumInboundBudget(maximumFramePayload: maximumFramePayload)
+        self.maximumConnections = maximumConnections
+        self.frameDeadline = frameDeadline
         self.clientQueueLimit = clientQueueLimit
+        self.clientQueueBytes = clientQueueBytes
+        self.clientBacklogBytes = clientBacklogBytes
         self.limits = limits
         self.checkpointInterval = checkpointInterval
         self.expiryInterval = expiryInterval
+    }
+}
+
+extension ServerConfiguration {
+    /// The smallest inbound budget that admits the largest frame: its buffer, as allocated.
+    public static func minimumInboundBudget(maximumFramePayload: Int) -> Int {
+        InboundBudget.reservation(forFrame: Framing.headerSize + maximumFramePayload)
     }
 }
 

@@ -34,4 +34,21 @@ struct GitCredentialRequestTests {
             #expect(!error.description.contains("s3cret"))
         }
     }
+
+    /// Found by the git-credential fuzz target: a vertical tab ends a line (as git's own
+    /// reader would not), and the refusal is the same whatever the password, even one that is
+    /// part of the message ("toco" of "protocol").
+    @Test func theRefusalIsTheSameWhateverThePassword() throws {
+        func refusal(_ password: String) -> String? {
+            do {
+                _ = try GitCredentialRequest.parse("protocol=[.:1name=alice\npassword=\(password)\u{0B}\0\0\npassword=x\n")
+                return nil
+            } catch {
+                return error.description
+            }
+        }
+        let reasons = ["toco", "s3cret", "protocol"].map(refusal)
+        #expect(reasons.allSatisfy { $0 != nil })
+        #expect(Set(reasons).count == 1, "\(reasons)")
+    }
 }

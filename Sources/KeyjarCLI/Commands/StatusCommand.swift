@@ -40,8 +40,18 @@ struct StatusCommand: ParsableCommand {
             secrets: \(status.secretsBackend), \(secrets): \(status.secretsDetail)
             accept policy: \(AcceptPolicyArgument(status.acceptPolicy).rawValue)
             sequence: \(status.sequence)
-            clients: \(status.connectedClients)
+            clients: \(status.connectedClients)\(status.inbound.map { " (at most \($0.maximumConnections))" } ?? "")
             """)
+        if let inbound = status.inbound {
+            Output.line(
+                "incoming requests: \(Self.mebibytes(inbound.buffered)) buffered (peak \(Self.mebibytes(inbound.peakBuffered))), "
+                    + "large frames \(Self.mebibytes(inbound.reserved)) of \(Self.mebibytes(inbound.budget)) (peak \(Self.mebibytes(inbound.peakReserved))), "
+                    + "\(inbound.pausedConnections) client(s) paused")
+        }
+    }
+
+    private static func mebibytes(_ bytes: Int) -> String {
+        "\(bytes / 1_048_576).\(bytes % 1_048_576 * 10 / 1_048_576) MiB"
     }
 }
 
@@ -63,6 +73,7 @@ private struct StatusJSON: Encodable {
     var secretsDetail: String
     var acceptPolicy: String
     var connectedClients: Int
+    var inbound: ServiceStatus.Inbound?
 
     init(_ status: ServiceStatus) {
         version = status.version
@@ -79,5 +90,6 @@ private struct StatusJSON: Encodable {
         secretsDetail = status.secretsDetail
         acceptPolicy = AcceptPolicyArgument(status.acceptPolicy).rawValue
         connectedClients = status.connectedClients
+        inbound = status.inbound
     }
 }
