@@ -190,7 +190,7 @@ let package = Package(
         ),
         .testTarget(
             name: "KeyjarServerTests",
-            dependencies: ["KeyjarTestSupport", "KeyjarProtocol", "KeyjarCore", "KeyjarDaemon", "KeyjarServer"],
+            dependencies: ["KeyjarTestSupport", "KeyjarProtocol", "KeyjarCore", "KeyjarDaemon", "KeyjarServer", "KeyjarStore"],
             swiftSettings: swiftSettings
         ),
     ],

@@ -377,13 +377,13 @@ _keyjar_credential() {
     unset 'unparsed_words[0]'
     unparsed_words=("${unparsed_words[@]}")
     case "${subcommand}" in
-    add|list|show|remove|default)
+    add|list|show|remove|default|repair)
         # Offer subcommand argument completions
         "_keyjar_credential_${subcommand}"
         ;;
     *)
         # Offer subcommand completions
-        COMPREPLY+=($(compgen -W 'add list show remove default' -- "${cur}"))
+        COMPREPLY+=($(compgen -W 'add list show remove default repair' -- "${cur}"))
         ;;
     esac
 }
@@ -550,6 +550,21 @@ _keyjar_credential_default() {
         return
         ;;
     '--user')
+        return
+        ;;
+    esac
+}
+
+_keyjar_credential_repair() {
+    repeating_flags=()
+    non_repeating_flags=(--no-start --dry-run --version -h --help)
+    repeating_options=()
+    non_repeating_options=(--socket)
+    __keyjar_offer_flags_options 0
+
+    # Offer option value completions
+    case "${prev}" in
+    '--socket')
         return
         ;;
     esac

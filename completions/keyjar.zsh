@@ -251,12 +251,13 @@ _keyjar_credential() {
             'show:Show one credential; its password only with --reveal.'
             'remove:Remove a credential (its password leaves the Secret Service too).'
             'default:Make a stored credential its space'\''s default (the one answered first).'
+            'repair:Remove credentials whose password is missing and passwords no credential owns.'
         )
         _describe -V subcommand subcommands && ret=0
         ;;
     arg)
         case "${words[1]}" in
-        add|list|show|remove|default)
+        add|list|show|remove|default|repair)
             "_keyjar_credential_${words[1]}" && ret=0
             ;;
         esac
@@ -368,6 +369,20 @@ _keyjar_credential_default() {
         '--method[The authentication method.]:method:{__keyjar_complete "${___method[@]}"}'
         '--proxy[A proxy'\''s space, of this proxy type.]:type:{__keyjar_complete "${___proxy[@]}"}'
         '--user[The user name.]:name:'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_keyjar_credential_repair() {
+    local -i ret=1
+    local -ar arg_specs=(
+        '--socket[keyjard'\''s socket (default\: $KEYJAR_SOCKET, else $XDG_RUNTIME_DIR/keyjar/keyjar.sock).]:path:'
+        '--no-start[Fail (exit status 3) instead of starting keyjard when none is serving.]'
+        '--dry-run[Only list what would be removed.]'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )

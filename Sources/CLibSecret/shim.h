@@ -42,3 +42,13 @@ static inline void keyjar_attributes_set(GHashTable *attributes, const char *nam
 static inline GDBusProxy *keyjar_service_proxy(SecretService *service) {
     return G_DBUS_PROXY(service);
 }
+
+/* One attribute of an item found by a search, or NULL; the table keeps the string. */
+static inline const char *keyjar_attributes_get(GHashTable *attributes, const char *name) {
+    return (const char *)g_hash_table_lookup(attributes, name);
+}
+
+/* Frees what secret_password_searchv_sync returned: a list of SecretRetrievable references. */
+static inline void keyjar_retrievables_free(GList *items) {
+    g_list_free_full(items, g_object_unref);
+}

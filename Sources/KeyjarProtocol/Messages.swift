@@ -79,6 +79,9 @@ public enum Request: Sendable, Hashable, Codable {
     case setDefaultCredential(space: ProtectionSpace, user: String)
     /// Fetches one password on demand (never part of a listing or an event).
     case password(space: ProtectionSpace, user: String)
+    /// Finds credentials whose password is missing and passwords no credential owns (a crash
+    /// between a credential's two writes), and removes both kinds.
+    case repairCredentials
 }
 
 /// What keyjard reports about itself.
@@ -100,6 +103,9 @@ public struct ServiceStatus: Sendable, Hashable, Codable {
     /// The memory clients' requests occupy in keyjard (absent from keyjards before it was
     /// bounded).
     public var inbound: Inbound?
+    /// Credentials and passwords that are not in pairs; `nil` when they could not be compared
+    /// (the secret store is unavailable, or keyjard predates the check).
+    public var credentialMismatches: [CredentialMismatch]?
 
     /// What clients' incoming frames hold of keyjard's memory, and its bounds.
     public struct Inbound: Sendable, Hashable, Codable {
@@ -133,7 +139,7 @@ public struct ServiceStatus: Sendable, Hashable, Codable {
         version: String, protocolVersion: Int, pid: Int32, socketPath: String, databasePath: String,
         schemaVersion: Int64, cookieCount: Int, credentialCount: Int, sequence: UInt64, secretsBackend: String,
         secretsHealthy: Bool, secretsDetail: String, acceptPolicy: CookieAcceptPolicy, connectedClients: Int,
-        inbound: Inbound? = nil
+        inbound: Inbound? = nil, credentialMismatches: [CredentialMismatch]? = nil
     ) {
         self.version = version
         self.protocolVersion = protocolVersion
@@ -150,6 +156,29 @@ public struct ServiceStatus: Sendable, Hashable, Codable {
         self.acceptPolicy = acceptPolicy
         self.connectedClients = connectedClients
         self.inbound = inbound
+        self.credentialMismatches = credentialMismatches
+    }
+}
+
+/// A credential's metadata without its password in the secret store, or a password in the
+/// secret store with no credential: what a crash between the two writes of a credential leaves.
+/// Never carries a password.
+public struct CredentialMismatch: Sendable, Hashable, Codable {
+    public enum Kind: String, Sendable, Hashable, Codable {
+        /// keyjard has the credential; the secret store has no password for it.
+        case passwordMissing
+        /// The secret store has a Keyjar password that no credential owns.
+        case credentialMissing
+    }
+
+    public var kind: Kind
+    public var space: ProtectionSpace
+    public var user: String
+
+    public init(kind: Kind, space: ProtectionSpace, user: String) {
+        self.kind = kind
+        self.space = space
+        self.user = user
     }
 }
 
@@ -191,6 +220,8 @@ public enum Response: Sendable, Hashable, Codable {
     /// Candidates most specific first, one per user; `preferred` answers without asking.
     case credentialChoice(candidates: [CredentialRecord], preferred: CredentialRecord?)
     case password(password: String?)
+    /// What `repairCredentials` found and removed.
+    case credentialsRepaired(mismatches: [CredentialMismatch], sequence: UInt64?)
 }
 
 /// Everything keyjard sends: replies (matched by id), and pushed events.

@@ -31,20 +31,16 @@ extension KeyjarService {
                     .committed(sequence: try self.saveCredential(space, user: user, makeDefault: makeDefault, origin: client))
                 })
             }
-            return .later(
-                offLoop { secrets in try secrets.storePassword(password, for: space, user: user) }.flatMapThrowing { _ in
-                    .committed(sequence: try self.saveCredential(space, user: user, makeDefault: makeDefault, origin: origin.value))
-                })
+            return .later(inCredentialLane { self.setCredential(space, user: user, password: password, makeDefault: makeDefault, origin: origin) })
         case .removeCredential(let space, let user):
             guard space.authenticationMethod.keepsSecret else {
                 return .now(Result { () throws(WireError) in
                     .committed(sequence: try self.commit([.removeCredential(space, user: user)], origin: client))
                 })
             }
-            return .later(
-                offLoop { secrets in _ = try secrets.removePassword(for: space, user: user) }.flatMapThrowing { _ in
-                    .committed(sequence: try self.commit([.removeCredential(space, user: user)], origin: origin.value))
-                })
+            return .later(inCredentialLane { self.removeCredential(space, user: user, origin: origin) })
+        case .repairCredentials:
+            return .later(inCredentialLane { self.repairCredentials(origin: origin) })
         case .password(let space, let user):
             do {
                 guard try hasCredential(space, user: user) else { return .now(.success(.password(password: nil))) }
@@ -63,8 +59,24 @@ extension KeyjarService {
                     return .password(password: password)
                 })
         case .status:
-            // health() asks D-Bus; the rest is read on the loop once it answers.
-            return .later(offLoop { secrets in secrets.health() }.map { health in .status(status: self.status(health: health)) })
+            // health() and keys() ask D-Bus; the rest is read on the loop once they answer.
+            return .later(
+                inCredentialLane {
+                    self.offLoop { secrets in
+                        let health = secrets.health()
+                        guard case .available = health else { return (health, nil as [SecretStoreKey]?) }
+                        do {
+                            return (health, try secrets.keys())
+                        } catch {
+                            return (.unavailable(reason: "\(error)"), nil)
+                        }
+                    }.flatMapThrowing { health, keys in
+                        let mismatches = try keys.map { keys in
+                            CredentialAudit.mismatches(records: try self.credentialRecords(), secrets: keys)
+                        }
+                        return .status(status: self.status(health: health, credentialMismatches: mismatches))
+                    }
+                })
         default:
             do {
                 return .now(.success(try handleOnLoop(request, from: client)))
@@ -85,6 +97,73 @@ extension KeyjarService {
             space: space, user: user, persistence: .permanent, isDefault: false, created: Date().timeIntervalSince1970)
         record.isDefault = record.becomesDefault(asked: makeDefault, stored: stored)
         return try commit([.saveCredential(record)], origin: origin)
+    }
+
+    /// Stores the password, then the record. If the record cannot be committed, a password that
+    /// replaced nothing is taken back out, so the store is left as it was.
+    private func setCredential(
+        _ space: ProtectionSpace, user: String, password: String, makeDefault: Bool, origin: NIOLoopBound<ClientConnection>
+    ) -> EventLoopFuture<Response> {
+        let existed: Bool
+        do { existed = try hasCredential(space, user: user) } catch { return eventLoop.makeFailedFuture(error) }
+        return offLoop { secrets in try secrets.storePassword(password, for: space, user: user) }.flatMap { _ in
+            do {
+                let sequence = try self.saveCredential(space, user: user, makeDefault: makeDefault, origin: origin.value)
+                return self.eventLoop.makeSucceededFuture(.committed(sequence: sequence))
+            } catch {
+                guard !existed else { return self.eventLoop.makeFailedFuture(error) }
+                return self.offLoop { secrets in _ = try? secrets.removePassword(for: space, user: user) }
+                    .flatMapThrowing { _ in throw error }
+            }
+        }
+    }
+
+    /// Removes the password, then the record. If the record cannot be removed, the password
+    /// (read first) is put back, so the credential stays whole.
+    private func removeCredential(
+        _ space: ProtectionSpace, user: String, origin: NIOLoopBound<ClientConnection>
+    ) -> EventLoopFuture<Response> {
+        offLoop { secrets -> String? in
+            let previous = try secrets.password(for: space, user: user)
+            try secrets.removePassword(for: space, user: user)
+            return previous
+        }.flatMap { previous in
+            do {
+                let sequence = try self.commit([.removeCredential(space, user: user)], origin: origin.value)
+                return self.eventLoop.makeSucceededFuture(.committed(sequence: sequence))
+            } catch {
+                guard let previous else { return self.eventLoop.makeFailedFuture(error) }
+                return self.offLoop { secrets in try? secrets.storePassword(previous, for: space, user: user) }
+                    .flatMapThrowing { _ in throw error }
+            }
+        }
+    }
+
+    /// Compares the records with the secret store's keys and removes what is not in a pair:
+    /// a record without its password can answer no challenge, and a password without a record
+    /// is the half of a write that was never acknowledged.
+    private func repairCredentials(origin: NIOLoopBound<ClientConnection>) -> EventLoopFuture<Response> {
+        offLoop { secrets in try secrets.keys() }.flatMap { keys in
+            let mismatches: [CredentialMismatch]
+            let sequence: UInt64?
+            do {
+                mismatches = CredentialAudit.mismatches(records: try self.credentialRecords(), secrets: keys)
+                let removals = mismatches.filter { $0.kind == .passwordMissing }.map {
+                    StoreDatabase.Write.removeCredential($0.space, user: $0.user)
+                }
+                sequence = removals.isEmpty ? nil : try self.commit(removals, origin: origin.value)
+            } catch {
+                return self.eventLoop.makeFailedFuture(error)
+            }
+            let orphans = mismatches.filter { $0.kind == .credentialMissing }
+            return self.offLoop { secrets in
+                for orphan in orphans { try secrets.removePassword(for: orphan.space, user: orphan.user) }
+            }.map { _ in .credentialsRepaired(mismatches: mismatches, sequence: sequence) }
+        }
+    }
+
+    private func credentialRecords() throws(WireError) -> [CredentialRecord] {
+        do { return try database.credentialRecords() } catch { throw storageFailure(error) }
     }
 
     private func hasCredential(_ space: ProtectionSpace, user: String) throws(WireError) -> Bool {
@@ -188,7 +267,7 @@ extension KeyjarService {
                 throw WireError(code: WireError.notFound, message: "no stored credential for \(user) at \(space.host)")
             }
             return .committed(sequence: try commit([.setDefaultCredential(space, user: user)], origin: client))
-        case .setCredential, .removeCredential, .password, .status:
+        case .setCredential, .removeCredential, .password, .status, .repairCredentials:
             // Answered through the thread-pool path in `handle`.
             throw WireError(code: WireError.invalidArgument, message: "internal routing error")
         }

@@ -27,6 +27,8 @@ final class KeyjarService: Sendable {
         var isShuttingDown = false
         var isCheckpointing = false
         var lastWrite = NIODeadline.now()
+        /// The end of the credential work queued so far (see ``KeyjarService/inCredentialLane(_:)``).
+        var credentialLane: EventLoopFuture<Void>?
         let inbound: InboundBudget
 
         init(jar: CookieJar, inbound: InboundBudget) {
@@ -272,8 +274,19 @@ final class KeyjarService: Sendable {
         state.subscribers.removeAll()
     }
 
-    /// The service's status, with the secret store's health as read off the loop.
-    func status(health: SecretStoreHealth) -> ServiceStatus {
+    /// Runs credential work that writes both the secret store and the database, or compares
+    /// them, after the work queued before it has finished: no comparison ever sees half of a
+    /// write in progress, and two writes of one credential cannot interleave their halves.
+    func inCredentialLane<T: Sendable>(_ work: @escaping @Sendable () -> EventLoopFuture<T>) -> EventLoopFuture<T> {
+        let previous = state.credentialLane ?? eventLoop.makeSucceededVoidFuture()
+        let result = previous.flatMap { work() }
+        state.credentialLane = result.map { _ in }.recover { _ in }
+        return result
+    }
+
+    /// The service's status, with the secret store's health (and, when it could be compared,
+    /// what is not in pairs) as read off the loop.
+    func status(health: SecretStoreHealth, credentialMismatches: [CredentialMismatch]? = nil) -> ServiceStatus {
         let (healthy, detail): (Bool, String) = {
             switch health {
             case .available(let backend): return (true, backend)
@@ -295,6 +308,7 @@ final class KeyjarService: Sendable {
             inbound: ServiceStatus.Inbound(
                 budget: state.inbound.limit, reserved: state.inbound.reserved, peakReserved: state.inbound.peakReserved,
                 buffered: state.inbound.buffered, peakBuffered: state.inbound.peakBuffered,
-                maximumConnections: configuration.maximumConnections, pausedConnections: state.inbound.pausedConnections))
+                maximumConnections: configuration.maximumConnections, pausedConnections: state.inbound.pausedConnections),
+            credentialMismatches: credentialMismatches)
     }
 }

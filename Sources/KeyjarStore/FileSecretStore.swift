@@ -85,6 +85,16 @@ public final class FileSecretStore: SecretStore {
         }
     }
 
+    public func keys() throws -> [SecretStoreKey] {
+        try lock.withLock { _ in
+            (try readItems() ?? []).compactMap { item in
+                SecretStoreKey(
+                    server: item.server, port: String(item.port), protocol: item.protocol, realm: item.realm,
+                    authtype: item.authtype, proxytype: item.proxytype, user: item.user)
+            }
+        }
+    }
+
     public func health() -> SecretStoreHealth {
         do {
             _ = try lock.withLock { _ in try readItems() }

@@ -77,6 +77,39 @@ public final class LibSecretStore: SecretStore {
         return removed != 0
     }
 
+    public func keys() throws -> [SecretStoreKey] {
+        try checkSessionBus()
+        guard let everything = keyjar_attributes_new() else {
+            throw SecretStoreError(.operationFailed, "cannot allocate an attribute table")
+        }
+        defer { g_hash_table_unref(everything) }
+        var error: UnsafeMutablePointer<GError>?
+        // The schema alone matches every Keyjar item; without SECRET_SEARCH_LOAD_SECRETS no
+        // password leaves the service, and without UNLOCK nothing prompts.
+        let found = secret_password_searchv_sync(keyjar_credential_schema(), everything, SECRET_SEARCH_ALL, nil, &error)
+        defer { keyjar_retrievables_free(found) }
+        if let error { throw Self.consume(error, while: "listing Keyjar's passwords") }
+        var keys: [SecretStoreKey] = []
+        var node = found
+        while let current = node {
+            node = current.pointee.next
+            guard let item = current.pointee.data,
+                let attributes = secret_retrievable_get_attributes(OpaquePointer(item))
+            else { continue }
+            defer { g_hash_table_unref(attributes) }
+            func value(_ name: String) -> String {
+                keyjar_attributes_get(attributes, name).map { String(cString: $0) } ?? ""
+            }
+            if let key = SecretStoreKey(
+                server: value("server"), port: value("port"), protocol: value("protocol"), realm: value("realm"),
+                authtype: value("authtype"), proxytype: value("proxytype"), user: value("user"))
+            {
+                keys.append(key)
+            }
+        }
+        return keys
+    }
+
     public func health() -> SecretStoreHealth {
         if let problem = sessionBusProblem(environment: currentEnvironment()) {
             return .unavailable(reason: SecretStoreError(.serviceUnavailable, problem).description)
@@ -174,6 +207,12 @@ public final class LibSecretStore: SecretStore {
     /// Turns a GError into a ``SecretStoreError`` and frees it.
     private static func consume(_ error: UnsafeMutablePointer<GError>, while action: String) -> SecretStoreError {
         defer { g_error_free(error) }
+        // libsecret keeps one service proxy per process, bound to the bus name and session of
+        // the service it first reached. After that service restarts, every call through it fails
+        // ("The name :1.3 was not provided", "The session … does not exist"): drop it, so that
+        // the next call connects to whichever service is there now. Safe at any time, by its
+        // documentation; calls in progress keep their own reference.
+        secret_service_disconnect()
         let domain = error.pointee.domain
         let code = error.pointee.code
         let message = error.pointee.message.map { String(cString: $0) } ?? "no message"

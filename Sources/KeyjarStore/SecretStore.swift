@@ -49,6 +49,15 @@ public protocol SecretStore: Sendable {
     @discardableResult
     func removePassword(for space: ProtectionSpace, user: String) throws -> Bool
 
+    /// Lists the key of every password this store holds for Keyjar, without reading a password.
+    ///
+    /// keyjard compares it with its credential records to find a credential whose password is
+    /// missing, or a password that no credential owns (left by a crash between the two writes).
+    ///
+    /// - Returns: One key per stored password, in no particular order.
+    /// - Throws: ``SecretStoreError`` when the backend is unreachable or fails.
+    func keys() throws -> [SecretStoreKey]
+
     /// Checks, without prompting the user, whether the store can be used right now.
     ///
     /// keyjard calls this at start-up and for status requests, so that a missing or locked
@@ -72,4 +81,34 @@ public enum SecretStoreHealth: Sendable, Hashable {
     case available(backend: String)
     /// The store cannot be used; `reason` is a sentence saying why and what to do about it.
     case unavailable(reason: String)
+}
+
+/// What a stored password is filed under: a protection space and a user. The realms `nil` and
+/// `""` are the same key (the Secret Service has no absent attribute), so both become `nil`.
+public struct SecretStoreKey: Sendable, Hashable {
+    public let space: ProtectionSpace
+    public let user: String
+
+    public init(space: ProtectionSpace, user: String) {
+        self.space =
+            space.realm == ""
+            ? ProtectionSpace(
+                host: space.host, port: space.port, protocol: space.protocol, realm: nil,
+                authenticationMethod: space.authenticationMethod, proxyType: space.proxyType)
+            : space
+        self.user = user
+    }
+
+    /// The key a password stored under these attribute values has, or `nil` when they name no
+    /// space Keyjar could have written (another program's item under Keyjar's schema).
+    init?(server: String, port: String, protocol: String, realm: String, authtype: String, proxytype: String, user: String) {
+        guard let port = Int(port), port > 0,
+            let method = ProtectionSpace.AuthenticationMethod(rawValue: authtype),
+            let proxy = ProtectionSpace.ProxyType(rawValue: proxytype)
+        else { return nil }
+        self.init(
+            space: ProtectionSpace(
+                host: server, port: port, protocol: `protocol`, realm: realm, authenticationMethod: method, proxyType: proxy),
+            user: user)
+    }
 }

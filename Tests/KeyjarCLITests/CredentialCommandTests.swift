@@ -103,4 +103,33 @@ struct CredentialCommandTests {
         #expect(empty.status == 1 && empty.error.contains("empty"))
         #expect(try keyjar.ok("credential", "list").isEmpty)
     }
+
+    @Test func statusShowsHalfCredentialsAndRepairRemovesThem() throws {
+        let secrets = try PrivateSecretService()
+        let daemon = try DaemonProcess(environment: secrets.environment)
+        defer { #expect(daemon.stop() == 0) }
+        let keyjar = KeyjarCLI(daemon: daemon)
+        for user in ["alice", "bob"] {
+            try keyjar.ok(["credential", "add", "--url", "https://half.example", "--user", user, "--password-stdin"], input: "pw-\(user)")
+        }
+        #expect(try keyjar.ok("status").contains("credentials and passwords: every credential has its password"))
+        let bob = PrivateSecretService.keyjarAttributes(host: "half.example", port: 443, protocol: "https", user: "bob")
+        #expect(try secrets.secretTool(["clear"] + bob).status == 0)
+
+        let status = try keyjar.ok("status")
+        #expect(status.contains("credentials and passwords: 1 not in pairs (`keyjar credential repair` removes them)"))
+        #expect(status.contains("  credential without its password: https://half.example:443 method default user bob\n"))
+        let json = try #require(try keyjar.json("status", "--json") as? [String: Any])
+        let mismatches = try #require(json["credentialMismatches"] as? [[String: Any]])
+        #expect(mismatches.map { $0["kind"] as? String } == ["passwordMissing"])
+
+        #expect(try keyjar.ok("credential", "repair", "--dry-run")
+            == "would remove credential without its password: https://half.example:443 method default user bob\n")
+        #expect(try keyjar.ok("credential", "list") == "https://half.example:443 method default user alice (default)\nhttps://half.example:443 method default user bob\n")
+        #expect(try keyjar.ok("credential", "repair")
+            == "removed credential without its password: https://half.example:443 method default user bob\n")
+        #expect(try keyjar.ok("credential", "list") == "https://half.example:443 method default user alice (default)\n")
+        #expect(try keyjar.ok("credential", "repair") == "nothing to repair: every credential has its password\n")
+        for output in [status, try keyjar.ok("status", "--json")] { #expect(!output.contains("pw-")) }
+    }
 }

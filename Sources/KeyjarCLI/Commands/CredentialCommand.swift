@@ -42,8 +42,9 @@ struct CredentialCommand: ParsableCommand {
               keyjar credential show --url https://example.com --user alice --reveal
               keyjar credential default --url https://example.com --user alice
               keyjar credential remove --url https://example.com --user alice
+              keyjar credential repair --dry-run
             """,
-        subcommands: [Add.self, List.self, Show.self, Remove.self, Default.self]
+        subcommands: [Add.self, List.self, Show.self, Remove.self, Default.self, Repair.self]
     )
 }
 
@@ -351,6 +352,63 @@ extension CredentialCommand {
             let name = user ?? space.userFromURL
             let record = try single(try records(client, matching: space, user: name), space, user: name)
             _ = try client.request(.setDefaultCredential(space: record.space, user: record.user))
+        }
+    }
+
+    struct Repair: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Remove credentials whose password is missing and passwords no credential owns.",
+            discussion: """
+                A credential is two writes: its password to the Secret Service, its record to \
+                keyjard's database. A crash or a Secret Service that went away between the two can \
+                leave one half; `keyjar status` lists such halves. A record without its password \
+                answers no challenge, and a password without a record was never acknowledged, so \
+                both are removed. Passwords are neither read nor printed.
+
+                Keyjar keeps one store per user and Secret Service: a keyjard run with another \
+                --database on the same Secret Service would take this store's passwords for \
+                orphans (run such a second store with --secrets file).
+                """
+        )
+
+        @OptionGroup var global: GlobalOptions
+
+        @Flag(help: "Only list what would be removed.")
+        var dryRun = false
+
+        func run() throws {
+            let client = try global.connect()
+            let mismatches: [CredentialMismatch]
+            if dryRun {
+                guard case .status(let status) = try client.request(.status) else {
+                    throw CLIError.failure("keyjard did not report its status")
+                }
+                guard let found = status.credentialMismatches else {
+                    throw CLIError.failure("credentials and passwords cannot be compared: \(status.secretsDetail)")
+                }
+                mismatches = found
+            } else {
+                guard case .credentialsRepaired(let repaired, _) = try client.request(.repairCredentials) else {
+                    throw CLIError.failure("keyjard did not report the repair")
+                }
+                mismatches = repaired
+            }
+            if mismatches.isEmpty {
+                Output.line("nothing to repair: every credential has its password")
+                return
+            }
+            let verb = dryRun ? "would remove" : "removed"
+            for mismatch in mismatches { Output.line("\(verb) \(mismatch.summary)") }
+        }
+    }
+}
+
+extension CredentialMismatch {
+    /// One line for people: which half is left, and of what.
+    var summary: String {
+        switch kind {
+        case .passwordMissing: "credential without its password: \(space.summary) user \(user)"
+        case .credentialMissing: "password without a credential: \(space.summary) user \(user)"
         }
     }
 }

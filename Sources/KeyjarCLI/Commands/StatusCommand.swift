@@ -42,6 +42,15 @@ struct StatusCommand: ParsableCommand {
             sequence: \(status.sequence)
             clients: \(status.connectedClients)\(status.inbound.map { " (at most \($0.maximumConnections))" } ?? "")
             """)
+        switch status.credentialMismatches {
+        case nil:
+            Output.line("credentials and passwords: not compared (the secret store cannot be read)")
+        case let mismatches? where mismatches.isEmpty:
+            Output.line("credentials and passwords: every credential has its password")
+        case let mismatches?:
+            Output.line("credentials and passwords: \(mismatches.count) not in pairs (`keyjar credential repair` removes them)")
+            for mismatch in mismatches { Output.line("  \(mismatch.summary)") }
+        }
         if let inbound = status.inbound {
             Output.line(
                 "incoming requests: \(Self.mebibytes(inbound.buffered)) buffered (peak \(Self.mebibytes(inbound.peakBuffered))), "
@@ -74,6 +83,7 @@ private struct StatusJSON: Encodable {
     var acceptPolicy: String
     var connectedClients: Int
     var inbound: ServiceStatus.Inbound?
+    var credentialMismatches: [CredentialMismatch]?
 
     init(_ status: ServiceStatus) {
         version = status.version
@@ -91,5 +101,6 @@ private struct StatusJSON: Encodable {
         acceptPolicy = AcceptPolicyArgument(status.acceptPolicy).rawValue
         connectedClients = status.connectedClients
         inbound = status.inbound
+        credentialMismatches = status.credentialMismatches
     }
 }

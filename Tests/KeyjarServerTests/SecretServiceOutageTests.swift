@@ -1,0 +1,152 @@
+import Foundation
+import Glibc
+import KeyjarCore
+import KeyjarProtocol
+@testable import KeyjarServer
+import KeyjarStore
+import KeyjarTestSupport
+import Testing
+
+/// The Secret Service goes away and comes back under a running keyjard (a real
+/// gnome-keyring-daemon on a private bus, SIGKILLed and started again), and credentials that
+/// are half written (a crash between the password and its record) are found and repaired.
+@Suite(.timeLimit(testTimeLimit))
+struct SecretServiceOutageTests {
+    private static let space = ProtectionSpace(host: "intranet.example", protocol: "https", realm: "Team")
+
+    private static func setCredential(_ client: TestClient, _ user: String, space: ProtectionSpace = space) throws {
+        let reply = try client.call(.setCredential(space: space, user: user, password: "pw-\(user)", makeDefault: false))
+        guard case .committed(let sequence?) = reply else { throw TestSupportError("set \(user): \(reply)") }
+        #expect(sequence > 0)
+    }
+
+    private static func password(_ client: TestClient, _ user: String, space: ProtectionSpace = space) throws -> String? {
+        let reply = try client.call(.password(space: space, user: user))
+        guard case .password(let password) = reply else { throw TestSupportError("password of \(user): \(reply)") }
+        return password
+    }
+
+    private static func status(_ client: TestClient) throws -> ServiceStatus {
+        let reply = try client.call(.status)
+        guard case .status(let status) = reply else { throw TestSupportError("status: \(reply)") }
+        return status
+    }
+
+    /// The error a request gets while the Secret Service is away; it must be the typed one.
+    private static func outageError(_ request: Request, on client: TestClient) -> WireError? {
+        do {
+            let reply = try client.call(request)
+            Issue.record("\(request) succeeded without a Secret Service: \(reply)")
+            return nil
+        } catch let error as WireError {
+            return error
+        } catch {
+            Issue.record("\(request) failed with \(error), not a WireError")
+            return nil
+        }
+    }
+
+    @Test func credentialsFailClearlyWhileTheSecretServiceIsAwayAndWorkWhenItIsBack() throws {
+        let service = try PrivateSecretService()
+        let daemon = try DaemonProcess(environment: service.environment)
+        defer { #expect(daemon.stop() == 0) }
+        let client = try TestClient(socketPath: daemon.socketPath)
+        try Self.setCredential(client, "alice")
+
+        try service.killKeyring()
+        for request: Request in [
+            .setCredential(space: Self.space, user: "bob", password: "pw-bob", makeDefault: false),
+            .password(space: Self.space, user: "alice"),
+            .removeCredential(space: Self.space, user: "alice"),
+            .repairCredentials,
+        ] {
+            let error = Self.outageError(request, on: client)
+            #expect(error?.code == WireError.secretsUnavailable, "\(request)")
+            #expect(error?.message.contains("No Secret Service") == true, "\(error?.message ?? "")")
+            #expect(error?.message.contains("pw-") == false)
+        }
+        // Nothing was half done: alice is still there, bob never was.
+        guard case .credentials(let records) = try client.call(.allCredentials) else {
+            throw TestSupportError("no credential listing")
+        }
+        #expect(records.map(\.user) == ["alice"])
+        let away = try Self.status(client)
+        #expect(!away.secretsHealthy)
+        #expect(away.credentialMismatches == nil)
+        // Cookies do not need the Secret Service.
+        #expect(try client.setCookies(["still=works"], from: "https://intranet.example/") == [nil])
+
+        try service.startKeyring()
+        // The same keyjard, without a restart, reaches the new daemon and its stored password.
+        #expect(try Self.password(client, "alice") == "pw-alice")
+        try Self.setCredential(client, "bob")
+        #expect(try Self.password(client, "bob") == "pw-bob")
+        let back = try Self.status(client)
+        #expect(back.secretsHealthy)
+        #expect(back.credentialMismatches == [])
+    }
+
+    @Test func statusListsHalfCredentialsAndRepairRemovesThem() throws {
+        let service = try PrivateSecretService()
+        let daemon = try DaemonProcess(environment: service.environment)
+        defer { #expect(daemon.stop() == 0) }
+        let client = try TestClient(socketPath: daemon.socketPath)
+        for user in ["alice", "bob"] { try Self.setCredential(client, user) }
+        // bob's password disappears (removed behind keyjard's back, or a crash after the
+        // password of a removal), and a password nobody recorded appears (a crash after the
+        // password of a store).
+        let bob = PrivateSecretService.keyjarAttributes(host: "intranet.example", port: 443, protocol: "https", realm: "Team", user: "bob")
+        #expect(try service.secretTool(["clear"] + bob).status == 0)
+        let carol = PrivateSecretService.keyjarAttributes(host: "orphan.example", port: 8080, protocol: "http", user: "carol")
+        #expect(try service.secretTool(["store", "--label=orphan"] + carol, input: "pw-carol").status == 0)
+
+        let expected = [
+            CredentialMismatch(kind: .passwordMissing, space: Self.space, user: "bob"),
+            CredentialMismatch(
+                kind: .credentialMissing, space: ProtectionSpace(host: "orphan.example", port: 8080, protocol: "http"), user: "carol"),
+        ]
+        #expect(try Self.status(client).credentialMismatches == expected)
+
+        let watcher = try TestClient(socketPath: daemon.socketPath)
+        guard case .subscribed = try watcher.call(.subscribe(after: nil)) else { throw TestSupportError("not subscribed") }
+        guard case .credentialsRepaired(let repaired, let sequence?) = try client.call(.repairCredentials) else {
+            throw TestSupportError("no repair report")
+        }
+        #expect(repaired == expected)
+        // The removed record is an ordinary, notified change.
+        guard case .event(let event)? = try watcher.nextPushed() else { throw TestSupportError("the repair was not notified") }
+        #expect(event.sequence == sequence)
+        #expect("\(event)".contains("bob"))
+
+        guard case .credentials(let records) = try client.call(.allCredentials) else { throw TestSupportError("no listing") }
+        #expect(records.map(\.user) == ["alice"])
+        let lookup = try service.secretTool(["lookup"] + carol)
+        #expect(lookup.output.isEmpty && lookup.status != 0)
+        #expect(try Self.password(client, "alice") == "pw-alice")
+        #expect(try Self.status(client).credentialMismatches == [])
+        guard case .credentialsRepaired(let again, nil) = try client.call(.repairCredentials) else {
+            throw TestSupportError("no second repair report")
+        }
+        #expect(again.isEmpty)
+    }
+
+    @Test func theAuditComparesKeysNotSpellings() {
+        let withEmptyRealm = ProtectionSpace(host: "a.example", protocol: "https", realm: "")
+        let trust = ProtectionSpace(host: "a.example", protocol: "https", authenticationMethod: .serverTrust)
+        let records = [
+            CredentialRecord(space: withEmptyRealm, user: "u", persistence: .permanent, isDefault: true, created: 0),
+            // A trust decision has no secret, so no password is missing for it.
+            CredentialRecord(space: trust, user: "ab:cd", persistence: .permanent, isDefault: true, created: 0),
+            CredentialRecord(space: Self.space, user: "v", persistence: .permanent, isDefault: true, created: 0),
+        ]
+        let secrets = [
+            SecretStoreKey(space: ProtectionSpace(host: "a.example", protocol: "https"), user: "u"),
+            SecretStoreKey(space: Self.space, user: "w"),
+        ]
+        #expect(
+            CredentialAudit.mismatches(records: records, secrets: secrets) == [
+                CredentialMismatch(kind: .passwordMissing, space: Self.space, user: "v"),
+                CredentialMismatch(kind: .credentialMissing, space: Self.space, user: "w"),
+            ])
+    }
+}

@@ -1,0 +1,120 @@
+public import Foundation
+import Glibc
+
+/// A Secret Service of a test's own that the test can take away and bring back: a private
+/// D-Bus session bus (without service activation, so that nothing restarts the keyring behind
+/// the test's back) and gnome-keyring-daemon on it, its login keyring unlocked with a throwaway
+/// password and kept in a private HOME, so that a restarted daemon finds what it had stored.
+public final class PrivateSecretService: @unchecked Sendable {
+    // @unchecked: used from the owning test only.
+    public let directory: TemporaryDirectory
+    /// What a child needs to reach this Secret Service (and nothing of the test's own).
+    public let environment: [String: String]
+    private let bus = Process()
+    private var keyring: Process?
+
+    public init() throws {
+        directory = try TemporaryDirectory()
+        for name in ["home", "run"] {
+            try FileManager.default.createDirectory(
+                atPath: directory.path(name), withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        }
+        let configuration = """
+            <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+             "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+            <busconfig>
+              <type>session</type>
+              <listen>unix:path=\(directory.path("run/bus"))</listen>
+              <auth>EXTERNAL</auth>
+              <policy context="default">
+                <allow send_destination="*" eavesdrop="true"/>
+                <allow eavesdrop="true"/>
+                <allow own="*"/>
+              </policy>
+            </busconfig>
+            """
+        try configuration.write(toFile: directory.path("bus.conf"), atomically: true, encoding: .utf8)
+        bus.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-daemon")
+        bus.arguments = ["--config-file=\(directory.path("bus.conf"))", "--nofork", "--print-address=1"]
+        let output = Pipe()
+        bus.standardOutput = output
+        bus.standardError = FileHandle.nullDevice
+        try bus.run()
+        guard let address = DaemonProcess.readLine(from: output.fileHandleForReading, timeout: 20), !address.isEmpty else {
+            bus.terminate()
+            throw TestSupportError("the private D-Bus daemon printed no address")
+        }
+        environment = [
+            "HOME": directory.path("home"), "XDG_RUNTIME_DIR": directory.path("run"),
+            "XDG_DATA_HOME": directory.path("home/.local/share"), "DBUS_SESSION_BUS_ADDRESS": address,
+            "PATH": "/usr/bin:/bin",
+        ]
+        try startKeyring()
+    }
+
+    /// Starts gnome-keyring-daemon and waits until it owns `org.freedesktop.secrets`.
+    public func startKeyring() throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/gnome-keyring-daemon")
+        process.arguments = ["--unlock", "--foreground", "--components=secrets"]
+        process.environment = environment
+        let input = Pipe()
+        process.standardInput = input
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        input.fileHandleForWriting.write(Data("throwaway".utf8))
+        try input.fileHandleForWriting.close()
+        keyring = process
+        try waitForOwner(present: true)
+    }
+
+    /// SIGKILLs gnome-keyring-daemon, as a crash would, and waits until the bus has noticed.
+    public func killKeyring() throws {
+        guard let keyring else { return }
+        kill(keyring.processIdentifier, SIGKILL)
+        keyring.waitUntilExit()
+        self.keyring = nil
+        try waitForOwner(present: false)
+    }
+
+    /// Runs `secret-tool` against this Secret Service.
+    public func secretTool(_ arguments: [String], input: String? = nil) throws -> (status: Int32, output: String, error: String) {
+        try runCommand("/usr/bin/secret-tool", arguments, environment: environment, input: input)
+    }
+
+    /// `secret-tool` attributes of a password Keyjar stores (see `Schemas/secret-schema.md`).
+    public static func keyjarAttributes(
+        host: String, port: Int, protocol: String, realm: String = "", method: String = "default", user: String
+    ) -> [String] {
+        [
+            "xdg:schema", "org.keyjar.Credential", "server", host, "port", String(port), "protocol", `protocol`,
+            "realm", realm, "authtype", method, "proxytype", "none", "user", user,
+        ]
+    }
+
+    private func waitForOwner(present: Bool) throws {
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline {
+            let reply = try runCommand(
+                "/usr/bin/dbus-send",
+                ["--session", "--print-reply", "--dest=org.freedesktop.DBus", "/org/freedesktop/DBus",
+                 "org.freedesktop.DBus.NameHasOwner", "string:org.freedesktop.secrets"],
+                environment: environment)
+            if reply.status == 0, reply.output.contains("boolean \(present)") { return }
+            usleep(20_000)
+        }
+        throw TestSupportError("org.freedesktop.secrets did not \(present ? "appear" : "go away") on the private bus")
+    }
+
+    deinit {
+        if let keyring, keyring.isRunning {
+            kill(keyring.processIdentifier, SIGKILL)
+            keyring.waitUntilExit()
+        }
+        if bus.isRunning {
+            kill(bus.processIdentifier, SIGKILL)
+            bus.waitUntilExit()
+        }
+    }
+}
