@@ -277,9 +277,11 @@ public final class StoreDatabase: @unchecked Sendable {
                 return events
             }
         }
-        if commitsSinceTrim.add(1, ordering: .relaxed).newValue >= 256 {
+        // Trimming is housekeeping after the commit: its failure (a full disk) must not report
+        // committed events as failed, which would keep them from their subscribers. It is
+        // tried again after the next commit.
+        if commitsSinceTrim.add(1, ordering: .relaxed).newValue >= 256, (try? trimChangeLog()) != nil {
             commitsSinceTrim.store(0, ordering: .relaxed)
-            try trimChangeLog()
         }
         return events
     }

@@ -13,6 +13,7 @@ public final class DaemonProcess: @unchecked Sendable {
     private let process = Process()
     private let extraArguments: [String]
     private let environment: [String: String]?
+    private let launcher: [String]
 
     /// The keyjard binary beside the test bundle (SwiftPM builds it as a test dependency).
     public static var binary: String { builtExecutable(named: "keyjard") }
@@ -31,10 +32,13 @@ public final class DaemonProcess: @unchecked Sendable {
     }
 
     /// Starts keyjard and waits (up to `timeout`) until it serves.
-    /// - Parameter environment: keyjard's whole environment; the test's own when nil.
+    /// - Parameters:
+    ///   - environment: keyjard's whole environment; the test's own when nil.
+    ///   - launcher: a command that ends by executing its arguments (keyjard and its own),
+    ///     e.g. one that first mounts a file system for it; keyjard then has the launcher's pid.
     public init(
         in directory: TemporaryDirectory? = nil, arguments: [String] = [], environment: [String: String]? = nil,
-        timeout: TimeInterval = 20
+        launcher: [String] = [], timeout: TimeInterval = 20
     ) throws {
         self.directory = try directory ?? TemporaryDirectory()
         socketPath = self.directory.path("run/keyjar.sock")
@@ -42,6 +46,7 @@ public final class DaemonProcess: @unchecked Sendable {
         logPath = self.directory.path("keyjard-\(UUID().uuidString.prefix(8)).log")
         extraArguments = arguments
         self.environment = environment
+        self.launcher = launcher
         try start(timeout: timeout)
     }
 
@@ -49,8 +54,9 @@ public final class DaemonProcess: @unchecked Sendable {
         guard FileManager.default.isExecutableFile(atPath: Self.binary) else {
             throw TestSupportError("keyjard is not built at \(Self.binary)")
         }
-        process.executableURL = URL(fileURLWithPath: Self.binary)
-        process.arguments = ["--socket", socketPath, "--database", databasePath, "--log-level", "debug"] + extraArguments
+        let command = launcher + [Self.binary, "--socket", socketPath, "--database", databasePath, "--log-level", "debug"]
+        process.executableURL = URL(fileURLWithPath: command[0])
+        process.arguments = Array(command.dropFirst()) + extraArguments
         process.environment = childEnvironment(environment ?? ProcessInfo.processInfo.environment)
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)
         process.standardError = FileHandle(forWritingAtPath: logPath)
@@ -112,7 +118,7 @@ public final class DaemonProcess: @unchecked Sendable {
 
     /// Starts another keyjard on the same socket and database.
     public func restarted(arguments: [String]? = nil) throws -> DaemonProcess {
-        try DaemonProcess(in: directory, arguments: arguments ?? extraArguments, environment: environment)
+        try DaemonProcess(in: directory, arguments: arguments ?? extraArguments, environment: environment, launcher: launcher)
     }
 
     deinit {
