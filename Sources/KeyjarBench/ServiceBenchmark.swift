@@ -19,7 +19,9 @@ final class BenchDaemon {
 
     /// - Parameter defaultLimits: keyjard's own limits (Chromium's 3,300 and 180) instead of
     ///   room for 100,000 cookies.
-    init(directory: String, defaultLimits: Bool = false) throws {
+    /// - Parameter secretService: the environment of a Secret Service to keep passwords in
+    ///   instead of the file.
+    init(directory: String, defaultLimits: Bool = false, secretService: [String: String]? = nil) throws {
         self.directory = directory
         socketPath = directory + "/keyjar.sock"
         let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("keyjard").path
@@ -28,8 +30,10 @@ final class BenchDaemon {
         }
         process.executableURL = URL(fileURLWithPath: binary)
         process.arguments =
-            ["--socket", socketPath, "--database", directory + "/store.sqlite3", "--secrets", "file", "--log-level", "warning"]
+            ["--socket", socketPath, "--database", directory + "/store.sqlite3", "--log-level", "warning"]
+            + (secretService == nil ? ["--secrets", "file"] : [])
             + (defaultLimits ? [] : ["--max-cookies", "200000", "--max-cookies-per-site", "1000"])
+        if let secretService { process.environment = secretService }
         let output = Pipe()
         process.standardOutput = output
         let started = nanoseconds()

@@ -12,15 +12,24 @@ import KeyjarStore
 /// there (or a later one of the same client replaced it), every client's replica equals
 /// keyjard's snapshot, no client hung or died, and the database passes `PRAGMA
 /// integrity_check`. One summary line; exit status 1 when anything was lost or wrong.
+///
+/// With `KEYJAR_STRESS_SECRETS=service` passwords go to a real gnome-keyring-daemon on a
+/// private bus, which is SIGKILLed `KEYJAR_STRESS_KEYRING_KILLS` (10) times and started again
+/// after a random outage; otherwise to keyjard's file backend. Either way keyjard's repair
+/// runs at the end (its findings are the half credentials keyjard's kills left), and every
+/// credential's password must be its last acknowledged one or a later attempt.
 func runStressBenchmark() throws {
     let environment = ProcessInfo.processInfo.environment
     let clientCount = Int(environment["KEYJAR_STRESS_CLIENTS"] ?? "") ?? 8
     let seconds = Double(environment["KEYJAR_STRESS_SECONDS"] ?? "") ?? 30
     let killTarget = Int(environment["KEYJAR_STRESS_KILLS"] ?? "") ?? 60
+    let useSecretService = environment["KEYJAR_STRESS_SECRETS"] == "service"
+    let keyringKillTarget = useSecretService ? Int(environment["KEYJAR_STRESS_KEYRING_KILLS"] ?? "") ?? 10 : 0
     let directory = NSTemporaryDirectory() + "keyjar-stress-\(getpid())"
     try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(atPath: directory) }
-    var daemon = try BenchDaemon(directory: directory)
+    let secretService = useSecretService ? try BenchSecretService(directory: directory + "/secrets") : nil
+    var daemon = try BenchDaemon(directory: directory, secretService: secretService?.environment)
 
     // The clients: this binary again.
     let binary = URL(fileURLWithPath: CommandLine.arguments[0]).path
@@ -48,9 +57,31 @@ func runStressBenchmark() throws {
 
     // Kills at random moments over the first 90% of the run: the wait before each is random
     // around what is left of that time for each kill still to come.
-    var kills = 0
+    // The Secret Service's outages on a thread of their own: each kill at a random moment,
+    // back after a random 50–500 ms.
     let start = Date()
     let end = start.addingTimeInterval(seconds * 0.9)
+    let keyringKills = LockedCounter()
+    let outagesDone = DispatchSemaphore(value: 0)
+    if let secretService, keyringKillTarget > 0 {
+        let service = UncheckedBox(secretService)
+        Thread.detachNewThread {
+            var random = StressRandom(state: 4242)
+            while Date() < end, keyringKills.value < keyringKillTarget {
+                let spacing = end.timeIntervalSinceNow / Double(keyringKillTarget - keyringKills.value)
+                usleep(useconds_t(max(0, Double.random(in: 0.1...1.0, using: &random) * spacing) * 1_000_000))
+                guard (try? service.value.kill()) != nil else { break }
+                keyringKills.increment()
+                usleep(useconds_t(Double.random(in: 0.05...0.5, using: &random) * 1_000_000))
+                guard (try? service.value.start()) != nil else { break }
+            }
+            outagesDone.signal()
+        }
+    } else {
+        outagesDone.signal()
+    }
+
+    var kills = 0
     var random = StressRandom(state: 42)
     if killTarget > 0 {
         while Date() < end, kills < killTarget {
@@ -59,9 +90,11 @@ func runStressBenchmark() throws {
             kill(daemon.process.processIdentifier, SIGKILL)
             daemon.process.waitUntilExit()
             kills += 1
-            daemon = try BenchDaemon(directory: directory)
+            daemon = try BenchDaemon(directory: directory, secretService: secretService?.environment)
         }
     }
+    outagesDone.wait()
+    if let secretService, !secretService.isRunning { try secretService.start() }
 
     // Every client ends on its own within its time and a minute for its last checks.
     var hung = 0
@@ -78,11 +111,21 @@ func runStressBenchmark() throws {
         if client.process.terminationStatus != 0 { failedClients += 1 }
     }
 
-    // keyjard's final state, as a fresh client sees it.
+    // keyjard's final state, as a fresh client sees it, once the halves of credential writes
+    // that keyjard's kills cut short are repaired.
     let checker = try KeyjarClient(configuration: .init(socketPath: daemon.socketPath, autoStart: false))
-    guard case .snapshot(let snapshot) = try checker.call(.snapshot),
+    guard case .credentialsRepaired(let halves, _) = try checker.call(.repairCredentials),
+        case .snapshot(let snapshot) = try checker.call(.snapshot),
         case .credentials(let credentials) = try checker.call(.allCredentials)
     else { throw BenchmarkError("keyjard did not answer the final snapshot") }
+    var passwords: [String: String?] = [:]
+    for record in credentials {
+        guard case .password(let password) = try checker.call(.password(space: record.space, user: record.user)) else {
+            throw BenchmarkError("keyjard did not return a password")
+        }
+        passwords["\(record.space.host) \(record.user)"] = password
+    }
+    guard case .status(let finalStatus) = try checker.call(.status) else { throw BenchmarkError("keyjard gave no status") }
     checker.close()
     daemon.stop()
 
@@ -111,11 +154,13 @@ func runStressBenchmark() throws {
             }
         }
         let host = "c\(id).stress.example"
-        let users = Set(credentials.filter { $0.space.host == host }.map(\.user))
         for (user, attempts) in report.credentials {
             acknowledged += attempts.filter(\.acknowledged).count
-            if !isAllowed(users.contains(user) ? "present" : nil, after: attempts) {
-                lost.append("credential \(host) \(user)")
+            // The record and its password: both there with the password of an allowed attempt,
+            // or neither.
+            let password = passwords["\(host) \(user)"].map { $0 ?? "the record without its password" }
+            if !isAllowed(password, after: attempts) {
+                lost.append("credential \(host) \(user): \(password ?? "absent") after \(attempts.suffix(3).map { "\($0.value ?? "removed")\($0.acknowledged ? "" : "?")" })")
             }
         }
         for attempt in report.policies {
@@ -140,9 +185,16 @@ func runStressBenchmark() throws {
     print(
         "stress: clients \(clientCount), \(Int(seconds)) s, operations \(operations), kills \(kills), "
             + "acknowledged writes \(acknowledged), writes lost \(lost.count), replica mismatches \(replicaMismatches.count), "
-            + "hung \(hung), failed clients \(failedClients), integrity \(integrity), errors: \(errorSummary.isEmpty ? "none" : errorSummary)")
+            + "hung \(hung), failed clients \(failedClients), integrity \(integrity), "
+            + "secrets \(useSecretService ? "service, keyring kills \(keyringKills.value)" : "file"), "
+            + "half credentials repaired \(halves.count), left after repair \(finalStatus.credentialMismatches?.count ?? -1), "
+            + "errors: \(errorSummary.isEmpty ? "none" : errorSummary)")
     for line in (lost + replicaMismatches).prefix(20) { print("  \(line)") }
-    if !lost.isEmpty || !replicaMismatches.isEmpty || hung > 0 || failedClients > 0 || integrity != "ok" { exit(1) }
+    if !lost.isEmpty || !replicaMismatches.isEmpty || hung > 0 || failedClients > 0 || integrity != "ok"
+        || finalStatus.credentialMismatches != []
+    {
+        exit(1)
+    }
 }
 
 /// Whether `final` can be what a client's attempts left: its last acknowledged value, or any
@@ -164,4 +216,21 @@ private final class StressReports: @unchecked Sendable {
 
     func set(_ index: Int, _ data: Data) { lock.withLock { reports[index] = data } }
     var all: [Data] { lock.withLock { reports } }
+}
+
+/// A count shared with the outage thread.
+private final class LockedCounter: @unchecked Sendable {
+    // @unchecked: every access goes through `lock`.
+    private let lock = NSLock()
+    private var count = 0
+
+    func increment() { lock.withLock { count += 1 } }
+    var value: Int { lock.withLock { count } }
+}
+
+/// Hands the Secret Service to the outage thread, its only user until that thread ends.
+private final class UncheckedBox<Value>: @unchecked Sendable {
+    // @unchecked: the coordinator does not touch `value` until the outage thread has signalled.
+    let value: Value
+    init(_ value: Value) { self.value = value }
 }

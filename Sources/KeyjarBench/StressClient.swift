@@ -10,7 +10,7 @@ struct StressReport: Codable {
     /// value (nil: a deletion) and whether keyjard acknowledged it.
     var cookies: [String: [Attempt]] = [:]
     /// Per credential user (each client its own users, on its own host): attempts, `value`
-    /// "present" or nil (removed).
+    /// the password stored or nil (removed).
     var credentials: [String: [Attempt]] = [:]
     /// Accept policies written: the value, and the sequence it committed at (nil: no
     /// acknowledgement, so it may or may not have committed).
@@ -54,7 +54,8 @@ func runStressClient(socketPath: String, id: Int, seconds: Double, seed: UInt64)
     let storage = SharedCookieStorage(client: client)
 
     func count(_ error: KeyjarClientError) {
-        report.errors["\(error.code)", default: 0] += 1
+        // A refusal by its wire code (Schemas/protocol.md): shuttingDown, secretsUnavailable, …
+        report.errors[error.wireCode.map { "refused-\($0)" } ?? "\(error.code)", default: 0] += 1
         // Disconnected: the client reconnects in the background; a program would not spin.
         if error.code == .unreachable { usleep(5_000) }
     }
@@ -120,9 +121,9 @@ func runStressClient(socketPath: String, id: Int, seconds: Double, seed: UInt64)
                 } else {
                     _ = try client.call(.removeCredential(space: space, user: user))
                 }
-                report.credentials[user, default: []].append(.init(value: adding ? "present" : nil, acknowledged: true))
+                report.credentials[user, default: []].append(.init(value: adding ? "pw-\(value)" : nil, acknowledged: true))
             } catch {
-                report.credentials[user, default: []].append(.init(value: adding ? "present" : nil, acknowledged: false))
+                report.credentials[user, default: []].append(.init(value: adding ? "pw-\(value)" : nil, acknowledged: false))
                 count(error)
             }
         default:
