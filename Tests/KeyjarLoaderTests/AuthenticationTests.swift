@@ -231,18 +231,21 @@ struct AuthenticationTests {
     }
 
     @Test func aProxyChallengeIsAnsweredForTheProxySpace() throws {
-        let proxy = server.url("")
+        let proxy = try TinyproxyServer()
         let delegate = ChallengeDelegate { seen in
             seen.isProxy ? .use(user: "proxy", password: "secret", persistence: .none) : .cancel
         }
-        // The target is "localhost", so the proxy forwards to the same test server.
-        _ = loader(proxy: proxy).connection(with: URLRequest(url: server.url("/hello", host: "localhost")), delegate: delegate)
+        let target = server.url("/hello")
+        _ = loader(proxy: proxy.url).connection(with: URLRequest(url: target), delegate: delegate)
         #expect(delegate.recorder.wait())
         #expect(delegate.recorder.body == "hello world")
-        #expect(delegate.recorder.lastResponse?.value(forHTTPHeaderField: "X-Proxied") == "yes")
+        #expect(delegate.recorder.lastResponse?.value(forHTTPHeaderField: "Via")?.contains(TinyproxyServer.via) == true)
         #expect(delegate.challenges.count == 1)
         #expect(delegate.challenges.first?.isProxy == true)
-        #expect(delegate.challenges.first?.realm == "keyjar-proxy")
+        #expect(delegate.challenges.first?.realm == "Tinyproxy")
+        #expect(delegate.challenges.first?.port == proxy.port)
+        // Asked without credentials, then with them: both through the proxy.
+        #expect(proxy.requests().filter { $0.contains("GET \(target.absoluteString)") }.count == 2, "\(proxy.requests())")
     }
 
     @Test func anUntrustedCertificateIsAServerTrustChallenge() throws {

@@ -8,23 +8,6 @@ import Testing
 /// Socket activation and slow clients.
 @Suite(.timeLimit(testTimeLimit))
 struct ServerLifecycleTests {
-    /// Plays systemd's part: binds the socket, then starts keyjard with it as fd 3 and
-    /// LISTEN_FDS=1 / LISTEN_PID set, and prints keyjard's pid.
-    static let launcher = """
-        import os, socket, sys
-        path, keyjard, database = sys.argv[1:4]
-        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-        s = socket.socket(socket.AF_UNIX); s.bind(path); s.listen(16)
-        pid = os.fork()
-        if pid == 0:
-            os.dup2(s.fileno(), 3); os.set_inheritable(3, True)
-            env = dict(os.environ, LISTEN_FDS="1", LISTEN_PID=str(os.getpid()))
-            os.execve(keyjard, [keyjard, "--socket", path, "--database", database], env)
-        print("pid", pid, flush=True)
-        _, status = os.waitpid(pid, 0)
-        print("exit", os.waitstatus_to_exitcode(status), flush=True)
-        """
-
     @Test func aBurstOfWritesLeavesNoLargeWALOnceWritesPause() throws {
         // Given a keyjard that takes 1,500 acknowledged writes back to back (a WAL of ~12 MB)
         let daemon = try DaemonProcess()
@@ -93,32 +76,40 @@ struct ServerLifecycleTests {
     }
 
     @Test func servesASocketPassedBySystemd() throws {
+        // systemd's own tool: it binds the socket, and on the first connection executes keyjard
+        // in its place (the same pid) with the socket as fd 3, LISTEN_FDS=1 and LISTEN_PID set.
         let directory = try TemporaryDirectory()
         let socketPath = directory.path("run/keyjar.sock")
+        try FileManager.default.createDirectory(
+            atPath: directory.path("run"), withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", Self.launcher, socketPath, DaemonProcess.binary, directory.path("store.sqlite3")]
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/systemd-socket-activate")
+        process.arguments = [
+            "--listen=\(socketPath)", DaemonProcess.binary, "--socket", socketPath, "--database", directory.path("store.sqlite3"),
+        ]
+        process.environment = childEnvironment(ProcessInfo.processInfo.environment)
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle(forWritingAtPath: "/dev/null")
         try process.run()
         defer { if process.isRunning { process.terminate() } }
-        let reader = output.fileHandleForReading
-        let pidLine = try #require(DaemonProcess.readLine(from: reader, timeout: 20))
-        let pid = try #require(Int32(pidLine.dropFirst(4)))
-        #expect(DaemonProcess.readLine(from: reader, timeout: 20) == "ready \(socketPath)")
+        let deadline = Date().addingTimeInterval(20)
+        while !FileManager.default.fileExists(atPath: socketPath), process.isRunning, Date() < deadline { usleep(10_000) }
 
+        // The first client's connection is what starts keyjard; it is served once keyjard is up.
         let client = try TestClient(socketPath: socketPath)
+        #expect(DaemonProcess.readLine(from: output.fileHandleForReading, timeout: 20) == "ready \(socketPath)")
         #expect(try client.setCookies(["activated=1"], from: "https://example.com/") == [nil])
         let reply = try client.call(.status)
         guard case .status(let status) = reply else {
             Issue.record("expected a status reply, got \(reply)")
             return
         }
-        #expect(status.pid == pid)
+        #expect(status.pid == process.processIdentifier)
 
-        kill(pid, SIGTERM)
-        #expect(DaemonProcess.readLine(from: reader, timeout: 10) == "exit 0")
+        kill(process.processIdentifier, SIGTERM)
+        process.waitUntilExit()
+        #expect(process.terminationReason == .exit && process.terminationStatus == 0)
         // The socket file is systemd's: keyjard leaves it for the next activation.
         #expect(FileManager.default.fileExists(atPath: socketPath))
     }

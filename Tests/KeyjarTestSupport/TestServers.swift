@@ -53,10 +53,8 @@ public final class LighttpdServer: Sendable {
                     """
             }
         }
-        // A port found free may be taken by another test before lighttpd binds it: then lighttpd
-        // exits, and another port is tried.
-        for _ in 0..<5 {
-            let candidate = try freeLoopbackPort()
+        let directory = self.directory
+        (port, pid) = try spawnOnFreePort(name: "lighttpd", log: "\(directory)/error.log") { candidate in
             let configuration = """
                 server.document-root = "\(directory)/www"
                 server.port = \(candidate)
@@ -73,23 +71,8 @@ public final class LighttpdServer: Sendable {
                 \(tlsLines)
                 """
             try Data(configuration.utf8).write(to: URL(fileURLWithPath: "\(directory)/lighttpd.conf"))
-            let started = try spawnQuietly(
-                "/usr/sbin/lighttpd", ["-D", "-f", "\(directory)/lighttpd.conf"], environment: ProcessInfo.processInfo.environment)
-            // Serving once the port accepts while lighttpd still runs (it exits at once when it
-            // cannot bind).
-            for _ in 0..<100 {
-                if !isRunning(started) { break }
-                if loopbackPortAccepts(candidate), isRunning(started) {
-                    port = candidate
-                    pid = started
-                    return
-                }
-                usleep(50_000)
-            }
-            kill(started, SIGKILL)
-            _ = waitForExit(started)
+            return ("/usr/sbin/lighttpd", ["-D", "-f", "\(directory)/lighttpd.conf"])
         }
-        throw TestSupportError("lighttpd did not start; see \(directory)/error.log")
     }
 
     deinit {
@@ -99,6 +82,121 @@ public final class LighttpdServer: Sendable {
 
     public func url(_ path: String, user: String? = nil) -> URL {
         URL(string: "\(scheme)://\(user.map { "\($0)@" } ?? "")127.0.0.1:\(port)\(path)")!
+    }
+}
+
+/// Starts a server on a loopback port found free, and returns once it accepts there. A port
+/// found free may be taken by another test before the server binds it: then the server exits,
+/// and another port is tried.
+///
+/// - Parameter command: writes the server's configuration for a port and returns its command.
+func spawnOnFreePort(name: String, log: String, _ command: (Int) throws -> (String, [String])) throws -> (Int, pid_t) {
+    for _ in 0..<5 {
+        let candidate = try freeLoopbackPort()
+        let (executable, arguments) = try command(candidate)
+        let started = try spawnQuietly(executable, arguments, environment: ProcessInfo.processInfo.environment)
+        for _ in 0..<100 {
+            if !isRunning(started) { break }
+            if loopbackPortAccepts(candidate), isRunning(started) { return (candidate, started) }
+            usleep(50_000)
+        }
+        kill(started, SIGKILL)
+        _ = waitForExit(started)
+    }
+    throw TestSupportError("\(name) did not start; see \(log)")
+}
+
+/// tinyproxy from Debian's packages: a forward HTTP proxy that asks for Basic credentials
+/// (user `proxy`, password `secret`, realm "Tinyproxy") and names itself in `Via`.
+public final class TinyproxyServer: Sendable {
+    public let port: Int
+    private let pid: Int32
+    public let directory: String
+    public static let via = "keyjar-test-tinyproxy"
+
+    public init() throws {
+        directory = NSTemporaryDirectory() + "keyjar-tinyproxy-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let directory = self.directory
+        (port, pid) = try spawnOnFreePort(name: "tinyproxy", log: "\(directory)/tinyproxy.log") { candidate in
+            let configuration = """
+                Port \(candidate)
+                Listen 127.0.0.1
+                Timeout 60
+                MaxClients 50
+                LogLevel Connect
+                LogFile "\(directory)/tinyproxy.log"
+                Allow 127.0.0.1
+                BasicAuth proxy secret
+                ViaProxyName "\(Self.via)"
+                """
+            try Data(configuration.utf8).write(to: URL(fileURLWithPath: "\(directory)/tinyproxy.conf"))
+            return ("/usr/bin/tinyproxy", ["-d", "-c", "\(directory)/tinyproxy.conf"])
+        }
+    }
+
+    public var url: URL { URL(string: "http://127.0.0.1:\(port)")! }
+
+    /// The requests it forwarded (its log's `Request` lines).
+    public func requests() -> [String] {
+        let log = (try? String(contentsOfFile: "\(directory)/tinyproxy.log", encoding: .utf8)) ?? ""
+        return log.split(separator: "\n").filter { $0.contains("]: Request ") }.map(String.init)
+    }
+
+    deinit {
+        kill(pid, SIGKILL)
+        _ = waitForExit(pid)
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+}
+
+/// Dante (Debian's dante-server): a SOCKS v5 proxy without authentication that resolves names
+/// itself and logs every connection it makes.
+public final class DanteServer: Sendable {
+    public let port: Int
+    private let pid: Int32
+    public let directory: String
+
+    public init() throws {
+        directory = NSTemporaryDirectory() + "keyjar-dante-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let directory = self.directory
+        // As root, Dante wants to be told which user it may act as; otherwise it is the caller.
+        let users = getuid() == 0 ? "user.privileged: root\nuser.unprivileged: root\n" : ""
+        (port, pid) = try spawnOnFreePort(name: "danted", log: "\(directory)/danted.log") { candidate in
+            let configuration = """
+                logoutput: \(directory)/danted.log
+                internal: 127.0.0.1 port = \(candidate)
+                external: 127.0.0.1
+                socksmethod: none
+                clientmethod: none
+                \(users)client pass {
+                    from: 127.0.0.0/8 to: 0.0.0.0/0
+                }
+                socks pass {
+                    from: 127.0.0.0/8 to: 0.0.0.0/0
+                    command: connect
+                    log: connect
+                }
+                """
+            try Data(configuration.utf8).write(to: URL(fileURLWithPath: "\(directory)/danted.conf"))
+            return ("/usr/sbin/danted", ["-f", "\(directory)/danted.conf", "-p", "\(directory)/danted.pid"])
+        }
+    }
+
+    /// The connections it made for its clients, as `host.port` of the destination.
+    public func connections() -> [String] {
+        let log = (try? String(contentsOfFile: "\(directory)/danted.log", encoding: .utf8)) ?? ""
+        return log.split(separator: "\n").filter { $0.contains("tcp/connect") }.compactMap { line in
+            line.split(separator: " ").last.map(String.init)
+        }
+    }
+
+    deinit {
+        // SIGTERM: the main process takes its worker processes with it.
+        kill(pid, SIGTERM)
+        _ = waitForExit(pid)
+        try? FileManager.default.removeItem(atPath: directory)
     }
 }
 

@@ -1,6 +1,6 @@
 """The HTTP server the KeyjarLoader tests talk to, on 127.0.0.1 (an ephemeral port, printed
 as "ready PORT"). Each path is one behaviour; the tests read what arrived from /echo."""
-import base64, gzip, hashlib, http.server, json, os, ssl, struct, subprocess, sys, tempfile, threading, time, urllib.parse, urllib.request, zlib
+import base64, gzip, hashlib, http.server, json, os, ssl, struct, subprocess, sys, tempfile, threading, time, urllib.parse, zlib
 
 counters = {}
 
@@ -24,8 +24,6 @@ class Handler(http.server.BaseHTTPRequestHandler):
         return self.rfile.read(length) if length else b""
 
     def handle_any(self):
-        if self.path.startswith("http://"):
-            return self.act_as_proxy()
         url = urllib.parse.urlsplit(self.path)
         query = dict(urllib.parse.parse_qsl(url.query))
         path = url.path
@@ -209,21 +207,6 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 return self.reply(200, b"digest ok")
             counters["digest-wrong"] = counters.get("digest-wrong", 0) + 1
         self.reply(401, b"digest required", [("WWW-Authenticate", challenge("first-nonce", False))])
-
-    def act_as_proxy(self):
-        """A forward proxy that wants Basic proxy credentials proxy:secret."""
-        expected = "Basic " + base64.b64encode(b"proxy:secret").decode()
-        if self.headers.get("Proxy-Authorization") != expected:
-            counters["407"] = counters.get("407", 0) + 1
-            self.body()
-            return self.reply(407, b"proxy auth required", [("Proxy-Authenticate", 'Basic realm="keyjar-proxy"')])
-        counters["proxied"] = counters.get("proxied", 0) + 1
-        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-        try:
-            with opener.open(self.path) as upstream:
-                self.reply(upstream.status, upstream.read(), [("X-Proxied", "yes")])
-        except urllib.error.HTTPError as error:
-            self.reply(error.code, error.read(), [("X-Proxied", "yes")])
 
     do_GET = do_POST = do_PUT = do_HEAD = do_DELETE = do_PATCH = handle_any
 
