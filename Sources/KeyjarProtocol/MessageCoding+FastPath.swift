@@ -71,6 +71,18 @@ extension MessageCoding {
             writer.raw(#","text":"#)
             writer.write(string: text)
             writer.raw("}}}")
+        case .setCredential(let space, let user, let password, let makeDefault):
+            // By hand, with room for all of it at once, so that no copy of the password is left
+            // in memory that is not wiped (Foundation's encoder and a growing buffer leave some).
+            writer.bytes.reserveCapacity(writer.bytes.count + 256 + 6 * (space.host.utf8.count + (space.realm?.utf8.count ?? 0)
+                + user.utf8.count + password.utf8.count))
+            writer.raw(#","request":{"setCredential":{"space":"#)
+            writer.write(space: space)
+            writer.raw(#","user":"#)
+            writer.write(string: user)
+            writer.raw(#","password":"#)
+            writer.write(string: password)
+            writer.raw(makeDefault ? #","makeDefault":true}}}"# : #","makeDefault":false}}}"#)
         default:
             return nil
         }
@@ -113,6 +125,16 @@ extension MessageCoding {
                 writer.raw("}}")
             case .snapshot(let snapshot):
                 guard writer.write(snapshotCase: snapshot) else { return nil }
+            case .password(let password):
+                // Room for the whole reply at once (a character escapes to at most six bytes):
+                // a growing buffer would leave freed copies of the password behind, unwiped.
+                writer.bytes.reserveCapacity(writer.bytes.count + 32 + 6 * (password?.utf8.count ?? 0))
+                writer.raw(#"{"password":{"#)
+                if let password {
+                    writer.raw(#""password":"#)
+                    writer.write(string: password)
+                }
+                writer.raw("}}")
             default:
                 return nil
             }
@@ -253,9 +275,38 @@ extension ClientMessage {
                 firstLine = line
             }
             self.init(id: id, request: .importCookies(format: format, text: text, firstLine: firstLine))
+        case "setCredential":
+            // By hand so that keyjard's decoding makes no copy of the frame, which holds the
+            // password, beyond the buffer it wipes (Foundation's decoder copies the payload).
+            guard bodyKeys.sorted() == ["makeDefault", "password", "space", "user"], let spaceJSON = body["space"],
+                let space = ProtectionSpace(json: spaceJSON), let user = body["user"]?.string,
+                let password = body["password"]?.string, let makeDefault = body["makeDefault"]?.bool
+            else { return nil }
+            self.init(id: id, request: .setCredential(space: space, user: user, password: password, makeDefault: makeDefault))
         default:
             return nil
         }
+    }
+}
+
+extension ProtectionSpace {
+    /// Only a space as keyjard and its clients write it (host and protocol already canonical,
+    /// the port given); anything else is left to `Codable`, which keeps fields as written.
+    init?(json: JSONValue) {
+        guard let keys = json.keys, let host = json["host"]?.string, let port = json["port"]?.int,
+            let scheme = json["protocol"]?.string,
+            let method = json["authenticationMethod"]?.string.flatMap(AuthenticationMethod.init(rawValue:)),
+            let proxy = json["proxyType"]?.string.flatMap(ProxyType.init(rawValue:))
+        else { return nil }
+        var realm: String?
+        if let realmJSON = json["realm"] {
+            guard let value = realmJSON.string else { return nil }
+            realm = value
+        }
+        let expected = ["authenticationMethod", "host", "port", "protocol", "proxyType"] + (realm == nil ? [] : ["realm"])
+        guard keys.sorted() == expected.sorted() else { return nil }
+        self.init(host: host, port: port, protocol: scheme, realm: realm, authenticationMethod: method, proxyType: proxy)
+        guard self.host == host, self.port == port, self.protocol == scheme else { return nil }
     }
 }
 
@@ -336,8 +387,36 @@ extension Response {
         case "cookies" where keys == ["cookies"]:
             guard let cookiesJSON = body["cookies"], let cookies = Cookie.array(json: cookiesJSON) else { return nil }
             self = .cookies(cookies: cookies)
+        case "password" where keys.count <= 1 && keys.allSatisfy({ $0 == "password" }):
+            switch body["password"] {
+            case nil, .null?: self = .password(password: nil)
+            case let value?:
+                guard let password = value.string else { return nil }
+                self = .password(password: password)
+            }
         default:
             return nil
         }
+    }
+}
+
+extension JSONWriter {
+    /// A protection space with `Codable`'s keys, in its order.
+    mutating func write(space: ProtectionSpace) {
+        raw(#"{"host":"#)
+        write(string: space.host)
+        raw(#","port":"#)
+        bytes.append(contentsOf: String(space.port).utf8)
+        raw(#","protocol":"#)
+        write(string: space.protocol)
+        if let realm = space.realm {
+            raw(#","realm":"#)
+            write(string: realm)
+        }
+        raw(#","authenticationMethod":"#)
+        write(string: space.authenticationMethod.rawValue)
+        raw(#","proxyType":"#)
+        write(string: space.proxyType.rawValue)
+        raw("}")
     }
 }

@@ -32,8 +32,12 @@ public enum MessageCoding {
 
     /// The reference decoding, which the fast paths must match.
     public static func decode<Message: Decodable>(codable type: Message.Type, from payload: some Sequence<UInt8>) throws(WireError) -> Message {
+        // The copy may hold a password (a setCredential or password message in a form the fast
+        // path leaves to Foundation): zeroed once decoded.
+        var data = Data(payload)
+        defer { data.resetBytes(in: 0..<data.count) }
         do {
-            return try decoder().decode(type, from: Data(payload))
+            return try decoder().decode(type, from: data)
         } catch {
             throw WireError(code: WireError.malformedMessage, message: "malformed message: \(describe(error))")
         }

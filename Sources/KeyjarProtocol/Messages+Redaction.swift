@@ -34,3 +34,12 @@ extension Response: CustomStringConvertible, CustomDebugStringConvertible {
 
     public var debugDescription: String { description }
 }
+
+extension ServerMessage {
+    /// Whether the message holds a password (a `password` reply with one), so that its bytes
+    /// are wiped once sent.
+    public var carriesPassword: Bool {
+        if case .reply(_, .password(let password?)) = self { return !password.isEmpty }
+        return false
+    }
+}

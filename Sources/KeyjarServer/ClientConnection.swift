@@ -38,8 +38,11 @@ final class ClientConnection {
     /// Queues a framed message (``ByteBuffer/init(framing:allocator:)``); false when the client
     /// is over its limits (the caller disconnects it) or gone. One message is always let
     /// through, however large, so that no reply is too big to send.
+    ///
+    /// - Parameter secret: the frame holds a password: once written (NIO has let go of it), its
+    ///   memory is zeroed.
     @discardableResult
-    func send(framed frame: ByteBuffer) -> Bool {
+    func send(framed frame: ByteBuffer, secret: Bool = false) -> Bool {
         let size = frame.readableBytes
         guard channel.isActive,
             pendingMessages == 0 || (pendingMessages < limits.messages && pendingBytes + size <= limits.bytes)
@@ -48,7 +51,17 @@ final class ClientConnection {
         pendingBytes += size
         if isBehind { gate.hold(.backlog) }
         let this = NIOLoopBound(self, eventLoop: channel.eventLoop)
-        channel.writeAndFlush(frame).whenComplete { _ in this.value.written(size) }
+        guard secret else {
+            channel.writeAndFlush(frame).whenComplete { _ in this.value.written(size) }
+            return true
+        }
+        let kept = NIOLoopBoundBox(frame, eventLoop: channel.eventLoop)
+        let loop = channel.eventLoop
+        channel.writeAndFlush(frame).whenComplete { _ in
+            this.value.written(size)
+            // On the next turn: NIO may still hold the written frame while it completes it.
+            loop.execute { kept.value.wipe() }
+        }
         return true
     }
 
@@ -74,7 +87,12 @@ final class ClientConnection {
     }
 
     @discardableResult
-    func send(_ message: ServerMessage) -> Bool { send(encoded: MessageCoding.encode(message)) }
+    func send(_ message: ServerMessage) -> Bool {
+        var payload = MessageCoding.encode(message)
+        guard message.carriesPassword else { return send(encoded: payload) }
+        defer { Framing.wipe(&payload, upTo: payload.count) }
+        return send(framed: ByteBuffer(framing: payload, allocator: channel.allocator), secret: true)
+    }
 
     func close() { channel.close(promise: nil) }
 }

@@ -10,6 +10,11 @@ import NIOCore
 ///
 /// Malformed framing (an empty or oversized frame, the stream ending inside one) is reported as
 /// a ``FrameDecodingError`` through `errorCaught`; the connection handler answers it and closes.
+///
+/// Frames carry passwords (`setCredential`), so no memory that held one is let go unwiped: the
+/// buffer is grown, shrunk and dropped by hand (never by `realloc`, and never written while NIO
+/// shares its storage, which would copy it), and what it leaves behind is zeroed in place
+/// (``NIOCore/ByteBuffer/wipe()``) once the frames in it were handed on.
 final class FrameReader: ChannelDuplexHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
@@ -34,6 +39,13 @@ final class FrameReader: ChannelDuplexHandler {
     private var inputClosedForwarded = false
     /// After a framing error: everything further is dropped.
     private var failed = false
+    /// Buffers let go of since the last wipe, zeroed by ``wipeRetired()``.
+    private var retired: [ByteBuffer] = []
+    /// Whether `buffer`'s storage is this reader's own allocation, rather than the chunk NIO
+    /// read into (which NIO's receive pool shares, so writing to it would copy it).
+    private var ownsStorage = false
+    /// The capacity the large frame being received was reserved (0: none).
+    private var frameCapacity = 0
 
     private var budget: InboundBudget { service.state.inbound }
 
@@ -73,12 +85,26 @@ final class FrameReader: ChannelDuplexHandler {
         guard !failed else { return }
         var bytes = unwrapInboundIn(data)
         if buffer.readableBytes == 0 {
-            buffer = bytes
+            retire(replacingWith: bytes)
+            ownsStorage = false
         } else {
+            if !ownsStorage || buffer.writableBytes < bytes.readableBytes {
+                var larger = context.channel.allocator.buffer(
+                    capacity: max(buffer.readableBytes + bytes.readableBytes, frameCapacity))
+                larger.writeBuffer(&buffer)
+                retire(replacingWith: larger)
+                ownsStorage = true
+            }
             buffer.writeBuffer(&bytes)
+            retired.append(bytes)
         }
         noteCapacity()
         process(context)
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        wipeRetired()
+        context.fireChannelReadComplete()
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
@@ -88,12 +114,14 @@ final class FrameReader: ChannelDuplexHandler {
         }
         inputClosed = true
         if failed || gate.isOpen { process(context) }
+        wipeRetired()
     }
 
     /// The gate opened: hand on what is already here, then read again if NIO had asked to.
     private func resume() {
         guard let context, !failed else { return }
         process(context)
+        wipeRetired()
         if gate.isOpen, readRequested, context.channel.isActive {
             readRequested = false
             context.read()
@@ -119,6 +147,7 @@ final class FrameReader: ChannelDuplexHandler {
             let payload = buffer.readSlice(length: length)!
             let admitted = reservation
             reservation = 0
+            frameCapacity = 0
             context.fireChannelRead(wrapInboundOut(payload))
             if admitted > 0 { budget.release(admitted) }
         }
@@ -156,10 +185,12 @@ final class FrameReader: ChannelDuplexHandler {
         self.reservation = reservation
         // One allocation for the whole frame and a read beyond it (what was reserved), instead
         // of doublings on the way.
-        if buffer.capacity - buffer.readerIndex < size + InboundBudget.smallFrame {
-            var whole = context.channel.allocator.buffer(capacity: size + InboundBudget.smallFrame)
+        frameCapacity = size + InboundBudget.smallFrame
+        if !ownsStorage || buffer.capacity - buffer.readerIndex < frameCapacity {
+            var whole = context.channel.allocator.buffer(capacity: frameCapacity)
             whole.writeBuffer(&buffer)
-            buffer = whole
+            retire(replacingWith: whole)
+            ownsStorage = true
             noteCapacity()
         }
         armStallTimer(length: size - Framing.headerSize, context: context)
@@ -183,13 +214,27 @@ final class FrameReader: ChannelDuplexHandler {
     /// holding only a little is copied down, so a big frame's allocation does not outlive it.
     private func compact(_ context: ChannelHandlerContext) {
         if buffer.readableBytes == 0 {
-            buffer = ByteBuffer()
+            retire(replacingWith: ByteBuffer())
         } else if buffer.readerIndex > 0, reservation == 0, buffer.capacity > 2 * InboundBudget.smallFrame {
             var rest = context.channel.allocator.buffer(capacity: buffer.readableBytes)
             rest.writeBuffer(&buffer)
-            buffer = rest
+            retire(replacingWith: rest)
+            ownsStorage = true
         }
         noteCapacity()
+    }
+
+    /// Puts `replacement` in the buffer's place; the old one waits to be wiped.
+    private func retire(replacingWith replacement: ByteBuffer) {
+        if buffer.writerIndex > 0 { retired.append(buffer) }
+        buffer = replacement
+    }
+
+    /// Zeroes and drops the retired buffers, once no frame sliced from them is in use (after
+    /// a read, or after frames were handed on outside one).
+    private func wipeRetired() {
+        for buffer in retired { buffer.wipe() }
+        retired.removeAll()
     }
 
     private func noteCapacity() {
@@ -221,7 +266,9 @@ final class FrameReader: ChannelDuplexHandler {
             budget.release(reservation)
             reservation = 0
         }
-        buffer = ByteBuffer()
+        frameCapacity = 0
+        retire(replacingWith: ByteBuffer())
+        wipeRetired()
         noteCapacity()
     }
 }

@@ -53,6 +53,17 @@ import Testing
         messages.append(ClientMessage(id: 10, request: .importCookies(
             format: .netscape, text: ".a.example\tTRUE\t/\tFALSE\t0\tn\tv\r\n#HttpOnly_b.example\tFALSE\t/\tTRUE\t9\tk\t\"x\\y\"\n")))
         messages.append(ClientMessage(id: 11, request: .importCookies(format: .json, text: awkward.joined(separator: "\n"))))
+        let spaces = [
+            ProtectionSpace(host: "example.com", protocol: "https"),
+            ProtectionSpace(host: "::1", port: 8443, protocol: "https", realm: "r \"q\" é/", authenticationMethod: .httpDigest),
+            ProtectionSpace(host: "proxy.example", port: 3128, protocol: "http", realm: "", authenticationMethod: .httpBasic, proxyType: .http),
+        ]
+        for (index, space) in spaces.enumerated() {
+            for text in awkward.prefix(3) {
+                messages.append(ClientMessage(
+                    id: UInt64(20 + index), request: .setCredential(space: space, user: text, password: text, makeDefault: index == 1)))
+            }
+        }
         return messages
     }()
 
@@ -80,7 +91,9 @@ import Testing
         .reply(id: 10, response: .snapshot(snapshot: snapshot)),
         .snapshot(snapshot: snapshot),
         .snapshot(snapshot: StoreSnapshot(cookies: [], policy: CookiePolicy(), credentials: [], sequence: 0)),
+        .reply(id: 11, response: .password(password: nil)),
     ] + awkward.map { .reply(id: 9, response: .cookieHeader(header: $0)) }
+        + awkward.map { .reply(id: 12, response: .password(password: $0)) }
 
     static let snapshot = StoreSnapshot(
         cookies: cookies,
