@@ -18,6 +18,10 @@ import KeyjarStore
 /// after a random outage; otherwise to keyjard's file backend. Either way keyjard's repair
 /// runs at the end (its findings are the half credentials keyjard's kills left), and every
 /// credential's password must be its last acknowledged one or a later attempt.
+///
+/// With `KEYJAR_STRESS_DISK_FULL=N` (root only) keyjard's directory is a 64 MiB tmpfs that a
+/// ballast file fills N times, for 0.2–1 s each: writes are refused meanwhile (`refused-20`,
+/// storageFailure), and nothing acknowledged may be lost.
 func runStressBenchmark() throws {
     let environment = ProcessInfo.processInfo.environment
     let clientCount = Int(environment["KEYJAR_STRESS_CLIENTS"] ?? "") ?? 8
@@ -25,11 +29,30 @@ func runStressBenchmark() throws {
     let killTarget = Int(environment["KEYJAR_STRESS_KILLS"] ?? "") ?? 60
     let useSecretService = environment["KEYJAR_STRESS_SECRETS"] == "service"
     let keyringKillTarget = useSecretService ? Int(environment["KEYJAR_STRESS_KEYRING_KILLS"] ?? "") ?? 10 : 0
+    let diskEpisodeTarget = Int(environment["KEYJAR_STRESS_DISK_FULL"] ?? "") ?? 0
+    try StressDisk.enterPrivateMountNamespaceIfNeeded(episodes: diskEpisodeTarget)
     let directory = NSTemporaryDirectory() + "keyjar-stress-\(getpid())"
     try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(atPath: directory) }
     let secretService = useSecretService ? try BenchSecretService(directory: directory + "/secrets") : nil
-    var daemon = try BenchDaemon(directory: directory, secretService: secretService?.environment)
+    // keyjard's own directory: the socket, the database and (file backend) the secrets.
+    let serviceDirectory = directory + "/service"
+    try FileManager.default.createDirectory(atPath: serviceDirectory, withIntermediateDirectories: true)
+    let disk = diskEpisodeTarget > 0 ? try StressDisk(directory: serviceDirectory, size: "64m") : nil
+    defer { if disk != nil { umount2(serviceDirectory, Int32(MNT_DETACH)) } }
+    // A keyjard started while the disk is full may not open its database: it is tried again
+    // until the episode ends.
+    func startDaemon() throws -> BenchDaemon {
+        let deadline = Date().addingTimeInterval(30)
+        while true {
+            do {
+                return try BenchDaemon(directory: serviceDirectory, secretService: secretService?.environment)
+            } catch where Date() < deadline {
+                usleep(50_000)
+            }
+        }
+    }
+    var daemon = try startDaemon()
 
     // The clients: this binary again.
     let binary = URL(fileURLWithPath: CommandLine.arguments[0]).path
@@ -80,6 +103,26 @@ func runStressBenchmark() throws {
     } else {
         outagesDone.signal()
     }
+    let diskEpisodes = LockedCounter()
+    let episodesDone = DispatchSemaphore(value: 0)
+    if let disk {
+        let disk = UncheckedBox(disk)
+        Thread.detachNewThread {
+            var random = StressRandom(state: 4343)
+            while Date() < end, diskEpisodes.value < diskEpisodeTarget {
+                let spacing = end.timeIntervalSinceNow / Double(diskEpisodeTarget - diskEpisodes.value)
+                usleep(useconds_t(max(0, Double.random(in: 0.1...1.0, using: &random) * spacing) * 1_000_000))
+                guard (try? disk.value.fill()) != nil else { break }
+                diskEpisodes.increment()
+                usleep(useconds_t(Double.random(in: 0.2...1.0, using: &random) * 1_000_000))
+                disk.value.free()
+            }
+            disk.value.free()
+            episodesDone.signal()
+        }
+    } else {
+        episodesDone.signal()
+    }
 
     var kills = 0
     var random = StressRandom(state: 42)
@@ -90,10 +133,11 @@ func runStressBenchmark() throws {
             kill(daemon.process.processIdentifier, SIGKILL)
             daemon.process.waitUntilExit()
             kills += 1
-            daemon = try BenchDaemon(directory: directory, secretService: secretService?.environment)
+            daemon = try startDaemon()
         }
     }
     outagesDone.wait()
+    episodesDone.wait()
     if let secretService, !secretService.isRunning { try secretService.start() }
 
     // Every client ends on its own within its time and a minute for its last checks.
@@ -179,7 +223,7 @@ func runStressBenchmark() throws {
             lost.append("policy \(final), last acknowledged \(last.1)")
         }
     }
-    let integrity = try StoreDatabase(path: directory + "/store.sqlite3").integrityCheck()
+    let integrity = try StoreDatabase(path: serviceDirectory + "/store.sqlite3").integrityCheck()
 
     let errorSummary = errors.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
     print(
@@ -187,6 +231,7 @@ func runStressBenchmark() throws {
             + "acknowledged writes \(acknowledged), writes lost \(lost.count), replica mismatches \(replicaMismatches.count), "
             + "hung \(hung), failed clients \(failedClients), integrity \(integrity), "
             + "secrets \(useSecretService ? "service, keyring kills \(keyringKills.value)" : "file"), "
+            + "disk-full episodes \(diskEpisodes.value), "
             + "half credentials repaired \(halves.count), left after repair \(finalStatus.credentialMismatches?.count ?? -1), "
             + "errors: \(errorSummary.isEmpty ? "none" : errorSummary)")
     for line in (lost + replicaMismatches).prefix(20) { print("  \(line)") }

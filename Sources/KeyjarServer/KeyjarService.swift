@@ -29,6 +29,9 @@ final class KeyjarService: Sendable {
         var lastWrite = NIODeadline.now()
         /// The end of the credential work queued so far (see ``KeyjarService/inCredentialLane(_:)``).
         var credentialLane: EventLoopFuture<Void>?
+        /// Storage failures are logged at most once a second (a full disk fails every write).
+        var lastStorageFailureLogged = NIODeadline.distantPast
+        var storageFailuresNotLogged = 0
         let inbound: InboundBudget
 
         init(jar: CookieJar, inbound: InboundBudget) {
@@ -199,7 +202,16 @@ final class KeyjarService: Sendable {
     }
 
     func storageFailure(_ error: any Error) -> WireError {
-        logger.error("storage failure", metadata: ["error": "\(error)"])
+        let now = NIODeadline.now()
+        if now - state.lastStorageFailureLogged >= .seconds(1) {
+            logger.error(
+                "storage failure",
+                metadata: ["error": "\(error)", "failures.unlogged": "\(state.storageFailuresNotLogged)"])
+            state.lastStorageFailureLogged = now
+            state.storageFailuresNotLogged = 0
+        } else {
+            state.storageFailuresNotLogged += 1
+        }
         return WireError(code: WireError.storageFailure, message: "keyjard could not use its database: \(error)")
     }
 
