@@ -32,52 +32,77 @@ struct ServerWipingTests {
 
         let memory = try ProcessMemory(pid: daemon.pid)
         // The scan finds what is there: keyjard holds its database path.
-        #expect(memory.count(of: Array(daemon.databasePath.utf8)) > 0)
+        #expect(try memory.count(of: Array(daemon.databasePath.utf8)) > 0)
         // No frame with the password, in a request or a reply.
-        #expect(memory.count(of: Array(#""password":"\#(secret)"#.utf8)) == 0)
+        #expect(try memory.count(of: Array(#""password":"\#(secret)"#.utf8)) == 0)
     }
 }
 
-/// A snapshot of another process's readable private memory, read from /proc/PID/mem (allowed
-/// for a child process: it is ours to trace).
+/// Another process's writable private memory, read from /proc/PID/mem (allowed for a child
+/// process: it is ours to trace), a chunk at a time. Mappings over 1 GiB are skipped: those are
+/// reservations (AddressSanitizer's shadow), not the heap.
 private struct ProcessMemory {
-    private var regions: [[UInt8]] = []
+    private let pid: Int32
+    private var regions: [(start: UInt64, end: UInt64)] = []
 
     init(pid: Int32) throws {
+        self.pid = pid
         let maps = try String(contentsOfFile: "/proc/\(pid)/maps", encoding: .utf8)
-        let descriptor = open("/proc/\(pid)/mem", O_RDONLY)
-        guard descriptor >= 0 else { throw TestSupportError("cannot open /proc/\(pid)/mem: \(String(cString: strerror(errno)))") }
-        defer { close(descriptor) }
         for line in maps.split(separator: "\n") {
             let fields = line.split(separator: " ", omittingEmptySubsequences: true)
             // Writable private memory: the heap, anonymous mappings, stacks.
             guard fields.count >= 2, fields[1].hasPrefix("rw"), fields.count < 6 || !fields[5].hasPrefix("/") || fields[5] == "[heap]"
             else { continue }
             let bounds = fields[0].split(separator: "-").compactMap { UInt64($0, radix: 16) }
-            guard bounds.count == 2, bounds[1] > bounds[0] else { continue }
-            var bytes = [UInt8](repeating: 0, count: Int(bounds[1] - bounds[0]))
-            let read = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, off_t(bounds[0])) }
-            if read > 0 { regions.append(Array(bytes.prefix(read))) }
+            guard bounds.count == 2, bounds[1] > bounds[0], bounds[1] - bounds[0] <= 1 << 30 else { continue }
+            regions.append((bounds[0], bounds[1]))
         }
-        guard !regions.isEmpty else { throw TestSupportError("no readable memory in /proc/\(pid)/mem") }
+        guard !regions.isEmpty else { throw TestSupportError("no writable memory listed in /proc/\(pid)/maps") }
     }
 
-    func count(of pattern: [UInt8]) -> Int {
-        guard let first = pattern.first else { return 0 }
+    /// How many times `pattern` occurs (a match across two chunks included).
+    func count(of pattern: [UInt8]) throws -> Int {
+        let descriptor = open("/proc/\(pid)/mem", O_RDONLY)
+        guard descriptor >= 0 else { throw TestSupportError("cannot open /proc/\(pid)/mem: \(String(cString: strerror(errno)))") }
+        defer { close(descriptor) }
+        let chunkSize = 4 << 20
+        var chunk = [UInt8](repeating: 0, count: chunkSize + pattern.count)
         var found = 0
         for region in regions {
-            region.withUnsafeBytes { bytes in
-                pattern.withUnsafeBytes { needle in
-                    var offset = 0
-                    // memchr for the first byte, then the rest compared (memmem is a GNU
-                    // extension Glibc's module does not export).
-                    while bytes.count - offset >= needle.count,
-                        let hit = memchr(bytes.baseAddress! + offset, Int32(first), bytes.count - offset - needle.count + 1)
-                    {
-                        let position = hit - UnsafeMutableRawPointer(mutating: bytes.baseAddress!)
-                        if memcmp(hit, needle.baseAddress!, needle.count) == 0 { found += 1 }
-                        offset = position + 1
-                    }
+            var offset = region.start
+            var carried = 0
+            while offset < region.end {
+                let wanted = Int(min(UInt64(chunkSize), region.end - offset))
+                let read = chunk.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress! + carried, wanted, off_t(offset)) }
+                guard read > 0 else { break }
+                let valid = carried + read
+                found += Self.occurrences(of: pattern, in: chunk, count: valid)
+                // The last bytes go on, so a match split between chunks is seen once.
+                carried = min(pattern.count - 1, valid)
+                chunk.withUnsafeMutableBytes { bytes in
+                    let base = bytes.baseAddress!
+                    memmove(base, base + valid - carried, carried)
+                }
+                offset += UInt64(read)
+            }
+        }
+        return found
+    }
+
+    private static func occurrences(of pattern: [UInt8], in bytes: [UInt8], count: Int) -> Int {
+        guard let first = pattern.first, count >= pattern.count else { return 0 }
+        var found = 0
+        bytes.withUnsafeBytes { buffer in
+            pattern.withUnsafeBytes { needle in
+                let base = buffer.baseAddress!
+                var offset = 0
+                // memchr for the first byte, then the rest compared (memmem is a GNU extension
+                // Glibc's module does not export).
+                while count - offset >= needle.count,
+                    let hit = memchr(base + offset, Int32(first), count - offset - needle.count + 1)
+                {
+                    if memcmp(hit, needle.baseAddress!, needle.count) == 0 { found += 1 }
+                    offset = UnsafeRawPointer(hit) - base + 1
                 }
             }
         }
