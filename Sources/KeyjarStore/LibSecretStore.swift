@@ -79,24 +79,13 @@ public final class LibSecretStore: SecretStore {
 
     public func keys() throws -> [SecretStoreKey] {
         try checkSessionBus()
-        guard let everything = keyjar_attributes_new() else {
-            throw SecretStoreError(.operationFailed, "cannot allocate an attribute table")
+        final class Found {
+            var keys: [SecretStoreKey] = []
         }
-        defer { g_hash_table_unref(everything) }
+        let found = Found()
         var error: UnsafeMutablePointer<GError>?
-        // The schema alone matches every Keyjar item; without SECRET_SEARCH_LOAD_SECRETS no
-        // password leaves the service, and without UNLOCK nothing prompts.
-        let found = secret_password_searchv_sync(keyjar_credential_schema(), everything, SECRET_SEARCH_ALL, nil, &error)
-        defer { keyjar_retrievables_free(found) }
-        if let error { throw Self.consume(error, while: "listing Keyjar's passwords") }
-        var keys: [SecretStoreKey] = []
-        var node = found
-        while let current = node {
-            node = current.pointee.next
-            guard let item = current.pointee.data,
-                let attributes = secret_retrievable_get_attributes(OpaquePointer(item))
-            else { continue }
-            defer { g_hash_table_unref(attributes) }
+        let listed = keyjar_each_item({ context, attributes in
+            guard let context, let attributes else { return }
             func value(_ name: String) -> String {
                 keyjar_attributes_get(attributes, name).map { String(cString: $0) } ?? ""
             }
@@ -104,10 +93,12 @@ public final class LibSecretStore: SecretStore {
                 server: value("server"), port: value("port"), protocol: value("protocol"), realm: value("realm"),
                 authtype: value("authtype"), proxytype: value("proxytype"), user: value("user"))
             {
-                keys.append(key)
+                Unmanaged<Found>.fromOpaque(context).takeUnretainedValue().keys.append(key)
             }
-        }
-        return keys
+        }, Unmanaged.passUnretained(found).toOpaque(), &error)
+        if let error { throw Self.consume(error, while: "listing Keyjar's passwords") }
+        guard listed != 0 else { throw SecretStoreError(.operationFailed, "listing Keyjar's passwords failed without a reason") }
+        return withExtendedLifetime(found) { found.keys }
     }
 
     public func health() -> SecretStoreHealth {
