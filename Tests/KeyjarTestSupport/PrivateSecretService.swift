@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 import Glibc
 
 /// A Secret Service of a test's own that the test can take away and bring back: a private
