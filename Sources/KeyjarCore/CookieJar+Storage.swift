@@ -1,0 +1,197 @@
+public import Foundation
+
+// Storage: a Set-Cookie line under the accept policy (RFC 6265bis §5.7).
+extension CookieJar {
+    /// Parses and stores one Set-Cookie header value received in response to `context`.
+    ///
+    /// - Returns: the changes made (none when an already-expired cookie deletes nothing), or
+    ///   why the cookie was refused.
+    @discardableResult
+    public mutating func setCookie(
+        _ header: String, context: CookieContext, now: Date = Date()
+    ) -> Result<[CookieChange], CookieRejection> {
+        do {
+            return store(try SetCookieParser.parse(header), context: context, now: now)
+        } catch {
+            return .failure(.malformed(error))
+        }
+    }
+
+    /// Stores every Set-Cookie line of one response, one by one (never comma-joined).
+    public mutating func setCookies(
+        _ headers: [String], context: CookieContext, now: Date = Date()
+    ) -> [Result<[CookieChange], CookieRejection>] {
+        headers.map { setCookie($0, context: context, now: now) }
+    }
+
+    /// Applies the accept policy and the storage model to a parsed Set-Cookie.
+    public mutating func store(
+        _ parsed: SetCookie, context: CookieContext, now: Date = Date()
+    ) -> Result<[CookieChange], CookieRejection> {
+        let host = context.url.host
+        var sessionOnly = false
+        if let rejection = policyRejection(for: context, sessionOnly: &sessionOnly) { return .failure(rejection) }
+
+        var expires: Date?
+        if let maxAge = parsed.maxAge {
+            expires = maxAge <= 0 ? .distantPast : now.addingTimeInterval(min(TimeInterval(maxAge), limits.maximumAge))
+        } else if let date = parsed.expires {
+            expires = min(date, now.addingTimeInterval(limits.maximumAge))
+        }
+        if sessionOnly, let date = expires, date > now { expires = nil }
+
+        var domain = host
+        var hostOnly = true
+        if let attribute = parsed.domain {
+            switch resolveDomainAttribute(attribute, host: host) {
+            case .failure(let rejection): return .failure(rejection)
+            case .success(let resolved?):
+                domain = resolved
+                hostOnly = false
+            case .success(nil): break
+            }
+        }
+
+        let cookie = Cookie(
+            name: parsed.name, value: parsed.value, domain: domain, hostOnly: hostOnly,
+            path: parsed.path ?? CookiePath.defaultPath(of: context.url.path), expires: expires,
+            secure: parsed.secure, httpOnly: parsed.httpOnly, sameSite: parsed.sameSite, creation: now)
+
+        if cookie.secure && !context.url.isSecure { return .failure(.secureFromInsecureOrigin) }
+        if cookie.httpOnly && context.api == .nonHTTP { return .failure(.httpOnlyFromNonHTTPAPI) }
+        if cookie.sameSite.enforced != .none, !isSameSite(context),
+            context.api == .nonHTTP || !context.isTopLevelNavigation
+        {
+            return .failure(.sameSiteFromCrossSiteRequest(cookie.sameSite))
+        }
+        if let rejection = Self.attributeRejection(cookie) { return .failure(rejection) }
+        if !cookie.secure && !context.url.isSecure, let shadowed = secureCookieShadowed(by: cookie) {
+            return .failure(.wouldOverwriteSecureCookie(name: shadowed.name))
+        }
+        return put(cookie, api: context.api, now: now, keepCreationOfOld: true)
+    }
+
+    /// What the accept policy and domain rules say about storing a cookie from `context`.
+    public enum PolicyVerdict: Sendable, Hashable {
+        case accept
+        /// Accept, but only for the session (a `sessionOnly` domain rule).
+        case acceptForSession
+        case reject(CookieRejection)
+    }
+
+    /// The accept policy and domain rules' verdict on storing from `context` (the check every
+    /// Set-Cookie goes through, for callers storing cookies they built themselves).
+    public mutating func policyVerdict(for context: CookieContext) -> PolicyVerdict {
+        var sessionOnly = false
+        if let rejection = policyRejection(for: context, sessionOnly: &sessionOnly) { return .reject(rejection) }
+        return sessionOnly ? .acceptForSession : .accept
+    }
+
+    /// The accept policy and domain rules' verdict on storing from `context`.
+    private mutating func policyRejection(for context: CookieContext, sessionOnly: inout Bool) -> CookieRejection? {
+        if let rule = policy.rule(for: context.url.host) {
+            // A rule decides on its own: it outranks the global accept policy.
+            switch rule.action {
+            case .block: return .blockedByDomainRule(domain: rule.domain)
+            case .allow: return nil
+            case .sessionOnly:
+                sessionOnly = true
+                return nil
+            }
+        }
+        switch policy.acceptPolicy {
+        case .always:
+            return nil
+        case .never:
+            return .blockedByPolicy(.never)
+        case .onlyFromMainDocumentDomain, .noThirdParty, .grandfatheredThirdParty:
+            guard isThirdParty(context), let site = context.siteForCookies else { return nil }
+            if policy.acceptPolicy == .grandfatheredThirdParty, hasCookies(forSiteOf: context.url.host) { return nil }
+            return .thirdParty(site: siteKey(for: context.url.host), mainDocumentSite: siteKey(for: site.host))
+        }
+    }
+
+    /// RFC 6265bis §5.7 steps 8-10: the domain a Domain attribute gives (nil for host-only).
+    private func resolveDomainAttribute(_ attribute: String, host: String) -> Result<String?, CookieRejection> {
+        guard attribute.utf8.allSatisfy({ $0 < 0x80 }) else { return .failure(.nonASCIIDomain(domain: attribute)) }
+        // IP addresses are settled before the suffix list is asked: they match only themselves.
+        if Host.isIPAddress(host) || Host.isIPAddress(attribute) {
+            return attribute == host ? .success(nil) : .failure(.domainMismatch(domain: attribute, host: host))
+        }
+        switch publicSuffixes.isPublicSuffix(attribute) {
+        case nil:
+            return .failure(.publicSuffixListUnavailable(domain: attribute))
+        case true?:
+            return attribute == host ? .success(nil) : .failure(.publicSuffix(domain: attribute))
+        case false?:
+            return Host.domainMatches(host, attribute)
+                ? .success(attribute) : .failure(.domainMismatch(domain: attribute, host: host))
+        }
+    }
+
+    /// Rules about a cookie's own attributes, shared by responses and imports: SameSite=None
+    /// needs Secure, and the `__Secure-` / `__Host-` prefixes (RFC 6265bis §4.1.3).
+    static func attributeRejection(_ cookie: Cookie) -> CookieRejection? {
+        if cookie.sameSite == .none && !cookie.secure { return .sameSiteNoneWithoutSecure }
+        if cookie.name.isEmpty {
+            if hasPrefix(cookie.value, "__secure-") || hasPrefix(cookie.value, "__host-") { return .nameLooksLikePrefix }
+        } else if hasPrefix(cookie.name, "__secure-") {
+            if !cookie.secure { return .prefixRequirementsUnmet(prefix: "__Secure-", requirement: "have the Secure attribute") }
+        } else if hasPrefix(cookie.name, "__host-") {
+            if !cookie.secure { return .prefixRequirementsUnmet(prefix: "__Host-", requirement: "have the Secure attribute") }
+            if !cookie.hostOnly { return .prefixRequirementsUnmet(prefix: "__Host-", requirement: "have no Domain attribute") }
+            if cookie.path != "/" { return .prefixRequirementsUnmet(prefix: "__Host-", requirement: "have Path=/") }
+        }
+        return nil
+    }
+
+    /// Case-insensitive ASCII prefix test against a lower-case prefix.
+    private static func hasPrefix(_ string: String, _ lowercasePrefix: String) -> Bool {
+        let bytes = string.utf8
+        let prefix = lowercasePrefix.utf8
+        guard bytes.count >= prefix.count else { return false }
+        return zip(bytes, prefix).allSatisfy { ($0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0) == $1 }
+    }
+
+    /// RFC 6265bis §5.7 step 16: a Secure cookie this insecure one would shadow, if any.
+    private mutating func secureCookieShadowed(by cookie: Cookie) -> Cookie? {
+        sites[siteKey(for: cookie.domain)]?.first { existing in
+            existing.secure && existing.name == cookie.name
+                && (Host.domainMatches(existing.domain, cookie.domain) || Host.domainMatches(cookie.domain, existing.domain))
+                && CookiePath.matches(cookie.path, existing.path)
+        }
+    }
+
+    /// Replaces or inserts a validated cookie, or deletes its twin when it is already expired,
+    /// then enforces the limits.
+    mutating func put(
+        _ cookie: Cookie, api: CookieAPI, now: Date, keepCreationOfOld: Bool, enforcingLimits: Bool = true
+    ) -> Result<[CookieChange], CookieRejection> {
+        var cookie = cookie
+        let key = siteKey(for: cookie.domain)
+        let existingIndex = sites[key]?.firstIndex { $0.hasIdentity(of: cookie) }
+        if let existingIndex, let old = sites[key]?[existingIndex] {
+            if old.httpOnly && api == .nonHTTP { return .failure(.wouldOverwriteHttpOnlyCookie(name: old.name)) }
+            if cookie.isExpired(at: now) {
+                removeCookie(at: existingIndex, site: key)
+                return .success([.removed(old, cause: .deleted)])
+            }
+            if keepCreationOfOld { cookie.creation = old.creation }
+            cookie.lastAccess = now
+            sites[key]?[existingIndex] = cookie
+            return .success([.replaced(old: old, new: cookie)])
+        }
+        if cookie.isExpired(at: now) { return .success([]) }
+        if keepCreationOfOld { cookie.creation = uniqueCreationTime(now) } else { latestCreation = max(latestCreation, cookie.creation) }
+        cookie.lastAccess = max(cookie.lastAccess, cookie.creation)
+        sites[key, default: []].append(cookie)
+        count += 1
+        return .success(enforcingLimits ? [.added(cookie)] + enforceLimits(site: key, now: now) : [.added(cookie)])
+    }
+
+    mutating func removeCookie(at index: Int, site key: String) {
+        sites[key]?.remove(at: index)
+        if sites[key]?.isEmpty == true { sites[key] = nil }
+        count -= 1
+    }
+}
