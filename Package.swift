@@ -13,6 +13,7 @@ let package = Package(
     name: "Keyjar",
     products: [
         .library(name: "KeyjarCore", targets: ["KeyjarCore"]),
+        .library(name: "KeyjarCodec", targets: ["KeyjarCodec"]),
         .library(name: "KeyjarStore", targets: ["KeyjarStore"]),
         .library(name: "KeyjarProtocol", targets: ["KeyjarProtocol"]),
         .library(name: "Keyjar", targets: ["Keyjar"]),
@@ -59,24 +60,31 @@ let package = Package(
             dependencies: ["CLibPSL"],
             swiftSettings: swiftSettings
         ),
+        // Formats: the model's JSON (events, cookie arrays; hand-written fast paths) and the
+        // cookie files (cookies.txt, Keyjar's JSON file). The model itself has no serialization.
+        .target(
+            name: "KeyjarCodec",
+            dependencies: ["KeyjarCore"],
+            swiftSettings: swiftSettings
+        ),
         // Persistence: SQLite for cookies, policies and credential metadata; the Secret Service
         // (libsecret) for passwords.
         .target(
             name: "KeyjarStore",
-            dependencies: ["KeyjarCore", "KeyjarLocks", "CSQLite", "CLibSecret"],
+            dependencies: ["KeyjarCore", "KeyjarCodec", "KeyjarLocks", "CSQLite", "CLibSecret"],
             swiftSettings: swiftSettings
         ),
         // The wire format between clients and keyjard: frames and versioned messages.
         .target(
             name: "KeyjarProtocol",
-            dependencies: ["KeyjarCore", .product(name: "NIOCore", package: "swift-nio")],
+            dependencies: ["KeyjarCore", "KeyjarCodec", .product(name: "NIOCore", package: "swift-nio")],
             swiftSettings: swiftSettings
         ),
         // keyjard's server: the socket, the connections, the service that owns the store.
         .target(
             name: "KeyjarServer",
             dependencies: [
-                "KeyjarCore", "KeyjarProtocol", "KeyjarStore", "CMallocInfo",
+                "KeyjarCore", "KeyjarCodec", "KeyjarProtocol", "KeyjarStore", "CMallocInfo",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -121,7 +129,7 @@ let package = Package(
         .executableTarget(
             name: "KeyjarCLI",
             dependencies: [
-                "Keyjar", "KeyjarAuth", "KeyjarCore", "KeyjarLocks", "KeyjarProtocol", "KeyjarLoader",
+                "Keyjar", "KeyjarAuth", "KeyjarCodec", "KeyjarCore", "KeyjarLocks", "KeyjarProtocol", "KeyjarLoader",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
@@ -129,7 +137,7 @@ let package = Package(
         .executableTarget(
             name: "KeyjarBench",
             dependencies: [
-                "Keyjar", "KeyjarCore", "KeyjarProtocol", "KeyjarStore", "KeyjarLoader", "CMallocInfo", "CCurl",
+                "Keyjar", "KeyjarCodec", "KeyjarCore", "KeyjarProtocol", "KeyjarStore", "KeyjarLoader", "CMallocInfo", "CCurl",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -140,6 +148,11 @@ let package = Package(
             name: "KeyjarCoreTests",
             dependencies: ["KeyjarCore", "KeyjarTestSupport"],
             exclude: ["Conformance/http-state-exceptions.json"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "KeyjarCodecTests",
+            dependencies: ["KeyjarCodec", "KeyjarCore", "KeyjarTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -185,7 +198,7 @@ let package = Package(
         ),
         .testTarget(
             name: "KeyjarProtocolTests",
-            dependencies: ["KeyjarProtocol", "KeyjarCore", "KeyjarTestSupport"],
+            dependencies: ["KeyjarProtocol", "KeyjarCodec", "KeyjarCore", "KeyjarTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

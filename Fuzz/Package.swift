@@ -16,6 +16,7 @@ let package = Package(
             name: "KeyjarFuzz",
             dependencies: [
                 .product(name: "KeyjarCore", package: keyjar),
+                .product(name: "KeyjarCodec", package: keyjar),
                 .product(name: "KeyjarAuth", package: keyjar),
                 .product(name: "KeyjarProtocol", package: keyjar),
             ],

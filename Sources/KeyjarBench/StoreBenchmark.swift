@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import KeyjarCore
+import KeyjarCodec
 import KeyjarStore
 
 /// The database alone: committing one cookie change (what every acknowledged write costs).
@@ -48,7 +49,7 @@ func runImportBreakdown() throws {
     let report = jar.importCookies(parsed.cookies, problems: parsed.problems)
     print("import_jar_100k: \(String(format: "%.1f", Double(nanoseconds() - start) / 1e6)) ms")
     start = nanoseconds()
-    let json = StoreEvent.cookies(changes: report.changes).encodedJSON()
+    let json = StoreEventJSON.encode(.cookies(changes: report.changes))
     print("import_event_json_100k: \(String(format: "%.1f", Double(nanoseconds() - start) / 1e6)) ms (\(json.utf8.count / 1_048_576) MB)")
     start = nanoseconds()
     try database.commit([.cookies(report.changes)])

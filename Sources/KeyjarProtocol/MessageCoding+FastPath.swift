@@ -1,5 +1,6 @@
 import Foundation
 import KeyjarCore
+import KeyjarCodec
 
 // Hand-written JSON for the messages on the hot path: a Set-Cookie from a client and its
 // acknowledgement, a cookie lookup, a bulk import, snapshots, and the cookie events every
@@ -141,7 +142,7 @@ extension MessageCoding {
             writer.raw("}}")
         case .event(let event):
             guard case .cookies = event.event else { return nil }
-            return Array(eventPayload(sequence: event.sequence, eventJSON: event.event.encodedJSON()).utf8)
+            return Array(eventPayload(sequence: event.sequence, eventJSON: StoreEventJSON.encode(event.event)).utf8)
         case .snapshot(let snapshot):
             // Every client starts from one, and a jar of 10,000 cookies took Foundation's coders
             // tens of milliseconds each way.

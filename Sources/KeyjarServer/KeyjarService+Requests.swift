@@ -1,5 +1,6 @@
 import Foundation
 import KeyjarCore
+import KeyjarCodec
 import KeyjarProtocol
 import KeyjarStore
 import NIOCore

@@ -53,6 +53,15 @@ extension StoreDatabase {
                 recorded REAL NOT NULL
             );
             """
-        )
+        ),
+        (
+            2,
+            // The change log records the format of each entry (ChangeLogFormat); the entries
+            // written before were StoreEventJSON version 1, or the compacted marker.
+            """
+            ALTER TABLE change_log ADD COLUMN format INTEGER NOT NULL DEFAULT 1 CHECK (format >= 0);
+            UPDATE change_log SET format = 0, event = '' WHERE event = '{"compacted":{}}';
+            """
+        ),
     ]
 }

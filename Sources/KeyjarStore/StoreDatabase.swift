@@ -1,5 +1,6 @@
 public import Foundation
 public import KeyjarCore
+import KeyjarCodec
 import Synchronization
 
 /// keyjard's SQLite database: cookies, the accept policy and domain rules, credential metadata
@@ -33,12 +34,10 @@ public final class StoreDatabase: @unchecked Sendable {
     private let commitsSinceTrim = Atomic<Int>(0)
 
     /// The largest event JSON kept in the change log. A bigger change (an import) is logged as
-    /// ``compactedEvent`` instead: a client that missed it resynchronises from a snapshot, which
-    /// costs it no more than replaying the event, and the log cannot grow by megabytes per write.
+    /// ``ChangeLogFormat/compacted`` instead: a client that missed it resynchronises from a
+    /// snapshot, which costs it no more than replaying the event, and the log cannot grow by
+    /// megabytes per write.
     public let largestLoggedEvent: Int
-
-    /// What the change log holds in place of an event over ``largestLoggedEvent``.
-    static let compactedEvent = #"{"compacted":{}}"#
 
     /// Opens (creating if needed) and migrates the database at `path`.
     /// - Throws: ``StoreError`` with code `.futureSchema` when a newer keyjard wrote it.
@@ -205,15 +204,15 @@ public final class StoreDatabase: @unchecked Sendable {
             let oldest = try connection.statement("SELECT min(sequence) FROM change_log")
             guard try oldest.step(), !oldest.isNull(0), UInt64(oldest.int64(0)) <= sequence + 1 else { return nil }
             let statement = try connection.statement(
-                "SELECT sequence, event FROM change_log WHERE sequence > ? ORDER BY sequence")
+                "SELECT sequence, event, format FROM change_log WHERE sequence > ? ORDER BY sequence")
             try statement.bind(.integer(Int64(sequence)))
             var events: [SequencedEvent] = []
-            let decoder = JSONDecoder()
-            decoder.dateDecodingStrategy = .secondsSince1970
             while try statement.step() {
-                if statement.text(1) == Self.compactedEvent { return nil }
+                // An entry this build cannot replay (compacted, or written in another format)
+                // is caught up with by a snapshot, like a trimmed one.
+                guard ChangeLogFormat(rawValue: statement.int64(2)) == .storeEventJSONVersion1 else { return nil }
                 do {
-                    let event = try decoder.decode(StoreEvent.self, from: Data(statement.text(1).utf8))
+                    let event = try StoreEventJSON.decode(statement.text(1).utf8)
                     events.append(SequencedEvent(sequence: UInt64(statement.int64(0)), event: event))
                 } catch {
                     throw StoreError(code: .encoding, message: "change log entry \(statement.int64(0)) is unreadable: \(error)")
@@ -236,7 +235,8 @@ public final class StoreDatabase: @unchecked Sendable {
         case credentialUsed(ProtectionSpace, user: String, at: Double)
     }
 
-    /// A committed event with its JSON as logged, so that it is encoded only once.
+    /// A committed event with its ``StoreEventJSON`` (version ``StoreEventJSON/version``), so
+    /// that keyjard encodes it once for the log and for its subscribers.
     public struct LoggedEvent: Sendable, Hashable {
         public var sequence: UInt64
         public var event: StoreEvent
@@ -268,10 +268,12 @@ public final class StoreDatabase: @unchecked Sendable {
                 var events: [LoggedEvent] = []
                 for write in writes {
                     guard let event = try Self.apply(write, connection) else { continue }
-                    let json = event.encodedJSON()
-                    let logged = json.utf8.count > largestLoggedEvent ? Self.compactedEvent : json
-                    let log = try connection.statement("INSERT INTO change_log (event, recorded) VALUES (?, ?)")
-                    try log.bind(.text(logged), .real(now.timeIntervalSince1970)).run()
+                    let json = StoreEventJSON.encode(event)
+                    let compacted = json.utf8.count > largestLoggedEvent
+                    let format: ChangeLogFormat = compacted ? .compacted : .storeEventJSONVersion1
+                    let log = try connection.statement("INSERT INTO change_log (event, format, recorded) VALUES (?, ?, ?)")
+                    try log.bind(.text(compacted ? "" : json), .integer(format.rawValue), .real(now.timeIntervalSince1970))
+                        .run()
                     events.append(LoggedEvent(sequence: UInt64(connection.lastInsertRowID), event: event, json: json))
                 }
                 return events

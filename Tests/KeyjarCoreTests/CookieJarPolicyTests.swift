@@ -1,5 +1,6 @@
 import Foundation
 import KeyjarCore
+import KeyjarTestSupport
 import Testing
 
 /// Accept policies, per-domain rules, and Chromium's limits with eviction.

@@ -1,5 +1,6 @@
 import Foundation
 import KeyjarCore
+import KeyjarTestSupport
 import Testing
 
 /// The storage model (RFC 6265bis §5.7): expiry, replacement, domains, Secure, HttpOnly,

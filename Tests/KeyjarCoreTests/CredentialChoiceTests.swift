@@ -1,4 +1,5 @@
 import KeyjarCore
+import KeyjarTestSupport
 import Testing
 
 /// The one matching rule: which stored credentials answer a challenge's space, in what order,

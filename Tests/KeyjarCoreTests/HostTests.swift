@@ -1,5 +1,6 @@
 import Foundation
 import KeyjarCore
+import KeyjarTestSupport
 import Testing
 
 struct HostTests {

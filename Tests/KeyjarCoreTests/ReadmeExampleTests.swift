@@ -1,5 +1,6 @@
 import Foundation
 import KeyjarCore
+import KeyjarTestSupport
 import Testing
 
 /// The README's library example, kept honest: if this breaks, so does the README.

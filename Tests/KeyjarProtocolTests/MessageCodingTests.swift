@@ -1,5 +1,6 @@
 import Foundation
 import KeyjarCore
+import KeyjarCodec
 @testable import KeyjarProtocol
 import KeyjarTestSupport
 import Testing

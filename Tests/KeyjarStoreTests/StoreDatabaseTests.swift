@@ -190,6 +190,58 @@ struct StoreDatabaseTests {
         #expect(try database.loadSnapshot().cookies.count == 52)
     }
 
+    @Test func aChangeLogEntryOfAnotherFormatAsksForASnapshot() throws {
+        // Given a log whose middle entry was written in a format this build does not know
+        let directory = try TemporaryDirectory()
+        let path = directory.path("store.sqlite3")
+        let database = try StoreDatabase(path: path)
+        for index in 0..<3 { try database.commit([.cookies([.added(sampleCookie("c\(index)"))])]) }
+        try python(
+            "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('UPDATE change_log SET format = 7 WHERE sequence = 2'); c.commit()",
+            path)
+        // Then a reader that missed it takes a snapshot, and one past it replays the rest
+        #expect(try database.events(after: 1) == nil)
+        #expect(try database.events(after: 2)?.map(\.sequence) == [3])
+        #expect(try python("import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('SELECT group_concat(format) FROM change_log').fetchone()[0])", path) == "1,7,1")
+    }
+
+    @Test func aVersion1LogIsMigratedWithItsFormatRecorded() throws {
+        // Given a database as schema version 1 wrote it: no format column, the compacted marker
+        // in the event text
+        let directory = try TemporaryDirectory()
+        let path = directory.path("store.sqlite3")
+        do {
+            let database = try StoreDatabase(path: path)
+            try database.commit([.cookies([.added(sampleCookie("a"))])])
+            try database.commit([.cookies([.added(sampleCookie("b"))])])
+        }
+        try python(
+            """
+            import sqlite3,sys
+            c=sqlite3.connect(sys.argv[1])
+            c.execute('ALTER TABLE change_log DROP COLUMN format')
+            c.execute("INSERT INTO change_log (event, recorded) VALUES ('{\\"compacted\\":{}}', 0)")
+            c.execute('PRAGMA user_version = 1')
+            c.commit()
+            """, path)
+        // When this build opens it and logs one more change
+        let migrated = try StoreDatabase(path: path)
+        try migrated.commit([.cookies([.added(sampleCookie("c"))])])
+        // Then the old entries are version 1, the marker became a compacted entry, and a reader
+        // that missed the compacted one takes a snapshot
+        let formats = try python(
+            "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute(\"SELECT group_concat(format || ':' || (length(event) > 0)) FROM change_log\").fetchone()[0])",
+            path)
+        #expect(formats == "1:1,1:1,0:0,1:1")
+        #expect(try migrated.events(after: 2) == nil)
+        #expect(try migrated.events(after: 3)?.map(\.sequence) == [4])
+        // ...and the version-1 entries replay as they were written
+        try python("import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('DELETE FROM change_log WHERE format = 0'); c.commit()", path)
+        let replayed = try #require(try migrated.events(after: 0))
+        #expect(replayed.map(\.sequence) == [1, 2, 4])
+        #expect(replayed.first?.event == .cookies(changes: [.added(sampleCookie("a"))]))
+    }
+
     @Test func walFramesCountsTheWALAndACheckpointLetsItStartOver() throws {
         let directory = try TemporaryDirectory()
         let database = try StoreDatabase(path: directory.path("store.sqlite3"))

@@ -1,5 +1,6 @@
 import Foundation
 import KeyjarCore
+import KeyjarCodec
 
 private let now = Date(timeIntervalSince1970: 1_767_225_600)
 private let origins = [

@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import Keyjar
 import KeyjarCore
+import KeyjarCodec
 import KeyjarProtocol
 
 /// `keyjar cookie …`: the shared cookie jar.

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Keyjar
 import KeyjarCore
+import KeyjarCodec
 
 /// `keyjar watch`: every change notification, as it happens.
 struct WatchCommand: AsyncParsableCommand {
@@ -46,7 +47,7 @@ struct WatchCommand: AsyncParsableCommand {
     }
 
     static func jsonLine(_ change: SequencedEvent) -> String {
-        #"{"sequence":\#(change.sequence),"notification":"\#(change.event.notificationName)","event":\#(change.event.encodedJSON())}"#
+        #"{"sequence":\#(change.sequence),"notification":"\#(change.event.notificationName)","event":\#(StoreEventJSON.encode(change.event))}"#
     }
 
     /// At most this many cookie changes are spelled out; an import can make thousands.

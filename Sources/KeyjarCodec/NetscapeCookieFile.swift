@@ -1,4 +1,5 @@
 import Foundation
+public import KeyjarCore
 
 /// The Netscape `cookies.txt` format that curl, wget, yt-dlp and libsoup read and write.
 ///

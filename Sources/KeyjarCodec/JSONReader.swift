@@ -1,4 +1,5 @@
 import Foundation
+package import KeyjarCore
 internal import Glibc
 
 /// A parsed JSON value, for the hand-written fast paths of the wire protocol.

@@ -1,4 +1,5 @@
 public import Foundation
+public import KeyjarCore
 
 /// Keyjar's JSON cookie file: an array of objects with every stored field, times as Unix
 /// seconds (fractions kept, so creation order survives a round trip).

@@ -1,5 +1,7 @@
 import Foundation
+import KeyjarCodec
 import KeyjarCore
+import KeyjarTestSupport
 import Testing
 
 /// Netscape cookies.txt (curl, wget, libsoup) and Keyjar's JSON form.

@@ -1,4 +1,5 @@
 import Foundation
+package import KeyjarCore
 
 // Fast decoding of the cookie model from parsed JSON, mirroring its `Codable` shape exactly.
 // Each answers nil for anything unexpected (an unknown key included), and the caller falls back

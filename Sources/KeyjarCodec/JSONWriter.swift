@@ -1,14 +1,23 @@
 import Foundation
+public import KeyjarCore
 
-extension StoreEvent {
-    /// The event as JSON, in exactly the shape its `Codable` conformance reads (times as Unix
-    /// seconds). Cookie events are written by hand: an import of 100,000 cookies is one event,
-    /// and Foundation's encoder would spend seconds on it. Others are rare and small.
-    public func encodedJSON() -> String {
-        guard case .cookies(let changes) = self else {
+/// The JSON form of a ``StoreEvent``, version 1: exactly the shape its `Codable` conformance
+/// reads, times as Unix seconds. Keyjar writes it in two places that must not change together
+/// by accident: the wire protocol's `event` messages (Schemas/protocol.md) and keyjard's change
+/// log (Schemas/change-log.md), which records this version beside every entry. A new shape
+/// gets a new version; readers of the log decide what to do with entries of an older one.
+public enum StoreEventJSON {
+    /// The version this build writes.
+    public static let version = 1
+
+    /// The event as version-1 JSON. Cookie events are written by hand: an import of 100,000
+    /// cookies is one event, and Foundation's encoder spends seconds on it. Others are rare and
+    /// small.
+    public static func encode(_ event: StoreEvent) -> String {
+        guard case .cookies(let changes) = event else {
             let encoder = JSONEncoder()
             encoder.dateEncodingStrategy = .secondsSince1970
-            return (try? encoder.encode(self)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+            return (try? encoder.encode(event)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
         }
         var writer = JSONWriter()
         writer.bytes.reserveCapacity(64 + changes.count * 260)
@@ -19,6 +28,14 @@ extension StoreEvent {
         }
         writer.raw("]}}")
         return writer.output
+    }
+
+    /// A version-1 event; Foundation's decoder, which words its errors (the fast paths of the
+    /// wire protocol are checked against it).
+    public static func decode(_ bytes: some Sequence<UInt8>) throws -> StoreEvent {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .secondsSince1970
+        return try decoder.decode(StoreEvent.self, from: Data(bytes))
     }
 }
 
