@@ -110,7 +110,7 @@ let package = Package(
         // The client library: a process's connection to keyjard and its local replica.
         .target(
             name: "Keyjar",
-            dependencies: ["KeyjarCore", "KeyjarLocks", "KeyjarProtocol"],
+            dependencies: ["KeyjarCore", "KeyjarCodec", "KeyjarLocks", "KeyjarProtocol"],
             swiftSettings: swiftSettings
         ),
         // URL loading on libcurl with NSURLConnection's delegate contract, wired to the shared
@@ -129,7 +129,7 @@ let package = Package(
         .executableTarget(
             name: "KeyjarCLI",
             dependencies: [
-                "Keyjar", "KeyjarAuth", "KeyjarCodec", "KeyjarCore", "KeyjarLocks", "KeyjarProtocol", "KeyjarLoader",
+                "Keyjar", "KeyjarAuth", "KeyjarCodec", "KeyjarCore", "KeyjarLocks", "KeyjarLoader",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
@@ -181,13 +181,13 @@ let package = Package(
         ),
         .testTarget(
             name: "KeyjarTests",
-            dependencies: ["Keyjar", "KeyjarCore", "KeyjarLocks", "KeyjarProtocol", "KeyjarTestSupport", "KeyjarDaemon", "KeyjarTestPeer"],
+            dependencies: ["Keyjar", "KeyjarCodec", "KeyjarCore", "KeyjarLocks", "KeyjarProtocol", "KeyjarTestSupport", "KeyjarDaemon", "KeyjarTestPeer"],
             swiftSettings: swiftSettings
         ),
         // Runs the built `keyjar` binary against a real keyjard (and real curl and git).
         .testTarget(
             name: "KeyjarCLITests",
-            dependencies: ["Keyjar", "KeyjarCore", "KeyjarProtocol", "KeyjarTestSupport", "KeyjarDaemon", "KeyjarCLI"],
+            dependencies: ["Keyjar", "KeyjarCodec", "KeyjarCore", "KeyjarProtocol", "KeyjarTestSupport", "KeyjarDaemon", "KeyjarCLI"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -203,7 +203,7 @@ let package = Package(
         ),
         .testTarget(
             name: "KeyjarServerTests",
-            dependencies: ["KeyjarTestSupport", "KeyjarProtocol", "KeyjarCore", "KeyjarDaemon", "KeyjarServer", "KeyjarStore"],
+            dependencies: ["KeyjarTestSupport", "KeyjarProtocol", "KeyjarCodec", "KeyjarCore", "KeyjarDaemon", "KeyjarServer", "KeyjarStore"],
             swiftSettings: swiftSettings
         ),
     ],

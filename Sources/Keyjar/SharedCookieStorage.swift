@@ -1,6 +1,5 @@
 public import Foundation
 public import KeyjarCore
-import KeyjarProtocol
 import Synchronization
 import KeyjarLocks
 
@@ -158,12 +157,9 @@ public final class SharedCookieStorage: Sendable {
             else { throw KeyjarClientError(code: .refused, message: "'\(url)' is not a URL with a host") }
             return storeInMemory(jar, setCookieLines) { jar, line in jar.setCookie(line, context: context) }
         }
-        let context = WireCookieContext(
-            url: url.absoluteString, mainDocumentURL: mainDocumentURL?.absoluteString,
-            isTopLevelNavigation: isTopLevelNavigation, method: httpMethod)
-        guard case .cookieOutcomes(let outcomes, _) = try client.call(.setCookies(headers: setCookieLines, context: context))
-        else { throw unexpected() }
-        return outcomes
+        return try client.storeCookies(
+            setCookieLines, for: url, mainDocumentURL: mainDocumentURL, isTopLevelNavigation: isTopLevelNavigation,
+            httpMethod: httpMethod)
     }
 
     /// Stores cookies received for `url` as `HTTPCookieStorage.setCookies(_:for:mainDocumentURL:)`
@@ -206,8 +202,7 @@ public final class SharedCookieStorage: Sendable {
         if case .memory(let jar) = backend {
             return storeInMemory(jar, cookies) { jar, cookie in jar.insert(cookie) }
         }
-        guard case .cookieOutcomes(let outcomes, _) = try client.call(.insertCookies(cookies: cookies)) else { throw unexpected() }
-        return outcomes
+        return try client.insertCookies(cookies)
     }
 
     /// Stores one cookie as a program sets it (no accept policy, as `HTTPCookieStorage`).
@@ -221,7 +216,7 @@ public final class SharedCookieStorage: Sendable {
             changeMemory(jar) { jar in jar.remove(cookie.identity).map { [$0] } ?? [] }
             return
         }
-        _ = try client.call(.deleteCookies(identities: [cookie.identity]))
+        try client.deleteCookies([cookie.identity])
     }
 
     /// Deletes the cookies created at or after `date`.
@@ -230,7 +225,7 @@ public final class SharedCookieStorage: Sendable {
             changeMemory(jar) { jar in jar.removeAll { $0.creation >= date } }
             return
         }
-        _ = try client.call(.removeCookiesCreated(since: date.timeIntervalSince1970))
+        try client.removeCookies(createdSince: date)
     }
 
     /// The accept policy, from the replica.
@@ -258,10 +253,6 @@ public final class SharedCookieStorage: Sendable {
             NotificationCenter.default.post(name: KeyjarNotifications.acceptPolicyChanged, object: self)
             return
         }
-        _ = try client.call(.setPolicy(policy: policy))
-    }
-
-    private func unexpected() -> KeyjarClientError {
-        KeyjarClientError(code: .protocolViolation, message: "keyjard answered with an unexpected reply")
+        try client.setPolicy(policy)
     }
 }

@@ -1,7 +1,6 @@
 import Foundation
 public import FoundationNetworking
 public import KeyjarCore
-import KeyjarProtocol
 import Synchronization
 
 /// The user's shared credential storage, as a `URLCredentialStorage` subclass: set
@@ -64,7 +63,7 @@ public final class SharedCredentialStorage: URLCredentialStorage, @unchecked Sen
                 permanent: permanentCredentials.filter { $0.space == key })
             NotificationCenter.default.post(name: KeyjarNotifications.credentialStorageChanged, object: self)
         case .permanent:
-            _ = try client.call(.setCredential(space: key, user: user, password: password, makeDefault: makeDefault))
+            try client.setCredential(user: user, password: password, for: key, makeDefault: makeDefault)
         case .synchronizable:
             throw KeyjarClientError(
                 code: .refused,
@@ -81,7 +80,7 @@ public final class SharedCredentialStorage: URLCredentialStorage, @unchecked Sen
             NotificationCenter.default.post(name: KeyjarNotifications.credentialStorageChanged, object: self)
         }
         if permanentCredentials.contains(where: { $0.space == key && $0.user == user }) {
-            _ = try client.call(.removeCredential(space: key, user: user))
+            try client.removeCredential(user: user, for: key)
         }
     }
 
@@ -115,8 +114,7 @@ public final class SharedCredentialStorage: URLCredentialStorage, @unchecked Sen
     }
 
     private func fetchPassword(_ key: ProtectionSpace, user: String) -> String? {
-        guard case .password(let password)? = try? client.call(.password(space: key, user: user)) else { return nil }
-        return password
+        (try? client.password(user: user, for: key)) ?? nil
     }
 
     // MARK: - URLCredentialStorage

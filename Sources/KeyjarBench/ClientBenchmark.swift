@@ -2,6 +2,7 @@ import CoreFoundation  // struct timespec's members resolve there once libcrypto
 import Foundation
 import Glibc
 import Keyjar
+import KeyjarCodec
 import KeyjarCore
 import KeyjarProtocol
 

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import KeyjarCodec
 import KeyjarCore
 import KeyjarProtocol
 

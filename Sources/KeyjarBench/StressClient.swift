@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Keyjar
+import KeyjarCodec
 import KeyjarCore
 import KeyjarProtocol
 

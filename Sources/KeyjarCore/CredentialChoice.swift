@@ -138,3 +138,24 @@ extension CredentialRecord {
         return !spaceHasDefault
     }
 }
+
+/// keyjard's answer to a credential lookup (``CredentialChoice`` applied to what it stores):
+/// the candidates, most specific first, and the one that answers unasked.
+public struct CredentialCandidates: Sendable, Hashable {
+    public var records: [CredentialRecord]
+    /// The credential that answers without asking anyone; nil when several users and no
+    /// default leave the choice to a person.
+    public var preferred: CredentialRecord?
+
+    public init(records: [CredentialRecord], preferred: CredentialRecord?) {
+        self.records = records
+        self.preferred = preferred
+    }
+
+    /// The credential to answer with: the named user's most specific one, else (no user
+    /// named) the preferred one.
+    public func answer(forUser user: String?) -> CredentialRecord? {
+        guard let user else { return preferred }
+        return records.first { $0.user == user }
+    }
+}

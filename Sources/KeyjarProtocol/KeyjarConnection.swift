@@ -9,21 +9,22 @@ public import Foundation
 /// let reply = try connection.call(.status)
 /// ```
 public final class KeyjarConnection {
-    private let socket: UnixSocket
-    private var parser = FrameParser()
-    private var receiveBuffer = [UInt8](repeating: 0, count: 65_536)
+    private var reader: ServerMessageReader
     private var nextID: UInt64 = 0
     /// Events and snapshots that arrived while waiting for a reply.
     public private(set) var pushed: [ServerMessage] = []
     /// When not nil, every payload received is appended here as sent (for protocol checks).
-    public var recordedPayloads: [[UInt8]]?
+    public var recordedPayloads: [[UInt8]]? {
+        get { reader.recordedPayloads }
+        set { reader.recordedPayloads = newValue }
+    }
     /// True once keyjard closed the connection.
     public private(set) var isClosed = false
 
     /// Connects; with `hello`, also performs the handshake.
     public init(socketPath: String, hello: Bool = true, client: String = "keyjar-connection") throws {
         do {
-            socket = try UnixSocket.connect(path: socketPath)
+            reader = ServerMessageReader(socket: try UnixSocket.connect(path: socketPath))
         } catch {
             throw ConnectionError(error.description)
         }
@@ -33,11 +34,11 @@ public final class KeyjarConnection {
         }
     }
 
-    deinit { socket.close() }
+    deinit { reader.socket.close() }
 
     /// Sends raw bytes (for malformed-input tests).
     public func sendRaw(_ bytes: [UInt8]) throws {
-        try socket.sendAll(bytes)
+        try reader.socket.sendAll(bytes)
     }
 
     @discardableResult
@@ -55,50 +56,36 @@ public final class KeyjarConnection {
 
     /// The next frame's payload as sent, undecoded; nil on end of stream or after `timeout`.
     public func receiveRaw(timeout: TimeInterval = 10) throws -> [UInt8]? {
-        try receiveRaw(timeout: timeout, awakeUntil: 0)
-    }
-
-    /// `awakeUntil`: until when (``monotonicNanoseconds()``) to poll without sleeping before
-    /// waiting in the kernel.
-    private func receiveRaw(timeout: TimeInterval, awakeUntil: UInt64) throws -> [UInt8]? {
         let deadline = Date().addingTimeInterval(timeout)
-        var awake = awakeUntil > 0
         while true {
-            if let payload = try parser.next() {
-                recordedPayloads?.append(payload)
-                return payload
-            }
-            let remaining = deadline.timeIntervalSinceNow
-            guard remaining > 0 else { return nil }
-            let received: Int?
-            if awake {
-                received = try socket.receiveWithoutSleeping(into: &receiveBuffer, until: awakeUntil)
-                awake = received != nil
-            } else {
-                received = try socket.receive(into: &receiveBuffer, timeout: min(remaining, 1))
-            }
-            guard let count = received else { continue }
-            guard count > 0 else {
+            if let payload = try reader.nextPayload() { return payload }
+            do {
+                guard try reader.read(.until(deadline)) || deadline.timeIntervalSinceNow > 0 else { return nil }
+            } catch {
                 isClosed = true
                 return nil
             }
-            parser.append(receiveBuffer[0..<count])
-            Framing.wipe(&receiveBuffer, upTo: count)
         }
     }
 
     /// Sends a request and returns its reply; pushed messages meanwhile are kept in `pushed`.
+    /// - Throws: the request's ``WireError`` when keyjard refused it, else ``ConnectionError``.
     public func call(_ request: Request, timeout: TimeInterval = 10) throws -> Response {
         let id = try send(request)
         // A pushed event may come first (keyjard sends a writer its event just before the
         // reply), so the time awake is counted from the send, not per message.
         let awakeUntil = monotonicNanoseconds() + UnixSocket.awakeForReply
-        while let payload = try receiveRaw(timeout: timeout, awakeUntil: awakeUntil) {
-            let message = try MessageCoding.decode(ServerMessage.self, from: payload)
-            switch message {
-            case .reply(id, let response): return response
-            case .failure(let failedID, let error) where failedID == id || failedID == nil: throw error
-            default: pushed.append(message)
+        do {
+            let reply = try reader.reply(to: id, awakeUntil: awakeUntil, deadline: Date().addingTimeInterval(timeout)) {
+                pushed.append($0)
+            }
+            if let reply { return reply }
+        } catch {
+            // Matched in a switch: `catch .case` patterns on this error crash Swift 6.3.1's SILGen.
+            switch error {
+            case .refused(let wire), .connectionRefused(let wire): throw wire
+            case .malformed(let underlying): throw underlying
+            case .closed: isClosed = true
             }
         }
         throw ConnectionError("no reply to \(id) within \(timeout) s (connection closed or silent)")

@@ -1,4 +1,5 @@
 import Foundation
+import KeyjarCodec
 import KeyjarCore
 import KeyjarProtocol
 import KeyjarTestSupport

@@ -4,12 +4,38 @@
 //   KeyjarTestPeer watch                    print "watching", then the names in the first cookie change
 //   KeyjarTestPeer credential-users HOST PORT SCHEME REALM
 //                                           the users SharedCredentialStorage has for that Basic space
+//   KeyjarTestPeer threads <url>            a one-shot client, then a replica client: how many
+//                                           threads each added, and the header each read
 import Foundation
 import FoundationNetworking
 import Keyjar
 import KeyjarCore
 
 let arguments = Array(CommandLine.arguments.dropFirst())
+
+/// This process's threads, from the kernel.
+func threadCount() -> Int {
+    (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task").count) ?? -1
+}
+
+if arguments.first == "threads", arguments.count == 2, let url = URL(string: arguments[1]) {
+    do {
+        let before = threadCount()
+        let oneShot = try KeyjarClient(configuration: .init(keepsReplica: false))
+        let oneShotHeader = try oneShot.cookieHeader(for: url) ?? ""
+        let afterOneShot = threadCount()
+        let replica = try KeyjarClient()
+        let replicaHeader = SharedCookieStorage(client: replica).cookieHeader(for: url) ?? ""
+        let afterReplica = threadCount()
+        print("one-shot \(afterOneShot - before) \(oneShotHeader) sequence \(oneShot.sequence)")
+        print("replica \(afterReplica - afterOneShot) \(replicaHeader) sequence \(replica.sequence)")
+        exit(0)
+    } catch {
+        FileHandle.standardError.write(Data("KeyjarTestPeer: \(error)\n".utf8))
+        exit(1)
+    }
+}
+
 do {
     let storage = try SharedCookieStorage()
     switch arguments.first {

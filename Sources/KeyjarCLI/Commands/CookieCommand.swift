@@ -4,7 +4,6 @@ import Glibc
 import Keyjar
 import KeyjarCore
 import KeyjarCodec
-import KeyjarProtocol
 
 /// `keyjar cookie …`: the shared cookie jar.
 struct CookieCommand: ParsableCommand {
@@ -31,13 +30,13 @@ struct CookieCommand: ParsableCommand {
 }
 
 /// A URL cookies can be sent to or set from: http or https (ws and wss too), with a host.
-private func cookieURL(_ text: String) throws(ValidationError) -> String {
+private func cookieURL(_ text: String) throws(ValidationError) -> URL {
     guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), let host = url.host, !host.isEmpty,
         ["http", "https", "ws", "wss"].contains(scheme)
     else {
         throw ValidationError("'\(text)' is not an http or https URL with a host (for example https://example.com/).")
     }
-    return text
+    return url
 }
 
 /// A cookie in one line: everything about it, its whole value included.
@@ -51,9 +50,7 @@ private func describe(_ cookie: Cookie) -> String {
 }
 
 private func listCookies(_ client: KeyjarClient, domain: String?) throws -> [Cookie] {
-    let response = try client.request(.listCookies(domain: domain))
-    guard case .cookies(let cookies) = response else { throw unexpected(response) }
-    return cookies
+    try client.cookies(domain: domain)
 }
 
 /// `--format`, else `.json` files are JSON and everything else cookies.txt.
@@ -121,8 +118,7 @@ extension CookieCommand {
 
         func run() throws {
             let client = try global.connect()
-            let response = try client.request(.cookieHeader(context: WireCookieContext(url: url, mainDocumentURL: mainDocument)))
-            guard case .cookieHeader(let header) = response else { throw unexpected(response) }
+            let header = try client.cookieHeader(for: try cookieURL(url), mainDocumentURL: try mainDocument.map(cookieURL))
             if let header, !header.isEmpty { Output.line(header) }
         }
     }
@@ -157,9 +153,8 @@ extension CookieCommand {
 
         func run() throws {
             let client = try global.connect()
-            let response = try client.request(
-                .setCookies(headers: headers, context: WireCookieContext(url: url, mainDocumentURL: mainDocument)))
-            guard case .cookieOutcomes(let outcomes, _) = response else { throw unexpected(response) }
+            let outcomes = try client.storeCookies(
+                headers, for: try cookieURL(url), mainDocumentURL: try mainDocument.map(cookieURL))
             let rejections = zip(headers, outcomes).compactMap { header, outcome in
                 outcome.map { (header.split(separator: ";").first.map(String.init) ?? header, $0) }
             }
@@ -194,7 +189,7 @@ extension CookieCommand {
                 cookie.domain == wanted && cookie.name == name && (path == nil || cookie.path == path)
             }
             guard !doomed.isEmpty else { throw CLIError.failure("no cookie named '\(name)' is stored for \(domain).") }
-            _ = try client.request(.deleteCookies(identities: doomed.map(\.identity)))
+            try client.deleteCookies(doomed.map(\.identity))
         }
     }
 
@@ -216,7 +211,7 @@ extension CookieCommand {
 
         func run() throws {
             let client = try global.connect()
-            _ = try client.request(.clearCookies(domain: domain))
+            try client.clearCookies(domain: domain)
         }
     }
 
@@ -262,12 +257,11 @@ extension CookieCommand {
             var problemCount = 0
             func send(_ batches: [CookieFileBatcher.Batch]) throws {
                 for batch in batches {
-                    let response = try client.request(.importCookies(format: format, text: batch.text, firstLine: batch.firstLine))
-                    guard case .importReport(let count, let skipped, let problems, _) = response else { throw unexpected(response) }
-                    imported += count
-                    expired += skipped
-                    problemCount += problems.count
-                    for problem in problems { Output.error("\(name):\(problem.line): \(problem.message)") }
+                    let report = try client.importCookies(batch.text, format: format, firstLine: batch.firstLine)
+                    imported += report.imported
+                    expired += report.expired
+                    problemCount += report.problems.count
+                    for problem in report.problems { Output.error("\(name):\(problem.line): \(problem.message)") }
                 }
             }
             var decoder = UTF8Check()
@@ -340,9 +334,7 @@ extension CookieCommand {
 
         func run() throws {
             let client = try global.connect()
-            let response = try client.request(
-                .exportCookies(format: fileFormat(format, path: output).format, includeSameSite: includeSameSite))
-            guard case .exported(let text) = response else { throw unexpected(response) }
+            let text = try client.exportCookies(format: fileFormat(format, path: output).format, includeSameSite: includeSameSite)
             guard let output else {
                 FileHandle.standardOutput.write(Data(text.utf8))
                 return

@@ -5,7 +5,6 @@ import Glibc
 import Keyjar
 import KeyjarCore
 import KeyjarLoader
-import KeyjarProtocol
 
 /// `keyjar credential …`: the shared URL credential storage.
 struct CredentialCommand: ParsableCommand {
@@ -50,10 +49,7 @@ struct CredentialCommand: ParsableCommand {
 
 /// Credential records the options select, from keyjard.
 private func records(_ client: KeyjarClient, matching space: SpaceOptions, user: String?) throws -> [CredentialRecord] {
-    guard case .credentials(let records) = try client.request(.allCredentials) else {
-        throw CLIError.failure("keyjard did not list the credentials")
-    }
-    return records.filter { space.matches($0.space) && (user == nil || $0.user == user) }
+    try client.credentialRecords().filter { space.matches($0.space) && (user == nil || $0.user == user) }
         .sorted { ($0.space.displayURL, $0.space.realm ?? "", $0.user) < ($1.space.displayURL, $1.space.realm ?? "", $1.user) }
 }
 
@@ -175,7 +171,7 @@ extension CredentialCommand {
                 ? try PasswordInput.fromStandardInput()
                 : try PasswordInput.prompt("Password for \(name) at \(protectionSpace.displayURL): ")
             let client = try global.connect()
-            _ = try client.request(.setCredential(space: protectionSpace, user: name, password: password, makeDefault: makeDefault))
+            try client.setCredential(user: name, password: password, for: protectionSpace, makeDefault: makeDefault)
         }
 
         /// Reads the identity (asking for a passphrase only when it needs one) and stores it,
@@ -201,8 +197,7 @@ extension CredentialCommand {
             let credential = read.credential(persistence: .permanent)
             let name = user ?? read.label
             let client = try global.connect()
-            _ = try client.request(
-                .setCredential(space: protectionSpace, user: name, password: credential.password ?? "", makeDefault: makeDefault))
+            try client.setCredential(user: name, password: credential.password ?? "", for: protectionSpace, makeDefault: makeDefault)
             Output.error("stored the client certificate \(read.certificate.subject) (SHA-256 \(read.certificate.sha256Fingerprint)) for \(protectionSpace.displayURL).")
         }
     }
@@ -279,9 +274,7 @@ extension CredentialCommand {
             let record = try single(try records(client, matching: space, user: name), space, user: name)
             var password: String?
             if reveal {
-                guard case .password(let stored) = try client.request(.password(space: record.space, user: record.user)),
-                    let stored
-                else { throw CLIError.failure("the password of \(record.user) at \(record.space.displayURL) is not in the secret store.") }
+                guard let stored = try client.password(user: record.user, for: record.space) else { throw CLIError.failure("the password of \(record.user) at \(record.space.displayURL) is not in the secret store.") }
                 password = stored
             }
             if json {
@@ -328,7 +321,7 @@ extension CredentialCommand {
             let found = try records(client, matching: space, user: name)
             let doomed = all ? found : [try single(found, space, user: name)]
             if doomed.isEmpty { throw CLIError.failure("no stored credential matches \(space.url ?? "the given space").") }
-            for record in doomed { _ = try client.request(.removeCredential(space: record.space, user: record.user)) }
+            for record in doomed { try client.removeCredential(user: record.user, for: record.space) }
         }
     }
 
@@ -351,7 +344,7 @@ extension CredentialCommand {
             let client = try global.connect()
             let name = user ?? space.userFromURL
             let record = try single(try records(client, matching: space, user: name), space, user: name)
-            _ = try client.request(.setDefaultCredential(space: record.space, user: record.user))
+            try client.setDefaultCredential(user: record.user, for: record.space)
         }
     }
 
@@ -380,18 +373,13 @@ extension CredentialCommand {
             let client = try global.connect()
             let mismatches: [CredentialMismatch]
             if dryRun {
-                guard case .status(let status) = try client.request(.status) else {
-                    throw CLIError.failure("keyjard did not report its status")
-                }
+                let status = try client.status()
                 guard let found = status.credentialMismatches else {
                     throw CLIError.failure("credentials and passwords cannot be compared: \(status.secretsDetail)")
                 }
                 mismatches = found
             } else {
-                guard case .credentialsRepaired(let repaired, _) = try client.request(.repairCredentials) else {
-                    throw CLIError.failure("keyjard did not report the repair")
-                }
-                mismatches = repaired
+                mismatches = try client.repairCredentials()
             }
             if mismatches.isEmpty {
                 Output.line("nothing to repair: every credential has its password")

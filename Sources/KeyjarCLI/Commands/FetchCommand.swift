@@ -5,7 +5,6 @@ import Glibc
 import Keyjar
 import KeyjarCore
 import KeyjarLoader
-import KeyjarProtocol
 import Synchronization
 import KeyjarLocks
 
@@ -260,7 +259,7 @@ struct FetchCommand: AsyncParsableCommand {
     /// Keeps the accepted password in the shared store; keyjard makes a space's first
     /// credential its default, so later loads (and every other program) use it without asking.
     private func store(_ credential: FetchCredential, in space: ProtectionSpace, client: KeyjarClient) throws {
-        _ = try client.request(.setCredential(space: space, user: credential.user, password: credential.password, makeDefault: false))
+        try client.setCredential(user: credential.user, password: credential.password, for: space)
         Output.error("stored the password for \(credential.user) at \(space.summary).")
     }
 

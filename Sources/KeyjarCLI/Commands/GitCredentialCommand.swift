@@ -3,7 +3,6 @@ import Foundation
 import Keyjar
 import KeyjarAuth
 import KeyjarCore
-import KeyjarProtocol
 
 /// `keyjar git-credential get|store|erase`: git's credential-helper protocol on the shared
 /// credential storage, so git and every Keyjar program share one set of credentials.
@@ -64,17 +63,9 @@ struct GitCredentialCommand: ParsableCommand {
     private func get(_ request: GitCredentialRequest) throws {
         guard request.namesServer else { return }
         let client = try global.connect()
-        let choice = try choose(client, for: request)
-        // The named user's most specific credential; else the one Keyjar's matching rule lets
-        // answer unasked (with several users and no default, none: git then asks its user).
-        let answer: CredentialRecord?
-        if let user = request.username {
-            answer = choice.candidates.first { $0.user == user }
-        } else {
-            answer = choice.preferred
-        }
-        guard let record = answer,
-            case .password(let password?) = try client.request(.password(space: record.space, user: record.user))
+        // With several users and no default, no answer: git then asks its user.
+        guard let record = try client.credentialCandidates(for: request.space).answer(forUser: request.username),
+            let password = try client.password(user: record.user, for: record.space)
         else { return }
         Output.line("username=\(record.user)\npassword=\(password)")
     }
@@ -85,9 +76,8 @@ struct GitCredentialCommand: ParsableCommand {
         // The credential that answered (the user's most specific for this challenge) is
         // updated rather than doubled by one in another space; keyjard makes a space's first
         // credential its default.
-        let answered = try choose(client, for: request).candidates.first { $0.user == user }
-        let space = answered?.space ?? request.space
-        _ = try client.request(.setCredential(space: space, user: user, password: password, makeDefault: false))
+        let answered = try client.credentialCandidates(for: request.space).answer(forUser: user)
+        try client.setCredential(user: user, password: password, for: answered?.space ?? request.space)
     }
 
     private func erase(_ request: GitCredentialRequest) throws {
@@ -96,25 +86,11 @@ struct GitCredentialCommand: ParsableCommand {
                 "refusing to erase: the request names no protocol and host, and an empty pattern would erase every credential.")
         }
         let client = try global.connect()
-        for record in try choose(client, for: request).candidates where request.username == nil || record.user == request.username {
-            if let rejected = request.password {
-                // Only the password git saw fail: a newer one stored meanwhile stays.
-                guard case .password(let stored) = try client.request(.password(space: record.space, user: record.user)),
-                    stored == rejected
-                else { continue }
-            }
-            _ = try client.request(.removeCredential(space: record.space, user: record.user))
+        let candidates = try client.credentialCandidates(for: request.space).records
+        for record in candidates where request.username == nil || record.user == request.username {
+            // Only the password git saw fail: a newer one stored meanwhile stays.
+            if let rejected = request.password, try client.password(user: record.user, for: record.space) != rejected { continue }
+            try client.removeCredential(user: record.user, for: record.space)
         }
-    }
-
-    /// The stored credentials that may answer git's request, by Keyjar's matching rule (keyjard
-    /// applies it): the challenge's realm and scheme when git passes them on, else any of the
-    /// server's.
-    private func choose(_ client: KeyjarClient, for request: GitCredentialRequest) throws -> (
-        candidates: [CredentialRecord], preferred: CredentialRecord?
-    ) {
-        let response = try client.request(.credentialChoice(space: request.space))
-        guard case .credentialChoice(let candidates, let preferred) = response else { throw unexpected(response) }
-        return (candidates, preferred)
     }
 }

@@ -1,7 +1,6 @@
 import ArgumentParser
 import Keyjar
 import KeyjarCore
-import KeyjarProtocol
 
 /// `keyjar policy …`: which cookies the shared jar accepts.
 struct PolicyCommand: ParsableCommand {
@@ -26,9 +25,7 @@ struct PolicyCommand: ParsableCommand {
 }
 
 private func currentPolicy(_ client: KeyjarClient) throws -> CookiePolicy {
-    let response = try client.request(.policy)
-    guard case .policy(let policy) = response else { throw unexpected(response) }
-    return policy
+    try client.policy()
 }
 
 /// Read-modify-write of the whole policy: keyjard takes the policy as one value. Two people
@@ -37,7 +34,7 @@ private func updatePolicy(_ global: GlobalOptions, _ change: (inout CookiePolicy
     let client = try global.connect()
     var policy = try currentPolicy(client)
     try change(&policy)
-    _ = try client.request(.setPolicy(policy: policy))
+    try client.setPolicy(policy)
 }
 
 private struct PolicyJSON: Encodable {

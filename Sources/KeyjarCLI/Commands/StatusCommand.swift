@@ -1,6 +1,6 @@
 import ArgumentParser
+import Keyjar
 import KeyjarCore
-import KeyjarProtocol
 
 /// `keyjar status`: whether keyjard answers, where it keeps things, and how its parts are.
 struct StatusCommand: ParsableCommand {
@@ -24,7 +24,7 @@ struct StatusCommand: ParsableCommand {
 
     func run() throws {
         let client = try global.connect()
-        guard case .status(let status) = try client.request(.status) else { throw CLIError.failure("keyjard did not report its status") }
+        let status = try client.status()
         if json {
             Output.line(try Output.json(StatusJSON(status)))
             return

@@ -1,6 +1,6 @@
 import ArgumentParser
+import KeyjarCodec
 import KeyjarCore
-import KeyjarProtocol
 
 // Command-line spellings of Keyjar's enums: short, lower-case, hyphenated, and each mapped to
 // exactly one model value so nothing is guessed.

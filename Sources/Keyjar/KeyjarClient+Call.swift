@@ -1,0 +1,137 @@
+import Foundation
+import Glibc
+package import KeyjarProtocol
+import KeyjarLocks
+import Synchronization
+
+extension KeyjarClient {
+    /// A caller waiting for the reply to its request.
+    final class Waiter: @unchecked Sendable {
+        // @unchecked: `result` is written once, before `isReady` is set (releasing) and
+        // `done.signal()`; it is read only after `isReady` was seen (acquiring) or `done.wait()`.
+        let done = DispatchSemaphore(value: 0)
+        let isReady = Atomic(false)
+        var result: Result<Response, KeyjarClientError>?
+
+        func finish(_ outcome: Result<Response, KeyjarClientError>) {
+            result = outcome
+            isReady.store(true, ordering: .releasing)
+            done.signal()
+        }
+
+        var isFinished: Bool { isReady.load(ordering: .acquiring) }
+    }
+
+    /// Sends a request and waits for its reply: where every typed request meets the wire.
+    /// - Throws: `.unreachable` at once when a replica client is disconnected (a one-shot
+    ///   client connects again first); `.refused` with keyjard's reason; `.timedOut`.
+    package func call(_ request: Request) throws(KeyjarClientError) -> Response {
+        if !configuration.keepsReplica { _ = try connectedSocket() }
+        let waiter = Waiter()
+        let prepared = state.withLock { state -> (UnixSocket, UInt64)? in
+            guard let socket = state.socket, !state.closed else { return nil }
+            state.nextID += 1
+            state.waiters[state.nextID] = waiter
+            return (socket, state.nextID)
+        }
+        guard let (socket, id) = prepared else {
+            throw KeyjarClientError(code: .unreachable, message: "not connected to keyjard (reconnecting)")
+        }
+        var frame = Framing.frame(MessageCoding.encode(ClientMessage(id: id, request: request)))
+        let sent: Bool = sendLock.withLock { count in
+            count += 1
+            return (try? socket.sendAll(frame)) != nil
+        }
+        Framing.wipe(&frame, upTo: frame.count)
+        if !sent {
+            state.withLock { _ = $0.waiters.removeValue(forKey: id) }
+            if !configuration.keepsReplica { disconnected(socket) }
+            throw KeyjarClientError(code: .unreachable, message: "the connection to keyjard was lost")
+        }
+        guard let result = wait(for: waiter, id: id, on: socket) else {
+            state.withLock { _ = $0.waiters.removeValue(forKey: id) }
+            throw KeyjarClientError(code: .timedOut, message: "keyjard did not answer within \(configuration.requestTimeout) s")
+        }
+        return try result.get()
+    }
+
+    /// The caller's reply; nil after the request timeout.
+    ///
+    /// A one-shot client reads it here. With a reader thread, the caller first stays awake
+    /// for it (``UnixSocket/awakeForReply``), reading it here when no other thread reads, or
+    /// seeing the reader thread hand it over when that thread is waiting in the socket (as it
+    /// is whenever the client is idle), rather than sleep and be woken across CPUs; then
+    /// sleeps until it comes.
+    private func wait(for waiter: Waiter, id: UInt64, on socket: UnixSocket) -> Result<Response, KeyjarClientError>? {
+        let deadline = Date().addingTimeInterval(configuration.requestTimeout)
+        if !configuration.keepsReplica {
+            let awakeUntil = monotonicNanoseconds() + UnixSocket.awakeForReply
+            while !waiter.isFinished, deadline.timeIntervalSinceNow > 0 {
+                let outcome = receiving.lock.withLock { receiver in
+                    receiveReply(&receiver, id: id, waiter: waiter, on: socket, awakeUntil: awakeUntil, deadline: deadline)
+                }
+                if outcome == .ended {
+                    disconnected(socket)
+                    break
+                }
+            }
+        } else {
+            let awakeUntil = monotonicNanoseconds() + UnixSocket.awakeForReply
+            while !waiter.isFinished, monotonicNanoseconds() < awakeUntil {
+                let outcome = receiving.lock.withLockIfAvailable { receiver in
+                    receiveReply(&receiver, id: id, waiter: waiter, on: socket, awakeUntil: 0, deadline: .distantPast)
+                }
+                if outcome == .ended { break }
+                if !waiter.isFinished { sched_yield() }
+            }
+            if isReaderThread {
+                // A notification observer that writes runs on the reader thread: nobody else
+                // would read its reply.
+                let outcome = receiving.lock.withLock { receiver in
+                    receiveReply(&receiver, id: id, waiter: waiter, on: socket, awakeUntil: 0, deadline: deadline)
+                }
+                if outcome == .ended { disconnected(socket) }
+            } else if !waiter.isFinished {
+                _ = waiter.done.wait(timeout: .now() + configuration.requestTimeout)
+            }
+        }
+        // Events this thread took off the socket are announced before the call returns, as
+        // they would have been had the reader thread taken them.
+        announcePending()
+        return waiter.isFinished ? waiter.result : nil
+    }
+
+    /// Reads until request `id`'s reply (which finishes `waiter`) or the deadline, dispatching
+    /// everything else that comes first. `.ended` when the connection is over or sent garbage.
+    private func receiveReply(
+        _ receiver: inout Receiver, id: UInt64, waiter: Waiter, on socket: UnixSocket, awakeUntil: UInt64, deadline: Date
+    ) -> ReadOutcome {
+        // A socket that was replaced meanwhile is not read: its descriptor may be reused.
+        guard receiver.reads(socket), !waiter.isFinished else { return .nothingYet }
+        do {
+            let reply = try receiver.reader?.reply(to: id, awakeUntil: awakeUntil, deadline: deadline) { message in
+                handle(message)
+            }
+            guard let reply else { return .nothingYet }
+            resume(id, .success(reply))
+            return .received
+        } catch {
+            // Matched in a switch: `catch .case` patterns on this error crash Swift 6.3.1's SILGen.
+            switch error {
+            case .refused(let wire):
+                resume(id, .failure(KeyjarClientError(code: .refused, message: wire.message, wireCode: wire.code)))
+                return .received
+            case .connectionRefused(let wire):
+                resumeAll(.failure(KeyjarClientError(code: .refused, message: wire.message, wireCode: wire.code)))
+                return .received
+            case .closed, .malformed:
+                // Shut down here, under the lock, while the descriptor is still this socket's.
+                socket.shutdownBoth()
+                return .ended
+            }
+        }
+    }
+
+    /// True on the thread that reads keyjard's messages (and so runs notification observers).
+    private var isReaderThread: Bool { readerThread.load(ordering: .relaxed) == UInt(pthread_self()) }
+}

@@ -1,0 +1,221 @@
+import Foundation
+import Glibc
+import KeyjarCore
+import KeyjarLocks
+import KeyjarProtocol
+import Synchronization
+
+extension KeyjarClient {
+    /// What the socket's reader holds: the connection's receiving side. The reader thread and
+    /// a caller waiting for its reply both read through it, one at a time, so messages are
+    /// taken in order whoever takes them.
+    struct Receiver: ~Copyable {
+        var reader: ServerMessageReader?
+
+        func reads(_ socket: UnixSocket) -> Bool { reader?.socket.descriptor == socket.descriptor }
+    }
+
+    /// The receiver under its lock, in an object of its own: the reader thread holds this, not
+    /// the client, while it blocks in the socket, so dropping the client still ends it.
+    final class ReceiveSide: Sendable {
+        let lock = Locked(Receiver())
+    }
+
+    /// Connects, greets, and with a replica brings it up to date: a snapshot the first time,
+    /// the missed events (or a snapshot when too old) after a reconnect. Runs before the socket
+    /// is shared, so it reads its replies itself.
+    func connectAndSynchronise(after sequence: UInt64?) throws(KeyjarClientError) -> ServerMessageReader {
+        let socket: UnixSocket
+        do {
+            socket = try UnixSocket.connect(path: configuration.socketPath)
+        } catch let failure {
+            guard failure.nobodyListening, configuration.autoStart else {
+                throw KeyjarClientError(code: .unreachable, message: "keyjard is not reachable: \(failure)")
+            }
+            try KeyjardLauncher.ensureRunning(socketPath: configuration.socketPath)
+            do {
+                socket = try UnixSocket.connect(path: configuration.socketPath)
+            } catch {
+                throw KeyjarClientError(code: .unreachable, message: "keyjard was started but is not reachable: \(error)")
+            }
+        }
+        var reader = ServerMessageReader(socket: socket)
+        // A change too large to push, announced during the handshake: fetched before it ends.
+        var missedLargeChange = false
+        func exchange(_ request: Request) throws(KeyjarClientError) -> Response {
+            do {
+                try socket.sendAll(Framing.frame(MessageCoding.encode(ClientMessage(id: 0, request: request))))
+            } catch {
+                throw KeyjarClientError(code: .unreachable, message: "the connection to keyjard was lost: \(error)")
+            }
+            let reply = try Self.translating { () throws(ServerMessageReader.Failure) -> Response? in
+                try reader.reply(
+                    to: 0, awakeUntil: monotonicNanoseconds() + UnixSocket.awakeForReply,
+                    deadline: Date().addingTimeInterval(configuration.requestTimeout)
+                ) { message in
+                    switch message {
+                    case .event(let event): apply(event)
+                    case .snapshot(let snapshot): apply(snapshot)
+                    case .resynchronise: missedLargeChange = true
+                    case .reply, .failure: break
+                    }
+                }
+            }
+            guard let reply else {
+                throw KeyjarClientError(code: .unreachable, message: "keyjard did not answer during the handshake")
+            }
+            return reply
+        }
+        do throws(KeyjarClientError) {
+            _ = try exchange(.hello(version: ProtocolVersion.current, client: configuration.clientName))
+            if !configuration.keepsReplica {
+                // Requests only: nothing to download, nothing pushed.
+            } else if let sequence {
+                _ = try exchange(.subscribe(after: sequence))
+            } else {
+                guard case .snapshot(let snapshot) = try exchange(.snapshot) else {
+                    throw KeyjarClientError(code: .protocolViolation, message: "keyjard answered snapshot with something else")
+                }
+                apply(snapshot)
+                _ = try exchange(.subscribe(after: snapshot.sequence))
+            }
+            while missedLargeChange {
+                missedLargeChange = false
+                guard case .snapshot(let snapshot) = try exchange(.snapshot) else {
+                    throw KeyjarClientError(code: .protocolViolation, message: "keyjard answered snapshot with something else")
+                }
+                apply(snapshot)
+            }
+        } catch {
+            socket.close()
+            throw error
+        }
+        // The reader may already hold what keyjard sent right after the subscribe reply.
+        return reader
+    }
+
+    /// A reader's failure as the client's error.
+    static func translating<T>(_ body: () throws(ServerMessageReader.Failure) -> T) throws(KeyjarClientError) -> T {
+        do {
+            return try body()
+        } catch {
+            // Matched in a switch: `catch .case` patterns on this error crash Swift 6.3.1's SILGen.
+            switch error {
+            case .refused(let wire), .connectionRefused(let wire):
+                throw KeyjarClientError(code: .refused, message: wire.message, wireCode: wire.code)
+            case .closed: throw KeyjarClientError(code: .unreachable, message: "the connection to keyjard was lost")
+            case .malformed(let underlying): throw KeyjarClientError(code: .protocolViolation, message: "\(underlying)")
+            }
+        }
+    }
+
+    /// Makes a connected socket the current one, for callers and the reader thread alike.
+    func install(_ reader: ServerMessageReader) {
+        let socket = reader.socket
+        receiving.lock.withLock { receiver in
+            receiver.reader = reader
+            // Whole messages that came in the same read as the subscribe reply: dispatched now,
+            // not when the next message arrives.
+            if dispatchBuffered(&receiver) == .ended { socket.shutdownBoth() }
+        }
+        state.withLock { $0.socket = socket }
+    }
+
+    /// The connected socket; nil when disconnected or closed.
+    func currentSocket() -> UnixSocket? { state.withLock { $0.closed ? nil : $0.socket } }
+
+    /// A one-shot client's socket, connecting again when the last connection was lost.
+    func connectedSocket() throws(KeyjarClientError) -> UnixSocket {
+        if let socket = currentSocket() { return socket }
+        return try connectLock.withLock { (connections: inout Int) throws(KeyjarClientError) -> UnixSocket in
+            if state.withLock({ $0.closed }) {
+                throw KeyjarClientError(code: .unreachable, message: "the client was closed")
+            }
+            if let socket = currentSocket() { return socket }
+            let reader = try connectAndSynchronise(after: nil)
+            connections += 1
+            install(reader)
+            return reader.socket
+        }
+    }
+
+    /// The thread that reads keyjard's messages while the client keeps a replica. It blocks
+    /// in the socket without holding the client, so an idle client costs no CPU and dropping
+    /// it works: deinit shuts the socket, which wakes the thread.
+    func startReaderThread() {
+        let receiving = self.receiving
+        Thread.detachNewThread { [weak self] in
+            self?.readerThread.store(UInt(pthread_self()), ordering: .relaxed)
+            var backoff: TimeInterval = 0.05
+            while true {
+                guard let socket = self?.currentSocket() else {
+                    guard let client = self, client.reconnectStep(&backoff) else { return }
+                    continue
+                }
+                // One blocking read per message, under the receive lock: a caller waiting for
+                // its reply meanwhile finds the lock taken and waits for this thread to hand
+                // the reply over (see `wait(for:id:on:)`). Waiting without reading (MSG_PEEK),
+                // so that such a caller could read its reply itself, cost a second system call
+                // for every change in every process.
+                let outcome = receiving.lock.withLock { receiver -> ReadOutcome in
+                    guard receiver.reads(socket) else { return .ended }
+                    do {
+                        _ = try receiver.reader?.read(.indefinitely)
+                    } catch {
+                        socket.shutdownBoth()
+                        return .ended
+                    }
+                    guard let client = self else { return .ended }
+                    return client.dispatchBuffered(&receiver)
+                }
+                guard let client = self else { return }
+                if outcome == .ended { client.disconnected(socket) }
+                client.announcePending()
+                if client.state.withLock({ $0.closed }) { return }
+            }
+        }
+    }
+
+    /// While disconnected: tries to reconnect and resynchronise, waiting longer after each
+    /// failure (up to 2 s). False once the client is closed.
+    func reconnectStep(_ backoff: inout TimeInterval) -> Bool {
+        let (lastSequence, closed) = state.withLock { ($0.replica.sequence, $0.closed) }
+        if closed { return false }
+        if let reconnected = try? connectAndSynchronise(after: lastSequence) {
+            announcePending()
+            guard !state.withLock({ $0.closed }) else {
+                reconnected.socket.close()
+                return false
+            }
+            install(reconnected)
+            // What install dispatched (messages that came with the subscribe reply).
+            announcePending()
+            backoff = 0.05
+            return true
+        }
+        Thread.sleep(forTimeInterval: backoff)
+        backoff = min(backoff * 2, 2)
+        return true
+    }
+
+    /// Fails every waiting call and forgets the socket (the reader thread, or a one-shot
+    /// client's next call, connects again).
+    func disconnected(_ socket: UnixSocket) {
+        let current = receiving.lock.withLock { receiver -> Bool in
+            guard receiver.reads(socket) else { return false }
+            receiver.reader = nil
+            return true
+        }
+        guard current else { return }
+        let waiters = state.withLock { state -> [Waiter] in
+            if state.socket?.descriptor == socket.descriptor { state.socket = nil }
+            state.snapshotRequests.removeAll()
+            defer { state.waiters.removeAll() }
+            return Array(state.waiters.values)
+        }
+        socket.close()
+        for waiter in waiters {
+            waiter.finish(.failure(KeyjarClientError(code: .unreachable, message: "the connection to keyjard was lost")))
+        }
+    }
+}

@@ -1,0 +1,77 @@
+import KeyjarCore
+import KeyjarLocks
+import KeyjarProtocol
+
+extension KeyjarClient {
+    /// What one read from the socket came to.
+    enum ReadOutcome {
+        case received, nothingYet, ended
+    }
+
+    /// Handles every whole message the reader holds: replies finish their callers, events
+    /// update the replica (announced later, by ``announcePending()``). `.ended` (and the socket
+    /// shut down) when keyjard sent garbage.
+    func dispatchBuffered(_ receiver: inout Receiver) -> ReadOutcome {
+        guard let socket = receiver.reader?.socket else { return .ended }
+        do {
+            while let message = try receiver.reader?.nextBuffered() { handle(message) }
+            return .received
+        } catch {
+            socket.shutdownBoth()
+            return .ended
+        }
+    }
+
+    func handle(_ message: ServerMessage) {
+        switch message {
+        case .reply(let id, let response):
+            guard state.withLock({ $0.snapshotRequests.remove(id) == nil }) else {
+                if case .snapshot(let snapshot) = response { apply(snapshot) }
+                return
+            }
+            resume(id, .success(response))
+        case .failure(let id?, let error):
+            // A snapshot that failed: the replica catches up at the next reconnection.
+            guard state.withLock({ $0.snapshotRequests.remove(id) == nil }) else { return }
+            resume(id, .failure(KeyjarClientError(code: .refused, message: error.message, wireCode: error.code)))
+        case .failure(nil, let error):
+            // The connection itself failed: keyjard closes it; the client connects again.
+            resumeAll(.failure(KeyjarClientError(code: .refused, message: error.message, wireCode: error.code)))
+        case .event(let event): apply(event)
+        case .snapshot(let snapshot): apply(snapshot)
+        case .resynchronise: requestSnapshot()
+        }
+    }
+
+    /// Asks for the whole state, without waiting: the reply is applied when it is read, by
+    /// whichever thread reads it. Events that come meanwhile update the old replica, which the
+    /// snapshot then replaces (it is at least as recent as they are).
+    func requestSnapshot() {
+        let prepared = state.withLock { state -> (UnixSocket, UInt64)? in
+            guard let socket = state.socket, !state.closed else { return nil }
+            state.nextID += 1
+            state.snapshotRequests.insert(state.nextID)
+            return (socket, state.nextID)
+        }
+        guard let (socket, id) = prepared else { return }
+        let frame = Framing.frame(MessageCoding.encode(ClientMessage(id: id, request: .snapshot)))
+        let sent: Bool = sendLock.withLock { count in
+            count += 1
+            return (try? socket.sendAll(frame)) != nil
+        }
+        // A connection that fails here is re-established, and a reconnection resynchronises.
+        if !sent { socket.shutdownBoth() }
+    }
+
+    func resume(_ id: UInt64, _ result: Result<Response, KeyjarClientError>) {
+        state.withLock { $0.waiters.removeValue(forKey: id) }?.finish(result)
+    }
+
+    func resumeAll(_ result: Result<Response, KeyjarClientError>) {
+        let waiters = state.withLock { state -> [Waiter] in
+            defer { state.waiters.removeAll() }
+            return Array(state.waiters.values)
+        }
+        for waiter in waiters { waiter.finish(result) }
+    }
+}

@@ -1,0 +1,110 @@
+import Foundation
+import Glibc
+import Keyjar
+import KeyjarCodec
+import KeyjarCore
+import KeyjarTestSupport
+import Testing
+
+/// The light client (`keepsReplica: false`): what `keyjar` and git's credential helper use.
+@Suite(.timeLimit(testTimeLimit))
+struct OneShotClientTests {
+    func oneShot(_ daemon: DaemonProcess, timeout: TimeInterval = 30) throws -> KeyjarClient {
+        try KeyjarClient(configuration: .init(socketPath: daemon.socketPath, autoStart: false, requestTimeout: timeout, keepsReplica: false))
+    }
+
+    @Test func startsNoThreadAndLoadsNoReplica() throws {
+        // Given a keyjard with a cookie another client stored
+        let daemon = try DaemonProcess()
+        defer { #expect(daemon.stop() == 0) }
+        let writer = try oneShot(daemon)
+        try writer.storeCookies(["sid=1"], for: try #require(URL(string: "https://example.com/")))
+        // When another process makes a one-shot client, then a replica client
+        let lines = try runPeer(daemon, ["threads", "https://example.com/"]).split(separator: "\n")
+        // Then the one-shot client added no thread and holds no replica (sequence 0), yet
+        // answered from keyjard; the replica client added its reader thread and a replica
+        #expect(lines.first == "one-shot 0 sid=1 sequence 0", "\(lines)")
+        let replica = try #require(lines.last?.split(separator: " "))
+        #expect(replica.first == "replica" && (Int(replica[1]) ?? 0) >= 1 && replica[2] == "sid=1" && replica[4] == "1", "\(lines)")
+    }
+
+    @Test func everyTypedRequestIsAnsweredByKeyjard() throws {
+        let daemon = try DaemonProcess()
+        defer { #expect(daemon.stop() == 0) }
+        let client = try oneShot(daemon)
+        let url = try #require(URL(string: "https://www.example.com/a"))
+
+        // Cookies: store, read back, list, export, import, delete, clear
+        let outcomes = try client.storeCookies(["a=1; Path=/", "b=2; Domain=com"], for: url)
+        #expect(outcomes.first == .some(nil))
+        #expect(outcomes.last.flatMap { $0 }?.isEmpty == false)  // a public suffix: rejected, with the reason
+        #expect(try client.cookieHeader(for: url) == "a=1")
+        #expect(try client.cookies(domain: "example.com").map(\.name) == ["a"])
+        let exported = try client.exportCookies(format: .netscape)
+        try client.clearCookies()
+        #expect(try client.cookies().isEmpty)
+        let report = try client.importCookies(exported, format: .netscape)
+        #expect(report.imported == 1 && report.problems.isEmpty)
+        let bad = try client.importCookies("not a cookie line\n", format: .netscape, firstLine: 7)
+        #expect(bad.problems.map(\.line) == [7])
+        try client.deleteCookies(try client.cookies().map(\.identity))
+        #expect(try client.cookieHeader(for: url) == nil)
+
+        // Policy
+        var policy = try client.policy()
+        policy.acceptPolicy = .never
+        try client.setPolicy(policy)
+        #expect(try client.policy().acceptPolicy == .never)
+        #expect(try client.status().acceptPolicy == .never)
+
+        // Credentials: the first becomes the default; the rule picks it; the password comes back
+        let space = ProtectionSpace(host: "git.example.com", port: 443, protocol: "https", realm: "R", authenticationMethod: .httpBasic)
+        try client.setCredential(user: "ann", password: "pw-ann", for: space)
+        try client.setCredential(user: "bob", password: "pw-bob", for: space)
+        #expect(try client.credentialRecords().filter(\.isDefault).map(\.user) == ["ann"])
+        #expect(try client.credentialCandidates(for: space).answer(forUser: nil)?.user == "ann")
+        #expect(try client.credentialCandidates(for: space).answer(forUser: "bob")?.user == "bob")
+        try client.setDefaultCredential(user: "bob", for: space)
+        #expect(try client.credentialCandidates(for: space).answer(forUser: nil)?.user == "bob")
+        #expect(try client.password(user: "ann", for: space) == "pw-ann")
+        try client.removeCredential(user: "ann", for: space)
+        #expect(try client.password(user: "ann", for: space) == nil)
+        #expect(try client.status().credentialCount == 1)
+    }
+
+    @Test func theNextCallConnectsAgainAfterKeyjardRestarts() throws {
+        // Given a one-shot client whose keyjard crashed
+        let daemon = try DaemonProcess()
+        let client = try oneShot(daemon)
+        _ = try client.status()
+        daemon.crash()
+        // Then a call fails as unreachable, and a call after keyjard is back succeeds
+        #expect(throws: KeyjarClientError.self) { try client.status() }
+        let restarted = try daemon.restarted()
+        defer { #expect(restarted.stop() == 0) }
+        #expect(try client.status().pid == restarted.pid)
+    }
+
+    @Test func aCallTimesOutAndTheLateReplyDoesNotAnswerTheNextOne() throws {
+        // Given a one-shot client whose keyjard stops answering (SIGSTOP) during a call
+        let daemon = try DaemonProcess()
+        defer {
+            kill(daemon.pid, SIGCONT)
+            #expect(daemon.stop() == 0)
+        }
+        let client = try oneShot(daemon, timeout: 1)
+        try client.storeCookies(["a=1"], for: try #require(URL(string: "https://example.com/")))
+        kill(daemon.pid, SIGSTOP)
+        do {
+            _ = try client.cookies()
+            Issue.record("a stopped keyjard answered")
+        } catch {
+            #expect(error.code == .timedOut, "\(error)")
+        }
+        kill(daemon.pid, SIGCONT)
+        // When the next call is of another kind, it gets its own reply, not the late one
+        let exported = CookieJSONFile.parse(Data(try client.exportCookies(format: .json).utf8))
+        #expect(exported.cookies.map(\.cookie.name) == ["a"] && exported.problems.isEmpty)
+        #expect(try client.cookies().map(\.name) == ["a"])
+    }
+}
