@@ -4,9 +4,10 @@ import KeyjarLocks
 import KeyjarProtocol
 
 extension KeyjarClient {
-    /// What the replica holds.
+    /// What the replica holds. The jar is made on first use: a one-shot client never needs
+    /// one, nor the public suffix list that a jar loads.
     struct Replica: Sendable {
-        var jar = CookieJar()
+        lazy var jar = CookieJar()
         var credentials: [CredentialRecord] = []
         var sequence: UInt64 = 0
     }

@@ -3,8 +3,9 @@ import KeyjarCore
 import KeyjarCodec
 
 // Hand-written JSON for the messages on the hot path: a Set-Cookie from a client and its
-// acknowledgement, a cookie lookup, a bulk import, snapshots, and the cookie events every
-// subscriber decodes. Foundation's coders cost tens of microseconds per message, a large share
+// acknowledgement, a cookie lookup, a bulk import, snapshots, the cookie events every
+// subscriber decodes, and what a one-shot client (git's credential helper) sends: the
+// handshake, a credential lookup, a password request. Foundation's coders cost tens of microseconds per message, a large share
 // of an acknowledged write's budget. Every other message, and any input the fast reader does not accept exactly, goes
 // through `Codable`, which stays the definition of the format: tests check that both agree.
 
@@ -72,6 +73,24 @@ extension MessageCoding {
             writer.raw(#","text":"#)
             writer.write(string: text)
             writer.raw("}}}")
+        case .hello(let version, let client):
+            // Every connection's first message: a one-shot client would otherwise load
+            // Foundation's coders for it alone.
+            writer.raw(#","request":{"hello":{"version":"#)
+            writer.write(integer: version)
+            writer.raw(#","client":"#)
+            writer.write(string: client)
+            writer.raw("}}}")
+        case .credentialChoice(let space):
+            writer.raw(#","request":{"credentialChoice":{"space":"#)
+            writer.write(space: space)
+            writer.raw("}}}")
+        case .password(let space, let user):
+            writer.raw(#","request":{"password":{"space":"#)
+            writer.write(space: space)
+            writer.raw(#","user":"#)
+            writer.write(string: user)
+            writer.raw("}}}")
         case .setCredential(let space, let user, let password, let makeDefault):
             // By hand, with room for all of it at once, so that no copy of the password is left
             // in memory that is not wiped (Foundation's encoder and a growing buffer leave some).
@@ -98,6 +117,14 @@ extension MessageCoding {
             writer.write(integer: id)
             writer.raw(#","response":"#)
             switch response {
+            case .hello(let version, let server, let sequence):
+                writer.raw(#"{"hello":{"version":"#)
+                writer.write(integer: version)
+                writer.raw(#","server":"#)
+                writer.write(string: server)
+                writer.raw(#","sequence":"#)
+                writer.write(integer: sequence)
+                writer.raw("}}")
             case .ok:
                 writer.raw(#"{"ok":{}}"#)
             case .committed(let sequence):
@@ -284,6 +311,19 @@ extension ClientMessage {
                 let password = body["password"]?.string, let makeDefault = body["makeDefault"]?.bool
             else { return nil }
             self.init(id: id, request: .setCredential(space: space, user: user, password: password, makeDefault: makeDefault))
+        case "hello":
+            guard bodyKeys.count == 2, let version = body["version"]?.int, let client = body["client"]?.string else { return nil }
+            self.init(id: id, request: .hello(version: version, client: client))
+        case "credentialChoice":
+            guard bodyKeys == ["space"], let spaceJSON = body["space"], let space = ProtectionSpace(json: spaceJSON) else {
+                return nil
+            }
+            self.init(id: id, request: .credentialChoice(space: space))
+        case "password":
+            guard bodyKeys.count == 2, let spaceJSON = body["space"], let space = ProtectionSpace(json: spaceJSON),
+                let user = body["user"]?.string
+            else { return nil }
+            self.init(id: id, request: .password(space: space, user: user))
         default:
             return nil
         }
@@ -357,6 +397,11 @@ extension Response {
             }
         }
         switch kind {
+        case "hello" where keys.count == 3:
+            guard let version = body["version"]?.int, let server = body["server"]?.string,
+                let sequence = body["sequence"]?.uint64
+            else { return nil }
+            self = .hello(version: version, server: server, sequence: sequence)
         case "ok" where keys.isEmpty:
             self = .ok
         case "committed" where keys.allSatisfy({ $0 == "sequence" }):

@@ -63,13 +63,18 @@ import Testing
             for text in awkward.prefix(3) {
                 messages.append(ClientMessage(
                     id: UInt64(20 + index), request: .setCredential(space: space, user: text, password: text, makeDefault: index == 1)))
+                messages.append(ClientMessage(id: UInt64(30 + index), request: .password(space: space, user: text)))
             }
+            messages.append(ClientMessage(id: UInt64(40 + index), request: .credentialChoice(space: space)))
+        }
+        for text in awkward.prefix(3) {
+            messages.append(ClientMessage(id: 0, request: .hello(version: 1, client: text)))
         }
         return messages
     }()
 
     static let otherClientMessages: [ClientMessage] = [
-        ClientMessage(id: 1, request: .hello(version: 1, client: "test")), ClientMessage(id: 2, request: .status),
+        ClientMessage(id: 2, request: .status),
         ClientMessage(id: 3, request: .subscribe(after: 9)), ClientMessage(id: 4, request: .listCookies(domain: nil)),
     ]
 
@@ -93,6 +98,8 @@ import Testing
         .snapshot(snapshot: snapshot),
         .snapshot(snapshot: StoreSnapshot(cookies: [], policy: CookiePolicy(), credentials: [], sequence: 0)),
         .reply(id: 11, response: .password(password: nil)),
+        .reply(id: 0, response: .hello(version: 1, server: "keyjard 0.1.0", sequence: 0)),
+        .reply(id: 0, response: .hello(version: Int(Int32.max), server: "", sequence: UInt64.max)),
     ] + awkward.map { .reply(id: 9, response: .cookieHeader(header: $0)) }
         + awkward.map { .reply(id: 12, response: .password(password: $0)) }
 
@@ -111,7 +118,6 @@ import Testing
 
     static let otherServerMessages: [ServerMessage] = [
         .failure(id: 1, error: WireError(code: WireError.malformedMessage, message: "bad")),
-        .reply(id: 2, response: .hello(version: 1, server: "keyjard", sequence: 3)),
         .event(event: SequencedEvent(sequence: 2, event: .policy(policy: CookiePolicy(acceptPolicy: .never, domainRules: [:])))),
         .reply(id: 3, response: .status(status: ServiceStatus(
             version: "1", protocolVersion: 1, pid: 7, socketPath: "/s", databasePath: "/d", schemaVersion: 1, cookieCount: 0,
