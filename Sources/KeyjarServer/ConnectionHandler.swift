@@ -4,7 +4,8 @@ import Logging
 import NIOCore
 
 /// Serves one client connection on the service's event loop: the handshake, then each
-/// framed request in order (frames come from the ``FrameReader``). A request waiting on the
+/// framed request in order (frames come from the ``FrameReader``; what may happen next is
+/// ``ConnectionStateMachine``'s). A request waiting on the
 /// Secret Service holds the ones after it, so a client's replies always come in the order of
 /// its requests; meanwhile the connection's ``ReadGate`` is shut and later requests wait in the
 /// socket.
@@ -18,11 +19,7 @@ final class ConnectionHandler: ChannelInboundHandler {
     private let service: KeyjarService
     private let client: ClientConnection
     private var logger: Logger
-    private var greeted = false
-    /// After a fatal error: the failure is on its way and further input is ignored.
-    private var closing = false
-    private var waiting: [ClientMessage] = []
-    private var busy = false
+    private var machine = ConnectionStateMachine()
 
     init(service: KeyjarService, client: ClientConnection, logger: Logger) {
         self.service = service
@@ -40,45 +37,32 @@ final class ConnectionHandler: ChannelInboundHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        guard !closing else { return }
+        guard machine.state != .closing else { return }
         let frame = unwrapInboundIn(data)
-        let message: ClientMessage
+        let received: ConnectionStateMachine.Received
         do {
-            message = try MessageCoding.decode(ClientMessage.self, from: frame.readableBytesView)
+            received = machine.received(try MessageCoding.decode(ClientMessage.self, from: frame.readableBytesView))
         } catch {
             logger.info("malformed message; closing the connection", metadata: ["error": "\(error.message)"])
-            fail(id: nil, error, context: context)
-            return
+            received = machine.malformed(error)
         }
-        if !greeted {
-            guard case .hello(let version, let name) = message.request else {
-                fail(id: message.id, WireError(code: WireError.handshakeRequired, message: "the first request must be hello"),
-                     context: context)
-                return
-            }
-            guard version == ProtocolVersion.current else {
-                fail(id: message.id, WireError(
-                    code: WireError.unsupportedVersion,
-                    message: "protocol version \(version) is not supported; this keyjard speaks \(ProtocolVersion.current)"),
-                     context: context)
-                return
-            }
-            greeted = true
-            logger.debug("client connected", metadata: ["client.name": "\(name)"])
+        switch received {
+        case .ignore: return
+        case .fail(let id, let error): sendFailure(id: id, error, context: context)
+        case .queued(let greeting):
+            if let greeting { logger.debug("client connected", metadata: ["client.name": "\(greeting)"]) }
+            drain()
         }
-        waiting.append(message)
-        drain()
     }
 
     /// Answers waiting requests in order until one has to wait for the Secret Service.
     private func drain() {
-        while !busy, !closing, !waiting.isEmpty {
-            let message = waiting.removeFirst()
+        while let message = machine.nextRequest() {
             switch service.handle(message.request, from: client) {
             case .now(.success(let response)): client.reply(.reply(id: message.id, response: response))
             case .now(.failure(let error)): client.reply(.failure(id: message.id, error: error))
             case .later(let future):
-                busy = true
+                machine.answerDeferred()
                 client.gate.hold(.busy)
                 let this = NIOLoopBound(self, eventLoop: service.eventLoop)
                 future.whenComplete { result in
@@ -90,9 +74,9 @@ final class ConnectionHandler: ChannelInboundHandler {
                         handler.client.reply(.failure(id: message.id, error: WireError(
                             code: WireError.storageFailure, message: "\(error)")))
                     }
-                    handler.busy = false
+                    handler.machine.deferredAnswerSent()
                     handler.drain()
-                    if !handler.busy { handler.client.gate.release(.busy) }
+                    if !handler.machine.isAnswering { handler.client.gate.release(.busy) }
                 }
             }
         }
@@ -100,17 +84,21 @@ final class ConnectionHandler: ChannelInboundHandler {
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         // The peer finished sending: once we have nothing more to say, close.
-        if event as? ChannelEvent == .inputClosed, closing || waiting.isEmpty && !busy {
+        if event as? ChannelEvent == .inputClosed, machine.closesAtEndOfInput {
             context.close(promise: nil)
         }
         context.fireUserInboundEventTriggered(event)
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        guard !closing else { return }
+        guard machine.state != .closing else { return }
         if let error = error as? FrameDecodingError {
             logger.info("malformed frame; closing the connection", metadata: ["error": "\(error)"])
-            fail(id: nil, WireError(code: WireError.malformedFrame, message: error.description), context: context)
+            if case .fail(let id, let failure) = machine.malformed(
+                WireError(code: WireError.malformedFrame, message: error.description))
+            {
+                sendFailure(id: id, failure, context: context)
+            }
         } else {
             logger.debug("connection error", metadata: ["error": "\(error)"])
             context.close(promise: nil)
@@ -118,9 +106,7 @@ final class ConnectionHandler: ChannelInboundHandler {
     }
 
     /// Sends a failure, then ends the connection without losing that message.
-    private func fail(id: UInt64?, _ error: WireError, context: ChannelHandlerContext) {
-        closing = true
-        waiting.removeAll()
+    private func sendFailure(id: UInt64?, _ error: WireError, context: ChannelHandlerContext) {
         sendFinalMessage(.failure(id: id, error: error), context: context)
     }
 }
