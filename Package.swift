@@ -48,7 +48,7 @@ let package = Package(
         .systemLibrary(
             name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
 
-        // glibc's malloc.h (heap statistics for the benchmark, malloc_trim for keyjard).
+        // glibc's malloc.h (heap statistics for the benchmark, malloc_trim for the store).
         .systemLibrary(name: "CMallocInfo"),
 
         // A lock that sanitizers see (Synchronization.Mutex is invisible to ThreadSanitizer).
@@ -71,7 +71,7 @@ let package = Package(
         // (libsecret) for passwords.
         .target(
             name: "KeyjarStore",
-            dependencies: ["KeyjarCore", "KeyjarCodec", "KeyjarLocks", "CSQLite", "CLibSecret"],
+            dependencies: ["KeyjarCore", "KeyjarCodec", "KeyjarLocks", "CSQLite", "CLibSecret", "CMallocInfo"],
             swiftSettings: swiftSettings
         ),
         // The wire format between clients and keyjard: frames and versioned messages.
@@ -84,7 +84,7 @@ let package = Package(
         .target(
             name: "KeyjarServer",
             dependencies: [
-                "KeyjarCore", "KeyjarCodec", "KeyjarProtocol", "KeyjarStore", "CMallocInfo",
+                "KeyjarCore", "KeyjarCodec", "KeyjarProtocol", "KeyjarStore",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),

@@ -4,7 +4,6 @@ import Glibc
 import KeyjarProtocol
 import KeyjarStore
 import Atomics
-import CMallocInfo
 import NIOCore
 import NIOPosix
 
@@ -76,8 +75,6 @@ public enum KeyjarServer {
             eventLoop: loop, configuration: configuration, database: database, secrets: secrets,
             threadPool: threadPools.secrets, checkpointThread: threadPools.checkpoints, logger: logger)
         try await loop.submit { service.purgeExpired() }.get()
-        // Loading leaves freed row buffers in the heap; hand them back before serving.
-        malloc_trim(0)
 
         let connectionIDs = ManagedAtomic<UInt64>(0)
         let bootstrap = ServerBootstrap(group: group)

@@ -24,9 +24,7 @@ final class KeyjarService: Sendable {
         /// Committed events already sent to their writer, not yet to the other subscribers.
         var pendingBroadcasts: [PendingBroadcast] = []
         var isFlushScheduled = false
-        var isShuttingDown = false
-        var isCheckpointing = false
-        var lastWrite = NIODeadline.now()
+        var lifecycle = ServiceLifecycle.serving
         /// The end of the credential work queued so far (see ``KeyjarService/inCredentialLane(_:)``).
         var credentialLane: EventLoopFuture<Void>?
         /// Storage failures are logged at most once a second (a full disk fails every write).
@@ -180,12 +178,13 @@ final class KeyjarService: Sendable {
     /// number. On failure the in-memory jar is reloaded from the database, so memory never runs
     /// ahead of disk.
     func commit(_ writes: [StoreDatabase.Write], origin: ClientConnection? = nil) throws(WireError) -> UInt64? {
-        if state.isShuttingDown { throw WireError(code: WireError.shuttingDown, message: "keyjard is shutting down") }
+        guard state.lifecycle.acceptsWrites else {
+            throw WireError(code: WireError.shuttingDown, message: "keyjard is shutting down")
+        }
         flushBroadcasts()
         do {
             let events = try database.commit(writes)
-            state.lastWrite = .now()
-            if database.walFrames >= Self.walFramesBeforeCheckpoint { checkpointInBackground() }
+            if configuration.checkpointPolicy.startsAtOnce(walFrames: database.walFrames) { checkpointInBackground() }
             broadcast(events, origin: origin)
             return events.last?.sequence
         } catch {
@@ -217,46 +216,19 @@ final class KeyjarService: Sendable {
 
     // MARK: - Maintenance
 
-    /// A WAL larger than this is truncated once writes have paused for a second.
-    static let walBytesKeptWhenIdle = 4 << 20
-    /// A commit that leaves the WAL this long (about 64 MB) starts a checkpoint at once, without
-    /// waiting for the next tick: during a burst of writes the WAL stays about this size. A
-    /// quarter of it gave the same medians but twice the p99.9 (each restart holds the writer
-    /// back for up to a millisecond or two, fsync included) and no faster imports.
-    static let walFramesBeforeCheckpoint = 16_384
-    /// A passive checkpoint that ends this close to the WAL's end is followed by a restarting
-    /// one, which holds the writer back only while it copies these few frames.
-    static let walFramesLeftForRestart = 512
-
-    /// Moves the WAL into the database on the checkpoint thread, never inside a commit.
-    ///
-    /// A passive checkpoint never holds a writer back, but while writes keep coming it never
-    /// reaches the WAL's end, so on its own the WAL would only grow (about 8 KB per acknowledged
-    /// Set-Cookie: 176 MB after 22,000 of them), and every later read and write would search a
-    /// longer WAL index. So once the WAL is long, a passive pass that got close to the end is
-    /// followed by a restarting one: the writer waits while it copies the last few frames, then
-    /// starts the WAL over. After writes have paused for a second, a large WAL is truncated.
+    /// Runs the store's checkpoint policy on the checkpoint thread, never inside a commit.
     func checkpointInBackground() {
-        guard !state.isCheckpointing, !state.isShuttingDown else { return }
-        let truncate = NIODeadline.now() - state.lastWrite > .seconds(1)
-            && database.walFileBytes > Self.walBytesKeptWhenIdle
-        let restartIfClose = database.walFrames >= Self.walFramesBeforeCheckpoint
-        state.isCheckpointing = true
+        guard state.lifecycle.runsMaintenance, !database.isCheckpointRunning else { return }
         let database = self.database
+        let policy = configuration.checkpointPolicy
         let logger = self.logger
-        let service = NIOLoopBound(self, eventLoop: eventLoop)
         checkpointThread.runIfActive(eventLoop: eventLoop) {
             // Linux keeps a nice value per thread; "process 0" is the calling thread. (Raising
             // it needs no privilege; it is set again each time as it costs next to nothing.)
             _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)
-            if truncate {
-                try database.checkpoint(.truncate)
-            } else if try database.checkpoint(.passive) <= Self.walFramesLeftForRestart, restartIfClose {
-                try database.checkpoint(.restart)
-            }
-        }.whenComplete { result in
-            service.value.state.isCheckpointing = false
-            if case .failure(let error) = result { logger.debug("checkpoint skipped", metadata: ["error": "\(error)"]) }
+            try database.checkpoint(following: policy)
+        }.whenFailure { error in
+            logger.debug("checkpoint skipped", metadata: ["error": "\(error)"])
         }
     }
 
@@ -271,11 +243,11 @@ final class KeyjarService: Sendable {
     /// the database, and every client is disconnected. After a crash none of this runs, so
     /// session cookies survive it.
     func shutdown() {
-        guard !state.isShuttingDown else { return }
+        guard state.lifecycle.beginShutdown() else { return }
         let ended = state.jar.endSession()
         if !ended.isEmpty { _ = try? commit([.cookies(ended)]) }
         flushBroadcasts()
-        state.isShuttingDown = true
+        state.lifecycle.finishShutdown()
         do {
             try database.checkpoint(.truncate)
         } catch {

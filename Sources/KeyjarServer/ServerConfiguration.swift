@@ -1,4 +1,5 @@
 public import KeyjarCore
+public import KeyjarStore
 public import KeyjarProtocol
 
 /// Everything keyjard needs to know to serve.
@@ -33,7 +34,10 @@ public struct ServerConfiguration: Sendable {
     public var clientBacklogBytes: Int
     /// The jar's limits; Chromium's by default.
     public var limits: CookieJar.Limits
+    /// How often the checkpoint policy is consulted when no commit triggered it.
     public var checkpointInterval: Duration
+    /// When and how the WAL is checkpointed (the store's rule).
+    public var checkpointPolicy: CheckpointPolicy
     public var expiryInterval: Duration
 
     public init(
@@ -43,7 +47,8 @@ public struct ServerConfiguration: Sendable {
         maximumConnections: Int = 512, frameDeadline: Duration = .seconds(30), clientQueueLimit: Int = 4096,
         clientQueueBytes: Int = 16 * 1024 * 1024, clientBacklogBytes: Int = 1024 * 1024,
         limits: CookieJar.Limits = CookieJar.Limits(),
-        checkpointInterval: Duration = .seconds(1), expiryInterval: Duration = .seconds(60)
+        checkpointInterval: Duration = .seconds(1), checkpointPolicy: CheckpointPolicy = CheckpointPolicy(),
+        expiryInterval: Duration = .seconds(60)
     ) {
         self.socketPath = socketPath
         self.databasePath = databasePath
@@ -58,6 +63,7 @@ public struct ServerConfiguration: Sendable {
         self.clientBacklogBytes = clientBacklogBytes
         self.limits = limits
         self.checkpointInterval = checkpointInterval
+        self.checkpointPolicy = checkpointPolicy
         self.expiryInterval = expiryInterval
     }
 }

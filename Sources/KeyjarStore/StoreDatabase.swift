@@ -1,5 +1,6 @@
 public import Foundation
 public import KeyjarCore
+import CMallocInfo
 import KeyjarCodec
 import Synchronization
 
@@ -28,9 +29,12 @@ public final class StoreDatabase: @unchecked Sendable {
 
     private let writer: SQLiteConnection
     private let writerLock = NSLock()
-    private let checkpointer: SQLiteConnection
-    private let checkpointerLock = NSLock()
-    private let walFrameCounter = WALFrameCounter()
+    let checkpointer: SQLiteConnection
+    let checkpointerLock = NSLock()
+    let walFrameCounter = WALFrameCounter()
+    let checkpointRunning = Atomic<Bool>(false)
+    /// When the last commit ended (``monotonicNow()``): how long writing has paused.
+    let lastCommit = Atomic<UInt64>(StoreDatabase.monotonicNow())
     private let commitsSinceTrim = Atomic<Int>(0)
 
     /// The largest event JSON kept in the change log. A bigger change (an import) is logged as
@@ -65,7 +69,7 @@ public final class StoreDatabase: @unchecked Sendable {
         try Self.wrap { try checkpointer.execute("PRAGMA busy_timeout = 1000") }
     }
 
-    private static func wrap<T>(_ body: () throws -> T) throws -> T {
+    static func wrap<T>(_ body: () throws -> T) throws -> T {
         do {
             return try body()
         } catch let error as SQLiteError {
@@ -132,8 +136,10 @@ public final class StoreDatabase: @unchecked Sendable {
     }
 
     /// Hands every stored cookie to `body`, one row at a time: keyjard fills its jar this way
-    /// without holding all of them twice (as an array and in the jar) at start-up.
+    /// without holding all of them twice (as an array and in the jar) at start-up. Reading
+    /// leaves freed row buffers in the heap; they are handed back to the system afterwards.
     public func forEachCookie(_ body: (Cookie) throws -> Void) throws {
+        defer { malloc_trim(0) }
         try withWriter { connection in try Self.readCookies(connection, into: body) }
     }
 
@@ -256,6 +262,7 @@ public final class StoreDatabase: @unchecked Sendable {
             if case .cookies(let changes) = write { return count + changes.count }
             return count + 1
         }
+        defer { lastCommit.store(Self.monotonicNow(), ordering: .relaxed) }
         let events = try withWriter { connection in
             // A bulk write gets a large page cache for its transaction (so it does not spill
             // to the WAL midway), then gives the memory back.
@@ -402,46 +409,6 @@ public final class StoreDatabase: @unchecked Sendable {
 
     private static func clearDefaults(_ space: ProtectionSpace, _ connection: SQLiteConnection) throws {
         try connection.statement("UPDATE credential SET is_default = 0 WHERE " + spaceFilter).bind(spaceValues(space)).run()
-    }
-
-    // MARK: - Maintenance
-
-    /// The WAL size the database keeps on disk when a checkpoint has let it start over.
-    public static let walBytesKept = 64 << 20
-
-    /// How a checkpoint treats the writer (SQLite's modes of the same names).
-    public enum CheckpointMode: String, Sendable {
-        /// Copies what it can without ever holding the writer back. Under a steady stream of
-        /// writes it never catches up with the end of the WAL, so the WAL never starts over.
-        case passive = "PASSIVE"
-        /// Holds the writer back while it copies the rest, so that the next write starts the
-        /// WAL over (cut back to ``walBytesKept``). Cheap right after a passive checkpoint.
-        case restart = "RESTART"
-        /// Like restart, and empties the WAL file.
-        case truncate = "TRUNCATE"
-    }
-
-    /// Moves WAL content into the database file from a second connection, so that writers pay
-    /// for it only in the modes that say so. Returns the WAL frames still not checkpointed.
-    @discardableResult
-    public func checkpoint(_ mode: CheckpointMode = .passive) throws -> Int {
-        try checkpointerLock.withLock {
-            try Self.wrap {
-                let statement = try checkpointer.statement("PRAGMA wal_checkpoint(\(mode.rawValue))")
-                defer { checkpointer.resetStatements() }
-                guard try statement.step() else { return 0 }
-                return Int(statement.int64(1) - statement.int64(2))
-            }
-        }
-    }
-
-    /// Frames in the WAL as of the last commit: what a checkpoint would have to copy.
-    public var walFrames: Int { walFrameCounter.frames.load(ordering: .relaxed) }
-
-    /// The size of the WAL file (0 when there is none).
-    public var walFileBytes: Int {
-        var info = stat()
-        return stat(path + "-wal", &info) == 0 ? Int(info.st_size) : 0
     }
 
     /// SQLite's own consistency check of the whole file (`PRAGMA integrity_check`): "ok", or
