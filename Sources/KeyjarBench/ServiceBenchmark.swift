@@ -70,6 +70,16 @@ final class BenchDaemon {
 }
 
 /// Results shared by subscriber threads.
+/// A flag one thread sets and another polls.
+final class ManagedFlag: @unchecked Sendable {
+    // @unchecked: every access goes through `lock`.
+    private let lock = NSLock()
+    private var flag = false
+
+    func set(_ value: Bool) { lock.withLock { flag = value } }
+    var value: Bool { lock.withLock { flag } }
+}
+
 final class Samples: @unchecked Sendable {
     // @unchecked: every access goes through `lock`.
     private let lock = NSLock()
@@ -118,8 +128,9 @@ func runServiceBenchmark() throws {
         return
     }
 
-    // 3. Bulk import of 100,000 cookies (5,000 sites, 20 each) in one request and transaction,
-    // from a connection that is not subscribed (it would first have to read the 100,000-cookie event).
+    // 3. Bulk import of 100,000 cookies (5,000 sites, 20 each) in one request, from a
+    // connection that is not subscribed; meanwhile another client sets a cookie again and
+    // again, and each acknowledged set is timed (the import must not hold it up).
     let importer = try KeyjarConnection(socketPath: daemon.socketPath, client: "bench-importer")
     let expiry = Int(Date().timeIntervalSince1970) + 86_400 * 30
     var text = ""
@@ -127,11 +138,51 @@ func runServiceBenchmark() throws {
     for index in 0..<100_000 {
         text += ".site\(index % 5_000).example\tTRUE\t/\tFALSE\t\(expiry)\tk\(index / 5_000)\tv\(index)\n"
     }
+    let importing = ManagedFlag()
+    let bystanderSamples = Samples()
+    let bystanderReady = DispatchSemaphore(value: 0)
+    let bystanderDone = DispatchSemaphore(value: 0)
+    let socketPath = daemon.socketPath
+    importing.set(true)
+    Thread.detachNewThread {
+        defer { bystanderDone.signal() }
+        guard let bystander = try? KeyjarConnection(socketPath: socketPath, client: "bench-bystander") else {
+            bystanderReady.signal()
+            return
+        }
+        bystanderReady.signal()
+        var latencies: [UInt64] = []
+        var index = 0
+        while importing.value {
+            let start = nanoseconds()
+            guard (try? bystander.call(.setCookies(
+                headers: ["during=\(index); Max-Age=86400"], context: WireCookieContext(url: "https://bystander.test/")))) != nil
+            else { break }
+            let took = nanoseconds() - start
+            latencies.append(took)
+            if ProcessInfo.processInfo.environment["KEYJAR_BENCH_STALLS"] != nil, took > 10_000_000 {
+                FileHandle.standardError.write(Data("stall \(took / 1_000_000) ms ending at \(start / 1_000_000 + took / 1_000_000) ms\n".utf8))
+            }
+            index += 1
+        }
+        bystanderSamples.append(contentsOf: latencies)
+    }
+    bystanderReady.wait()
     let importStart = nanoseconds()
+    if environment["KEYJAR_BENCH_STALLS"] != nil {
+        FileHandle.standardError.write(Data("import starts at \(importStart / 1_000_000) ms\n".utf8))
+    }
     guard case .importReport(let imported, _, let problems, _) = try importer.call(
         .importCookies(format: .netscape, text: text), timeout: 120)
     else { throw BenchmarkError("import failed") }
     let importSeconds = Double(nanoseconds() - importStart) / 1e9
+    importing.set(false)
+    bystanderDone.wait()
+    let during = bystanderSamples.all
+    guard during.count >= 10 else { throw BenchmarkError("the other client set only \(during.count) cookies during the import") }
+    print("service_import_100k_other_client_sets: \(during.count)")
+    report("service_import_100k_other_client_set_acked", samples: during)
+    print("service_import_100k_other_client_set_acked_max: \(during.max() ?? 0) ns")
     guard imported == 100_000, problems.isEmpty else { throw BenchmarkError("imported \(imported), \(problems.count) problems") }
     print("service_import_100k: \(String(format: "%.3f", importSeconds)) s")
     print("service_import_rate: \(Int(Double(imported) / importSeconds)) cookies/s")

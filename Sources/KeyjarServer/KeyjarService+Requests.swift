@@ -42,6 +42,8 @@ extension KeyjarService {
             return .later(inCredentialLane { self.removeCredential(space, user: user, origin: origin) })
         case .repairCredentials:
             return .later(inCredentialLane { self.repairCredentials(origin: origin) })
+        case .importCookies(let format, let text, let firstLine):
+            return .later(importCookies(text, format: format, firstLine: firstLine, origin: origin))
         case .password(let space, let user):
             do {
                 guard try hasCredential(space, user: user) else { return .now(.success(.password(password: nil))) }
@@ -222,17 +224,6 @@ extension KeyjarService {
                 cookies: state.jar.allCookies.filter { cookie in
                     !cookie.isExpired(at: now) && (domain.map { Host.domainMatches(cookie.domain, $0) } ?? true)
                 }.sorted(by: Self.listingOrder))
-        case .importCookies(let format, let text, let firstLine):
-            var parsed = format == .netscape ? NetscapeCookieFile.parse(text) : CookieJSONFile.parse(Data(text.utf8))
-            // A batch's lines are numbered as in the whole file.
-            if let offset = firstLine.map({ $0 - 1 }), offset > 0 {
-                for index in parsed.cookies.indices { parsed.cookies[index].line += offset }
-                for index in parsed.problems.indices { parsed.problems[index].line += offset }
-            }
-            let report = state.jar.importCookies(parsed.cookies, problems: parsed.problems)
-            return .importReport(
-                imported: report.imported, expired: report.expired, problems: report.problems,
-                sequence: try commitCookies(report.changes, origin: client))
         case .exportCookies(let format, let includeSameSite):
             let now = Date()
             let cookies = state.jar.allCookies.filter { !$0.isExpired(at: now) }.sorted(by: Self.listingOrder)
@@ -268,8 +259,8 @@ extension KeyjarService {
                 throw WireError(code: WireError.notFound, message: "no stored credential for \(user) at \(space.host)")
             }
             return .committed(sequence: try commit([.setDefaultCredential(space, user: user)], origin: client))
-        case .setCredential, .removeCredential, .password, .status, .repairCredentials:
-            // Answered through the thread-pool path in `handle`.
+        case .setCredential, .removeCredential, .password, .status, .repairCredentials, .importCookies:
+            // Answered later, through `handle`.
             throw WireError(code: WireError.invalidArgument, message: "internal routing error")
         }
     }
@@ -284,7 +275,7 @@ extension KeyjarService {
             outcomes: rejections.map { $0?.description }, sequence: try commitCookies(changes, origin: origin))
     }
 
-    private func commitCookies(_ changes: [CookieChange], origin: ClientConnection) throws(WireError) -> UInt64? {
+    func commitCookies(_ changes: [CookieChange], origin: ClientConnection) throws(WireError) -> UInt64? {
         changes.isEmpty ? nil : try commit([.cookies(changes)], origin: origin)
     }
 

@@ -141,10 +141,21 @@ final class KeyjarService: Sendable {
         do {
             latest = try database.latestSequence()
             if let sequence {
-                if let missed = try database.events(after: sequence) {
-                    for event in missed { client.send(.event(event: event)) }
-                } else {
-                    client.send(encoded: try snapshotMessage())
+                // The missed events, unless they could never fit the client's queue (then its
+                // replica is sent whole). A replay cut short by a full queue closes the
+                // connection: a gap nobody sees would stay; reconnecting, the client asks for
+                // the rest from the last event it got.
+                let missed = try database.events(after: sequence).map { events in
+                    events.map { MessageCoding.encode(ServerMessage.event(event: $0)) }
+                }
+                if let missed, missed.reduce(0, { $0 + $1.count }) <= configuration.clientQueueBytes {
+                    for payload in missed where !client.send(encoded: payload) {
+                        client.close()
+                        throw WireError(code: WireError.overloaded, message: "the missed events did not fit the client's queue")
+                    }
+                } else if !client.send(encoded: try snapshotMessage()) {
+                    client.close()
+                    throw WireError(code: WireError.overloaded, message: "the snapshot did not fit the client's queue")
                 }
             }
         } catch let error as WireError {

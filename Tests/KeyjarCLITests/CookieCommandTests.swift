@@ -110,14 +110,13 @@ struct CookieCommandTests {
     }
 
     /// 120,000 lines over 3,000 sites, the default limits: imported in batches (a problem keeps
-    /// its number in the whole file), and a subscriber whose batch event was too large to push
-    /// catches up from a snapshot and ends with exactly keyjard's jar.
+    /// its number in the whole file), committed by keyjard in chunks, and a subscriber ends
+    /// with exactly keyjard's jar.
     @Test func aLargeFileImportsInBatchesAndEverySubscriberCatchesUp() throws {
         let daemon = try DaemonProcess()
         defer { #expect(daemon.stop() == 0) }
         let keyjar = KeyjarCLI(daemon: daemon)
         let subscriber = try SharedCookieStorage(configuration: .init(socketPath: daemon.socketPath, autoStart: false))
-        let resynchronised = ResynchronisationCounter(client: subscriber.client)
         let file = daemon.directory.path("big.txt")
         let expiry = Int(Date().timeIntervalSince1970) + 86_400
         var text = ""
@@ -135,8 +134,22 @@ struct CookieCommandTests {
         let stored = try #require(try JSONSerialization.jsonObject(with: Data(listed.utf8)) as? [[String: Any]])
         #expect(stored.count <= 3_300 && stored.count >= 3_000)
         let expected = Set(stored.compactMap { entry in (entry["name"] as? String).map { "\($0)@\(entry["domain"] ?? "")" } })
-        // The subscriber got markers for the batches too large to push, and caught up.
         #expect(eventuallyTrue { Set(subscriber.cookies.map { "\($0.name)@\($0.domain)" }) == expected })
+    }
+
+    /// One change too large to push (3,000 cookies of 500 bytes inserted at once, over 1 MiB
+    /// of event): subscribers get a marker, catch up from a snapshot, and end with keyjard's jar.
+    @Test func aChangeTooLargeToPushSendsSubscribersToASnapshot() throws {
+        let daemon = try DaemonProcess()
+        defer { #expect(daemon.stop() == 0) }
+        let subscriber = try SharedCookieStorage(configuration: .init(socketPath: daemon.socketPath, autoStart: false))
+        let resynchronised = ResynchronisationCounter(client: subscriber.client)
+        let writer = try KeyjarClient(configuration: .init(socketPath: daemon.socketPath, autoStart: false, keepsReplica: false))
+        let value = String(repeating: "v", count: 500)
+        let cookies = (0..<3_000).map { Cookie(name: "n", value: value, domain: "site\($0).example", hostOnly: false) }
+        let outcomes = try writer.insertCookies(cookies)
+        #expect(outcomes.allSatisfy { $0 == nil }, "\(outcomes.compactMap { $0 }.prefix(3))")
+        #expect(eventuallyTrue { subscriber.cookies.count == 3_000 })
         #expect(resynchronised.count > 0)
     }
 
