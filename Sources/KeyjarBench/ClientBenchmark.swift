@@ -22,7 +22,7 @@ func runClientBenchmark() throws {
     for index in 0..<10_000 {
         text += ".site\(index % 500).com\tTRUE\t/\tFALSE\t\(expiry)\tc\(index / 500)\tv\(index)_3f9a1c0e7b2d4f6a\n"
     }
-    _ = try KeyjarConnection(socketPath: daemon.socketPath).call(.importCookies(format: .netscape, text: text))
+    _ = try WireConnection(socketPath: daemon.socketPath).call(.importCookies(format: .netscape, text: text))
 
     let configuration = KeyjarClient.Configuration(socketPath: daemon.socketPath, autoStart: false)
     let heapBefore = heapBytesInUse()
@@ -47,7 +47,7 @@ func runClientBenchmark() throws {
     if only == nil { report("client_cookie_header", samples: samples) }
 
     // A write through the library, acknowledged after commit (the service benchmark's
-    // service_set_cookie_acked measures the same through a bare KeyjarConnection).
+    // service_set_cookie_acked measures the same through a bare WireConnection).
     let writer = SharedCookieStorage(client: try KeyjarClient(configuration: configuration))
     var writes: [UInt64] = []
     for index in 0..<(only == "notify" ? 0 : (count ?? 5_000) + 500) {

@@ -97,7 +97,7 @@ func runServiceBenchmark() throws {
     let directory = String(cString: made)
     defer { try? FileManager.default.removeItem(atPath: directory) }
     var daemon = try BenchDaemon(directory: directory)
-    let writer = try KeyjarConnection(socketPath: daemon.socketPath, client: "bench-writer")
+    let writer = try WireConnection(socketPath: daemon.socketPath, client: "bench-writer")
 
     // KEYJAR_BENCH_SERVICE_ONLY=fanout or =import runs that part alone (for `perf record` on
     // keyjard); the fan-out sends KEYJAR_BENCH_SERVICE_EVENTS events (default 500).
@@ -131,7 +131,7 @@ func runServiceBenchmark() throws {
     // 3. Bulk import of 100,000 cookies (5,000 sites, 20 each) in one request, from a
     // connection that is not subscribed; meanwhile another client sets a cookie again and
     // again, and each acknowledged set is timed (the import must not hold it up).
-    let importer = try KeyjarConnection(socketPath: daemon.socketPath, client: "bench-importer")
+    let importer = try WireConnection(socketPath: daemon.socketPath, client: "bench-importer")
     let expiry = Int(Date().timeIntervalSince1970) + 86_400 * 30
     var text = ""
     text.reserveCapacity(100_000 * 60)
@@ -146,7 +146,7 @@ func runServiceBenchmark() throws {
     importing.set(true)
     Thread.detachNewThread {
         defer { bystanderDone.signal() }
-        guard let bystander = try? KeyjarConnection(socketPath: socketPath, client: "bench-bystander") else {
+        guard let bystander = try? WireConnection(socketPath: socketPath, client: "bench-bystander") else {
             bystanderReady.signal()
             return
         }
@@ -194,7 +194,7 @@ func runServiceBenchmark() throws {
     for _ in 0..<3 {
         daemon = try BenchDaemon(directory: directory)
         startups.append(daemon.startup)
-        let probe = try KeyjarConnection(socketPath: daemon.socketPath, client: "bench-probe")
+        let probe = try WireConnection(socketPath: daemon.socketPath, client: "bench-probe")
         guard case .status(let status) = try probe.call(.status) else { throw BenchmarkError("status failed") }
         if status.cookieCount < 100_000 { throw BenchmarkError("only \(status.cookieCount) cookies after restart") }
         resident = daemon.residentBytes
@@ -206,7 +206,7 @@ func runServiceBenchmark() throws {
 
 /// A change reaching 100 subscribed clients: from the writer's send (so commit included) to
 /// each subscriber's receipt of the event.
-private func measureFanout(writer: KeyjarConnection, socketPath: String, events: Int) throws {
+private func measureFanout(writer: WireConnection, socketPath: String, events: Int) throws {
     let subscriberCount = 100
     let sendTimes = UnsafeMutableBufferPointer<UInt64>.allocate(capacity: events + 1)
     sendTimes.initialize(repeating: 0)
@@ -224,7 +224,7 @@ private func measureFanout(writer: KeyjarConnection, socketPath: String, events:
         done.enter()
         Thread.detachNewThread {
             defer { done.leave() }
-            guard let connection = try? KeyjarConnection(socketPath: socketPath, client: "bench-subscriber"),
+            guard let connection = try? WireConnection(socketPath: socketPath, client: "bench-subscriber"),
                 (try? connection.call(.subscribe(after: nil))) != nil
             else {
                 ready.signal()

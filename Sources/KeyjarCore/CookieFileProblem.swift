@@ -42,38 +42,3 @@ public struct NumberedCookie: Sendable, Hashable {
         self.hasCreationTime = hasCreationTime
     }
 }
-
-extension CookieJar {
-    /// Inserts cookies read from a file, reporting each refusal with its line number.
-    public mutating func importCookies(
-        _ entries: [NumberedCookie], problems: [CookieFileProblem] = [], now: Date = Date()
-    ) -> CookieImportReport {
-        var report = CookieImportReport()
-        report.problems = problems
-        // The limits are enforced once, after the whole batch: per insertion, a 100,000-line
-        // file past the total limit sorted the whole jar every 300 cookies.
-        var touched = Set<String>()
-        var changes: [CookieChange] = []
-        for entry in entries {
-            if entry.cookie.isExpired(at: now) {
-                report.expired += 1
-                continue
-            }
-            switch insert(entry.cookie, keepingCreation: entry.hasCreationTime, now: now, enforcingLimits: false) {
-            case .success(let made):
-                report.imported += 1
-                changes += made
-                if let stored = made.first?.cookie { touched.insert(siteKey(for: stored.domain)) }
-            case .failure(let rejection):
-                report.problems.append(CookieFileProblem(line: entry.line, message: rejection.description))
-            }
-        }
-        changes += enforceLimits(sites: touched, now: now)
-        // What the import comes to: a cookie it added and the limits pushed out again is no
-        // change for the store or anyone told of it.
-        report.changes = CookieChange.net(changes)
-        report.problems.sort { $0.line < $1.line }
-        return report
-    }
-}
-

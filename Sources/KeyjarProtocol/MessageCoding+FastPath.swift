@@ -416,7 +416,7 @@ extension Response {
             }
         case "cookieOutcomes" where keys.allSatisfy({ $0 == "outcomes" || $0 == "sequence" }):
             guard let outcomesJSON = body["outcomes"]?.array, let sequence = sequence() else { return nil }
-            var outcomes: [CookieOutcome] = []
+            var outcomes: [String?] = []
             outcomes.reserveCapacity(outcomesJSON.count)
             for outcome in outcomesJSON {
                 if outcome.isNull {

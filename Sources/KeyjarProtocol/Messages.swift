@@ -97,9 +97,6 @@ public struct StoreSnapshot: Sendable, Hashable, Codable {
     }
 }
 
-/// The outcome of one Set-Cookie line or inserted cookie: nil when stored, else why not.
-public typealias CookieOutcome = String?
-
 /// A successful reply.
 public enum Response: Sendable, Hashable, Codable {
     case hello(version: Int, server: String, sequence: UInt64)
@@ -112,7 +109,7 @@ public enum Response: Sendable, Hashable, Codable {
     case cookieHeader(header: String?)
     case cookies(cookies: [Cookie])
     /// Per line or cookie, in order: nil if stored, else the rejection reason.
-    case cookieOutcomes(outcomes: [CookieOutcome], sequence: UInt64?)
+    case cookieOutcomes(outcomes: [String?], sequence: UInt64?)
     case importReport(imported: Int, expired: Int, problems: [CookieFileProblem], sequence: UInt64?)
     case exported(text: String)
     case policy(policy: CookiePolicy)

@@ -4,7 +4,7 @@ public import Foundation
 /// and decoded into ``ServerMessage``s, and the one loop that waits for a request's reply.
 ///
 /// Every client of keyjard reads through this: the `Keyjar` library (its handshake, its
-/// one-shot calls, a caller waiting for its reply, its reader thread) and ``KeyjarConnection``.
+/// one-shot calls, a caller waiting for its reply, its reader thread) and ``WireConnection``.
 /// Not thread-safe: a client shares one behind a lock.
 public struct ServerMessageReader: Sendable {
     public let socket: UnixSocket

@@ -16,12 +16,12 @@ final class ConnectionHandler: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
 
-    private let service: KeyjarService
-    private let client: ClientConnection
+    private let service: StoreService
+    private let client: ServedClient
     private var logger: Logger
     private var machine = ConnectionStateMachine()
 
-    init(service: KeyjarService, client: ClientConnection, logger: Logger) {
+    init(service: StoreService, client: ServedClient, logger: Logger) {
         self.service = service
         self.client = client
         self.logger = logger
@@ -59,9 +59,9 @@ final class ConnectionHandler: ChannelInboundHandler {
     private func drain() {
         while let message = machine.nextRequest() {
             switch service.handle(message.request, from: client) {
-            case .now(.success(let response)): client.reply(.reply(id: message.id, response: response))
-            case .now(.failure(let error)): client.reply(.failure(id: message.id, error: error))
-            case .later(let future):
+            case .immediate(.success(let response)): client.reply(.reply(id: message.id, response: response))
+            case .immediate(.failure(let error)): client.reply(.failure(id: message.id, error: error))
+            case .deferred(let future):
                 machine.answerDeferred()
                 client.gate.hold(.busy)
                 let this = NIOLoopBound(self, eventLoop: service.eventLoop)

@@ -21,7 +21,7 @@ final class FrameReader: ChannelDuplexHandler {
     typealias OutboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
 
-    private let service: KeyjarService
+    private let service: StoreService
     private let gate: ReadGate
     private let maximumPayload: Int
     private let frameDeadline: TimeAmount
@@ -49,7 +49,7 @@ final class FrameReader: ChannelDuplexHandler {
 
     private var budget: InboundBudget { service.state.inbound }
 
-    init(service: KeyjarService, gate: ReadGate, maximumPayload: Int, frameDeadline: TimeAmount) {
+    init(service: StoreService, gate: ReadGate, maximumPayload: Int, frameDeadline: TimeAmount) {
         self.service = service
         self.gate = gate
         self.maximumPayload = maximumPayload

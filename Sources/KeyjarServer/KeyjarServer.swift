@@ -71,7 +71,7 @@ public enum KeyjarServer {
     ) async throws {
         // One event loop owns the service and every connection: no thread hop per request.
         let loop = group.next()
-        let service = try KeyjarService(
+        let service = try StoreService(
             eventLoop: loop, configuration: configuration, database: database, secrets: secrets,
             threadPool: threadPools.secrets, checkpointThread: threadPools.checkpoints, logger: logger)
         try await loop.submit { service.purgeExpired() }.get()
@@ -103,9 +103,9 @@ public enum KeyjarServer {
                         return
                     }
                     let gate = ReadGate(budget: service.state.inbound)
-                    let client = ClientConnection(
+                    let client = ServedClient(
                         id: connectionIDs.wrappingIncrementThenLoad(ordering: .relaxed), pid: peer.pid, channel: channel,
-                        gate: gate, limits: ClientConnection.Limits(
+                        gate: gate, limits: ServedClient.Limits(
                             messages: configuration.clientQueueLimit, bytes: configuration.clientQueueBytes,
                             backlogBytes: configuration.clientBacklogBytes))
                     try operations.addHandler(FrameReader(

@@ -13,7 +13,7 @@ final class ReadGate {
         /// A request waits for the Secret Service; the ones after it wait in the socket.
         case busy
         /// The client has not read replies and events already sent to it
-        /// (``ClientConnection``): no more replies are made for it until it does.
+        /// (``ServedClient``): no more replies are made for it until it does.
         case backlog
     }
 

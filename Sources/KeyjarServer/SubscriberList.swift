@@ -52,4 +52,4 @@ protocol IdentifiedConnection {
     var id: UInt64 { get }
 }
 
-extension ClientConnection: IdentifiedConnection {}
+extension ServedClient: IdentifiedConnection {}

@@ -1,12 +1,12 @@
 public import KeyjarProtocol
 
 /// The protocol client the server tests use (the wire format itself, not the client library).
-public typealias TestClient = KeyjarConnection
+public typealias TestClient = WireConnection
 
-extension KeyjarConnection {
+extension WireConnection {
     /// Sets cookies as a response from `url` would, returning each line's outcome.
     @discardableResult
-    public func setCookies(_ headers: [String], from url: String, mainDocument: String? = nil) throws -> [CookieOutcome] {
+    public func setCookies(_ headers: [String], from url: String, mainDocument: String? = nil) throws -> [String?] {
         let response = try call(.setCookies(headers: headers, context: WireCookieContext(url: url, mainDocumentURL: mainDocument)))
         guard case .cookieOutcomes(let outcomes, _) = response else { throw ConnectionError("unexpected \(response)") }
         return outcomes

@@ -100,7 +100,7 @@ struct KeyjarClientReadingTests {
     @Test func aDroppedIdleClientLetsGoOfItsConnection() throws {
         let daemon = try DaemonProcess()
         defer { #expect(daemon.stop() == 0) }
-        let probe = try KeyjarConnection(socketPath: daemon.socketPath)
+        let probe = try WireConnection(socketPath: daemon.socketPath)
         func connectedClients() -> Int? {
             guard case .status(let status) = try? probe.call(.status) else { return nil }
             return status.connectedClients

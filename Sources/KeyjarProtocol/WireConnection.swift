@@ -5,10 +5,10 @@ public import Foundation
 /// `Keyjar` client library is what applications use.
 ///
 /// ```swift
-/// let connection = try KeyjarConnection(socketPath: KeyjarPaths.defaultSocketPath())
+/// let connection = try WireConnection(socketPath: KeyjarPaths.defaultSocketPath())
 /// let reply = try connection.call(.status)
 /// ```
-public final class KeyjarConnection {
+public final class WireConnection {
     private var reader: ServerMessageReader
     private var nextID: UInt64 = 0
     /// Events and snapshots that arrived while waiting for a reply.

@@ -6,15 +6,16 @@ import KeyjarStore
 import NIOCore
 import NIOPosix
 
-extension KeyjarService {
-    /// A request's answer: at once, or later for requests that wait on the Secret Service.
+extension StoreService {
+    /// A request's answer: computed on the loop at once, or deferred (the Secret Service, an
+    /// import in chunks) and sent when its future completes.
     enum Answer {
-        case now(Result<Response, WireError>)
-        case later(EventLoopFuture<Response>)
+        case immediate(Result<Response, WireError>)
+        case deferred(EventLoopFuture<Response>)
     }
 
     /// Answers one request (after the handshake). Runs on the event loop.
-    func handle(_ request: Request, from client: ClientConnection) -> Answer {
+    func handle(_ request: Request, from client: ServedClient) -> Answer {
         // Whatever this request sees or does comes after every event committed before it.
         flushBroadcasts()
         // For the answers that complete later: they run on this loop again.
@@ -25,33 +26,33 @@ extension KeyjarService {
                 // A trust decision is a certificate's fingerprint, public: nothing goes to the
                 // Secret Service, and nothing may pose as its secret.
                 guard password.isEmpty else {
-                    return .now(.failure(WireError(
+                    return .immediate(.failure(WireError(
                         code: WireError.invalidArgument, message: "a server-trust decision has no password")))
                 }
-                return .now(Result { () throws(WireError) in
+                return .immediate(Result { () throws(WireError) in
                     .committed(sequence: try self.saveCredential(space, user: user, makeDefault: makeDefault, origin: client))
                 })
             }
-            return .later(inCredentialLane { self.setCredential(space, user: user, password: password, makeDefault: makeDefault, origin: origin) })
+            return .deferred(inCredentialLane { self.setCredential(space, user: user, password: password, makeDefault: makeDefault, origin: origin) })
         case .removeCredential(let space, let user):
             guard space.authenticationMethod.keepsSecret else {
-                return .now(Result { () throws(WireError) in
+                return .immediate(Result { () throws(WireError) in
                     .committed(sequence: try self.commit([.removeCredential(space, user: user)], origin: client))
                 })
             }
-            return .later(inCredentialLane { self.removeCredential(space, user: user, origin: origin) })
+            return .deferred(inCredentialLane { self.removeCredential(space, user: user, origin: origin) })
         case .repairCredentials:
-            return .later(inCredentialLane { self.repairCredentials(origin: origin) })
+            return .deferred(inCredentialLane { self.repairCredentials(origin: origin) })
         case .importCookies(let format, let text, let firstLine):
-            return .later(importCookies(text, format: format, firstLine: firstLine, origin: origin))
+            return .deferred(importCookies(text, format: format, firstLine: firstLine, origin: origin))
         case .password(let space, let user):
             do {
-                guard try hasCredential(space, user: user) else { return .now(.success(.password(password: nil))) }
+                guard try hasCredential(space, user: user) else { return .immediate(.success(.password(password: nil))) }
             } catch {
-                return .now(.failure(error))
+                return .immediate(.failure(error))
             }
-            guard space.authenticationMethod.keepsSecret else { return .now(.success(.password(password: ""))) }
-            return .later(
+            guard space.authenticationMethod.keepsSecret else { return .immediate(.success(.password(password: ""))) }
+            return .deferred(
                 offLoop { secrets in try secrets.password(for: space, user: user) }.map { password in
                     // When it was last used is bookkeeping: recorded after the reply is
                     // written, so that answering a challenge does not wait for a commit.
@@ -63,7 +64,7 @@ extension KeyjarService {
                 })
         case .status:
             // health() and keys() ask D-Bus; the rest is read on the loop once they answer.
-            return .later(
+            return .deferred(
                 inCredentialLane {
                     self.offLoop { secrets in
                         let health = secrets.health()
@@ -82,9 +83,9 @@ extension KeyjarService {
                 })
         default:
             do {
-                return .now(.success(try handleOnLoop(request, from: client)))
+                return .immediate(.success(try handleOnLoop(request, from: client)))
             } catch {
-                return .now(.failure(error))
+                return .immediate(.failure(error))
             }
         }
     }
@@ -92,7 +93,7 @@ extension KeyjarService {
     /// Saves a credential's metadata; the space's first credential becomes its default (the
     /// rule is the model's, applied here alone so that every client agrees).
     private func saveCredential(
-        _ space: ProtectionSpace, user: String, makeDefault: Bool, origin: ClientConnection
+        _ space: ProtectionSpace, user: String, makeDefault: Bool, origin: ServedClient
     ) throws(WireError) -> UInt64? {
         let stored: [CredentialRecord]
         do { stored = try database.credentialRecords() } catch { throw storageFailure(error) }
@@ -105,7 +106,7 @@ extension KeyjarService {
     /// Stores the password, then the record. If the record cannot be committed, a password that
     /// replaced nothing is taken back out, so the store is left as it was.
     private func setCredential(
-        _ space: ProtectionSpace, user: String, password: String, makeDefault: Bool, origin: NIOLoopBound<ClientConnection>
+        _ space: ProtectionSpace, user: String, password: String, makeDefault: Bool, origin: NIOLoopBound<ServedClient>
     ) -> EventLoopFuture<Response> {
         let existed: Bool
         do { existed = try hasCredential(space, user: user) } catch { return eventLoop.makeFailedFuture(error) }
@@ -124,7 +125,7 @@ extension KeyjarService {
     /// Removes the password, then the record. If the record cannot be removed, the password
     /// (read first) is put back, so the credential stays whole.
     private func removeCredential(
-        _ space: ProtectionSpace, user: String, origin: NIOLoopBound<ClientConnection>
+        _ space: ProtectionSpace, user: String, origin: NIOLoopBound<ServedClient>
     ) -> EventLoopFuture<Response> {
         offLoop { secrets -> String? in
             let previous = try secrets.password(for: space, user: user)
@@ -145,7 +146,7 @@ extension KeyjarService {
     /// Compares the records with the secret store's keys and removes what is not in a pair:
     /// a record without its password can answer no challenge, and a password without a record
     /// is the half of a write that was never acknowledged.
-    private func repairCredentials(origin: NIOLoopBound<ClientConnection>) -> EventLoopFuture<Response> {
+    private func repairCredentials(origin: NIOLoopBound<ServedClient>) -> EventLoopFuture<Response> {
         offLoop { secrets in try secrets.keys() }.flatMap { keys in
             let mismatches: [CredentialMismatch]
             let sequence: UInt64?
@@ -190,7 +191,7 @@ extension KeyjarService {
         }
     }
 
-    private func handleOnLoop(_ request: Request, from client: ClientConnection) throws(WireError) -> Response {
+    private func handleOnLoop(_ request: Request, from client: ServedClient) throws(WireError) -> Response {
         switch request {
         case .hello(let version, _):
             return .hello(version: version, server: KeyjarServer.version, sequence: (try? database.latestSequence()) ?? 0)
@@ -268,14 +269,14 @@ extension KeyjarService {
     /// Stores each item in the jar, commits all the changes at once, and answers with one
     /// outcome per item (nil when stored, else the rejection in words).
     private func storeEach<Item>(
-        _ items: [Item], origin: ClientConnection, _ store: (inout CookieJar, Item) -> Result<[CookieChange], CookieRejection>
+        _ items: [Item], origin: ServedClient, _ store: (inout CookieJar, Item) -> Result<[CookieChange], CookieRejection>
     ) throws(WireError) -> Response {
         let (changes, rejections) = state.jar.storeEach(items, store)
         return .cookieOutcomes(
             outcomes: rejections.map { $0?.description }, sequence: try commitCookies(changes, origin: origin))
     }
 
-    func commitCookies(_ changes: [CookieChange], origin: ClientConnection) throws(WireError) -> UInt64? {
+    func commitCookies(_ changes: [CookieChange], origin: ServedClient) throws(WireError) -> UInt64? {
         changes.isEmpty ? nil : try commit([.cookies(changes)], origin: origin)
     }
 

@@ -15,17 +15,17 @@ import NIOPosix
 /// acknowledged, and pushed to every subscriber (its writer before the acknowledgement, the
 /// others right after), so all clients see one order of changes.
 /// Secret Service calls, which cross D-Bus, run on a thread pool.
-final class KeyjarService: Sendable {
+final class StoreService: Sendable {
     /// What the service owns, reachable only on its event loop.
     final class State {
         var jar: CookieJar
-        var clients: [UInt64: ClientConnection] = [:]
-        var subscribers = SubscriberList<ClientConnection>()
+        var clients: [UInt64: ServedClient] = [:]
+        var subscribers = SubscriberList<ServedClient>()
         /// Committed events already sent to their writer, not yet to the other subscribers.
         var pendingBroadcasts: [PendingBroadcast] = []
         var isFlushScheduled = false
         var lifecycle = ServiceLifecycle.serving
-        /// The end of the credential work queued so far (see ``KeyjarService/inCredentialLane(_:)``).
+        /// The end of the credential work queued so far (see ``StoreService/inCredentialLane(_:)``).
         var credentialLane: EventLoopFuture<Void>?
         /// Storage failures are logged at most once a second (a full disk fails every write).
         var lastStorageFailureLogged = NIODeadline.distantPast
@@ -72,9 +72,9 @@ final class KeyjarService: Sendable {
 
     // MARK: - Clients
 
-    func register(_ client: ClientConnection) { state.clients[client.id] = client }
+    func register(_ client: ServedClient) { state.clients[client.id] = client }
 
-    func unregister(_ client: ClientConnection) {
+    func unregister(_ client: ServedClient) {
         state.clients[client.id] = nil
         state.subscribers.remove(id: client.id)
     }
@@ -90,7 +90,7 @@ final class KeyjarService: Sendable {
     /// does not wait for a hundred other sockets. Order is kept: whatever keyjard does next
     /// (another request, a subscription, the next commit) first finishes these broadcasts, so
     /// every subscriber still sees every event in sequence order.
-    private func broadcast(_ events: [StoreDatabase.LoggedEvent], origin: ClientConnection?) {
+    private func broadcast(_ events: [StoreDatabase.LoggedEvent], origin: ServedClient?) {
         let writer = origin.flatMap { state.subscribers[$0.id] }
         // Nobody else to tell (a later subscriber reads these from the change log).
         let othersListen = state.subscribers.count > (writer == nil ? 0 : 1)
@@ -127,14 +127,14 @@ final class KeyjarService: Sendable {
         }
     }
 
-    private func deliver(_ frame: ByteBuffer, to client: ClientConnection) {
+    private func deliver(_ frame: ByteBuffer, to client: ServedClient) {
         guard !client.send(framed: frame) else { return }
         logger.warning("client queue overflowed; disconnecting it", metadata: ["client.pid": "\(client.pid)"])
         state.subscribers.remove(id: client.id)
         client.close()
     }
 
-    func subscribe(_ client: ClientConnection, after sequence: UInt64?) throws(WireError) -> Response {
+    func subscribe(_ client: ServedClient, after sequence: UInt64?) throws(WireError) -> Response {
         // Events committed before this request reach the client through the log below, never twice.
         flushBroadcasts()
         let latest: UInt64
@@ -188,7 +188,7 @@ final class KeyjarService: Sendable {
     /// Commits writes, broadcasts their events (to `origin` first), and returns the last sequence
     /// number. On failure the in-memory jar is reloaded from the database, so memory never runs
     /// ahead of disk.
-    func commit(_ writes: [StoreDatabase.Write], origin: ClientConnection? = nil) throws(WireError) -> UInt64? {
+    func commit(_ writes: [StoreDatabase.Write], origin: ServedClient? = nil) throws(WireError) -> UInt64? {
         guard state.lifecycle.acceptsWrites else {
             throw WireError(code: WireError.shuttingDown, message: "keyjard is shutting down")
         }

@@ -12,7 +12,7 @@ import NIOCore
 /// ``ServerConfiguration/clientQueueBytes`` bytes pile up (a stopped or very slow reader) is
 /// disconnected rather than allowed to grow keyjard's memory; it reconnects and resynchronises
 /// by sequence number.
-final class ClientConnection {
+final class ServedClient {
     struct Limits {
         var messages: Int
         var bytes: Int

@@ -5,7 +5,7 @@ import KeyjarProtocol
 import NIOCore
 import NIOPosix
 
-extension KeyjarService {
+extension StoreService {
     /// Cookies of an import applied and committed per turn of the event loop. Other clients'
     /// requests are served between two such chunks, so an import of any size holds them up by
     /// one chunk at most (a few milliseconds: docs/performance.md), never by the whole file.
@@ -20,7 +20,7 @@ extension KeyjarService {
     /// Each chunk is in the jar only once it is on disk, as for every write; a failure part-way
     /// leaves the chunks before it imported, and the reply is that failure.
     func importCookies(
-        _ text: String, format: CookieFileFormat, firstLine: Int?, origin: NIOLoopBound<ClientConnection>
+        _ text: String, format: CookieFileFormat, firstLine: Int?, origin: NIOLoopBound<ServedClient>
     ) -> EventLoopFuture<Response> {
         threadPool.runIfActive(eventLoop: eventLoop) {
             var parsed = format == .netscape ? NetscapeCookieFile.parse(text) : CookieJSONFile.parse(Data(text.utf8))
@@ -55,7 +55,7 @@ extension KeyjarService {
     }
 
     /// Applies and commits the next chunk, then yields the loop before the one after.
-    private func importChunks(_ progress: ImportProgress, origin: NIOLoopBound<ClientConnection>) -> EventLoopFuture<Response> {
+    private func importChunks(_ progress: ImportProgress, origin: NIOLoopBound<ServedClient>) -> EventLoopFuture<Response> {
         var progress = progress
         let end = min(progress.next + Self.importChunkSize, progress.entries.count)
         let part = state.jar.importCookies(Array(progress.entries[progress.next..<end]))

@@ -1,0 +1,52 @@
+import Foundation
+import FoundationNetworking
+import Keyjar
+import KeyjarCore
+import KeyjarLocks
+
+// Talking to the delegate: messages on its queue, in order, never after the load ended.
+extension LoaderConnection {
+    /// Queues a message for the delegate; it is dropped if the connection is cancelled first.
+    /// Without a queue of the caller's, the delegate is called right here on the control queue,
+    /// which is serial too: a hop to another queue costs a thread wake-up per message (tens of
+    /// microseconds here), the largest part of a request's overhead over plain libcurl.
+    func deliver(_ message: @escaping @Sendable (any LoaderConnectionDelegate) -> Void) {
+        guard let delegate, !ended else { return }
+        guard let delegateQueue else {
+            if !isCancelled { message(delegate) }
+            return
+        }
+        delegateQueue.async {
+            guard !self.isCancelled else { return }
+            message(delegate)
+        }
+    }
+
+    /// Asks the delegate and waits for its answer (willSend, needNewBodyStream, willCache).
+    func ask<Answer: Sendable>(
+        _ question: @escaping @Sendable (any LoaderConnectionDelegate) -> Answer, ifNoDelegate fallback: Answer
+    ) -> Answer {
+        guard let delegate, !ended else { return fallback }
+        guard let delegateQueue else { return isCancelled ? fallback : question(delegate) }
+        return delegateQueue.sync { isCancelled ? fallback : question(delegate) }
+    }
+
+    func finish() {
+        deliver { $0.connectionDidFinishLoading(self) }
+        end()
+    }
+
+    func fail(_ error: URLError) {
+        deliver { $0.connection(self, didFailWithError: error) }
+        end()
+    }
+
+    /// The load is over: no more events are handled and the delegate is released (after the
+    /// messages already queued for it).
+    func end() {
+        guard !ended else { return }
+        ended = true
+        transfer = nil
+        delegate = nil
+    }
+}

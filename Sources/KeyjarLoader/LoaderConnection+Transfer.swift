@@ -1,0 +1,284 @@
+import Foundation
+import FoundationNetworking
+import Keyjar
+import KeyjarCore
+import KeyjarLocks
+import Synchronization
+
+// The load: one attempt per hop on libcurl, the response head, the body, the end.
+extension LoaderConnection {
+    func begin() {
+        guard !ended, !isCancelled else { return }
+        let canonical = canonicalRequest(originalRequest)
+        guard let request = ask({ $0.connection(self, willSend: canonical, redirectResponse: nil) }, ifNoDelegate: canonical) else {
+            end()
+            return
+        }
+        setCurrentRequest(request)
+        usesCredentialStorage = decideCredentialStorage()
+        startAttempt()
+    }
+
+    /// Apple's rule: a delegate that answers challenges itself (`willSendRequestFor`) is not
+    /// asked and the storage is used; any other is asked once, before the load.
+    func decideCredentialStorage() -> Bool {
+        guard loader.configuration.credentialStorage != nil else { return false }
+        if delegate is any LoaderConnectionAuthenticationDelegate { return true }
+        return ask({ $0.connectionShouldUseCredentialStorage(self) }, ifNoDelegate: true)
+    }
+
+    func canonicalRequest(_ request: URLRequest) -> URLRequest {
+        var request = request
+        if request.httpMethod == nil { request.httpMethod = "GET" }
+        // The scheme first and the path undecoded: `path` percent-decodes into a new string.
+        if let url = request.url, url.scheme == "http" || url.scheme == "https", url.path(percentEncoded: true).isEmpty,
+            var components = URLComponents(url: url, resolvingAgainstBaseURL: true)
+        {
+            components.path = "/"
+            request.url = components.url ?? url
+        }
+        return request
+    }
+
+    func setCurrentRequest(_ request: URLRequest) {
+        published.withLock { $0.currentRequest = request }
+    }
+
+    /// The main-document URL cookies are judged against (site for cookies).
+    var mainDocumentURL: URL? {
+        let request = currentRequest
+        return followsMainDocument ? request.url : (request.mainDocumentURL ?? request.url)
+    }
+
+    func startAttempt() {
+        guard !ended, !isCancelled else { return }
+        let request = currentRequest
+        guard let url = request.url, let scheme = url.scheme, Self.isSupported(scheme: scheme) else {
+            fail(LoaderError.make(.unsupportedURL, "\(request.url.map { Self.urlWithoutPassword($0).absoluteString } ?? "The request") is not an http, https, ftp or file URL", url: request.url))
+            return
+        }
+        let method = request.httpMethod ?? "GET"
+        let fields = request.allHTTPHeaderFields ?? [:]
+        let additional = loader.configuration.additionalHeaders
+        var lines: [String] = []
+        lines.reserveCapacity(fields.count + additional.count + 2)
+        // Field names compared without lower-casing copies: most requests set no field of
+        // their own, and this runs for every attempt.
+        func requestSets(_ name: String) -> Bool { fields.keys.contains { ResponseHead.sameFieldName($0, name) } }
+        for (name, value) in additional where !requestSets(name) { lines.append(name + ": " + value) }
+        for (name, value) in fields { lines.append(name + ": " + value) }
+        if request.httpShouldHandleCookies, !requestSets("Cookie"), let storage = loader.configuration.cookieStorage,
+            let header = storage.cookieHeader(
+                // A main document that is the request itself is same-site by definition: nil
+                // says so without a second URL parse and two site lookups in the jar.
+                for: url, mainDocumentURL: followsMainDocument ? nil : (request.mainDocumentURL ?? url),
+                isTopLevelNavigation: followsMainDocument, httpMethod: method)
+        {
+            lines.append("Cookie: " + header)
+        }
+        var transferRequest = TransferRequest(
+            url: Self.urlWithoutUserInfo(url), method: method, headerLines: lines,
+            timeout: request.timeoutInterval > 0 ? request.timeoutInterval : 60)
+        prepareAuthentication(&transferRequest, requestSetsAuthorization: requestSets("Authorization"))
+
+        if let data = request.httpBody {
+            transferRequest.body = .data(data)
+        } else if let stream = request.httpBodyStream {
+            if attempt == 0 {
+                transferRequest.body = .stream(stream, length: Self.declaredLength(request))
+            } else {
+                // A stream is read once; a second attempt needs a new one from the delegate.
+                let copy = request
+                guard let fresh = ask({ $0.connection(self, needNewBodyStream: copy).map(UncheckedStream.init) }, ifNoDelegate: nil)
+                else {
+                    fail(LoaderError.make(.requestBodyStreamExhausted, "The request body stream cannot be sent again and the delegate gave no new one", url: url))
+                    return
+                }
+                transferRequest.body = .stream(fresh.stream, length: Self.declaredLength(request))
+            }
+        }
+        prepareTLS(&transferRequest, url: url)
+
+        attempt += 1
+        let number = attempt
+        mode = .awaitingHead
+        multipart = nil
+        uploadedSoFar = 0
+        cacheCandidate = nil
+        let newTransfer: CurlTransfer
+        do {
+            // The transfer holds its connection: a load in flight keeps itself alive, as
+            // NSURLConnection does, even when the caller keeps no reference.
+            newTransfer = try CurlTransfer(transferRequest) { event in
+                self.schedule { self.handle(event, attempt: number) }
+            }
+        } catch {
+            fail(LoaderError.make(.unknown, "libcurl could not create a transfer", url: url))
+            return
+        }
+        transfer = newTransfer
+        CurlEngine.shared.add(newTransfer)
+    }
+
+    static let loadableSchemes = ["http", "https", "ftp", "ftps", "file"]
+
+    /// Schemes are ASCII and case-insensitive like field names: compared in place, without a
+    /// lower-cased copy and an array built for every attempt.
+    static func isSupported(scheme: String) -> Bool {
+        loadableSchemes.contains { ResponseHead.sameFieldName($0, scheme) }
+    }
+
+    static func declaredLength(_ request: URLRequest) -> Int64? {
+        request.value(forHTTPHeaderField: "Content-Length").flatMap { Int64($0) }
+    }
+
+    static func urlWithoutUserInfo(_ url: URL) -> URL {
+        guard url.user != nil || url.password != nil, var components = URLComponents(url: url, resolvingAgainstBaseURL: true)
+        else { return url }
+        components.user = nil
+        components.password = nil
+        return components.url ?? url
+    }
+
+    /// The URL without a password in its user information, for messages and errors.
+    static func urlWithoutPassword(_ url: URL) -> URL {
+        guard url.password != nil, var components = URLComponents(url: url, resolvingAgainstBaseURL: true) else { return url }
+        components.password = nil
+        return components.url ?? url
+    }
+
+    static func hostKey(_ url: URL) -> String {
+        let scheme = url.scheme?.lowercased() ?? ""
+        return "\(url.host?.lowercased() ?? ""):\(url.port ?? (scheme == "https" ? 443 : 80))"
+    }
+
+    func handle(_ event: TransferEvent, attempt number: Int) {
+        guard !ended, number == attempt, let transfer else { return }
+        switch event {
+        case .head(let head):
+            handleHead(head)
+        case .nonHTTPResponse(let length):
+            let url = currentRequest.url ?? originalRequest.url ?? URL(fileURLWithPath: "/")
+            let response = URLResponse(url: url, mimeType: nil, expectedContentLength: Int(length), textEncodingName: nil)
+            mode = .streaming
+            deliver { $0.connection(self, didReceive: response) }
+        case .data(let data):
+            switch mode {
+            case .holding(let head, let response, var held):
+                held.append(data)
+                mode = .holding(head, response, held)
+                transfer.consumed(data.count)
+            case .streaming, .awaitingHead:
+                if var split = multipart {
+                    let pieces = split.splitter.feed(data)
+                    multipart = split
+                    transfer.consumed(data.count)
+                    deliverParts(pieces, of: split.head)
+                    return
+                }
+                if var candidate = cacheCandidate {
+                    candidate.data.append(data)
+                    cacheCandidate = candidate.data.count <= Self.maximumCachedBody ? candidate : nil
+                }
+                let count = data.count
+                deliver { delegate in
+                    delegate.connection(self, didReceive: data)
+                    transfer.consumed(count)
+                }
+            }
+        case .sent(let total, let expected):
+            let written = Int(total - uploadedSoFar)
+            uploadedSoFar = total
+            deliver { $0.connection(self, didSendBodyData: written, totalBytesWritten: Int(total), totalBytesExpectedToWrite: Int(expected)) }
+        case .completed(let result):
+            let pauses = transfer.pauses.load(ordering: .relaxed)
+            published.withLock { $0.pauses += pauses }
+            self.transfer = nil
+            handleCompletion(result)
+        }
+    }
+
+    static let maximumCachedBody = 1 << 20
+
+    func handleHead(_ head: ResponseHead) {
+        let request = currentRequest
+        guard let url = request.url, let response = head.httpResponse(for: url) else { return }
+        published.withLock { $0.head = head }
+        if request.httpShouldHandleCookies, let storage = loader.configuration.cookieStorage {
+            let lines = head.values(of: "Set-Cookie")
+            if !lines.isEmpty {
+                // A cookie the policy refuses is not an error of the load.
+                _ = try? storage.storeCookies(
+                    fromResponseHeaders: lines, for: url, mainDocumentURL: mainDocumentURL,
+                    isTopLevelNavigation: followsMainDocument, httpMethod: request.httpMethod ?? "GET")
+            }
+        }
+        if RedirectRule.isRedirect(head) || isChallengeWeAnswer(head) {
+            mode = .holding(head, response, Data())
+            return
+        }
+        mode = .streaming
+        if let contentType = head.value(of: "Content-Type"), let splitter = MultipartReplaceSplitter(contentType: contentType) {
+            // Each part is delivered as a response of its own when it begins.
+            multipart = (splitter, head)
+            return
+        }
+        if isCacheable(request: request, head: head) { cacheCandidate = (response, Data()) }
+        deliver { $0.connection(self, didReceive: response) }
+    }
+
+    /// Parts of a multipart/x-mixed-replace body: a response (the outer head with the part's
+    /// fields) when a part begins, then its bytes.
+    func deliverParts(_ pieces: [MultipartReplaceSplitter.Piece], of head: ResponseHead) {
+        guard let url = currentRequest.url else { return }
+        for piece in pieces {
+            switch piece {
+            case .part(let fields):
+                var partHead = head
+                partHead.fields.removeAll { field in fields.keys.contains { $0.caseInsensitiveCompare(field.name) == .orderedSame } }
+                partHead.fields.removeAll { $0.name.caseInsensitiveCompare("Content-Length") == .orderedSame }
+                partHead.fields += fields.map { (name: $0.key, value: $0.value) }
+                if let response = partHead.httpResponse(for: url) { deliver { $0.connection(self, didReceive: response) } }
+            case .data(let data):
+                deliver { $0.connection(self, didReceive: data) }
+            }
+        }
+    }
+
+    func handleCompletion(_ result: CurlResult) {
+        guard result.succeeded else {
+            let url = currentRequest.url ?? originalRequest.url ?? URL(fileURLWithPath: "/")
+            let awaitingHead = if case .awaitingHead = mode { true } else { false }
+            if handleTLSFailure(result, url: url, awaitingHead: awaitingHead) { return }
+            fail(LoaderError.make(for: result, url: url))
+            return
+        }
+        switch mode {
+        case .holding(let head, let response, let body):
+            if RedirectRule.isRedirect(head) {
+                followRedirect(head, response: response, body: body)
+            } else {
+                answerChallenge(head, response: response, body: body)
+            }
+        case .streaming, .awaitingHead:
+            authenticationSucceeded()
+            clientIdentitiesSucceeded()
+            offerToCache()
+            finish()
+        }
+    }
+
+    /// Delivers a held response (a redirect or challenge we are not following) as the result.
+    func deliverFinal(_ response: HTTPURLResponse, body: Data) {
+        deliver { delegate in
+            delegate.connection(self, didReceive: response)
+            if !body.isEmpty { delegate.connection(self, didReceive: body) }
+        }
+        finish()
+    }
+}
+
+/// An InputStream handed across queues; it is read by one transfer only.
+struct UncheckedStream: @unchecked Sendable {
+    let stream: InputStream
+}
