@@ -43,8 +43,8 @@ let package = Package(
         .systemLibrary(
             name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
 
-        // libcrypto, for what swift-certificates does not read: PKCS#12 bundles and encrypted
-        // PEM keys of client identities.
+        // libcrypto, for what swift-certificates and swift-crypto do not do: PKCS#12 bundles and
+        // encrypted PEM keys of client identities, and Digest's SHA-512/256.
         .systemLibrary(
             name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
 
@@ -104,7 +104,7 @@ let package = Package(
         // HTTP authentication as pure values: challenge parsing, scheme choice, Basic and Digest.
         .target(
             name: "KeyjarAuth",
-            dependencies: ["KeyjarCore"],
+            dependencies: ["KeyjarCore", "COpenSSL", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swiftSettings
         ),
         // The client library: a process's connection to keyjard and its local replica.

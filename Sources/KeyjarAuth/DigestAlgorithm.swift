@@ -40,9 +40,9 @@ public enum DigestAlgorithm: String, Sendable, Hashable, CaseIterable {
 
     func hash(_ data: [UInt8]) -> [UInt8] {
         switch self {
-        case .md5, .md5Session: return MD5.hash(data)
-        case .sha256, .sha256Session: return SHA256.hash(data)
-        case .sha512_256, .sha512_256Session: return SHA512_256.hash(data)
+        case .md5, .md5Session: return DigestHash.md5(data)
+        case .sha256, .sha256Session: return DigestHash.sha256(data)
+        case .sha512_256, .sha512_256Session: return DigestHash.sha512_256(data)
         }
     }
 }
