@@ -62,7 +62,7 @@ extension KeyjarClient {
         _ = try call(.removeCookiesCreated(since: date.timeIntervalSince1970))
     }
 
-    /// Imports a cookie file, or one batch of it (``CookieFileBatcher``), in one transaction.
+    /// Imports a cookie file, or one batch of it (`CookieFileBatcher`), in one transaction.
     /// - Parameter firstLine: the number its first line (or JSON element) has in the whole
     ///   file; problems are numbered from it.
     /// - Returns: how many were imported and skipped as expired, and each problem with its line.

@@ -11,7 +11,7 @@ extension KeyjarClient {
     }
 
     /// The stored credentials that may answer a challenge for `space`, by Keyjar's matching
-    /// rule (``CredentialChoice``), which keyjard applies.
+    /// rule (`CredentialChoice`), which keyjard applies.
     public func credentialCandidates(for space: ProtectionSpace) throws(KeyjarClientError) -> CredentialCandidates {
         guard case .credentialChoice(let candidates, let preferred) = try call(.credentialChoice(space: space)) else {
             throw Self.unexpectedReply

@@ -10,7 +10,7 @@ public enum KeyjarNotifications {
     /// Posted after the replica was replaced by a snapshot (after a long disconnection).
     public static let resynchronised = Notification.Name("KeyjarReplicaResynchronisedNotification")
 
-    /// userInfo key holding the ``SequencedEvent``.
+    /// userInfo key holding the `SequencedEvent`.
     public static let eventKey = "KeyjarEvent"
 
     static func post(_ event: SequencedEvent, from client: KeyjarClient) {

@@ -11,7 +11,7 @@ import Synchronization
 /// Secret Service (password), shared by every process; `.forSession` in this process, shared by
 /// every storage and loader in it until it exits; `.none` nowhere; `.synchronizable` is refused
 /// (there is no cross-device keychain). Lookups follow Keyjar's matching rule
-/// (``CredentialChoice``): a credential stored for a whole server answers a challenge of any
+/// (`CredentialChoice`): a credential stored for a whole server answers a challenge of any
 /// realm and HTTP method there, the most specific stored space first. Spaces are compared by
 /// value, unlike Foundation on Linux, which compares `URLProtectionSpace` objects by identity.
 /// Passwords of permanent credentials are fetched from keyjard when asked for.

@@ -9,7 +9,7 @@ extension CookieJar {
     /// - Parameter keepingCreation: false when the source has no creation time (cookies.txt):
     ///   the cookie then gets a fresh one, so cookies inserted in turn keep that order.
     /// - Parameter enforcingLimits: false while a batch is inserted (an import), which then
-    ///   enforces them once, with ``enforceLimits(sites:now:)``.
+    ///   enforces them once, with `enforceLimits(sites:now:)`.
     @discardableResult
     public mutating func insert(
         _ cookie: Cookie, keepingCreation: Bool = true, now: Date = Date(), enforcingLimits: Bool = true
