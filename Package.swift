@@ -37,18 +37,33 @@ let package = Package(
     targets: [
         // System libraries, found through pkg-config; each names its Debian provider.
         .systemLibrary(
-            name: "CLibPSL", pkgConfig: "libpsl", providers: [.apt(["libpsl-dev"])]),
+            name: "CLibPSL",
+            pkgConfig: "libpsl",
+            providers: [.apt(["libpsl-dev"])]
+        ),
         .systemLibrary(
-            name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
         .systemLibrary(
-            name: "CLibSecret", pkgConfig: "libsecret-1", providers: [.apt(["libsecret-1-dev"])]),
+            name: "CLibSecret",
+            pkgConfig: "libsecret-1",
+            providers: [.apt(["libsecret-1-dev"])]
+        ),
         .systemLibrary(
-            name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+            name: "CCurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]
+        ),
 
         // libcrypto, for what swift-certificates and swift-crypto do not do: PKCS#12 bundles and
         // encrypted PEM keys of client identities, and Digest's SHA-512/256.
         .systemLibrary(
-            name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+            name: "COpenSSL",
+            pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"])]
+        ),
 
         // glibc's malloc.h (heap statistics for the benchmark, malloc_trim for the store).
         .systemLibrary(name: "CMallocInfo"),
@@ -139,7 +154,8 @@ let package = Package(
         .executableTarget(
             name: "KeyjarBench",
             dependencies: [
-                "Keyjar", "KeyjarCodec", "KeyjarCore", "KeyjarProtocol", "KeyjarStore", "KeyjarLoader", "CMallocInfo", "CCurl",
+                "Keyjar", "KeyjarCodec", "KeyjarCore", "KeyjarProtocol", "KeyjarStore", "KeyjarLoader", "CMallocInfo",
+                "CCurl",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -183,18 +199,27 @@ let package = Package(
         ),
         .testTarget(
             name: "KeyjarTests",
-            dependencies: ["Keyjar", "KeyjarCodec", "KeyjarCore", "KeyjarLocks", "KeyjarProtocol", "KeyjarTestSupport", "KeyjarDaemon", "KeyjarTestPeer"],
+            dependencies: [
+                "Keyjar", "KeyjarCodec", "KeyjarCore", "KeyjarLocks", "KeyjarProtocol", "KeyjarTestSupport",
+                "KeyjarDaemon", "KeyjarTestPeer",
+            ],
             swiftSettings: swiftSettings
         ),
         // Runs the built `keyjar` binary against a real keyjard (and real curl and git).
         .testTarget(
             name: "KeyjarCLITests",
-            dependencies: ["Keyjar", "KeyjarCodec", "KeyjarCore", "KeyjarProtocol", "KeyjarTestSupport", "KeyjarDaemon", "KeyjarCLI"],
+            dependencies: [
+                "Keyjar", "KeyjarCodec", "KeyjarCore", "KeyjarProtocol", "KeyjarTestSupport", "KeyjarDaemon",
+                "KeyjarCLI",
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "KeyjarLoaderTests",
-            dependencies: ["KeyjarLoader", "Keyjar", "KeyjarAuth", "KeyjarCore", "KeyjarLocks", "KeyjarTestSupport", "KeyjarDaemon"],
+            dependencies: [
+                "KeyjarLoader", "Keyjar", "KeyjarAuth", "KeyjarCore", "KeyjarLocks", "KeyjarTestSupport",
+                "KeyjarDaemon",
+            ],
             exclude: ["Servers"],
             swiftSettings: swiftSettings
         ),
@@ -205,7 +230,10 @@ let package = Package(
         ),
         .testTarget(
             name: "KeyjarServerTests",
-            dependencies: ["KeyjarTestSupport", "KeyjarProtocol", "KeyjarCodec", "KeyjarCore", "KeyjarDaemon", "KeyjarServer", "KeyjarStore"],
+            dependencies: [
+                "KeyjarTestSupport", "KeyjarProtocol", "KeyjarCodec", "KeyjarCore", "KeyjarDaemon", "KeyjarServer",
+                "KeyjarStore",
+            ],
             swiftSettings: swiftSettings
         ),
     ],

@@ -42,15 +42,25 @@ extension Cookie {
         }
         let properties = httpCookie.properties ?? [:]
         let domain = httpCookie.domain
-        let created = (properties[HTTPCookiePropertyKey("Created")] as? Double).map(Date.init(timeIntervalSinceReferenceDate:)) ?? now
+        let created =
+            (properties[HTTPCookiePropertyKey("Created")] as? Double).map(Date.init(timeIntervalSinceReferenceDate:))
+            ?? now
         var expires = httpCookie.expiresDate
         if let maxAge = (properties[.maximumAge] as? String).flatMap(Int.init) ?? properties[.maximumAge] as? Int {
             expires = created.addingTimeInterval(TimeInterval(maxAge))
         }
         let sameSite = (properties[HTTPCookiePropertyKey("SameSite")] as? String).map(SameSite.init(attributeValue:))
         self.init(
-            name: httpCookie.name, value: httpCookie.value, domain: Host.canonicalDomain(domain),
-            hostOnly: !domain.hasPrefix("."), path: httpCookie.path, expires: expires, secure: httpCookie.isSecure,
-            httpOnly: httpCookie.isHTTPOnly, sameSite: sameSite ?? .unspecified, creation: created)
+            name: httpCookie.name,
+            value: httpCookie.value,
+            domain: Host.canonicalDomain(domain),
+            hostOnly: !domain.hasPrefix("."),
+            path: httpCookie.path,
+            expires: expires,
+            secure: httpCookie.isSecure,
+            httpOnly: httpCookie.isHTTPOnly,
+            sameSite: sameSite ?? .unspecified,
+            creation: created
+        )
     }
 }

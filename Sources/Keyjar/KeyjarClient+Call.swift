@@ -1,7 +1,7 @@
 import Foundation
 import Glibc
-package import KeyjarProtocol
 import KeyjarLocks
+package import KeyjarProtocol
 import Synchronization
 
 extension KeyjarClient {
@@ -50,7 +50,10 @@ extension KeyjarClient {
         }
         guard let result = wait(for: waiter, id: id, on: socket) else {
             state.withLock { _ = $0.waiters.removeValue(forKey: id) }
-            throw KeyjarClientError(code: .timedOut, message: "keyjard did not answer within \(configuration.requestTimeout) s")
+            throw KeyjarClientError(
+                code: .timedOut,
+                message: "keyjard did not answer within \(configuration.requestTimeout) s"
+            )
         }
         return try result.get()
     }
@@ -68,7 +71,14 @@ extension KeyjarClient {
             let awakeUntil = monotonicNanoseconds() + UnixSocket.awakeForReply
             while !waiter.isFinished, deadline.timeIntervalSinceNow > 0 {
                 let outcome = receiving.lock.withLock { receiver in
-                    receiveReply(&receiver, id: id, waiter: waiter, on: socket, awakeUntil: awakeUntil, deadline: deadline)
+                    receiveReply(
+                        &receiver,
+                        id: id,
+                        waiter: waiter,
+                        on: socket,
+                        awakeUntil: awakeUntil,
+                        deadline: deadline
+                    )
                 }
                 if outcome == .ended {
                     disconnected(socket)
@@ -104,7 +114,12 @@ extension KeyjarClient {
     /// Reads until request `id`'s reply (which finishes `waiter`) or the deadline, dispatching
     /// everything else that comes first. `.ended` when the connection is over or sent garbage.
     private func receiveReply(
-        _ receiver: inout Receiver, id: UInt64, waiter: Waiter, on socket: UnixSocket, awakeUntil: UInt64, deadline: Date
+        _ receiver: inout Receiver,
+        id: UInt64,
+        waiter: Waiter,
+        on socket: UnixSocket,
+        awakeUntil: UInt64,
+        deadline: Date
     ) -> ReadOutcome {
         // A socket that was replaced meanwhile is not read: its descriptor may be reused.
         guard receiver.reads(socket), !waiter.isFinished else { return .nothingYet }

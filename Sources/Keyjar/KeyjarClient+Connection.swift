@@ -36,7 +36,10 @@ extension KeyjarClient {
             do {
                 socket = try UnixSocket.connect(path: configuration.socketPath)
             } catch {
-                throw KeyjarClientError(code: .unreachable, message: "keyjard was started but is not reachable: \(error)")
+                throw KeyjarClientError(
+                    code: .unreachable,
+                    message: "keyjard was started but is not reachable: \(error)"
+                )
             }
         }
         var reader = ServerMessageReader(socket: socket)
@@ -50,7 +53,8 @@ extension KeyjarClient {
             }
             let reply = try Self.translating { () throws(ServerMessageReader.Failure) -> Response? in
                 try reader.reply(
-                    to: 0, awakeUntil: monotonicNanoseconds() + UnixSocket.awakeForReply,
+                    to: 0,
+                    awakeUntil: monotonicNanoseconds() + UnixSocket.awakeForReply,
                     deadline: Date().addingTimeInterval(configuration.requestTimeout)
                 ) { message in
                     switch message {
@@ -74,7 +78,10 @@ extension KeyjarClient {
                 _ = try exchange(.subscribe(after: sequence))
             } else {
                 guard case .snapshot(let snapshot) = try exchange(.snapshot) else {
-                    throw KeyjarClientError(code: .protocolViolation, message: "keyjard answered snapshot with something else")
+                    throw KeyjarClientError(
+                        code: .protocolViolation,
+                        message: "keyjard answered snapshot with something else"
+                    )
                 }
                 apply(snapshot)
                 _ = try exchange(.subscribe(after: snapshot.sequence))
@@ -82,7 +89,10 @@ extension KeyjarClient {
             while missedLargeChange {
                 missedLargeChange = false
                 guard case .snapshot(let snapshot) = try exchange(.snapshot) else {
-                    throw KeyjarClientError(code: .protocolViolation, message: "keyjard answered snapshot with something else")
+                    throw KeyjarClientError(
+                        code: .protocolViolation,
+                        message: "keyjard answered snapshot with something else"
+                    )
                 }
                 apply(snapshot)
             }
@@ -215,7 +225,9 @@ extension KeyjarClient {
         }
         socket.close()
         for waiter in waiters {
-            waiter.finish(.failure(KeyjarClientError(code: .unreachable, message: "the connection to keyjard was lost")))
+            waiter.finish(
+                .failure(KeyjarClientError(code: .unreachable, message: "the connection to keyjard was lost"))
+            )
         }
     }
 }

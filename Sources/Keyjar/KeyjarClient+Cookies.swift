@@ -10,10 +10,15 @@ extension KeyjarClient {
     /// goes with it.
     /// - Throws: ``KeyjarClientError``; `.refused` for a URL without a host.
     public func cookieHeader(
-        for url: URL, mainDocumentURL: URL? = nil, isTopLevelNavigation: Bool = true, httpMethod: String = "GET"
+        for url: URL,
+        mainDocumentURL: URL? = nil,
+        isTopLevelNavigation: Bool = true,
+        httpMethod: String = "GET"
     ) throws(KeyjarClientError) -> String? {
         let context = Self.context(url, mainDocumentURL, isTopLevelNavigation, httpMethod)
-        guard case .cookieHeader(let header) = try call(.cookieHeader(context: context)) else { throw Self.unexpectedReply }
+        guard case .cookieHeader(let header) = try call(.cookieHeader(context: context)) else {
+            throw Self.unexpectedReply
+        }
         return header
     }
 
@@ -22,11 +27,15 @@ extension KeyjarClient {
     /// - Returns: per line, nil when stored, else why not.
     @discardableResult
     public func storeCookies(
-        _ setCookieLines: [String], for url: URL, mainDocumentURL: URL? = nil, isTopLevelNavigation: Bool = true,
+        _ setCookieLines: [String],
+        for url: URL,
+        mainDocumentURL: URL? = nil,
+        isTopLevelNavigation: Bool = true,
         httpMethod: String = "GET"
     ) throws(KeyjarClientError) -> [String?] {
         let context = Self.context(url, mainDocumentURL, isTopLevelNavigation, httpMethod)
-        guard case .cookieOutcomes(let outcomes, _) = try call(.setCookies(headers: setCookieLines, context: context)) else {
+        guard case .cookieOutcomes(let outcomes, _) = try call(.setCookies(headers: setCookieLines, context: context))
+        else {
             throw Self.unexpectedReply
         }
         return outcomes
@@ -67,10 +76,14 @@ extension KeyjarClient {
     ///   file; problems are numbered from it.
     /// - Returns: how many were imported and skipped as expired, and each problem with its line.
     public func importCookies(
-        _ text: String, format: CookieFileFormat, firstLine: Int? = nil
+        _ text: String,
+        format: CookieFileFormat,
+        firstLine: Int? = nil
     ) throws(KeyjarClientError) -> CookieImportReport {
         let response = try call(.importCookies(format: format, text: text, firstLine: firstLine))
-        guard case .importReport(let imported, let expired, let problems, _) = response else { throw Self.unexpectedReply }
+        guard case .importReport(let imported, let expired, let problems, _) = response else {
+            throw Self.unexpectedReply
+        }
         var report = CookieImportReport()
         report.imported = imported
         report.expired = expired
@@ -80,19 +93,29 @@ extension KeyjarClient {
 
     /// Every stored cookie as a file; `includeSameSite` adds libsoup's SameSite column to
     /// cookies.txt (curl then rejects those lines).
-    public func exportCookies(format: CookieFileFormat, includeSameSite: Bool = false) throws(KeyjarClientError) -> String {
-        guard case .exported(let text) = try call(.exportCookies(format: format, includeSameSite: includeSameSite)) else {
+    public func exportCookies(
+        format: CookieFileFormat,
+        includeSameSite: Bool = false
+    ) throws(KeyjarClientError) -> String {
+        guard case .exported(let text) = try call(.exportCookies(format: format, includeSameSite: includeSameSite))
+        else {
             throw Self.unexpectedReply
         }
         return text
     }
 
     private static func context(
-        _ url: URL, _ mainDocumentURL: URL?, _ isTopLevelNavigation: Bool, _ httpMethod: String
+        _ url: URL,
+        _ mainDocumentURL: URL?,
+        _ isTopLevelNavigation: Bool,
+        _ httpMethod: String
     ) -> WireCookieContext {
         WireCookieContext(
-            url: url.absoluteString, mainDocumentURL: mainDocumentURL?.absoluteString,
-            isTopLevelNavigation: isTopLevelNavigation, method: httpMethod)
+            url: url.absoluteString,
+            mainDocumentURL: mainDocumentURL?.absoluteString,
+            isTopLevelNavigation: isTopLevelNavigation,
+            method: httpMethod
+        )
     }
 
     /// A reply of the wrong kind: keyjard and this client disagree about the protocol. The
@@ -100,6 +123,7 @@ extension KeyjarClient {
     static var unexpectedReply: KeyjarClientError {
         KeyjarClientError(
             code: .protocolViolation,
-            message: "keyjard sent an unexpected reply; are this program and keyjard the same version?")
+            message: "keyjard sent an unexpected reply; are this program and keyjard the same version?"
+        )
     }
 }

@@ -22,7 +22,10 @@ extension KeyjarClient {
     /// Stores a permanent credential: its password in the Secret Service, its metadata in
     /// keyjard's database. keyjard makes a space's first credential its default.
     public func setCredential(
-        user: String, password: String, for space: ProtectionSpace, makeDefault: Bool = false
+        user: String,
+        password: String,
+        for space: ProtectionSpace,
+        makeDefault: Bool = false
     ) throws(KeyjarClientError) {
         _ = try call(.setCredential(space: space, user: user, password: password, makeDefault: makeDefault))
     }
@@ -38,7 +41,9 @@ extension KeyjarClient {
 
     /// The stored password of a permanent credential; nil when there is none.
     public func password(user: String, for space: ProtectionSpace) throws(KeyjarClientError) -> String? {
-        guard case .password(let password) = try call(.password(space: space, user: user)) else { throw Self.unexpectedReply }
+        guard case .password(let password) = try call(.password(space: space, user: user)) else {
+            throw Self.unexpectedReply
+        }
         return password
     }
 
@@ -46,7 +51,9 @@ extension KeyjarClient {
     /// without metadata) that a crash between the two writes left.
     /// - Returns: what was removed.
     public func repairCredentials() throws(KeyjarClientError) -> [CredentialMismatch] {
-        guard case .credentialsRepaired(let repaired, _) = try call(.repairCredentials) else { throw Self.unexpectedReply }
+        guard case .credentialsRepaired(let repaired, _) = try call(.repairCredentials) else {
+            throw Self.unexpectedReply
+        }
         return repaired
     }
 }

@@ -57,9 +57,15 @@ extension KeyjarClient {
         switch change.kind {
         case .added, .updated:
             if index == nil {
-                records.append(CredentialRecord(
-                    space: change.space, user: change.user, persistence: .permanent, isDefault: false,
-                    created: Date().timeIntervalSince1970))
+                records.append(
+                    CredentialRecord(
+                        space: change.space,
+                        user: change.user,
+                        persistence: .permanent,
+                        isDefault: false,
+                        created: Date().timeIntervalSince1970
+                    )
+                )
             }
         case .removed:
             if let index { records.remove(at: index) }

@@ -44,7 +44,8 @@ public final class KeyjarClient: Sendable {
         public init(
             socketPath: String = KeyjarClient.defaultSocketPath,
             autoStart: Bool = ProcessInfo.processInfo.environment["KEYJAR_NO_AUTOSTART"] != "1",
-            clientName: String = ProcessInfo.processInfo.processName, requestTimeout: TimeInterval = 30,
+            clientName: String = ProcessInfo.processInfo.processName,
+            requestTimeout: TimeInterval = 30,
             keepsReplica: Bool = true
         ) {
             self.socketPath = socketPath
@@ -122,10 +123,15 @@ public final class KeyjarClient: Sendable {
     /// sequence number. Each call returns a new stream. A one-shot client has no replica: its
     /// streams stay empty.
     public func changes() -> AsyncStream<SequencedEvent> {
-        let (stream, continuation) = AsyncStream.makeStream(of: SequencedEvent.self, bufferingPolicy: .bufferingNewest(4096))
+        let (stream, continuation) = AsyncStream.makeStream(
+            of: SequencedEvent.self,
+            bufferingPolicy: .bufferingNewest(4096)
+        )
         let id = UUID()
         state.withLock { $0.listeners[id] = continuation }
-        continuation.onTermination = { [weak self] _ in self?.state.withLock { _ = $0.listeners.removeValue(forKey: id) } }
+        continuation.onTermination = { [weak self] _ in
+            self?.state.withLock { _ = $0.listeners.removeValue(forKey: id) }
+        }
         return stream
     }
 }

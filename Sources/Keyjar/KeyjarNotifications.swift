@@ -15,7 +15,10 @@ public enum KeyjarNotifications {
 
     static func post(_ event: SequencedEvent, from client: KeyjarClient) {
         NotificationCenter.default.post(
-            name: Notification.Name(event.event.notificationName), object: client, userInfo: [eventKey: event])
+            name: Notification.Name(event.event.notificationName),
+            object: client,
+            userInfo: [eventKey: event]
+        )
     }
 
     static func postResynchronised(_ client: KeyjarClient) {

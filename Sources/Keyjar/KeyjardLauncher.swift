@@ -14,7 +14,10 @@ enum KeyjardLauncher {
     static func ensureRunning(socketPath: String, timeout: TimeInterval = 10) throws(KeyjarClientError) {
         let directory = (socketPath as NSString).deletingLastPathComponent
         try? FileManager.default.createDirectory(
-            atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            atPath: directory,
+            withIntermediateDirectories: true,
+            attributes: [.posixPermissions: 0o700]
+        )
         let lock = open(directory + "/autostart.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard lock >= 0 else { throw unreachable("cannot open \(directory)/autostart.lock") }
         defer { close(lock) }
@@ -32,7 +35,9 @@ enum KeyjardLauncher {
         let serverLock = directory + "/keyjard.lock"
         if try waitForStartingKeyjard(lockPath: serverLock, socketPath: socketPath, until: deadline) { return }
         guard let binary = findKeyjard() else {
-            throw unreachable("no keyjard answers at \(socketPath) and none was found to start (looked next to this program and on PATH)")
+            throw unreachable(
+                "no keyjard answers at \(socketPath) and none was found to start (looked next to this program and on PATH)"
+            )
         }
         do {
             try spawn(binary, socketPath: socketPath, logPath: directory + "/keyjard.log", timeout: timeout)
@@ -46,7 +51,11 @@ enum KeyjardLauncher {
     /// Waits while a live process holds keyjard's serving lock, until the socket answers (true)
     /// or the deadline passes (an error); false at once when nobody holds the lock, or when its
     /// holder dies without serving.
-    private static func waitForStartingKeyjard(lockPath: String, socketPath: String, until deadline: Date) throws(KeyjarClientError) -> Bool {
+    private static func waitForStartingKeyjard(
+        lockPath: String,
+        socketPath: String,
+        until deadline: Date
+    ) throws(KeyjarClientError) -> Bool {
         guard var holder = ServingLock.holder(of: lockPath) else { return false }
         while Date() < deadline {
             if let socket = try? UnixSocket.connect(path: socketPath) {
@@ -94,7 +103,12 @@ enum KeyjardLauncher {
 
     /// Spawns keyjard in a session of its own (so it outlives this process and its terminal),
     /// logging to `logPath`, and waits for its "ready" line.
-    private static func spawn(_ binary: String, socketPath: String, logPath: String, timeout: TimeInterval) throws(KeyjarClientError) {
+    private static func spawn(
+        _ binary: String,
+        socketPath: String,
+        logPath: String,
+        timeout: TimeInterval
+    ) throws(KeyjarClientError) {
         var pipeEnds: [CInt] = [0, 0]
         guard pipe(&pipeEnds) == 0 else { throw unreachable("cannot start keyjard: pipe failed") }
         // Only keyjard's stdout (a dup2'ed copy) should keep the pipe open in the child.
@@ -123,10 +137,12 @@ enum KeyjardLauncher {
         sigfillset(&defaults)
         posix_spawnattr_setsigdefault(&attributes, &defaults)
         posix_spawnattr_setflags(
-            &attributes, Int16(posixSpawnSetSID | Int32(POSIX_SPAWN_SETSIGMASK) | Int32(POSIX_SPAWN_SETSIGDEF)))
+            &attributes,
+            Int16(posixSpawnSetSID | Int32(POSIX_SPAWN_SETSIGMASK) | Int32(POSIX_SPAWN_SETSIGDEF))
+        )
         let arguments = [binary, "--socket", socketPath]
         var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
+        defer { for pointer in argv { free(pointer) } }
         var pid: pid_t = 0
         let status = posix_spawn(&pid, binary, &actions, &attributes, &argv, environ)
         close(pipeEnds[1])
@@ -160,7 +176,9 @@ enum ServingLock {
     /// The pid holding an `flock` on `path`, or nil when nobody does.
     static func holder(of path: String) -> pid_t? {
         var status = stat()
-        guard stat(path, &status) == 0, let table = try? String(contentsOfFile: "/proc/locks", encoding: .utf8) else { return nil }
+        guard stat(path, &status) == 0, let table = try? String(contentsOfFile: "/proc/locks", encoding: .utf8) else {
+            return nil
+        }
         let device = UInt64(status.st_dev)
         // The kernel prints the superblock's device as hex major:minor (Linux's encoding).
         let major = ((device >> 8) & 0xfff) | ((device >> 32) & ~UInt64(0xfff))
@@ -169,7 +187,9 @@ enum ServingLock {
         for line in table.split(separator: "\n") {
             // "1: FLOCK  ADVISORY  WRITE 1234 fd:01:5678 0 EOF"; "1: -> FLOCK …" lines are waiters.
             let fields = line.split(separator: " ", omittingEmptySubsequences: true)
-            guard fields.count >= 6, fields[1] == "FLOCK", fields[5] == wanted, let pid = pid_t(fields[4]) else { continue }
+            guard fields.count >= 6, fields[1] == "FLOCK", fields[5] == wanted, let pid = pid_t(fields[4]) else {
+                continue
+            }
             return pid
         }
         return nil

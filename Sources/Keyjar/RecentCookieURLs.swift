@@ -1,7 +1,7 @@
 import Foundation
 import KeyjarCore
-import Synchronization
 import KeyjarLocks
+import Synchronization
 
 /// The cookie view of the URL this store was last asked about. A client loading the same URL
 /// again and again (polling, an API endpoint) asks with the same URL for the Cookie header

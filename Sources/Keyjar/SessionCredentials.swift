@@ -1,7 +1,7 @@
 import Foundation
 import KeyjarCore
-import Synchronization
 import KeyjarLocks
+import Synchronization
 
 /// The `.forSession` credentials of this process: one set shared by every
 /// ``SharedCredentialStorage`` and every loader of the process, for as long as it runs (Apple's
@@ -22,13 +22,26 @@ final class SessionCredentials: Sendable {
 
     /// Stores (or replaces) a user's credential for a space; the space's first becomes its
     /// default, by the model's rule, counting the `permanent` credentials the space already has.
-    func store(user: String, password: String, for space: ProtectionSpace, makeDefault: Bool, permanent: [CredentialRecord]) {
+    func store(
+        user: String,
+        password: String,
+        for space: ProtectionSpace,
+        makeDefault: Bool,
+        permanent: [CredentialRecord]
+    ) {
         entries.withLock { entries in
             var record = CredentialRecord(
-                space: space, user: user, persistence: .forSession, isDefault: false, created: Date().timeIntervalSince1970)
+                space: space,
+                user: user,
+                persistence: .forSession,
+                isDefault: false,
+                created: Date().timeIntervalSince1970
+            )
             record.isDefault = record.becomesDefault(asked: makeDefault, stored: entries.map(\.record) + permanent)
             if record.isDefault {
-                for index in entries.indices where entries[index].record.space == space { entries[index].record.isDefault = false }
+                for index in entries.indices where entries[index].record.space == space {
+                    entries[index].record.isDefault = false
+                }
             }
             entries.removeAll { $0.record.space == space && $0.record.user == user }
             entries.append(Entry(record: record, password: password))

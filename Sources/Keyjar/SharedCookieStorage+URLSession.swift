@@ -14,18 +14,25 @@ public import FoundationNetworking
 extension SharedCookieStorage {
     /// Sets the request's Cookie header from the jar (replacing one already there), unless the
     /// request opted out with `httpShouldHandleCookies = false`.
-    public func addCookies(to request: inout URLRequest, mainDocumentURL: URL? = nil, isTopLevelNavigation: Bool = true) {
+    public func addCookies(to request: inout URLRequest, mainDocumentURL: URL? = nil, isTopLevelNavigation: Bool = true)
+    {
         guard request.httpShouldHandleCookies, let url = request.url else { return }
         let header = cookieHeader(
-            for: url, mainDocumentURL: mainDocumentURL ?? request.mainDocumentURL,
-            isTopLevelNavigation: isTopLevelNavigation, httpMethod: request.httpMethod ?? "GET")
+            for: url,
+            mainDocumentURL: mainDocumentURL ?? request.mainDocumentURL,
+            isTopLevelNavigation: isTopLevelNavigation,
+            httpMethod: request.httpMethod ?? "GET"
+        )
         request.setValue(header, forHTTPHeaderField: "Cookie")
     }
 
     /// Stores every Set-Cookie line of a response, under the accept policy.
     /// - Returns: per line, nil when stored or the reason it was not.
     @discardableResult
-    public func storeCookies(from response: HTTPURLResponse, mainDocumentURL: URL? = nil) throws(KeyjarClientError) -> [String?] {
+    public func storeCookies(
+        from response: HTTPURLResponse,
+        mainDocumentURL: URL? = nil
+    ) throws(KeyjarClientError) -> [String?] {
         guard let url = response.url else { return [] }
         let lines = response.allHeaderFields.compactMap { key, value -> String? in
             guard (key as? String)?.lowercased() == "set-cookie" else { return nil }

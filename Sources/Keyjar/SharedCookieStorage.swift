@@ -1,7 +1,7 @@
 public import Foundation
 public import KeyjarCore
-import Synchronization
 import KeyjarLocks
+import Synchronization
 
 /// The user's shared cookie jar, shaped like Foundation's `HTTPCookieStorage` but shared by
 /// every process through keyjard, persistent, and correct by RFC 6265bis.
@@ -65,7 +65,8 @@ public final class SharedCookieStorage: Sendable {
     /// - Parameter fallbackToMemory: when keyjard cannot be reached, use a private in-memory
     ///   jar instead of throwing (cookies then are neither shared nor kept).
     public convenience init(
-        configuration: KeyjarClient.Configuration = .init(), fallbackToMemory: Bool = false
+        configuration: KeyjarClient.Configuration = .init(),
+        fallbackToMemory: Bool = false
     ) throws(KeyjarClientError) {
         do {
             self.init(client: try KeyjarClient(configuration: configuration))
@@ -91,7 +92,9 @@ public final class SharedCookieStorage: Sendable {
 
     /// Stores each item in an in-memory jar; per item nil when stored, else why not.
     private func storeInMemory<Item>(
-        _ jar: MemoryJar, _ items: [Item], _ store: (inout CookieJar, Item) -> Result<[CookieChange], CookieRejection>
+        _ jar: MemoryJar,
+        _ items: [Item],
+        _ store: (inout CookieJar, Item) -> Result<[CookieChange], CookieRejection>
     ) -> [String?] {
         var rejections: [CookieRejection?] = []
         changeMemory(jar) { jar in
@@ -107,8 +110,10 @@ public final class SharedCookieStorage: Sendable {
         let changes = jar.withLock { body(&$0) }
         guard !changes.isEmpty else { return }
         NotificationCenter.default.post(
-            name: KeyjarNotifications.cookiesChanged, object: self,
-            userInfo: [KeyjarNotifications.eventKey: SequencedEvent(sequence: 0, event: .cookies(changes: changes))])
+            name: KeyjarNotifications.cookiesChanged,
+            object: self,
+            userInfo: [KeyjarNotifications.eventKey: SequencedEvent(sequence: 0, event: .cookies(changes: changes))]
+        )
     }
 
     /// Every unexpired cookie.
@@ -130,36 +135,66 @@ public final class SharedCookieStorage: Sendable {
 
     /// The Cookie header value for a request from the replica (no socket round trip), or nil.
     public func cookieHeader(
-        for url: URL, mainDocumentURL: URL? = nil, isTopLevelNavigation: Bool = true, httpMethod: String = "GET"
+        for url: URL,
+        mainDocumentURL: URL? = nil,
+        isTopLevelNavigation: Bool = true,
+        httpMethod: String = "GET"
     ) -> String? {
-        guard let context = context(url: url, mainDocumentURL: mainDocumentURL, isTopLevelNavigation: isTopLevelNavigation, httpMethod: httpMethod)
+        guard
+            let context = context(
+                url: url,
+                mainDocumentURL: mainDocumentURL,
+                isTopLevelNavigation: isTopLevelNavigation,
+                httpMethod: httpMethod
+            )
         else { return nil }
         return withJar { $0.cookieHeader(for: context) }
     }
 
     /// `CookieContext(url:mainDocumentURL:…)`, with the URLs parsed through the recent-URL caches.
-    private func context(url: URL, mainDocumentURL: URL?, isTopLevelNavigation: Bool, httpMethod: String) -> CookieContext? {
+    private func context(
+        url: URL,
+        mainDocumentURL: URL?,
+        isTopLevelNavigation: Bool,
+        httpMethod: String
+    ) -> CookieContext? {
         guard let cookieURL = recentURLs.cookieURL(for: url) else { return nil }
         return CookieContext(
-            url: cookieURL, siteForCookies: mainDocumentURL.flatMap(recentMainDocumentURLs.cookieURL(for:)),
-            isTopLevelNavigation: isTopLevelNavigation, httpMethod: httpMethod)
+            url: cookieURL,
+            siteForCookies: mainDocumentURL.flatMap(recentMainDocumentURLs.cookieURL(for:)),
+            isTopLevelNavigation: isTopLevelNavigation,
+            httpMethod: httpMethod
+        )
     }
 
     /// Stores every Set-Cookie line of a response (one line each, never comma-joined) under the
     /// accept policy; returns per line nil when stored or the reason it was not.
     @discardableResult
     public func storeCookies(
-        fromResponseHeaders setCookieLines: [String], for url: URL, mainDocumentURL: URL?,
-        isTopLevelNavigation: Bool = true, httpMethod: String = "GET"
+        fromResponseHeaders setCookieLines: [String],
+        for url: URL,
+        mainDocumentURL: URL?,
+        isTopLevelNavigation: Bool = true,
+        httpMethod: String = "GET"
     ) throws(KeyjarClientError) -> [String?] {
         if case .memory(let jar) = backend {
-            guard let context = context(url: url, mainDocumentURL: mainDocumentURL, isTopLevelNavigation: isTopLevelNavigation, httpMethod: httpMethod)
+            guard
+                let context = context(
+                    url: url,
+                    mainDocumentURL: mainDocumentURL,
+                    isTopLevelNavigation: isTopLevelNavigation,
+                    httpMethod: httpMethod
+                )
             else { throw KeyjarClientError(code: .refused, message: "'\(url)' is not a URL with a host") }
             return storeInMemory(jar, setCookieLines) { jar, line in jar.setCookie(line, context: context) }
         }
         return try client.storeCookies(
-            setCookieLines, for: url, mainDocumentURL: mainDocumentURL, isTopLevelNavigation: isTopLevelNavigation,
-            httpMethod: httpMethod)
+            setCookieLines,
+            for: url,
+            mainDocumentURL: mainDocumentURL,
+            isTopLevelNavigation: isTopLevelNavigation,
+            httpMethod: httpMethod
+        )
     }
 
     /// Stores cookies received for `url` as `HTTPCookieStorage.setCookies(_:for:mainDocumentURL:)`
@@ -167,7 +202,11 @@ public final class SharedCookieStorage: Sendable {
     /// a session-only rule drops expiry), and only cookies whose domain matches `url`'s host.
     /// - Returns: per cookie, nil when stored or the reason it was not.
     @discardableResult
-    public func setCookies(_ cookies: [Cookie], for url: URL, mainDocumentURL: URL?) throws(KeyjarClientError) -> [String?] {
+    public func setCookies(
+        _ cookies: [Cookie],
+        for url: URL,
+        mainDocumentURL: URL?
+    ) throws(KeyjarClientError) -> [String?] {
         guard let context = CookieContext(url: url, mainDocumentURL: mainDocumentURL) else {
             throw KeyjarClientError(code: .refused, message: "'\(url)' is not a URL with a host")
         }
@@ -176,8 +215,12 @@ public final class SharedCookieStorage: Sendable {
         var accepted: [(index: Int, cookie: Cookie)] = []
         for (index, cookie) in cookies.enumerated() {
             var cookie = cookie
-            guard cookie.hostOnly ? cookie.domain == context.url.host : Host.domainMatches(context.url.host, cookie.domain) else {
-                outcomes[index] = CookieRejection.domainMismatch(domain: cookie.domain, host: context.url.host).description
+            guard
+                cookie.hostOnly
+                    ? cookie.domain == context.url.host : Host.domainMatches(context.url.host, cookie.domain)
+            else {
+                outcomes[index] =
+                    CookieRejection.domainMismatch(domain: cookie.domain, host: context.url.host).description
                 continue
             }
             switch verdict {
@@ -193,7 +236,9 @@ public final class SharedCookieStorage: Sendable {
         }
         guard !accepted.isEmpty else { return outcomes }
         let results = try insert(accepted.map(\.cookie))
-        for (position, entry) in accepted.enumerated() where position < results.count { outcomes[entry.index] = results[position] }
+        for (position, entry) in accepted.enumerated() where position < results.count {
+            outcomes[entry.index] = results[position]
+        }
         return outcomes
     }
 

@@ -49,7 +49,11 @@ public final class SharedCredentialStorage: URLCredentialStorage, @unchecked Sen
     /// (the space's first credential becomes its default anyway).
     /// - Throws: ``KeyjarClientError`` `.refused` for `.synchronizable`, or keyjard's reason
     ///   (e.g. no Secret Service) for `.permanent`.
-    public func store(_ credential: URLCredential, for space: URLProtectionSpace, makeDefault: Bool = false) throws(KeyjarClientError) {
+    public func store(
+        _ credential: URLCredential,
+        for space: URLProtectionSpace,
+        makeDefault: Bool = false
+    ) throws(KeyjarClientError) {
         guard let user = credential.user, let password = credential.password else {
             throw KeyjarClientError(code: .refused, message: "only user-and-password credentials can be stored")
         }
@@ -59,15 +63,21 @@ public final class SharedCredentialStorage: URLCredentialStorage, @unchecked Sen
             return
         case .forSession:
             session.store(
-                user: user, password: password, for: key, makeDefault: makeDefault,
-                permanent: permanentCredentials.filter { $0.space == key })
+                user: user,
+                password: password,
+                for: key,
+                makeDefault: makeDefault,
+                permanent: permanentCredentials.filter { $0.space == key }
+            )
             NotificationCenter.default.post(name: KeyjarNotifications.credentialStorageChanged, object: self)
         case .permanent:
             try client.setCredential(user: user, password: password, for: key, makeDefault: makeDefault)
         case .synchronizable:
             throw KeyjarClientError(
                 code: .refused,
-                message: "synchronizable credentials are not supported: there is no cross-device keychain on Linux; use .permanent")
+                message:
+                    "synchronizable credentials are not supported: there is no cross-device keychain on Linux; use .permanent"
+            )
         @unknown default:
             throw KeyjarClientError(code: .refused, message: "unknown credential persistence")
         }
@@ -102,9 +112,12 @@ public final class SharedCredentialStorage: URLCredentialStorage, @unchecked Sen
         case .forSession:
             password = session.password(user: record.user, space: record.space)
         default:
-            password = record.space.authenticationMethod.keepsSecret ? fetchPassword(record.space, user: record.user) : ""
+            password =
+                record.space.authenticationMethod.keepsSecret ? fetchPassword(record.space, user: record.user) : ""
         }
-        return password.map { URLCredential(user: record.user, password: $0, persistence: record.persistence.foundation) }
+        return password.map {
+            URLCredential(user: record.user, password: $0, persistence: record.persistence.foundation)
+        }
     }
 
     /// The credential to propose to a delegate for `space`: the one that answers unasked, else
@@ -182,19 +195,33 @@ extension ProtectionSpace {
         default: proxyType = .none
         }
         self.init(
-            host: space.host, port: space.port, protocol: space.protocol ?? proxyType.rawValue, realm: space.realm,
-            authenticationMethod: AuthenticationMethod(foundation: space.authenticationMethod), proxyType: proxyType)
+            host: space.host,
+            port: space.port,
+            protocol: space.protocol ?? proxyType.rawValue,
+            realm: space.realm,
+            authenticationMethod: AuthenticationMethod(foundation: space.authenticationMethod),
+            proxyType: proxyType
+        )
     }
 
     /// Foundation's form of this space.
     public var foundationSpace: URLProtectionSpace {
         if isProxy {
             return URLProtectionSpace(
-                proxyHost: host, port: port, type: proxyType.rawValue.uppercased(), realm: realm,
-                authenticationMethod: authenticationMethod.foundation)
+                proxyHost: host,
+                port: port,
+                type: proxyType.rawValue.uppercased(),
+                realm: realm,
+                authenticationMethod: authenticationMethod.foundation
+            )
         }
         return URLProtectionSpace(
-            host: host, port: port, protocol: self.protocol, realm: realm, authenticationMethod: authenticationMethod.foundation)
+            host: host,
+            port: port,
+            protocol: self.protocol,
+            realm: realm,
+            authenticationMethod: authenticationMethod.foundation
+        )
     }
 }
 

@@ -23,7 +23,10 @@ public struct BasicAuthorization: Sendable, Hashable, CustomStringConvertible, C
     /// - Throws: ``AuthenticationError/colonInUserID`` or
     ///   ``AuthenticationError/controlCharacterInCredential``.
     public init(
-        user: String, password: String, challenge: AuthenticationChallenge? = nil, target: AuthorizationTarget = .server
+        user: String,
+        password: String,
+        challenge: AuthenticationChallenge? = nil,
+        target: AuthorizationTarget = .server
     ) throws(AuthenticationError) {
         guard !user.contains(":") else { throw .colonInUserID }
         guard !user.containsControlCharacter, !password.containsControlCharacter else {

@@ -44,7 +44,9 @@ public enum ChallengeParser {
 
     /// Parses a list of auth-params alone, as in `Authentication-Info` (RFC 9110 §11.6.3) and
     /// `Proxy-Authentication-Info`.
-    public static func parameters(_ fieldValue: String) -> (parameters: [AuthenticationParameter], diagnostics: [ChallengeDiagnostic]) {
+    public static func parameters(
+        _ fieldValue: String
+    ) -> (parameters: [AuthenticationParameter], diagnostics: [ChallengeDiagnostic]) {
         var parser = FieldParser(bytes: Array(fieldValue.utf8), field: 0)
         var challenge = AuthenticationChallenge(scheme: "")
         parser.parseParameters(into: &challenge)

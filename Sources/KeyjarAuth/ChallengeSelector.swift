@@ -55,11 +55,18 @@ public enum ChallengeSelector {
                 else { continue }
                 found.append(
                     SelectedChallenge(
-                        challenge: challenge, scheme: scheme, digest: digest, rank: 2 + digest.algorithm.strength))
+                        challenge: challenge,
+                        scheme: scheme,
+                        digest: digest,
+                        rank: 2 + digest.algorithm.strength
+                    )
+                )
             }
         }
         // Stable, so equal ranks keep the server's order.
-        return found.enumerated().sorted { ($0.element.rank, -$0.offset) > ($1.element.rank, -$1.offset) }.map(\.element)
+        return found.enumerated().sorted { ($0.element.rank, -$0.offset) > ($1.element.rank, -$1.offset) }.map(
+            \.element
+        )
     }
 
     /// The strongest answerable challenge, or nil when there is none.

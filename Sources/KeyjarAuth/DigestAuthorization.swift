@@ -30,10 +30,21 @@ public struct DigestAuthorization: Sendable, Hashable, CustomStringConvertible, 
     let sessionKey: String
 
     init(
-        username: String, usesExtendedUsername: Bool, realm: String, nonce: String, uri: String,
-        algorithm: DigestAlgorithm, sendsAlgorithm: Bool, qualityOfProtection: DigestQualityOfProtection?,
-        nonceCount: String?, cnonce: String?, opaque: String?, userhash: Bool, response: String,
-        target: AuthorizationTarget, sessionKey: String
+        username: String,
+        usesExtendedUsername: Bool,
+        realm: String,
+        nonce: String,
+        uri: String,
+        algorithm: DigestAlgorithm,
+        sendsAlgorithm: Bool,
+        qualityOfProtection: DigestQualityOfProtection?,
+        nonceCount: String?,
+        cnonce: String?,
+        opaque: String?,
+        userhash: Bool,
+        response: String,
+        target: AuthorizationTarget,
+        sessionKey: String
     ) {
         self.username = username
         self.usesExtendedUsername = usesExtendedUsername
@@ -85,7 +96,8 @@ public struct DigestAuthorization: Sendable, Hashable, CustomStringConvertible, 
         let attributeCharacters = Set("!#$&+-.^_`|~".utf8)
         var encoded = "UTF-8''"
         for byte in value.utf8 {
-            let isAlphanumeric = (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
+            let isAlphanumeric =
+                (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
             if isAlphanumeric || attributeCharacters.contains(byte) {
                 encoded.unicodeScalars.append(Unicode.Scalar(byte))
             } else {

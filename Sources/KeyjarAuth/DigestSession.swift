@@ -46,28 +46,56 @@ public struct DigestSession: Sendable, Hashable {
     /// - Throws: ``AuthenticationError`` for a credential with control characters, `auth-int`
     ///   without a body, or an exhausted nonce count.
     public mutating func authorize(
-        user: String, password: String, method: String, uri: String, body: [UInt8]? = nil,
-        target: AuthorizationTarget = .server, using generator: inout some RandomNumberGenerator
+        user: String,
+        password: String,
+        method: String,
+        uri: String,
+        body: [UInt8]? = nil,
+        target: AuthorizationTarget = .server,
+        using generator: inout some RandomNumberGenerator
     ) throws(AuthenticationError) -> DigestAuthorization {
         let cnonce = HTTPSyntax.hex((0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) })
         return try authorize(
-            user: user, password: password, method: method, uri: uri, body: body, target: target, cnonce: cnonce)
+            user: user,
+            password: password,
+            method: method,
+            uri: uri,
+            body: body,
+            target: target,
+            cnonce: cnonce
+        )
     }
 
     /// The same with the system's random generator.
     public mutating func authorize(
-        user: String, password: String, method: String, uri: String, body: [UInt8]? = nil,
+        user: String,
+        password: String,
+        method: String,
+        uri: String,
+        body: [UInt8]? = nil,
         target: AuthorizationTarget = .server
     ) throws(AuthenticationError) -> DigestAuthorization {
         var generator = SystemRandomNumberGenerator()
         return try authorize(
-            user: user, password: password, method: method, uri: uri, body: body, target: target, using: &generator)
+            user: user,
+            password: password,
+            method: method,
+            uri: uri,
+            body: body,
+            target: target,
+            using: &generator
+        )
     }
 
     /// The same with a given cnonce (known-answer tests; RFC 7616 §3.9).
     public mutating func authorize(
-        user: String, password: String, method: String, uri: String, body: [UInt8]? = nil,
-        target: AuthorizationTarget = .server, cnonce: String
+        user: String,
+        password: String,
+        method: String,
+        uri: String,
+        body: [UInt8]? = nil,
+        target: AuthorizationTarget = .server,
+        cnonce: String
     ) throws(AuthenticationError) -> DigestAuthorization {
         guard !user.containsControlCharacter, !password.containsControlCharacter else {
             throw .controlCharacterInCredential
@@ -94,7 +122,8 @@ public struct DigestSession: Sendable, Hashable {
             let count = String(nonceCount, radix: 16).leftPadded(to: 8)
             nonceCountText = count
             response = algorithm.hashHex(
-                "\(sessionKey):\(challenge.nonce):\(count):\(cnonce):\(qop.rawValue):\(algorithm.hashHex(a2))")
+                "\(sessionKey):\(challenge.nonce):\(count):\(cnonce):\(qop.rawValue):\(algorithm.hashHex(a2))"
+            )
         } else {
             response = algorithm.hashHex("\(sessionKey):\(challenge.nonce):\(algorithm.hashHex(a2))")
         }
@@ -109,10 +138,22 @@ public struct DigestSession: Sendable, Hashable {
             extended = !HTTPSyntax.isQuotableASCII(user)
         }
         return DigestAuthorization(
-            username: username, usesExtendedUsername: extended, realm: challenge.realm, nonce: challenge.nonce,
-            uri: uri, algorithm: algorithm, sendsAlgorithm: challenge.algorithmWasGiven, qualityOfProtection: choice,
-            nonceCount: nonceCountText, cnonce: choice == nil ? nil : cnonce, opaque: challenge.opaque,
-            userhash: challenge.userhash, response: response, target: target, sessionKey: sessionKey)
+            username: username,
+            usesExtendedUsername: extended,
+            realm: challenge.realm,
+            nonce: challenge.nonce,
+            uri: uri,
+            algorithm: algorithm,
+            sendsAlgorithm: challenge.algorithmWasGiven,
+            qualityOfProtection: choice,
+            nonceCount: nonceCountText,
+            cnonce: choice == nil ? nil : cnonce,
+            opaque: challenge.opaque,
+            userhash: challenge.userhash,
+            response: response,
+            target: target,
+            sessionKey: sessionKey
+        )
     }
 
     /// What an `Authentication-Info` field said about the server.
@@ -131,7 +172,9 @@ public struct DigestSession: Sendable, Hashable {
     /// to 1), which saves the round trip a stale nonce would cost.
     /// - Parameter responseBody: The response body, for `rspauth` under `auth-int`.
     public mutating func receiveAuthenticationInfo(
-        _ fieldValue: String, for authorization: DigestAuthorization, responseBody: [UInt8]? = nil
+        _ fieldValue: String,
+        for authorization: DigestAuthorization,
+        responseBody: [UInt8]? = nil
     ) -> ServerAuthentication {
         let parameters = ChallengeParser.parameters(fieldValue).parameters
         func parameter(_ name: String) -> String? { parameters.first { $0.name.lowercased() == name }?.value }
@@ -148,7 +191,8 @@ public struct DigestSession: Sendable, Hashable {
         var a2 = ":\(authorization.uri)"
         if qop == .authInt { a2 += ":" + algorithm.hashHex(responseBody ?? []) }
         let expected = algorithm.hashHex(
-            "\(authorization.sessionKey):\(authorization.nonce):\(count):\(cnonce):\(qop.rawValue):\(algorithm.hashHex(a2))")
+            "\(authorization.sessionKey):\(authorization.nonce):\(count):\(cnonce):\(qop.rawValue):\(algorithm.hashHex(a2))"
+        )
         return expected == rspauth.lowercased() ? .verified : .mismatch
     }
 }

@@ -92,6 +92,12 @@ public struct GitCredentialRequest: Sendable, Hashable {
     /// The protection space to look a credential up in (no realm and method `default` when
     /// git passed no challenge: any of the server's credentials, by ``CredentialChoice``).
     public var space: ProtectionSpace {
-        ProtectionSpace(host: host ?? "", port: port, protocol: `protocol` ?? "", realm: realm, authenticationMethod: method)
+        ProtectionSpace(
+            host: host ?? "",
+            port: port,
+            protocol: `protocol` ?? "",
+            realm: realm,
+            authenticationMethod: method
+        )
     }
 }

@@ -14,8 +14,12 @@ extension ProtectionSpace {
         guard let scheme = requestURL.scheme, let host = requestURL.host(percentEncoded: false), !host.isEmpty
         else { return nil }
         self.init(
-            host: host, port: requestURL.port, protocol: scheme, realm: challenge.realm,
-            authenticationMethod: Self.method(of: challenge))
+            host: host,
+            port: requestURL.port,
+            protocol: scheme,
+            realm: challenge.realm,
+            authenticationMethod: Self.method(of: challenge)
+        )
     }
 
     /// The proxy space a 407 challenge applies to: the proxy's host, port (the type's default
@@ -24,8 +28,13 @@ extension ProtectionSpace {
     public init(challenge: AuthenticationChallenge, proxyHost: String, proxyPort: Int?, proxyType: ProxyType) {
         let proxyType = proxyType == .none ? .http : proxyType
         self.init(
-            host: proxyHost, port: proxyPort, protocol: proxyType.rawValue, realm: challenge.realm,
-            authenticationMethod: Self.method(of: challenge), proxyType: proxyType)
+            host: proxyHost,
+            port: proxyPort,
+            protocol: proxyType.rawValue,
+            realm: challenge.realm,
+            authenticationMethod: Self.method(of: challenge),
+            proxyType: proxyType
+        )
     }
 
     private static func method(of challenge: AuthenticationChallenge) -> AuthenticationMethod {

@@ -13,7 +13,10 @@ final class BenchSecretService {
     init(directory: String) throws {
         for name in ["home", "run"] {
             try FileManager.default.createDirectory(
-                atPath: "\(directory)/\(name)", withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+                atPath: "\(directory)/\(name)",
+                withIntermediateDirectories: true,
+                attributes: [.posixPermissions: 0o700]
+            )
         }
         try """
         <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"

@@ -88,17 +88,23 @@ func runClientBenchmark() throws {
     for (position, peer) in peers.enumerated() {
         let (arrivals, cpu) = try peer.arrivals()
         peerCPU += cpu
-        guard arrivals.count == events else { throw BenchmarkError("a peer was told of \(arrivals.count) of \(events) changes") }
+        guard arrivals.count == events else {
+            throw BenchmarkError("a peer was told of \(arrivals.count) of \(events) changes")
+        }
         for (sequence, time) in arrivals {
-            guard let start = starts[sequence] else { throw BenchmarkError("a peer was told of unknown change \(sequence)") }
+            guard let start = starts[sequence] else {
+                throw BenchmarkError("a peer was told of unknown change \(sequence)")
+            }
             allLatencies.append(time - start)
             latencies[position].append(time - start)
         }
     }
     print("client_notify_clients: \(peers.count + 1) clients (\(peers.count) in their own processes)")
     for (name, position) in places {
-        report(name.isEmpty ? "client_write_to_other_notified" : "client_write_to_\(name)_other_notified",
-               samples: latencies[position])
+        report(
+            name.isEmpty ? "client_write_to_other_notified" : "client_write_to_\(name)_other_notified",
+            samples: latencies[position]
+        )
     }
     // Every client's notification, wherever keyjard's fan-out reached it: the fair figure.
     report("client_write_to_all_others_notified", samples: allLatencies)
@@ -165,7 +171,9 @@ func runNotifyPeer(socketPath: String, events: Int) -> Never {
     }
     let arrivals = Arrivals(expected: events)
     let observer = NotificationCenter.default.addObserver(
-        forName: KeyjarNotifications.cookiesChanged, object: client, queue: nil
+        forName: KeyjarNotifications.cookiesChanged,
+        object: client,
+        queue: nil
     ) { notification in
         let now = nanoseconds()
         guard let event = notification.userInfo?[KeyjarNotifications.eventKey] as? SequencedEvent else { return }

@@ -10,14 +10,29 @@ func runCodingBenchmark() {
         id: 12_345,
         request: .setCookies(
             headers: ["session=0123456789abcdef; Max-Age=86400; Path=/; Secure; HttpOnly; SameSite=Lax"],
-            context: WireCookieContext(url: "https://www.example.test/account", mainDocumentURL: "https://www.example.test/")))
+            context: WireCookieContext(
+                url: "https://www.example.test/account",
+                mainDocumentURL: "https://www.example.test/"
+            )
+        )
+    )
     let reply = ServerMessage.reply(id: 12_345, response: .cookieOutcomes(outcomes: [nil], sequence: 987_654))
     // A one-cookie change as every subscribed client receives it.
     let cookie = Cookie(
-        name: "session", value: "0123456789abcdef", domain: "www.example.test", path: "/",
-        expires: Date(timeIntervalSince1970: 1_900_000_000), secure: true, httpOnly: true, sameSite: .lax,
-        creation: Date(timeIntervalSince1970: 1_800_000_000), lastAccess: Date(timeIntervalSince1970: 1_800_000_000))
-    let event = ServerMessage.event(event: SequencedEvent(sequence: 987_654, event: .cookies(changes: [.replaced(old: cookie, new: cookie)])))
+        name: "session",
+        value: "0123456789abcdef",
+        domain: "www.example.test",
+        path: "/",
+        expires: Date(timeIntervalSince1970: 1_900_000_000),
+        secure: true,
+        httpOnly: true,
+        sameSite: .lax,
+        creation: Date(timeIntervalSince1970: 1_800_000_000),
+        lastAccess: Date(timeIntervalSince1970: 1_800_000_000)
+    )
+    let event = ServerMessage.event(
+        event: SequencedEvent(sequence: 987_654, event: .cookies(changes: [.replaced(old: cookie, new: cookie)]))
+    )
     let eventPayload = MessageCoding.encode(event)
     let requestPayload = MessageCoding.encode(request)
     let replyPayload = MessageCoding.encode(reply)

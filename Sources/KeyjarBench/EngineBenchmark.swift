@@ -6,12 +6,14 @@ func runEngineBenchmark() {
     let siteCount = 500
     let cookiesPerSite = 20
     let now = Date()
-    
+
     /// Each site gets a realistic mix: domain cookies at /, deeper paths, host-only, Secure,
     /// HttpOnly, persistent and session, values of typical tracker/session length.
     func populate(_ jar: inout CookieJar) {
         for site in 0..<siteCount {
-            let context = CookieContext(url: CookieURL(scheme: "https", host: "www.site\(site).com", path: "/some/path"))
+            let context = CookieContext(
+                url: CookieURL(scheme: "https", host: "www.site\(site).com", path: "/some/path")
+            )
             for index in 0..<cookiesPerSite {
                 var header = "c\(index)=v\(site)x\(index)_3f9a1c0e7b2d4f6a"
                 switch index % 4 {
@@ -26,18 +28,21 @@ func runEngineBenchmark() {
             }
         }
     }
-    
+
     let limits = CookieJar.Limits(total: 100_000)
-    
+
     // Memory: heap growth for building the 10,000-cookie jar.
     let heapBefore = heapBytesInUse()
     var jar = CookieJar(limits: limits)
     populate(&jar)
     let heapAfter = heapBytesInUse()
-    precondition(jar.count == siteCount * cookiesPerSite, "expected \(siteCount * cookiesPerSite) cookies, have \(jar.count)")
+    precondition(
+        jar.count == siteCount * cookiesPerSite,
+        "expected \(siteCount * cookiesPerSite) cookies, have \(jar.count)"
+    )
     print("jar_cookies: \(jar.count) cookies")
     print("jar_memory: \(String(format: "%.2f", Double(heapAfter - heapBefore) / 1_048_576)) MB")
-    
+
     // Cookie header for https://www.siteN.com/some/path, from a parsed request context.
     let contexts = (0..<siteCount).map {
         CookieContext(url: CookieURL(scheme: "https", host: "www.site\($0).com", path: "/some/path"))
@@ -54,7 +59,7 @@ func runEngineBenchmark() {
         headerBytes &+= header?.utf8.count ?? 0
     }
     report("cookie_header", samples: samples)
-    
+
     // The same, starting from a Foundation URL (what a loader holds).
     let urls = (0..<siteCount).compactMap { URL(string: "https://www.site\($0).com/some/path") }
     precondition(urls.count == siteCount, "benchmark URLs must parse")
@@ -67,7 +72,7 @@ func runEngineBenchmark() {
         headerBytes &+= header?.utf8.count ?? 0
     }
     report("cookie_header_from_url", samples: samples)
-    
+
     // Insert: parse and store one new Set-Cookie into the 10,000-cookie jar.
     let inserts = 50_000
     samples.removeAll(keepingCapacity: true)
@@ -80,7 +85,7 @@ func runEngineBenchmark() {
         if case .failure(let rejection) = result { fatalError("insert rejected: \(rejection)") }
     }
     report("set_cookie_insert", samples: samples)
-    
+
     // Replace: the same cookie identity set again (the common case for session refreshes).
     samples.removeAll(keepingCapacity: true)
     for iteration in 0..<inserts {

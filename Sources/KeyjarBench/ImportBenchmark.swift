@@ -9,7 +9,9 @@ func runImportBenchmark() throws {
     let directory = NSTemporaryDirectory() + "keyjar-bench-import-\(getpid())"
     try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(atPath: directory) }
-    let keyjar = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("keyjar").path
+    let keyjar = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(
+        "keyjar"
+    ).path
     guard FileManager.default.isExecutableFile(atPath: keyjar) else {
         throw BenchmarkError("no keyjar beside keyjar-bench: run `swift build -c release` first")
     }
@@ -21,12 +23,17 @@ func runImportBenchmark() throws {
         let daemon = try BenchDaemon(directory: store, defaultLimits: true)
         defer { daemon.stop() }
         let start = nanoseconds()
-        let (status, peak) = try runMeasured(keyjar, ["cookie", "import", "--no-start", "--socket", daemon.socketPath, file])
+        let (status, peak) = try runMeasured(
+            keyjar,
+            ["cookie", "import", "--no-start", "--socket", daemon.socketPath, file]
+        )
         let elapsed = nanoseconds() - start
         guard status == 0 else { throw BenchmarkError("keyjar cookie import exited with \(status)") }
         let size = (try? FileManager.default.attributesOfItem(atPath: file)[.size] as? Int) ?? 0
         print("import_default_limits_\(lines)_lines_file: \(size / 1_048_576) MiB")
-        print("import_default_limits_\(lines)_lines_per_second: \(UInt64(lines) * 1_000_000_000 / max(elapsed, 1)) lines/s")
+        print(
+            "import_default_limits_\(lines)_lines_per_second: \(UInt64(lines) * 1_000_000_000 / max(elapsed, 1)) lines/s"
+        )
         print("import_default_limits_\(lines)_keyjar_peak_rss: \(peak / 1024) KiB")
         print("import_default_limits_\(lines)_keyjard_peak_rss: \(daemon.peakResidentBytes / 1024) KiB")
         print("import_default_limits_\(lines)_keyjard_rss_after: \(daemon.residentBytes / 1024) KiB")
@@ -56,13 +63,15 @@ private func writeCookiesFile(_ path: String, lines: Int) throws {
 private func runMeasured(_ executable: String, _ arguments: [String]) throws -> (status: Int32, peakBytes: Int) {
     var pid: pid_t = 0
     var argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
-    defer { argv.forEach { free($0) } }
+    defer { for pointer in argv { free(pointer) } }
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
     defer { posix_spawn_file_actions_destroy(&actions) }
     posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
     posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-    guard posix_spawn(&pid, executable, &actions, nil, &argv, environ) == 0 else { throw BenchmarkError("cannot start \(executable)") }
+    guard posix_spawn(&pid, executable, &actions, nil, &argv, environ) == 0 else {
+        throw BenchmarkError("cannot start \(executable)")
+    }
     var status: Int32 = 0
     var usage = rusage()
     while wait4(pid, &status, 0, &usage) < 0 && errno == EINTR {}

@@ -34,7 +34,11 @@ func runLoaderBenchmark() throws {
     }
 
     let storage = SharedCookieStorage.ephemeral()
-    try storage.storeCookies(fromResponseHeaders: ["session=0123456789abcdef; Path=/", "theme=dark; Path=/"], for: url, mainDocumentURL: url)
+    try storage.storeCookies(
+        fromResponseHeaders: ["session=0123456789abcdef; Path=/", "theme=dark; Path=/"],
+        for: url,
+        mainDocumentURL: url
+    )
     let loader = URLLoader(configuration: .init(cookieStorage: storage))
     let plainCurl = try PlainCurl(url: url)
     func loaderRequest() throws {
@@ -51,7 +55,9 @@ func runLoaderBenchmark() throws {
     func delegateRequest() throws {
         let start = nanoseconds()
         _ = loader.connection(with: URLRequest(url: url), delegate: delegate)
-        guard let (bytes, finished) = delegate.waitForFinish(), bytes == 2 else { throw BenchmarkError("unexpected body") }
+        guard let (bytes, finished) = delegate.waitForFinish(), bytes == 2 else {
+            throw BenchmarkError("unexpected body")
+        }
         delegated.append(finished - start)
     }
 
@@ -59,14 +65,21 @@ func runLoaderBenchmark() throws {
     // Accept-Encoding) from a plain easy handle: a second baseline that tells how much of the
     // overhead is the larger request on the wire rather than the loader's own work.
     let sameRequest = try PlainCurl(
-        url: url, headers: ["User-Agent: Keyjar (libcurl)", "Cookie: session=0123456789abcdef; theme=dark", "Expect:"], acceptEncoding: true)
+        url: url,
+        headers: ["User-Agent: Keyjar (libcurl)", "Cookie: session=0123456789abcdef; theme=dark", "Expect:"],
+        acceptEncoding: true
+    )
 
     // For profiling one side alone (`perf record`): 100,000 requests (or
     // KEYJAR_BENCH_LOADER_COUNT) of that kind, no report.
     if let only = ProcessInfo.processInfo.environment["KEYJAR_BENCH_LOADER_ONLY"] {
         if only == "challenge" { return try challengeAnsweredFromTheStore(port: port) }
-        let request = only == "plain" ? plainCurl.perform : only == "plain-same" ? sameRequest.perform
-            : only == "delegate" ? delegateRequest : loaderRequest
+        let request =
+            only == "plain"
+            ? plainCurl.perform
+            : only == "plain-same"
+                ? sameRequest.perform
+                : only == "delegate" ? delegateRequest : loaderRequest
         let count = Int(ProcessInfo.processInfo.environment["KEYJAR_BENCH_LOADER_COUNT"] ?? "") ?? 100_000
         for _ in 0..<count { try request() }
         return
@@ -112,12 +125,16 @@ func runLoaderBenchmark() throws {
     report("loader_request", samples: samples)
     report("loader_delegate_request", samples: delegated)
     print("loader_overhead_over_plain_curl_median: \(loaderMedian - Int64(percentile(plain.sorted(), 0.5))) ns")
-    print("loader_overhead_over_plain_curl_same_request_median: \(loaderMedian - Int64(percentile(same.sorted(), 0.5))) ns")
+    print(
+        "loader_overhead_over_plain_curl_same_request_median: \(loaderMedian - Int64(percentile(same.sorted(), 0.5))) ns"
+    )
     print("loader_plain_curl_cpu_per_request: \(plainCPUTotal / iterations) ns")
     print("loader_plain_curl_same_request_cpu_per_request: \(sameCPUTotal / iterations) ns")
     print("loader_cpu_per_request: \(loaderCPUTotal / iterations) ns")
     let delegatedMedian = Int64(percentile(delegated.sorted(), 0.5))
-    print("loader_delegate_overhead_over_plain_curl_median: \(delegatedMedian - Int64(percentile(plain.sorted(), 0.5))) ns")
+    print(
+        "loader_delegate_overhead_over_plain_curl_median: \(delegatedMedian - Int64(percentile(plain.sorted(), 0.5))) ns"
+    )
     print("loader_delegate_cpu_per_request: \(delegatedCPUTotal / iterations) ns")
 
     try concurrentLoads(port: port, loader: loader)
@@ -128,7 +145,8 @@ func runLoaderBenchmark() throws {
 /// the request carries: at most one keyjard round trip (the password's) is the target. Each
 /// load gets a new loader, so no Basic is sent pre-emptively; the three kinds alternate.
 private func challengeAnsweredFromTheStore(port: Int) throws {
-    guard let url = URL(string: "http://127.0.0.1:\(port)/auth"), let withCredential = URL(string: "http://alice:wonderland@127.0.0.1:\(port)/auth")
+    guard let url = URL(string: "http://127.0.0.1:\(port)/auth"),
+        let withCredential = URL(string: "http://alice:wonderland@127.0.0.1:\(port)/auth")
     else { return }
     let directory = NSTemporaryDirectory() + "keyjar-bench-auth-\(getpid())"
     try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -136,9 +154,17 @@ private func challengeAnsweredFromTheStore(port: Int) throws {
     let daemon = try BenchDaemon(directory: directory)
     defer { daemon.stop() }
     let storage = try SharedCredentialStorage(configuration: .init(socketPath: daemon.socketPath, autoStart: false))
-    let server = URLProtectionSpace(host: "127.0.0.1", port: port, protocol: "http", realm: nil, authenticationMethod: NSURLAuthenticationMethodDefault)
+    let server = URLProtectionSpace(
+        host: "127.0.0.1",
+        port: port,
+        protocol: "http",
+        realm: nil,
+        authenticationMethod: NSURLAuthenticationMethodDefault
+    )
     try storage.store(URLCredential(user: "alice", password: "wonderland", persistence: .permanent), for: server)
-    let record = try storage.choice(for: ProtectionSpace(server)).preferred.orThrow("the stored credential is not in the replica")
+    let record = try storage.choice(for: ProtectionSpace(server)).preferred.orThrow(
+        "the stored credential is not in the replica"
+    )
 
     func fromStore() throws {
         let loader = URLLoader(configuration: .init(credentialStorage: storage))
@@ -158,7 +184,9 @@ private func challengeAnsweredFromTheStore(port: Int) throws {
         let start = nanoseconds()
         let response = try storage.client.call(.password(space: record.space, user: record.user))
         trips.append(nanoseconds() - start)
-        guard case .password(let password?) = response, !password.isEmpty else { throw BenchmarkError("keyjard did not return the password") }
+        guard case .password(let password?) = response, !password.isEmpty else {
+            throw BenchmarkError("keyjard did not return the password")
+        }
     }
     var store: [UInt64] = []
     var request: [UInt64] = []
@@ -166,7 +194,10 @@ private func challengeAnsweredFromTheStore(port: Int) throws {
         let blocks = [try timedBlock(count: 200, fromStore), try timedBlock(count: 200, fromRequest)]
         if round == 0 { trips.removeAll() }
         _ = try timedBlock(count: 200, roundTrip)
-        if round == 0 { trips.removeAll() ; continue }  // warm-up
+        if round == 0 {
+            trips.removeAll()
+            continue
+        }  // warm-up
         store += blocks[0].samples
         request += blocks[1].samples
     }
@@ -175,7 +206,9 @@ private func challengeAnsweredFromTheStore(port: Int) throws {
     report("loader_keyjard_password_round_trip", samples: trips)
     let extra = Int64(percentile(store.sorted(), 0.5)) - Int64(percentile(request.sorted(), 0.5))
     let trip = Int64(percentile(trips.sorted(), 0.5))
-    print("loader_401_store_cost_over_401_median: \(extra) ns (\(String(format: "%.2f", Double(extra) / Double(max(trip, 1)))) keyjard round trips; target <= 1)")
+    print(
+        "loader_401_store_cost_over_401_median: \(extra) ns (\(String(format: "%.2f", Double(extra) / Double(max(trip, 1)))) keyjard round trips; target <= 1)"
+    )
 }
 
 extension Optional {
@@ -236,12 +269,16 @@ private func concurrentLoads(port: Int, loader: URLLoader) throws {
     let delegate = CountingDelegate()
     let connections = (0..<count).map { _ in loader.connection(with: URLRequest(url: url), delegate: delegate) }
     var maximumThreads = threadsBefore
-    while delegate.finished.load(ordering: .relaxed) + delegate.failed.load(ordering: .relaxed) < count, nanoseconds() - start < 60_000_000_000 {
+    while delegate.finished.load(ordering: .relaxed) + delegate.failed.load(ordering: .relaxed) < count,
+        nanoseconds() - start < 60_000_000_000
+    {
         maximumThreads = max(maximumThreads, threadCount())
         usleep(10_000)
     }
     _ = connections
-    print("loader_concurrent_1000_completed: \(delegate.finished.load(ordering: .relaxed)) of \(count) (failed \(delegate.failed.load(ordering: .relaxed)))")
+    print(
+        "loader_concurrent_1000_completed: \(delegate.finished.load(ordering: .relaxed)) of \(count) (failed \(delegate.failed.load(ordering: .relaxed)))"
+    )
     print("loader_concurrent_1000_duration: \((nanoseconds() - start) / 1_000_000) ms")
     print("loader_concurrent_1000_threads: \(threadsBefore) before, at most \(maximumThreads) during")
 }
@@ -257,7 +294,9 @@ private final class CountingDelegate: LoaderConnectionDelegate, Sendable {
     let finished = Atomic<Int>(0)
     let failed = Atomic<Int>(0)
     func connectionDidFinishLoading(_ connection: LoaderConnection) { finished.add(1, ordering: .relaxed) }
-    func connection(_ connection: LoaderConnection, didFailWithError error: any Error) { failed.add(1, ordering: .relaxed) }
+    func connection(_ connection: LoaderConnection, didFailWithError error: any Error) {
+        failed.add(1, ordering: .relaxed)
+    }
 }
 
 /// Collects a connection's body on the connection's queue and wakes the caller at its end.
@@ -297,12 +336,18 @@ private final class BenchHTTPHandler: ChannelInboundHandler {
         case .head(let head):
             slow = head.uri.hasPrefix("/slow")
             // /auth wants alice:wonderland by Basic.
-            unauthorized = head.uri.hasPrefix("/auth") && head.headers["Authorization"].first != "Basic YWxpY2U6d29uZGVybGFuZA=="
+            unauthorized =
+                head.uri.hasPrefix("/auth") && head.headers["Authorization"].first != "Basic YWxpY2U6d29uZGVybGFuZA=="
         case .body: break
         case .end:
             if unauthorized {
                 let headers = HTTPHeaders([("Content-Length", "0"), ("WWW-Authenticate", "Basic realm=\"bench\"")])
-                context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .unauthorized, headers: headers))), promise: nil)
+                context.write(
+                    wrapOutboundOut(
+                        .head(HTTPResponseHead(version: .http1_1, status: .unauthorized, headers: headers))
+                    ),
+                    promise: nil
+                )
                 context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
             } else if slow {
                 let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
@@ -318,7 +363,10 @@ private final class BenchHTTPHandler: ChannelInboundHandler {
 
     private func respond(_ context: ChannelHandlerContext) {
         let headers = HTTPHeaders([("Content-Length", "2")])
-        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .ok, headers: headers))), promise: nil)
+        context.write(
+            wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .ok, headers: headers))),
+            promise: nil
+        )
         context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(string: "ok")))), promise: nil)
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
     }
@@ -328,5 +376,7 @@ private final class BenchHTTPHandler: ChannelInboundHandler {
 private func cpuNanoseconds() -> UInt64 {
     var usage = rusage()
     getrusage(RUSAGE_SELF.rawValue, &usage)
-    return UInt64(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1_000_000_000 + UInt64(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) * 1_000
+    return UInt64(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1_000_000_000 + UInt64(
+        usage.ru_utime.tv_usec + usage.ru_stime.tv_usec
+    ) * 1_000
 }

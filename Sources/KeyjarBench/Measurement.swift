@@ -1,5 +1,5 @@
-import CoreFoundation  // struct timespec's members resolve there once libcrypto's headers are in the build
 import CMallocInfo
+import CoreFoundation  // struct timespec's members resolve there once libcrypto's headers are in the build
 import Glibc
 
 /// Monotonic nanoseconds; clock_gettime is cheaper than Date and never jumps.

@@ -25,7 +25,9 @@ final class BenchDaemon {
     init(directory: String, defaultLimits: Bool = false, secretService: [String: String]? = nil) throws {
         self.directory = directory
         socketPath = directory + "/keyjar.sock"
-        let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("keyjard").path
+        let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(
+            "keyjard"
+        ).path
         guard FileManager.default.isExecutableFile(atPath: binary) else {
             throw BenchmarkError("no keyjard beside keyjar-bench: run `swift build -c release` first")
         }
@@ -111,7 +113,8 @@ func runServiceBenchmark() throws {
         let site = index % 2_000
         let request = Request.setCookies(
             headers: ["c\(site)=value\(index); Max-Age=86400; Secure; SameSite=Lax"],
-            context: WireCookieContext(url: "https://www.s\(site).test/"))
+            context: WireCookieContext(url: "https://www.s\(site).test/")
+        )
         let start = nanoseconds()
         _ = try writer.call(request)
         if index >= 2_000 { samples.append(nanoseconds() - start) }
@@ -155,13 +158,20 @@ func runServiceBenchmark() throws {
         var index = 0
         while importing.value {
             let start = nanoseconds()
-            guard (try? bystander.call(.setCookies(
-                headers: ["during=\(index); Max-Age=86400"], context: WireCookieContext(url: "https://bystander.test/")))) != nil
+            guard
+                (try? bystander.call(
+                    .setCookies(
+                        headers: ["during=\(index); Max-Age=86400"],
+                        context: WireCookieContext(url: "https://bystander.test/")
+                    )
+                )) != nil
             else { break }
             let took = nanoseconds() - start
             latencies.append(took)
             if ProcessInfo.processInfo.environment["KEYJAR_BENCH_STALLS"] != nil, took > 10_000_000 {
-                FileHandle.standardError.write(Data("stall \(took / 1_000_000) ms ending at \(start / 1_000_000 + took / 1_000_000) ms\n".utf8))
+                FileHandle.standardError.write(
+                    Data("stall \(took / 1_000_000) ms ending at \(start / 1_000_000 + took / 1_000_000) ms\n".utf8)
+                )
             }
             index += 1
         }
@@ -172,18 +182,25 @@ func runServiceBenchmark() throws {
     if environment["KEYJAR_BENCH_STALLS"] != nil {
         FileHandle.standardError.write(Data("import starts at \(importStart / 1_000_000) ms\n".utf8))
     }
-    guard case .importReport(let imported, _, let problems, _) = try importer.call(
-        .importCookies(format: .netscape, text: text), timeout: 120)
+    guard
+        case .importReport(let imported, _, let problems, _) = try importer.call(
+            .importCookies(format: .netscape, text: text),
+            timeout: 120
+        )
     else { throw BenchmarkError("import failed") }
     let importSeconds = Double(nanoseconds() - importStart) / 1e9
     importing.set(false)
     bystanderDone.wait()
     let during = bystanderSamples.all
-    guard during.count >= 10 else { throw BenchmarkError("the other client set only \(during.count) cookies during the import") }
+    guard during.count >= 10 else {
+        throw BenchmarkError("the other client set only \(during.count) cookies during the import")
+    }
     print("service_import_100k_other_client_sets: \(during.count)")
     report("service_import_100k_other_client_set_acked", samples: during)
     print("service_import_100k_other_client_set_acked_max: \(during.max() ?? 0) ns")
-    guard imported == 100_000, problems.isEmpty else { throw BenchmarkError("imported \(imported), \(problems.count) problems") }
+    guard imported == 100_000, problems.isEmpty else {
+        throw BenchmarkError("imported \(imported), \(problems.count) problems")
+    }
     print("service_import_100k: \(String(format: "%.3f", importSeconds)) s")
     print("service_import_rate: \(Int(Double(imported) / importSeconds)) cookies/s")
 
@@ -250,8 +267,12 @@ private func measureFanout(writer: WireConnection, socketPath: String, events: I
     for index in 1...events {
         let sent = nanoseconds()
         sendTimes[index] = sent
-        _ = try writer.call(.setCookies(
-            headers: ["fan=\(index); Max-Age=600"], context: WireCookieContext(url: "https://fanout.test/")))
+        _ = try writer.call(
+            .setCookies(
+                headers: ["fan=\(index); Max-Age=600"],
+                context: WireCookieContext(url: "https://fanout.test/")
+            )
+        )
         acknowledgements.append(nanoseconds() - sent)
         usleep(2_000)  // a change every ~2 ms, not a flood: this measures latency, not backlog
     }

@@ -1,7 +1,7 @@
 import Foundation
 import Glibc
-import KeyjarCore
 import KeyjarCodec
+import KeyjarCore
 import KeyjarStore
 
 /// The database alone: committing one cookie change (what every acknowledged write costs).
@@ -17,8 +17,15 @@ func runStoreBenchmark() throws {
     for index in 0..<12_000 {
         let site = index % 2_000
         let cookie = Cookie(
-            name: "c\(site)", value: "value\(index)", domain: "www.s\(site).test", hostOnly: true,
-            expires: now.addingTimeInterval(86_400), secure: true, sameSite: .lax, creation: now)
+            name: "c\(site)",
+            value: "value\(index)",
+            domain: "www.s\(site).test",
+            hostOnly: true,
+            expires: now.addingTimeInterval(86_400),
+            secure: true,
+            sameSite: .lax,
+            creation: now
+        )
         let change: CookieChange = previous[site].map { .replaced(old: $0, new: cookie) } ?? .added(cookie)
         previous[site] = cookie
         let start = nanoseconds()
@@ -50,7 +57,9 @@ func runImportBreakdown() throws {
     print("import_jar_100k: \(String(format: "%.1f", Double(nanoseconds() - start) / 1e6)) ms")
     start = nanoseconds()
     let json = StoreEventJSON.encode(.cookies(changes: report.changes))
-    print("import_event_json_100k: \(String(format: "%.1f", Double(nanoseconds() - start) / 1e6)) ms (\(json.utf8.count / 1_048_576) MB)")
+    print(
+        "import_event_json_100k: \(String(format: "%.1f", Double(nanoseconds() - start) / 1e6)) ms (\(json.utf8.count / 1_048_576) MB)"
+    )
     start = nanoseconds()
     try database.commit([.cookies(report.changes)])
     print("import_commit_100k: \(String(format: "%.1f", Double(nanoseconds() - start) / 1e6)) ms")

@@ -47,7 +47,7 @@ func runStressBenchmark() throws {
         while true {
             do {
                 return try BenchDaemon(directory: serviceDirectory, secretService: secretService?.environment)
-            } catch where Date() < deadline {
+            } catch  where Date() < deadline {
                 usleep(50_000)
             }
         }
@@ -60,7 +60,9 @@ func runStressBenchmark() throws {
     for id in 0..<clientCount {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = ["stress-client", daemon.socketPath, String(id), String(seconds), String(UInt64(id) &* 7919 &+ 17)]
+        process.arguments = [
+            "stress-client", daemon.socketPath, String(id), String(seconds), String(UInt64(id) &* 7919 &+ 17),
+        ]
         let output = Pipe()
         process.standardOutput = output
         try process.run()
@@ -169,7 +171,9 @@ func runStressBenchmark() throws {
         }
         passwords["\(record.space.host) \(record.user)"] = password
     }
-    guard case .status(let finalStatus) = try checker.call(.status) else { throw BenchmarkError("keyjard gave no status") }
+    guard case .status(let finalStatus) = try checker.call(.status) else {
+        throw BenchmarkError("keyjard gave no status")
+    }
     checker.close()
     daemon.stop()
 
@@ -190,11 +194,15 @@ func runStressBenchmark() throws {
         if !report.replicaMatches { replicaMismatches.append("client \(id): \(report.replicaDifference)") }
         let site = "www.c\(id).stress.example"
         let stored = Dictionary(
-            snapshot.cookies.filter { $0.domain == site }.map { ($0.name, $0.value) }, uniquingKeysWith: { first, _ in first })
+            snapshot.cookies.filter { $0.domain == site }.map { ($0.name, $0.value) },
+            uniquingKeysWith: { first, _ in first }
+        )
         for (name, attempts) in report.cookies {
             acknowledged += attempts.filter(\.acknowledged).count
             if !isAllowed(stored[name], after: attempts) {
-                lost.append("\(site) \(name): \(stored[name] ?? "absent") after \(attempts.suffix(3).map { "\($0.value ?? "deleted")\($0.acknowledged ? "" : "?")" })")
+                lost.append(
+                    "\(site) \(name): \(stored[name] ?? "absent") after \(attempts.suffix(3).map { "\($0.value ?? "deleted")\($0.acknowledged ? "" : "?")" })"
+                )
             }
         }
         let host = "c\(id).stress.example"
@@ -204,7 +212,9 @@ func runStressBenchmark() throws {
             // or neither.
             let password = passwords["\(host) \(user)"].map { $0 ?? "the record without its password" }
             if !isAllowed(password, after: attempts) {
-                lost.append("credential \(host) \(user): \(password ?? "absent") after \(attempts.suffix(3).map { "\($0.value ?? "removed")\($0.acknowledged ? "" : "?")" })")
+                lost.append(
+                    "credential \(host) \(user): \(password ?? "absent") after \(attempts.suffix(3).map { "\($0.value ?? "removed")\($0.acknowledged ? "" : "?")" })"
+                )
             }
         }
         for attempt in report.policies {
@@ -233,7 +243,8 @@ func runStressBenchmark() throws {
             + "secrets \(useSecretService ? "service, keyring kills \(keyringKills.value)" : "file"), "
             + "disk-full episodes \(diskEpisodes.value), "
             + "half credentials repaired \(halves.count), left after repair \(finalStatus.credentialMismatches?.count ?? -1), "
-            + "errors: \(errorSummary.isEmpty ? "none" : errorSummary)")
+            + "errors: \(errorSummary.isEmpty ? "none" : errorSummary)"
+    )
     for line in (lost + replicaMismatches).prefix(20) { print("  \(line)") }
     if !lost.isEmpty || !replicaMismatches.isEmpty || hung > 0 || failedClients > 0 || integrity != "ok"
         || finalStatus.credentialMismatches != []

@@ -42,7 +42,9 @@ func runStressClient(socketPath: String, id: Int, seconds: Double, seed: UInt64)
     let deadline = Date().addingTimeInterval(seconds)
     var connected: KeyjarClient?
     while connected == nil, Date() < deadline {
-        connected = try? KeyjarClient(configuration: .init(socketPath: socketPath, autoStart: false, requestTimeout: 10))
+        connected = try? KeyjarClient(
+            configuration: .init(socketPath: socketPath, autoStart: false, requestTimeout: 10)
+        )
         if connected == nil { usleep(20_000) }
     }
     guard let client = connected else {
@@ -50,7 +52,7 @@ func runStressClient(socketPath: String, id: Int, seconds: Double, seed: UInt64)
         exit(1)
     }
     let site = "c\(id).stress.example"
-    let url = URL(string: "https://www.\(site)/")!
+    guard let url = URL(string: "https://www.\(site)/") else { preconditionFailure("\(site) makes a URL") }
     let space = ProtectionSpace(host: "c\(id).stress.example", protocol: "https")
     let storage = SharedCookieStorage(client: client)
 
@@ -72,7 +74,10 @@ func runStressClient(socketPath: String, id: Int, seconds: Double, seed: UInt64)
         case 0..<40:
             do {
                 let outcomes = try storage.storeCookies(
-                    fromResponseHeaders: ["\(name)=\(value); Max-Age=86400; Path=/"], for: url, mainDocumentURL: nil)
+                    fromResponseHeaders: ["\(name)=\(value); Max-Age=86400; Path=/"],
+                    for: url,
+                    mainDocumentURL: nil
+                )
                 record(name, value, outcomes == [nil])
             } catch {
                 record(name, value, false)
@@ -80,7 +85,9 @@ func runStressClient(socketPath: String, id: Int, seconds: Double, seed: UInt64)
             }
         case 40..<55:
             do {
-                try storage.deleteCookie(Cookie(name: name, value: "", domain: "www.\(site)", hostOnly: true, path: "/"))
+                try storage.deleteCookie(
+                    Cookie(name: name, value: "", domain: "www.\(site)", hostOnly: true, path: "/")
+                )
                 record(name, nil, true)
             } catch {
                 record(name, nil, false)
@@ -94,7 +101,9 @@ func runStressClient(socketPath: String, id: Int, seconds: Double, seed: UInt64)
             var acknowledged = false
             do throws(KeyjarClientError) {
                 let response = try client.call(.importCookies(format: .netscape, text: text))
-                if case .importReport(let imported, _, let problems, _) = response, problems.isEmpty, imported == names.count {
+                if case .importReport(let imported, _, let problems, _) = response, problems.isEmpty,
+                    imported == names.count
+                {
                     acknowledged = true
                 }
             } catch {
@@ -118,13 +127,19 @@ func runStressClient(socketPath: String, id: Int, seconds: Double, seed: UInt64)
             let adding = Bool.random(using: &random)
             do {
                 if adding {
-                    _ = try client.call(.setCredential(space: space, user: user, password: "pw-\(value)", makeDefault: false))
+                    _ = try client.call(
+                        .setCredential(space: space, user: user, password: "pw-\(value)", makeDefault: false)
+                    )
                 } else {
                     _ = try client.call(.removeCredential(space: space, user: user))
                 }
-                report.credentials[user, default: []].append(.init(value: adding ? "pw-\(value)" : nil, acknowledged: true))
+                report.credentials[user, default: []].append(
+                    .init(value: adding ? "pw-\(value)" : nil, acknowledged: true)
+                )
             } catch {
-                report.credentials[user, default: []].append(.init(value: adding ? "pw-\(value)" : nil, acknowledged: false))
+                report.credentials[user, default: []].append(
+                    .init(value: adding ? "pw-\(value)" : nil, acknowledged: false)
+                )
                 count(error)
             }
         default:
@@ -150,7 +165,11 @@ func runStressClient(socketPath: String, id: Int, seconds: Double, seed: UInt64)
             usleep(50_000)
             continue
         }
-        let truth = Set(snapshot.cookies.filter { !$0.isExpired(at: Date()) }.map { "\($0.identity.name)@\($0.identity.domain)=\($0.value)" })
+        let truth = Set(
+            snapshot.cookies.filter { !$0.isExpired(at: Date()) }.map {
+                "\($0.identity.name)@\($0.identity.domain)=\($0.value)"
+            }
+        )
         report.replicaMatches = replica == truth && policy == snapshot.policy
         if !report.replicaMatches {
             report.replicaDifference =

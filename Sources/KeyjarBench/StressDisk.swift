@@ -38,7 +38,9 @@ final class StressDisk: @unchecked Sendable {
     /// Writes the ballast until the file system refuses more.
     func fill() throws {
         let descriptor = open(ballast, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        guard descriptor >= 0 else { throw BenchmarkError("cannot create the ballast: \(String(cString: strerror(errno)))") }
+        guard descriptor >= 0 else {
+            throw BenchmarkError("cannot create the ballast: \(String(cString: strerror(errno)))")
+        }
         defer { close(descriptor) }
         let chunk = [UInt8](repeating: 0, count: 1 << 16)
         while chunk.withUnsafeBytes({ write(descriptor, $0.baseAddress, $0.count) }) > 0 {}

@@ -6,12 +6,15 @@
 import Foundation
 
 // The client benchmark's other processes run this same binary.
-if CommandLine.arguments.count == 4, CommandLine.arguments[1] == "client-peer", let events = Int(CommandLine.arguments[3]) {
+if CommandLine.arguments.count == 4, CommandLine.arguments[1] == "client-peer",
+    let events = Int(CommandLine.arguments[3])
+{
     runNotifyPeer(socketPath: CommandLine.arguments[2], events: events)
 }
 
 // The stress harness's clients are this binary too.
-if CommandLine.arguments.count == 6, CommandLine.arguments[1] == "stress-client", let id = Int(CommandLine.arguments[3]),
+if CommandLine.arguments.count == 6, CommandLine.arguments[1] == "stress-client",
+    let id = Int(CommandLine.arguments[3]),
     let seconds = Double(CommandLine.arguments[4]), let seed = UInt64(CommandLine.arguments[5])
 {
     runStressClient(socketPath: CommandLine.arguments[2], id: id, seconds: seconds, seed: seed)
@@ -29,7 +32,9 @@ if CommandLine.arguments.dropFirst().first == "stress" {
 let sections = Set(CommandLine.arguments.dropFirst())
 let unknown = sections.subtracting(["engine", "coding", "store", "service", "import", "client", "loader"])
 guard unknown.isEmpty else {
-    FileHandle.standardError.write(Data("usage: keyjar-bench [engine] [coding] [store] [service] [import] [client] [loader]\n".utf8))
+    FileHandle.standardError.write(
+        Data("usage: keyjar-bench [engine] [coding] [store] [service] [import] [client] [loader]\n".utf8)
+    )
     exit(2)
 }
 if sections.isEmpty || sections.contains("engine") { runEngineBenchmark() }

@@ -38,7 +38,8 @@ struct KeyjarCommand: AsyncParsableCommand {
         var arguments = Array(CommandLine.arguments.dropFirst())
         // Installed (or linked) as `git-credential-keyjar`, git finds it from
         // `credential.helper keyjar` and calls it with just the operation.
-        if URL(fileURLWithPath: CommandLine.arguments.first ?? "").lastPathComponent == GitCredentialCommand.helperName {
+        if URL(fileURLWithPath: CommandLine.arguments.first ?? "").lastPathComponent == GitCredentialCommand.helperName
+        {
             arguments.insert(GitCredentialCommand.configuration.commandName ?? "git-credential", at: 0)
         }
         do {

@@ -37,10 +37,18 @@ public enum CookieJSONFile {
     public static func serialize(_ cookies: [Cookie]) -> Data {
         let entries = cookies.map { cookie in
             Entry(
-                name: cookie.name, value: cookie.value, domain: cookie.domain, hostOnly: cookie.hostOnly,
-                path: cookie.path, expires: cookie.expires?.timeIntervalSince1970, secure: cookie.secure,
-                httpOnly: cookie.httpOnly, sameSite: cookie.sameSite,
-                creation: cookie.creation.timeIntervalSince1970, lastAccess: cookie.lastAccess.timeIntervalSince1970)
+                name: cookie.name,
+                value: cookie.value,
+                domain: cookie.domain,
+                hostOnly: cookie.hostOnly,
+                path: cookie.path,
+                expires: cookie.expires?.timeIntervalSince1970,
+                secure: cookie.secure,
+                httpOnly: cookie.httpOnly,
+                sameSite: cookie.sameSite,
+                creation: cookie.creation.timeIntervalSince1970,
+                lastAccess: cookie.lastAccess.timeIntervalSince1970
+            )
         }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
@@ -68,11 +76,18 @@ public enum CookieJSONFile {
                 else { throw CookieFileProblem(line: number, message: "times must be finite numbers") }
                 let creation = Date(timeIntervalSince1970: entry.creation ?? 0)
                 let cookie = Cookie(
-                    name: entry.name, value: entry.value, domain: entry.domain.lowercased(),
-                    hostOnly: entry.hostOnly ?? true, path: entry.path ?? "/",
-                    expires: entry.expires.map(Date.init(timeIntervalSince1970:)), secure: entry.secure ?? false,
-                    httpOnly: entry.httpOnly ?? false, sameSite: entry.sameSite ?? .unspecified, creation: creation,
-                    lastAccess: entry.lastAccess.map(Date.init(timeIntervalSince1970:)))
+                    name: entry.name,
+                    value: entry.value,
+                    domain: entry.domain.lowercased(),
+                    hostOnly: entry.hostOnly ?? true,
+                    path: entry.path ?? "/",
+                    expires: entry.expires.map(Date.init(timeIntervalSince1970:)),
+                    secure: entry.secure ?? false,
+                    httpOnly: entry.httpOnly ?? false,
+                    sameSite: entry.sameSite ?? .unspecified,
+                    creation: creation,
+                    lastAccess: entry.lastAccess.map(Date.init(timeIntervalSince1970:))
+                )
                 cookies.append(NumberedCookie(line: number, cookie: cookie, hasCreationTime: entry.creation != nil))
             } catch let problem as CookieFileProblem {
                 problems.append(problem)

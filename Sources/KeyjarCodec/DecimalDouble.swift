@@ -56,7 +56,9 @@ package enum DecimalDouble {
     private static func divide(_ dividend: UInt128, by divisor: UInt64) -> (quotient: UInt128, remainder: UInt64) {
         let (high, highRemainder) = UInt64(dividend >> 64).quotientAndRemainder(dividingBy: divisor)
         // highRemainder < divisor, so the second quotient fits in 64 bits.
-        let (low, remainder) = divisor.dividingFullWidth((high: highRemainder, low: UInt64(truncatingIfNeeded: dividend)))
+        let (low, remainder) = divisor.dividingFullWidth(
+            (high: highRemainder, low: UInt64(truncatingIfNeeded: dividend))
+        )
         return (UInt128(high) << 64 | UInt128(low), remainder)
     }
 
@@ -78,6 +80,10 @@ package enum DecimalDouble {
         if rest > half || (rest == half && (remainder != 0 || significand & 1 == 1)) { significand += 1 }
         // Rounding up may carry into a 54th bit (then the value is a power of two, exactly).
         let exponent = quotientBits - 1 - shift
-        return Double(sign: .plus, exponent: exponent, significand: Double(UInt64(significand)) / Double(UInt64(1) << 52))
+        return Double(
+            sign: .plus,
+            exponent: exponent,
+            significand: Double(UInt64(significand)) / Double(UInt64(1) << 52)
+        )
     }
 }

@@ -1,6 +1,6 @@
 import Foundation
-package import KeyjarCore
 internal import Glibc
+package import KeyjarCore
 
 /// A parsed JSON value, for the hand-written fast paths of the wire protocol.
 ///
@@ -250,7 +250,9 @@ package struct JSONReader {
             case 0..<0x20: return nil
             default:
                 let runStart = position
-                while let next = current, next != UInt8(ascii: "\""), next != UInt8(ascii: "\\"), next >= 0x20 { position += 1 }
+                while let next = current, next != UInt8(ascii: "\""), next != UInt8(ascii: "\\"), next >= 0x20 {
+                    position += 1
+                }
                 decoded.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<position]))
             }
         }
@@ -326,7 +328,9 @@ extension JSONReader {
 
     /// A number read as ``JSONValue/double`` reads it, without making its text a string first.
     package mutating func readDouble() -> Double? {
-        guard let byte = current, byte == UInt8(ascii: "-") || isDigit(byte), let text = scanNumber() else { return nil }
+        guard let byte = current, byte == UInt8(ascii: "-") || isDigit(byte), let text = scanNumber() else {
+            return nil
+        }
         return Self.double(text)
     }
 
@@ -340,7 +344,9 @@ extension JSONReader {
 
     /// A number read as ``JSONValue/uint64`` reads it (digits only, in range), without a string.
     package mutating func readUInt64() -> UInt64? {
-        guard let byte = current, byte == UInt8(ascii: "-") || isDigit(byte), let text = scanNumber() else { return nil }
+        guard let byte = current, byte == UInt8(ascii: "-") || isDigit(byte), let text = scanNumber() else {
+            return nil
+        }
         // `UInt64("-0")` is 0, and so is this: the tree and the known layout never disagree.
         let negative = text.first == UInt8(ascii: "-")
         var value: UInt64 = 0

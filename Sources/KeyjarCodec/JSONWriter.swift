@@ -148,7 +148,9 @@ package struct JSONWriter {
         case 0x0A: raw("\\n")
         case 0x0D: raw("\\r")
         default:
-            func hexDigit(_ value: UInt8) -> UInt8 { value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") + value - 10 }
+            func hexDigit(_ value: UInt8) -> UInt8 {
+                value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") + value - 10
+            }
             raw("\\u00")
             bytes.append(hexDigit(byte >> 4))
             bytes.append(hexDigit(byte & 0xF))

@@ -27,7 +27,9 @@ public enum NetscapeCookieFile {
         return text.withUTF8 { parse(bytes: $0) }
     }
 
-    private static func parse(bytes: UnsafeBufferPointer<UInt8>) -> (cookies: [NumberedCookie], problems: [CookieFileProblem]) {
+    private static func parse(
+        bytes: UnsafeBufferPointer<UInt8>
+    ) -> (cookies: [NumberedCookie], problems: [CookieFileProblem]) {
         var cookies: [NumberedCookie] = []
         cookies.reserveCapacity(bytes.count / 64)
         var problems: [CookieFileProblem] = []
@@ -92,7 +94,9 @@ public enum NetscapeCookieFile {
             return .failure(LineProblem(message: "secure must be TRUE or FALSE, not '\(text(fields[3]))'"))
         }
         guard let seconds = parseSeconds(fields[4]) else {
-            return .failure(LineProblem(message: "expiry must be a non-negative number of seconds, not '\(text(fields[4]))'"))
+            return .failure(
+                LineProblem(message: "expiry must be a non-negative number of seconds, not '\(text(fields[4]))'")
+            )
         }
         let hadDot = domain.first == UInt8(ascii: ".")
         if hadDot { domain = Field(rebasing: domain[1...]) }
@@ -107,10 +111,17 @@ public enum NetscapeCookieFile {
             sameSite = parsed
         }
         let cookie = Cookie(
-            name: text(fields[5]), value: text(fields[6]), domain: lowercased(domain),
-            hostOnly: !(includeSubdomains || hadDot), path: text(fields[2]),
+            name: text(fields[5]),
+            value: text(fields[6]),
+            domain: lowercased(domain),
+            hostOnly: !(includeSubdomains || hadDot),
+            path: text(fields[2]),
             expires: seconds == 0 ? nil : Date(timeIntervalSince1970: TimeInterval(seconds)),
-            secure: secure, httpOnly: httpOnly, sameSite: sameSite, creation: Date(timeIntervalSince1970: 0))
+            secure: secure,
+            httpOnly: httpOnly,
+            sameSite: sameSite,
+            creation: Date(timeIntervalSince1970: 0)
+        )
         return .success(cookie)
     }
 

@@ -11,9 +11,16 @@ extension Cookie {
     /// The reader refuses duplicate keys, so the order of members does not matter.
     package init?(json: JSONValue) {
         guard case .object(let members) = json, members.count >= 10, members.count <= 11 else { return nil }
-        var name: String?, value: String?, domain: String?, path: String?, sameSite: SameSite?
-        var hostOnly: Bool?, secure: Bool?, httpOnly: Bool?
-        var creation: Double?, lastAccess: Double?
+        var name: String?
+        var value: String?
+        var domain: String?
+        var path: String?
+        var sameSite: SameSite?
+        var hostOnly: Bool?
+        var secure: Bool?
+        var httpOnly: Bool?
+        var creation: Double?
+        var lastAccess: Double?
         var expires: Date?
         for (key, member) in members {
             switch key {
@@ -38,9 +45,18 @@ extension Cookie {
             let creation, let lastAccess
         else { return nil }
         self.init(
-            name: name, value: value, domain: domain, hostOnly: hostOnly, path: path, expires: expires, secure: secure,
-            httpOnly: httpOnly, sameSite: sameSite, creation: Date(timeIntervalSince1970: creation),
-            lastAccess: Date(timeIntervalSince1970: lastAccess))
+            name: name,
+            value: value,
+            domain: domain,
+            hostOnly: hostOnly,
+            path: path,
+            expires: expires,
+            secure: secure,
+            httpOnly: httpOnly,
+            sameSite: sameSite,
+            creation: Date(timeIntervalSince1970: creation),
+            lastAccess: Date(timeIntervalSince1970: lastAccess)
+        )
     }
 }
 
@@ -70,7 +86,9 @@ extension CookieChange {
             guard let oldJSON = json["old"], let old = Cookie(json: oldJSON) else { return nil }
             self = .replaced(old: old, new: cookie)
         case "removed" where keys.count == 3:
-            guard let causeName = json["cause"]?.string, let cause = CookieRemovalCause(rawValue: causeName) else { return nil }
+            guard let causeName = json["cause"]?.string, let cause = CookieRemovalCause(rawValue: causeName) else {
+                return nil
+            }
             self = .removed(cookie, cause: cause)
         default:
             return nil
@@ -133,9 +151,18 @@ extension Cookie {
             reader.skip("}")
         else { return nil }
         self.init(
-            name: name, value: value, domain: domain, hostOnly: hostOnly, path: path, expires: expires, secure: secure,
-            httpOnly: httpOnly, sameSite: sameSite, creation: Date(timeIntervalSince1970: creation),
-            lastAccess: Date(timeIntervalSince1970: lastAccess))
+            name: name,
+            value: value,
+            domain: domain,
+            hostOnly: hostOnly,
+            path: path,
+            expires: expires,
+            secure: secure,
+            httpOnly: httpOnly,
+            sameSite: sameSite,
+            creation: Date(timeIntervalSince1970: creation),
+            lastAccess: Date(timeIntervalSince1970: lastAccess)
+        )
     }
 }
 
@@ -145,7 +172,8 @@ extension CookieChange {
             guard let cookie = Cookie(canonical: &reader), reader.skip("}") else { return nil }
             self = .added(cookie)
         } else if reader.skip(#"{"kind":"replaced","cookie":"#) {
-            guard let cookie = Cookie(canonical: &reader), reader.skip(#","old":"#), let old = Cookie(canonical: &reader),
+            guard let cookie = Cookie(canonical: &reader), reader.skip(#","old":"#),
+                let old = Cookie(canonical: &reader),
                 reader.skip("}")
             else { return nil }
             self = .replaced(old: old, new: cookie)

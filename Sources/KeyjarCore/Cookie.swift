@@ -28,9 +28,17 @@ public struct Cookie: Sendable, Hashable, Codable {
     public var lastAccess: Date
 
     public init(
-        name: String, value: String, domain: String, hostOnly: Bool = false, path: String = "/",
-        expires: Date? = nil, secure: Bool = false, httpOnly: Bool = false,
-        sameSite: SameSite = .unspecified, creation: Date = Date(), lastAccess: Date? = nil
+        name: String,
+        value: String,
+        domain: String,
+        hostOnly: Bool = false,
+        path: String = "/",
+        expires: Date? = nil,
+        secure: Bool = false,
+        httpOnly: Bool = false,
+        sameSite: SameSite = .unspecified,
+        creation: Date = Date(),
+        lastAccess: Date? = nil
     ) {
         self.name = name
         self.value = value
@@ -88,7 +96,11 @@ extension Cookie: CustomStringConvertible {
     public var description: String {
         let shownValue = value.count > 16 ? value.prefix(13) + "..." : Substring(value)
         var parts = ["\(name)=\(shownValue)", "domain=\(hostOnly ? "" : ".")\(domain)", "path=\(path)"]
-        if let expires { parts.append("expires=\(Int64(expires.timeIntervalSince1970))") } else { parts.append("session") }
+        if let expires {
+            parts.append("expires=\(Int64(expires.timeIntervalSince1970))")
+        } else {
+            parts.append("session")
+        }
         if secure { parts.append("secure") }
         if httpOnly { parts.append("httponly") }
         if sameSite != .unspecified { parts.append("samesite=\(sameSite.rawValue)") }

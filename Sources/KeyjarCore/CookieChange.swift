@@ -77,7 +77,11 @@ extension CookieChange: Codable {
         case "replaced": self = .replaced(old: try container.decode(Cookie.self, forKey: .old), new: cookie)
         case "removed": self = .removed(cookie, cause: try container.decode(CookieRemovalCause.self, forKey: .cause))
         case let other:
-            throw DecodingError.dataCorruptedError(forKey: .kind, in: container, debugDescription: "unknown change '\(other)'")
+            throw DecodingError.dataCorruptedError(
+                forKey: .kind,
+                in: container,
+                debugDescription: "unknown change '\(other)'"
+            )
         }
     }
 

@@ -22,8 +22,11 @@ public struct CookieContext: Sendable, Hashable {
     public var api: CookieAPI
 
     public init(
-        url: CookieURL, siteForCookies: CookieURL? = nil, isTopLevelNavigation: Bool = true,
-        isSafeMethod: Bool = true, api: CookieAPI = .http
+        url: CookieURL,
+        siteForCookies: CookieURL? = nil,
+        isTopLevelNavigation: Bool = true,
+        isSafeMethod: Bool = true,
+        api: CookieAPI = .http
     ) {
         self.url = url
         self.siteForCookies = siteForCookies
@@ -42,19 +45,36 @@ public struct CookieContext: Sendable, Hashable {
 
     /// A context from Foundation URLs; nil when `url` has no host.
     public init?(
-        url: URL, mainDocumentURL: URL? = nil, isTopLevelNavigation: Bool = true, httpMethod: String = "GET",
+        url: URL,
+        mainDocumentURL: URL? = nil,
+        isTopLevelNavigation: Bool = true,
+        httpMethod: String = "GET",
         api: CookieAPI = .http
     ) {
         guard let cookieURL = CookieURL(url) else { return nil }
         self.init(
-            url: cookieURL, siteForCookies: mainDocumentURL.flatMap(CookieURL.init), isTopLevelNavigation: isTopLevelNavigation,
-            httpMethod: httpMethod, api: api)
+            url: cookieURL,
+            siteForCookies: mainDocumentURL.flatMap(CookieURL.init),
+            isTopLevelNavigation: isTopLevelNavigation,
+            httpMethod: httpMethod,
+            api: api
+        )
     }
 
     /// A context from parsed URLs and a request method as Foundation spells it.
-    public init(url: CookieURL, siteForCookies: CookieURL?, isTopLevelNavigation: Bool, httpMethod: String, api: CookieAPI = .http) {
+    public init(
+        url: CookieURL,
+        siteForCookies: CookieURL?,
+        isTopLevelNavigation: Bool,
+        httpMethod: String,
+        api: CookieAPI = .http
+    ) {
         self.init(
-            url: url, siteForCookies: siteForCookies, isTopLevelNavigation: isTopLevelNavigation, isSafeMethod: Self.isSafe(httpMethod),
-            api: api)
+            url: url,
+            siteForCookies: siteForCookies,
+            isTopLevelNavigation: isTopLevelNavigation,
+            isSafeMethod: Self.isSafe(httpMethod),
+            api: api
+        )
     }
 }

@@ -3,7 +3,9 @@ public import Foundation
 extension CookieJar {
     /// Inserts cookies read from a file, reporting each refusal with its line number.
     public mutating func importCookies(
-        _ entries: [NumberedCookie], problems: [CookieFileProblem] = [], now: Date = Date()
+        _ entries: [NumberedCookie],
+        problems: [CookieFileProblem] = [],
+        now: Date = Date()
     ) -> CookieImportReport {
         var report = CookieImportReport()
         report.problems = problems
@@ -33,4 +35,3 @@ extension CookieJar {
         return report
     }
 }
-

@@ -12,7 +12,10 @@ extension CookieJar {
     ///   enforces them once, with `enforceLimits(sites:now:)`.
     @discardableResult
     public mutating func insert(
-        _ cookie: Cookie, keepingCreation: Bool = true, now: Date = Date(), enforcingLimits: Bool = true
+        _ cookie: Cookie,
+        keepingCreation: Bool = true,
+        now: Date = Date(),
+        enforcingLimits: Bool = true
     ) -> Result<[CookieChange], CookieRejection> {
         var cookie = cookie
         if !keepingCreation {
@@ -37,15 +40,21 @@ extension CookieJar {
     private func validate(_ cookie: inout Cookie, now: Date) -> CookieRejection? {
         // Called per field of every imported cookie: a plain byte scan, no allocation.
         func hasForbidden(_ text: String, alsoForbidding extra: (UInt8, UInt8, UInt8)) -> Bool {
-            text.utf8.contains { ($0 < 0x20 && $0 != 0x09) || $0 == 0x7F || $0 == extra.0 || $0 == extra.1 || $0 == extra.2 }
+            text.utf8.contains {
+                ($0 < 0x20 && $0 != 0x09) || $0 == 0x7F || $0 == extra.0 || $0 == extra.1 || $0 == extra.2
+            }
         }
         if cookie.name.isEmpty && cookie.value.isEmpty { return .malformed(.emptyNameAndValue) }
         if hasForbidden(cookie.name, alsoForbidding: (UInt8(ascii: "="), UInt8(ascii: ";"), 0x7F)) {
             return .invalidCharacter(field: "name")
         }
-        if hasForbidden(cookie.value, alsoForbidding: (UInt8(ascii: ";"), 0x7F, 0x7F)) { return .invalidCharacter(field: "value") }
+        if hasForbidden(cookie.value, alsoForbidding: (UInt8(ascii: ";"), 0x7F, 0x7F)) {
+            return .invalidCharacter(field: "value")
+        }
         let nameValueBytes = cookie.name.utf8.count + cookie.value.utf8.count
-        if nameValueBytes > SetCookieParser.maximumNameValueBytes { return .malformed(.nameValueTooLong(bytes: nameValueBytes)) }
+        if nameValueBytes > SetCookieParser.maximumNameValueBytes {
+            return .malformed(.nameValueTooLong(bytes: nameValueBytes))
+        }
         if cookie.domain.isEmpty { return .noHost }
         if !cookie.domain.utf8.allSatisfy({ $0 < 0x80 }) { return .nonASCIIDomain(domain: cookie.domain) }
         if hasForbidden(cookie.domain, alsoForbidding: (UInt8(ascii: ";"), UInt8(ascii: " "), UInt8(ascii: "/"))) {
@@ -56,7 +65,9 @@ extension CookieJar {
             return .attributeTooLong(field: field, bytes: text.utf8.count)
         }
         if !cookie.path.hasPrefix("/") { return .invalidPath(cookie.path) }
-        if hasForbidden(cookie.path, alsoForbidding: (UInt8(ascii: ";"), 0x7F, 0x7F)) { return .invalidCharacter(field: "path") }
+        if hasForbidden(cookie.path, alsoForbidding: (UInt8(ascii: ";"), 0x7F, 0x7F)) {
+            return .invalidCharacter(field: "path")
+        }
         if Host.isIPAddress(cookie.domain) {
             cookie.hostOnly = true
         } else if !cookie.hostOnly {

@@ -16,7 +16,8 @@ extension CookieJar {
     /// Deletes every cookie for which `shouldRemove` is true, reporting `cause`.
     @discardableResult
     public mutating func removeAll(
-        cause: CookieRemovalCause = .deleted, where shouldRemove: (Cookie) throws -> Bool
+        cause: CookieRemovalCause = .deleted,
+        where shouldRemove: (Cookie) throws -> Bool
     ) rethrows -> [CookieChange] {
         var changes: [CookieChange] = []
         for key in Array(sites.keys) {

@@ -52,7 +52,8 @@ extension CookieJar {
     /// Indices, in header order, of the cookies in the request site's bucket that go with the
     /// request; their last-access times are updated.
     private mutating func matchingCookies(
-        for context: CookieContext, now: Date
+        for context: CookieContext,
+        now: Date
     ) -> (bucket: Dictionary<String, [Cookie]>.Index, matched: [(index: Int, pathLength: Int, creation: Date)])? {
         let host = context.url.host
         if let rule = policy.rule(for: host) {
@@ -63,9 +64,15 @@ extension CookieJar {
         let key = siteKey(for: host)
         guard let bucketIndex = sites.index(forKey: key) else { return nil }
         let request = RequestFacts(
-            host: host, hostIsName: !Host.isIPAddress(host), path: context.url.path,
-            secureChannel: context.url.isSecure, httpAPI: context.api == .http, sameSite: isSameSite(context),
-            laxAllowed: context.isTopLevelNavigation && context.isSafeMethod, now: now)
+            host: host,
+            hostIsName: !Host.isIPAddress(host),
+            path: context.url.path,
+            secureChannel: context.url.isSecure,
+            httpAPI: context.api == .http,
+            sameSite: isSameSite(context),
+            laxAllowed: context.isTopLevelNavigation && context.isSafeMethod,
+            now: now
+        )
 
         // Sort keys are copied out so that sorting moves integers, not cookies.
         var matched: [(index: Int, pathLength: Int, creation: Date)] = []

@@ -8,7 +8,9 @@ extension CookieJar {
     ///   why the cookie was refused.
     @discardableResult
     public mutating func setCookie(
-        _ header: String, context: CookieContext, now: Date = Date()
+        _ header: String,
+        context: CookieContext,
+        now: Date = Date()
     ) -> Result<[CookieChange], CookieRejection> {
         do {
             return store(try SetCookieParser.parse(header), context: context, now: now)
@@ -19,14 +21,18 @@ extension CookieJar {
 
     /// Stores every Set-Cookie line of one response, one by one (never comma-joined).
     public mutating func setCookies(
-        _ headers: [String], context: CookieContext, now: Date = Date()
+        _ headers: [String],
+        context: CookieContext,
+        now: Date = Date()
     ) -> [Result<[CookieChange], CookieRejection>] {
         headers.map { setCookie($0, context: context, now: now) }
     }
 
     /// Applies the accept policy and the storage model to a parsed Set-Cookie.
     public mutating func store(
-        _ parsed: SetCookie, context: CookieContext, now: Date = Date()
+        _ parsed: SetCookie,
+        context: CookieContext,
+        now: Date = Date()
     ) -> Result<[CookieChange], CookieRejection> {
         let host = context.url.host
         var sessionOnly = false
@@ -53,9 +59,17 @@ extension CookieJar {
         }
 
         let cookie = Cookie(
-            name: parsed.name, value: parsed.value, domain: domain, hostOnly: hostOnly,
-            path: parsed.path ?? CookiePath.defaultPath(of: context.url.path), expires: expires,
-            secure: parsed.secure, httpOnly: parsed.httpOnly, sameSite: parsed.sameSite, creation: now)
+            name: parsed.name,
+            value: parsed.value,
+            domain: domain,
+            hostOnly: hostOnly,
+            path: parsed.path ?? CookiePath.defaultPath(of: context.url.path),
+            expires: expires,
+            secure: parsed.secure,
+            httpOnly: parsed.httpOnly,
+            sameSite: parsed.sameSite,
+            creation: now
+        )
 
         if cookie.secure && !context.url.isSecure { return .failure(.secureFromInsecureOrigin) }
         if cookie.httpOnly && context.api == .nonHTTP { return .failure(.httpOnlyFromNonHTTPAPI) }
@@ -134,12 +148,20 @@ extension CookieJar {
     static func attributeRejection(_ cookie: Cookie) -> CookieRejection? {
         if cookie.sameSite == .none && !cookie.secure { return .sameSiteNoneWithoutSecure }
         if cookie.name.isEmpty {
-            if hasPrefix(cookie.value, "__secure-") || hasPrefix(cookie.value, "__host-") { return .nameLooksLikePrefix }
+            if hasPrefix(cookie.value, "__secure-") || hasPrefix(cookie.value, "__host-") {
+                return .nameLooksLikePrefix
+            }
         } else if hasPrefix(cookie.name, "__secure-") {
-            if !cookie.secure { return .prefixRequirementsUnmet(prefix: "__Secure-", requirement: "have the Secure attribute") }
+            if !cookie.secure {
+                return .prefixRequirementsUnmet(prefix: "__Secure-", requirement: "have the Secure attribute")
+            }
         } else if hasPrefix(cookie.name, "__host-") {
-            if !cookie.secure { return .prefixRequirementsUnmet(prefix: "__Host-", requirement: "have the Secure attribute") }
-            if !cookie.hostOnly { return .prefixRequirementsUnmet(prefix: "__Host-", requirement: "have no Domain attribute") }
+            if !cookie.secure {
+                return .prefixRequirementsUnmet(prefix: "__Host-", requirement: "have the Secure attribute")
+            }
+            if !cookie.hostOnly {
+                return .prefixRequirementsUnmet(prefix: "__Host-", requirement: "have no Domain attribute")
+            }
             if cookie.path != "/" { return .prefixRequirementsUnmet(prefix: "__Host-", requirement: "have Path=/") }
         }
         return nil
@@ -157,7 +179,8 @@ extension CookieJar {
     private mutating func secureCookieShadowed(by cookie: Cookie) -> Cookie? {
         sites[siteKey(for: cookie.domain)]?.first { existing in
             existing.secure && existing.name == cookie.name
-                && (Host.domainMatches(existing.domain, cookie.domain) || Host.domainMatches(cookie.domain, existing.domain))
+                && (Host.domainMatches(existing.domain, cookie.domain)
+                    || Host.domainMatches(cookie.domain, existing.domain))
                 && CookiePath.matches(cookie.path, existing.path)
         }
     }
@@ -165,7 +188,11 @@ extension CookieJar {
     /// Replaces or inserts a validated cookie, or deletes its twin when it is already expired,
     /// then enforces the limits.
     mutating func put(
-        _ cookie: Cookie, api: CookieAPI, now: Date, keepCreationOfOld: Bool, enforcingLimits: Bool = true
+        _ cookie: Cookie,
+        api: CookieAPI,
+        now: Date,
+        keepCreationOfOld: Bool,
+        enforcingLimits: Bool = true
     ) -> Result<[CookieChange], CookieRejection> {
         var cookie = cookie
         let key = siteKey(for: cookie.domain)
@@ -182,7 +209,11 @@ extension CookieJar {
             return .success([.replaced(old: old, new: cookie)])
         }
         if cookie.isExpired(at: now) { return .success([]) }
-        if keepCreationOfOld { cookie.creation = uniqueCreationTime(now) } else { latestCreation = max(latestCreation, cookie.creation) }
+        if keepCreationOfOld {
+            cookie.creation = uniqueCreationTime(now)
+        } else {
+            latestCreation = max(latestCreation, cookie.creation)
+        }
         cookie.lastAccess = max(cookie.lastAccess, cookie.creation)
         sites[key, default: []].append(cookie)
         count += 1

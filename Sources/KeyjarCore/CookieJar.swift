@@ -28,7 +28,10 @@ public struct CookieJar: Sendable {
         public var maximumAge: TimeInterval
 
         public init(
-            perSite: Int = 180, perSitePurgedTo: Int = 150, total: Int = 3300, totalPurge: Int = 300,
+            perSite: Int = 180,
+            perSitePurgedTo: Int = 150,
+            total: Int = 3300,
+            totalPurge: Int = 300,
             maximumAge: TimeInterval = 400 * 86_400
         ) {
             self.perSite = perSite
@@ -56,7 +59,8 @@ public struct CookieJar: Sendable {
     private static let siteKeyCacheMinimumLimit = 4096
 
     public init(
-        policy: CookiePolicy = CookiePolicy(), limits: Limits = Limits(),
+        policy: CookiePolicy = CookiePolicy(),
+        limits: Limits = Limits(),
         publicSuffixes: PublicSuffixList = .system
     ) {
         self.policy = policy

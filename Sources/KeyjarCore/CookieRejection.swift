@@ -49,7 +49,8 @@ extension CookieRejection: CustomStringConvertible {
         case .nameLooksLikePrefix: return "A nameless cookie's value may not start with __Secure- or __Host-"
         case .invalidCharacter(let field): return "The cookie's \(field) contains a forbidden character"
         case .attributeTooLong(let field, let bytes):
-            return "The cookie's \(field) is \(bytes) bytes long, over the limit of \(SetCookieParser.maximumAttributeValueBytes)"
+            return
+                "The cookie's \(field) is \(bytes) bytes long, over the limit of \(SetCookieParser.maximumAttributeValueBytes)"
         case .invalidPath(let path): return "The path '\(path)' does not start with '/'"
         }
     }

@@ -40,7 +40,8 @@ public struct CookieURL: Sendable, Hashable {
     /// `lowercased()`, without its allocation for text that is already lower-case ASCII (almost
     /// every scheme and host; this runs for every Cookie header).
     static func lowercasedASCII(_ text: String) -> String {
-        text.utf8.allSatisfy({ $0 < 0x80 && !(UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) }) ? text : text.lowercased()
+        text.utf8.allSatisfy({ $0 < 0x80 && !(UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) })
+            ? text : text.lowercased()
     }
 
     /// Whether this URL is a "secure" channel for cookies (RFC 6265bis §5.8.3: potentially

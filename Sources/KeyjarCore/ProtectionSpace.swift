@@ -32,8 +32,12 @@ public struct ProtectionSpace: Sendable, Hashable, Codable {
     public let proxyType: ProxyType
 
     public init(
-        host: String, port: Int? = nil, protocol: String, realm: String? = nil,
-        authenticationMethod: AuthenticationMethod = .default, proxyType: ProxyType = .none
+        host: String,
+        port: Int? = nil,
+        protocol: String,
+        realm: String? = nil,
+        authenticationMethod: AuthenticationMethod = .default,
+        proxyType: ProxyType = .none
     ) {
         self.host = CookieURL.canonicalHost(host)
         let scheme = proxyType == .none ? `protocol`.lowercased() : proxyType.rawValue
@@ -92,7 +96,9 @@ public struct Credential: Sendable, Hashable, Codable, CustomStringConvertible, 
         self.persistence = persistence
     }
 
-    public var description: String { "Credential(user: \(user), password: <hidden>, persistence: \(persistence.rawValue))" }
+    public var description: String {
+        "Credential(user: \(user), password: <hidden>, persistence: \(persistence.rawValue))"
+    }
     public var debugDescription: String { description }
 }
 
@@ -106,8 +112,12 @@ public struct CredentialRecord: Sendable, Hashable, Codable {
     public var lastUsed: Double?
 
     public init(
-        space: ProtectionSpace, user: String, persistence: CredentialPersistence, isDefault: Bool,
-        created: Double, lastUsed: Double? = nil
+        space: ProtectionSpace,
+        user: String,
+        persistence: CredentialPersistence,
+        isDefault: Bool,
+        created: Double,
+        lastUsed: Double? = nil
     ) {
         self.space = space
         self.user = user

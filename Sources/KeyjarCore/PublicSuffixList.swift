@@ -34,7 +34,9 @@ public final class PublicSuffixList: @unchecked Sendable {
     }
 
     /// A list that can answer nothing: what happens when libpsl has no data.
-    public static func unavailable() -> PublicSuffixList { PublicSuffixList(file: "/nonexistent/public_suffix_list.dat") }
+    public static func unavailable() -> PublicSuffixList {
+        PublicSuffixList(file: "/nonexistent/public_suffix_list.dat")
+    }
 
     deinit {
         if ownsContext, let context { psl_free(context) }

@@ -36,7 +36,12 @@ public struct ServiceStatus: Sendable, Hashable, Codable {
         public var pausedConnections: Int
 
         public init(
-            budget: Int, reserved: Int, peakReserved: Int, buffered: Int, peakBuffered: Int, maximumConnections: Int,
+            budget: Int,
+            reserved: Int,
+            peakReserved: Int,
+            buffered: Int,
+            peakBuffered: Int,
+            maximumConnections: Int,
             pausedConnections: Int
         ) {
             self.budget = budget
@@ -50,10 +55,22 @@ public struct ServiceStatus: Sendable, Hashable, Codable {
     }
 
     public init(
-        version: String, protocolVersion: Int, pid: Int32, socketPath: String, databasePath: String,
-        schemaVersion: Int64, cookieCount: Int, credentialCount: Int, sequence: UInt64, secretsBackend: String,
-        secretsHealthy: Bool, secretsDetail: String, acceptPolicy: CookieAcceptPolicy, connectedClients: Int,
-        inbound: Inbound? = nil, credentialMismatches: [CredentialMismatch]? = nil
+        version: String,
+        protocolVersion: Int,
+        pid: Int32,
+        socketPath: String,
+        databasePath: String,
+        schemaVersion: Int64,
+        cookieCount: Int,
+        credentialCount: Int,
+        sequence: UInt64,
+        secretsBackend: String,
+        secretsHealthy: Bool,
+        secretsDetail: String,
+        acceptPolicy: CookieAcceptPolicy,
+        connectedClients: Int,
+        inbound: Inbound? = nil,
+        credentialMismatches: [CredentialMismatch]? = nil
     ) {
         self.version = version
         self.protocolVersion = protocolVersion

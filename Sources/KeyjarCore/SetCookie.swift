@@ -18,8 +18,15 @@ public struct SetCookie: Sendable, Hashable {
     public var sameSite: SameSite
 
     public init(
-        name: String, value: String, expires: Date? = nil, maxAge: Int64? = nil, domain: String? = nil,
-        path: String? = nil, secure: Bool = false, httpOnly: Bool = false, sameSite: SameSite = .unspecified
+        name: String,
+        value: String,
+        expires: Date? = nil,
+        maxAge: Int64? = nil,
+        domain: String? = nil,
+        path: String? = nil,
+        secure: Bool = false,
+        httpOnly: Bool = false,
+        sameSite: SameSite = .unspecified
     ) {
         self.name = name
         self.value = value

@@ -71,7 +71,9 @@ public enum SetCookieParser {
 
     /// Steps of §5.6.1-§5.6.7: each recognised attribute overwrites what an earlier one set.
     private static func apply(
-        _ name: UnsafeBufferPointer<UInt8>, _ value: UnsafeBufferPointer<UInt8>, to cookie: inout SetCookie
+        _ name: UnsafeBufferPointer<UInt8>,
+        _ value: UnsafeBufferPointer<UInt8>,
+        to cookie: inout SetCookie
     ) {
         switch name.count {
         case 4 where equalsLowercased(name, "path"):
@@ -107,7 +109,10 @@ public enum SetCookieParser {
         for digit in digits {
             let (times10, overflow1) = result.multipliedReportingOverflow(by: 10)
             let (sum, overflow2) = times10.addingReportingOverflow(Int64(digit - 0x30))
-            if overflow1 || overflow2 { result = .max; break }
+            if overflow1 || overflow2 {
+                result = .max
+                break
+            }
             result = sum
         }
         return negative ? -result : result

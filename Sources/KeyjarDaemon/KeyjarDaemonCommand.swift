@@ -21,7 +21,8 @@ struct KeyjarDaemonCommand: AsyncParsableCommand {
 
             Defaults: socket $KEYJAR_SOCKET or $XDG_RUNTIME_DIR/keyjar/keyjar.sock; database \
             $KEYJAR_DATABASE or $XDG_DATA_HOME/keyjar/store.sqlite3 (~/.local/share/keyjar/...).
-            """)
+            """
+    )
 
     enum SecretsBackend: String, ExpressibleByArgument, CaseIterable {
         case secretService = "secret-service"
@@ -43,13 +44,18 @@ struct KeyjarDaemonCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The largest frame accepted from a client, in bytes.", visibility: .hidden))
     var maxFrameBytes: Int = Framing.defaultMaximumPayload
 
-    @Option(help: ArgumentHelp("Messages queued for one client before it is disconnected as stuck.", visibility: .hidden))
+    @Option(
+        help: ArgumentHelp("Messages queued for one client before it is disconnected as stuck.", visibility: .hidden)
+    )
     var clientQueueLimit: Int = 4096
 
     @Option(help: ArgumentHelp("Bytes queued for one client before it is disconnected as stuck.", visibility: .hidden))
     var clientQueueBytes: Int = 16 * 1024 * 1024
 
-    @Option(help: "Bytes that incoming frames over 64 KiB may hold at once, over all clients (default: what the largest frame needs, 128 MiB).")
+    @Option(
+        help:
+            "Bytes that incoming frames over 64 KiB may hold at once, over all clients (default: what the largest frame needs, 128 MiB)."
+    )
     var maxInboundBytes: Int?
 
     @Option(help: "Clients served at once; more are refused.")
@@ -80,7 +86,9 @@ struct KeyjarDaemonCommand: AsyncParsableCommand {
         guard clientQueueBytes >= 1024 else { throw ValidationError("--client-queue-bytes must be at least 1024") }
         let minimumInbound = ServerConfiguration.minimumInboundBudget(maximumFramePayload: maxFrameBytes)
         if let maxInboundBytes, maxInboundBytes < minimumInbound {
-            throw ValidationError("--max-inbound-bytes must hold the buffer of one largest frame: at least \(minimumInbound)")
+            throw ValidationError(
+                "--max-inbound-bytes must hold the buffer of one largest frame: at least \(minimumInbound)"
+            )
         }
         guard maxConnections >= 1 else { throw ValidationError("--max-connections must be at least 1") }
         guard frameDeadline >= 1 else { throw ValidationError("--frame-deadline must be at least 1 second") }
@@ -101,13 +109,22 @@ struct KeyjarDaemonCommand: AsyncParsableCommand {
         let databasePath = database ?? KeyjarPaths.defaultDatabasePath()
         // Eviction keeps Chromium's proportions: per site down to 5/6, in all 300 at a time (or 10%).
         let limits = CookieJar.Limits(
-            perSite: maxCookiesPerSite, perSitePurgedTo: max(1, maxCookiesPerSite * 5 / 6), total: maxCookies,
-            totalPurge: max(1, min(300, maxCookies / 10)))
+            perSite: maxCookiesPerSite,
+            perSitePurgedTo: max(1, maxCookiesPerSite * 5 / 6),
+            total: maxCookies,
+            totalPurge: max(1, min(300, maxCookies / 10))
+        )
         var configuration = ServerConfiguration(
-            socketPath: socket ?? KeyjarPaths.defaultSocketPath(), databasePath: databasePath,
-            maximumFramePayload: maxFrameBytes, inboundBudget: maxInboundBytes, maximumConnections: maxConnections,
-            frameDeadline: .seconds(frameDeadline), clientQueueLimit: clientQueueLimit, clientQueueBytes: clientQueueBytes,
-            limits: limits)
+            socketPath: socket ?? KeyjarPaths.defaultSocketPath(),
+            databasePath: databasePath,
+            maximumFramePayload: maxFrameBytes,
+            inboundBudget: maxInboundBytes,
+            maximumConnections: maxConnections,
+            frameDeadline: .seconds(frameDeadline),
+            clientQueueLimit: clientQueueLimit,
+            clientQueueBytes: clientQueueBytes,
+            limits: limits
+        )
         configuration.expiryInterval = .seconds(expiryInterval)
         if secrets == .file {
             let path = secretsFile ?? (databasePath as NSString).deletingLastPathComponent + "/secrets.json"
@@ -123,7 +140,7 @@ struct KeyjarDaemonCommand: AsyncParsableCommand {
             source.resume()
             return source
         }
-        defer { signals.forEach { $0.cancel() } }
+        defer { for signal in signals { signal.cancel() } }
 
         do {
             try await KeyjarServer.run(configuration: configuration, logger: logger, shutdown: shutdown) { socketPath in
@@ -139,7 +156,9 @@ struct KeyjarDaemonCommand: AsyncParsableCommand {
     /// The listening socket systemd passed (LISTEN_PID is us and LISTEN_FDS is 1), if any.
     static func systemdSocket() -> CInt? {
         let environment = ProcessInfo.processInfo.environment
-        guard environment["LISTEN_PID"].flatMap(Int32.init) == getpid(), environment["LISTEN_FDS"] == "1" else { return nil }
+        guard environment["LISTEN_PID"].flatMap(Int32.init) == getpid(), environment["LISTEN_FDS"] == "1" else {
+            return nil
+        }
         unsetenv("LISTEN_PID")
         unsetenv("LISTEN_FDS")
         unsetenv("LISTEN_FDNAMES")

@@ -1,7 +1,7 @@
 import Foundation
 import Glibc
-import Synchronization
 import KeyjarLocks
+import Synchronization
 
 /// Runs a connection's own work on the thread of a caller that blocks for the result
 /// (`sendSynchronousRequest`). When the engine has nothing else to do, that thread also drives

@@ -24,13 +24,24 @@ extension LoaderConnection {
     /// Puts a challenge to the delegate the way Apple's loader does: `willSendRequestFor` if
     /// the delegate has it; else the older trio (`canAuthenticateAgainst` then
     /// `didReceive challenge`); else default handling. The load waits for the answer.
-    func present(_ kind: PendingChallenge.Kind, space: URLProtectionSpace, proposedCredential: URLCredential?,
-                 previousFailureCount: Int, failureResponse: URLResponse?, error: (any Error)?) {
+    func present(
+        _ kind: PendingChallenge.Kind,
+        space: URLProtectionSpace,
+        proposedCredential: URLCredential?,
+        previousFailureCount: Int,
+        failureResponse: URLResponse?,
+        error: (any Error)?
+    ) {
         challengeCounter += 1
         let sender = ChallengeSender(connection: self, number: challengeCounter)
         let challenge = URLAuthenticationChallenge(
-            protectionSpace: space, proposedCredential: proposedCredential, previousFailureCount: previousFailureCount,
-            failureResponse: failureResponse, error: error, sender: sender)
+            protectionSpace: space,
+            proposedCredential: proposedCredential,
+            previousFailureCount: previousFailureCount,
+            failureResponse: failureResponse,
+            error: error,
+            sender: sender
+        )
         pendingChallenge = PendingChallenge(number: sender.number, kind: kind, challenge: challenge)
         switch delegate {
         case let delegate as any LoaderConnectionAuthenticationDelegate:

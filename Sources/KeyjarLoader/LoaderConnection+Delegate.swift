@@ -24,7 +24,8 @@ extension LoaderConnection {
 
     /// Asks the delegate and waits for its answer (willSend, needNewBodyStream, willCache).
     func ask<Answer: Sendable>(
-        _ question: @escaping @Sendable (any LoaderConnectionDelegate) -> Answer, ifNoDelegate fallback: Answer
+        _ question: @escaping @Sendable (any LoaderConnectionDelegate) -> Answer,
+        ifNoDelegate fallback: Answer
     ) -> Answer {
         guard let delegate, !ended else { return fallback }
         guard let delegateQueue else { return isCancelled ? fallback : question(delegate) }

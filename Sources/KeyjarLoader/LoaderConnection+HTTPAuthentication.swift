@@ -91,7 +91,12 @@ extension LoaderConnection {
         else { return }
         request.headerLines.append("Authorization: \(known.header)")
         authentication.inUse[.server] = .init(
-            space: known.space, credential: known.credential, source: .preemptive, scheme: .basic, basicHeader: known.header)
+            space: known.space,
+            credential: known.credential,
+            source: .preemptive,
+            scheme: .basic,
+            basicHeader: known.header
+        )
     }
 
     /// A 401/407 completed: answer it (URL credential, stored default, delegate) or deliver it.
@@ -100,7 +105,14 @@ extension LoaderConnection {
         let parsed = ChallengeParser.parse(head.values(of: target.challengeHeaderName))
         let candidates = ChallengeSelector.candidates(in: parsed.challenges, supported: Self.supportedSchemes)
         guard !candidates.isEmpty else { return deliverFinal(response, body: body) }
-        let context = HTTPChallengeContext(head: head, response: response, body: body, target: target, candidates: candidates, index: 0)
+        let context = HTTPChallengeContext(
+            head: head,
+            response: response,
+            body: body,
+            target: target,
+            candidates: candidates,
+            index: 0
+        )
         considerChallenge(context)
     }
 
@@ -111,7 +123,8 @@ extension LoaderConnection {
             guard let url = currentRequest.url else { return nil }
             return ProtectionSpace(challenge: challenge, requestURL: url)
         case .proxy:
-            guard let proxy = loader.configuration.proxy ?? ProxyEnvironment.proxy(for: currentRequest.url), let host = proxy.host
+            guard let proxy = loader.configuration.proxy ?? ProxyEnvironment.proxy(for: currentRequest.url),
+                let host = proxy.host
             else { return nil }
             let type: ProtectionSpace.ProxyType =
                 switch proxy.scheme?.lowercased() {
@@ -151,7 +164,12 @@ extension LoaderConnection {
             let password = url.password(percentEncoded: false), !authentication.triedURLCredential.contains(space)
         {
             authentication.triedURLCredential.insert(space)
-            return use(URLCredential(user: user, password: password, persistence: .none), source: .url, space: space, context: context)
+            return use(
+                URLCredential(user: user, password: password, persistence: .none),
+                source: .url,
+                space: space,
+                context: context
+            )
         }
         // 2. The credential the storage answers with unasked (Keyjar's matching rule), once.
         if !authentication.triedStoredCredential.contains(space), let stored = storedCredential(for: space) {
@@ -161,8 +179,13 @@ extension LoaderConnection {
         // 3. The delegate, proposed the credential that just failed, else the storage's best.
         let proposed = authentication.lastFailed[space] ?? proposedStoredCredential(for: space)
         present(
-            .http(context), space: space.foundationSpace, proposedCredential: proposed, previousFailureCount: failures,
-            failureResponse: context.response, error: nil)
+            .http(context),
+            space: space.foundationSpace,
+            proposedCredential: proposed,
+            previousFailureCount: failures,
+            failureResponse: context.response,
+            error: nil
+        )
     }
 
     /// The storage's answer for a space, when this load may read the storage.
@@ -175,11 +198,17 @@ extension LoaderConnection {
     /// several users and no default) its most specific candidate.
     func proposedStoredCredential(for space: ProtectionSpace) -> URLCredential? {
         guard usesCredentialStorage, let storage = loader.configuration.credentialStorage else { return nil }
-        if let shared = storage as? SharedCredentialStorage { return shared.proposedCredential(for: space.foundationSpace) }
+        if let shared = storage as? SharedCredentialStorage {
+            return shared.proposedCredential(for: space.foundationSpace)
+        }
         return storage.defaultCredential(for: space.foundationSpace)
     }
 
-    func resolveHTTPChallenge(_ challenge: URLAuthenticationChallenge, context: HTTPChallengeContext, _ disposition: ChallengeDisposition) {
+    func resolveHTTPChallenge(
+        _ challenge: URLAuthenticationChallenge,
+        context: HTTPChallengeContext,
+        _ disposition: ChallengeDisposition
+    ) {
         guard let space = space(for: context) else { return deliverFinal(context.response, body: context.body) }
         switch disposition {
         case .use(let credential):
@@ -188,7 +217,13 @@ extension LoaderConnection {
             deliverFinal(context.response, body: context.body)
         case .cancel:
             deliverCancellation(of: challenge)
-            fail(LoaderError.make(.userCancelledAuthentication, "Authentication for \(space.host) was cancelled", url: currentRequest.url))
+            fail(
+                LoaderError.make(
+                    .userCancelledAuthentication,
+                    "Authentication for \(space.host) was cancelled",
+                    url: currentRequest.url
+                )
+            )
         case .performDefaultHandling:
             // Apple's default: the stored credential unless it already failed; else no credential.
             if !authentication.triedStoredCredential.contains(space), let stored = storedCredential(for: space) {
@@ -200,12 +235,21 @@ extension LoaderConnection {
         case .rejectProtectionSpace:
             var next = context
             next.index += 1
-            if next.index < next.candidates.count { considerChallenge(next) } else { deliverFinal(context.response, body: context.body) }
+            if next.index < next.candidates.count {
+                considerChallenge(next)
+            } else {
+                deliverFinal(context.response, body: context.body)
+            }
         }
     }
 
     /// Retries with `credential` answering the selected challenge.
-    private func use(_ credential: URLCredential, source: AuthenticationState.Source, space: ProtectionSpace, context: HTTPChallengeContext) {
+    private func use(
+        _ credential: URLCredential,
+        source: AuthenticationState.Source,
+        space: ProtectionSpace,
+        context: HTTPChallengeContext
+    ) {
         guard let user = credential.user, let password = credential.password else {
             return deliverFinal(context.response, body: context.body)
         }
@@ -215,16 +259,28 @@ extension LoaderConnection {
         do {
             switch (selected.scheme, target) {
             case (.basic, .server):
-                let header = try BasicAuthorization(user: user, password: password, challenge: selected.challenge, target: target).headerValue
+                let header = try BasicAuthorization(
+                    user: user,
+                    password: password,
+                    challenge: selected.challenge,
+                    target: target
+                ).headerValue
                 authentication.headers[target.headerName] = header
                 basicHeader = header
             case (.digest, .server):
-                guard let digest = selected.digest, let url = currentRequest.url else { return deliverFinal(context.response, body: context.body) }
-                var session = authentication.digestSessions[space].flatMap { $0.challenge.nonce == digest.nonce ? $0 : nil }
+                guard let digest = selected.digest, let url = currentRequest.url else {
+                    return deliverFinal(context.response, body: context.body)
+                }
+                var session =
+                    authentication.digestSessions[space].flatMap { $0.challenge.nonce == digest.nonce ? $0 : nil }
                     ?? DigestSession(challenge: digest)
                 let authorization = try session.authorize(
-                    user: user, password: password, method: currentRequest.httpMethod ?? "GET", uri: Self.requestTarget(url),
-                    target: target)
+                    user: user,
+                    password: password,
+                    method: currentRequest.httpMethod ?? "GET",
+                    uri: Self.requestTarget(url),
+                    target: target
+                )
                 authentication.digestSessions[space] = session
                 authentication.headers[target.headerName] = authorization.headerValue
             case (.ntlm, .server), (.negotiate, .server):
@@ -234,9 +290,21 @@ extension LoaderConnection {
                 authentication.curlProxyAuthentication = (Self.curlScheme(selected.scheme), user, password)
             }
         } catch {
-            return fail(LoaderError.make(.userAuthenticationRequired, "The credential for \(space.host) cannot be sent: \(error)", url: currentRequest.url))
+            return fail(
+                LoaderError.make(
+                    .userAuthenticationRequired,
+                    "The credential for \(space.host) cannot be sent: \(error)",
+                    url: currentRequest.url
+                )
+            )
         }
-        authentication.inUse[target] = .init(space: space, credential: credential, source: source, scheme: selected.scheme, basicHeader: basicHeader)
+        authentication.inUse[target] = .init(
+            space: space,
+            credential: credential,
+            source: source,
+            scheme: selected.scheme,
+            basicHeader: basicHeader
+        )
         startAttempt()
     }
 
@@ -254,7 +322,9 @@ extension LoaderConnection {
                 stored = keepByPersistence(inUse.credential, for: inUse.space)
             }
             if stored, let header = inUse.basicHeader, let url = currentRequest.url {
-                loader.memory.withLock { $0.rememberPreemptive(url: url, space: inUse.space, header: header, credential: inUse.credential) }
+                loader.memory.withLock {
+                    $0.rememberPreemptive(url: url, space: inUse.space, header: header, credential: inUse.credential)
+                }
             }
         }
         authentication.inUse = [:]
@@ -264,7 +334,8 @@ extension LoaderConnection {
     /// Stores a delegate's credential that worked, by its persistence (`.none`: never; the
     /// storage makes a space's first credential its default); true when it was stored.
     func keepByPersistence(_ credential: URLCredential, for space: ProtectionSpace) -> Bool {
-        guard credential.persistence != .none, usesCredentialStorage, let storage = loader.configuration.credentialStorage
+        guard credential.persistence != .none, usesCredentialStorage,
+            let storage = loader.configuration.credentialStorage
         else { return false }
         if let shared = storage as? SharedCredentialStorage {
             do {

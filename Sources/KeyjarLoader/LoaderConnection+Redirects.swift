@@ -20,13 +20,22 @@ extension LoaderConnection {
         authenticationSucceeded()
         redirectCount += 1
         guard redirectCount <= loader.configuration.maximumRedirects else {
-            fail(LoaderError.make(
-                .httpTooManyRedirects, "More than \(loader.configuration.maximumRedirects) redirects, the last to \(Self.urlWithoutPassword(target).absoluteString)",
-                url: from))
+            fail(
+                LoaderError.make(
+                    .httpTooManyRedirects,
+                    "More than \(loader.configuration.maximumRedirects) redirects, the last to \(Self.urlWithoutPassword(target).absoluteString)",
+                    url: from
+                )
+            )
             return
         }
         let proposed = RedirectRule.request(following: current, to: target, status: head.statusCode)
-        guard let next = ask({ $0.connection(self, willSend: proposed, redirectResponse: response) }, ifNoDelegate: proposed) else {
+        guard
+            let next = ask(
+                { $0.connection(self, willSend: proposed, redirectResponse: response) },
+                ifNoDelegate: proposed
+            )
+        else {
             deliverFinal(response, body: body)
             return
         }

@@ -29,7 +29,8 @@ extension LoaderConnection {
     /// libcurl's codes for a certificate that failed verification (or a pinned key that did
     /// not match): a server-trust challenge.
     private static let verificationFailures: Set<UInt32> = [
-        CURLE_PEER_FAILED_VERIFICATION.rawValue, CURLE_SSL_CACERT_BADFILE.rawValue, CURLE_SSL_PINNEDPUBKEYNOTMATCH.rawValue,
+        CURLE_PEER_FAILED_VERIFICATION.rawValue, CURLE_SSL_CACERT_BADFILE.rawValue,
+        CURLE_SSL_PINNEDPUBKEYNOTMATCH.rawValue,
     ]
     /// How a handshake (or the first read after it, in TLS 1.3) ends when the server wanted a
     /// client certificate it did not get or did not accept.
@@ -62,18 +63,26 @@ extension LoaderConnection {
         let isVerification = Self.verificationFailures.contains(result.code)
         guard isVerification || (awaitingHead && Self.handshakeFailures.contains(result.code)) else { return false }
         let probe = TLSProbe.run(
-            url, proxy: loader.configuration.proxy, proxyAuthentication: authentication.curlProxyAuthentication,
-            timeout: currentRequest.timeoutInterval > 0 ? currentRequest.timeoutInterval : 60)
+            url,
+            proxy: loader.configuration.proxy,
+            proxyAuthentication: authentication.curlProxyAuthentication,
+            timeout: currentRequest.timeoutInterval > 0 ? currentRequest.timeoutInterval : 60
+        )
         let port = url.port ?? 443
         if isVerification {
             guard !probe.certificates.isEmpty else { return false }
-            considerServerTrust(ServerTrust(host: host, port: port, certificates: probe.certificates, failureReason: result.message), url: url)
+            considerServerTrust(
+                ServerTrust(host: host, port: port, certificates: probe.certificates, failureReason: result.message),
+                url: url
+            )
             return true
         }
         guard probe.askedForClientCertificate else { return false }
         considerClientCertificate(
-            ProtectionSpace(host: host, port: port, protocol: "https", authenticationMethod: .clientCertificate), url: url,
-            reason: result.message)
+            ProtectionSpace(host: host, port: port, protocol: "https", authenticationMethod: .clientCertificate),
+            url: url,
+            reason: result.message
+        )
         return true
     }
 
@@ -89,22 +98,34 @@ extension LoaderConnection {
         // A decision kept in the storage (this process's or keyjard's) answers unasked, once.
         if usesCredentialStorage, let storage = loader.configuration.credentialStorage,
             tls.triedStoredTrust.insert(key + " " + leaf.sha256Fingerprint).inserted,
-            storage.credentials(for: Self.trustSpace(trust).foundationSpace)?.keys.contains(leaf.sha256Fingerprint) == true
+            storage.credentials(for: Self.trustSpace(trust).foundationSpace)?.keys.contains(leaf.sha256Fingerprint)
+                == true
         {
-            loader.memory.withLock { $0.trustedCertificates[key, default: [:]][leaf.sha256Fingerprint] = leaf.publicKeyPin }
+            loader.memory.withLock {
+                $0.trustedCertificates[key, default: [:]][leaf.sha256Fingerprint] = leaf.publicKeyPin
+            }
             return startAttempt()
         }
         let error = LoaderError.make(
             .serverCertificateUntrusted,
             "The certificate of \(trust.host):\(trust.port) (SHA-256 \(leaf.sha256Fingerprint)) is not trusted: \(trust.failureReason)",
-            url: url)
+            url: url
+        )
         present(
-            .serverTrust(trust, error), space: ServerTrustProtectionSpace(serverTrust: trust), proposedCredential: nil,
-            previousFailureCount: 0, failureResponse: nil, error: error)
+            .serverTrust(trust, error),
+            space: ServerTrustProtectionSpace(serverTrust: trust),
+            proposedCredential: nil,
+            previousFailureCount: 0,
+            failureResponse: nil,
+            error: error
+        )
     }
 
     func resolveServerTrust(
-        _ challenge: URLAuthenticationChallenge, trust: ServerTrust, error: URLError, _ disposition: ChallengeDisposition
+        _ challenge: URLAuthenticationChallenge,
+        trust: ServerTrust,
+        error: URLError,
+        _ disposition: ChallengeDisposition
     ) {
         switch disposition {
         case .use(let credential):
@@ -112,16 +133,26 @@ extension LoaderConnection {
             let key = Self.hostKey(url)
             tls.acceptedCertificates[key, default: [:]][leaf.sha256Fingerprint] = leaf.publicKeyPin
             if credential.persistence != .none {
-                loader.memory.withLock { $0.trustedCertificates[key, default: [:]][leaf.sha256Fingerprint] = leaf.publicKeyPin }
+                loader.memory.withLock {
+                    $0.trustedCertificates[key, default: [:]][leaf.sha256Fingerprint] = leaf.publicKeyPin
+                }
                 // The decision is the certificate's fingerprint, whatever the credential says.
                 _ = keepByPersistence(
                     URLCredential(user: leaf.sha256Fingerprint, password: "", persistence: credential.persistence),
-                    for: Self.trustSpace(trust))
+                    for: Self.trustSpace(trust)
+                )
             }
             startAttempt()
         case .cancel:
             deliverCancellation(of: challenge)
-            fail(LoaderError.make(.userCancelledAuthentication, "The server-trust challenge was cancelled", url: currentRequest.url, underlying: error))
+            fail(
+                LoaderError.make(
+                    .userCancelledAuthentication,
+                    "The server-trust challenge was cancelled",
+                    url: currentRequest.url,
+                    underlying: error
+                )
+            )
         case .continueWithoutCredential, .performDefaultHandling, .rejectProtectionSpace:
             fail(error)
         }
@@ -143,49 +174,87 @@ extension LoaderConnection {
         if !authentication.triedStoredCredential.contains(space), let stored = storedCredential(for: space) {
             authentication.triedStoredCredential.insert(space)
             if let identity = ClientIdentity(credential: stored) {
-                tls.identities[key] = ClientIdentityInUse(space: space, identity: identity, credential: stored, source: .storage)
+                tls.identities[key] = ClientIdentityInUse(
+                    space: space,
+                    identity: identity,
+                    credential: stored,
+                    source: .storage
+                )
                 return startAttempt()
             }
         }
         let error = clientCertificateError(refused: sent != nil, url: url, reason: reason)
         present(
-            .clientCertificate(space, error), space: space.foundationSpace,
+            .clientCertificate(space, error),
+            space: space.foundationSpace,
             proposedCredential: authentication.lastFailed[space] ?? proposedStoredCredential(for: space),
-            previousFailureCount: authentication.failures[space, default: 0], failureResponse: nil, error: error)
+            previousFailureCount: authentication.failures[space, default: 0],
+            failureResponse: nil,
+            error: error
+        )
     }
 
     private func clientCertificateError(refused: Bool, url: URL, reason: String) -> URLError {
         let host = "\(url.host ?? ""):\(url.port ?? 443)"
         return refused
-            ? LoaderError.make(.clientCertificateRejected, "\(host) refused the client certificate: \(reason)", url: url)
+            ? LoaderError.make(
+                .clientCertificateRejected,
+                "\(host) refused the client certificate: \(reason)",
+                url: url
+            )
             : LoaderError.make(.clientCertificateRequired, "\(host) requires a client certificate: \(reason)", url: url)
     }
 
     func resolveClientCertificate(
-        _ challenge: URLAuthenticationChallenge, space: ProtectionSpace, error: URLError, _ disposition: ChallengeDisposition
+        _ challenge: URLAuthenticationChallenge,
+        space: ProtectionSpace,
+        error: URLError,
+        _ disposition: ChallengeDisposition
     ) {
         guard let url = currentRequest.url else { return fail(error) }
         let key = Self.hostKey(url)
         switch disposition {
         case .use(let credential):
             guard let identity = ClientIdentity(credential: credential) else {
-                return fail(LoaderError.make(
-                    .clientCertificateRejected, "The credential for \(space.host) holds no client certificate and key", url: url))
+                return fail(
+                    LoaderError.make(
+                        .clientCertificateRejected,
+                        "The credential for \(space.host) holds no client certificate and key",
+                        url: url
+                    )
+                )
             }
-            tls.identities[key] = ClientIdentityInUse(space: space, identity: identity, credential: credential, source: .delegate)
+            tls.identities[key] = ClientIdentityInUse(
+                space: space,
+                identity: identity,
+                credential: credential,
+                source: .delegate
+            )
             startAttempt()
         case .performDefaultHandling:
             if !authentication.triedStoredCredential.contains(space), let stored = storedCredential(for: space),
                 let identity = ClientIdentity(credential: stored)
             {
                 authentication.triedStoredCredential.insert(space)
-                tls.identities[key] = ClientIdentityInUse(space: space, identity: identity, credential: stored, source: .storage)
+                tls.identities[key] = ClientIdentityInUse(
+                    space: space,
+                    identity: identity,
+                    credential: stored,
+                    source: .storage
+                )
                 return startAttempt()
             }
             fail(error)
         case .cancel:
             deliverCancellation(of: challenge)
-            fail(LoaderError.make(.userCancelledAuthentication, "The client-certificate challenge was cancelled", url: url, underlying: error))
+            fail(
+                LoaderError.make(
+                    .userCancelledAuthentication,
+                    "The client-certificate challenge was cancelled",
+                    url: url,
+                    underlying: error
+                )
+            )
         case .continueWithoutCredential, .rejectProtectionSpace:
             fail(error)
         }
@@ -195,7 +264,9 @@ extension LoaderConnection {
     /// stored) sent at once to the same host by this loader's later loads.
     func clientIdentitiesSucceeded() {
         for (key, inUse) in tls.identities {
-            let stored = inUse.source == .storage || (inUse.source == .delegate && keepByPersistence(inUse.credential, for: inUse.space))
+            let stored =
+                inUse.source == .storage
+                || (inUse.source == .delegate && keepByPersistence(inUse.credential, for: inUse.space))
             if stored { loader.memory.withLock { $0.clientIdentities[key] = inUse } }
         }
     }

@@ -10,7 +10,12 @@ extension LoaderConnection {
     func begin() {
         guard !ended, !isCancelled else { return }
         let canonical = canonicalRequest(originalRequest)
-        guard let request = ask({ $0.connection(self, willSend: canonical, redirectResponse: nil) }, ifNoDelegate: canonical) else {
+        guard
+            let request = ask(
+                { $0.connection(self, willSend: canonical, redirectResponse: nil) },
+                ifNoDelegate: canonical
+            )
+        else {
             end()
             return
         }
@@ -54,7 +59,13 @@ extension LoaderConnection {
         guard !ended, !isCancelled else { return }
         let request = currentRequest
         guard let url = request.url, let scheme = url.scheme, Self.isSupported(scheme: scheme) else {
-            fail(LoaderError.make(.unsupportedURL, "\(request.url.map { Self.urlWithoutPassword($0).absoluteString } ?? "The request") is not an http, https, ftp or file URL", url: request.url))
+            fail(
+                LoaderError.make(
+                    .unsupportedURL,
+                    "\(request.url.map { Self.urlWithoutPassword($0).absoluteString } ?? "The request") is not an http, https, ftp or file URL",
+                    url: request.url
+                )
+            )
             return
         }
         let method = request.httpMethod ?? "GET"
@@ -71,14 +82,20 @@ extension LoaderConnection {
             let header = storage.cookieHeader(
                 // A main document that is the request itself is same-site by definition: nil
                 // says so without a second URL parse and two site lookups in the jar.
-                for: url, mainDocumentURL: followsMainDocument ? nil : (request.mainDocumentURL ?? url),
-                isTopLevelNavigation: followsMainDocument, httpMethod: method)
+                for: url,
+                mainDocumentURL: followsMainDocument ? nil : (request.mainDocumentURL ?? url),
+                isTopLevelNavigation: followsMainDocument,
+                httpMethod: method
+            )
         {
             lines.append("Cookie: " + header)
         }
         var transferRequest = TransferRequest(
-            url: Self.urlWithoutUserInfo(url), method: method, headerLines: lines,
-            timeout: request.timeoutInterval > 0 ? request.timeoutInterval : 60)
+            url: Self.urlWithoutUserInfo(url),
+            method: method,
+            headerLines: lines,
+            timeout: request.timeoutInterval > 0 ? request.timeoutInterval : 60
+        )
         prepareAuthentication(&transferRequest, requestSetsAuthorization: requestSets("Authorization"))
 
         if let data = request.httpBody {
@@ -89,9 +106,19 @@ extension LoaderConnection {
             } else {
                 // A stream is read once; a second attempt needs a new one from the delegate.
                 let copy = request
-                guard let fresh = ask({ $0.connection(self, needNewBodyStream: copy).map(UncheckedStream.init) }, ifNoDelegate: nil)
+                guard
+                    let fresh = ask(
+                        { $0.connection(self, needNewBodyStream: copy).map(UncheckedStream.init) },
+                        ifNoDelegate: nil
+                    )
                 else {
-                    fail(LoaderError.make(.requestBodyStreamExhausted, "The request body stream cannot be sent again and the delegate gave no new one", url: url))
+                    fail(
+                        LoaderError.make(
+                            .requestBodyStreamExhausted,
+                            "The request body stream cannot be sent again and the delegate gave no new one",
+                            url: url
+                        )
+                    )
                     return
                 }
                 transferRequest.body = .stream(fresh.stream, length: Self.declaredLength(request))
@@ -133,7 +160,8 @@ extension LoaderConnection {
     }
 
     static func urlWithoutUserInfo(_ url: URL) -> URL {
-        guard url.user != nil || url.password != nil, var components = URLComponents(url: url, resolvingAgainstBaseURL: true)
+        guard url.user != nil || url.password != nil,
+            var components = URLComponents(url: url, resolvingAgainstBaseURL: true)
         else { return url }
         components.user = nil
         components.password = nil
@@ -142,7 +170,9 @@ extension LoaderConnection {
 
     /// The URL without a password in its user information, for messages and errors.
     static func urlWithoutPassword(_ url: URL) -> URL {
-        guard url.password != nil, var components = URLComponents(url: url, resolvingAgainstBaseURL: true) else { return url }
+        guard url.password != nil, var components = URLComponents(url: url, resolvingAgainstBaseURL: true) else {
+            return url
+        }
         components.password = nil
         return components.url ?? url
     }
@@ -159,7 +189,12 @@ extension LoaderConnection {
             handleHead(head)
         case .nonHTTPResponse(let length):
             let url = currentRequest.url ?? originalRequest.url ?? URL(fileURLWithPath: "/")
-            let response = URLResponse(url: url, mimeType: nil, expectedContentLength: Int(length), textEncodingName: nil)
+            let response = URLResponse(
+                url: url,
+                mimeType: nil,
+                expectedContentLength: Int(length),
+                textEncodingName: nil
+            )
             mode = .streaming
             deliver { $0.connection(self, didReceive: response) }
         case .data(let data):
@@ -189,7 +224,14 @@ extension LoaderConnection {
         case .sent(let total, let expected):
             let written = Int(total - uploadedSoFar)
             uploadedSoFar = total
-            deliver { $0.connection(self, didSendBodyData: written, totalBytesWritten: Int(total), totalBytesExpectedToWrite: Int(expected)) }
+            deliver {
+                $0.connection(
+                    self,
+                    didSendBodyData: written,
+                    totalBytesWritten: Int(total),
+                    totalBytesExpectedToWrite: Int(expected)
+                )
+            }
         case .completed(let result):
             let pauses = transfer.pauses.load(ordering: .relaxed)
             published.withLock { $0.pauses += pauses }
@@ -209,8 +251,12 @@ extension LoaderConnection {
             if !lines.isEmpty {
                 // A cookie the policy refuses is not an error of the load.
                 _ = try? storage.storeCookies(
-                    fromResponseHeaders: lines, for: url, mainDocumentURL: mainDocumentURL,
-                    isTopLevelNavigation: followsMainDocument, httpMethod: request.httpMethod ?? "GET")
+                    fromResponseHeaders: lines,
+                    for: url,
+                    mainDocumentURL: mainDocumentURL,
+                    isTopLevelNavigation: followsMainDocument,
+                    httpMethod: request.httpMethod ?? "GET"
+                )
             }
         }
         if RedirectRule.isRedirect(head) || isChallengeWeAnswer(head) {
@@ -218,7 +264,9 @@ extension LoaderConnection {
             return
         }
         mode = .streaming
-        if let contentType = head.value(of: "Content-Type"), let splitter = MultipartReplaceSplitter(contentType: contentType) {
+        if let contentType = head.value(of: "Content-Type"),
+            let splitter = MultipartReplaceSplitter(contentType: contentType)
+        {
             // Each part is delivered as a response of its own when it begins.
             multipart = (splitter, head)
             return
@@ -235,10 +283,14 @@ extension LoaderConnection {
             switch piece {
             case .part(let fields):
                 var partHead = head
-                partHead.fields.removeAll { field in fields.keys.contains { $0.caseInsensitiveCompare(field.name) == .orderedSame } }
+                partHead.fields.removeAll { field in
+                    fields.keys.contains { $0.caseInsensitiveCompare(field.name) == .orderedSame }
+                }
                 partHead.fields.removeAll { $0.name.caseInsensitiveCompare("Content-Length") == .orderedSame }
                 partHead.fields += fields.map { (name: $0.key, value: $0.value) }
-                if let response = partHead.httpResponse(for: url) { deliver { $0.connection(self, didReceive: response) } }
+                if let response = partHead.httpResponse(for: url) {
+                    deliver { $0.connection(self, didReceive: response) }
+                }
             case .data(let data):
                 deliver { $0.connection(self, didReceive: data) }
             }

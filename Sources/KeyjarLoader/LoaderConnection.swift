@@ -2,8 +2,8 @@ import Foundation
 public import FoundationNetworking
 import Keyjar
 import KeyjarCore
-import Synchronization
 import KeyjarLocks
+import Synchronization
 
 /// One load of a URL request with NSURLConnection's delegate contract, on libcurl: cookies
 /// from the loader's shared jar on every request and redirect hop, every Set-Cookie line kept,
@@ -83,8 +83,12 @@ public final class LoaderConnection: @unchecked Sendable {
     }
 
     init(
-        request: URLRequest, delegate: (any LoaderConnectionDelegate)?, loader: URLLoader, delegateQueue: DispatchQueue?,
-        startImmediately: Bool, executor: CallerExecutor? = nil
+        request: URLRequest,
+        delegate: (any LoaderConnectionDelegate)?,
+        loader: URLLoader,
+        delegateQueue: DispatchQueue?,
+        startImmediately: Bool,
+        executor: CallerExecutor? = nil
     ) {
         // A synchronous load needs no queue of its own: creating and disposing of one cost
         // some 1.5 µs a request, and running each job through it more.

@@ -12,7 +12,11 @@ public protocol LoaderConnectionDelegate: AnyObject, Sendable {
     /// redirect. Return the request to send it, another to send that instead, or nil: to a
     /// redirect, nil means "deliver the redirect response itself"; to the first request it
     /// cancels the load.
-    func connection(_ connection: LoaderConnection, willSend request: URLRequest, redirectResponse: URLResponse?) -> URLRequest?
+    func connection(
+        _ connection: LoaderConnection,
+        willSend request: URLRequest,
+        redirectResponse: URLResponse?
+    ) -> URLRequest?
 
     /// A response head arrived. It may come more than once (e.g. a redirect the delegate
     /// refused after data was shown, multipart/x-mixed-replace): each one means "discard what
@@ -23,15 +27,21 @@ public protocol LoaderConnectionDelegate: AnyObject, Sendable {
     func connection(_ connection: LoaderConnection, didReceive data: Data)
 
     func connection(
-        _ connection: LoaderConnection, didSendBodyData bytesWritten: Int, totalBytesWritten: Int,
-        totalBytesExpectedToWrite: Int)
+        _ connection: LoaderConnection,
+        didSendBodyData bytesWritten: Int,
+        totalBytesWritten: Int,
+        totalBytesExpectedToWrite: Int
+    )
 
     /// A body stream must be sent again (after a redirect that keeps the body or an
     /// authentication retry). Without it such a load fails with `.requestBodyStreamExhausted`.
     func connection(_ connection: LoaderConnection, needNewBodyStream request: URLRequest) -> InputStream?
 
     /// The response is about to be cached; return it, a changed one, or nil to not cache it.
-    func connection(_ connection: LoaderConnection, willCacheResponse cachedResponse: CachedURLResponse) -> CachedURLResponse?
+    func connection(
+        _ connection: LoaderConnection,
+        willCacheResponse cachedResponse: CachedURLResponse
+    ) -> CachedURLResponse?
 
     func connectionDidFinishLoading(_ connection: LoaderConnection)
 
@@ -51,18 +61,27 @@ public protocol LoaderConnectionDelegate: AnyObject, Sendable {
 }
 
 extension LoaderConnectionDelegate {
-    public func connection(_ connection: LoaderConnection, willSend request: URLRequest, redirectResponse: URLResponse?) -> URLRequest? {
+    public func connection(
+        _ connection: LoaderConnection,
+        willSend request: URLRequest,
+        redirectResponse: URLResponse?
+    ) -> URLRequest? {
         request
     }
     public func connection(_ connection: LoaderConnection, didReceive response: URLResponse) {}
     public func connection(_ connection: LoaderConnection, didReceive data: Data) {}
     public func connection(
-        _ connection: LoaderConnection, didSendBodyData bytesWritten: Int, totalBytesWritten: Int,
+        _ connection: LoaderConnection,
+        didSendBodyData bytesWritten: Int,
+        totalBytesWritten: Int,
         totalBytesExpectedToWrite: Int
     ) {}
-    public func connection(_ connection: LoaderConnection, needNewBodyStream request: URLRequest) -> InputStream? { nil }
+    public func connection(_ connection: LoaderConnection, needNewBodyStream request: URLRequest) -> InputStream? {
+        nil
+    }
     public func connection(
-        _ connection: LoaderConnection, willCacheResponse cachedResponse: CachedURLResponse
+        _ connection: LoaderConnection,
+        willCacheResponse cachedResponse: CachedURLResponse
     ) -> CachedURLResponse? {
         cachedResponse
     }
@@ -87,7 +106,10 @@ public protocol LoaderConnectionLegacyAuthenticationDelegate: LoaderConnectionDe
 }
 
 extension LoaderConnectionLegacyAuthenticationDelegate {
-    public func connection(_ connection: LoaderConnection, canAuthenticateAgainst protectionSpace: URLProtectionSpace) -> Bool {
+    public func connection(
+        _ connection: LoaderConnection,
+        canAuthenticateAgainst protectionSpace: URLProtectionSpace
+    ) -> Bool {
         protectionSpace.authenticationMethod != LoaderAuthenticationMethod.clientCertificate
             && protectionSpace.authenticationMethod != LoaderAuthenticationMethod.serverTrust
     }

@@ -9,7 +9,12 @@ enum LoaderError {
     /// marks the constant deprecated, but Apple's code (and code ported from it) still reads it.
     static let failingURLStringKey = "NSErrorFailingURLStringKey"
 
-    static func make(_ code: URLError.Code, _ description: String, url: URL?, underlying: (any Error)? = nil) -> URLError {
+    static func make(
+        _ code: URLError.Code,
+        _ description: String,
+        url: URL?,
+        underlying: (any Error)? = nil
+    ) -> URLError {
         var info: [String: Any] = [NSLocalizedDescriptionKey: description]
         if let url {
             // Foundation's two failing-URL keys; a password in the URL is not repeated.
@@ -53,6 +58,10 @@ enum LoaderError {
 
     static func make(for result: CurlResult, url: URL) -> URLError {
         let reason = result.headProblem ?? result.message
-        return make(code(for: result), "Loading \(LoaderConnection.urlWithoutPassword(url).absoluteString) failed: \(reason)", url: url)
+        return make(
+            code(for: result),
+            "Loading \(LoaderConnection.urlWithoutPassword(url).absoluteString) failed: \(reason)",
+            url: url
+        )
     }
 }

@@ -24,7 +24,9 @@ struct MultipartReplaceSplitter {
             let parameter = parts.dropFirst().first(where: { $0.lowercased().hasPrefix("boundary=") })
         else { return nil }
         var boundary = String(parameter.dropFirst("boundary=".count))
-        if boundary.hasPrefix("\""), boundary.hasSuffix("\""), boundary.count >= 2 { boundary = String(boundary.dropFirst().dropLast()) }
+        if boundary.hasPrefix("\""), boundary.hasSuffix("\""), boundary.count >= 2 {
+            boundary = String(boundary.dropFirst().dropLast())
+        }
         guard !boundary.isEmpty else { return nil }
         delimiter = Array("--\(boundary)".utf8)
     }
@@ -56,7 +58,9 @@ struct MultipartReplaceSplitter {
                 var fields: [String: String] = [:]
                 for line in text.components(separatedBy: "\r\n") {
                     guard let colon = line.firstIndex(of: ":") else { continue }
-                    fields[String(line[..<colon])] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+                    fields[String(line[..<colon])] = line[line.index(after: colon)...].trimmingCharacters(
+                        in: .whitespaces
+                    )
                 }
                 buffer.removeFirst(end.upperBound)
                 pieces.append(.part(fields))
@@ -65,7 +69,9 @@ struct MultipartReplaceSplitter {
                 let marker = [13, 10] + delimiter
                 if let range = find(marker, from: 0) {
                     if range.lowerBound > 0 { pieces.append(.data(Data(buffer[..<range.lowerBound]))) }
-                    guard consumeDelimiterEnd(after: range.upperBound, keepingFrom: range.lowerBound) else { return pieces }
+                    guard consumeDelimiterEnd(after: range.upperBound, keepingFrom: range.lowerBound) else {
+                        return pieces
+                    }
                 } else {
                     let safe = buffer.count - (marker.count - 1)
                     if safe > 0 {

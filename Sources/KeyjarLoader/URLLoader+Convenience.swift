@@ -1,7 +1,7 @@
 public import Foundation
 public import FoundationNetworking
-import Synchronization
 import KeyjarLocks
+import Synchronization
 
 extension URLLoader {
     /// Loads `request` and returns its body and final response. Redirects are followed;
@@ -11,7 +11,10 @@ extension URLLoader {
         let box = Locked<(connection: LoaderConnection, collector: CollectingDelegate)?>(nil)
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                let collector = CollectingDelegate(url: request.url, waiter: .completion { result in continuation.resume(with: result) })
+                let collector = CollectingDelegate(
+                    url: request.url,
+                    waiter: .completion { result in continuation.resume(with: result) }
+                )
                 let connection = connection(with: request, delegate: collector, startImmediately: false)
                 box.withLock { $0 = (connection, collector) }
                 connection.start()
@@ -34,7 +37,13 @@ extension URLLoader {
         // boxed locks for that cost three allocations more per request.
         let collector = CollectingDelegate(url: request.url, waiter: .caller(executor))
         let connection = LoaderConnection(
-            request: request, delegate: collector, loader: self, delegateQueue: nil, startImmediately: false, executor: executor)
+            request: request,
+            delegate: collector,
+            loader: self,
+            delegateQueue: nil,
+            startImmediately: false,
+            executor: executor
+        )
         connection.start()
         executor.run { collector.isFinished }
         guard let result = collector.result else { throw URLError(.unknown) }

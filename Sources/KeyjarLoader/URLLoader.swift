@@ -2,8 +2,8 @@ public import Foundation
 public import FoundationNetworking
 public import Keyjar
 import KeyjarCore
-import Synchronization
 import KeyjarLocks
+import Synchronization
 
 /// A loading session: where its connections take and keep cookies and credentials, and what
 /// they learned along the way (spaces that accepted Basic, certificates the user accepted).
@@ -31,9 +31,12 @@ public final class URLLoader: Sendable {
         public var proxy: URL?
 
         public init(
-            cookieStorage: SharedCookieStorage? = nil, credentialStorage: (any URLCredentialStorage & Sendable)? = nil,
-            urlCache: (any URLCache & Sendable)? = nil, maximumRedirects: Int = 16,
-            additionalHeaders: [String: String] = ["User-Agent": "Keyjar (libcurl)"], proxy: URL? = nil
+            cookieStorage: SharedCookieStorage? = nil,
+            credentialStorage: (any URLCredentialStorage & Sendable)? = nil,
+            urlCache: (any URLCache & Sendable)? = nil,
+            maximumRedirects: Int = 16,
+            additionalHeaders: [String: String] = ["User-Agent": "Keyjar (libcurl)"],
+            proxy: URL? = nil
         ) {
             self.proxy = proxy
             self.cookieStorage = cookieStorage
@@ -53,19 +56,33 @@ public final class URLLoader: Sendable {
 
     /// A loader on the user's shared store: keyjard's cookies and credentials (keyjard is
     /// started when needed).
-    public static func shared(client configuration: KeyjarClient.Configuration = .init()) throws(KeyjarClientError) -> URLLoader {
+    public static func shared(
+        client configuration: KeyjarClient.Configuration = .init()
+    ) throws(KeyjarClientError) -> URLLoader {
         let client = try KeyjarClient(configuration: configuration)
-        return URLLoader(configuration: Configuration(
-            cookieStorage: SharedCookieStorage(client: client), credentialStorage: SharedCredentialStorage(client: client)))
+        return URLLoader(
+            configuration: Configuration(
+                cookieStorage: SharedCookieStorage(client: client),
+                credentialStorage: SharedCredentialStorage(client: client)
+            )
+        )
     }
 
     /// Starts loading `request`; the delegate hears of it on `delegateQueue` (when nil, on the
     /// connection's own serial queue, which saves a thread hop per message).
     public func connection(
-        with request: URLRequest, delegate: (any LoaderConnectionDelegate)?, delegateQueue: DispatchQueue? = nil,
+        with request: URLRequest,
+        delegate: (any LoaderConnectionDelegate)?,
+        delegateQueue: DispatchQueue? = nil,
         startImmediately: Bool = true
     ) -> LoaderConnection {
-        LoaderConnection(request: request, delegate: delegate, loader: self, delegateQueue: delegateQueue, startImmediately: startImmediately)
+        LoaderConnection(
+            request: request,
+            delegate: delegate,
+            loader: self,
+            delegateQueue: delegateQueue,
+            startImmediately: startImmediately
+        )
     }
 }
 
@@ -102,7 +119,9 @@ struct SessionMemory {
         let directory = path.hasSuffix("/") ? path : String(path[...(path.lastIndex(of: "/") ?? path.startIndex)])
         let origin = RedirectRule.origin(url)
         knownBasic.removeAll { $0.origin == origin && $0.directory == directory }
-        knownBasic.append(KnownBasic(origin: origin, directory: directory, space: space, header: header, credential: credential))
+        knownBasic.append(
+            KnownBasic(origin: origin, directory: directory, space: space, header: header, credential: credential)
+        )
     }
 
     mutating func forgetPreemptive(space: ProtectionSpace) {

@@ -20,7 +20,11 @@ extension ByteBuffer {
         guard end > 0 else { return }
         withVeryUnsafeBytes { storage in
             guard let base = storage.baseAddress else { return }
-            UnsafeMutableRawPointer(mutating: base).initializeMemory(as: UInt8.self, repeating: 0, count: Swift.min(end, storage.count))
+            UnsafeMutableRawPointer(mutating: base).initializeMemory(
+                as: UInt8.self,
+                repeating: 0,
+                count: Swift.min(end, storage.count)
+            )
         }
     }
 }

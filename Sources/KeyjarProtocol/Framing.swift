@@ -89,7 +89,8 @@ public struct FrameParser: Sendable {
     /// The next complete payload, nil when more bytes are needed.
     public mutating func next() throws(FrameDecodingError) -> [UInt8]? {
         guard buffer.count - start >= Framing.headerSize else { return nil }
-        let header = UInt32(buffer[start]) << 24 | UInt32(buffer[start + 1]) << 16 | UInt32(buffer[start + 2]) << 8
+        let header =
+            UInt32(buffer[start]) << 24 | UInt32(buffer[start + 1]) << 16 | UInt32(buffer[start + 2]) << 8
             | UInt32(buffer[start + 3])
         let length = try Framing.payloadLength(announced: header, maximum: maximumPayload)
         guard buffer.count - start - Framing.headerSize >= length else { return nil }

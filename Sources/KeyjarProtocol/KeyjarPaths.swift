@@ -7,13 +7,16 @@ public import Foundation
 /// - Database: `$KEYJAR_DATABASE`, else `$XDG_DATA_HOME/keyjar/store.sqlite3`, else
 ///   `~/.local/share/keyjar/store.sqlite3`.
 public enum KeyjarPaths {
-    public static func defaultSocketPath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+    public static func defaultSocketPath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String
+    {
         if let explicit = environment["KEYJAR_SOCKET"], !explicit.isEmpty { return explicit }
         if let runtime = environment["XDG_RUNTIME_DIR"], !runtime.isEmpty { return runtime + "/keyjar/keyjar.sock" }
         return "/tmp/keyjar-\(getuid())/keyjar.sock"
     }
 
-    public static func defaultDatabasePath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+    public static func defaultDatabasePath(
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> String {
         if let explicit = environment["KEYJAR_DATABASE"], !explicit.isEmpty { return explicit }
         if let data = environment["XDG_DATA_HOME"], !data.isEmpty { return data + "/keyjar/store.sqlite3" }
         let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()

@@ -1,6 +1,6 @@
 import Foundation
-import KeyjarCore
 import KeyjarCodec
+import KeyjarCore
 
 // Hand-written JSON for the messages on the hot path: a Set-Cookie from a client and its
 // acknowledgement, a cookie lookup, a bulk import, snapshots, the cookie events every
@@ -20,14 +20,22 @@ extension MessageCoding {
         fastJSON(message) ?? encode(codable: message)
     }
 
-    public static func decode(_ type: ClientMessage.Type, from payload: some Sequence<UInt8>) throws(WireError) -> ClientMessage {
-        if let message = payload.withContiguousStorageIfAvailable({ JSONReader.parse($0).flatMap(ClientMessage.init(json:)) }) ?? nil {
+    public static func decode(
+        _ type: ClientMessage.Type,
+        from payload: some Sequence<UInt8>
+    ) throws(WireError) -> ClientMessage {
+        if let message = payload.withContiguousStorageIfAvailable({
+            JSONReader.parse($0).flatMap(ClientMessage.init(json:))
+        }) ?? nil {
             return message
         }
         return try decode(codable: type, from: payload)
     }
 
-    public static func decode(_ type: ServerMessage.Type, from payload: some Sequence<UInt8>) throws(WireError) -> ServerMessage {
+    public static func decode(
+        _ type: ServerMessage.Type,
+        from payload: some Sequence<UInt8>
+    ) throws(WireError) -> ServerMessage {
         if let message = payload.withContiguousStorageIfAvailable({
             ServerMessage(canonicalEvent: $0) ?? JSONReader.parse($0).flatMap(ServerMessage.init(json:))
         }) ?? nil {
@@ -94,8 +102,11 @@ extension MessageCoding {
         case .setCredential(let space, let user, let password, let makeDefault):
             // By hand, with room for all of it at once, so that no copy of the password is left
             // in memory that is not wiped (Foundation's encoder and a growing buffer leave some).
-            writer.bytes.reserveCapacity(writer.bytes.count + 256 + 6 * (space.host.utf8.count + (space.realm?.utf8.count ?? 0)
-                + user.utf8.count + password.utf8.count))
+            writer.bytes.reserveCapacity(
+                writer.bytes.count + 256 + 6
+                    * (space.host.utf8.count + (space.realm?.utf8.count ?? 0)
+                        + user.utf8.count + password.utf8.count)
+            )
             writer.raw(#","request":{"setCredential":{"space":"#)
             writer.write(space: space)
             writer.raw(#","user":"#)
@@ -238,10 +249,13 @@ extension StoreSnapshot {
     /// Cookies read by hand; the policy and credentials, small, handed back to `Codable`.
     init?(json: JSONValue) {
         guard let keys = json.keys, keys.count == 4, let cookiesJSON = json["cookies"],
-            let cookies = Cookie.array(json: cookiesJSON), let policyJSON = json["policy"], let credentialsJSON = json["credentials"], let sequence = json["sequence"]?.uint64,
+            let cookies = Cookie.array(json: cookiesJSON), let policyJSON = json["policy"],
+            let credentialsJSON = json["credentials"], let sequence = json["sequence"]?.uint64,
             let policy = try? MessageCoding.decoder().decode(CookiePolicy.self, from: Data(policyJSON.serialized())),
             let credentials = try? MessageCoding.decoder().decode(
-                [CredentialRecord].self, from: Data(credentialsJSON.serialized()))
+                [CredentialRecord].self,
+                from: Data(credentialsJSON.serialized())
+            )
         else { return nil }
         self.init(cookies: cookies, policy: policy, credentials: credentials, sequence: sequence)
     }
@@ -249,7 +263,8 @@ extension StoreSnapshot {
 
 extension WireCookieContext {
     init?(json: JSONValue) {
-        guard let keys = json.keys, let url = json["url"]?.string, let isTopLevelNavigation = json["isTopLevelNavigation"]?.bool,
+        guard let keys = json.keys, let url = json["url"]?.string,
+            let isTopLevelNavigation = json["isTopLevelNavigation"]?.bool,
             let method = json["method"]?.string, let nonHTTP = json["nonHTTP"]?.bool
         else { return nil }
         var mainDocumentURL: String?
@@ -262,14 +277,19 @@ extension WireCookieContext {
         let known = 4 + (json["mainDocumentURL"] == nil ? 0 : 1)
         guard keys.count == known else { return nil }
         self.init(
-            url: url, mainDocumentURL: mainDocumentURL, isTopLevelNavigation: isTopLevelNavigation, method: method,
-            nonHTTP: nonHTTP)
+            url: url,
+            mainDocumentURL: mainDocumentURL,
+            isTopLevelNavigation: isTopLevelNavigation,
+            method: method,
+            nonHTTP: nonHTTP
+        )
     }
 }
 
 extension ClientMessage {
     init?(json: JSONValue) {
-        guard let keys = json.keys, keys.count == 2, let id = json["id"]?.uint64, let (name, body) = json["request"]?.singleMember,
+        guard let keys = json.keys, keys.count == 2, let id = json["id"]?.uint64,
+            let (name, body) = json["request"]?.singleMember,
             let bodyKeys = body.keys
         else { return nil }
         switch name {
@@ -285,15 +305,18 @@ extension ClientMessage {
             }
             self.init(id: id, request: .setCookies(headers: headers, context: context))
         case "cookieHeader", "cookies":
-            guard bodyKeys == ["context"], let contextJSON = body["context"], let context = WireCookieContext(json: contextJSON)
+            guard bodyKeys == ["context"], let contextJSON = body["context"],
+                let context = WireCookieContext(json: contextJSON)
             else { return nil }
             self.init(id: id, request: name == "cookies" ? .cookies(context: context) : .cookieHeader(context: context))
         case "insertCookies":
-            guard bodyKeys == ["cookies"], let cookiesJSON = body["cookies"], let cookies = Cookie.array(json: cookiesJSON)
+            guard bodyKeys == ["cookies"], let cookiesJSON = body["cookies"],
+                let cookies = Cookie.array(json: cookiesJSON)
             else { return nil }
             self.init(id: id, request: .insertCookies(cookies: cookies))
         case "importCookies":
-            guard Set(bodyKeys).isSubset(of: ["format", "text", "firstLine"]), Set(bodyKeys).isSuperset(of: ["format", "text"]),
+            guard Set(bodyKeys).isSubset(of: ["format", "text", "firstLine"]),
+                Set(bodyKeys).isSuperset(of: ["format", "text"]),
                 let formatName = body["format"]?.string, let format = CookieFileFormat(rawValue: formatName),
                 let text = body["text"]?.string
             else { return nil }
@@ -310,12 +333,18 @@ extension ClientMessage {
                 let space = ProtectionSpace(json: spaceJSON), let user = body["user"]?.string,
                 let password = body["password"]?.string, let makeDefault = body["makeDefault"]?.bool
             else { return nil }
-            self.init(id: id, request: .setCredential(space: space, user: user, password: password, makeDefault: makeDefault))
+            self.init(
+                id: id,
+                request: .setCredential(space: space, user: user, password: password, makeDefault: makeDefault)
+            )
         case "hello":
-            guard bodyKeys.count == 2, let version = body["version"]?.int, let client = body["client"]?.string else { return nil }
+            guard bodyKeys.count == 2, let version = body["version"]?.int, let client = body["client"]?.string else {
+                return nil
+            }
             self.init(id: id, request: .hello(version: version, client: client))
         case "credentialChoice":
-            guard bodyKeys == ["space"], let spaceJSON = body["space"], let space = ProtectionSpace(json: spaceJSON) else {
+            guard bodyKeys == ["space"], let spaceJSON = body["space"], let space = ProtectionSpace(json: spaceJSON)
+            else {
                 return nil
             }
             self.init(id: id, request: .credentialChoice(space: space))
@@ -344,9 +373,17 @@ extension ProtectionSpace {
             guard let value = realmJSON.string else { return nil }
             realm = value
         }
-        let expected = ["authenticationMethod", "host", "port", "protocol", "proxyType"] + (realm == nil ? [] : ["realm"])
+        let expected =
+            ["authenticationMethod", "host", "port", "protocol", "proxyType"] + (realm == nil ? [] : ["realm"])
         guard keys.sorted() == expected.sorted() else { return nil }
-        self.init(host: host, port: port, protocol: scheme, realm: realm, authenticationMethod: method, proxyType: proxy)
+        self.init(
+            host: host,
+            port: port,
+            protocol: scheme,
+            realm: realm,
+            authenticationMethod: method,
+            proxyType: proxy
+        )
         guard self.host == host, self.port == port, self.protocol == scheme else { return nil }
     }
 }
@@ -367,7 +404,8 @@ extension ServerMessage {
         guard let (kind, body) = json.singleMember else { return nil }
         switch kind {
         case "reply":
-            guard let keys = body.keys, keys.count == 2, let id = body["id"]?.uint64, let responseJSON = body["response"],
+            guard let keys = body.keys, keys.count == 2, let id = body["id"]?.uint64,
+                let responseJSON = body["response"],
                 let response = Response(fastJSON: responseJSON)
             else { return nil }
             self = .reply(id: id, response: response)
@@ -378,7 +416,8 @@ extension ServerMessage {
             else { return nil }
             self = .event(event: SequencedEvent(sequence: sequence, event: event))
         case "snapshot":
-            guard body.keys == ["snapshot"], let snapshotJSON = body["snapshot"], let snapshot = StoreSnapshot(json: snapshotJSON)
+            guard body.keys == ["snapshot"], let snapshotJSON = body["snapshot"],
+                let snapshot = StoreSnapshot(json: snapshotJSON)
             else { return nil }
             self = .snapshot(snapshot: snapshot)
         default:
@@ -428,7 +467,9 @@ extension Response {
             }
             self = .cookieOutcomes(outcomes: outcomes, sequence: sequence)
         case "snapshot" where keys == ["snapshot"]:
-            guard let snapshotJSON = body["snapshot"], let snapshot = StoreSnapshot(json: snapshotJSON) else { return nil }
+            guard let snapshotJSON = body["snapshot"], let snapshot = StoreSnapshot(json: snapshotJSON) else {
+                return nil
+            }
             self = .snapshot(snapshot: snapshot)
         case "cookies" where keys == ["cookies"]:
             guard let cookiesJSON = body["cookies"], let cookies = Cookie.array(json: cookiesJSON) else { return nil }

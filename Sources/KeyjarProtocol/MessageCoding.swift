@@ -22,16 +22,23 @@ public enum MessageCoding {
     /// The reference encoding, which the fast paths must match.
     public static func encode(codable message: some Encodable) -> [UInt8] {
         // Messages are plain values (strings, numbers, arrays); encoding them cannot fail.
-        (try? Array(encoder().encode(message))) ?? Array(#"{"failure":{"error":{"code":3,"message":"unencodable"}}}"#.utf8)
+        (try? Array(encoder().encode(message)))
+            ?? Array(#"{"failure":{"error":{"code":3,"message":"unencodable"}}}"#.utf8)
     }
 
     /// Decodes a payload, or describes precisely why it is not a valid message.
-    public static func decode<Message: Decodable>(_ type: Message.Type, from payload: some Sequence<UInt8>) throws(WireError) -> Message {
+    public static func decode<Message: Decodable>(
+        _ type: Message.Type,
+        from payload: some Sequence<UInt8>
+    ) throws(WireError) -> Message {
         try decode(codable: type, from: payload)
     }
 
     /// The reference decoding, which the fast paths must match.
-    public static func decode<Message: Decodable>(codable type: Message.Type, from payload: some Sequence<UInt8>) throws(WireError) -> Message {
+    public static func decode<Message: Decodable>(
+        codable type: Message.Type,
+        from payload: some Sequence<UInt8>
+    ) throws(WireError) -> Message {
         // The copy may hold a password (a setCredential or password message in a form the fast
         // path leaves to Foundation): zeroed once decoded.
         var data = Data(payload)

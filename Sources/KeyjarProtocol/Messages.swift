@@ -27,7 +27,10 @@ public struct WireCookieContext: Sendable, Hashable, Codable {
     public var nonHTTP: Bool
 
     public init(
-        url: String, mainDocumentURL: String? = nil, isTopLevelNavigation: Bool = true, method: String = "GET",
+        url: String,
+        mainDocumentURL: String? = nil,
+        isTopLevelNavigation: Bool = true,
+        method: String = "GET",
         nonHTTP: Bool = false
     ) {
         self.url = url
@@ -37,7 +40,6 @@ public struct WireCookieContext: Sendable, Hashable, Codable {
         self.nonHTTP = nonHTTP
     }
 }
-
 
 /// Everything a client can ask keyjard.
 public enum Request: Sendable, Hashable, Codable {
@@ -146,7 +148,10 @@ extension CookieFileProblem: Codable {
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        self.init(line: try container.decode(Int.self, forKey: .line), message: try container.decode(String.self, forKey: .message))
+        self.init(
+            line: try container.decode(Int.self, forKey: .line),
+            message: try container.decode(String.self, forKey: .message)
+        )
     }
 
     public func encode(to encoder: any Encoder) throws {

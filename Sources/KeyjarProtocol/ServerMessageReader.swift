@@ -92,7 +92,10 @@ public struct ServerMessageReader: Sendable {
     /// across CPUs; 0 polls once), then blocking until `deadline`. Every other message (pushed
     /// events, other requests' replies) goes to `other`, in order. Nil at the deadline.
     public mutating func reply(
-        to id: UInt64, awakeUntil: UInt64, deadline: Date, other: (ServerMessage) throws(Failure) -> Void
+        to id: UInt64,
+        awakeUntil: UInt64,
+        deadline: Date,
+        other: (ServerMessage) throws(Failure) -> Void
     ) throws(Failure) -> Response? {
         var awake = true
         while true {

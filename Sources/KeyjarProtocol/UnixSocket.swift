@@ -44,7 +44,9 @@ public struct UnixSocket: Sendable {
     public func sendAll(_ bytes: [UInt8]) throws(ConnectionError) {
         var offset = 0
         while offset < bytes.count {
-            let written = bytes[offset...].withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            let written = bytes[offset...].withUnsafeBytes {
+                Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+            }
             if written < 0 && errno == EINTR { continue }
             guard written > 0 else { throw ConnectionError("send failed: \(String(cString: strerror(errno)))") }
             offset += written
@@ -81,9 +83,14 @@ public struct UnixSocket: Sendable {
     /// 30–70 µs, more than keyjard needs to commit and answer. A caller that has just sent a
     /// request and expects its reply within that time gets it sooner by staying awake, and
     /// yielding between tries lets keyjard have the CPU if it shares this one.
-    public func receiveWithoutSleeping(into buffer: inout [UInt8], until deadline: UInt64) throws(ConnectionError) -> Int? {
+    public func receiveWithoutSleeping(
+        into buffer: inout [UInt8],
+        until deadline: UInt64
+    ) throws(ConnectionError) -> Int? {
         while true {
-            let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+            let count = buffer.withUnsafeMutableBytes {
+                recv(descriptor, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT))
+            }
             if count >= 0 { return count }
             switch errno {
             case EAGAIN, EINTR: break

@@ -71,8 +71,15 @@ final class ConnectionHandler: ChannelInboundHandler {
                     case .success(let response): handler.client.reply(.reply(id: message.id, response: response))
                     case .failure(let error as WireError): handler.client.reply(.failure(id: message.id, error: error))
                     case .failure(let error):
-                        handler.client.reply(.failure(id: message.id, error: WireError(
-                            code: WireError.storageFailure, message: "\(error)")))
+                        handler.client.reply(
+                            .failure(
+                                id: message.id,
+                                error: WireError(
+                                    code: WireError.storageFailure,
+                                    message: "\(error)"
+                                )
+                            )
+                        )
                     }
                     handler.machine.deferredAnswerSent()
                     handler.drain()
@@ -95,8 +102,8 @@ final class ConnectionHandler: ChannelInboundHandler {
         if let error = error as? FrameDecodingError {
             logger.info("malformed frame; closing the connection", metadata: ["error": "\(error)"])
             if case .fail(let id, let failure) = machine.malformed(
-                WireError(code: WireError.malformedFrame, message: error.description))
-            {
+                WireError(code: WireError.malformedFrame, message: error.description)
+            ) {
                 sendFailure(id: id, failure, context: context)
             }
         } else {

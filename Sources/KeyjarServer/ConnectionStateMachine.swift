@@ -38,12 +38,20 @@ struct ConnectionStateMachine {
             return .ignore
         case .awaitingHello:
             guard case .hello(let version, let name) = message.request else {
-                return close(id: message.id, WireError(code: WireError.handshakeRequired, message: "the first request must be hello"))
+                return close(
+                    id: message.id,
+                    WireError(code: WireError.handshakeRequired, message: "the first request must be hello")
+                )
             }
             guard version == ProtocolVersion.current else {
-                return close(id: message.id, WireError(
-                    code: WireError.unsupportedVersion,
-                    message: "protocol version \(version) is not supported; this keyjard speaks \(ProtocolVersion.current)"))
+                return close(
+                    id: message.id,
+                    WireError(
+                        code: WireError.unsupportedVersion,
+                        message:
+                            "protocol version \(version) is not supported; this keyjard speaks \(ProtocolVersion.current)"
+                    )
+                )
             }
             state = .ready
             waiting.append(message)

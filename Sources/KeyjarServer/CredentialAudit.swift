@@ -13,7 +13,10 @@ enum CredentialAudit {
     /// passwords no record owns; each list sorted so that reports are stable.
     static func mismatches(records: [CredentialRecord], secrets: [SecretStoreKey]) -> [CredentialMismatch] {
         let recorded = Set(
-            records.filter(\.space.authenticationMethod.keepsSecret).map { SecretStoreKey(space: $0.space, user: $0.user) })
+            records.filter(\.space.authenticationMethod.keepsSecret).map {
+                SecretStoreKey(space: $0.space, user: $0.user)
+            }
+        )
         let stored = Set(secrets)
         let missingPasswords = recorded.subtracting(stored).map {
             CredentialMismatch(kind: .passwordMissing, space: $0.space, user: $0.user)
@@ -25,7 +28,13 @@ enum CredentialAudit {
     }
 
     private static func order(_ a: CredentialMismatch, _ b: CredentialMismatch) -> Bool {
-        (a.space.host, a.space.port, a.space.protocol + a.space.proxyType.rawValue, a.space.realm ?? "", a.space.authenticationMethod.rawValue, a.user)
-            < (b.space.host, b.space.port, b.space.protocol + b.space.proxyType.rawValue, b.space.realm ?? "", b.space.authenticationMethod.rawValue, b.user)
+        (
+            a.space.host, a.space.port, a.space.protocol + a.space.proxyType.rawValue, a.space.realm ?? "",
+            a.space.authenticationMethod.rawValue, a.user
+        )
+            < (
+                b.space.host, b.space.port, b.space.protocol + b.space.proxyType.rawValue, b.space.realm ?? "",
+                b.space.authenticationMethod.rawValue, b.user
+            )
     }
 }

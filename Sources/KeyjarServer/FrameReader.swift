@@ -90,7 +90,8 @@ final class FrameReader: ChannelDuplexHandler {
         } else {
             if !ownsStorage || buffer.writableBytes < bytes.readableBytes {
                 var larger = context.channel.allocator.buffer(
-                    capacity: max(buffer.readableBytes + bytes.readableBytes, frameCapacity))
+                    capacity: max(buffer.readableBytes + bytes.readableBytes, frameCapacity)
+                )
                 larger.writeBuffer(&buffer)
                 retire(replacingWith: larger)
                 ownsStorage = true
@@ -144,7 +145,9 @@ final class FrameReader: ChannelDuplexHandler {
             stallTimer?.cancel()
             stallTimer = nil
             buffer.moveReaderIndex(forwardBy: Framing.headerSize)
-            let payload = buffer.readSlice(length: length)!
+            guard let payload = buffer.readSlice(length: length) else {
+                preconditionFailure("a whole frame was checked to be buffered")
+            }
             let admitted = reservation
             reservation = 0
             frameCapacity = 0
@@ -204,7 +207,10 @@ final class FrameReader: ChannelDuplexHandler {
             guard reader.reservation > 0, let context = reader.context else { return }
             // While keyjard itself holds the gate shut, the client is not the one stalling.
             guard reader.gate.isOpen else { return reader.armStallTimer(length: length, context: context) }
-            reader.fail(.stalled(length: length, seconds: Int(reader.frameDeadline.nanoseconds / 1_000_000_000)), context: context)
+            reader.fail(
+                .stalled(length: length, seconds: Int(reader.frameDeadline.nanoseconds / 1_000_000_000)),
+                context: context
+            )
         }
     }
 

@@ -1,9 +1,9 @@
-public import Logging
+import Atomics
 import Foundation
 import Glibc
 import KeyjarProtocol
 import KeyjarStore
-import Atomics
+public import Logging
 import NIOCore
 import NIOPosix
 
@@ -15,7 +15,9 @@ public enum KeyjarServer {
     /// Serves until `shutdown` yields or finishes; `ready` is called with the socket path once
     /// clients can connect.
     public static func run(
-        configuration: ServerConfiguration, logger: Logger, shutdown: AsyncStream<Void>,
+        configuration: ServerConfiguration,
+        logger: Logger,
+        shutdown: AsyncStream<Void>,
         ready: @escaping @Sendable (String) -> Void
     ) async throws {
         let directory = try SocketDirectory(socketPath: configuration.socketPath)
@@ -23,7 +25,9 @@ public enum KeyjarServer {
         do {
             try FileManager.default.createDirectory(
                 atPath: (configuration.databasePath as NSString).deletingLastPathComponent,
-                withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+                withIntermediateDirectories: true,
+                attributes: [.posixPermissions: 0o700]
+            )
             database = try StoreDatabase(path: configuration.databasePath)
         } catch let error as StoreError {
             throw ServerError(error.message)
@@ -35,13 +39,17 @@ public enum KeyjarServer {
         case .secretService:
             secrets = LibSecretStore()
         case .file(let path):
-            logger.warning("passwords are kept in a plain file (--secrets file): weaker than the Secret Service",
-                           metadata: ["file": "\(path)"])
+            logger.warning(
+                "passwords are kept in a plain file (--secrets file): weaker than the Secret Service",
+                metadata: ["file": "\(path)"]
+            )
             do { secrets = try FileSecretStore(path: path) } catch { throw ServerError("\(error)") }
         }
         if case .unavailable(let reason) = secrets.health() {
-            logger.warning("no usable secret store: permanent credentials will be refused until it is back",
-                           metadata: ["reason": "\(reason)"])
+            logger.warning(
+                "no usable secret store: permanent credentials will be refused until it is back",
+                metadata: ["reason": "\(reason)"]
+            )
         }
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let threadPool = NIOThreadPool(numberOfThreads: 2)
@@ -50,8 +58,16 @@ public enum KeyjarServer {
         checkpointThread.start()
         do {
             try await serve(
-                configuration: configuration, directory: directory, database: database, secrets: secrets,
-                group: group, threadPools: (threadPool, checkpointThread), logger: logger, shutdown: shutdown, ready: ready)
+                configuration: configuration,
+                directory: directory,
+                database: database,
+                secrets: secrets,
+                group: group,
+                threadPools: (threadPool, checkpointThread),
+                logger: logger,
+                shutdown: shutdown,
+                ready: ready
+            )
         } catch {
             try? await checkpointThread.shutdownGracefully()
             try? await threadPool.shutdownGracefully()
@@ -64,16 +80,27 @@ public enum KeyjarServer {
     }
 
     private static func serve(
-        configuration: ServerConfiguration, directory: SocketDirectory, database: StoreDatabase,
-        secrets: any SecretStore, group: MultiThreadedEventLoopGroup, threadPools: (secrets: NIOThreadPool, checkpoints: NIOThreadPool),
+        configuration: ServerConfiguration,
+        directory: SocketDirectory,
+        database: StoreDatabase,
+        secrets: any SecretStore,
+        group: MultiThreadedEventLoopGroup,
+        threadPools: (secrets: NIOThreadPool, checkpoints: NIOThreadPool),
         logger: Logger,
-        shutdown: AsyncStream<Void>, ready: @escaping @Sendable (String) -> Void
+        shutdown: AsyncStream<Void>,
+        ready: @escaping @Sendable (String) -> Void
     ) async throws {
         // One event loop owns the service and every connection: no thread hop per request.
         let loop = group.next()
         let service = try StoreService(
-            eventLoop: loop, configuration: configuration, database: database, secrets: secrets,
-            threadPool: threadPools.secrets, checkpointThread: threadPools.checkpoints, logger: logger)
+            eventLoop: loop,
+            configuration: configuration,
+            database: database,
+            secrets: secrets,
+            threadPool: threadPools.secrets,
+            checkpointThread: threadPools.checkpoints,
+            logger: logger
+        )
         try await loop.submit { service.purgeExpired() }.get()
 
         let connectionIDs = ManagedAtomic<UInt64>(0)
@@ -91,26 +118,52 @@ public enum KeyjarServer {
                     // every subscriber), so the pipeline has no encoder.
                     guard peer.uid == getuid() else {
                         logger.warning("refused a client of another user", metadata: ["peer.uid": "\(peer.uid)"])
-                        try operations.addHandler(RefusalHandler(
-                            WireError(code: WireError.handshakeRequired, message: "keyjard serves only its own user")))
+                        try operations.addHandler(
+                            RefusalHandler(
+                                WireError(
+                                    code: WireError.handshakeRequired,
+                                    message: "keyjard serves only its own user"
+                                )
+                            )
+                        )
                         return
                     }
                     guard service.state.clients.count < configuration.maximumConnections else {
-                        logger.warning("refused a client over the connection limit", metadata: ["peer.pid": "\(peer.pid)"])
-                        try operations.addHandler(RefusalHandler(WireError(
-                            code: WireError.overloaded,
-                            message: "keyjard already serves \(configuration.maximumConnections) connections (--max-connections)")))
+                        logger.warning(
+                            "refused a client over the connection limit",
+                            metadata: ["peer.pid": "\(peer.pid)"]
+                        )
+                        try operations.addHandler(
+                            RefusalHandler(
+                                WireError(
+                                    code: WireError.overloaded,
+                                    message:
+                                        "keyjard already serves \(configuration.maximumConnections) connections (--max-connections)"
+                                )
+                            )
+                        )
                         return
                     }
                     let gate = ReadGate(budget: service.state.inbound)
                     let client = ServedClient(
-                        id: connectionIDs.wrappingIncrementThenLoad(ordering: .relaxed), pid: peer.pid, channel: channel,
-                        gate: gate, limits: ServedClient.Limits(
-                            messages: configuration.clientQueueLimit, bytes: configuration.clientQueueBytes,
-                            backlogBytes: configuration.clientBacklogBytes))
-                    try operations.addHandler(FrameReader(
-                        service: service, gate: gate, maximumPayload: configuration.maximumFramePayload,
-                        frameDeadline: TimeAmount(configuration.frameDeadline)))
+                        id: connectionIDs.wrappingIncrementThenLoad(ordering: .relaxed),
+                        pid: peer.pid,
+                        channel: channel,
+                        gate: gate,
+                        limits: ServedClient.Limits(
+                            messages: configuration.clientQueueLimit,
+                            bytes: configuration.clientQueueBytes,
+                            backlogBytes: configuration.clientBacklogBytes
+                        )
+                    )
+                    try operations.addHandler(
+                        FrameReader(
+                            service: service,
+                            gate: gate,
+                            maximumPayload: configuration.maximumFramePayload,
+                            frameDeadline: TimeAmount(configuration.frameDeadline)
+                        )
+                    )
                     try operations.addHandler(ConnectionHandler(service: service, client: client, logger: logger))
                 }
             }
@@ -125,17 +178,22 @@ public enum KeyjarServer {
             // keyjard runs with umask 077, but a library caller may not: set the mode explicitly.
             chmod(configuration.socketPath, 0o600)
         }
-        logger.info("serving", metadata: ["socket": "\(configuration.socketPath)", "database": "\(configuration.databasePath)"])
+        logger.info(
+            "serving",
+            metadata: ["socket": "\(configuration.socketPath)", "database": "\(configuration.databasePath)"]
+        )
         ready(configuration.socketPath)
 
         // Checkpoints run on their own thread and connection: never inside a commit.
         let checkpoints = loop.scheduleRepeatedTask(
-            initialDelay: .seconds(1), delay: TimeAmount(configuration.checkpointInterval)
+            initialDelay: .seconds(1),
+            delay: TimeAmount(configuration.checkpointInterval)
         ) { _ in
             service.checkpointInBackground()
         }
         let expirySeconds = max(1, configuration.expiryInterval.components.seconds)
-        let expiry = loop.scheduleRepeatedTask(initialDelay: .seconds(expirySeconds), delay: .seconds(expirySeconds)) { _ in
+        let expiry = loop.scheduleRepeatedTask(initialDelay: .seconds(expirySeconds), delay: .seconds(expirySeconds)) {
+            _ in
             service.purgeExpired()
         }
 

@@ -12,7 +12,9 @@ struct PeerCredentials: Sendable {
             return channel.eventLoop.makeFailedFuture(ServerError("the connection does not expose socket options"))
         }
         let credentials: EventLoopFuture<LinuxPeerCredentials> = provider.unsafeGetSocketOption(
-            level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(SO_PEERCRED))
+            level: SocketOptionLevel(SOL_SOCKET),
+            name: SocketOptionName(SO_PEERCRED)
+        )
         return credentials.map { PeerCredentials(pid: $0.pid, uid: $0.uid) }
     }
 }

@@ -1,6 +1,6 @@
 public import KeyjarCore
-public import KeyjarStore
 public import KeyjarProtocol
+public import KeyjarStore
 
 /// Everything keyjard needs to know to serve.
 public struct ServerConfiguration: Sendable {
@@ -41,13 +41,20 @@ public struct ServerConfiguration: Sendable {
     public var expiryInterval: Duration
 
     public init(
-        socketPath: String = KeyjarPaths.defaultSocketPath(), databasePath: String = KeyjarPaths.defaultDatabasePath(),
-        secrets: Secrets = .secretService, inheritedSocket: CInt? = nil,
-        maximumFramePayload: Int = Framing.defaultMaximumPayload, inboundBudget: Int? = nil,
-        maximumConnections: Int = 512, frameDeadline: Duration = .seconds(30), clientQueueLimit: Int = 4096,
-        clientQueueBytes: Int = 16 * 1024 * 1024, clientBacklogBytes: Int = 1024 * 1024,
+        socketPath: String = KeyjarPaths.defaultSocketPath(),
+        databasePath: String = KeyjarPaths.defaultDatabasePath(),
+        secrets: Secrets = .secretService,
+        inheritedSocket: CInt? = nil,
+        maximumFramePayload: Int = Framing.defaultMaximumPayload,
+        inboundBudget: Int? = nil,
+        maximumConnections: Int = 512,
+        frameDeadline: Duration = .seconds(30),
+        clientQueueLimit: Int = 4096,
+        clientQueueBytes: Int = 16 * 1024 * 1024,
+        clientBacklogBytes: Int = 1024 * 1024,
         limits: CookieJar.Limits = CookieJar.Limits(),
-        checkpointInterval: Duration = .seconds(1), checkpointPolicy: CheckpointPolicy = CheckpointPolicy(),
+        checkpointInterval: Duration = .seconds(1),
+        checkpointPolicy: CheckpointPolicy = CheckpointPolicy(),
         expiryInterval: Duration = .seconds(60)
     ) {
         self.socketPath = socketPath

@@ -26,10 +26,14 @@ final class SocketDirectory {
             throw ServerError("cannot open \(lockPath): \(String(cString: strerror(errno)))")
         }
         guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
-            let holder = (try? String(contentsOfFile: lockPath, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+            let holder = (try? String(contentsOfFile: lockPath, encoding: .utf8))?.trimmingCharacters(
+                in: .whitespacesAndNewlines
+            )
             close(descriptor)
             throw ServerError(
-                "another keyjard is already serving \(socketPath)" + (holder.map { $0.isEmpty ? "" : " (pid \($0))" } ?? ""))
+                "another keyjard is already serving \(socketPath)"
+                    + (holder.map { $0.isEmpty ? "" : " (pid \($0))" } ?? "")
+            )
         }
         lockDescriptor = descriptor
         ftruncate(descriptor, 0)
@@ -60,7 +64,10 @@ final class SocketDirectory {
         if lstat(path, &status) != 0 {
             do {
                 try FileManager.default.createDirectory(
-                    atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+                    atPath: path,
+                    withIntermediateDirectories: true,
+                    attributes: [.posixPermissions: 0o700]
+                )
             } catch {
                 throw ServerError("cannot create the socket directory \(path): \(error.localizedDescription)")
             }
@@ -68,7 +75,9 @@ final class SocketDirectory {
         }
         guard status.st_mode & S_IFMT == S_IFDIR else { throw ServerError("\(path) is not a directory") }
         guard status.st_uid == getuid() else {
-            throw ServerError("the socket directory \(path) belongs to uid \(status.st_uid), not to you (uid \(getuid()))")
+            throw ServerError(
+                "the socket directory \(path) belongs to uid \(status.st_uid), not to you (uid \(getuid()))"
+            )
         }
         if status.st_mode & 0o777 != 0o700, chmod(path, 0o700) != 0 {
             throw ServerError("cannot make \(path) private (0700): \(String(cString: strerror(errno)))")

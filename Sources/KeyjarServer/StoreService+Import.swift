@@ -20,7 +20,10 @@ extension StoreService {
     /// Each chunk is in the jar only once it is on disk, as for every write; a failure part-way
     /// leaves the chunks before it imported, and the reply is that failure.
     func importCookies(
-        _ text: String, format: CookieFileFormat, firstLine: Int?, origin: NIOLoopBound<ServedClient>
+        _ text: String,
+        format: CookieFileFormat,
+        firstLine: Int?,
+        origin: NIOLoopBound<ServedClient>
     ) -> EventLoopFuture<Response> {
         threadPool.runIfActive(eventLoop: eventLoop) {
             var parsed = format == .netscape ? NetscapeCookieFile.parse(text) : CookieJSONFile.parse(Data(text.utf8))
@@ -49,13 +52,19 @@ extension StoreService {
 
         var response: Response {
             .importReport(
-                imported: report.imported, expired: report.expired, problems: report.problems.sorted { $0.line < $1.line },
-                sequence: sequence)
+                imported: report.imported,
+                expired: report.expired,
+                problems: report.problems.sorted { $0.line < $1.line },
+                sequence: sequence
+            )
         }
     }
 
     /// Applies and commits the next chunk, then yields the loop before the one after.
-    private func importChunks(_ progress: ImportProgress, origin: NIOLoopBound<ServedClient>) -> EventLoopFuture<Response> {
+    private func importChunks(
+        _ progress: ImportProgress,
+        origin: NIOLoopBound<ServedClient>
+    ) -> EventLoopFuture<Response> {
         var progress = progress
         let end = min(progress.next + Self.importChunkSize, progress.entries.count)
         let part = state.jar.importCookies(Array(progress.entries[progress.next..<end]))

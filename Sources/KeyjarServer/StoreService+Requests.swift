@@ -1,6 +1,6 @@
 import Foundation
-import KeyjarCore
 import KeyjarCodec
+import KeyjarCore
 import KeyjarProtocol
 import KeyjarStore
 import NIOCore
@@ -26,19 +26,40 @@ extension StoreService {
                 // A trust decision is a certificate's fingerprint, public: nothing goes to the
                 // Secret Service, and nothing may pose as its secret.
                 guard password.isEmpty else {
-                    return .immediate(.failure(WireError(
-                        code: WireError.invalidArgument, message: "a server-trust decision has no password")))
+                    return .immediate(
+                        .failure(
+                            WireError(
+                                code: WireError.invalidArgument,
+                                message: "a server-trust decision has no password"
+                            )
+                        )
+                    )
                 }
-                return .immediate(Result { () throws(WireError) in
-                    .committed(sequence: try self.saveCredential(space, user: user, makeDefault: makeDefault, origin: client))
-                })
+                return .immediate(
+                    Result { () throws(WireError) in
+                        .committed(
+                            sequence: try self.saveCredential(
+                                space,
+                                user: user,
+                                makeDefault: makeDefault,
+                                origin: client
+                            )
+                        )
+                    }
+                )
             }
-            return .deferred(inCredentialLane { self.setCredential(space, user: user, password: password, makeDefault: makeDefault, origin: origin) })
+            return .deferred(
+                inCredentialLane {
+                    self.setCredential(space, user: user, password: password, makeDefault: makeDefault, origin: origin)
+                }
+            )
         case .removeCredential(let space, let user):
             guard space.authenticationMethod.keepsSecret else {
-                return .immediate(Result { () throws(WireError) in
-                    .committed(sequence: try self.commit([.removeCredential(space, user: user)], origin: client))
-                })
+                return .immediate(
+                    Result { () throws(WireError) in
+                        .committed(sequence: try self.commit([.removeCredential(space, user: user)], origin: client))
+                    }
+                )
             }
             return .deferred(inCredentialLane { self.removeCredential(space, user: user, origin: origin) })
         case .repairCredentials:
@@ -47,7 +68,9 @@ extension StoreService {
             return .deferred(importCookies(text, format: format, firstLine: firstLine, origin: origin))
         case .password(let space, let user):
             do {
-                guard try hasCredential(space, user: user) else { return .immediate(.success(.password(password: nil))) }
+                guard try hasCredential(space, user: user) else {
+                    return .immediate(.success(.password(password: nil)))
+                }
             } catch {
                 return .immediate(.failure(error))
             }
@@ -61,7 +84,8 @@ extension StoreService {
                         _ = try? self.commit([.credentialUsed(space, user: user, at: used)], origin: origin.value)
                     }
                     return .password(password: password)
-                })
+                }
+            )
         case .status:
             // health() and keys() ask D-Bus; the rest is read on the loop once they answer.
             return .deferred(
@@ -80,7 +104,8 @@ extension StoreService {
                         }
                         return .status(status: self.status(health: health, credentialMismatches: mismatches))
                     }
-                })
+                }
+            )
         default:
             do {
                 return .immediate(.success(try handleOnLoop(request, from: client)))
@@ -93,12 +118,20 @@ extension StoreService {
     /// Saves a credential's metadata; the space's first credential becomes its default (the
     /// rule is the model's, applied here alone so that every client agrees).
     private func saveCredential(
-        _ space: ProtectionSpace, user: String, makeDefault: Bool, origin: ServedClient
+        _ space: ProtectionSpace,
+        user: String,
+        makeDefault: Bool,
+        origin: ServedClient
     ) throws(WireError) -> UInt64? {
         let stored: [CredentialRecord]
         do { stored = try database.credentialRecords() } catch { throw storageFailure(error) }
         var record = CredentialRecord(
-            space: space, user: user, persistence: .permanent, isDefault: false, created: Date().timeIntervalSince1970)
+            space: space,
+            user: user,
+            persistence: .permanent,
+            isDefault: false,
+            created: Date().timeIntervalSince1970
+        )
         record.isDefault = record.becomesDefault(asked: makeDefault, stored: stored)
         return try commit([.saveCredential(record)], origin: origin)
     }
@@ -106,13 +139,22 @@ extension StoreService {
     /// Stores the password, then the record. If the record cannot be committed, a password that
     /// replaced nothing is taken back out, so the store is left as it was.
     private func setCredential(
-        _ space: ProtectionSpace, user: String, password: String, makeDefault: Bool, origin: NIOLoopBound<ServedClient>
+        _ space: ProtectionSpace,
+        user: String,
+        password: String,
+        makeDefault: Bool,
+        origin: NIOLoopBound<ServedClient>
     ) -> EventLoopFuture<Response> {
         let existed: Bool
         do { existed = try hasCredential(space, user: user) } catch { return eventLoop.makeFailedFuture(error) }
         return offLoop { secrets in try secrets.storePassword(password, for: space, user: user) }.flatMap { _ in
             do {
-                let sequence = try self.saveCredential(space, user: user, makeDefault: makeDefault, origin: origin.value)
+                let sequence = try self.saveCredential(
+                    space,
+                    user: user,
+                    makeDefault: makeDefault,
+                    origin: origin.value
+                )
                 return self.eventLoop.makeSucceededFuture(.committed(sequence: sequence))
             } catch {
                 guard !existed else { return self.eventLoop.makeFailedFuture(error) }
@@ -125,7 +167,9 @@ extension StoreService {
     /// Removes the password, then the record. If the record cannot be removed, the password
     /// (read first) is put back, so the credential stays whole.
     private func removeCredential(
-        _ space: ProtectionSpace, user: String, origin: NIOLoopBound<ServedClient>
+        _ space: ProtectionSpace,
+        user: String,
+        origin: NIOLoopBound<ServedClient>
     ) -> EventLoopFuture<Response> {
         offLoop { secrets -> String? in
             let previous = try secrets.password(for: space, user: user)
@@ -194,7 +238,11 @@ extension StoreService {
     private func handleOnLoop(_ request: Request, from client: ServedClient) throws(WireError) -> Response {
         switch request {
         case .hello(let version, _):
-            return .hello(version: version, server: KeyjarServer.version, sequence: (try? database.latestSequence()) ?? 0)
+            return .hello(
+                version: version,
+                server: KeyjarServer.version,
+                sequence: (try? database.latestSequence()) ?? 0
+            )
         case .subscribe(let after):
             return try subscribe(client, after: after)
         case .snapshot:
@@ -210,7 +258,9 @@ extension StoreService {
         case .insertCookies(let cookies):
             return try storeEach(cookies, origin: client) { jar, cookie in jar.insert(cookie) }
         case .deleteCookies(let identities):
-            return .committed(sequence: try commitCookies(identities.compactMap { state.jar.remove($0) }, origin: client))
+            return .committed(
+                sequence: try commitCookies(identities.compactMap { state.jar.remove($0) }, origin: client)
+            )
         case .clearCookies(let domain):
             let domain = domain.map(Host.canonicalDomain)
             let changes = state.jar.removeAll { cookie in domain.map { Host.domainMatches(cookie.domain, $0) } ?? true }
@@ -224,12 +274,14 @@ extension StoreService {
             return .cookies(
                 cookies: state.jar.allCookies.filter { cookie in
                     !cookie.isExpired(at: now) && (domain.map { Host.domainMatches(cookie.domain, $0) } ?? true)
-                }.sorted(by: Self.listingOrder))
+                }.sorted(by: Self.listingOrder)
+            )
         case .exportCookies(let format, let includeSameSite):
             let now = Date()
             let cookies = state.jar.allCookies.filter { !$0.isExpired(at: now) }.sorted(by: Self.listingOrder)
             switch format {
-            case .netscape: return .exported(text: NetscapeCookieFile.serialize(cookies, includeSameSite: includeSameSite))
+            case .netscape:
+                return .exported(text: NetscapeCookieFile.serialize(cookies, includeSameSite: includeSameSite))
             case .json: return .exported(text: String(decoding: CookieJSONFile.serialize(cookies), as: UTF8.self))
             }
 
@@ -238,7 +290,9 @@ extension StoreService {
         case .setPolicy(let policy):
             var canonical = policy
             canonical.domainRules = Dictionary(
-                policy.domainRules.map { (Host.canonicalDomain($0.key), $0.value) }, uniquingKeysWith: { _, last in last })
+                policy.domainRules.map { (Host.canonicalDomain($0.key), $0.value) },
+                uniquingKeysWith: { _, last in last }
+            )
             guard canonical != state.jar.policy else { return .committed(sequence: nil) }
             state.jar.policy = canonical
             return .committed(sequence: try commit([.policy(canonical)], origin: client))
@@ -269,11 +323,15 @@ extension StoreService {
     /// Stores each item in the jar, commits all the changes at once, and answers with one
     /// outcome per item (nil when stored, else the rejection in words).
     private func storeEach<Item>(
-        _ items: [Item], origin: ServedClient, _ store: (inout CookieJar, Item) -> Result<[CookieChange], CookieRejection>
+        _ items: [Item],
+        origin: ServedClient,
+        _ store: (inout CookieJar, Item) -> Result<[CookieChange], CookieRejection>
     ) throws(WireError) -> Response {
         let (changes, rejections) = state.jar.storeEach(items, store)
         return .cookieOutcomes(
-            outcomes: rejections.map { $0?.description }, sequence: try commitCookies(changes, origin: origin))
+            outcomes: rejections.map { $0?.description },
+            sequence: try commitCookies(changes, origin: origin)
+        )
     }
 
     func commitCookies(_ changes: [CookieChange], origin: ServedClient) throws(WireError) -> UInt64? {
@@ -287,9 +345,12 @@ extension StoreService {
     static func context(_ wire: WireCookieContext) throws(WireError) -> CookieContext {
         guard let url = URL(string: wire.url),
             let context = CookieContext(
-                url: url, mainDocumentURL: wire.mainDocumentURL.flatMap(URL.init(string:)),
-                isTopLevelNavigation: wire.isTopLevelNavigation, httpMethod: wire.method,
-                api: wire.nonHTTP ? .nonHTTP : .http)
+                url: url,
+                mainDocumentURL: wire.mainDocumentURL.flatMap(URL.init(string:)),
+                isTopLevelNavigation: wire.isTopLevelNavigation,
+                httpMethod: wire.method,
+                api: wire.nonHTTP ? .nonHTTP : .http
+            )
         else {
             throw WireError(code: WireError.invalidArgument, message: "'\(wire.url)' is not a URL with a host")
         }

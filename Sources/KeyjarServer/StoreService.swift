@@ -53,8 +53,13 @@ final class StoreService: Sendable {
     var state: State { box.value }
 
     init(
-        eventLoop: any EventLoop, configuration: ServerConfiguration, database: StoreDatabase, secrets: any SecretStore,
-        threadPool: NIOThreadPool, checkpointThread: NIOThreadPool, logger: Logger
+        eventLoop: any EventLoop,
+        configuration: ServerConfiguration,
+        database: StoreDatabase,
+        secrets: any SecretStore,
+        threadPool: NIOThreadPool,
+        checkpointThread: NIOThreadPool,
+        logger: Logger
     ) throws {
         self.eventLoop = eventLoop
         self.configuration = configuration
@@ -67,7 +72,9 @@ final class StoreService: Sendable {
         // Rows are unique by identity (the table's primary key).
         try database.forEachCookie { jar.restore($0, isNew: true) }
         box = NIOLoopBoundBox.makeBoxSendingValue(
-            State(jar: jar, inbound: InboundBudget(limit: configuration.inboundBudget)), eventLoop: eventLoop)
+            State(jar: jar, inbound: InboundBudget(limit: configuration.inboundBudget)),
+            eventLoop: eventLoop
+        )
     }
 
     // MARK: - Clients
@@ -151,7 +158,10 @@ final class StoreService: Sendable {
                 if let missed, missed.reduce(0, { $0 + $1.count }) <= configuration.clientQueueBytes {
                     for payload in missed where !client.send(encoded: payload) {
                         client.close()
-                        throw WireError(code: WireError.overloaded, message: "the missed events did not fit the client's queue")
+                        throw WireError(
+                            code: WireError.overloaded,
+                            message: "the missed events did not fit the client's queue"
+                        )
                     }
                 } else if !client.send(encoded: try snapshotMessage()) {
                     client.close()
@@ -176,8 +186,11 @@ final class StoreService: Sendable {
     func snapshot() throws(WireError) -> StoreSnapshot {
         do {
             return StoreSnapshot(
-                cookies: state.jar.allCookies, policy: state.jar.policy, credentials: try database.credentialRecords(),
-                sequence: try database.latestSequence())
+                cookies: state.jar.allCookies,
+                policy: state.jar.policy,
+                credentials: try database.credentialRecords(),
+                sequence: try database.latestSequence()
+            )
         } catch {
             throw storageFailure(error)
         }
@@ -216,7 +229,8 @@ final class StoreService: Sendable {
         if now - state.lastStorageFailureLogged >= .seconds(1) {
             logger.error(
                 "storage failure",
-                metadata: ["error": "\(error)", "failures.unlogged": "\(state.storageFailuresNotLogged)"])
+                metadata: ["error": "\(error)", "failures.unlogged": "\(state.storageFailuresNotLogged)"]
+            )
             state.lastStorageFailureLogged = now
             state.storageFailuresNotLogged = 0
         } else {
@@ -294,16 +308,30 @@ final class StoreService: Sendable {
         case .file(let path): backend = "file:\(path)"
         }
         return ServiceStatus(
-            version: KeyjarServer.version, protocolVersion: ProtocolVersion.current, pid: getpid(),
-            socketPath: configuration.socketPath, databasePath: configuration.databasePath,
-            schemaVersion: StoreDatabase.schemaVersion, cookieCount: state.jar.count,
+            version: KeyjarServer.version,
+            protocolVersion: ProtocolVersion.current,
+            pid: getpid(),
+            socketPath: configuration.socketPath,
+            databasePath: configuration.databasePath,
+            schemaVersion: StoreDatabase.schemaVersion,
+            cookieCount: state.jar.count,
             credentialCount: (try? database.credentialRecords().count) ?? 0,
-            sequence: (try? database.latestSequence()) ?? 0, secretsBackend: backend, secretsHealthy: healthy,
-            secretsDetail: detail, acceptPolicy: state.jar.policy.acceptPolicy, connectedClients: state.clients.count,
+            sequence: (try? database.latestSequence()) ?? 0,
+            secretsBackend: backend,
+            secretsHealthy: healthy,
+            secretsDetail: detail,
+            acceptPolicy: state.jar.policy.acceptPolicy,
+            connectedClients: state.clients.count,
             inbound: ServiceStatus.Inbound(
-                budget: state.inbound.limit, reserved: state.inbound.reserved, peakReserved: state.inbound.peakReserved,
-                buffered: state.inbound.buffered, peakBuffered: state.inbound.peakBuffered,
-                maximumConnections: configuration.maximumConnections, pausedConnections: state.inbound.pausedConnections),
-            credentialMismatches: credentialMismatches)
+                budget: state.inbound.limit,
+                reserved: state.inbound.reserved,
+                peakReserved: state.inbound.peakReserved,
+                buffered: state.inbound.buffered,
+                peakBuffered: state.inbound.peakBuffered,
+                maximumConnections: configuration.maximumConnections,
+                pausedConnections: state.inbound.pausedConnections
+            ),
+            credentialMismatches: credentialMismatches
+        )
     }
 }

@@ -1,12 +1,12 @@
 import Foundation
 public import KeyjarCore
-import Synchronization
 import KeyjarLocks
+import Synchronization
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #elseif canImport(Musl)
-    import Musl
+import Musl
 #endif
 
 /// Keeps passwords in a JSON file: the explicit opt-in fallback (`keyjard --secrets file`) for
@@ -89,8 +89,14 @@ public final class FileSecretStore: SecretStore {
         try lock.withLock { _ in
             (try readItems() ?? []).compactMap { item in
                 SecretStoreKey(
-                    server: item.server, port: String(item.port), protocol: item.protocol, realm: item.realm,
-                    authtype: item.authtype, proxytype: item.proxytype, user: item.user)
+                    server: item.server,
+                    port: String(item.port),
+                    protocol: item.protocol,
+                    realm: item.realm,
+                    authtype: item.authtype,
+                    proxytype: item.proxytype,
+                    user: item.user
+                )
             }
         }
     }

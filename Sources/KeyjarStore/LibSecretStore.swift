@@ -2,9 +2,9 @@ internal import CLibSecret
 public import KeyjarCore
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #elseif canImport(Musl)
-    import Musl
+import Musl
 #endif
 
 /// Keeps passwords in the freedesktop.org Secret Service (GNOME Keyring, KeePassXC, …) through
@@ -84,20 +84,31 @@ public final class LibSecretStore: SecretStore {
         }
         let found = Found()
         var error: UnsafeMutablePointer<GError>?
-        let listed = keyjar_each_item({ context, attributes in
-            guard let context, let attributes else { return }
-            func value(_ name: String) -> String {
-                keyjar_attributes_get(attributes, name).map { String(cString: $0) } ?? ""
-            }
-            if let key = SecretStoreKey(
-                server: value("server"), port: value("port"), protocol: value("protocol"), realm: value("realm"),
-                authtype: value("authtype"), proxytype: value("proxytype"), user: value("user"))
-            {
-                Unmanaged<Found>.fromOpaque(context).takeUnretainedValue().keys.append(key)
-            }
-        }, Unmanaged.passUnretained(found).toOpaque(), &error)
+        let listed = keyjar_each_item(
+            { context, attributes in
+                guard let context, let attributes else { return }
+                func value(_ name: String) -> String {
+                    keyjar_attributes_get(attributes, name).map { String(cString: $0) } ?? ""
+                }
+                if let key = SecretStoreKey(
+                    server: value("server"),
+                    port: value("port"),
+                    protocol: value("protocol"),
+                    realm: value("realm"),
+                    authtype: value("authtype"),
+                    proxytype: value("proxytype"),
+                    user: value("user")
+                ) {
+                    Unmanaged<Found>.fromOpaque(context).takeUnretainedValue().keys.append(key)
+                }
+            },
+            Unmanaged.passUnretained(found).toOpaque(),
+            &error
+        )
         if let error { throw Self.consume(error, while: "listing Keyjar's passwords") }
-        guard listed != 0 else { throw SecretStoreError(.operationFailed, "listing Keyjar's passwords failed without a reason") }
+        guard listed != 0 else {
+            throw SecretStoreError(.operationFailed, "listing Keyjar's passwords failed without a reason")
+        }
         return withExtendedLifetime(found) { found.keys }
     }
 

@@ -93,22 +93,42 @@ public struct SecretStoreKey: Sendable, Hashable {
         self.space =
             space.realm == ""
             ? ProtectionSpace(
-                host: space.host, port: space.port, protocol: space.protocol, realm: nil,
-                authenticationMethod: space.authenticationMethod, proxyType: space.proxyType)
+                host: space.host,
+                port: space.port,
+                protocol: space.protocol,
+                realm: nil,
+                authenticationMethod: space.authenticationMethod,
+                proxyType: space.proxyType
+            )
             : space
         self.user = user
     }
 
     /// The key a password stored under these attribute values has, or `nil` when they name no
     /// space Keyjar could have written (another program's item under Keyjar's schema).
-    init?(server: String, port: String, protocol: String, realm: String, authtype: String, proxytype: String, user: String) {
+    init?(
+        server: String,
+        port: String,
+        protocol: String,
+        realm: String,
+        authtype: String,
+        proxytype: String,
+        user: String
+    ) {
         guard let port = Int(port), port > 0,
             let method = ProtectionSpace.AuthenticationMethod(rawValue: authtype),
             let proxy = ProtectionSpace.ProxyType(rawValue: proxytype)
         else { return nil }
         self.init(
             space: ProtectionSpace(
-                host: server, port: port, protocol: `protocol`, realm: realm, authenticationMethod: method, proxyType: proxy),
-            user: user)
+                host: server,
+                port: port,
+                protocol: `protocol`,
+                realm: realm,
+                authenticationMethod: method,
+                proxyType: proxy
+            ),
+            user: user
+        )
     }
 }

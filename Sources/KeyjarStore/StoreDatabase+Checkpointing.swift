@@ -33,8 +33,10 @@ extension StoreDatabase {
         checkpointRunning.store(true, ordering: .relaxed)
         defer { checkpointRunning.store(false, ordering: .relaxed) }
         let plan = policy.plan(
-            walFrames: walFrames, walFileBytes: walFileBytes,
-            sinceLastCommit: Self.monotonicNow() &- lastCommit.load(ordering: .relaxed))
+            walFrames: walFrames,
+            walFileBytes: walFileBytes,
+            sinceLastCommit: Self.monotonicNow() &- lastCommit.load(ordering: .relaxed)
+        )
         switch plan {
         case .truncate:
             try runCheckpoint(.truncate)

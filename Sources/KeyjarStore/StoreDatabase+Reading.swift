@@ -16,8 +16,11 @@ extension StoreDatabase {
     public func loadSnapshot() throws -> Snapshot {
         try withWriter { connection in
             Snapshot(
-                cookies: try Self.readCookies(connection), policy: try Self.readPolicy(connection),
-                credentials: try Self.readCredentials(connection), sequence: try Self.latestSequence(connection))
+                cookies: try Self.readCookies(connection),
+                policy: try Self.readPolicy(connection),
+                credentials: try Self.readCredentials(connection),
+                sequence: try Self.latestSequence(connection)
+            )
         }
     }
 
@@ -50,17 +53,24 @@ extension StoreDatabase {
     static func readCookies(_ connection: SQLiteConnection, into body: (Cookie) throws -> Void) throws {
         let statement = try connection.statement(
             "SELECT name, value, domain, host_only, path, expires, secure, http_only, same_site, creation, last_access"
-                + " FROM cookie")
+                + " FROM cookie"
+        )
         while try statement.step() {
             try body(
                 Cookie(
-                    name: statement.text(0), value: statement.text(1), domain: statement.text(2),
-                    hostOnly: statement.bool(3), path: statement.text(4),
+                    name: statement.text(0),
+                    value: statement.text(1),
+                    domain: statement.text(2),
+                    hostOnly: statement.bool(3),
+                    path: statement.text(4),
                     expires: statement.optionalDouble(5).map(Date.init(timeIntervalSince1970:)),
-                    secure: statement.bool(6), httpOnly: statement.bool(7),
+                    secure: statement.bool(6),
+                    httpOnly: statement.bool(7),
                     sameSite: SameSite(rawValue: statement.text(8)) ?? .unspecified,
                     creation: Date(timeIntervalSince1970: statement.double(9)),
-                    lastAccess: Date(timeIntervalSince1970: statement.double(10))))
+                    lastAccess: Date(timeIntervalSince1970: statement.double(10))
+                )
+            )
         }
     }
 
@@ -78,18 +88,28 @@ extension StoreDatabase {
     static func readCredentials(_ connection: SQLiteConnection) throws -> [CredentialRecord] {
         let statement = try connection.statement(
             "SELECT host, port, protocol, realm, auth_method, proxy_type, user, is_default, created, last_used"
-                + " FROM credential")
+                + " FROM credential"
+        )
         var records: [CredentialRecord] = []
         while try statement.step() {
             let space = ProtectionSpace(
-                host: statement.text(0), port: Int(statement.int64(1)), protocol: statement.text(2),
+                host: statement.text(0),
+                port: Int(statement.int64(1)),
+                protocol: statement.text(2),
                 realm: statement.isNull(3) ? nil : statement.text(3),
                 authenticationMethod: .init(rawValue: statement.text(4)) ?? .default,
-                proxyType: .init(rawValue: statement.text(5)) ?? .none)
+                proxyType: .init(rawValue: statement.text(5)) ?? .none
+            )
             records.append(
                 CredentialRecord(
-                    space: space, user: statement.text(6), persistence: .permanent, isDefault: statement.bool(7),
-                    created: statement.double(8), lastUsed: statement.optionalDouble(9)))
+                    space: space,
+                    user: statement.text(6),
+                    persistence: .permanent,
+                    isDefault: statement.bool(7),
+                    created: statement.double(8),
+                    lastUsed: statement.optionalDouble(9)
+                )
+            )
         }
         return records
     }
@@ -105,7 +125,8 @@ extension StoreDatabase {
             let oldest = try connection.statement("SELECT min(sequence) FROM change_log")
             guard try oldest.step(), !oldest.isNull(0), UInt64(oldest.int64(0)) <= sequence + 1 else { return nil }
             let statement = try connection.statement(
-                "SELECT sequence, event, format FROM change_log WHERE sequence > ? ORDER BY sequence")
+                "SELECT sequence, event, format FROM change_log WHERE sequence > ? ORDER BY sequence"
+            )
             try statement.bind(.integer(Int64(sequence)))
             var events: [SequencedEvent] = []
             while try statement.step() {
@@ -116,7 +137,10 @@ extension StoreDatabase {
                     let event = try StoreEventJSON.decode(statement.text(1).utf8)
                     events.append(SequencedEvent(sequence: UInt64(statement.int64(0)), event: event))
                 } catch {
-                    throw StoreError(code: .encoding, message: "change log entry \(statement.int64(0)) is unreadable: \(error)")
+                    throw StoreError(
+                        code: .encoding,
+                        message: "change log entry \(statement.int64(0)) is unreadable: \(error)"
+                    )
                 }
             }
             return events

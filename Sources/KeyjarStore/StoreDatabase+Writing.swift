@@ -1,6 +1,6 @@
 public import Foundation
-public import KeyjarCore
 import KeyjarCodec
+public import KeyjarCore
 import Synchronization
 
 // Writing: every change is one transaction with its change-log entry.
@@ -53,9 +53,15 @@ extension StoreDatabase {
                     let json = StoreEventJSON.encode(event)
                     let compacted = json.utf8.count > largestLoggedEvent
                     let format: ChangeLogFormat = compacted ? .compacted : .storeEventJSONVersion1
-                    let log = try connection.statement("INSERT INTO change_log (event, format, recorded) VALUES (?, ?, ?)")
-                    try log.bind(.text(compacted ? "" : json), .integer(format.rawValue), .real(now.timeIntervalSince1970))
-                        .run()
+                    let log = try connection.statement(
+                        "INSERT INTO change_log (event, format, recorded) VALUES (?, ?, ?)"
+                    )
+                    try log.bind(
+                        .text(compacted ? "" : json),
+                        .integer(format.rawValue),
+                        .real(now.timeIntervalSince1970)
+                    )
+                    .run()
                     events.append(LoggedEvent(sequence: UInt64(connection.lastInsertRowID), event: event, json: json))
                 }
                 return events
@@ -109,16 +115,23 @@ extension StoreDatabase {
                 "INSERT INTO credential (host, port, protocol, realm, auth_method, proxy_type, user, persistence,"
                     + " is_default, created, last_used) VALUES (?, ?, ?, ?, ?, ?, ?, 'permanent', ?, ?, ?)"
                     + " ON CONFLICT (host, port, protocol, ifnull(realm, ''), auth_method, proxy_type, user)"
-                    + " DO UPDATE SET is_default = CASE WHEN excluded.is_default THEN 1 ELSE is_default END")
-                .bind(spaceValues(record.space) + [
+                    + " DO UPDATE SET is_default = CASE WHEN excluded.is_default THEN 1 ELSE is_default END"
+            )
+            .bind(
+                spaceValues(record.space) + [
                     .text(record.user), .bool(record.isDefault), .real(record.created), .optional(record.lastUsed),
-                ]).run()
+                ]
+            ).run()
             // A replica learns a new default only from `defaultChanged`, so say it.
             var changes = [CredentialChange(kind: existed ? .updated : .added, space: record.space, user: record.user)]
-            if record.isDefault { changes.append(CredentialChange(kind: .defaultChanged, space: record.space, user: record.user)) }
+            if record.isDefault {
+                changes.append(CredentialChange(kind: .defaultChanged, space: record.space, user: record.user))
+            }
             return .credentials(changes: changes)
         case .removeCredential(let space, let user):
-            try connection.statement(credentialFilter("DELETE FROM credential")).bind(spaceValues(space) + [.text(user)]).run()
+            try connection.statement(credentialFilter("DELETE FROM credential")).bind(
+                spaceValues(space) + [.text(user)]
+            ).run()
             guard connection.changes > 0 else { return nil }
             return .credentials(changes: [CredentialChange(kind: .removed, space: space, user: user)])
         case .setDefaultCredential(let space, let user):
@@ -168,7 +181,8 @@ extension StoreDatabase {
 
     static func spaceValues(_ space: ProtectionSpace) -> [SQLiteValue] {
         [
-            .text(space.host), .integer(Int64(space.port)), .text(space.protocol), space.realm.map(SQLiteValue.text) ?? .null,
+            .text(space.host), .integer(Int64(space.port)), .text(space.protocol),
+            space.realm.map(SQLiteValue.text) ?? .null,
             .text(space.authenticationMethod.rawValue), .text(space.proxyType.rawValue),
         ]
     }
@@ -178,11 +192,14 @@ extension StoreDatabase {
 
     static func credentialFilter(_ prefix: String) -> String { prefix + " WHERE " + spaceFilter + " AND user = ?" }
 
-    static func credentialExists(_ space: ProtectionSpace, user: String, _ connection: SQLiteConnection) throws -> Bool {
-        try connection.statement(credentialFilter("SELECT 1 FROM credential")).bind(spaceValues(space) + [.text(user)]).step()
+    static func credentialExists(_ space: ProtectionSpace, user: String, _ connection: SQLiteConnection) throws -> Bool
+    {
+        try connection.statement(credentialFilter("SELECT 1 FROM credential")).bind(spaceValues(space) + [.text(user)])
+            .step()
     }
 
     static func clearDefaults(_ space: ProtectionSpace, _ connection: SQLiteConnection) throws {
-        try connection.statement("UPDATE credential SET is_default = 0 WHERE " + spaceFilter).bind(spaceValues(space)).run()
+        try connection.statement("UPDATE credential SET is_default = 0 WHERE " + spaceFilter).bind(spaceValues(space))
+            .run()
     }
 }

@@ -81,7 +81,8 @@ public final class StoreDatabase: @unchecked Sendable {
             throw StoreError(
                 code: .futureSchema,
                 message: "\(path) has schema version \(current), newer than this keyjard supports (\(schemaVersion)); "
-                    + "it was left untouched: run a newer keyjard or pass another --database")
+                    + "it was left untouched: run a newer keyjard or pass another --database"
+            )
         }
     }
 

@@ -23,7 +23,10 @@ struct BasicAuthorizationTests {
     @Test func charsetUTF8NormalisesToNFC() throws {
         let utf8 = try #require(ChallengeParser.parse([#"Basic realm="foo", charset=utf-8"#]).challenges.first)
         let decomposed = "e\u{301}"
-        #expect(try BasicAuthorization(user: "test", password: decomposed, challenge: utf8).headerValue == "Basic dGVzdDrDqQ==")
+        #expect(
+            try BasicAuthorization(user: "test", password: decomposed, challenge: utf8).headerValue
+                == "Basic dGVzdDrDqQ=="
+        )
         #expect(try BasicAuthorization(user: "test", password: decomposed).headerValue == "Basic dGVzdDplzIE=")
     }
 

@@ -30,10 +30,11 @@ struct ChallengeParserFuzzTests {
     }
 
     static func isToken(_ text: String) -> Bool {
-        !text.isEmpty && text.utf8.allSatisfy { byte in
-            (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
-                || "!#$%&'*+-.^_`|~".utf8.contains(byte)
-        }
+        !text.isEmpty
+            && text.utf8.allSatisfy { byte in
+                (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
+                    || "!#$%&'*+-.^_`|~".utf8.contains(byte)
+            }
     }
 
     @Test(arguments: 0..<4)
@@ -42,8 +43,12 @@ struct ChallengeParserFuzzTests {
         for iteration in 0..<3_000 {
             let fields = (0..<Int.random(in: 1...3, using: &random)).map { _ in
                 iteration.isMultiple(of: 4)
-                    ? String(decoding: (0..<Int.random(in: 0..<80, using: &random)).map { _ in
-                        Self.alphabet.randomElement(using: &random) ?? 0 }, as: UTF8.self)
+                    ? String(
+                        decoding: (0..<Int.random(in: 0..<80, using: &random)).map { _ in
+                            Self.alphabet.randomElement(using: &random) ?? 0
+                        },
+                        as: UTF8.self
+                    )
                     : Self.mutate(Self.seeds.randomElement(using: &random) ?? "", using: &random)
             }
             let result = ChallengeParser.parse(fields)
@@ -76,7 +81,9 @@ struct ChallengeParserFuzzTests {
         let token68Characters = Array("abcXYZ09-._~+/")
         let valueCharacters = Array("abc XYZ09,;=\"\\\t/é")
         func string(from characters: [Character], _ range: ClosedRange<Int>) -> String {
-            String((0..<Int.random(in: range, using: &random)).map { _ in characters.randomElement(using: &random) ?? "a" })
+            String(
+                (0..<Int.random(in: range, using: &random)).map { _ in characters.randomElement(using: &random) ?? "a" }
+            )
         }
         func spaces(_ range: ClosedRange<Int>) -> String { string(from: [" ", "\t"], range) }
         func separator() -> String {
@@ -94,7 +101,9 @@ struct ChallengeParserFuzzTests {
                 case 0:
                     break
                 case 1:
-                    let token68 = string(from: token68Characters, 1...20) + String(repeating: "=", count: Int.random(in: 0...2, using: &random))
+                    let token68 =
+                        string(from: token68Characters, 1...20)
+                        + String(repeating: "=", count: Int.random(in: 0...2, using: &random))
                     challenge.token68 = token68
                     text += " " + spaces(0...2) + token68
                 default:
@@ -104,7 +113,8 @@ struct ChallengeParserFuzzTests {
                         let name = string(from: tokenCharacters, 1...6)
                         guard used.insert(name.lowercased()).inserted else { continue }
                         let quote = Bool.random(using: &random)
-                        let value = quote ? string(from: valueCharacters, 0...10) : string(from: tokenCharacters, 1...10)
+                        let value =
+                            quote ? string(from: valueCharacters, 0...10) : string(from: tokenCharacters, 1...10)
                         challenge.parameters.append(AuthenticationParameter(name: name, value: value))
                         var escaped = ""
                         for character in value {

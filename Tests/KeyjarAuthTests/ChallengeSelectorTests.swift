@@ -13,15 +13,23 @@ struct ChallengeSelectorTests {
         #"Digest realm="r", nonce="n", qop=auth, algorithm=SHA-256"#,
     ]
 
-    func order(_ fields: [String], supported: Set<AuthenticationScheme> = Set(AuthenticationScheme.allCases),
-               canHashBody: Bool = false) -> [String] {
-        ChallengeSelector.candidates(in: ChallengeParser.parse(fields).challenges, supported: supported,
-                                     canHashBody: canHashBody)
-            .map { $0.scheme.rawValue + ($0.digest.map { " " + $0.algorithm.rawValue } ?? "") }
+    func order(
+        _ fields: [String],
+        supported: Set<AuthenticationScheme> = Set(AuthenticationScheme.allCases),
+        canHashBody: Bool = false
+    ) -> [String] {
+        ChallengeSelector.candidates(
+            in: ChallengeParser.parse(fields).challenges,
+            supported: supported,
+            canHashBody: canHashBody
+        )
+        .map { $0.scheme.rawValue + ($0.digest.map { " " + $0.algorithm.rawValue } ?? "") }
     }
 
     @Test func strongestFirstWhateverTheServersOrder() {
-        let expected = ["Negotiate", "NTLM", "Digest SHA-512-256", "Digest SHA-256-sess", "Digest SHA-256", "Digest MD5", "Basic"]
+        let expected = [
+            "Negotiate", "NTLM", "Digest SHA-512-256", "Digest SHA-256-sess", "Digest SHA-256", "Digest MD5", "Basic",
+        ]
         #expect(order(Self.offered) == expected)
         var random = SplitMix64(state: 9)
         for _ in 0..<20 {
@@ -34,7 +42,10 @@ struct ChallengeSelectorTests {
     @Test func onlySupportedSchemes() {
         #expect(order(Self.offered, supported: [.basic, .digest]).first == "Digest SHA-512-256")
         #expect(order(Self.offered, supported: [.basic]) == ["Basic"])
-        let choice = ChallengeSelector.strongest(in: ChallengeParser.parse(Self.offered).challenges, supported: [.ntlm, .basic])
+        let choice = ChallengeSelector.strongest(
+            in: ChallengeParser.parse(Self.offered).challenges,
+            supported: [.ntlm, .basic]
+        )
         #expect(choice?.scheme == .ntlm)
         #expect(ChallengeSelector.strongest(in: ChallengeParser.parse(["Bearer realm=x"]).challenges) == nil)
     }
@@ -54,7 +65,8 @@ struct ChallengeSelectorTests {
 
     @Test func equalStrengthKeepsTheServersOrder() {
         let choice = ChallengeSelector.candidates(
-            in: ChallengeParser.parse([#"Basic realm="first""#, #"basic realm="second""#]).challenges)
+            in: ChallengeParser.parse([#"Basic realm="first""#, #"basic realm="second""#]).challenges
+        )
         #expect(choice.map(\.challenge.realm) == ["first", "second"])
     }
 }

@@ -28,7 +28,12 @@ struct DigestAuthorizationTests {
         let cnonce = "f2/wE4q74E6zIJEtWaHKaf5wv/H5QzzpXusqGemxURZJ"
         var sha256 = try Self.session(Self.rfcChallenges[0])
         let sha256Answer = try sha256.authorize(
-            user: "Mufasa", password: "Circle of Life", method: "GET", uri: "/dir/index.html", cnonce: cnonce)
+            user: "Mufasa",
+            password: "Circle of Life",
+            method: "GET",
+            uri: "/dir/index.html",
+            cnonce: cnonce
+        )
         #expect(sha256Answer.response == "753927fa0e85d155564e2e272a28d1802ca10daf4496794697cf8db5856cb6c1")
         #expect(
             sha256Answer.headerValue == """
@@ -37,11 +42,17 @@ struct DigestAuthorizationTests {
                 cnonce="f2/wE4q74E6zIJEtWaHKaf5wv/H5QzzpXusqGemxURZJ", qop=auth, \
                 response="753927fa0e85d155564e2e272a28d1802ca10daf4496794697cf8db5856cb6c1", \
                 opaque="FQhe/qaU925kfnzjCev0ciny7QMkPqMAFRtzCUYo5tdS"
-                """)
+                """
+        )
 
         var md5 = try Self.session(Self.rfcChallenges[1])
         let md5Answer = try md5.authorize(
-            user: "Mufasa", password: "Circle of Life", method: "GET", uri: "/dir/index.html", cnonce: cnonce)
+            user: "Mufasa",
+            password: "Circle of Life",
+            method: "GET",
+            uri: "/dir/index.html",
+            cnonce: cnonce
+        )
         #expect(md5Answer.response == "8ca523f5e9506fed4657c9700eebdbec")
         #expect(
             md5Answer.headerValue == """
@@ -49,7 +60,8 @@ struct DigestAuthorizationTests {
                 nonce="7ypf/xlj9XXwfDPEoM4URrv/xwf94BcCAzFZH4GiTo0v", nc=00000001, \
                 cnonce="f2/wE4q74E6zIJEtWaHKaf5wv/H5QzzpXusqGemxURZJ", qop=auth, \
                 response="8ca523f5e9506fed4657c9700eebdbec", opaque="FQhe/qaU925kfnzjCev0ciny7QMkPqMAFRtzCUYo5tdS"
-                """)
+                """
+        )
         #expect(md5Answer.headerName == "Authorization")
     }
 
@@ -63,8 +75,12 @@ struct DigestAuthorizationTests {
             """
         var session = try Self.session(challenge)
         let answer = try session.authorize(
-            user: "J\u{E4}s\u{F8}n Doe", password: "Secret, or not?", method: "GET", uri: "/doe.json",
-            cnonce: "NTg6RKcb9boFIAS3KrFK9BGeh+iDa/sm6jUMp2wds69v")
+            user: "J\u{E4}s\u{F8}n Doe",
+            password: "Secret, or not?",
+            method: "GET",
+            uri: "/doe.json",
+            cnonce: "NTg6RKcb9boFIAS3KrFK9BGeh+iDa/sm6jUMp2wds69v"
+        )
         #expect(answer.username == "793263caabb707a56211940d90411ea4a575adeccb7e360aeb624ed06ece9b0b")
         #expect(answer.response == "3798d4131c277846293534c3edc11bd8a5e4cdcbff78b05db9d95eeb1cec68a5")
         #expect(
@@ -75,7 +91,8 @@ struct DigestAuthorizationTests {
                 cnonce="NTg6RKcb9boFIAS3KrFK9BGeh+iDa/sm6jUMp2wds69v", qop=auth, \
                 response="3798d4131c277846293534c3edc11bd8a5e4cdcbff78b05db9d95eeb1cec68a5", \
                 opaque="HRPCssKJSGjCrkzDg8OhwpzCiGPChXYjwrI2QmXDnsOS", userhash=true
-                """)
+                """
+        )
     }
 
     /// Without userhash, the same user goes out as `username*` (RFC 7616 §3.4.4, with the
@@ -101,7 +118,10 @@ struct DigestAuthorizationTests {
         #expect(session.nonceCount == 3)
 
         let stale = try DigestChallenge(
-            try #require(ChallengeParser.challenges(in: [#"Digest realm="r", nonce="new", qop=auth, stale=TRUE"#]).first))
+            try #require(
+                ChallengeParser.challenges(in: [#"Digest realm="r", nonce="new", qop=auth, stale=TRUE"#]).first
+            )
+        )
         #expect(session.renew(with: stale) == .stale)
         let next = try session.authorize(user: "u", password: "p", method: "GET", uri: "/", using: &random)
         #expect(next.nonce == "new")
@@ -139,9 +159,15 @@ struct DigestAuthorizationTests {
     }
 
     @Test func legacyFormHasNoCountOrCnonce() throws {
-        var session = try Self.session(#"Digest realm="testrealm@host.com", nonce="dcd98b7102dd2f0e8b11d0f600bfb0c093""#)
+        var session = try Self.session(
+            #"Digest realm="testrealm@host.com", nonce="dcd98b7102dd2f0e8b11d0f600bfb0c093""#
+        )
         let answer = try session.authorize(
-            user: "Mufasa", password: "CircleOfLife", method: "GET", uri: "/dir/index.html")
+            user: "Mufasa",
+            password: "CircleOfLife",
+            method: "GET",
+            uri: "/dir/index.html"
+        )
         #expect(answer.nonceCount == nil && answer.cnonce == nil && answer.qualityOfProtection == nil)
         #expect(!answer.headerValue.contains("nc=") && !answer.headerValue.contains("cnonce="))
         #expect(!answer.headerValue.contains("algorithm="))
@@ -151,12 +177,19 @@ struct DigestAuthorizationTests {
 
     /// RFC 2617 §3.5's example (MD5, qop=auth, no algorithm parameter).
     @Test func rfc2617Example() throws {
-        var session = try Self.session("""
+        var session = try Self.session(
+            """
             Digest realm="testrealm@host.com", qop="auth,auth-int", nonce="dcd98b7102dd2f0e8b11d0f600bfb0c093", \
             opaque="5ccc069c403ebaf9f0171e9517f40e41"
-            """)
+            """
+        )
         let answer = try session.authorize(
-            user: "Mufasa", password: "Circle Of Life", method: "GET", uri: "/dir/index.html", cnonce: "0a4f113b")
+            user: "Mufasa",
+            password: "Circle Of Life",
+            method: "GET",
+            uri: "/dir/index.html",
+            cnonce: "0a4f113b"
+        )
         #expect(answer.response == "6629fae49393a05397450978507c4ef1")
     }
 
@@ -196,8 +229,13 @@ struct DigestAuthorizationTests {
     /// a wrong one is not; a nextnonce replaces the nonce and restarts the count.
     @Test func authenticationInfoChecksRspauthAndTakesNextNonce() throws {
         var session = try Self.session(Self.rfcChallenges[0])
-        let answer = try session.authorize(user: "Mufasa", password: "Circle of Life", method: "GET",
-                                           uri: "/dir/index.html", cnonce: "c")
+        let answer = try session.authorize(
+            user: "Mufasa",
+            password: "Circle of Life",
+            method: "GET",
+            uri: "/dir/index.html",
+            cnonce: "c"
+        )
         let script = """
             import hashlib, sys
             H = lambda s: hashlib.sha256(s.encode()).hexdigest()
@@ -206,8 +244,12 @@ struct DigestAuthorizationTests {
             """
         let rspauth = try Python.run(script, input: "").trimmingCharacters(in: .whitespacesAndNewlines)
         var copy = session
-        #expect(copy.receiveAuthenticationInfo(#"rspauth="\#(rspauth)", cnonce="c", nc=00000001, qop=auth"#,
-                                               for: answer) == .verified)
+        #expect(
+            copy.receiveAuthenticationInfo(
+                #"rspauth="\#(rspauth)", cnonce="c", nc=00000001, qop=auth"#,
+                for: answer
+            ) == .verified
+        )
         #expect(copy.challenge.nonce == session.challenge.nonce)
         let wrong = String(rspauth.reversed())
         #expect(session.receiveAuthenticationInfo(#"rspauth="\#(wrong)", nextnonce="fresh""#, for: answer) == .mismatch)
@@ -240,29 +282,45 @@ struct DigestAuthorizationTests {
         let text = Array("abcXYZ019 :;,/\\\"'@é€😀".unicodeScalars)
         func randomText(_ range: ClosedRange<Int>) -> String {
             var result = String.UnicodeScalarView()
-            for _ in 0..<Int.random(in: range, using: &random) { result.append(text.randomElement(using: &random) ?? "a") }
+            for _ in 0..<Int.random(in: range, using: &random) {
+                result.append(text.randomElement(using: &random) ?? "a")
+            }
             return String(result)
         }
         var cases: [[String: String]] = []
         var responses: [String] = []
         for _ in 0..<60 {
             let algorithm = DigestAlgorithm.allCases.randomElement(using: &random) ?? .md5
-            let qop = algorithm.isSession ? ["auth", "auth-int"].randomElement(using: &random) ?? "auth"
+            let qop =
+                algorithm.isSession
+                ? ["auth", "auth-int"].randomElement(using: &random) ?? "auth"
                 : ["auth", "auth-int", ""].randomElement(using: &random) ?? ""
-            let realm = randomText(0...12).replacingOccurrences(of: "\\", with: "").replacingOccurrences(of: "\"", with: "")
+            let realm = randomText(0...12).replacingOccurrences(of: "\\", with: "").replacingOccurrences(
+                of: "\"",
+                with: ""
+            )
             let nonce = hex((0..<12).map { _ in UInt8.random(in: 0...255, using: &random) })
             var field = #"Digest realm="\#(realm)", nonce="\#(nonce)", algorithm=\#(algorithm.rawValue)"#
             if !qop.isEmpty { field += ", qop=\"\(qop)\"" }
             var session = try Self.session(field)
-            let user = randomText(1...10), password = randomText(0...10)
+            let user = randomText(1...10)
+            let password = randomText(0...10)
             let method = ["GET", "POST", "PUT", "CONNECT"].randomElement(using: &random) ?? "GET"
             let uri = "/" + randomText(0...20)
-            let body = (0..<Int.random(in: 0...100, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) }
+            let body = (0..<Int.random(in: 0...100, using: &random)).map { _ in
+                UInt8.random(in: 0...255, using: &random)
+            }
             let uses = Int.random(in: 1...3, using: &random)
             var answer: DigestAuthorization?
             for _ in 0..<uses {
                 answer = try session.authorize(
-                    user: user, password: password, method: method, uri: uri, body: body, using: &random)
+                    user: user,
+                    password: password,
+                    method: method,
+                    uri: uri,
+                    body: body,
+                    using: &random
+                )
             }
             let last = try #require(answer)
             responses.append(last.response)

@@ -10,7 +10,9 @@ struct GitCredentialRequestTests {
         #expect(plain.username == "alice" && plain.namesServer)
         let v6 = try GitCredentialRequest.parse("protocol=http\nhost=[::1]:8080\n")
         #expect(v6.host == "::1" && v6.port == 8080)
-        let url = try GitCredentialRequest.parse("url=https://bob@git.example.com/repo.git\r\npassword=pw\r\n\r\nprotocol=ftp\n")
+        let url = try GitCredentialRequest.parse(
+            "url=https://bob@git.example.com/repo.git\r\npassword=pw\r\n\r\nprotocol=ftp\n"
+        )
         #expect(url.space == ProtectionSpace(host: "git.example.com", protocol: "https"))
         #expect(url.username == "bob" && url.password == "pw")
         #expect(!(try GitCredentialRequest.parse("username=x\n")).namesServer)
@@ -18,7 +20,8 @@ struct GitCredentialRequestTests {
 
     @Test func theStrongestChallengeGitPassesOnNamesRealmAndMethod() throws {
         let request = try GitCredentialRequest.parse(
-            "protocol=https\nhost=h\nwwwauth[]=Basic realm=\"git\"\nwwwauth[]=Digest realm=\"Team, Area\", nonce=\"n\", algorithm=SHA-256\n\n")
+            "protocol=https\nhost=h\nwwwauth[]=Basic realm=\"git\"\nwwwauth[]=Digest realm=\"Team, Area\", nonce=\"n\", algorithm=SHA-256\n\n"
+        )
         #expect(request.method == .httpDigest)
         #expect(request.realm == "Team, Area")
         let unknown = try GitCredentialRequest.parse("protocol=https\nhost=h\nwwwauth[]=Bearer realm=\"x\"\n")
@@ -26,7 +29,9 @@ struct GitCredentialRequestTests {
     }
 
     @Test func notTheProtocolIsAnErrorThatNeverRepeatsAPassword() {
-        #expect(throws: GitCredentialRequest.ParseError.self) { try GitCredentialRequest.parse("protocol=https\nnonsense\n") }
+        #expect(throws: GitCredentialRequest.ParseError.self) {
+            try GitCredentialRequest.parse("protocol=https\nnonsense\n")
+        }
         do {
             _ = try GitCredentialRequest.parse("url=not a url with s3cret\n")
             Issue.record("a URL without a scheme and host was accepted")
@@ -41,7 +46,9 @@ struct GitCredentialRequestTests {
     @Test func theRefusalIsTheSameWhateverThePassword() throws {
         func refusal(_ password: String) -> String? {
             do {
-                _ = try GitCredentialRequest.parse("protocol=[.:1name=alice\npassword=\(password)\u{0B}\0\0\npassword=x\n")
+                _ = try GitCredentialRequest.parse(
+                    "protocol=[.:1name=alice\npassword=\(password)\u{0B}\0\0\npassword=x\n"
+                )
                 return nil
             } catch {
                 return error.description

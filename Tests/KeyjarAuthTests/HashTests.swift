@@ -26,30 +26,39 @@ struct HashTests {
 
     @Test func sha256NISTVectors() {
         #expect(hex(DigestHash.sha256([])) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
-        #expect(hex(DigestHash.sha256(Array("abc".utf8))) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        #expect(
+            hex(DigestHash.sha256(Array("abc".utf8)))
+                == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        )
         #expect(
             hex(DigestHash.sha256(Array(Self.nist448.utf8)))
-                == "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1")
+                == "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"
+        )
         #expect(
             hex(DigestHash.sha256(Array(Self.nist896.utf8)))
-                == "cf5b16a778af8380036ce59e7b0492370b249b11e8f07a51afac45037afee9d1")
+                == "cf5b16a778af8380036ce59e7b0492370b249b11e8f07a51afac45037afee9d1"
+        )
     }
 
     @Test func sha512_256NISTVectors() {
         #expect(hex(DigestHash.sha512_256([])) == "c672b8d1ef56ed28ab87c3622c5114069bdd3ad7b8f9737498d0c01ecef0967a")
         #expect(
             hex(DigestHash.sha512_256(Array("abc".utf8)))
-                == "53048e2681941ef99b2e29b76b4c7dabe4c2d0c634fc6d46e0e2f13107e7af23")
+                == "53048e2681941ef99b2e29b76b4c7dabe4c2d0c634fc6d46e0e2f13107e7af23"
+        )
         #expect(
             hex(DigestHash.sha512_256(Array(Self.nist896.utf8)))
-                == "3928e184fb8690f840da3988121d31be65cb9d3ef83ee6146feac861e19b563a")
+                == "3928e184fb8690f840da3988121d31be65cb9d3ef83ee6146feac861e19b563a"
+        )
     }
 
     @Test func aMillionAs() {
         let message = [UInt8](repeating: UInt8(ascii: "a"), count: 1_000_000)
         #expect(hex(DigestHash.md5(message)) == "7707d6ae4e027c70eea2a935c2296f21")
         #expect(hex(DigestHash.sha256(message)) == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
-        #expect(hex(DigestHash.sha512_256(message)) == "9a59a052930187a97038cae692f30708aa6491923ef5194394dc68d56c74fb21")
+        #expect(
+            hex(DigestHash.sha512_256(message)) == "9a59a052930187a97038cae692f30708aa6491923ef5194394dc68d56c74fb21"
+        )
     }
 
     /// Each line of input is a hex message; python prints md5, sha256 and sha512_256 of each.
@@ -73,8 +82,11 @@ struct HashTests {
         try #require(lines.count == messages.count)
         for (message, line) in zip(messages, lines) {
             let expected = line.split(separator: " ").map(String.init)
-            #expect([hex(DigestHash.md5(message)), hex(DigestHash.sha256(message)), hex(DigestHash.sha512_256(message))] == expected,
-                    "length \(message.count)")
+            #expect(
+                [hex(DigestHash.md5(message)), hex(DigestHash.sha256(message)), hex(DigestHash.sha512_256(message))]
+                    == expected,
+                "length \(message.count)"
+            )
         }
     }
 }

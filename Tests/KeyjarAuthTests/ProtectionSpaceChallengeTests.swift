@@ -10,13 +10,25 @@ struct ProtectionSpaceChallengeTests {
 
     @Test func serverSpaceFromTheRequestURL() throws {
         let url = try #require(URL(string: "https://WWW.Example.com/private/index.html"))
-        let space = try #require(ProtectionSpace(challenge: try challenge(#"Basic realm="Staff only""#), requestURL: url))
-        #expect(space == ProtectionSpace(host: "www.example.com", port: 443, protocol: "https", realm: "Staff only",
-                                         authenticationMethod: .httpBasic))
+        let space = try #require(
+            ProtectionSpace(challenge: try challenge(#"Basic realm="Staff only""#), requestURL: url)
+        )
+        #expect(
+            space
+                == ProtectionSpace(
+                    host: "www.example.com",
+                    port: 443,
+                    protocol: "https",
+                    realm: "Staff only",
+                    authenticationMethod: .httpBasic
+                )
+        )
         #expect(!space.isProxy)
 
         let ipv6 = try #require(URL(string: "http://[::1]:8080/"))
-        let digest = try #require(ProtectionSpace(challenge: try challenge(#"digest realm="r", nonce="n""#), requestURL: ipv6))
+        let digest = try #require(
+            ProtectionSpace(challenge: try challenge(#"digest realm="r", nonce="n""#), requestURL: ipv6)
+        )
         #expect(digest.host == "::1" && digest.port == 8080 && digest.protocol == "http")
         #expect(digest.authenticationMethod == .httpDigest && digest.realm == "r")
 
@@ -27,18 +39,35 @@ struct ProtectionSpaceChallengeTests {
         let other = try #require(ProtectionSpace(challenge: try challenge("Bearer realm=api"), requestURL: url))
         #expect(other.authenticationMethod == .default)
 
-        #expect(ProtectionSpace(challenge: try challenge("Basic"), requestURL: try #require(URL(string: "/relative"))) == nil)
+        #expect(
+            ProtectionSpace(challenge: try challenge("Basic"), requestURL: try #require(URL(string: "/relative")))
+                == nil
+        )
     }
 
     @Test func proxySpaceFromTheProxy() throws {
-        let space = ProtectionSpace(challenge: try challenge(#"Basic realm="proxy""#), proxyHost: "Proxy.LAN",
-                                    proxyPort: nil, proxyType: .http)
+        let space = ProtectionSpace(
+            challenge: try challenge(#"Basic realm="proxy""#),
+            proxyHost: "Proxy.LAN",
+            proxyPort: nil,
+            proxyType: .http
+        )
         #expect(space.isProxy && space.proxyType == .http)
         #expect(space.host == "proxy.lan" && space.port == 8080 && space.protocol == "http")
         #expect(space.realm == "proxy" && space.authenticationMethod == .httpBasic)
-        let https = ProtectionSpace(challenge: try challenge("NTLM"), proxyHost: "p", proxyPort: 3128, proxyType: .https)
+        let https = ProtectionSpace(
+            challenge: try challenge("NTLM"),
+            proxyHost: "p",
+            proxyPort: 3128,
+            proxyType: .https
+        )
         #expect(https.port == 3128 && https.proxyType == .https && https.authenticationMethod == .ntlm)
-        let untyped = ProtectionSpace(challenge: try challenge("Basic"), proxyHost: "p", proxyPort: nil, proxyType: .none)
+        let untyped = ProtectionSpace(
+            challenge: try challenge("Basic"),
+            proxyHost: "p",
+            proxyPort: nil,
+            proxyType: .none
+        )
         #expect(untyped.isProxy)
     }
 }

@@ -13,7 +13,14 @@ struct CookieCommandTests {
         let keyjar = KeyjarCLI(daemon: daemon)
 
         // Given cookies set as a response from www.example.com would set them
-        try keyjar.ok("cookie", "set", "--url", "https://www.example.com/", "sid=42; Secure; Max-Age=3600", "theme=dark")
+        try keyjar.ok(
+            "cookie",
+            "set",
+            "--url",
+            "https://www.example.com/",
+            "sid=42; Secure; Max-Age=3600",
+            "theme=dark"
+        )
         try keyjar.ok("cookie", "set", "--url", "https://shop.example.com/", "cart=7; Domain=example.com")
         try keyjar.ok("cookie", "set", "--url", "https://other.test/", "o=1")
 
@@ -69,7 +76,8 @@ struct CookieCommandTests {
         for arguments in [
             ["cookie", "get", "not a url"], ["cookie", "get", "ftp://example.com/"], ["cookie", "get", "example.com"],
             ["cookie", "set", "--url", "nope", "a=1"], ["cookie", "set", "--url", "https://example.com/"],
-            ["cookie", "list", "--session", "--persistent"], ["cookie", "clear"], ["cookie", "export", "--format", "xml"],
+            ["cookie", "list", "--session", "--persistent"], ["cookie", "clear"],
+            ["cookie", "export", "--format", "xml"],
             ["cookie", "frobnicate"],
         ] {
             let result = try keyjar.run(arguments)
@@ -87,14 +95,14 @@ struct CookieCommandTests {
         let file = daemon.directory.path("cookies.txt")
         let expiry = Int(Date().timeIntervalSince1970) + 3600
         try """
-            # Netscape HTTP Cookie File
-            .example.com\tTRUE\t/\tFALSE\t\(expiry)\tgood\t1
-            this line is not a cookie
-            #HttpOnly_www.example.com\tFALSE\t/\tTRUE\t0\thidden\t2
-            .example.com\tTRUE\t/\tFALSE\tsoon\tbaddate\t3
-            .example.com\tTRUE\t/\tFALSE\t1000\told\t4
+        # Netscape HTTP Cookie File
+        .example.com\tTRUE\t/\tFALSE\t\(expiry)\tgood\t1
+        this line is not a cookie
+        #HttpOnly_www.example.com\tFALSE\t/\tTRUE\t0\thidden\t2
+        .example.com\tTRUE\t/\tFALSE\tsoon\tbaddate\t3
+        .example.com\tTRUE\t/\tFALSE\t1000\told\t4
 
-            """.write(toFile: file, atomically: true, encoding: .utf8)
+        """.write(toFile: file, atomically: true, encoding: .utf8)
 
         let result = try keyjar("cookie", "import", file)
         #expect(result.status == 1)
@@ -121,7 +129,9 @@ struct CookieCommandTests {
         let expiry = Int(Date().timeIntervalSince1970) + 86_400
         var text = ""
         for index in 0..<120_000 {
-            text += index == 104_321 ? "not a cookie line\n" : ".site\(index / 40).example\tTRUE\t/\tFALSE\t\(expiry)\tn\(index % 40)\tv\n"
+            text +=
+                index == 104_321
+                ? "not a cookie line\n" : ".site\(index / 40).example\tTRUE\t/\tFALSE\t\(expiry)\tn\(index % 40)\tv\n"
         }
         try text.write(toFile: file, atomically: true, encoding: .utf8)
 
@@ -133,7 +143,9 @@ struct CookieCommandTests {
         let listed = try keyjar.ok("cookie", "list", "--json")
         let stored = try #require(try JSONSerialization.jsonObject(with: Data(listed.utf8)) as? [[String: Any]])
         #expect(stored.count <= 3_300 && stored.count >= 3_000)
-        let expected = Set(stored.compactMap { entry in (entry["name"] as? String).map { "\($0)@\(entry["domain"] ?? "")" } })
+        let expected = Set(
+            stored.compactMap { entry in (entry["name"] as? String).map { "\($0)@\(entry["domain"] ?? "")" } }
+        )
         #expect(eventuallyTrue { Set(subscriber.cookies.map { "\($0.name)@\($0.domain)" }) == expected })
     }
 
@@ -144,7 +156,9 @@ struct CookieCommandTests {
         defer { #expect(daemon.stop() == 0) }
         let subscriber = try SharedCookieStorage(configuration: .init(socketPath: daemon.socketPath, autoStart: false))
         let resynchronised = ResynchronisationCounter(client: subscriber.client)
-        let writer = try KeyjarClient(configuration: .init(socketPath: daemon.socketPath, autoStart: false, keepsReplica: false))
+        let writer = try KeyjarClient(
+            configuration: .init(socketPath: daemon.socketPath, autoStart: false, keepsReplica: false)
+        )
         let value = String(repeating: "v", count: 500)
         let cookies = (0..<3_000).map { Cookie(name: "n", value: value, domain: "site\($0).example", hostOnly: false) }
         let outcomes = try writer.insertCookies(cookies)
@@ -160,7 +174,13 @@ struct CookieCommandTests {
         defer { #expect(second.stop() == 0) }
         let (from, to) = (KeyjarCLI(daemon: first), KeyjarCLI(daemon: second))
 
-        try from.ok("cookie", "set", "--url", "https://www.example.com/", "sid=42; Secure; HttpOnly; SameSite=Strict; Max-Age=600")
+        try from.ok(
+            "cookie",
+            "set",
+            "--url",
+            "https://www.example.com/",
+            "sid=42; Secure; HttpOnly; SameSite=Strict; Max-Age=600"
+        )
         try from.ok("cookie", "set", "--url", "https://www.example.com/", "plain=1")
         let exported = first.directory.path("cookies.json")
         try from.ok("cookie", "export", "-o", exported)
@@ -171,7 +191,9 @@ struct CookieCommandTests {
         #expect(try to.ok("cookie", "import", exported) == "imported 2 cookies\n")
         let before = try #require(try from.json("cookie", "list", "--json") as? [[String: Any]])
         let after = try #require(try to.json("cookie", "list", "--json") as? [[String: Any]])
-        for key in ["name", "value", "domain", "hostOnly", "path", "expires", "secure", "httpOnly", "sameSite", "creation"] {
+        for key in [
+            "name", "value", "domain", "hostOnly", "path", "expires", "secure", "httpOnly", "sameSite", "creation",
+        ] {
             #expect(before.map { "\($0[key] ?? "nil")" } == after.map { "\($0[key] ?? "nil")" }, "\(key)")
         }
         // Standard input works too, with the format given.
@@ -190,7 +212,11 @@ final class ResynchronisationCounter: @unchecked Sendable {
     private var observer: (any NSObjectProtocol)?
 
     init(client: KeyjarClient) {
-        observer = NotificationCenter.default.addObserver(forName: KeyjarNotifications.resynchronised, object: client, queue: nil) {
+        observer = NotificationCenter.default.addObserver(
+            forName: KeyjarNotifications.resynchronised,
+            object: client,
+            queue: nil
+        ) {
             [weak self] _ in self?.lock.withLock { self?.value += 1 }
         }
     }

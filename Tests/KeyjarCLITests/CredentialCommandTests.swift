@@ -16,22 +16,31 @@ struct CredentialCommandTests {
         try keyjar.ok(["credential", "add"] + space + ["--user", "alice", "--password-stdin"], input: "alice-pw\n")
         try keyjar.ok(["credential", "add"] + space + ["--user", "bob", "--password-stdin"], input: "bob-pw")
         try keyjar.ok(
-            ["credential", "add", "--proxy", "http", "--url", "http://proxy.\(host):3128", "--user", "carol", "--password-stdin"],
-            input: "carol-pw\n")
+            [
+                "credential", "add", "--proxy", "http", "--url", "http://proxy.\(host):3128", "--user", "carol",
+                "--password-stdin",
+            ],
+            input: "carol-pw\n"
+        )
 
         // Then list shows them, the first of a space as its default, and never a password
         let listing = try keyjar.ok("credential", "list", "--url", url)
-        #expect(listing == """
-            \(url):443 realm "Admin" method basic user alice (default)
-            \(url):443 realm "Admin" method basic user bob
+        #expect(
+            listing == """
+                \(url):443 realm "Admin" method basic user alice (default)
+                \(url):443 realm "Admin" method basic user bob
 
-            """)
+                """
+        )
         let all = try keyjar.ok("credential", "list")
         #expect(all.contains("proxy http://proxy.\(host):3128 method default user carol (default)"))
         let records = try #require(try keyjar.json("credential", "list", "--json", "--url", url) as? [[String: Any]])
         #expect(records.map { $0["user"] as? String } == ["alice", "bob"])
         #expect(records.first?["method"] as? String == "basic" && records.first?["port"] as? Int == 443)
-        for output in [listing, all, try keyjar.ok("credential", "list", "--json"), try keyjar.ok("credential", "show", "--url", url)] {
+        for output in [
+            listing, all, try keyjar.ok("credential", "list", "--json"),
+            try keyjar.ok("credential", "show", "--url", url),
+        ] {
             #expect(!output.contains("alice-pw") && !output.contains("bob-pw") && !output.contains("carol-pw"))
         }
 
@@ -39,15 +48,25 @@ struct CredentialCommandTests {
         #expect(try keyjar.ok("credential", "show", "--url", url).contains("user: alice"))
         let refused = try keyjar("credential", "show", "--url", url, "--reveal")
         #expect(refused.status == 2 && refused.output.isEmpty && refused.error.contains("--force"))
-        #expect(try keyjar.ok("credential", "show", "--url", url, "--user", "bob", "--reveal", "--force").contains("password: bob-pw\n"))
-        let shown = try #require(try keyjar.json("credential", "show", "--url", url, "--reveal", "--force", "--json") as? [String: Any])
+        #expect(
+            try keyjar.ok("credential", "show", "--url", url, "--user", "bob", "--reveal", "--force").contains(
+                "password: bob-pw\n"
+            )
+        )
+        let shown = try #require(
+            try keyjar.json("credential", "show", "--url", url, "--reveal", "--force", "--json") as? [String: Any]
+        )
         #expect(shown["password"] as? String == "alice-pw" && shown["default"] as? Bool == true)
 
         // When bob becomes the default, and a password is replaced
         try keyjar.ok("credential", "default", "--url", url, "--user", "bob")
         #expect(try keyjar.ok("credential", "show", "--url", url).contains("user: bob"))
         try keyjar.ok(["credential", "add"] + space + ["--user", "alice", "--password-stdin"], input: "new-pw\n")
-        #expect(try keyjar.ok("credential", "show", "--url", url, "--user", "alice", "--reveal", "--force").contains("password: new-pw\n"))
+        #expect(
+            try keyjar.ok("credential", "show", "--url", url, "--user", "alice", "--reveal", "--force").contains(
+                "password: new-pw\n"
+            )
+        )
 
         // And removed, they are gone, from the Secret Service too
         try keyjar.ok("credential", "remove", "--url", url, "--user", "alice")
@@ -57,7 +76,16 @@ struct CredentialCommandTests {
         let gone = try keyjar("credential", "show", "--url", url, "--user", "alice")
         #expect(gone.status == 1 && gone.error.contains("no stored credential for alice"))
         try keyjar.ok("credential", "remove", "--url", url, "--all")
-        try keyjar.ok("credential", "remove", "--proxy", "http", "--url", "http://proxy.\(host):3128", "--user", "carol")
+        try keyjar.ok(
+            "credential",
+            "remove",
+            "--proxy",
+            "http",
+            "--url",
+            "http://proxy.\(host):3128",
+            "--user",
+            "carol"
+        )
         #expect(try keyjar.ok("credential", "list").isEmpty)
     }
 
@@ -66,8 +94,14 @@ struct CredentialCommandTests {
         defer { #expect(daemon.stop() == 0) }
         let keyjar = KeyjarCLI(daemon: daemon)
         let url = "https://\(uniqueHost("cli-narrow"))"
-        try keyjar.ok(["credential", "add", "--url", url, "--realm", "A", "--user", "u", "--password-stdin"], input: "1")
-        try keyjar.ok(["credential", "add", "--url", url, "--realm", "B", "--user", "u", "--password-stdin"], input: "2")
+        try keyjar.ok(
+            ["credential", "add", "--url", url, "--realm", "A", "--user", "u", "--password-stdin"],
+            input: "1"
+        )
+        try keyjar.ok(
+            ["credential", "add", "--url", url, "--realm", "B", "--user", "u", "--password-stdin"],
+            input: "2"
+        )
 
         let ambiguous = try keyjar("credential", "remove", "--url", url, "--user", "u")
         #expect(ambiguous.status == 2 && ambiguous.error.contains("2 stored credentials for u match"))
@@ -83,7 +117,10 @@ struct CredentialCommandTests {
         let url = "https://\(uniqueHost("cli-bad"))"
 
         let cases: [([String], String)] = [
-            (["--url", url, "--user", "a", "--method", "kerberos-ish"], "The value 'kerberos-ish' is invalid for '--method"),
+            (
+                ["--url", url, "--user", "a", "--method", "kerberos-ish"],
+                "The value 'kerberos-ish' is invalid for '--method"
+            ),
             (["--url", "not a url", "--user", "a"], "'not a url' is not a URL with a scheme and a host"),
             (["--url", "example.com", "--user", "a"], "'example.com' is not a URL with a scheme and a host"),
             (["--url", "https://a:secret@example.com", "--user", "a"], "never takes passwords from arguments"),
@@ -110,7 +147,10 @@ struct CredentialCommandTests {
         defer { #expect(daemon.stop() == 0) }
         let keyjar = KeyjarCLI(daemon: daemon)
         for user in ["alice", "bob"] {
-            try keyjar.ok(["credential", "add", "--url", "https://half.example", "--user", user, "--password-stdin"], input: "pw-\(user)")
+            try keyjar.ok(
+                ["credential", "add", "--url", "https://half.example", "--user", user, "--password-stdin"],
+                input: "pw-\(user)"
+            )
         }
         #expect(try keyjar.ok("status").contains("credentials and passwords: every credential has its password"))
         let bob = PrivateSecretService.keyjarAttributes(host: "half.example", port: 443, protocol: "https", user: "bob")
@@ -118,16 +158,25 @@ struct CredentialCommandTests {
 
         let status = try keyjar.ok("status")
         #expect(status.contains("credentials and passwords: 1 not in pairs (`keyjar credential repair` removes them)"))
-        #expect(status.contains("  credential without its password: https://half.example:443 method default user bob\n"))
+        #expect(
+            status.contains("  credential without its password: https://half.example:443 method default user bob\n")
+        )
         let json = try #require(try keyjar.json("status", "--json") as? [String: Any])
         let mismatches = try #require(json["credentialMismatches"] as? [[String: Any]])
         #expect(mismatches.map { $0["kind"] as? String } == ["passwordMissing"])
 
-        #expect(try keyjar.ok("credential", "repair", "--dry-run")
-            == "would remove credential without its password: https://half.example:443 method default user bob\n")
-        #expect(try keyjar.ok("credential", "list") == "https://half.example:443 method default user alice (default)\nhttps://half.example:443 method default user bob\n")
-        #expect(try keyjar.ok("credential", "repair")
-            == "removed credential without its password: https://half.example:443 method default user bob\n")
+        #expect(
+            try keyjar.ok("credential", "repair", "--dry-run")
+                == "would remove credential without its password: https://half.example:443 method default user bob\n"
+        )
+        #expect(
+            try keyjar.ok("credential", "list")
+                == "https://half.example:443 method default user alice (default)\nhttps://half.example:443 method default user bob\n"
+        )
+        #expect(
+            try keyjar.ok("credential", "repair")
+                == "removed credential without its password: https://half.example:443 method default user bob\n"
+        )
         #expect(try keyjar.ok("credential", "list") == "https://half.example:443 method default user alice (default)\n")
         #expect(try keyjar.ok("credential", "repair") == "nothing to repair: every credential has its password\n")
         for output in [status, try keyjar.ok("status", "--json")] { #expect(!output.contains("pw-")) }

@@ -33,17 +33,38 @@ struct CredentialUseTests {
         let server = try LocalHTTPServer(script: Self.teamArea)
 
         // As a new user does: per server, no realm, no method.
-        try keyjar.ok("credential", "add", "--url", "\(server.base)/", "--user", "alice", "--password-stdin", input: "pw1")
+        try keyjar.ok(
+            "credential",
+            "add",
+            "--url",
+            "\(server.base)/",
+            "--user",
+            "alice",
+            "--password-stdin",
+            input: "pw1"
+        )
         let fetched = try keyjar.run(["fetch", "\(server.base)/x"])
         #expect(fetched.status == 0, "\(fetched.error)")
         #expect(fetched.output == "team page")
         #expect(fetched.error.isEmpty)
 
         // A wrong stored password: the page goes out, the status says it did not get through.
-        try keyjar.ok("credential", "add", "--url", "\(server.base)/", "--user", "alice", "--password-stdin", input: "stale")
+        try keyjar.ok(
+            "credential",
+            "add",
+            "--url",
+            "\(server.base)/",
+            "--user",
+            "alice",
+            "--password-stdin",
+            input: "stale"
+        )
         let refused = try keyjar.run(["fetch", "\(server.base)/x"])
         #expect(refused.status == 1 && refused.output == "who are you?")
-        #expect(refused.error.contains("refused the stored password for alice (realm \"Team Area\")"), "\(refused.error)")
+        #expect(
+            refused.error.contains("refused the stored password for alice (realm \"Team Area\")"),
+            "\(refused.error)"
+        )
         #expect(!refused.error.contains("stale"))
     }
 
@@ -53,9 +74,11 @@ struct CredentialUseTests {
         let keyjar = KeyjarCLI(daemon: daemon)
         let server = try LighttpdServer(tls: true)
         let url = server.url("/plain/index.txt").absoluteString
-        let fingerprint = try runCommand(
-            "/usr/bin/openssl", ["x509", "-in", "\(server.directory)/cert.pem", "-noout", "-fingerprint", "-sha256"]
-        ).output.split(separator: "=").last.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) } ?? ""
+        let fingerprint =
+            try runCommand(
+                "/usr/bin/openssl",
+                ["x509", "-in", "\(server.directory)/cert.pem", "-noout", "-fingerprint", "-sha256"]
+            ).output.split(separator: "=").last.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) } ?? ""
         #expect(fingerprint.count == 95)
 
         // Refused, with the certificate and its fingerprint shown.
@@ -93,9 +116,11 @@ struct CredentialUseTests {
         let url = server.url("/plain/index.txt").absoluteString
         let origin = "https://127.0.0.1:\(server.port)"
         // The server's own certificate is self-signed: trusted by pin for every load.
-        let fingerprint = try runCommand(
-            "/usr/bin/openssl", ["x509", "-in", "\(server.directory)/cert.pem", "-noout", "-fingerprint", "-sha256"]
-        ).output.split(separator: "=").last.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) } ?? ""
+        let fingerprint =
+            try runCommand(
+                "/usr/bin/openssl",
+                ["x509", "-in", "\(server.directory)/cert.pem", "-noout", "-fingerprint", "-sha256"]
+            ).output.split(separator: "=").last.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) } ?? ""
         let trusting = try keyjar.run(["fetch", "--pinned-sha256", fingerprint, "--persistence", "permanent", url])
         #expect(trusting.status == 1, "the pin is kept although the load then needs a client certificate")
         #expect(try keyjar.ok("credential", "list", "--method", "server-trust").contains(fingerprint))
@@ -107,15 +132,27 @@ struct CredentialUseTests {
 
         // A wrong passphrase is a clear error and stores nothing.
         let badPassphrase = try keyjar.run(
-            ["credential", "add", "--url", origin, "--identity", identities.aliceP12, "--password-stdin"], input: "nope")
+            ["credential", "add", "--url", origin, "--identity", identities.aliceP12, "--password-stdin"],
+            input: "nope"
+        )
         #expect(badPassphrase.status == 1 && badPassphrase.error.contains("alice.p12"))
         #expect(!badPassphrase.error.contains("nope"))
 
         // Added from the PKCS#12 bundle: listed by subject, then used.
         try keyjar.ok(
-            "credential", "add", "--url", origin, "--identity", identities.aliceP12, "--password-stdin",
-            input: TestIdentities.p12Passphrase)
-        #expect(try keyjar.ok("credential", "list", "--method", "client-certificate") == "\(origin) method client-certificate identity CN=alice (default)\n")
+            "credential",
+            "add",
+            "--url",
+            origin,
+            "--identity",
+            identities.aliceP12,
+            "--password-stdin",
+            input: TestIdentities.p12Passphrase
+        )
+        #expect(
+            try keyjar.ok("credential", "list", "--method", "client-certificate")
+                == "\(origin) method client-certificate identity CN=alice (default)\n"
+        )
         let fetched = try keyjar.run(["fetch", url])
         #expect(fetched.status == 0 && fetched.output == "secret page\n", "\(fetched.error)")
 

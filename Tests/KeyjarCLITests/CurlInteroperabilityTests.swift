@@ -40,7 +40,11 @@ struct CurlInteroperabilityTests {
         // When keyjar imports it, all three cookies are in the shared store
         #expect(try keyjar.ok("cookie", "import", curlJar) == "imported 3 cookies\n")
         let header = try keyjar.ok("cookie", "get", "\(server.base)/")
-        #expect(Set(header.trimmingCharacters(in: .newlines).components(separatedBy: "; ")) == ["persistent=p1", "session=s1", "hidden=h1"])
+        #expect(
+            Set(header.trimmingCharacters(in: .newlines).components(separatedBy: "; ")) == [
+                "persistent=p1", "session=s1", "hidden=h1",
+            ]
+        )
         #expect(try keyjar("cookie", "list", "--session").lines.count == 1)
 
         // And a cookie stored through keyjar, exported, is sent by curl -b
@@ -49,7 +53,11 @@ struct CurlInteroperabilityTests {
         try keyjar.ok("cookie", "export", "-o", export)
         let echoed = try runCommand("/usr/bin/curl", ["-s", "-b", export, "\(server.base)/echo"])
         #expect(echoed.status == 0)
-        #expect(Set(echoed.output.components(separatedBy: "; ")) == ["persistent=p1", "session=s1", "hidden=h1", "added=k1"])
+        #expect(
+            Set(echoed.output.components(separatedBy: "; ")) == [
+                "persistent=p1", "session=s1", "hidden=h1", "added=k1",
+            ]
+        )
 
         // And so is the export on standard output
         let stdoutExport = try keyjar.ok("cookie", "export")

@@ -84,7 +84,9 @@ struct FetchCommandTests {
         // The redirect's Set-Cookie is stored and already sent on the next hop
         let redirected = try keyjar.run(["fetch", fixture.url("/redirect")])
         #expect(redirected.status == 0, "\(redirected.error)")
-        let echoed = try #require(try JSONSerialization.jsonObject(with: Data(redirected.output.utf8)) as? [String: Any])
+        let echoed = try #require(
+            try JSONSerialization.jsonObject(with: Data(redirected.output.utf8)) as? [String: Any]
+        )
         let sent = try #require(echoed["cookie"] as? String)
         #expect(Set(sent.components(separatedBy: "; ")) == ["before=1", "hop=2"])
         #expect(try keyjar.ok("cookie", "get", fixture.url("/")).contains("hop=2"))
@@ -106,7 +108,10 @@ struct FetchCommandTests {
         // Repeated fields join into one list value, as URLRequest does (RFC 9110 §5.3)
         #expect(form["custom"] as? [String] == ["one,two"])
 
-        let put = try fixture.echo(["-X", "put", "-H", "Content-Type: application/json", "-d", "@-"], input: #"{"k":1}"#)
+        let put = try fixture.echo(
+            ["-X", "put", "-H", "Content-Type: application/json", "-d", "@-"],
+            input: #"{"k":1}"#
+        )
         #expect(put["method"] as? String == "PUT")
         #expect(put["body"] as? String == #"{"k":1}"#)
         #expect(put["contentType"] as? String == "application/json")
@@ -177,14 +182,20 @@ struct FetchCommandTests {
         process.standardError = errors
         try process.run()
         // Interrupted while it loads: once its temporary file exists and it catches SIGINT.
-        #expect(eventuallyTrue {
-            (try? FileManager.default.contentsOfDirectory(atPath: fixture.daemon.directory.path)
-                .contains { $0.hasPrefix(".partial.bin.keyjar-") }) == true && catches(SIGINT, pid: process.processIdentifier)
-        })
+        #expect(
+            eventuallyTrue {
+                (try? FileManager.default.contentsOfDirectory(atPath: fixture.daemon.directory.path)
+                    .contains { $0.hasPrefix(".partial.bin.keyjar-") }) == true
+                    && catches(SIGINT, pid: process.processIdentifier)
+            }
+        )
         kill(process.processIdentifier, SIGINT)
         process.waitUntilExit()
         #expect(process.terminationStatus == 1)
-        #expect(String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self) == "keyjar: interrupted.\n")
+        #expect(
+            String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+                == "keyjar: interrupted.\n"
+        )
         let left = try FileManager.default.contentsOfDirectory(atPath: fixture.daemon.directory.path)
         #expect(!left.contains { $0.contains("partial.bin") }, "\(left)")
     }
@@ -214,7 +225,9 @@ struct FetchCommandTests {
         let missing = try keyjar.run(["fetch", "-d", "@/nonexistent/file", fixture.url("/echo")])
         #expect(missing.status == 1 && missing.error.contains("/nonexistent/file"))
 
-        let unreachable = try keyjar.run(["fetch", "--no-start", "--socket", fixture.daemon.directory.path("nobody.sock"), fixture.url("/echo")])
+        let unreachable = try keyjar.run([
+            "fetch", "--no-start", "--socket", fixture.daemon.directory.path("nobody.sock"), fixture.url("/echo"),
+        ])
         #expect(unreachable.status == 3)
     }
 
@@ -224,13 +237,18 @@ struct FetchCommandTests {
         let socks = try DanteServer()
         // socks5h: the proxy resolves the name.
         let url = "http://localhost:\(fixture.server.port)/hello"
-        let proxied = try fixture.keyjar.run(["fetch", url], environment: ["all_proxy": "socks5h://127.0.0.1:\(socks.port)"])
+        let proxied = try fixture.keyjar.run(
+            ["fetch", url],
+            environment: ["all_proxy": "socks5h://127.0.0.1:\(socks.port)"]
+        )
         #expect(proxied.status == 0 && proxied.output == "hello\n", "\(proxied.error)")
         #expect(socks.connections() == ["127.0.0.1.\(fixture.server.port)"])
 
         // no_proxy is honoured: the same load, straight to the server.
         let bypassed = try fixture.keyjar.run(
-            ["fetch", url], environment: ["all_proxy": "socks5h://127.0.0.1:\(socks.port)", "no_proxy": "localhost"])
+            ["fetch", url],
+            environment: ["all_proxy": "socks5h://127.0.0.1:\(socks.port)", "no_proxy": "localhost"]
+        )
         #expect(bypassed.status == 0 && bypassed.output == "hello\n", "\(bypassed.error)")
         #expect(socks.connections().count == 1)
     }
@@ -245,13 +263,18 @@ struct FetchCommandTests {
         // the load did not get through; -f keeps the page out
         let anonymous = try keyjar.run(["fetch", basic])
         #expect(anonymous.status == 1 && anonymous.output == "who are you?")
-        #expect(anonymous.error == "keyjar: the server asks for a password (realm \"fetch\") and none is stored for it; pass --user NAME.\n")
+        #expect(
+            anonymous.error
+                == "keyjar: the server asks for a password (realm \"fetch\") and none is stored for it; pass --user NAME.\n"
+        )
         let failing = try keyjar.run(["fetch", "-f", basic])
         #expect(failing.status == 1 && failing.output.isEmpty)
 
         // A wrong password fails and is not kept
         let wrong = try keyjar.run(
-            ["fetch", "--user", "alice", "--password-stdin", "--persistence", "permanent", basic], input: "wrong-pw\n")
+            ["fetch", "--user", "alice", "--password-stdin", "--persistence", "permanent", basic],
+            input: "wrong-pw\n"
+        )
         #expect(wrong.status == 1)
         #expect(wrong.error == "keyjar: the server refused the password for alice (HTTP 401); nothing was stored.\n")
         #expect(try keyjar.ok("credential", "list").isEmpty)
@@ -263,10 +286,15 @@ struct FetchCommandTests {
 
         // Accepted with persistence permanent: kept as the space's default…
         let kept = try keyjar.run(
-            ["fetch", "--user", "alice", "--password-stdin", "--persistence", "permanent", basic], input: "wonderland\n")
+            ["fetch", "--user", "alice", "--password-stdin", "--persistence", "permanent", basic],
+            input: "wonderland\n"
+        )
         #expect(kept.status == 0 && kept.output == "secret page", "\(kept.error)")
         let port = fixture.server.port
-        #expect(try keyjar.ok("credential", "list") == "http://127.0.0.1:\(port) realm \"fetch\" method basic user alice (default)\n")
+        #expect(
+            try keyjar.ok("credential", "list")
+                == "http://127.0.0.1:\(port) realm \"fetch\" method basic user alice (default)\n"
+        )
         #expect(!(kept.output + kept.error).contains("wonderland"))
 
         // …and answers the next challenge without being asked
@@ -279,7 +307,9 @@ struct FetchCommandTests {
         defer { #expect(fixture.daemon.stop() == 0) }
         let basic = fixture.url("/basic")
         let session = try fixture.keyjar.run(
-            ["fetch", "--user", "alice", "--password-stdin", "--persistence", "session", basic], input: "wonderland\n")
+            ["fetch", "--user", "alice", "--password-stdin", "--persistence", "session", basic],
+            input: "wonderland\n"
+        )
         #expect(session.status == 0 && session.output == "secret page", "\(session.error)")
         #expect(try fixture.keyjar.ok("credential", "list").isEmpty)
         // The next run has nothing stored: asked for a password again.

@@ -13,7 +13,9 @@ import Testing
         let generated = try runCommand(KeyjarCLI.binary, ["--generate-completion-script", shell])
         #expect(generated.status == 0)
         let committed = try String(
-            contentsOf: Self.root.appendingPathComponent("completions/keyjar.\(shell)"), encoding: .utf8)
+            contentsOf: Self.root.appendingPathComponent("completions/keyjar.\(shell)"),
+            encoding: .utf8
+        )
         #expect(generated.output == committed, "completions/keyjar.\(shell) is stale: run scripts/generate-cli-docs")
     }
 

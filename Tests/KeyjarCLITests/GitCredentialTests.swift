@@ -19,7 +19,11 @@ struct GitCredentialTests {
         return environment
     }
 
-    static func git(_ arguments: [String], _ environment: [String: String], input: String? = nil) throws -> (status: Int32, output: String, error: String) {
+    static func git(
+        _ arguments: [String],
+        _ environment: [String: String],
+        input: String? = nil
+    ) throws -> (status: Int32, output: String, error: String) {
         try runCommand("/usr/bin/git", arguments, environment: environment, input: input ?? "")
     }
 
@@ -33,31 +37,50 @@ struct GitCredentialTests {
 
         // approve → store: the credential lands in the shared store as the server's default
         let approve = try Self.git(
-            helper + ["credential", "approve"], environment,
-            input: "protocol=https\nhost=\(host):8443\nusername=alice\npassword=git-pw\n\n")
+            helper + ["credential", "approve"],
+            environment,
+            input: "protocol=https\nhost=\(host):8443\nusername=alice\npassword=git-pw\n\n"
+        )
         #expect(approve.status == 0, "\(approve.error)")
         #expect(try keyjar.ok("credential", "list") == "https://\(host):8443 method default user alice (default)\n")
 
         // fill → get: git receives it
-        let fill = try Self.git(helper + ["credential", "fill"], environment, input: "url=https://\(host):8443/repo.git\n\n")
+        let fill = try Self.git(
+            helper + ["credential", "fill"],
+            environment,
+            input: "url=https://\(host):8443/repo.git\n\n"
+        )
         #expect(fill.status == 0, "\(fill.error)")
         #expect(fill.output.contains("username=alice\npassword=git-pw\n"))
 
         // A credential added with a realm is found too, and the named user wins
         try keyjar.ok(
-            ["credential", "add", "--url", "https://\(host):8443", "--realm", "Git", "--method", "basic", "--user", "bob",
-             "--password-stdin"], input: "bob-pw\n")
-        let bob = try Self.git(helper + ["credential", "fill"], environment, input: "url=https://bob@\(host):8443/\n\n")
+            [
+                "credential", "add", "--url", "https://\(host):8443", "--realm", "Git", "--method", "basic", "--user",
+                "bob",
+                "--password-stdin",
+            ],
+            input: "bob-pw\n"
+        )
+        let bob = try Self.git(
+            helper + ["credential", "fill"],
+            environment,
+            input: "url=https://bob@\(host):8443/\n\n"
+        )
         #expect(bob.output.contains("username=bob\npassword=bob-pw\n"), "\(bob.error)")
 
         // reject → erase: only the credential git names, and only with the password that failed
         _ = try Self.git(
-            helper + ["credential", "reject"], environment,
-            input: "protocol=https\nhost=\(host):8443\nusername=alice\npassword=stale\n\n")
+            helper + ["credential", "reject"],
+            environment,
+            input: "protocol=https\nhost=\(host):8443\nusername=alice\npassword=stale\n\n"
+        )
         #expect(try keyjar("credential", "list").lines.count == 2)
         _ = try Self.git(
-            helper + ["credential", "reject"], environment,
-            input: "protocol=https\nhost=\(host):8443\nusername=alice\npassword=git-pw\n\n")
+            helper + ["credential", "reject"],
+            environment,
+            input: "protocol=https\nhost=\(host):8443\nusername=alice\npassword=git-pw\n\n"
+        )
         #expect(try keyjar("credential", "list").lines.map { $0.hasSuffix("user bob (default)") } == [true])
 
         // Another port or scheme is another server
@@ -80,16 +103,22 @@ struct GitCredentialTests {
         #expect(try keyjar("credential", "list").lines.count == 1)
 
         // get answers nothing for an unknown server, and unknown operations are ignored as git asks
-        #expect(try keyjar.run(["git-credential", "get"], input: "protocol=https\nhost=unknown.example\n\n").output.isEmpty)
+        #expect(
+            try keyjar.run(["git-credential", "get"], input: "protocol=https\nhost=unknown.example\n\n").output.isEmpty
+        )
         #expect(try keyjar.run(["git-credential", "frobnicate"], input: "protocol=https\n\n").status == 0)
         let garbage = try keyjar.run(["git-credential", "get"], input: "this is not git\n\n")
         #expect(garbage.status == 2 && garbage.error.contains("without '='"))
 
         // The wwwauth[] challenge (newer git) picks the realm's credential
         try keyjar.ok(
-            ["credential", "add", "--url", "https://\(host)", "--realm", "Other", "--user", "v", "--password-stdin"], input: "q\n")
+            ["credential", "add", "--url", "https://\(host)", "--realm", "Other", "--user", "v", "--password-stdin"],
+            input: "q\n"
+        )
         let challenged = try keyjar.run(
-            ["git-credential", "get"], input: "protocol=https\nhost=\(host)\nwwwauth[]=Basic realm=\"Other\"\n\n")
+            ["git-credential", "get"],
+            input: "protocol=https\nhost=\(host)\nwwwauth[]=Basic realm=\"Other\"\n\n"
+        )
         #expect(challenged.output == "username=v\npassword=q\n")
         try keyjar.ok(["git-credential", "erase"], input: "protocol=https\nhost=\(host)\n\n")
         #expect(try keyjar.ok("credential", "list").isEmpty)
@@ -141,7 +170,10 @@ struct GitCredentialTests {
         // `credential.helper keyjar` finds git-credential-keyjar on PATH: a link to the binary.
         let bin = daemon.directory.path("bin")
         try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
-        try FileManager.default.createSymbolicLink(atPath: bin + "/git-credential-keyjar", withDestinationPath: KeyjarCLI.binary)
+        try FileManager.default.createSymbolicLink(
+            atPath: bin + "/git-credential-keyjar",
+            withDestinationPath: KeyjarCLI.binary
+        )
         let environment = Self.gitEnvironment(keyjar, home: daemon.directory.path, extraPath: bin)
         let helper = ["-c", "credential.helper=", "-c", "credential.helper=keyjar"]
 
@@ -149,7 +181,10 @@ struct GitCredentialTests {
         let work = daemon.directory.path("work")
         for arguments in [
             ["init", "-q", "--bare", root + "/repo.git"], ["init", "-q", work],
-            ["-C", work, "-c", "user.name=T", "-c", "user.email=t@example", "commit", "-q", "--allow-empty", "-m", "first"],
+            [
+                "-C", work, "-c", "user.name=T", "-c", "user.email=t@example", "commit", "-q", "--allow-empty", "-m",
+                "first",
+            ],
             ["-C", work, "push", "-q", root + "/repo.git", "HEAD:refs/heads/main"],
             ["--git-dir", root + "/repo.git", "symbolic-ref", "HEAD", "refs/heads/main"],
         ] {
@@ -164,8 +199,13 @@ struct GitCredentialTests {
         #expect(denied.status != 0)
 
         // With alice's password in the shared store, git clones with it (get), then stores it (store)
-        try keyjar.ok(["credential", "add", "--url", server.base, "--realm", "git", "--method", "basic", "--user", "alice",
-                        "--password-stdin"], input: "wonderland\n")
+        try keyjar.ok(
+            [
+                "credential", "add", "--url", server.base, "--realm", "git", "--method", "basic", "--user", "alice",
+                "--password-stdin",
+            ],
+            input: "wonderland\n"
+        )
         let clone = try Self.git(helper + ["clone", "-q", remote, daemon.directory.path("clone")], environment)
         #expect(clone.status == 0, "\(clone.error)")
         let log = try Self.git(["-C", daemon.directory.path("clone"), "log", "--format=%s"], environment)
@@ -174,8 +214,13 @@ struct GitCredentialTests {
         #expect(records.count == 1 && records.first?["realm"] as? String == "git" && records.first?["lastUsed"] != nil)
 
         // When the stored password goes stale, the fetch fails and git erases it (erase)
-        try keyjar.ok(["credential", "add", "--url", server.base, "--realm", "git", "--method", "basic", "--user", "alice",
-                        "--password-stdin"], input: "stale\n")
+        try keyjar.ok(
+            [
+                "credential", "add", "--url", server.base, "--realm", "git", "--method", "basic", "--user", "alice",
+                "--password-stdin",
+            ],
+            input: "stale\n"
+        )
         let fetch = try Self.git(helper + ["-C", daemon.directory.path("clone"), "fetch", "-q"], environment)
         #expect(fetch.status != 0)
         #expect(try keyjar.ok("credential", "list").isEmpty)

@@ -35,20 +35,36 @@ struct KeyjarCLI {
             throw TestSupportError("keyjar is not built at \(Self.binary)")
         }
         let result = try runCommand(
-            Self.binary, arguments, environment: environment.merging(extra) { _, new in new }, input: input ?? "")
+            Self.binary,
+            arguments,
+            environment: environment.merging(extra) { _, new in new },
+            input: input ?? ""
+        )
         return Result(status: result.status, output: result.output, error: result.error)
     }
 
     /// Runs and expects success, returning standard output.
     @discardableResult
-    func ok(_ arguments: String..., input: String? = nil, sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
+    func ok(
+        _ arguments: String...,
+        input: String? = nil,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) throws -> String {
         try ok(arguments, input: input, sourceLocation: sourceLocation)
     }
 
     @discardableResult
-    func ok(_ arguments: [String], input: String? = nil, sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
+    func ok(
+        _ arguments: [String],
+        input: String? = nil,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) throws -> String {
         let result = try run(arguments, input: input)
-        #expect(result.status == 0, "keyjar \(arguments.joined(separator: " ")) failed: \(result.error)", sourceLocation: sourceLocation)
+        #expect(
+            result.status == 0,
+            "keyjar \(arguments.joined(separator: " ")) failed: \(result.error)",
+            sourceLocation: sourceLocation
+        )
         return result.output
     }
 

@@ -15,7 +15,8 @@ final class LocalHTTPServer {
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
         try process.run()
-        guard let line = DaemonProcess.readLine(from: output.fileHandleForReading, timeout: 10), let port = Int(line) else {
+        guard let line = DaemonProcess.readLine(from: output.fileHandleForReading, timeout: 10), let port = Int(line)
+        else {
             kill(process.processIdentifier, SIGKILL)
             throw TestSupportError("the test HTTP server did not start")
         }

@@ -22,7 +22,10 @@ struct SecretsInOutputTests {
             return result
         }
 
-        #expect(try run(["credential", "add", "--url", url, "--user", "alice", "--password-stdin"], input: password).status == 0)
+        #expect(
+            try run(["credential", "add", "--url", url, "--user", "alice", "--password-stdin"], input: password).status
+                == 0
+        )
         for arguments in [
             ["credential", "list"], ["credential", "list", "--json"], ["credential", "show", "--url", url],
             ["credential", "show", "--url", url, "--json"], ["credential", "default", "--url", url, "--user", "alice"],

@@ -34,7 +34,10 @@ struct ServiceCommandTests {
         for arguments in [["status"], ["cookie", "list"], ["credential", "list"], ["policy", "get"]] {
             let result = try runCommand(KeyjarCLI.binary, arguments, environment: environment)
             #expect(result.status == 3, "\(arguments)")
-            #expect(result.output.isEmpty && result.error.hasPrefix("keyjar: keyjard is not reachable"), "\(result.error)")
+            #expect(
+                result.output.isEmpty && result.error.hasPrefix("keyjar: keyjard is not reachable"),
+                "\(result.error)"
+            )
             #expect(result.error.split(separator: "\n").count == 1)
         }
         environment.removeValue(forKey: "KEYJAR_NO_AUTOSTART")
@@ -55,7 +58,10 @@ struct ServiceCommandTests {
             daemon.crash()
             // Started without waiting for its "ready" line: the command races its start-up.
             let next = try spawnQuietly(
-                DaemonProcess.binary, ["--socket", daemon.socketPath, "--database", daemon.databasePath], environment: environment)
+                DaemonProcess.binary,
+                ["--socket", daemon.socketPath, "--database", daemon.databasePath],
+                environment: environment
+            )
             let result = try runCommand(KeyjarCLI.binary, ["status", "--json"], environment: environment)
             let status = try? JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any]
             // Usually the one that was starting; a keyjard the command started itself, when it
@@ -90,7 +96,14 @@ struct ServiceCommandTests {
         // A third-party cookie is refused under no-third-party, with the reason
         try keyjar.ok("policy", "set", "no-third-party")
         let thirdParty = try keyjar(
-            "cookie", "set", "--url", "https://ads.test/", "--main-document", "https://news.example/", "t=1")
+            "cookie",
+            "set",
+            "--url",
+            "https://ads.test/",
+            "--main-document",
+            "https://news.example/",
+            "t=1"
+        )
         #expect(thirdParty.status == 1 && thirdParty.error.contains("cookie 't=1' was not stored"))
         try keyjar.ok("cookie", "set", "--url", "https://ads.test/", "--main-document", "https://ads.test/", "t=1")
 
@@ -99,21 +112,36 @@ struct ServiceCommandTests {
         try keyjar.ok("cookie", "set", "--url", "https://ads.test/", "--main-document", "https://news.example/", "u=1")
         try keyjar.ok("policy", "domain", "block", ".Tracker.Example")
         try keyjar.ok("policy", "domain", "session-only", "news.example")
-        #expect(try keyjar.ok("policy", "domain", "list") == "ads.test allow\nnews.example session-only\ntracker.example block\n")
+        #expect(
+            try keyjar.ok("policy", "domain", "list")
+                == "ads.test allow\nnews.example session-only\ntracker.example block\n"
+        )
         let blocked = try keyjar("cookie", "set", "--url", "https://www.tracker.example/", "b=1")
         #expect(blocked.status == 1)
         try keyjar.ok("cookie", "set", "--url", "https://news.example/", "s=1; Max-Age=3600")
-        #expect(try keyjar.ok("cookie", "list", "--domain", "news.example").contains("s=1; domain=news.example; path=/; session"))
+        #expect(
+            try keyjar.ok("cookie", "list", "--domain", "news.example").contains(
+                "s=1; domain=news.example; path=/; session"
+            )
+        )
 
         let policy = try #require(try keyjar.json("policy", "get", "--json") as? [String: Any])
         #expect(policy["acceptPolicy"] as? String == "no-third-party")
-        #expect(policy["domainRules"] as? [String: String] == ["ads.test": "allow", "news.example": "session-only", "tracker.example": "block"])
+        #expect(
+            policy["domainRules"] as? [String: String] == [
+                "ads.test": "allow", "news.example": "session-only", "tracker.example": "block",
+            ]
+        )
 
         try keyjar.ok("policy", "domain", "remove", "tracker.example")
         let again = try keyjar("policy", "domain", "remove", "tracker.example")
         #expect(again.status == 1 && again.error.contains("no rule for tracker.example"))
         #expect(try keyjar("policy", "domain", "block", "https://x.example/").status == 2)
-        #expect(try keyjar.json("policy", "domain", "list", "--json") as? [String: String] == ["ads.test": "allow", "news.example": "session-only"])
+        #expect(
+            try keyjar.json("policy", "domain", "list", "--json") as? [String: String] == [
+                "ads.test": "allow", "news.example": "session-only",
+            ]
+        )
     }
 
     @Test func watchPrintsEachChangeAsItHappens() throws {
@@ -141,7 +169,8 @@ struct ServiceCommandTests {
             try keyjar.ok("policy", "domain", "block", "blocked-\(user).example")
             try keyjar.ok(
                 ["credential", "add", "--url", "https://\(uniqueHost("watch"))", "--user", user, "--password-stdin"],
-                input: "watch-secret\n")
+                input: "watch-secret\n"
+            )
 
             var lines: [String] = []
             for _ in 0..<3 {
@@ -153,11 +182,16 @@ struct ServiceCommandTests {
             #expect(lines.count == 3)
             #expect(!lines.joined().contains("watch-secret"))
             if json {
-                let objects = lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
-                #expect(objects.map { $0["notification"] as? String } == [
-                    "NSHTTPCookieManagerCookiesChangedNotification", "NSHTTPCookieManagerAcceptPolicyChangedNotification",
-                    "NSURLCredentialStorageChangedNotification",
-                ])
+                let objects = lines.compactMap {
+                    try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+                }
+                #expect(
+                    objects.map { $0["notification"] as? String } == [
+                        "NSHTTPCookieManagerCookiesChangedNotification",
+                        "NSHTTPCookieManagerAcceptPolicyChangedNotification",
+                        "NSURLCredentialStorageChangedNotification",
+                    ]
+                )
                 let sequences = objects.compactMap { $0["sequence"] as? Int }
                 #expect(sequences.count == 3 && sequences == sequences.sorted())
             } else {

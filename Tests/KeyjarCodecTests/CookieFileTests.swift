@@ -25,7 +25,10 @@ struct CookieFileTests {
         #expect(parsed.cookies.map(\.line) == [5, 6, 7])
         let cookies = parsed.cookies.map(\.cookie)
         let prefs = try #require(cookies.first { $0.name == "prefs" })
-        #expect(!prefs.hostOnly && prefs.domain == "example.com" && prefs.expires == Date(timeIntervalSince1970: 1_798_761_600))
+        #expect(
+            !prefs.hostOnly && prefs.domain == "example.com"
+                && prefs.expires == Date(timeIntervalSince1970: 1_798_761_600)
+        )
         let sid = try #require(cookies.first { $0.name == "sid" })
         #expect(sid.hostOnly && sid.httpOnly && sid.isSession && sid.path == "/app")
         #expect(try #require(cookies.first { $0.name == "token" }).secure)
@@ -38,7 +41,8 @@ struct CookieFileTests {
 
     @Test func readsAJarWrittenWithWindowsLineEnds() throws {
         // Given curl's jar with CRLF line ends (and a final line without any)
-        let text = Self.curlJar.replacingOccurrences(of: "\n", with: "\r\n") + "example.org\tFALSE\t/\tFALSE\t0\tlast\tx"
+        let text =
+            Self.curlJar.replacingOccurrences(of: "\n", with: "\r\n") + "example.org\tFALSE\t/\tFALSE\t0\tlast\tx"
         // When it is parsed
         let parsed = NetscapeCookieFile.parse(text)
         // Then every cookie is read on its own line, with no CR left in a value
@@ -136,7 +140,11 @@ struct CookieFileTests {
     @Test func roundTripsThroughJSONKeepingEveryField() throws {
         var jar = CookieJar()
         jar.accept("a=1; Domain=example.com; Max-Age=3600; SameSite=Lax", from: "https://www.example.com/")
-        jar.accept("b=2; HttpOnly; Secure; Path=/x", from: "https://www.example.com/", now: testNow.addingTimeInterval(0.25))
+        jar.accept(
+            "b=2; HttpOnly; Secure; Path=/x",
+            from: "https://www.example.com/",
+            now: testNow.addingTimeInterval(0.25)
+        )
         let data = CookieJSONFile.serialize(jar.allCookies)
         let parsed = CookieJSONFile.parse(data)
         #expect(parsed.problems.isEmpty)

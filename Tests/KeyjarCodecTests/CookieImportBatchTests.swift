@@ -9,8 +9,15 @@ import Testing
 struct CookieImportBatchTests {
     private func cookie(_ name: String, _ site: String, value: String = "v") -> Cookie {
         Cookie(
-            name: name, value: value, domain: site, hostOnly: true, path: "/", expires: testNow.addingTimeInterval(86_400),
-            creation: testNow, lastAccess: testNow)
+            name: name,
+            value: value,
+            domain: site,
+            hostOnly: true,
+            path: "/",
+            expires: testNow.addingTimeInterval(86_400),
+            creation: testNow,
+            lastAccess: testNow
+        )
     }
 
     // MARK: Net change
@@ -26,11 +33,14 @@ struct CookieImportBatchTests {
             .added(b), .removed(b, cause: .evicted),  // in and out again: nothing
             .replaced(old: a, new: a2), .replaced(old: a2, new: a3),  // twice: once, from the original
             .added(c), .replaced(old: c, new: cookie("c", "c.example", value: "x")),  // added as it ends
-            .replaced(old: d, new: cookie("d", "d.example", value: "y")), .removed(cookie("d", "d.example", value: "y"), cause: .evicted),
+            .replaced(old: d, new: cookie("d", "d.example", value: "y")),
+            .removed(cookie("d", "d.example", value: "y"), cause: .evicted),
         ]
-        #expect(CookieChange.net(changes) == [
-            .replaced(old: a, new: a3), .added(cookie("c", "c.example", value: "x")), .removed(d, cause: .evicted),
-        ])
+        #expect(
+            CookieChange.net(changes) == [
+                .replaced(old: a, new: a3), .added(cookie("c", "c.example", value: "x")), .removed(d, cause: .evicted),
+            ]
+        )
         // Replaced back to what it was: no change.
         #expect(CookieChange.net([.replaced(old: a, new: a2), .replaced(old: a2, new: a)]).isEmpty)
         #expect(CookieChange.net([]).isEmpty)
@@ -40,7 +50,11 @@ struct CookieImportBatchTests {
         var jar = CookieJar()
         // Given 3,000 sites of 40 cookies each: 120,000 cookies for a jar of 3,300.
         let entries = (0..<120_000).map { index in
-            NumberedCookie(line: index + 1, cookie: cookie("n\(index % 40)", "site\(index / 40).example"), hasCreationTime: false)
+            NumberedCookie(
+                line: index + 1,
+                cookie: cookie("n\(index % 40)", "site\(index / 40).example"),
+                hasCreationTime: false
+            )
         }
         let report = jar.importCookies(entries, now: testNow)
         // Then the jar keeps its limits, every cookie counts as imported, and the change carries
@@ -56,7 +70,12 @@ struct CookieImportBatchTests {
 
     // MARK: Batches
 
-    private func batches(_ text: String, kind: CookieFileBatcher.Kind, size: Int, chunk: Int) throws -> [CookieFileBatcher.Batch] {
+    private func batches(
+        _ text: String,
+        kind: CookieFileBatcher.Kind,
+        size: Int,
+        chunk: Int
+    ) throws -> [CookieFileBatcher.Batch] {
         var batcher = CookieFileBatcher(kind: kind, maximumItems: size)
         var result: [CookieFileBatcher.Batch] = []
         let bytes = Array(text.utf8)

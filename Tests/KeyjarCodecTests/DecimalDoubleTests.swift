@@ -16,8 +16,11 @@ struct DecimalDoubleTests {
     static func expectSameAsFoundation(_ text: String, sourceLocation: SourceLocation = #_sourceLocation) -> Bool {
         let reference = Double(text)
         guard let fast = Self.parse(text) else { return false }
-        #expect(fast.bitPattern == reference?.bitPattern, "\(text): \(fast) against \(String(describing: reference))",
-                sourceLocation: sourceLocation)
+        #expect(
+            fast.bitPattern == reference?.bitPattern,
+            "\(text): \(fast) against \(String(describing: reference))",
+            sourceLocation: sourceLocation
+        )
         return true
     }
 
@@ -80,16 +83,20 @@ struct DecimalDoubleTests {
     }
 
     @Test func otherFormsAreLeftToFoundation() {
-        for text in ["", "-", ".", "1.", ".5", "1e5", "1E-3", "1.5e2", "12345678901234567890", "0.00000000000000000001",
-                     "1.2.3", "--1", "+1", " 1", "1 ", "0x10", "inf", "nan", "1_000"] {
+        for text in [
+            "", "-", ".", "1.", ".5", "1e5", "1E-3", "1.5e2", "12345678901234567890", "0.00000000000000000001",
+            "1.2.3", "--1", "+1", " 1", "1 ", "0x10", "inf", "nan", "1_000",
+        ] {
             #expect(Self.parse(text) == nil, "\(text)")
         }
     }
 
     @Test func theKnownLayoutReaderReadsNumbersAsTheTreeDoes() {
         var random = SplitMix64(state: 5)
-        var texts = ["0", "-0", "1e400", "-1e400", "1.5E-3", "12345678901234567890123", "18446744073709551615",
-                     "18446744073709551616", "-3", "-00", "-0.0", "0.0", "1795454576.3484323"]
+        var texts = [
+            "0", "-0", "1e400", "-1e400", "1.5E-3", "12345678901234567890123", "18446744073709551615",
+            "18446744073709551616", "-3", "-00", "-0.0", "0.0", "1795454576.3484323",
+        ]
         for _ in 0..<2_000 { texts.append("\(Double.random(in: -1e12...1e12, using: &random))") }
         for text in texts {
             let tree = JSONReader.parse(Array(text.utf8))

@@ -15,8 +15,10 @@ struct CookieJarPolicyTests {
         // Sibling subdomains of one registrable domain are one site...
         #expect(jar.set("a=1", from: "https://api.example.co.uk/", main: "https://www.example.co.uk/") == nil)
         // ...a string suffix is not, and neither is a different site under the same public suffix.
-        #expect(jar.set("b=1", from: "https://badexample.co.uk/", main: "https://example.co.uk/")
-                == .thirdParty(site: "badexample.co.uk", mainDocumentSite: "example.co.uk"))
+        #expect(
+            jar.set("b=1", from: "https://badexample.co.uk/", main: "https://example.co.uk/")
+                == .thirdParty(site: "badexample.co.uk", mainDocumentSite: "example.co.uk")
+        )
         #expect(jar.set("c=1", from: "https://x.github.io/", main: "https://y.github.io/") != nil)
         // No main document: a direct load is first party.
         #expect(jar.set("d=1", from: "https://tracker.net/") == nil)
@@ -29,8 +31,10 @@ struct CookieJarPolicyTests {
         jar.accept("a=1; SameSite=None; Secure", from: "https://tracker.net/")
         #expect(jar.header(for: "https://tracker.net/") == "a=1")
         #expect(jar.header(for: "https://tracker.net/", main: "https://news.org/") == "")
-        #expect(jar.set("b=1; SameSite=None; Secure", from: "https://tracker.net/", main: "https://news.org/")
-                == .thirdParty(site: "tracker.net", mainDocumentSite: "news.org"))
+        #expect(
+            jar.set("b=1; SameSite=None; Secure", from: "https://tracker.net/", main: "https://news.org/")
+                == .thirdParty(site: "tracker.net", mainDocumentSite: "news.org")
+        )
     }
 
     @Test func grandfatheredThirdPartyAcceptsKnownSitesOnly() {
@@ -61,14 +65,20 @@ struct CookieJarPolicyTests {
         #expect(jar.allCookies.first { $0.name == "p" } == nil)
         // Session-only outranks the global policy too: accepted even as a third party.
         jar.policy.acceptPolicy = .noThirdParty
-        jar.accept("q=1; Max-Age=3600; SameSite=None; Secure", from: "https://cdn.news.org/", main: "https://blog.example/")
+        jar.accept(
+            "q=1; Max-Age=3600; SameSite=None; Secure",
+            from: "https://cdn.news.org/",
+            main: "https://blog.example/"
+        )
         #expect(try #require(jar.allCookies.first { $0.name == "q" }).isSession)
     }
 
     @Test func policyRejectionsExplainThemselves() {
         #expect(CookieRejection.blockedByDomainRule(domain: "ads.com").description.contains("ads.com"))
-        #expect(CookieRejection.thirdParty(site: "t.net", mainDocumentSite: "n.org").description
-                == "t.net is a third party to the main document's site n.org")
+        #expect(
+            CookieRejection.thirdParty(site: "t.net", mainDocumentSite: "n.org").description
+                == "t.net is a third party to the main document's site n.org"
+        )
     }
 
     // MARK: Limits
@@ -80,8 +90,10 @@ struct CookieJarPolicyTests {
             let now = testNow.addingTimeInterval(Double(index))
             let subdomain = index.isMultiple(of: 2) ? "a" : "b"  // one site, several hosts
             if case .success(let changes) = jar.setCookie(
-                "c\(index)=1; Domain=example.com", context: context("https://\(subdomain).example.com/"), now: now)
-            {
+                "c\(index)=1; Domain=example.com",
+                context: context("https://\(subdomain).example.com/"),
+                now: now
+            ) {
                 evicted += changes.filter { if case .removed = $0 { return true } else { return false } }
             }
         }

@@ -31,8 +31,13 @@ struct CookieJarStorageTests {
         #expect(removed.value == "1")
         #expect(jar.count == 0)
         // An already-expired cookie with nothing to delete changes nothing.
-        #expect(try jar.setCookie("b=1; Expires=Thu, 01 Jan 1970 00:00:00 GMT", context: context("http://example.com/"),
-                                  now: testNow).get().isEmpty)
+        #expect(
+            try jar.setCookie(
+                "b=1; Expires=Thu, 01 Jan 1970 00:00:00 GMT",
+                context: context("http://example.com/"),
+                now: testNow
+            ).get().isEmpty
+        )
     }
 
     @Test func sessionAndPersistentCookiesAreMarked() {
@@ -103,8 +108,10 @@ struct CookieJarStorageTests {
 
     @Test func domainAttributeMustDomainMatchTheHost() {
         var jar = CookieJar()
-        #expect(jar.set("a=1; Domain=other.com", from: "http://www.example.com/")
-                == .domainMismatch(domain: "other.com", host: "www.example.com"))
+        #expect(
+            jar.set("a=1; Domain=other.com", from: "http://www.example.com/")
+                == .domainMismatch(domain: "other.com", host: "www.example.com")
+        )
         #expect(jar.set("a=1; Domain=www.example.com", from: "http://example.com/") != nil)
         #expect(jar.set("a=1; Domain=.EXAMPLE.com", from: "http://www.example.com/") == nil)
         #expect(jar.header(for: "http://deep.sub.example.com/") == "a=1")
@@ -129,7 +136,10 @@ struct CookieJarStorageTests {
 
     @Test func ipHostsAreSettledBeforeThePublicSuffixList() {
         var jar = CookieJar()
-        #expect(jar.set("a=1; Domain=0.0.1", from: "http://127.0.0.1/") == .domainMismatch(domain: "0.0.1", host: "127.0.0.1"))
+        #expect(
+            jar.set("a=1; Domain=0.0.1", from: "http://127.0.0.1/")
+                == .domainMismatch(domain: "0.0.1", host: "127.0.0.1")
+        )
         #expect(jar.set("b=1; Domain=127.0.0.1", from: "http://127.0.0.1/") == nil)
         #expect(jar.header(for: "http://127.0.0.1/") == "b=1")
         #expect(jar.set("c=1", from: "http://[::1]:8080/") == nil)
@@ -138,15 +148,20 @@ struct CookieJarStorageTests {
 
     @Test func unavailableSuffixListFailsClosed() {
         var jar = CookieJar(publicSuffixes: .unavailable())
-        #expect(jar.set("a=1; Domain=example.com", from: "http://www.example.com/")
-                == .publicSuffixListUnavailable(domain: "example.com"))
+        #expect(
+            jar.set("a=1; Domain=example.com", from: "http://www.example.com/")
+                == .publicSuffixListUnavailable(domain: "example.com")
+        )
         #expect(jar.set("b=1", from: "http://www.example.com/") == nil)
         #expect(jar.header(for: "http://www.example.com/") == "b=1")
     }
 
     @Test func nonASCIIDomainAttributeIsRejected() {
         var jar = CookieJar()
-        #expect(jar.set("a=1; Domain=exämple.com", from: "http://www.xn--exmple-cua.com/") == .nonASCIIDomain(domain: "exämple.com"))
+        #expect(
+            jar.set("a=1; Domain=exämple.com", from: "http://www.xn--exmple-cua.com/")
+                == .nonASCIIDomain(domain: "exämple.com")
+        )
     }
 
     // MARK: Secure
@@ -171,7 +186,9 @@ struct CookieJarStorageTests {
         var jar = CookieJar()
         jar.accept("sid=secret; Secure; Domain=example.com", from: "https://www.example.com/")
         #expect(jar.set("sid=evil", from: "http://www.example.com/") == .wouldOverwriteSecureCookie(name: "sid"))
-        #expect(jar.set("sid=evil; Path=/deeper", from: "http://example.com/") == .wouldOverwriteSecureCookie(name: "sid"))
+        #expect(
+            jar.set("sid=evil; Path=/deeper", from: "http://example.com/") == .wouldOverwriteSecureCookie(name: "sid")
+        )
         // A different name, or a secure origin, is fine.
         #expect(jar.set("other=1", from: "http://www.example.com/") == nil)
         #expect(jar.set("sid=new", from: "https://www.example.com/") == nil)
@@ -211,11 +228,22 @@ struct CookieJarStorageTests {
 
     @Test func crossSiteSubresourcesCannotSetLaxOrStrictCookies() {
         var jar = CookieJar()
-        #expect(jar.set("a=1; SameSite=Lax", from: "https://tracker.net/", main: "https://news.org/", topLevel: false)
-                == .sameSiteFromCrossSiteRequest(.lax))
-        #expect(jar.set("b=1", from: "https://tracker.net/", main: "https://news.org/", topLevel: false)
-                == .sameSiteFromCrossSiteRequest(.unspecified))
-        #expect(jar.set("c=1; SameSite=None; Secure", from: "https://tracker.net/", main: "https://news.org/", topLevel: false) == nil)
+        #expect(
+            jar.set("a=1; SameSite=Lax", from: "https://tracker.net/", main: "https://news.org/", topLevel: false)
+                == .sameSiteFromCrossSiteRequest(.lax)
+        )
+        #expect(
+            jar.set("b=1", from: "https://tracker.net/", main: "https://news.org/", topLevel: false)
+                == .sameSiteFromCrossSiteRequest(.unspecified)
+        )
+        #expect(
+            jar.set(
+                "c=1; SameSite=None; Secure",
+                from: "https://tracker.net/",
+                main: "https://news.org/",
+                topLevel: false
+            ) == nil
+        )
         #expect(jar.set("d=1; SameSite=Strict", from: "https://tracker.net/", main: "https://news.org/") == nil)
     }
 
@@ -237,10 +265,14 @@ struct CookieJarStorageTests {
         var jar = CookieJar()
         #expect(jar.set("__Host-a=1; Secure; Path=/", from: "https://example.com/x/y") == nil)
         #expect(jar.set("__Host-b=1; Path=/", from: "https://example.com/") != nil)
-        #expect(jar.set("__Host-b=1; Secure; Path=/; Domain=example.com", from: "https://example.com/")
-                == .prefixRequirementsUnmet(prefix: "__Host-", requirement: "have no Domain attribute"))
-        #expect(jar.set("__host-b=1; Secure", from: "https://example.com/x/y")
-                == .prefixRequirementsUnmet(prefix: "__Host-", requirement: "have Path=/"))
+        #expect(
+            jar.set("__Host-b=1; Secure; Path=/; Domain=example.com", from: "https://example.com/")
+                == .prefixRequirementsUnmet(prefix: "__Host-", requirement: "have no Domain attribute")
+        )
+        #expect(
+            jar.set("__host-b=1; Secure", from: "https://example.com/x/y")
+                == .prefixRequirementsUnmet(prefix: "__Host-", requirement: "have Path=/")
+        )
     }
 
     @Test func namelessCookiesCannotFakeAPrefix() {

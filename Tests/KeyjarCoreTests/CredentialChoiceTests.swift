@@ -8,13 +8,29 @@ struct CredentialChoiceTests {
     typealias Method = ProtectionSpace.AuthenticationMethod
 
     private func space(
-        realm: String? = nil, _ method: Method = .default, host: String = "example.com", port: Int? = nil,
-        scheme: String = "https", proxy: ProtectionSpace.ProxyType = .none
+        realm: String? = nil,
+        _ method: Method = .default,
+        host: String = "example.com",
+        port: Int? = nil,
+        scheme: String = "https",
+        proxy: ProtectionSpace.ProxyType = .none
     ) -> ProtectionSpace {
-        ProtectionSpace(host: host, port: port, protocol: scheme, realm: realm, authenticationMethod: method, proxyType: proxy)
+        ProtectionSpace(
+            host: host,
+            port: port,
+            protocol: scheme,
+            realm: realm,
+            authenticationMethod: method,
+            proxyType: proxy
+        )
     }
 
-    private func record(_ user: String, _ space: ProtectionSpace, isDefault: Bool = true, used: Double = 0) -> CredentialRecord {
+    private func record(
+        _ user: String,
+        _ space: ProtectionSpace,
+        isDefault: Bool = true,
+        used: Double = 0
+    ) -> CredentialRecord {
         CredentialRecord(space: space, user: user, persistence: .permanent, isDefault: isDefault, created: used)
     }
 
@@ -52,7 +68,11 @@ struct CredentialChoiceTests {
         let choice = CredentialChoice(for: challenge, among: stored)
         // Then the candidates come most specific first and the exact space's default answers.
         #expect(choice.candidates.map(\.record.user) == ["alice", "bob", "carol", "dora"])
-        #expect(choice.candidates.map(\.specificity) == [.exactSpace, .sameRealmAnyMethod, .anyRealmSameMethod, .anyRealmAnyMethod])
+        #expect(
+            choice.candidates.map(\.specificity) == [
+                .exactSpace, .sameRealmAnyMethod, .anyRealmSameMethod, .anyRealmAnyMethod,
+            ]
+        )
         #expect(choice.preferred?.user == "alice")
 
         // Without the exact space, the next tier's default answers, and so on down.
@@ -65,7 +85,10 @@ struct CredentialChoiceTests {
     @Test func aCredentialStoredPerServerAnswersEveryHTTPMethodButNeverFormsOrTLS() {
         let perServer = record("alice", space())
         for method in [Method.httpBasic, .httpDigest, .ntlm, .negotiate] {
-            let choice = CredentialChoice(for: space(realm: method == .ntlm ? nil : "Any Realm", method), among: [perServer])
+            let choice = CredentialChoice(
+                for: space(realm: method == .ntlm ? nil : "Any Realm", method),
+                among: [perServer]
+            )
             #expect(choice.preferred?.user == "alice", "\(method)")
         }
         for method in [Method.htmlForm, .clientCertificate, .serverTrust] {
@@ -89,7 +112,13 @@ struct CredentialChoiceTests {
     @Test func aProxyChallengeFindsTheProxysCredentials() {
         let proxy = ProtectionSpace(host: "proxy.example", port: 3128, protocol: "http", proxyType: .http)
         let challenge = ProtectionSpace(
-            host: "proxy.example", port: 3128, protocol: "http", realm: "Squid", authenticationMethod: .httpBasic, proxyType: .http)
+            host: "proxy.example",
+            port: 3128,
+            protocol: "http",
+            realm: "Squid",
+            authenticationMethod: .httpBasic,
+            proxyType: .http
+        )
         let server = ProtectionSpace(host: "proxy.example", port: 3128, protocol: "http")
         let choice = CredentialChoice(for: challenge, among: [record("srv", server), record("px", proxy)])
         #expect(choice.candidates.map(\.record.user) == ["px"])
@@ -163,7 +192,12 @@ struct CredentialChoiceTests {
         #expect(!alice.becomesDefault(asked: false, stored: [record("bob", team, isDefault: true)]))
         #expect(alice.becomesDefault(asked: true, stored: [record("bob", team, isDefault: true)]))
         // Saving the default again keeps it the default.
-        #expect(alice.becomesDefault(asked: false, stored: [record("alice", team, isDefault: true), record("bob", team, isDefault: false)]))
+        #expect(
+            alice.becomesDefault(
+                asked: false,
+                stored: [record("alice", team, isDefault: true), record("bob", team, isDefault: false)]
+            )
+        )
         // A space whose default was removed gets the next one saved as default.
         #expect(alice.becomesDefault(asked: false, stored: [record("bob", team, isDefault: false)]))
     }

@@ -17,7 +17,8 @@ struct FuzzTests {
         var jar = CookieJar()
         let origins = ["https://www.example.com/a/b", "http://127.0.0.1/", "http://co.uk/", "https://x.github.io/"]
         for iteration in 0..<5_000 {
-            let header = iteration.isMultiple(of: 5)
+            let header =
+                iteration.isMultiple(of: 5)
                 ? Mutation.randomBytesString(length: Int.random(in: 0..<64, using: &random), using: &random)
                 : Mutation.mutate(Self.seeds.randomElement(using: &random) ?? "", using: &random)
             let origin = origins.randomElement(using: &random) ?? origins[0]

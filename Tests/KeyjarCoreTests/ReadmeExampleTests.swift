@@ -10,7 +10,9 @@ struct ReadmeExampleTests {
         let loginURL = try #require(URL(string: "https://www.example.com/login"))
         let response = try #require(CookieContext(url: loginURL))
         let stored = jar.setCookie(
-            "sid=42; Domain=example.com; Path=/; Secure; HttpOnly; SameSite=Lax", context: response)
+            "sid=42; Domain=example.com; Path=/; Secure; HttpOnly; SameSite=Lax",
+            context: response
+        )
         guard case .success(let changes) = stored, case .added(let cookie)? = changes.first else {
             Issue.record("expected an added cookie, got \(stored)")
             return

@@ -8,7 +8,8 @@ struct SetCookieParserTests {
         // Given a header with every attribute, in mixed case and with stray spaces
         let parsed = try SetCookieParser.parse(
             " sid = 42 ; pAtH=/app ; DOMAIN=.Example.COM; secure; HttpOnly ; samesite=strict; max-age=60;"
-                + " expires=Wed, 09 Jun 2021 10:18:14 GMT; unknown=x")
+                + " expires=Wed, 09 Jun 2021 10:18:14 GMT; unknown=x"
+        )
         // Then each is read, names case-insensitively, values trimmed
         #expect(parsed.name == "sid")
         #expect(parsed.value == "42")

@@ -3,10 +3,11 @@ import FoundationNetworking
 import Keyjar
 import KeyjarAuth
 import KeyjarCore
-@testable import KeyjarLoader
 import KeyjarTestSupport
 import Synchronization
 import Testing
+
+@testable import KeyjarLoader
 
 @Suite("KeyjarLoader: challenges answered from the URL, the shared store and the delegate")
 struct AuthenticationTests {
@@ -19,9 +20,15 @@ struct AuthenticationTests {
     }
 
     @Test func urlCredentialsAnswerAChallengeAndWrongOnesDeliverThe401() throws {
-        let good = load(URLRequest(url: URL(string: "http://alice:wonderland@127.0.0.1:\(server.port)/basic/url?key=u1")!), with: loader())
+        let good = load(
+            URLRequest(url: URL(string: "http://alice:wonderland@127.0.0.1:\(server.port)/basic/url?key=u1")!),
+            with: loader()
+        )
         #expect(good.body == "welcome alice")
-        let bad = load(URLRequest(url: URL(string: "http://alice:nope@127.0.0.1:\(server.port)/basic/url?key=u2")!), with: loader())
+        let bad = load(
+            URLRequest(url: URL(string: "http://alice:nope@127.0.0.1:\(server.port)/basic/url?key=u2")!),
+            with: loader()
+        )
         #expect(bad.lastResponse?.statusCode == 401)
         #expect(bad.body == "who are you")
         #expect(bad.events.last == .finished)
@@ -92,11 +99,16 @@ struct AuthenticationTests {
 
         // Rejecting the strongest space (Digest, realm "other") moves on to Basic.
         let rejecting = ChallengeDelegate { seen in
-            seen.method == NSURLAuthenticationMethodHTTPDigest ? .reject : .use(user: "alice", password: "wonderland", persistence: .none)
+            seen.method == NSURLAuthenticationMethodHTTPDigest
+                ? .reject : .use(user: "alice", password: "wonderland", persistence: .none)
         }
         _ = loader().connection(with: URLRequest(url: server.url("/basic/d?key=d4&also-digest=1")), delegate: rejecting)
         #expect(rejecting.recorder.wait())
-        #expect(rejecting.challenges.map(\.method) == [NSURLAuthenticationMethodHTTPDigest, NSURLAuthenticationMethodHTTPBasic])
+        #expect(
+            rejecting.challenges.map(\.method) == [
+                NSURLAuthenticationMethodHTTPDigest, NSURLAuthenticationMethodHTTPBasic,
+            ]
+        )
         #expect(rejecting.challenges.map(\.realm) == ["other", "keyjar-test"])
         #expect(rejecting.recorder.body == "welcome alice")
     }
@@ -121,8 +133,12 @@ struct AuthenticationTests {
         let configuration = KeyjarClient.Configuration(socketPath: daemon.socketPath, autoStart: false)
         let storage = try SharedCredentialStorage(configuration: configuration)
         let space = URLProtectionSpace(
-            host: "127.0.0.1", port: server.port, protocol: "http", realm: "keyjar-test",
-            authenticationMethod: NSURLAuthenticationMethodHTTPBasic)
+            host: "127.0.0.1",
+            port: server.port,
+            protocol: "http",
+            realm: "keyjar-test",
+            authenticationMethod: NSURLAuthenticationMethodHTTPBasic
+        )
 
         // 1. The delegate answers with a permanent credential: it lands in keyjard.
         let asking = ChallengeDelegate { _ in .use(user: "alice", password: "wonderland", persistence: .permanent) }
@@ -142,8 +158,16 @@ struct AuthenticationTests {
         // 3. An older-style delegate that forbids storage is asked instead of alice's stored
         //    credential answering, with nothing proposed (the storage is not read), and its
         //    permanent answer is not written.
-        let noStorage = LegacyDelegate(canAuthenticate: true, storageAllowed: false, persistence: .permanent, user: "carol")
-        _ = loader(storage: other).connection(with: URLRequest(url: server.url("/basic/s?key=s3&user=carol")), delegate: noStorage)
+        let noStorage = LegacyDelegate(
+            canAuthenticate: true,
+            storageAllowed: false,
+            persistence: .permanent,
+            user: "carol"
+        )
+        _ = loader(storage: other).connection(
+            with: URLRequest(url: server.url("/basic/s?key=s3&user=carol")),
+            delegate: noStorage
+        )
         #expect(noStorage.recorder.wait())
         #expect(noStorage.recorder.body == "welcome carol")
         #expect(noStorage.challenges.map(\.proposedUser) == [nil])
@@ -152,12 +176,23 @@ struct AuthenticationTests {
 
         // 4. A stored credential that fails is not offered again by default handling.
         let wrongSpace = URLProtectionSpace(
-            host: "127.0.0.1", port: server.port, protocol: "http", realm: "wrong-realm",
-            authenticationMethod: NSURLAuthenticationMethodHTTPBasic)
-        try storage.store(URLCredential(user: "alice", password: "stale", persistence: .permanent), for: wrongSpace, makeDefault: true)
+            host: "127.0.0.1",
+            port: server.port,
+            protocol: "http",
+            realm: "wrong-realm",
+            authenticationMethod: NSURLAuthenticationMethodHTTPBasic
+        )
+        try storage.store(
+            URLCredential(user: "alice", password: "stale", persistence: .permanent),
+            for: wrongSpace,
+            makeDefault: true
+        )
         #expect(eventually { other.defaultCredential(for: wrongSpace) != nil })
         let failing = ChallengeDelegate { _ in .performDefault }
-        _ = loader(storage: other).connection(with: URLRequest(url: server.url("/basic/s?key=s4&realm=wrong-realm")), delegate: failing)
+        _ = loader(storage: other).connection(
+            with: URLRequest(url: server.url("/basic/s?key=s4&realm=wrong-realm")),
+            delegate: failing
+        )
         #expect(failing.recorder.wait())
         #expect(failing.recorder.lastResponse?.statusCode == 401)
         #expect(failing.challenges.map(\.previousFailureCount) == [1])
@@ -175,7 +210,8 @@ struct AuthenticationTests {
             #expect(delegate.challenges.map(\.method) == [NSURLAuthenticationMethodHTTPDigest])
 
             let wrong = ChallengeDelegate { seen in
-                seen.previousFailureCount < 2 ? .use(user: "alice", password: "nope", persistence: .none) : .continueWithout
+                seen.previousFailureCount < 2
+                    ? .use(user: "alice", password: "nope", persistence: .none) : .continueWithout
             }
             _ = loader().connection(with: URLRequest(url: lighttpd.url(path)), delegate: wrong)
             #expect(wrong.recorder.wait())
@@ -205,7 +241,8 @@ struct AuthenticationTests {
 
         // A wrong password: the server refuses it, and the delegate hears of the failure.
         let wrong = ChallengeDelegate { seen in
-            seen.previousFailureCount == 0 ? .use(user: "alice", password: "not-it", persistence: .none) : .continueWithout
+            seen.previousFailureCount == 0
+                ? .use(user: "alice", password: "not-it", persistence: .none) : .continueWithout
         }
         _ = loader().connection(with: URLRequest(url: server.url("/ntlm")), delegate: wrong)
         #expect(wrong.recorder.wait())
@@ -219,11 +256,16 @@ struct AuthenticationTests {
     @Test(.enabled(if: LoaderConnection.supportedSchemes.contains(.negotiate), "this libcurl has no SPNEGO"))
     func negotiateIsOfferedAndHandedToLibcurl() throws {
         let delegate = ChallengeDelegate { seen in
-            seen.previousFailureCount == 0 ? .use(user: "alice", password: "wonderland", persistence: .none) : .continueWithout
+            seen.previousFailureCount == 0
+                ? .use(user: "alice", password: "wonderland", persistence: .none) : .continueWithout
         }
         _ = loader().connection(with: URLRequest(url: server.url("/negotiate")), delegate: delegate)
         #expect(delegate.recorder.wait())
-        #expect(delegate.challenges.map(\.method) == [NSURLAuthenticationMethodNegotiate, NSURLAuthenticationMethodNegotiate])
+        #expect(
+            delegate.challenges.map(\.method) == [
+                NSURLAuthenticationMethodNegotiate, NSURLAuthenticationMethodNegotiate,
+            ]
+        )
         #expect(delegate.challenges.map(\.previousFailureCount) == [0, 1])
         #expect(delegate.recorder.lastResponse?.statusCode == 401)
         #expect(delegate.recorder.body == "no ticket")
@@ -245,7 +287,10 @@ struct AuthenticationTests {
         #expect(delegate.challenges.first?.realm == "Tinyproxy")
         #expect(delegate.challenges.first?.port == proxy.port)
         // Asked without credentials, then with them: both through the proxy.
-        #expect(proxy.requests().filter { $0.contains("GET \(target.absoluteString)") }.count == 2, "\(proxy.requests())")
+        #expect(
+            proxy.requests().filter { $0.contains("GET \(target.absoluteString)") }.count == 2,
+            "\(proxy.requests())"
+        )
     }
 
     @Test func anUntrustedCertificateIsAServerTrustChallenge() throws {
@@ -256,7 +301,8 @@ struct AuthenticationTests {
         // A delegate that accepts the certificate for that host.
         let loader = loader()
         let accepting = ChallengeDelegate { seen in
-            seen.method == LoaderAuthenticationMethod.serverTrust ? .use(user: "", password: "", persistence: .none) : .cancel
+            seen.method == LoaderAuthenticationMethod.serverTrust
+                ? .use(user: "", password: "", persistence: .none) : .cancel
         }
         _ = loader.connection(with: URLRequest(url: server.tlsURL("/hello")), delegate: accepting)
         #expect(accepting.recorder.wait())
@@ -265,7 +311,10 @@ struct AuthenticationTests {
 
         // A delegate that declines: the verification error.
         let declining = ChallengeDelegate { _ in .performDefault }
-        _ = URLLoader(configuration: .init()).connection(with: URLRequest(url: server.tlsURL("/hello")), delegate: declining)
+        _ = URLLoader(configuration: .init()).connection(
+            with: URLRequest(url: server.tlsURL("/hello")),
+            delegate: declining
+        )
         #expect(declining.recorder.wait())
         #expect(declining.recorder.error?.code == .serverCertificateUntrusted)
     }

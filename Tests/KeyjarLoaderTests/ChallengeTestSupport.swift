@@ -1,10 +1,10 @@
 import Foundation
 import FoundationNetworking
-import KeyjarLoader
-import KeyjarTestSupport
 import Glibc
-import Synchronization
+import KeyjarLoader
 import KeyjarLocks
+import KeyjarTestSupport
+import Synchronization
 
 /// How a test delegate answers a challenge.
 enum TestAnswer: Sendable {
@@ -65,7 +65,9 @@ final class ChallengeDelegate: LoaderConnectionAuthenticationDelegate, @unchecke
     func connection(_ connection: LoaderConnection, willSendRequestFor challenge: URLAuthenticationChallenge) {
         let record = SeenChallenge(challenge)
         seen.withLock { $0.append(record) }
-        recorder.record(.challenge(method: record.shortMethod, failures: record.previousFailureCount, proposed: record.proposedUser))
+        recorder.record(
+            .challenge(method: record.shortMethod, failures: record.previousFailureCount, proposed: record.proposedUser)
+        )
         guard let sender = challenge.sender else { return }
         switch answers(record) {
         case .use(let user, let password, let persistence):
@@ -84,14 +86,26 @@ final class ChallengeDelegate: LoaderConnectionAuthenticationDelegate, @unchecke
         shouldUseAsked.add(1, ordering: .relaxed)
         return false
     }
-    func connection(_ connection: LoaderConnection, didCancel challenge: URLAuthenticationChallenge) { recorder.record(.challengeCancelled) }
-    func connection(_ connection: LoaderConnection, willSend request: URLRequest, redirectResponse: URLResponse?) -> URLRequest? {
+    func connection(_ connection: LoaderConnection, didCancel challenge: URLAuthenticationChallenge) {
+        recorder.record(.challengeCancelled)
+    }
+    func connection(
+        _ connection: LoaderConnection,
+        willSend request: URLRequest,
+        redirectResponse: URLResponse?
+    ) -> URLRequest? {
         recorder.connection(connection, willSend: request, redirectResponse: redirectResponse)
     }
-    func connection(_ connection: LoaderConnection, didReceive response: URLResponse) { recorder.connection(connection, didReceive: response) }
-    func connection(_ connection: LoaderConnection, didReceive data: Data) { recorder.connection(connection, didReceive: data) }
+    func connection(_ connection: LoaderConnection, didReceive response: URLResponse) {
+        recorder.connection(connection, didReceive: response)
+    }
+    func connection(_ connection: LoaderConnection, didReceive data: Data) {
+        recorder.connection(connection, didReceive: data)
+    }
     func connectionDidFinishLoading(_ connection: LoaderConnection) { recorder.connectionDidFinishLoading(connection) }
-    func connection(_ connection: LoaderConnection, didFailWithError error: any Error) { recorder.connection(connection, didFailWithError: error) }
+    func connection(_ connection: LoaderConnection, didFailWithError error: any Error) {
+        recorder.connection(connection, didFailWithError: error)
+    }
 }
 
 /// The older trio: refuses every space in `canAuthenticateAgainst` when told to, and says
@@ -105,7 +119,12 @@ final class LegacyDelegate: LoaderConnectionLegacyAuthenticationDelegate, @unche
     let persistence: URLCredential.Persistence
     let user: String
 
-    init(canAuthenticate: Bool, storageAllowed: Bool = true, persistence: URLCredential.Persistence = .none, user: String = "alice") {
+    init(
+        canAuthenticate: Bool,
+        storageAllowed: Bool = true,
+        persistence: URLCredential.Persistence = .none,
+        user: String = "alice"
+    ) {
         self.canAuthenticate = canAuthenticate
         self.storageAllowed = storageAllowed
         self.persistence = persistence
@@ -118,20 +137,38 @@ final class LegacyDelegate: LoaderConnectionLegacyAuthenticationDelegate, @unche
         recorder.record(.shouldUseCredentialStorage)
         return storageAllowed
     }
-    func connection(_ connection: LoaderConnection, canAuthenticateAgainst protectionSpace: URLProtectionSpace) -> Bool { canAuthenticate }
+    func connection(_ connection: LoaderConnection, canAuthenticateAgainst protectionSpace: URLProtectionSpace) -> Bool
+    { canAuthenticate }
     func connection(_ connection: LoaderConnection, didReceive challenge: URLAuthenticationChallenge) {
         received.add(1, ordering: .relaxed)
         let record = SeenChallenge(challenge)
         seen.withLock { $0.append(record) }
-        recorder.record(.challenge(method: record.shortMethod, failures: record.previousFailureCount, proposed: record.proposedUser))
-        challenge.sender?.use(URLCredential(user: user, password: "wonderland", persistence: persistence), for: challenge)
+        recorder.record(
+            .challenge(method: record.shortMethod, failures: record.previousFailureCount, proposed: record.proposedUser)
+        )
+        challenge.sender?.use(
+            URLCredential(user: user, password: "wonderland", persistence: persistence),
+            for: challenge
+        )
     }
-    func connection(_ connection: LoaderConnection, didCancel challenge: URLAuthenticationChallenge) { recorder.record(.challengeCancelled) }
-    func connection(_ connection: LoaderConnection, willSend request: URLRequest, redirectResponse: URLResponse?) -> URLRequest? {
+    func connection(_ connection: LoaderConnection, didCancel challenge: URLAuthenticationChallenge) {
+        recorder.record(.challengeCancelled)
+    }
+    func connection(
+        _ connection: LoaderConnection,
+        willSend request: URLRequest,
+        redirectResponse: URLResponse?
+    ) -> URLRequest? {
         recorder.connection(connection, willSend: request, redirectResponse: redirectResponse)
     }
-    func connection(_ connection: LoaderConnection, didReceive response: URLResponse) { recorder.connection(connection, didReceive: response) }
-    func connection(_ connection: LoaderConnection, didReceive data: Data) { recorder.connection(connection, didReceive: data) }
+    func connection(_ connection: LoaderConnection, didReceive response: URLResponse) {
+        recorder.connection(connection, didReceive: response)
+    }
+    func connection(_ connection: LoaderConnection, didReceive data: Data) {
+        recorder.connection(connection, didReceive: data)
+    }
     func connectionDidFinishLoading(_ connection: LoaderConnection) { recorder.connectionDidFinishLoading(connection) }
-    func connection(_ connection: LoaderConnection, didFailWithError error: any Error) { recorder.connection(connection, didFailWithError: error) }
+    func connection(_ connection: LoaderConnection, didFailWithError error: any Error) {
+        recorder.connection(connection, didFailWithError: error)
+    }
 }

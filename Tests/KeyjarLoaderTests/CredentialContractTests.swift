@@ -3,8 +3,8 @@ import FoundationNetworking
 import Keyjar
 import KeyjarCore
 import KeyjarLoader
-import KeyjarTestSupport
 import KeyjarLocks
+import KeyjarTestSupport
 import Synchronization
 import Testing
 
@@ -39,7 +39,8 @@ struct CredentialContractTests {
                 .challenge(method: "HTTPBasic", failures: 0, proposed: nil),
                 .challenge(method: "HTTPBasic", failures: 1, proposed: "alice"),
                 .response(status: 200), .data(count: 13), .finished,
-            ])
+            ]
+        )
         #expect(delegate.shouldUseAsked.load(ordering: .relaxed) == 0, "never asked of a willSendRequestFor delegate")
     }
 
@@ -53,20 +54,30 @@ struct CredentialContractTests {
                 .willSend(url: url.absoluteString, redirectStatus: nil),
                 .challenge(method: "HTTPBasic", failures: 0, proposed: nil),
                 .challengeCancelled, .failed(code: URLError.Code.userCancelledAuthentication.rawValue),
-            ])
+            ]
+        )
     }
 
     @Test func cancellingTheConnectionCancelsTheChallengeItHolds() throws {
         let delegate = ChallengeDelegate { _ in .hold }
-        let connection = loader(nil).connection(with: URLRequest(url: server.url("/basic/order?key=o3")), delegate: delegate)
+        let connection = loader(nil).connection(
+            with: URLRequest(url: server.url("/basic/order?key=o3")),
+            delegate: delegate
+        )
         #expect(eventually { !delegate.challenges.isEmpty })
         connection.cancel()
         #expect(eventually { delegate.recorder.events.last == .challengeCancelled })
         // Nothing else: no failure after cancel(), and a late answer is ignored.
         delegate.held.withLock { $0.first }?.sender?.use(
-            URLCredential(user: "alice", password: "wonderland", persistence: .none), for: try #require(delegate.held.withLock { $0.first }))
+            URLCredential(user: "alice", password: "wonderland", persistence: .none),
+            for: try #require(delegate.held.withLock { $0.first })
+        )
         usleep(200_000)
-        #expect(delegate.recorder.events.map(\.description).suffix(2) == ["challenge(HTTPBasic, 0, nil)", "challengeCancelled"])
+        #expect(
+            delegate.recorder.events.map(\.description).suffix(2) == [
+                "challenge(HTTPBasic, 0, nil)", "challengeCancelled",
+            ]
+        )
         #expect(try server.count("401:o3") == 1)
     }
 
@@ -77,7 +88,12 @@ struct CredentialContractTests {
         let url = server.url("/basic/legacy?key=o4&user=carol")
         // Two challenges (the stored alice fails first), one question.
         let wrong = URLProtectionSpace(
-            host: "127.0.0.1", port: server.port, protocol: "http", realm: "keyjar-test", authenticationMethod: NSURLAuthenticationMethodHTTPBasic)
+            host: "127.0.0.1",
+            port: server.port,
+            protocol: "http",
+            realm: "keyjar-test",
+            authenticationMethod: NSURLAuthenticationMethodHTTPBasic
+        )
         try shared.store(URLCredential(user: "alice", password: "wonderland", persistence: .permanent), for: wrong)
         let delegate = LegacyDelegate(canAuthenticate: true, user: "carol")
         _ = loader(shared).connection(with: URLRequest(url: url), delegate: delegate)
@@ -87,7 +103,8 @@ struct CredentialContractTests {
                 .willSend(url: url.absoluteString, redirectStatus: nil), .shouldUseCredentialStorage,
                 .challenge(method: "HTTPBasic", failures: 1, proposed: "alice"),
                 .response(status: 200), .data(count: 13), .finished,
-            ])
+            ]
+        )
     }
 
     // MARK: Persistence
@@ -129,8 +146,16 @@ struct CredentialContractTests {
         let lighttpd = try LighttpdServer()
         for port in [server.port, lighttpd.port] {
             let perServer = URLProtectionSpace(
-                host: "127.0.0.1", port: port, protocol: "http", realm: nil, authenticationMethod: NSURLAuthenticationMethodDefault)
-            try shared.store(URLCredential(user: "alice", password: "wonderland", persistence: .permanent), for: perServer)
+                host: "127.0.0.1",
+                port: port,
+                protocol: "http",
+                realm: nil,
+                authenticationMethod: NSURLAuthenticationMethodDefault
+            )
+            try shared.store(
+                URLCredential(user: "alice", password: "wonderland", persistence: .permanent),
+                for: perServer
+            )
         }
         let cases = [
             (server.url("/basic/m?key=m1&realm=Team%20Area"), "welcome alice"),
@@ -151,9 +176,19 @@ struct CredentialContractTests {
         defer { #expect(daemon.stop() == 0) }
         let shared = try storage(daemon)
         let perServer = URLProtectionSpace(
-            host: "127.0.0.1", port: server.port, protocol: "http", realm: nil, authenticationMethod: NSURLAuthenticationMethodDefault)
+            host: "127.0.0.1",
+            port: server.port,
+            protocol: "http",
+            realm: nil,
+            authenticationMethod: NSURLAuthenticationMethodDefault
+        )
         let realm = URLProtectionSpace(
-            host: "127.0.0.1", port: server.port, protocol: "http", realm: "keyjar-test", authenticationMethod: NSURLAuthenticationMethodDefault)
+            host: "127.0.0.1",
+            port: server.port,
+            protocol: "http",
+            realm: "keyjar-test",
+            authenticationMethod: NSURLAuthenticationMethodDefault
+        )
         // A space keeps no default once its default is removed: zed and yan are left, each
         // alone in a space that has no default.
         for (space, gone, left) in [(perServer, "bob", "zed"), (realm, "alice", "yan")] {
@@ -180,7 +215,12 @@ struct CredentialContractTests {
         let shared = try storage(daemon)
         let proxy = try TinyproxyServer()
         let proxySpace = URLProtectionSpace(
-            proxyHost: "127.0.0.1", port: proxy.port, type: "HTTP", realm: nil, authenticationMethod: NSURLAuthenticationMethodDefault)
+            proxyHost: "127.0.0.1",
+            port: proxy.port,
+            type: "HTTP",
+            realm: nil,
+            authenticationMethod: NSURLAuthenticationMethodDefault
+        )
         try shared.store(URLCredential(user: "proxy", password: "secret", persistence: .permanent), for: proxySpace)
         let delegate = ChallengeDelegate { _ in .cancel }
         _ = loader(shared, proxy: proxy.url).connection(with: URLRequest(url: server.url("/hello")), delegate: delegate)

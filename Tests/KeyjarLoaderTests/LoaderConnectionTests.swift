@@ -2,10 +2,11 @@ import Foundation
 import FoundationNetworking
 import Keyjar
 import KeyjarCore
-@testable import KeyjarLoader
+import KeyjarLocks
 import Synchronization
 import Testing
-import KeyjarLocks
+
+@testable import KeyjarLoader
 
 @Suite("LoaderConnection: the delegate contract against a real loopback server")
 struct LoaderConnectionTests {
@@ -34,7 +35,10 @@ struct LoaderConnectionTests {
         // and every byte still arrives, in order.
         let size = 24_000_000
         let delegate = RecordingDelegate(onData: { _, _ in usleep(200) })
-        let connection = ephemeralLoader().connection(with: URLRequest(url: server.url("/big?size=\(size)")), delegate: delegate)
+        let connection = ephemeralLoader().connection(
+            with: URLRequest(url: server.url("/big?size=\(size)")),
+            delegate: delegate
+        )
         #expect(delegate.wait(seconds: 60))
         #expect(delegate.state.withLock { $0.body.count } == size)
         #expect(delegate.state.withLock { $0.body.allSatisfy { $0 == UInt8(ascii: "x") } })
@@ -71,14 +75,20 @@ struct LoaderConnectionTests {
 
     @Test func refusingARedirectDeliversTheRedirectResponse() throws {
         let delegate = RecordingDelegate(willSend: { request, redirect in redirect == nil ? request : nil })
-        _ = load(URLRequest(url: server.url("/redirect?status=302&to=/echo")), with: ephemeralLoader(), delegate: delegate)
+        _ = load(
+            URLRequest(url: server.url("/redirect?status=302&to=/echo")),
+            with: ephemeralLoader(),
+            delegate: delegate
+        )
         #expect(delegate.events.suffix(3) == [.response(status: 302), .data(count: 13), .finished])
         #expect(delegate.body == "redirect body")
     }
 
     @Test func aDelegateCanReplaceARedirectedRequest() throws {
         let replacement = server.url("/echo?replaced=1")
-        let delegate = RecordingDelegate(willSend: { request, redirect in redirect == nil ? request : URLRequest(url: replacement) })
+        let delegate = RecordingDelegate(willSend: { request, redirect in
+            redirect == nil ? request : URLRequest(url: replacement)
+        })
         _ = load(URLRequest(url: server.url("/redirect?to=/hello")), with: ephemeralLoader(), delegate: delegate)
         #expect(try decodeEcho(delegate.body).path == "/echo?replaced=1")
     }
@@ -107,7 +117,10 @@ struct LoaderConnectionTests {
 
     @Test func cookiesSetOnARedirectAreSentOnTheNextHop() throws {
         let loader = ephemeralLoader()
-        let delegate = load(URLRequest(url: server.url("/redirect?to=/echo&cookie=hop%3D1%3B%20Path%3D%2F")), with: loader)
+        let delegate = load(
+            URLRequest(url: server.url("/redirect?to=/echo&cookie=hop%3D1%3B%20Path%3D%2F")),
+            with: loader
+        )
         #expect(try decodeEcho(delegate.body).headers["cookie"] == "hop=1")
         // And on a later load.
         let later = load(URLRequest(url: server.url("/echo")), with: loader)
@@ -129,7 +142,11 @@ struct LoaderConnectionTests {
         let loader = ephemeralLoader()
         let storage = try #require(loader.configuration.cookieStorage)
         let url = server.url("/echo")
-        try storage.storeCookies(fromResponseHeaders: ["strict=1; SameSite=Strict; Path=/", "lax=2; Path=/"], for: url, mainDocumentURL: url)
+        try storage.storeCookies(
+            fromResponseHeaders: ["strict=1; SameSite=Strict; Path=/", "lax=2; Path=/"],
+            for: url,
+            mainDocumentURL: url
+        )
         func cookieHeader(mainDocument: URL?) throws -> String? {
             var request = URLRequest(url: url)
             request.mainDocumentURL = mainDocument
@@ -161,10 +178,15 @@ struct LoaderConnectionTests {
         let loader = URLLoader(configuration: .init(cookieStorage: .ephemeral(), maximumRedirects: 3))
         let within = load(URLRequest(url: server.url("/chain?n=3")), with: loader)
         #expect(within.body == "hello world")
-        #expect(within.events.filter { if case .willSend(_, let status?) = $0 { status == 302 } else { false } }.count == 3)
+        #expect(
+            within.events.filter { if case .willSend(_, let status?) = $0 { status == 302 } else { false } }.count == 3
+        )
         let beyond = load(URLRequest(url: server.url("/chain?n=4")), with: loader)
         #expect(beyond.error?.code == .httpTooManyRedirects)
-        let none = load(URLRequest(url: server.url("/chain?n=1")), with: URLLoader(configuration: .init(maximumRedirects: 0)))
+        let none = load(
+            URLRequest(url: server.url("/chain?n=1")),
+            with: URLLoader(configuration: .init(maximumRedirects: 0))
+        )
         #expect(none.error?.code == .httpTooManyRedirects)
     }
 
@@ -174,7 +196,9 @@ struct LoaderConnectionTests {
         let payload = String(repeating: "k", count: 300_000)
         request.httpBody = Data(payload.utf8)
         let delegate = load(request, with: ephemeralLoader())
-        let sent = delegate.events.compactMap { if case .sent(let bytes, let total, let expected) = $0 { (bytes, total, expected) } else { nil } }
+        let sent = delegate.events.compactMap {
+            if case .sent(let bytes, let total, let expected) = $0 { (bytes, total, expected) } else { nil }
+        }
         #expect(sent.last?.1 == 300_000)
         #expect(sent.allSatisfy { $0.2 == 300_000 })
         #expect(sent.map(\.0).reduce(0, +) == 300_000)
@@ -206,7 +230,8 @@ struct LoaderConnectionTests {
 
     @Test func serverFailuresBecomeURLErrors() throws {
         let cases: [(String, URLError.Code)] = [
-            ("/garbage", .badServerResponse), ("/truncated", .networkConnectionLost), ("/endless-headers", .badServerResponse),
+            ("/garbage", .badServerResponse), ("/truncated", .networkConnectionLost),
+            ("/endless-headers", .badServerResponse),
         ]
         for (path, code) in cases {
             let delegate = load(URLRequest(url: server.url(path)), with: ephemeralLoader())
@@ -236,7 +261,10 @@ struct LoaderConnectionTests {
             connection.cancel()
             cancelledAt.withLock { $0 = $0 ?? 1 }
         })
-        let connection = ephemeralLoader().connection(with: URLRequest(url: server.url("/stream?chunks=5&delay=0.1")), delegate: delegate)
+        let connection = ephemeralLoader().connection(
+            with: URLRequest(url: server.url("/stream?chunks=5&delay=0.1")),
+            delegate: delegate
+        )
         #expect(!delegate.wait(seconds: 2), "a cancelled load must not finish or fail")
         let events = delegate.events
         #expect(events.filter { if case .data = $0 { true } else { false } }.count == 1, "\(events)")
@@ -245,7 +273,11 @@ struct LoaderConnectionTests {
 
         // Cancelled before it starts: the delegate hears nothing at all.
         let silent = RecordingDelegate()
-        let never = ephemeralLoader().connection(with: URLRequest(url: server.url("/hello")), delegate: silent, startImmediately: false)
+        let never = ephemeralLoader().connection(
+            with: URLRequest(url: server.url("/hello")),
+            delegate: silent,
+            startImmediately: false
+        )
         never.cancel()
         never.start()
         #expect(!silent.wait(seconds: 1))
@@ -258,7 +290,10 @@ struct LoaderConnectionTests {
             return request
         })
         let redirecting = ephemeralLoader().connection(
-            with: URLRequest(url: server.url("/redirect?to=/hello")), delegate: inRedirect, startImmediately: false)
+            with: URLRequest(url: server.url("/redirect?to=/hello")),
+            delegate: inRedirect,
+            startImmediately: false
+        )
         holder.withLock { $0 = redirecting }
         redirecting.start()
         #expect(!inRedirect.wait(seconds: 1))
@@ -273,7 +308,9 @@ struct LoaderConnectionTests {
         #expect((response as? HTTPURLResponse)?.statusCode == 200)
         #expect(response.url == server.url("/hello"))
 
-        let (syncData, syncResponse) = try loader.sendSynchronousRequest(URLRequest(url: server.url("/status?code=404&body=gone")))
+        let (syncData, syncResponse) = try loader.sendSynchronousRequest(
+            URLRequest(url: server.url("/status?code=404&body=gone"))
+        )
         #expect(String(decoding: syncData, as: UTF8.self) == "gone")
         #expect((syncResponse as? HTTPURLResponse)?.statusCode == 404)
 
@@ -398,4 +435,3 @@ struct LoaderConnectionTests {
         }
     }
 }
-

@@ -3,9 +3,9 @@ import FoundationNetworking
 import Glibc
 import Keyjar
 import KeyjarLoader
+import KeyjarLocks
 import KeyjarTestSupport
 import Synchronization
-import KeyjarLocks
 
 /// The Python HTTP server in Servers/loader_server.py, on an ephemeral loopback port.
 final class LoaderTestServer: Sendable {
@@ -14,7 +14,9 @@ final class LoaderTestServer: Sendable {
     private let pid: Int32
 
     init() throws {
-        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Servers/loader_server.py").path
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
+            "Servers/loader_server.py"
+        ).path
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["python3", script]
@@ -47,7 +49,9 @@ final class LoaderTestServer: Sendable {
     /// A counter the server keeps (requests per key, 401s as "401:KEY", "407", "stale", …).
     func count(_ key: String) throws -> Int {
         let query = key.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? key
-        let (data, _) = try URLLoader(configuration: .init()).sendSynchronousRequest(URLRequest(url: url("/count?key=\(query)")))
+        let (data, _) = try URLLoader(configuration: .init()).sendSynchronousRequest(
+            URLRequest(url: url("/count?key=\(query)"))
+        )
         return Int(String(decoding: data, as: UTF8.self)) ?? -1
     }
 }
@@ -73,7 +77,8 @@ enum HeardEvent: Equatable, CustomStringConvertible {
         case .sent(let bytes, let total, let expected): return "sent(\(bytes), \(total), \(expected))"
         case .finished: return "finished"
         case .failed(let code): return "failed(\(code))"
-        case .challenge(let method, let failures, let proposed): return "challenge(\(method), \(failures), \(proposed ?? "nil"))"
+        case .challenge(let method, let failures, let proposed):
+            return "challenge(\(method), \(failures), \(proposed ?? "nil"))"
         case .challengeCancelled: return "challengeCancelled"
         case .shouldUseCredentialStorage: return "shouldUseCredentialStorage"
         }
@@ -114,7 +119,10 @@ final class RecordingDelegate: LoaderConnectionDelegate, @unchecked Sendable {
         newBodyStream?()
     }
 
-    func connection(_ connection: LoaderConnection, willCacheResponse cachedResponse: CachedURLResponse) -> CachedURLResponse? {
+    func connection(
+        _ connection: LoaderConnection,
+        willCacheResponse cachedResponse: CachedURLResponse
+    ) -> CachedURLResponse? {
         willCache.map { $0(cachedResponse) } ?? cachedResponse
     }
 
@@ -131,8 +139,17 @@ final class RecordingDelegate: LoaderConnectionDelegate, @unchecked Sendable {
 
     func wait(seconds: Double = 20) -> Bool { done.wait(timeout: .now() + seconds) == .success }
 
-    func connection(_ connection: LoaderConnection, willSend request: URLRequest, redirectResponse: URLResponse?) -> URLRequest? {
-        record(.willSend(url: request.url?.absoluteString ?? "", redirectStatus: (redirectResponse as? HTTPURLResponse)?.statusCode))
+    func connection(
+        _ connection: LoaderConnection,
+        willSend request: URLRequest,
+        redirectResponse: URLResponse?
+    ) -> URLRequest? {
+        record(
+            .willSend(
+                url: request.url?.absoluteString ?? "",
+                redirectStatus: (redirectResponse as? HTTPURLResponse)?.statusCode
+            )
+        )
         return willSendHandler.map { $0(request, redirectResponse) } ?? request
     }
 
@@ -151,7 +168,9 @@ final class RecordingDelegate: LoaderConnectionDelegate, @unchecked Sendable {
     }
 
     func connection(
-        _ connection: LoaderConnection, didSendBodyData bytesWritten: Int, totalBytesWritten: Int,
+        _ connection: LoaderConnection,
+        didSendBodyData bytesWritten: Int,
+        totalBytesWritten: Int,
         totalBytesExpectedToWrite: Int
     ) {
         record(.sent(bytes: bytesWritten, total: totalBytesWritten, expected: totalBytesExpectedToWrite))
@@ -194,7 +213,11 @@ func ephemeralLoader(urlCache: (any URLCache & Sendable)? = nil) -> URLLoader {
 }
 
 /// Loads `request` with a recording delegate and waits for the end.
-func load(_ request: URLRequest, with loader: URLLoader, delegate: RecordingDelegate = RecordingDelegate()) -> RecordingDelegate {
+func load(
+    _ request: URLRequest,
+    with loader: URLLoader,
+    delegate: RecordingDelegate = RecordingDelegate()
+) -> RecordingDelegate {
     _ = loader.connection(with: request, delegate: delegate)
     _ = delegate.wait()
     return delegate

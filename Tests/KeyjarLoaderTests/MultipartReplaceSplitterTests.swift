@@ -1,15 +1,21 @@
 import Foundation
-@testable import KeyjarLoader
 import KeyjarTestSupport
 import Testing
 
+@testable import KeyjarLoader
+
 @Suite("multipart/x-mixed-replace splitting")
 struct MultipartReplaceSplitterTests {
-    static let body = Data("preamble\r\n--b\r\nContent-Type: text/a\r\n\r\nfirst\r\n--b\r\nContent-Type: text/b\r\n\r\nsecond part\r\n--b--\r\nepilogue".utf8)
+    static let body = Data(
+        "preamble\r\n--b\r\nContent-Type: text/a\r\n\r\nfirst\r\n--b\r\nContent-Type: text/b\r\n\r\nsecond part\r\n--b--\r\nepilogue"
+            .utf8
+    )
 
     /// Parts and their bodies, whatever the chunking.
     private func split(_ chunks: [Data]) -> [(type: String?, body: String)] {
-        guard var splitter = MultipartReplaceSplitter(contentType: "multipart/x-mixed-replace; boundary=\"b\"") else { return [] }
+        guard var splitter = MultipartReplaceSplitter(contentType: "multipart/x-mixed-replace; boundary=\"b\"") else {
+            return []
+        }
         var parts: [(type: String?, body: String)] = []
         for chunk in chunks {
             for piece in splitter.feed(chunk) {

@@ -2,10 +2,10 @@ import Foundation
 import FoundationNetworking
 import Glibc
 import KeyjarLoader
+import KeyjarLocks
 import KeyjarTestSupport
 import Synchronization
 import Testing
-import KeyjarLocks
 
 @Suite("KeyjarLoader: protocols and plumbing")
 struct ProtocolTests {
@@ -26,7 +26,10 @@ struct ProtocolTests {
         }
         // A page without authentication: lighttpd 1.4.69 resets HTTP/2 streams of its Digest
         // 401 (curl's own command line fails there too), so Digest is tested over HTTP/1.1.
-        let connection = ephemeralLoader().connection(with: URLRequest(url: lighttpd.url("/plain/index.txt")), delegate: delegate)
+        let connection = ephemeralLoader().connection(
+            with: URLRequest(url: lighttpd.url("/plain/index.txt")),
+            delegate: delegate
+        )
         #expect(delegate.recorder.wait())
         #expect(delegate.recorder.body == "secret page\n", "\(delegate.recorder.error.map { "\($0)" } ?? "")")
         #expect(connection.httpVersion == "HTTP/2")
@@ -38,14 +41,19 @@ struct ProtocolTests {
         try Data("over ftp\n".utf8).write(to: URL(fileURLWithPath: directory.path("file.txt")))
         let port = try freeLoopbackPort()
         let pid = try spawnQuietly(
-            "/usr/bin/env", ["python3", "-m", "pyftpdlib", "-i", "127.0.0.1", "-p", "\(port)", "-d", directory.path],
-            environment: ProcessInfo.processInfo.environment)
+            "/usr/bin/env",
+            ["python3", "-m", "pyftpdlib", "-i", "127.0.0.1", "-p", "\(port)", "-d", directory.path],
+            environment: ProcessInfo.processInfo.environment
+        )
         defer { kill(pid, SIGKILL) }
         #expect(eventually { loopbackPortAccepts(port) })
         let loaded = load(URLRequest(url: URL(string: "ftp://127.0.0.1:\(port)/file.txt")!), with: ephemeralLoader())
         #expect(loaded.body == "over ftp\n")
         #expect(loaded.events.last == .finished)
-        let missing = load(URLRequest(url: URL(string: "ftp://127.0.0.1:\(port)/nothing.txt")!), with: ephemeralLoader())
+        let missing = load(
+            URLRequest(url: URL(string: "ftp://127.0.0.1:\(port)/nothing.txt")!),
+            with: ephemeralLoader()
+        )
         #expect(missing.error?.code == .fileDoesNotExist)
     }
 
@@ -57,12 +65,18 @@ struct ProtocolTests {
             held.withLock { $0 = challenge }
             seen.signal()
         }
-        let connection = ephemeralLoader().connection(with: URLRequest(url: server.url("/basic/c?key=c1")), delegate: delegate)
+        let connection = ephemeralLoader().connection(
+            with: URLRequest(url: server.url("/basic/c?key=c1")),
+            delegate: delegate
+        )
         #expect(seen.wait(timeout: .now() + 10) == .success)
         connection.cancel()
         // An answer after cancel is ignored: no retry, no message.
         if let challenge = held.withLock({ $0 }) {
-            challenge.sender?.use(URLCredential(user: "alice", password: "wonderland", persistence: .none), for: challenge)
+            challenge.sender?.use(
+                URLCredential(user: "alice", password: "wonderland", persistence: .none),
+                for: challenge
+            )
         }
         #expect(!delegate.recorder.wait(seconds: 1))
         #expect(delegate.recorder.events.isEmpty)
@@ -83,9 +97,17 @@ final class HoldingDelegate: LoaderConnectionAuthenticationDelegate, @unchecked 
     let recorder = RecordingDelegate()
     private let onChallenge: @Sendable (URLAuthenticationChallenge) -> Void
     init(onChallenge: @escaping @Sendable (URLAuthenticationChallenge) -> Void) { self.onChallenge = onChallenge }
-    func connection(_ connection: LoaderConnection, willSendRequestFor challenge: URLAuthenticationChallenge) { onChallenge(challenge) }
-    func connection(_ connection: LoaderConnection, didReceive response: URLResponse) { recorder.connection(connection, didReceive: response) }
-    func connection(_ connection: LoaderConnection, didReceive data: Data) { recorder.connection(connection, didReceive: data) }
+    func connection(_ connection: LoaderConnection, willSendRequestFor challenge: URLAuthenticationChallenge) {
+        onChallenge(challenge)
+    }
+    func connection(_ connection: LoaderConnection, didReceive response: URLResponse) {
+        recorder.connection(connection, didReceive: response)
+    }
+    func connection(_ connection: LoaderConnection, didReceive data: Data) {
+        recorder.connection(connection, didReceive: data)
+    }
     func connectionDidFinishLoading(_ connection: LoaderConnection) { recorder.connectionDidFinishLoading(connection) }
-    func connection(_ connection: LoaderConnection, didFailWithError error: any Error) { recorder.connection(connection, didFailWithError: error) }
+    func connection(_ connection: LoaderConnection, didFailWithError error: any Error) {
+        recorder.connection(connection, didFailWithError: error)
+    }
 }

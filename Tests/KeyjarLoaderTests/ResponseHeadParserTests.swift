@@ -1,5 +1,6 @@
-@testable import KeyjarLoader
 import Testing
+
+@testable import KeyjarLoader
 
 /// The response-head parser on the lines libcurl hands over (each with its CRLF).
 @Suite struct ResponseHeadParserTests {
@@ -30,8 +31,12 @@ import Testing
         // Only spaces and tabs are optional whitespace; a no-break space is part of the value.
         #expect(parsed.value(of: "non-ascii") == "caf\u{e9} \u{a0}")
         #expect(parsed.value(of: "Set-Cooki") == nil && parsed.value(of: "Set-Cookie2") == nil)
-        #expect(parsed.lines == ["HTTP/1.1 200 OK", "Set-Cookie: a=1", "X-Empty: ", "x-spaced: value with  inner  spaces",
-                                 "SET-COOKIE: b=2", "Non-ASCII: caf\u{e9} \u{a0}"])
+        #expect(
+            parsed.lines == [
+                "HTTP/1.1 200 OK", "Set-Cookie: a=1", "X-Empty: ", "x-spaced: value with  inner  spaces",
+                "SET-COOKIE: b=2", "Non-ASCII: caf\u{e9} \u{a0}",
+            ]
+        )
     }
 
     /// Foundation's dictionary: repeated fields joined under the first spelling of the name.
@@ -71,7 +76,9 @@ import Testing
     /// The status line is split on bytes: the reason phrase keeps its inner spaces.
     @Test func theStatusLineSplitsIntoVersionCodeAndReason() throws {
         let parsed = try head(["HTTP/1.1 404 Not  Found here", ""])
-        #expect(parsed.httpVersion == "HTTP/1.1" && parsed.statusCode == 404 && parsed.reasonPhrase == "Not  Found here")
+        #expect(
+            parsed.httpVersion == "HTTP/1.1" && parsed.statusCode == 404 && parsed.reasonPhrase == "Not  Found here"
+        )
         guard case .malformed? = parse(["HTTP/1.1 99 Low"]).last else {
             Issue.record("a two-digit status was accepted")
             return

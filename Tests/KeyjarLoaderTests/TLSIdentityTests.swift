@@ -17,7 +17,9 @@ struct TLSIdentityTests {
 
     /// The server's current certificate's fingerprint, by Python's hashlib.
     private func presentedFingerprint(_ server: LoaderTestServer) throws -> String? {
-        let (data, _) = try URLLoader(configuration: .init()).sendSynchronousRequest(URLRequest(url: server.url("/fingerprint")))
+        let (data, _) = try URLLoader(configuration: .init()).sendSynchronousRequest(
+            URLRequest(url: server.url("/fingerprint"))
+        )
         return CertificateSummary.canonicalFingerprint(String(decoding: data, as: UTF8.self))
     }
 
@@ -44,7 +46,10 @@ struct TLSIdentityTests {
         #expect(leaf.issuer == "CN=127.0.0.1")
         #expect(CertificateSummary.fingerprint(of: leaf.der) == expected)
         #expect(leaf.notValidBefore < Date() && leaf.notValidAfter > Date())
-        #expect(trust.failureReason.contains("self-signed") || trust.failureReason.contains("self signed"), "\(trust.failureReason)")
+        #expect(
+            trust.failureReason.contains("self-signed") || trust.failureReason.contains("self signed"),
+            "\(trust.failureReason)"
+        )
 
         // 2. `.none` held for that load only: the next load is challenged again; accepted for
         //    the session this time.
@@ -81,7 +86,9 @@ struct TLSIdentityTests {
         let daemon = try DaemonProcess()
         defer { #expect(daemon.stop() == 0) }
         let configuration = KeyjarClient.Configuration(socketPath: daemon.socketPath, autoStart: false)
-        let writer = URLLoader(configuration: .init(credentialStorage: try SharedCredentialStorage(configuration: configuration)))
+        let writer = URLLoader(
+            configuration: .init(credentialStorage: try SharedCredentialStorage(configuration: configuration))
+        )
         let accepting = ChallengeDelegate { _ in .credential(Self.accept(.permanent)) }
         _ = writer.connection(with: URLRequest(url: server.tlsURL("/hello")), delegate: accepting)
         #expect(accepting.recorder.wait())
@@ -122,7 +129,11 @@ struct TLSIdentityTests {
         let missing = answering { _ in .performDefault }
         _ = loader.connection(with: URLRequest(url: url), delegate: missing)
         #expect(missing.recorder.wait())
-        #expect(missing.challenges.map(\.method) == [LoaderAuthenticationMethod.serverTrust, LoaderAuthenticationMethod.clientCertificate])
+        #expect(
+            missing.challenges.map(\.method) == [
+                LoaderAuthenticationMethod.serverTrust, LoaderAuthenticationMethod.clientCertificate,
+            ]
+        )
         #expect(missing.recorder.error?.code == .clientCertificateRequired)
 
         // Accepted: alice's certificate, issued by the CA the server trusts.
@@ -151,11 +162,17 @@ struct TLSIdentityTests {
         defer { #expect(daemon.stop() == 0) }
         let storage = try SharedCredentialStorage(configuration: .init(socketPath: daemon.socketPath, autoStart: false))
         let alice = try ClientIdentity(
-            contentsOf: URL(fileURLWithPath: identities.aliceP12), passphrase: TestIdentities.p12Passphrase)
+            contentsOf: URL(fileURLWithPath: identities.aliceP12),
+            passphrase: TestIdentities.p12Passphrase
+        )
         #expect(alice.label == "CN=alice")
         let space = URLProtectionSpace(
-            host: "127.0.0.1", port: lighttpd.port, protocol: "https", realm: nil,
-            authenticationMethod: LoaderAuthenticationMethod.clientCertificate)
+            host: "127.0.0.1",
+            port: lighttpd.port,
+            protocol: "https",
+            realm: nil,
+            authenticationMethod: LoaderAuthenticationMethod.clientCertificate
+        )
         try storage.store(alice.credential(persistence: .permanent), for: space)
 
         let loader = URLLoader(configuration: .init(credentialStorage: storage))
@@ -178,7 +195,10 @@ struct TLSIdentityTests {
         let identities = try TestIdentities()
         defer { identities.remove() }
         let pem = try ClientIdentity(contentsOf: URL(fileURLWithPath: identities.alicePEM))
-        let p12 = try ClientIdentity(contentsOf: URL(fileURLWithPath: identities.aliceP12), passphrase: TestIdentities.p12Passphrase)
+        let p12 = try ClientIdentity(
+            contentsOf: URL(fileURLWithPath: identities.aliceP12),
+            passphrase: TestIdentities.p12Passphrase
+        )
         #expect(pem.certificate == p12.certificate)
         #expect(pem.certificate.issuer == "CN=Keyjar Test CA")
         // The stored form reads back as the same identity.
@@ -193,8 +213,13 @@ struct TLSIdentityTests {
             try ClientIdentity(contentsOf: URL(fileURLWithPath: certificateOnly))
         } throws: { "\($0)".contains("no private key") }
         let mismatched = identities.directory + "/mismatched.pem"
-        try (String(contentsOfFile: identities.directory + "/alice.crt", encoding: .utf8)
-            + String(contentsOfFile: identities.directory + "/mallory.key", encoding: .utf8)).write(toFile: mismatched, atomically: true, encoding: .utf8)
+        try
+            (String(contentsOfFile: identities.directory + "/alice.crt", encoding: .utf8)
+            + String(contentsOfFile: identities.directory + "/mallory.key", encoding: .utf8)).write(
+                toFile: mismatched,
+                atomically: true,
+                encoding: .utf8
+            )
         #expect {
             try ClientIdentity(contentsOf: URL(fileURLWithPath: mismatched))
         } throws: { "\($0)".contains("belongs to none") }

@@ -1,9 +1,10 @@
 import Foundation
-import KeyjarCore
 import KeyjarCodec
-@testable import KeyjarProtocol
+import KeyjarCore
 import KeyjarTestSupport
 import Testing
+
+@testable import KeyjarProtocol
 
 /// The hand-written JSON of the hot messages against `Codable`, which defines the format: what
 /// one writes the other reads back equal, and the fast reader never accepts a payload that
@@ -12,7 +13,10 @@ import Testing
     // MARK: Samples
 
     /// Strings that stress escaping: quotes, backslashes, controls, non-ASCII, astral plane.
-    static let awkward = ["", "plain", "quote \" and \\ backslash", "tab\tnew\nline\r\u{1}\u{1f}", "é ü 中文", "emoji 🍪", "</script>", "\u{7f}"]
+    static let awkward = [
+        "", "plain", "quote \" and \\ backslash", "tab\tnew\nline\r\u{1}\u{1f}", "é ü 中文", "emoji 🍪", "</script>",
+        "\u{7f}",
+    ]
 
     /// Times are whole or binary fractions of seconds: a Date is kept relative to 2001 and
     /// travels relative to 1970, so "now" may not survive any JSON round trip to the last bit.
@@ -20,24 +24,52 @@ import Testing
         var cookies = [
             Cookie(name: "n", value: "v", domain: "example.com", creation: Date(timeIntervalSince1970: 1_600_000_000)),
             Cookie(
-                name: "session", value: "a=b; c", domain: "www.example.co.uk", hostOnly: false, path: "/a/b",
-                expires: Date(timeIntervalSince1970: 1_900_000_000.125), secure: true, httpOnly: true, sameSite: .strict,
-                creation: Date(timeIntervalSince1970: 1_700_000_000.5), lastAccess: Date(timeIntervalSince1970: 1_700_000_001.0625)),
-            Cookie(name: "", value: "", domain: "xn--bcher-kva.example", sameSite: .none, creation: Date(timeIntervalSince1970: 0)),
+                name: "session",
+                value: "a=b; c",
+                domain: "www.example.co.uk",
+                hostOnly: false,
+                path: "/a/b",
+                expires: Date(timeIntervalSince1970: 1_900_000_000.125),
+                secure: true,
+                httpOnly: true,
+                sameSite: .strict,
+                creation: Date(timeIntervalSince1970: 1_700_000_000.5),
+                lastAccess: Date(timeIntervalSince1970: 1_700_000_001.0625)
+            ),
+            Cookie(
+                name: "",
+                value: "",
+                domain: "xn--bcher-kva.example",
+                sameSite: .none,
+                creation: Date(timeIntervalSince1970: 0)
+            ),
         ]
         for (index, text) in awkward.enumerated() {
-            cookies.append(Cookie(
-                name: "k\(index)", value: text, domain: "e.example", path: "/" + text, sameSite: SameSite.allCases[index % 4],
-                creation: Date(timeIntervalSince1970: Double(index) * 1e9 + 0.25)))
+            cookies.append(
+                Cookie(
+                    name: "k\(index)",
+                    value: text,
+                    domain: "e.example",
+                    path: "/" + text,
+                    sameSite: SameSite.allCases[index % 4],
+                    creation: Date(timeIntervalSince1970: Double(index) * 1e9 + 0.25)
+                )
+            )
         }
         return cookies
     }()
 
-    static let contexts: [WireCookieContext] = [
-        WireCookieContext(url: "https://www.example.com/a?b=c"),
-        WireCookieContext(
-            url: "http://[::1]:8080/", mainDocumentURL: "https://top.example/", isTopLevelNavigation: true, method: "POST", nonHTTP: true),
-    ] + awkward.map { WireCookieContext(url: $0, mainDocumentURL: $0) }
+    static let contexts: [WireCookieContext] =
+        [
+            WireCookieContext(url: "https://www.example.com/a?b=c"),
+            WireCookieContext(
+                url: "http://[::1]:8080/",
+                mainDocumentURL: "https://top.example/",
+                isTopLevelNavigation: true,
+                method: "POST",
+                nonHTTP: true
+            ),
+        ] + awkward.map { WireCookieContext(url: $0, mainDocumentURL: $0) }
 
     static let fastClientMessages: [ClientMessage] = {
         var messages: [ClientMessage] = []
@@ -51,18 +83,44 @@ import Testing
         messages.append(ClientMessage(id: 7, request: .insertCookies(cookies: cookies)))
         messages.append(ClientMessage(id: 8, request: .insertCookies(cookies: [])))
         messages.append(ClientMessage(id: 9, request: .importCookies(format: .netscape, text: "")))
-        messages.append(ClientMessage(id: 10, request: .importCookies(
-            format: .netscape, text: ".a.example\tTRUE\t/\tFALSE\t0\tn\tv\r\n#HttpOnly_b.example\tFALSE\t/\tTRUE\t9\tk\t\"x\\y\"\n")))
-        messages.append(ClientMessage(id: 11, request: .importCookies(format: .json, text: awkward.joined(separator: "\n"))))
+        messages.append(
+            ClientMessage(
+                id: 10,
+                request: .importCookies(
+                    format: .netscape,
+                    text: ".a.example\tTRUE\t/\tFALSE\t0\tn\tv\r\n#HttpOnly_b.example\tFALSE\t/\tTRUE\t9\tk\t\"x\\y\"\n"
+                )
+            )
+        )
+        messages.append(
+            ClientMessage(id: 11, request: .importCookies(format: .json, text: awkward.joined(separator: "\n")))
+        )
         let spaces = [
             ProtectionSpace(host: "example.com", protocol: "https"),
-            ProtectionSpace(host: "::1", port: 8443, protocol: "https", realm: "r \"q\" é/", authenticationMethod: .httpDigest),
-            ProtectionSpace(host: "proxy.example", port: 3128, protocol: "http", realm: "", authenticationMethod: .httpBasic, proxyType: .http),
+            ProtectionSpace(
+                host: "::1",
+                port: 8443,
+                protocol: "https",
+                realm: "r \"q\" é/",
+                authenticationMethod: .httpDigest
+            ),
+            ProtectionSpace(
+                host: "proxy.example",
+                port: 3128,
+                protocol: "http",
+                realm: "",
+                authenticationMethod: .httpBasic,
+                proxyType: .http
+            ),
         ]
         for (index, space) in spaces.enumerated() {
             for text in awkward.prefix(3) {
-                messages.append(ClientMessage(
-                    id: UInt64(20 + index), request: .setCredential(space: space, user: text, password: text, makeDefault: index == 1)))
+                messages.append(
+                    ClientMessage(
+                        id: UInt64(20 + index),
+                        request: .setCredential(space: space, user: text, password: text, makeDefault: index == 1)
+                    )
+                )
                 messages.append(ClientMessage(id: UInt64(30 + index), request: .password(space: space, user: text)))
             }
             messages.append(ClientMessage(id: UInt64(40 + index), request: .credentialChoice(space: space)))
@@ -86,43 +144,95 @@ import Testing
         }
     }
 
-    static let fastServerMessages: [ServerMessage] = [
-        .reply(id: 0, response: .ok), .reply(id: UInt64.max, response: .committed(sequence: nil)),
-        .reply(id: 3, response: .committed(sequence: UInt64.max)), .reply(id: 4, response: .cookieHeader(header: nil)),
-        .reply(id: 5, response: .cookieOutcomes(outcomes: [], sequence: nil)),
-        .reply(id: 6, response: .cookieOutcomes(outcomes: [nil, "refused: \"Domain\" is a public suffix", nil], sequence: 12)),
-        .reply(id: 7, response: .cookies(cookies: cookies)), .reply(id: 8, response: .cookies(cookies: [])),
-        .event(event: SequencedEvent(sequence: 1, event: .cookies(changes: changes))),
-        .event(event: SequencedEvent(sequence: UInt64.max, event: .cookies(changes: []))),
-        .reply(id: 10, response: .snapshot(snapshot: snapshot)),
-        .snapshot(snapshot: snapshot),
-        .snapshot(snapshot: StoreSnapshot(cookies: [], policy: CookiePolicy(), credentials: [], sequence: 0)),
-        .reply(id: 11, response: .password(password: nil)),
-        .reply(id: 0, response: .hello(version: 1, server: "keyjard 0.1.0", sequence: 0)),
-        .reply(id: 0, response: .hello(version: Int(Int32.max), server: "", sequence: UInt64.max)),
-    ] + awkward.map { .reply(id: 9, response: .cookieHeader(header: $0)) }
+    static let fastServerMessages: [ServerMessage] =
+        [
+            .reply(id: 0, response: .ok), .reply(id: UInt64.max, response: .committed(sequence: nil)),
+            .reply(id: 3, response: .committed(sequence: UInt64.max)),
+            .reply(id: 4, response: .cookieHeader(header: nil)),
+            .reply(id: 5, response: .cookieOutcomes(outcomes: [], sequence: nil)),
+            .reply(
+                id: 6,
+                response: .cookieOutcomes(outcomes: [nil, "refused: \"Domain\" is a public suffix", nil], sequence: 12)
+            ),
+            .reply(id: 7, response: .cookies(cookies: cookies)), .reply(id: 8, response: .cookies(cookies: [])),
+            .event(event: SequencedEvent(sequence: 1, event: .cookies(changes: changes))),
+            .event(event: SequencedEvent(sequence: UInt64.max, event: .cookies(changes: []))),
+            .reply(id: 10, response: .snapshot(snapshot: snapshot)),
+            .snapshot(snapshot: snapshot),
+            .snapshot(snapshot: StoreSnapshot(cookies: [], policy: CookiePolicy(), credentials: [], sequence: 0)),
+            .reply(id: 11, response: .password(password: nil)),
+            .reply(id: 0, response: .hello(version: 1, server: "keyjard 0.1.0", sequence: 0)),
+            .reply(id: 0, response: .hello(version: Int(Int32.max), server: "", sequence: UInt64.max)),
+        ] + awkward.map { .reply(id: 9, response: .cookieHeader(header: $0)) }
         + awkward.map { .reply(id: 12, response: .password(password: $0)) }
 
     static let snapshot = StoreSnapshot(
         cookies: cookies,
-        policy: CookiePolicy(acceptPolicy: .onlyFromMainDocumentDomain, domainRules: ["ads.example": .block, "é.example": .sessionOnly]),
+        policy: CookiePolicy(
+            acceptPolicy: .onlyFromMainDocumentDomain,
+            domainRules: ["ads.example": .block, "é.example": .sessionOnly]
+        ),
         credentials: [
             CredentialRecord(
-                space: ProtectionSpace(host: "example.com", port: 8443, protocol: "https", realm: "r \"q\"", authenticationMethod: .httpDigest),
-                user: "ålice", persistence: .permanent, isDefault: true, created: 1_700_000_000.5, lastUsed: 1_700_000_100),
+                space: ProtectionSpace(
+                    host: "example.com",
+                    port: 8443,
+                    protocol: "https",
+                    realm: "r \"q\"",
+                    authenticationMethod: .httpDigest
+                ),
+                user: "ålice",
+                persistence: .permanent,
+                isDefault: true,
+                created: 1_700_000_000.5,
+                lastUsed: 1_700_000_100
+            ),
             CredentialRecord(
-                space: ProtectionSpace(host: "proxy.example", protocol: "http", realm: nil, authenticationMethod: .httpBasic, proxyType: .http),
-                user: "bob", persistence: .permanent, isDefault: false, created: 0),
+                space: ProtectionSpace(
+                    host: "proxy.example",
+                    protocol: "http",
+                    realm: nil,
+                    authenticationMethod: .httpBasic,
+                    proxyType: .http
+                ),
+                user: "bob",
+                persistence: .permanent,
+                isDefault: false,
+                created: 0
+            ),
         ],
-        sequence: 42)
+        sequence: 42
+    )
 
     static let otherServerMessages: [ServerMessage] = [
         .failure(id: 1, error: WireError(code: WireError.malformedMessage, message: "bad")),
-        .event(event: SequencedEvent(sequence: 2, event: .policy(policy: CookiePolicy(acceptPolicy: .never, domainRules: [:])))),
-        .reply(id: 3, response: .status(status: ServiceStatus(
-            version: "1", protocolVersion: 1, pid: 7, socketPath: "/s", databasePath: "/d", schemaVersion: 1, cookieCount: 0,
-            credentialCount: 0, sequence: 0, secretsBackend: "file", secretsHealthy: true, secretsDetail: "", acceptPolicy: .always,
-            connectedClients: 1))),
+        .event(
+            event: SequencedEvent(
+                sequence: 2,
+                event: .policy(policy: CookiePolicy(acceptPolicy: .never, domainRules: [:]))
+            )
+        ),
+        .reply(
+            id: 3,
+            response: .status(
+                status: ServiceStatus(
+                    version: "1",
+                    protocolVersion: 1,
+                    pid: 7,
+                    socketPath: "/s",
+                    databasePath: "/d",
+                    schemaVersion: 1,
+                    cookieCount: 0,
+                    credentialCount: 0,
+                    sequence: 0,
+                    secretsBackend: "file",
+                    secretsHealthy: true,
+                    secretsDetail: "",
+                    acceptPolicy: .always,
+                    connectedClients: 1
+                )
+            )
+        ),
     ]
 
     // MARK: Round trips
@@ -152,7 +262,9 @@ import Testing
             let canonical = fast.withUnsafeBufferPointer(ServerMessage.init(canonicalEvent:))
             if case .event = message { #expect(canonical == message) } else { #expect(canonical == nil) }
             // Another layout (Codable's key order) is left to the tree reader.
-            #expect(reference.withUnsafeBufferPointer(ServerMessage.init(canonicalEvent:)).map { $0 == message } != false)
+            #expect(
+                reference.withUnsafeBufferPointer(ServerMessage.init(canonicalEvent:)).map { $0 == message } != false
+            )
         }
         for message in Self.otherServerMessages {
             #expect(MessageCoding.fastJSON(message) == nil)
@@ -165,8 +277,14 @@ import Testing
     /// Decoding through the public entry point (fast path, then `Codable`) and through `Codable`
     /// alone must succeed and fail together, with equal messages.
     static func agree(_ payload: [UInt8]) -> (client: Bool, server: Bool) {
-        let client = (try? MessageCoding.decode(ClientMessage.self, from: payload), try? MessageCoding.decode(codable: ClientMessage.self, from: payload))
-        let server = (try? MessageCoding.decode(ServerMessage.self, from: payload), try? MessageCoding.decode(codable: ServerMessage.self, from: payload))
+        let client = (
+            try? MessageCoding.decode(ClientMessage.self, from: payload),
+            try? MessageCoding.decode(codable: ClientMessage.self, from: payload)
+        )
+        let server = (
+            try? MessageCoding.decode(ServerMessage.self, from: payload),
+            try? MessageCoding.decode(codable: ServerMessage.self, from: payload)
+        )
         return (client.0 == client.1, server.0 == server.1)
     }
 
@@ -196,7 +314,8 @@ import Testing
         #"{"reply":{"id":1,"response":{"cookies":{"cookies":[{"name":"n","value":"v","domain":"d","hostOnly":true,"path":"/","secure":false,"httpOnly":false,"sameSite":"lax","creation":0,"lastAccess":0}]}}}}"#,
         #"{"reply":{"id":1,"response":{"cookieOutcomes":{"outcomes":[null,1]}}}}"#,
         #"{"event":{"event":{"sequence":1,"event":{"cookies":{"changes":[{"kind":"moved","cookie":{}}]}}}}}"#,
-        #"{"reply":{"id":1,"response":{"ok":{}}}} x"#, #"{"reply":{"id":1,"response":{"ok":{}}}"#, "", "null", "[]", "\u{FEFF}{}",
+        #"{"reply":{"id":1,"response":{"ok":{}}}} x"#, #"{"reply":{"id":1,"response":{"ok":{}}}"#, "", "null", "[]",
+        "\u{FEFF}{}",
     ])
     func handMadePayloadsDecodeAsCodableDecodesThem(_ text: String) {
         let agreement = Self.agree(Array(text.utf8))
@@ -222,14 +341,18 @@ import Testing
 
     @Test func mutatedPayloadsDecodeAsCodableDecodesThem() {
         var generator = SplitMix64(seed: 0x6b65_796a_6172)
-        let seeds = Self.fastClientMessages.map { MessageCoding.encode($0) } + Self.fastServerMessages.map { MessageCoding.encode($0) }
+        let seeds =
+            Self.fastClientMessages.map { MessageCoding.encode($0) }
+            + Self.fastServerMessages.map { MessageCoding.encode($0) }
         var fastAccepted = 0
         for round in 0..<6_000 {
             var payload = seeds[round % seeds.count]
             Self.mutate(&payload, &generator)
             let agreement = Self.agree(payload)
             #expect(agreement.client && agreement.server, "disagreement on \(String(decoding: payload, as: UTF8.self))")
-            if JSONReader.parse(payload).map({ ClientMessage(json: $0) != nil || ServerMessage(json: $0) != nil }) == true {
+            if JSONReader.parse(payload).map({ ClientMessage(json: $0) != nil || ServerMessage(json: $0) != nil })
+                == true
+            {
                 fastAccepted += 1
             }
         }
@@ -239,7 +362,9 @@ import Testing
 
     @Test func theCanonicalEventReaderNeverDisagreesWithTheTreeOnMutatedEvents() {
         var generator = SplitMix64(seed: 0x6576_656e_74)
-        let seeds = Self.fastServerMessages.filter { if case .event = $0 { true } else { false } }.map { MessageCoding.encode($0) }
+        let seeds = Self.fastServerMessages.filter { if case .event = $0 { true } else { false } }.map {
+            MessageCoding.encode($0)
+        }
         var canonicalAccepted = 0
         for round in 0..<4_000 {
             var payload = seeds[round % seeds.count]
@@ -247,7 +372,10 @@ import Testing
             guard let canonical = payload.withUnsafeBufferPointer(ServerMessage.init(canonicalEvent:)) else { continue }
             canonicalAccepted += 1
             // Whatever it accepts, the tree reader (and so Foundation's decoder) reads the same.
-            #expect(JSONReader.parse(payload).flatMap(ServerMessage.init(json:)) == canonical, "\(String(decoding: payload, as: UTF8.self))")
+            #expect(
+                JSONReader.parse(payload).flatMap(ServerMessage.init(json:)) == canonical,
+                "\(String(decoding: payload, as: UTF8.self))"
+            )
         }
         #expect(canonicalAccepted > 100)
     }
@@ -255,8 +383,10 @@ import Testing
     // MARK: The reader alone
 
     @Test(arguments: [
-        "{", "}", "[1,]", "[,1]", #"{"a":1,}"#, #"{"a" 1}"#, #"{a:1}"#, "01", "1.", ".5", "-", "+1", "1e", "0x10", "NaN", "Infinity",
-        "tru", "nul", #""\u12""#, #""\ud800""#, #""\udc00\ud800""#, "\"tab\there\"", "\"\u{0}\"", #"{"a":1,"a":2}"#, "1 2",
+        "{", "}", "[1,]", "[,1]", #"{"a":1,}"#, #"{"a" 1}"#, #"{a:1}"#, "01", "1.", ".5", "-", "+1", "1e", "0x10",
+        "NaN", "Infinity",
+        "tru", "nul", #""\u12""#, #""\ud800""#, #""\udc00\ud800""#, "\"tab\there\"", "\"\u{0}\"", #"{"a":1,"a":2}"#,
+        "1 2",
         String(repeating: "[", count: 65) + String(repeating: "]", count: 65),
     ])
     func readerRefusesWhatRFC8259Refuses(_ text: String) {
@@ -264,15 +394,21 @@ import Testing
     }
 
     @Test func readerRefusesInvalidUTF8() {
-        for bytes: [UInt8] in [[0x22, 0xff, 0x22], [0x22, 0xc3, 0x22], [0x22, 0xed, 0xa0, 0x80, 0x22], [0x22, 0xc0, 0xaf, 0x22]] {
+        for bytes: [UInt8] in [
+            [0x22, 0xff, 0x22], [0x22, 0xc3, 0x22], [0x22, 0xed, 0xa0, 0x80, 0x22], [0x22, 0xc0, 0xaf, 0x22],
+        ] {
             #expect(JSONReader.parse(bytes) == nil, "\(bytes)")
         }
     }
 
     @Test(arguments: [
-        ("0", "0"), ("-0", "-0"), ("12.5e-3", "12.5e-3"), (#""\u00e9\ud83c\udf6a\"\\\/\b\f\n\r\t""#, "é🍪\"\\/\u{8}\u{c}\n\r\t"),
+        ("0", "0"), ("-0", "-0"), ("12.5e-3", "12.5e-3"),
+        (#""\u00e9\ud83c\udf6a\"\\\/\b\f\n\r\t""#, "é🍪\"\\/\u{8}\u{c}\n\r\t"),
         (" [ true , false , null ] ", "[true,false,null]"), (#"{"":{"b":[]}}"#, #"{"":{"b":[]}}"#),
-        (String(repeating: "[", count: 63) + String(repeating: "]", count: 63), String(repeating: "[", count: 63) + String(repeating: "]", count: 63)),
+        (
+            String(repeating: "[", count: 63) + String(repeating: "]", count: 63),
+            String(repeating: "[", count: 63) + String(repeating: "]", count: 63)
+        ),
     ])
     func readerAcceptsValidJSON(_ text: String, _ expected: String) throws {
         let value = try #require(JSONReader.parse(Array(text.utf8)))
@@ -287,7 +423,8 @@ import Testing
         case .number(let text): String(text)
         case .string(let text): text
         case .array(let values): "[" + values.map(render).joined(separator: ",") + "]"
-        case .object(let members): "{" + members.map { "\"\($0.key)\":" + render($0.value) }.joined(separator: ",") + "}"
+        case .object(let members):
+            "{" + members.map { "\"\($0.key)\":" + render($0.value) }.joined(separator: ",") + "}"
         }
     }
 }

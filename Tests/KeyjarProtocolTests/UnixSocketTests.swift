@@ -1,7 +1,8 @@
 import Foundation
 import Glibc
-@testable import KeyjarProtocol
 import Testing
+
+@testable import KeyjarProtocol
 
 /// Receiving without sleeping: what arrives in time is read, nothing is made up when nothing
 /// arrives, and the end of the stream is told apart from silence.
@@ -17,7 +18,10 @@ import Testing
 
     @Test func bytesSentWhileTheReceiverStaysAwakeAreRead() throws {
         let (near, far) = try Self.pair()
-        defer { near.close(); far.close() }
+        defer {
+            near.close()
+            far.close()
+        }
         let sender = Thread {
             usleep(20_000)
             try? far.sendAll(Array("reply".utf8))
@@ -31,7 +35,10 @@ import Testing
 
     @Test func aDeadlineAlreadyPastIsOneReadThatFindsNothing() throws {
         let (near, far) = try Self.pair()
-        defer { near.close(); far.close() }
+        defer {
+            near.close()
+            far.close()
+        }
         var buffer = [UInt8](repeating: 0, count: 64)
         #expect(try near.receiveWithoutSleeping(into: &buffer, until: 0) == nil)
         // And it does read: bytes already there are returned.

@@ -1,14 +1,26 @@
-@testable import KeyjarProtocol
 import KeyjarCore
 import Testing
+
+@testable import KeyjarProtocol
 
 /// A password that passed through Keyjar's own frame buffers does not stay in them.
 struct WipingTests {
     @Test func aDecodedFrameLeavesNoTraceInTheParser() throws {
         let secret = "pw-\(UInt64.random(in: 1_000_000...9_999_999))"
         let space = ProtectionSpace(host: "example.com", protocol: "https")
-        let frame = Framing.frame(MessageCoding.encode(ClientMessage(id: 1, request: .setCredential(
-            space: space, user: "alice", password: secret, makeDefault: false))))
+        let frame = Framing.frame(
+            MessageCoding.encode(
+                ClientMessage(
+                    id: 1,
+                    request: .setCredential(
+                        space: space,
+                        user: "alice",
+                        password: secret,
+                        makeDefault: false
+                    )
+                )
+            )
+        )
         var parser = FrameParser()
         // Given a frame followed by the start of the next one,
         parser.append(frame[...] + Framing.frame([1, 2, 3])[0..<2])

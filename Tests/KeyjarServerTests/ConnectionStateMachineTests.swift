@@ -1,6 +1,7 @@
-@testable import KeyjarServer
 import KeyjarProtocol
 import Testing
+
+@testable import KeyjarServer
 
 /// The connection's rules without a socket: handshake, order, deferred answers, closing.
 struct ConnectionStateMachineTests {
@@ -21,7 +22,9 @@ struct ConnectionStateMachineTests {
         #expect(machine.nextRequest() == nil)
 
         var other = ConnectionStateMachine()
-        let wrongVersion = other.received(ClientMessage(id: 1, request: .hello(version: ProtocolVersion.current + 1, client: "x")))
+        let wrongVersion = other.received(
+            ClientMessage(id: 1, request: .hello(version: ProtocolVersion.current + 1, client: "x"))
+        )
         guard case .fail(_, let versionError) = wrongVersion else {
             Issue.record("expected a failure, got \(wrongVersion)")
             return
@@ -34,7 +37,9 @@ struct ConnectionStateMachineTests {
         // Given a greeted connection with three requests queued
         #expect(machine.received(Self.hello) == .queued(greeting: "tool"))
         #expect(machine.nextRequest() == Self.hello)
-        for id: UInt64 in 2...4 { #expect(machine.received(ClientMessage(id: id, request: .status)) == .queued(greeting: nil)) }
+        for id: UInt64 in 2...4 {
+            #expect(machine.received(ClientMessage(id: id, request: .status)) == .queued(greeting: nil))
+        }
         #expect(!machine.closesAtEndOfInput)
         // When the first is answered elsewhere (the Secret Service)
         #expect(machine.nextRequest()?.id == 2)

@@ -22,7 +22,12 @@ struct ProtocolSchemaTests {
         client.recordedPayloads = []
         let watcher = try TestClient(socketPath: daemon.socketPath)
         watcher.recordedPayloads = []
-        let space = ProtectionSpace(host: "schema.example", protocol: "https", realm: "r", authenticationMethod: .httpDigest)
+        let space = ProtectionSpace(
+            host: "schema.example",
+            protocol: "https",
+            realm: "r",
+            authenticationMethod: .httpDigest
+        )
         let context = WireCookieContext(url: "https://www.example.com/a", mainDocumentURL: "https://www.example.com/")
         let cookie = Cookie(name: "n", value: "v", domain: "example.com", expires: Date().addingTimeInterval(60))
         let requests: [Request] = [
@@ -31,17 +36,27 @@ struct ProtocolSchemaTests {
             .insertCookies(cookies: [cookie]), .cookieHeader(context: context), .cookies(context: context),
             .listCookies(domain: "example.com"), .listCookies(domain: nil),
             .importCookies(format: .netscape, text: "example.org\tFALSE\t/\tTRUE\t0\ts\t1\nbad line\n"),
-            .exportCookies(format: .json, includeSameSite: false), .exportCookies(format: .netscape, includeSameSite: true),
-            .deleteCookies(identities: [cookie.identity]), .removeCookiesCreated(since: 0), .clearCookies(domain: "example.org"),
-            .clearCookies(domain: nil), .policy, .setPolicy(policy: CookiePolicy(acceptPolicy: .noThirdParty, domainRules: ["ads.example": .block])),
+            .exportCookies(format: .json, includeSameSite: false),
+            .exportCookies(format: .netscape, includeSameSite: true),
+            .deleteCookies(identities: [cookie.identity]), .removeCookiesCreated(since: 0),
+            .clearCookies(domain: "example.org"),
+            .clearCookies(domain: nil), .policy,
+            .setPolicy(policy: CookiePolicy(acceptPolicy: .noThirdParty, domainRules: ["ads.example": .block])),
             .setCredential(space: space, user: "alice", password: "pw", makeDefault: true), .credentials(space: space),
-            .allCredentials, .credentialChoice(space: space), .setDefaultCredential(space: space, user: "alice"), .password(space: space, user: "alice"),
-            .password(space: space, user: "nobody"), .removeCredential(space: space, user: "alice"), .repairCredentials, .snapshot,
-            .setDefaultCredential(space: space, user: "nobody"), .cookieHeader(context: WireCookieContext(url: "no host")),
+            .allCredentials, .credentialChoice(space: space), .setDefaultCredential(space: space, user: "alice"),
+            .password(space: space, user: "alice"),
+            .password(space: space, user: "nobody"), .removeCredential(space: space, user: "alice"), .repairCredentials,
+            .snapshot,
+            .setDefaultCredential(space: space, user: "nobody"),
+            .cookieHeader(context: WireCookieContext(url: "no host")),
         ]
         var lines: [String] = []
         for request in requests {
-            lines.append(#"{"type":"ClientMessage","message":"# + String(decoding: MessageCoding.encode(ClientMessage(id: 1, request: request)), as: UTF8.self) + "}")
+            lines.append(
+                #"{"type":"ClientMessage","message":"#
+                    + String(decoding: MessageCoding.encode(ClientMessage(id: 1, request: request)), as: UTF8.self)
+                    + "}"
+            )
             _ = try? client.call(request)
         }
         while try watcher.receive(timeout: 0.5) != nil {}
@@ -76,7 +91,11 @@ struct ProtocolSchemaTests {
             """
         let result = try runCommand("/usr/bin/env", ["python3", "-c", validator, Self.schemaPath, messages])
         #expect(result.status == 0, "\(result.output)\(result.error)")
-        let kinds = Set(result.output.split(separator: "\n").first { $0.hasPrefix("KINDS") }?.split(separator: " ").dropFirst().map(String.init) ?? [])
+        let kinds = Set(
+            result.output.split(separator: "\n").first { $0.hasPrefix("KINDS") }?.split(separator: " ").dropFirst().map(
+                String.init
+            ) ?? []
+        )
         // Every response kind and the three event kinds were exercised.
         for expected in [
             "ServerMessage.reply.hello", "ServerMessage.reply.subscribed", "ServerMessage.reply.status",

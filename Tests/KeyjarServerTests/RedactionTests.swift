@@ -6,7 +6,12 @@ import Testing
 struct RedactionTests {
     @Test func passwordsNeverAppearInDescriptions() {
         let secret = "hunter2-\(Int.random(in: 1000...9999))"
-        let space = ProtectionSpace(host: "example.com", protocol: "https", realm: "r", authenticationMethod: .httpBasic)
+        let space = ProtectionSpace(
+            host: "example.com",
+            protocol: "https",
+            realm: "r",
+            authenticationMethod: .httpBasic
+        )
         let request = Request.setCredential(space: space, user: "alice", password: secret, makeDefault: true)
         let reply = ServerMessage.reply(id: 7, response: .password(password: secret))
         let client = ClientMessage(id: 3, request: request)

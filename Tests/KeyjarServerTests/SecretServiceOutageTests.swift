@@ -2,10 +2,11 @@ import Foundation
 import Glibc
 import KeyjarCore
 import KeyjarProtocol
-@testable import KeyjarServer
 import KeyjarStore
 import KeyjarTestSupport
 import Testing
+
+@testable import KeyjarServer
 
 /// The Secret Service goes away and comes back under a running keyjard (a real
 /// gnome-keyring-daemon on a private bus, SIGKILLed and started again), and credentials that
@@ -15,12 +16,15 @@ struct SecretServiceOutageTests {
     private static let space = ProtectionSpace(host: "intranet.example", protocol: "https", realm: "Team")
 
     private static func setCredential(_ client: TestClient, _ user: String, space: ProtectionSpace = space) throws {
-        let reply = try client.call(.setCredential(space: space, user: user, password: "pw-\(user)", makeDefault: false))
+        let reply = try client.call(
+            .setCredential(space: space, user: user, password: "pw-\(user)", makeDefault: false)
+        )
         guard case .committed(let sequence?) = reply else { throw TestSupportError("set \(user): \(reply)") }
         #expect(sequence > 0)
     }
 
-    private static func password(_ client: TestClient, _ user: String, space: ProtectionSpace = space) throws -> String? {
+    private static func password(_ client: TestClient, _ user: String, space: ProtectionSpace = space) throws -> String?
+    {
         let reply = try client.call(.password(space: space, user: user))
         guard case .password(let password) = reply else { throw TestSupportError("password of \(user): \(reply)") }
         return password
@@ -95,30 +99,50 @@ struct SecretServiceOutageTests {
         // bob's password disappears (removed behind keyjard's back, or a crash after the
         // password of a removal), and a password nobody recorded appears (a crash after the
         // password of a store).
-        let bob = PrivateSecretService.keyjarAttributes(host: "intranet.example", port: 443, protocol: "https", realm: "Team", user: "bob")
+        let bob = PrivateSecretService.keyjarAttributes(
+            host: "intranet.example",
+            port: 443,
+            protocol: "https",
+            realm: "Team",
+            user: "bob"
+        )
         #expect(try service.secretTool(["clear"] + bob).status == 0)
-        let carol = PrivateSecretService.keyjarAttributes(host: "orphan.example", port: 8080, protocol: "http", user: "carol")
+        let carol = PrivateSecretService.keyjarAttributes(
+            host: "orphan.example",
+            port: 8080,
+            protocol: "http",
+            user: "carol"
+        )
         #expect(try service.secretTool(["store", "--label=orphan"] + carol, input: "pw-carol").status == 0)
 
         let expected = [
             CredentialMismatch(kind: .passwordMissing, space: Self.space, user: "bob"),
             CredentialMismatch(
-                kind: .credentialMissing, space: ProtectionSpace(host: "orphan.example", port: 8080, protocol: "http"), user: "carol"),
+                kind: .credentialMissing,
+                space: ProtectionSpace(host: "orphan.example", port: 8080, protocol: "http"),
+                user: "carol"
+            ),
         ]
         #expect(try Self.status(client).credentialMismatches == expected)
 
         let watcher = try TestClient(socketPath: daemon.socketPath)
-        guard case .subscribed = try watcher.call(.subscribe(after: nil)) else { throw TestSupportError("not subscribed") }
+        guard case .subscribed = try watcher.call(.subscribe(after: nil)) else {
+            throw TestSupportError("not subscribed")
+        }
         guard case .credentialsRepaired(let repaired, let sequence?) = try client.call(.repairCredentials) else {
             throw TestSupportError("no repair report")
         }
         #expect(repaired == expected)
         // The removed record is an ordinary, notified change.
-        guard case .event(let event)? = try watcher.nextPushed() else { throw TestSupportError("the repair was not notified") }
+        guard case .event(let event)? = try watcher.nextPushed() else {
+            throw TestSupportError("the repair was not notified")
+        }
         #expect(event.sequence == sequence)
         #expect("\(event)".contains("bob"))
 
-        guard case .credentials(let records) = try client.call(.allCredentials) else { throw TestSupportError("no listing") }
+        guard case .credentials(let records) = try client.call(.allCredentials) else {
+            throw TestSupportError("no listing")
+        }
         #expect(records.map(\.user) == ["alice"])
         let lookup = try service.secretTool(["lookup"] + carol)
         #expect(lookup.output.isEmpty && lookup.status != 0)
@@ -147,6 +171,7 @@ struct SecretServiceOutageTests {
             CredentialAudit.mismatches(records: records, secrets: secrets) == [
                 CredentialMismatch(kind: .passwordMissing, space: Self.space, user: "v"),
                 CredentialMismatch(kind: .credentialMissing, space: Self.space, user: "w"),
-            ])
+            ]
+        )
     }
 }

@@ -16,7 +16,12 @@ struct ServerDiskFullTests {
 
     static let canMountPrivateTmpfs: Bool = {
         guard let directory = try? TemporaryDirectory() else { return false }
-        let probe = try? runCommand(launcherPrefix[0], Array(launcherPrefix.dropFirst()) + ["/bin/mount", "-t", "tmpfs", "-o", "size=64k", "probe", directory.path])
+        let probe = try? runCommand(
+            launcherPrefix[0],
+            Array(launcherPrefix.dropFirst()) + [
+                "/bin/mount", "-t", "tmpfs", "-o", "size=64k", "probe", directory.path,
+            ]
+        )
         return probe?.status == 0
     }()
 
@@ -25,12 +30,18 @@ struct ServerDiskFullTests {
         let secrets = try PrivateSecretService()
         let directory = try TemporaryDirectory()
         let data = directory.path("data")
-        try FileManager.default.createDirectory(atPath: data, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try FileManager.default.createDirectory(
+            atPath: data,
+            withIntermediateDirectories: true,
+            attributes: [.posixPermissions: 0o700]
+        )
         let daemon = try DaemonProcess(
-            in: directory, environment: secrets.environment,
+            in: directory,
+            environment: secrets.environment,
             launcher: Self.launcherPrefix + [
                 "/bin/sh", "-c", #"mount -t tmpfs -o size=2m,mode=0700 keyjar-full "$0" && exec "$@""#, data,
-            ])
+            ]
+        )
         defer { #expect(daemon.stop() == 0) }
         // keyjard's view of its directory: the tmpfs exists only in its mount namespace.
         let mounted = "/proc/\(daemon.pid)/root\(data)"
@@ -49,7 +60,9 @@ struct ServerDiskFullTests {
         var failure: WireError?
         for index in 20..<2_000 where failure == nil {
             do {
-                #expect(try client.setCookies(["k\(index)=\(big); Max-Age=3600"], from: "https://full.example/") == [nil])
+                #expect(
+                    try client.setCookies(["k\(index)=\(big); Max-Age=3600"], from: "https://full.example/") == [nil]
+                )
                 acknowledged.append("k\(index)")
             } catch let error as WireError {
                 failure = error
@@ -62,7 +75,9 @@ struct ServerDiskFullTests {
         // While it is full: every write fails the same way, reads and the service go on, and a
         // credential whose record cannot be committed leaves no password behind.
         for attempt in 0..<5 {
-            #expect(throws: WireError.self) { try client.setCookies(["late\(attempt)=1"], from: "https://full.example/") }
+            #expect(throws: WireError.self) {
+                try client.setCookies(["late\(attempt)=1"], from: "https://full.example/")
+            }
         }
         let credentialError = try Self.credential(client, "bob")
         #expect(credentialError?.code == WireError.storageFailure)
@@ -91,7 +106,9 @@ struct ServerDiskFullTests {
     private static func credential(_ client: TestClient, _ user: String) throws -> WireError? {
         let space = ProtectionSpace(host: "full.example", protocol: "https")
         do {
-            let reply = try client.call(.setCredential(space: space, user: user, password: "pw-\(user)", makeDefault: false))
+            let reply = try client.call(
+                .setCredential(space: space, user: user, password: "pw-\(user)", makeDefault: false)
+            )
             guard case .committed = reply else { throw TestSupportError("set \(user): \(reply)") }
             return nil
         } catch let error as WireError {
@@ -108,7 +125,9 @@ struct ServerDiskFullTests {
     /// Writes a file until the file system refuses more.
     private static func fill(_ path: String) throws {
         let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL, 0o600)
-        guard descriptor >= 0 else { throw TestSupportError("cannot create the ballast: \(String(cString: strerror(errno)))") }
+        guard descriptor >= 0 else {
+            throw TestSupportError("cannot create the ballast: \(String(cString: strerror(errno)))")
+        }
         defer { close(descriptor) }
         let chunk = [UInt8](repeating: 0, count: 4096)
         while true {

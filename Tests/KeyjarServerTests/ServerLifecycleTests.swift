@@ -81,11 +81,15 @@ struct ServerLifecycleTests {
         let directory = try TemporaryDirectory()
         let socketPath = directory.path("run/keyjar.sock")
         try FileManager.default.createDirectory(
-            atPath: directory.path("run"), withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            atPath: directory.path("run"),
+            withIntermediateDirectories: true,
+            attributes: [.posixPermissions: 0o700]
+        )
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/systemd-socket-activate")
         process.arguments = [
-            "--listen=\(socketPath)", DaemonProcess.binary, "--socket", socketPath, "--database", directory.path("store.sqlite3"),
+            "--listen=\(socketPath)", DaemonProcess.binary, "--socket", socketPath, "--database",
+            directory.path("store.sqlite3"),
         ]
         process.environment = childEnvironment(ProcessInfo.processInfo.environment)
         let output = Pipe()
@@ -94,7 +98,9 @@ struct ServerLifecycleTests {
         try process.run()
         defer { if process.isRunning { process.terminate() } }
         let deadline = Date().addingTimeInterval(20)
-        while !FileManager.default.fileExists(atPath: socketPath), process.isRunning, Date() < deadline { usleep(10_000) }
+        while !FileManager.default.fileExists(atPath: socketPath), process.isRunning, Date() < deadline {
+            usleep(10_000)
+        }
 
         // The first client's connection is what starts keyjard; it is served once keyjard is up.
         let client = try TestClient(socketPath: socketPath)
@@ -127,7 +133,8 @@ struct ServerLifecycleTests {
         let socketPath = daemon.socketPath
         Thread.detachNewThread {
             defer { finished.signal() }
-            guard let healthy = try? TestClient(socketPath: socketPath), (try? healthy.call(.subscribe(after: nil))) != nil
+            guard let healthy = try? TestClient(socketPath: socketPath),
+                (try? healthy.call(.subscribe(after: nil))) != nil
             else {
                 subscribed.signal()
                 return

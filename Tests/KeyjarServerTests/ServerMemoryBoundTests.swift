@@ -40,7 +40,9 @@ struct ServerMemoryBoundTests {
     @Test func aFloodOfLargeFramesStaysWithinTheBudget() throws {
         // Room for one frame's buffer: a power of two, with a read beyond the frame.
         let budget = 2 * Self.frameLimit
-        let daemon = try DaemonProcess(arguments: ["--max-frame-bytes", "\(Self.frameLimit)", "--max-inbound-bytes", "\(budget)"])
+        let daemon = try DaemonProcess(arguments: [
+            "--max-frame-bytes", "\(Self.frameLimit)", "--max-inbound-bytes", "\(budget)",
+        ])
         defer { #expect(daemon.stop() == 0) }
         let senders = 20
         let answered = LockedNames()
@@ -73,8 +75,10 @@ struct ServerMemoryBoundTests {
         // Beyond the budget: per connection one small frame and one read (64 KiB each), the
         // status client's connection as well.
         let allowance = (senders + 1) * 2 * 65_536
-        #expect(inbound.peakBuffered <= budget + allowance,
-                "read buffers peaked at \(inbound.peakBuffered) bytes against a bound of \(budget + allowance)")
+        #expect(
+            inbound.peakBuffered <= budget + allowance,
+            "read buffers peaked at \(inbound.peakBuffered) bytes against a bound of \(budget + allowance)"
+        )
         #expect(inbound.reserved == 0)
         #expect(inbound.pausedConnections == 0)
     }
@@ -124,7 +128,9 @@ struct ServerMemoryBoundTests {
             defer { sent.signal() }
             do {
                 for id in 1...requests {
-                    try sender.value.sendRaw(Framing.frame(MessageCoding.encode(ClientMessage(id: UInt64(id), request: .policy))))
+                    try sender.value.sendRaw(
+                        Framing.frame(MessageCoding.encode(ClientMessage(id: UInt64(id), request: .policy)))
+                    )
                 }
             } catch {
                 sendError.insert("\(error)")
@@ -173,9 +179,14 @@ struct ServerMemoryBoundTests {
             kill(watcher.processIdentifier, SIGCONT)
             kill(watcher.processIdentifier, SIGKILL)
         }
-        #expect(DaemonProcess.readLine(from: errors.fileHandleForReading, timeout: 20)?.hasPrefix("keyjar: watching") == true)
+        #expect(
+            DaemonProcess.readLine(from: errors.fileHandleForReading, timeout: 20)?.hasPrefix("keyjar: watching")
+                == true
+        )
         func clients() throws -> Int {
-            guard case .status(let status) = try TestClient(socketPath: daemon.socketPath).call(.status) else { return -1 }
+            guard case .status(let status) = try TestClient(socketPath: daemon.socketPath).call(.status) else {
+                return -1
+            }
             return status.connectedClients - 1
         }
         #expect(try clients() == 1)

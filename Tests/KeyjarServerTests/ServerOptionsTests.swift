@@ -40,14 +40,19 @@ struct ServerOptionsTests {
         try client.setCookies((0..<6).map { "s\($0)=1; Max-Age=3600" }, from: "https://one.example/")
         #expect(try client.snapshot().cookies.count <= 4)
         // Three on each of six more sites: past 10 in all, 1 (10%) goes each time.
-        for site in 0..<6 { try client.setCookies((0..<3).map { "t\($0)=1; Max-Age=3600" }, from: "https://s\(site).example/") }
+        for site in 0..<6 {
+            try client.setCookies((0..<3).map { "t\($0)=1; Max-Age=3600" }, from: "https://s\(site).example/")
+        }
         let all = try client.snapshot().cookies
         #expect(all.count <= 10 && all.count >= 9)
     }
 
     @Test func sigintStopsCleanlyAsSIGTERMDoes() throws {
         let daemon = try DaemonProcess()
-        try TestClient(socketPath: daemon.socketPath).setCookies(["session=1", "kept=1; Max-Age=3600"], from: "https://example.com/")
+        try TestClient(socketPath: daemon.socketPath).setCookies(
+            ["session=1", "kept=1; Max-Age=3600"],
+            from: "https://example.com/"
+        )
         kill(daemon.pid, SIGINT)
         let deadline = Date().addingTimeInterval(10)
         while daemon.isRunning, Date() < deadline { usleep(10_000) }
@@ -65,7 +70,10 @@ struct ServerOptionsTests {
         defer { #expect(daemon.stop() == 0) }
         let watcher = try TestClient(socketPath: daemon.socketPath)
         _ = try watcher.call(.subscribe(after: nil))
-        try TestClient(socketPath: daemon.socketPath).setCookies(["brief=1; Max-Age=1", "long=1; Max-Age=3600"], from: "https://example.com/")
+        try TestClient(socketPath: daemon.socketPath).setCookies(
+            ["brief=1; Max-Age=1", "long=1; Max-Age=3600"],
+            from: "https://example.com/"
+        )
         var removed: [String] = []
         let deadline = Date().addingTimeInterval(20)
         while removed.isEmpty, Date() < deadline, let message = try watcher.nextPushed(timeout: 5) {

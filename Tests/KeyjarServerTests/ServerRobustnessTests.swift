@@ -31,7 +31,7 @@ struct ServerRobustnessTests {
                 }
             }
         }
-        writers.forEach { $0.start() }
+        for writer in writers { writer.start() }
         let deadline = Date().addingTimeInterval(30)
         while acknowledged.count < 300, Date() < deadline { usleep(1_000) }
         #expect(acknowledged.count >= 300, "the writers did not get going")
@@ -57,11 +57,25 @@ struct ServerRobustnessTests {
             ("oversized", [0xFF, 0xFF, 0xFF, 0xFF, 1, 2, 3], WireError.malformedFrame),
             ("empty frame", [0, 0, 0, 0], WireError.malformedFrame),
             ("not JSON", Framing.frame(Array("not json at all".utf8)), WireError.malformedMessage),
-            ("binary garbage", Framing.frame((0..<64).map { UInt8(truncatingIfNeeded: $0 &* 37) }), WireError.malformedMessage),
-            ("unknown request", Framing.frame(Array(#"{"id":1,"request":{"format":{"disk":"/"}}}"#.utf8)), WireError.malformedMessage),
-            ("no hello", Framing.frame(MessageCoding.encode(ClientMessage(id: 1, request: .snapshot))), WireError.handshakeRequired),
-            ("wrong version", Framing.frame(MessageCoding.encode(ClientMessage(id: 1, request: .hello(version: 99, client: "future")))),
-             WireError.unsupportedVersion),
+            (
+                "binary garbage", Framing.frame((0..<64).map { UInt8(truncatingIfNeeded: $0 &* 37) }),
+                WireError.malformedMessage
+            ),
+            (
+                "unknown request", Framing.frame(Array(#"{"id":1,"request":{"format":{"disk":"/"}}}"#.utf8)),
+                WireError.malformedMessage
+            ),
+            (
+                "no hello", Framing.frame(MessageCoding.encode(ClientMessage(id: 1, request: .snapshot))),
+                WireError.handshakeRequired
+            ),
+            (
+                "wrong version",
+                Framing.frame(
+                    MessageCoding.encode(ClientMessage(id: 1, request: .hello(version: 99, client: "future")))
+                ),
+                WireError.unsupportedVersion
+            ),
         ]
         for (name, bytes, code) in cases {
             let attacker = try TestClient(socketPath: daemon.socketPath, hello: false)
@@ -98,7 +112,10 @@ struct ServerRobustnessTests {
         } catch {
             #expect("\(error)".contains("another keyjard is already serving"), "\(error)")
         }
-        let second = try runCommand(DaemonProcess.binary, ["--socket", first.socketPath, "--database", first.databasePath])
+        let second = try runCommand(
+            DaemonProcess.binary,
+            ["--socket", first.socketPath, "--database", first.databasePath]
+        )
         #expect(second.status == 1)
         #expect(second.error.contains("another keyjard is already serving \(first.socketPath)"))
         // A keyjard that died leaves its socket file behind; the next one replaces it.
@@ -111,10 +128,17 @@ struct ServerRobustnessTests {
 
     @Test func sessionCookiesSurviveACrashButNotACleanStop() throws {
         let daemon = try DaemonProcess()
-        try TestClient(socketPath: daemon.socketPath).setCookies(["session=1", "persistent=1; Max-Age=3600"], from: "https://example.com/")
+        try TestClient(socketPath: daemon.socketPath).setCookies(
+            ["session=1", "persistent=1; Max-Age=3600"],
+            from: "https://example.com/"
+        )
         daemon.crash()
         let afterCrash = try daemon.restarted()
-        #expect(Set(try TestClient(socketPath: afterCrash.socketPath).snapshot().cookies.map(\.name)) == ["session", "persistent"])
+        #expect(
+            Set(try TestClient(socketPath: afterCrash.socketPath).snapshot().cookies.map(\.name)) == [
+                "session", "persistent",
+            ]
+        )
         #expect(afterCrash.stop() == 0)
         #expect(!FileManager.default.fileExists(atPath: afterCrash.socketPath))
         let afterStop = try afterCrash.restarted()
@@ -125,8 +149,18 @@ struct ServerRobustnessTests {
     @Test func aDatabaseFromTheFutureIsRefused() throws {
         let directory = try TemporaryDirectory()
         let database = directory.path("store.sqlite3")
-        _ = try runCommand("/usr/bin/env", ["python3", "-c", "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('PRAGMA user_version=7'); c.commit()", database])
-        let result = try runCommand(DaemonProcess.binary, ["--socket", directory.path("k.sock"), "--database", database])
+        _ = try runCommand(
+            "/usr/bin/env",
+            [
+                "python3", "-c",
+                "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('PRAGMA user_version=7'); c.commit()",
+                database,
+            ]
+        )
+        let result = try runCommand(
+            DaemonProcess.binary,
+            ["--socket", directory.path("k.sock"), "--database", database]
+        )
         #expect(result.status == 1)
         #expect(result.error.contains("schema version 7, newer than this keyjard supports"))
     }

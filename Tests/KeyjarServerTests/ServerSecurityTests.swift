@@ -11,7 +11,9 @@ struct ServerSecurityTests {
     @Test func socketAndDirectoryArePrivate() throws {
         let daemon = try DaemonProcess()
         defer { #expect(daemon.stop() == 0) }
-        let directory = try FileManager.default.attributesOfItem(atPath: (daemon.socketPath as NSString).deletingLastPathComponent)
+        let directory = try FileManager.default.attributesOfItem(
+            atPath: (daemon.socketPath as NSString).deletingLastPathComponent
+        )
         #expect((directory[.posixPermissions] as? Int) == 0o700)
         let socket = try FileManager.default.attributesOfItem(atPath: daemon.socketPath)
         #expect((socket[.posixPermissions] as? Int) == 0o600)
@@ -27,9 +29,16 @@ struct ServerSecurityTests {
         defer { #expect(daemon.stop() == 0) }
         let client = try TestClient(socketPath: daemon.socketPath)
         #expect(try client.setCookies(["still=works"], from: "https://example.com/") == [nil])
-        let space = ProtectionSpace(host: "example.com", protocol: "https", realm: "r", authenticationMethod: .httpBasic)
+        let space = ProtectionSpace(
+            host: "example.com",
+            protocol: "https",
+            realm: "r",
+            authenticationMethod: .httpBasic
+        )
         do {
-            _ = try client.call(.setCredential(space: space, user: "alice", password: "never-stored", makeDefault: false))
+            _ = try client.call(
+                .setCredential(space: space, user: "alice", password: "never-stored", makeDefault: false)
+            )
             Issue.record("storing a permanent credential without a Secret Service succeeded")
         } catch let error as WireError {
             #expect(error.code == WireError.secretsUnavailable)
@@ -81,7 +90,9 @@ struct ServerSecurityTests {
             print(data[4:].decode())
             """
         let result = try runCommand(
-            "/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/python3", "-c", script, daemon.socketPath])
+            "/usr/bin/setpriv",
+            ["--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/python3", "-c", script, daemon.socketPath]
+        )
         #expect(result.status == 0, "\(result.error)")
         #expect(result.output.contains("keyjard serves only its own user"))
         #expect(!result.output.contains("hello"))
@@ -93,7 +104,12 @@ struct ServerSecurityTests {
         defer { #expect(daemon.stop() == 0) }
         let password = "pw-\(UUID().uuidString)"
         let host = "secrets-\(UUID().uuidString.prefix(8).lowercased()).example"
-        let space = ProtectionSpace(host: host, protocol: "https", realm: "Admin Area", authenticationMethod: .httpBasic)
+        let space = ProtectionSpace(
+            host: host,
+            protocol: "https",
+            realm: "Admin Area",
+            authenticationMethod: .httpBasic
+        )
         let watcher = try TestClient(socketPath: daemon.socketPath)
         _ = try watcher.call(.subscribe(after: nil))
         let client = try TestClient(socketPath: daemon.socketPath)
@@ -101,7 +117,9 @@ struct ServerSecurityTests {
 
         // The real secret-tool finds it under Keyjar's schema.
         let lookup = try runCommand(
-            "/usr/bin/secret-tool", ["lookup", "server", host, "user", "alice", "protocol", "https", "port", "443"])
+            "/usr/bin/secret-tool",
+            ["lookup", "server", host, "user", "alice", "protocol", "https", "port", "443"]
+        )
         #expect(lookup.output == password)
 
         // Listings and events carry the space and user, never the password.

@@ -17,7 +17,9 @@ struct ServerSharingTests {
             return
         }
         // When A stores a cookie...
-        #expect(try writer.setCookies(["sid=42; Domain=example.com; Secure"], from: "https://www.example.com/") == [nil])
+        #expect(
+            try writer.setCookies(["sid=42; Domain=example.com; Secure"], from: "https://www.example.com/") == [nil]
+        )
         // ...B is told, with the next sequence number...
         let message = try #require(try watcher.nextPushed())
         guard case .event(let event) = message, case .cookies(let changes) = event.event else {
@@ -50,8 +52,12 @@ struct ServerSharingTests {
         let perWriter = 20
         for index in 0..<perWriter {
             for (number, writer) in writers.enumerated() {
-                try writer.send(.setCookies(
-                    headers: ["w\(number)=\(index)"], context: WireCookieContext(url: "https://w\(number).example/")))
+                try writer.send(
+                    .setCookies(
+                        headers: ["w\(number)=\(index)"],
+                        context: WireCookieContext(url: "https://w\(number).example/")
+                    )
+                )
             }
         }
         // Then each writer has the event of each of its writes before that write's reply...
@@ -72,7 +78,9 @@ struct ServerSharingTests {
             #expect(events == Array((start + 1)...(start + UInt64(2 * perWriter))))
         }
         var watched: [UInt64] = []
-        while watched.count < 2 * perWriter, case .event(let event)? = try watcher.nextPushed() { watched.append(event.sequence) }
+        while watched.count < 2 * perWriter, case .event(let event)? = try watcher.nextPushed() {
+            watched.append(event.sequence)
+        }
         #expect(watched == Array((start + 1)...(start + UInt64(2 * perWriter))))
     }
 
@@ -80,8 +88,13 @@ struct ServerSharingTests {
         let daemon = try DaemonProcess()
         defer { #expect(daemon.stop() == 0) }
         let client = try TestClient(socketPath: daemon.socketPath)
-        let outcomes = try client.setCookies(["ok=1", "bad=1; Domain=com", "x=1; Secure"], from: "http://www.example.com/")
-        #expect(outcomes == [nil, "Domain=com is a public suffix", "A Secure cookie can only be set from a secure origin"])
+        let outcomes = try client.setCookies(
+            ["ok=1", "bad=1; Domain=com", "x=1; Secure"],
+            from: "http://www.example.com/"
+        )
+        #expect(
+            outcomes == [nil, "Domain=com is a public suffix", "A Secure cookie can only be set from a secure origin"]
+        )
         #expect(try client.snapshot().cookies.map(\.name) == ["ok"])
     }
 

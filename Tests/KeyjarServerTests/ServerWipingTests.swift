@@ -14,7 +14,12 @@ struct ServerWipingTests {
     /// Under ThreadSanitizer keyjard's heap lies inside read-write mappings of terabytes, which
     /// cannot be read through (the control below then fails); the normal and AddressSanitizer
     /// runs scan it.
-    @Test(.enabled(if: ProcessInfo.processInfo.environment["KEYJAR_SANITIZER"] != "thread", "ThreadSanitizer's heap is not scannable"))
+    @Test(
+        .enabled(
+            if: ProcessInfo.processInfo.environment["KEYJAR_SANITIZER"] != "thread",
+            "ThreadSanitizer's heap is not scannable"
+        )
+    )
     func keyjardKeepsNoFrameThatCarriedAPassword() throws {
         let secrets = try PrivateSecretService()
         let daemon = try DaemonProcess(environment: secrets.environment)
@@ -26,10 +31,14 @@ struct ServerWipingTests {
         let long = secret + String(repeating: "x", count: 100_000)
         let space = ProtectionSpace(host: "wipe.example", protocol: "https")
         for (user, password) in [("alice", secret), ("bob", long), ("carol", secret)] {
-            let stored = try client.call(.setCredential(space: space, user: user, password: password, makeDefault: false))
+            let stored = try client.call(
+                .setCredential(space: space, user: user, password: password, makeDefault: false)
+            )
             guard case .committed = stored else { throw TestSupportError("set \(user): \(stored)") }
             let read = try client.call(.password(space: space, user: user))
-            guard case .password(let returned?) = read, returned == password else { throw TestSupportError("read \(user)") }
+            guard case .password(let returned?) = read, returned == password else {
+                throw TestSupportError("read \(user)")
+            }
         }
         // One more round trip: whatever was let go of on the previous turns of the loop is wiped.
         _ = try client.call(.status)
@@ -55,7 +64,8 @@ private struct ProcessMemory {
         for line in maps.split(separator: "\n") {
             let fields = line.split(separator: " ", omittingEmptySubsequences: true)
             // Writable private memory: the heap, anonymous mappings, stacks.
-            guard fields.count >= 2, fields[1].hasPrefix("rw"), fields.count < 6 || !fields[5].hasPrefix("/") || fields[5] == "[heap]"
+            guard fields.count >= 2, fields[1].hasPrefix("rw"),
+                fields.count < 6 || !fields[5].hasPrefix("/") || fields[5] == "[heap]"
             else { continue }
             let bounds = fields[0].split(separator: "-").compactMap { UInt64($0, radix: 16) }
             guard bounds.count == 2, bounds[1] > bounds[0], bounds[1] - bounds[0] <= 1 << 30 else { continue }
@@ -67,7 +77,9 @@ private struct ProcessMemory {
     /// How many times `pattern` occurs (a match across two chunks included).
     func count(of pattern: [UInt8]) throws -> Int {
         let descriptor = open("/proc/\(pid)/mem", O_RDONLY)
-        guard descriptor >= 0 else { throw TestSupportError("cannot open /proc/\(pid)/mem: \(String(cString: strerror(errno)))") }
+        guard descriptor >= 0 else {
+            throw TestSupportError("cannot open /proc/\(pid)/mem: \(String(cString: strerror(errno)))")
+        }
         defer { close(descriptor) }
         let chunkSize = 4 << 20
         var chunk = [UInt8](repeating: 0, count: chunkSize + pattern.count)
@@ -77,7 +89,9 @@ private struct ProcessMemory {
             var carried = 0
             while offset < region.end {
                 let wanted = Int(min(UInt64(chunkSize), region.end - offset))
-                let read = chunk.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress! + carried, wanted, off_t(offset)) }
+                let read = chunk.withUnsafeMutableBytes {
+                    pread(descriptor, $0.baseAddress! + carried, wanted, off_t(offset))
+                }
                 guard read > 0 else { break }
                 let valid = carried + read
                 found += Self.occurrences(of: pattern, in: chunk, count: valid)

@@ -1,5 +1,6 @@
-@testable import KeyjarServer
 import Testing
+
+@testable import KeyjarServer
 
 /// The service's life without a socket: a clean stop lets the session's last commits in, then
 /// refuses every write and stops housekeeping; it begins once.

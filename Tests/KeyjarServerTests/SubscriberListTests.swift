@@ -1,6 +1,7 @@
-@testable import KeyjarServer
 import KeyjarTestSupport
 import Testing
+
+@testable import KeyjarServer
 
 /// keyjard tells its subscribers of a change oldest connection first, whatever the order in
 /// which they subscribed, left and came back.

@@ -9,11 +9,20 @@ struct CheckpointPolicyTests {
 
     @Test func aLongWALIsRestartedAndAnIdleLargeOneTruncated() {
         // While writing: passive, with a restart once the WAL is long
-        #expect(policy.plan(walFrames: 10, walFileBytes: 1 << 30, sinceLastCommit: 1_000) == .passive(restartWhenClose: false))
-        #expect(policy.plan(walFrames: 16_384, walFileBytes: 64 << 20, sinceLastCommit: 0) == .passive(restartWhenClose: true))
+        #expect(
+            policy.plan(walFrames: 10, walFileBytes: 1 << 30, sinceLastCommit: 1_000)
+                == .passive(restartWhenClose: false)
+        )
+        #expect(
+            policy.plan(walFrames: 16_384, walFileBytes: 64 << 20, sinceLastCommit: 0)
+                == .passive(restartWhenClose: true)
+        )
         // After a pause: a large file is truncated, a small one is left alone
         #expect(policy.plan(walFrames: 0, walFileBytes: 5 << 20, sinceLastCommit: 2_000_000_000) == .truncate)
-        #expect(policy.plan(walFrames: 0, walFileBytes: 1 << 20, sinceLastCommit: 2_000_000_000) == .passive(restartWhenClose: false))
+        #expect(
+            policy.plan(walFrames: 0, walFileBytes: 1 << 20, sinceLastCommit: 2_000_000_000)
+                == .passive(restartWhenClose: false)
+        )
         #expect(!policy.startsAtOnce(walFrames: 16_383) && policy.startsAtOnce(walFrames: 16_384))
     }
 

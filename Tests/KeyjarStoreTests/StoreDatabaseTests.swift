@@ -35,9 +35,18 @@ let storeNow = Date(timeIntervalSince1970: 1_767_225_600)
 
 func sampleCookie(_ name: String, value: String = "v", domain: String = "example.com") -> Cookie {
     Cookie(
-        name: name, value: value, domain: domain, hostOnly: false, path: "/",
-        expires: storeNow.addingTimeInterval(3600), secure: true, httpOnly: true, sameSite: .lax,
-        creation: storeNow, lastAccess: storeNow.addingTimeInterval(1.5))
+        name: name,
+        value: value,
+        domain: domain,
+        hostOnly: false,
+        path: "/",
+        expires: storeNow.addingTimeInterval(3600),
+        secure: true,
+        httpOnly: true,
+        sameSite: .lax,
+        creation: storeNow,
+        lastAccess: storeNow.addingTimeInterval(1.5)
+    )
 }
 
 struct StoreDatabaseTests {
@@ -55,7 +64,10 @@ struct StoreDatabaseTests {
             Issue.record("Schemas/store.sql was rewritten; review the diff and run again without KEYJAR_UPDATE_SCHEMA")
             return
         }
-        #expect(dump == (try String(contentsOf: golden, encoding: .utf8)), "run with KEYJAR_UPDATE_SCHEMA=1 to regenerate")
+        #expect(
+            dump == (try String(contentsOf: golden, encoding: .utf8)),
+            "run with KEYJAR_UPDATE_SCHEMA=1 to regenerate"
+        )
     }
 
     @Test func usesWALWithNormalSynchronousAndNoAutomaticCheckpoints() throws {
@@ -63,7 +75,12 @@ struct StoreDatabaseTests {
         let path = directory.path("store.sqlite3")
         let database = try StoreDatabase(path: path)
         // The journal mode is the file's; another process (Python) reads it there.
-        #expect(try python("import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('PRAGMA journal_mode').fetchone()[0])", path) == "wal")
+        #expect(
+            try python(
+                "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('PRAGMA journal_mode').fetchone()[0])",
+                path
+            ) == "wal"
+        )
         // The other two belong to keyjard's own writer connection. 1 = NORMAL (2 would be FULL).
         #expect(try database.writerPragma("synchronous") == "1")
         #expect(try database.writerPragma("wal_autocheckpoint") == "0")
@@ -72,7 +89,10 @@ struct StoreDatabaseTests {
     @Test func refusesADatabaseFromTheFutureAndLeavesItUntouched() throws {
         let directory = try TemporaryDirectory()
         let path = directory.path("store.sqlite3")
-        try python("import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('PRAGMA user_version=99'); c.execute('CREATE TABLE future(x)'); c.commit()", path)
+        try python(
+            "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('PRAGMA user_version=99'); c.execute('CREATE TABLE future(x)'); c.commit()",
+            path
+        )
         let before = try Data(contentsOf: URL(fileURLWithPath: path))
         #expect(throws: StoreError(code: .futureSchema, message: "")) { try StoreDatabase(path: path) }
         do {
@@ -107,7 +127,10 @@ struct StoreDatabaseTests {
         let directory = try TemporaryDirectory()
         let database = try StoreDatabase(path: directory.path("store.sqlite3"))
         #expect(try database.loadSnapshot().policy == CookiePolicy())
-        let policy = CookiePolicy(acceptPolicy: .noThirdParty, domainRules: ["ads.com": .block, "news.org": .sessionOnly])
+        let policy = CookiePolicy(
+            acceptPolicy: .noThirdParty,
+            domainRules: ["ads.com": .block, "news.org": .sessionOnly]
+        )
         try database.commit([.policy(policy)])
         #expect(try database.loadSnapshot().policy == policy)
         try database.commit([.policy(CookiePolicy(acceptPolicy: .always))])
@@ -117,27 +140,43 @@ struct StoreDatabaseTests {
     @Test func credentialMetadataKeepsOneDefaultPerSpace() throws {
         let directory = try TemporaryDirectory()
         let database = try StoreDatabase(path: directory.path("store.sqlite3"))
-        let space = ProtectionSpace(host: "example.com", protocol: "https", realm: "r", authenticationMethod: .httpBasic)
-        let otherRealm = ProtectionSpace(host: "example.com", protocol: "https", realm: nil, authenticationMethod: .httpBasic)
+        let space = ProtectionSpace(
+            host: "example.com",
+            protocol: "https",
+            realm: "r",
+            authenticationMethod: .httpBasic
+        )
+        let otherRealm = ProtectionSpace(
+            host: "example.com",
+            protocol: "https",
+            realm: nil,
+            authenticationMethod: .httpBasic
+        )
         func record(_ user: String, _ space: ProtectionSpace, isDefault: Bool) -> CredentialRecord {
             CredentialRecord(space: space, user: user, persistence: .permanent, isDefault: isDefault, created: 1)
         }
         let events = try database.commit([
-            .saveCredential(record("alice", space, isDefault: true)), .saveCredential(record("bob", space, isDefault: false)),
+            .saveCredential(record("alice", space, isDefault: true)),
+            .saveCredential(record("bob", space, isDefault: false)),
             .saveCredential(record("alice", otherRealm, isDefault: true)),
         ])
         #expect(events.map(\.sequence) == [1, 2, 3])
-        #expect(events[0].event == .credentials(changes: [
-            CredentialChange(kind: .added, space: space, user: "alice"),
-            CredentialChange(kind: .defaultChanged, space: space, user: "alice"),
-        ]))
+        #expect(
+            events[0].event
+                == .credentials(changes: [
+                    CredentialChange(kind: .added, space: space, user: "alice"),
+                    CredentialChange(kind: .defaultChanged, space: space, user: "alice"),
+                ])
+        )
         try database.commit([.setDefaultCredential(space, user: "bob")])
         let records = try database.loadSnapshot().credentials
         #expect(records.count == 3)
         #expect(Set(records.filter(\.isDefault).map { "\($0.user)@\($0.space.realm ?? "-")" }) == ["bob@r", "alice@-"])
         // Saving again is an update, and does not duplicate.
         let again = try database.commit([.saveCredential(record("bob", space, isDefault: false))])
-        #expect(again.first?.event == .credentials(changes: [CredentialChange(kind: .updated, space: space, user: "bob")]))
+        #expect(
+            again.first?.event == .credentials(changes: [CredentialChange(kind: .updated, space: space, user: "bob")])
+        )
         #expect(try database.loadSnapshot().credentials.first { $0.user == "bob" }?.isDefault == true)
         // Removing reports once; removing again changes nothing and logs nothing.
         #expect(try database.commit([.removeCredential(space, user: "bob")]).count == 1)
@@ -198,11 +237,17 @@ struct StoreDatabaseTests {
         for index in 0..<3 { try database.commit([.cookies([.added(sampleCookie("c\(index)"))])]) }
         try python(
             "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('UPDATE change_log SET format = 7 WHERE sequence = 2'); c.commit()",
-            path)
+            path
+        )
         // Then a reader that missed it takes a snapshot, and one past it replays the rest
         #expect(try database.events(after: 1) == nil)
         #expect(try database.events(after: 2)?.map(\.sequence) == [3])
-        #expect(try python("import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('SELECT group_concat(format) FROM change_log').fetchone()[0])", path) == "1,7,1")
+        #expect(
+            try python(
+                "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('SELECT group_concat(format) FROM change_log').fetchone()[0])",
+                path
+            ) == "1,7,1"
+        )
     }
 
     @Test func aVersion1LogIsMigratedWithItsFormatRecorded() throws {
@@ -223,7 +268,9 @@ struct StoreDatabaseTests {
             c.execute("INSERT INTO change_log (event, recorded) VALUES ('{\\"compacted\\":{}}', 0)")
             c.execute('PRAGMA user_version = 1')
             c.commit()
-            """, path)
+            """,
+            path
+        )
         // When this build opens it and logs one more change
         let migrated = try StoreDatabase(path: path)
         try migrated.commit([.cookies([.added(sampleCookie("c"))])])
@@ -231,12 +278,16 @@ struct StoreDatabaseTests {
         // that missed the compacted one takes a snapshot
         let formats = try python(
             "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute(\"SELECT group_concat(format || ':' || (length(event) > 0)) FROM change_log\").fetchone()[0])",
-            path)
+            path
+        )
         #expect(formats == "1:1,1:1,0:0,1:1")
         #expect(try migrated.events(after: 2) == nil)
         #expect(try migrated.events(after: 3)?.map(\.sequence) == [4])
         // ...and the version-1 entries replay as they were written
-        try python("import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('DELETE FROM change_log WHERE format = 0'); c.commit()", path)
+        try python(
+            "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('DELETE FROM change_log WHERE format = 0'); c.commit()",
+            path
+        )
         let replayed = try #require(try migrated.events(after: 0))
         #expect(replayed.map(\.sequence) == [1, 2, 4])
         #expect(replayed.first?.event == .cookies(changes: [.added(sampleCookie("a"))]))

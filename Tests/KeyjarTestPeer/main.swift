@@ -54,7 +54,9 @@ do {
         Task.detached {
             for await event in changes {
                 if case .cookies(let cookieChanges) = event.event {
-                    FileHandle.standardOutput.write(Data((cookieChanges.map(\.cookie.name).joined(separator: ",") + "\n").utf8))
+                    FileHandle.standardOutput.write(
+                        Data((cookieChanges.map(\.cookie.name).joined(separator: ",") + "\n").utf8)
+                    )
                     break
                 }
             }
@@ -64,11 +66,17 @@ do {
     case "credential-users" where arguments.count == 5:
         let credentials = SharedCredentialStorage(client: storage.client)
         let space = URLProtectionSpace(
-            host: arguments[1], port: Int(arguments[2]) ?? 0, protocol: arguments[3], realm: arguments[4],
-            authenticationMethod: NSURLAuthenticationMethodHTTPBasic)
+            host: arguments[1],
+            port: Int(arguments[2]) ?? 0,
+            protocol: arguments[3],
+            realm: arguments[4],
+            authenticationMethod: NSURLAuthenticationMethodHTTPBasic
+        )
         for user in (credentials.credentials(for: space) ?? [:]).keys.sorted() { print(user) }
     default:
-        FileHandle.standardError.write(Data("usage: KeyjarTestPeer set <url> <set-cookie> | header <url> | watch\n".utf8))
+        FileHandle.standardError.write(
+            Data("usage: KeyjarTestPeer set <url> <set-cookie> | header <url> | watch\n".utf8)
+        )
         exit(2)
     }
 } catch {

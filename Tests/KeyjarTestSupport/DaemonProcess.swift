@@ -37,8 +37,11 @@ public final class DaemonProcess: @unchecked Sendable {
     ///   - launcher: a command that ends by executing its arguments (keyjard and its own),
     ///     e.g. one that first mounts a file system for it; keyjard then has the launcher's pid.
     public init(
-        in directory: TemporaryDirectory? = nil, arguments: [String] = [], environment: [String: String]? = nil,
-        launcher: [String] = [], timeout: TimeInterval = 20
+        in directory: TemporaryDirectory? = nil,
+        arguments: [String] = [],
+        environment: [String: String]? = nil,
+        launcher: [String] = [],
+        timeout: TimeInterval = 20
     ) throws {
         self.directory = try directory ?? TemporaryDirectory()
         socketPath = self.directory.path("run/keyjar.sock")
@@ -54,7 +57,8 @@ public final class DaemonProcess: @unchecked Sendable {
         guard FileManager.default.isExecutableFile(atPath: Self.binary) else {
             throw TestSupportError("keyjard is not built at \(Self.binary)")
         }
-        let command = launcher + [Self.binary, "--socket", socketPath, "--database", databasePath, "--log-level", "debug"]
+        let command =
+            launcher + [Self.binary, "--socket", socketPath, "--database", databasePath, "--log-level", "debug"]
         process.executableURL = URL(fileURLWithPath: command[0])
         process.arguments = Array(command.dropFirst()) + extraArguments
         process.environment = childEnvironment(environment ?? ProcessInfo.processInfo.environment)
@@ -118,7 +122,12 @@ public final class DaemonProcess: @unchecked Sendable {
 
     /// Starts another keyjard on the same socket and database.
     public func restarted(arguments: [String]? = nil) throws -> DaemonProcess {
-        try DaemonProcess(in: directory, arguments: arguments ?? extraArguments, environment: environment, launcher: launcher)
+        try DaemonProcess(
+            in: directory,
+            arguments: arguments ?? extraArguments,
+            environment: environment,
+            launcher: launcher
+        )
     }
 
     deinit {
@@ -144,7 +153,10 @@ final class LockedBox<Value>: @unchecked Sendable {
 /// Runs a command to completion and returns its exit status, standard output and error.
 @discardableResult
 public func runCommand(
-    _ executable: String, _ arguments: [String], environment: [String: String]? = nil, input: String? = nil
+    _ executable: String,
+    _ arguments: [String],
+    environment: [String: String]? = nil,
+    input: String? = nil
 ) throws -> (status: Int32, output: String, error: String) {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: executable)
@@ -191,14 +203,16 @@ public func spawnQuietly(_ executable: String, _ arguments: [String], environmen
     posix_spawnattr_setsigmask(&attributes, &noSignals)
     posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
     var argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
-    var envp: [UnsafeMutablePointer<CChar>?] = childEnvironment(environment).map { strdup("\($0.key)=\($0.value)") } + [nil]
+    var envp: [UnsafeMutablePointer<CChar>?] =
+        childEnvironment(environment).map { strdup("\($0.key)=\($0.value)") } + [nil]
     defer {
-        argv.forEach { free($0) }
-        envp.forEach { free($0) }
+        for pointer in argv + envp { free(pointer) }
     }
     var pid: pid_t = 0
     let status = posix_spawn(&pid, executable, &actions, &attributes, &argv, &envp)
-    guard status == 0 else { throw TestSupportError("cannot start \(executable): \(String(cString: strerror(status)))") }
+    guard status == 0 else {
+        throw TestSupportError("cannot start \(executable): \(String(cString: strerror(status)))")
+    }
     return pid
 }
 

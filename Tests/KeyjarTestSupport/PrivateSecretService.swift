@@ -17,7 +17,10 @@ public final class PrivateSecretService: @unchecked Sendable {
         directory = try TemporaryDirectory()
         for name in ["home", "run"] {
             try FileManager.default.createDirectory(
-                atPath: directory.path(name), withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+                atPath: directory.path(name),
+                withIntermediateDirectories: true,
+                attributes: [.posixPermissions: 0o700]
+            )
         }
         let configuration = """
             <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
@@ -40,7 +43,8 @@ public final class PrivateSecretService: @unchecked Sendable {
         bus.standardOutput = output
         bus.standardError = FileHandle.nullDevice
         try bus.run()
-        guard let address = DaemonProcess.readLine(from: output.fileHandleForReading, timeout: 20), !address.isEmpty else {
+        guard let address = DaemonProcess.readLine(from: output.fileHandleForReading, timeout: 20), !address.isEmpty
+        else {
             bus.terminate()
             throw TestSupportError("the private D-Bus daemon printed no address")
         }
@@ -79,13 +83,21 @@ public final class PrivateSecretService: @unchecked Sendable {
     }
 
     /// Runs `secret-tool` against this Secret Service.
-    public func secretTool(_ arguments: [String], input: String? = nil) throws -> (status: Int32, output: String, error: String) {
+    public func secretTool(
+        _ arguments: [String],
+        input: String? = nil
+    ) throws -> (status: Int32, output: String, error: String) {
         try runCommand("/usr/bin/secret-tool", arguments, environment: environment, input: input)
     }
 
     /// `secret-tool` attributes of a password Keyjar stores (see `Schemas/secret-schema.md`).
     public static func keyjarAttributes(
-        host: String, port: Int, protocol: String, realm: String = "", method: String = "default", user: String
+        host: String,
+        port: Int,
+        protocol: String,
+        realm: String = "",
+        method: String = "default",
+        user: String
     ) -> [String] {
         [
             "xdg:schema", "org.keyjar.Credential", "server", host, "port", String(port), "protocol", `protocol`,
@@ -98,9 +110,12 @@ public final class PrivateSecretService: @unchecked Sendable {
         while Date() < deadline {
             let reply = try runCommand(
                 "/usr/bin/dbus-send",
-                ["--session", "--print-reply", "--dest=org.freedesktop.DBus", "/org/freedesktop/DBus",
-                 "org.freedesktop.DBus.NameHasOwner", "string:org.freedesktop.secrets"],
-                environment: environment)
+                [
+                    "--session", "--print-reply", "--dest=org.freedesktop.DBus", "/org/freedesktop/DBus",
+                    "org.freedesktop.DBus.NameHasOwner", "string:org.freedesktop.secrets",
+                ],
+                environment: environment
+            )
             if reply.status == 0, reply.output.contains("boolean \(present)") { return }
             usleep(20_000)
         }

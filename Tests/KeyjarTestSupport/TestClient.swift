@@ -7,7 +7,9 @@ extension WireConnection {
     /// Sets cookies as a response from `url` would, returning each line's outcome.
     @discardableResult
     public func setCookies(_ headers: [String], from url: String, mainDocument: String? = nil) throws -> [String?] {
-        let response = try call(.setCookies(headers: headers, context: WireCookieContext(url: url, mainDocumentURL: mainDocument)))
+        let response = try call(
+            .setCookies(headers: headers, context: WireCookieContext(url: url, mainDocumentURL: mainDocument))
+        )
         guard case .cookieOutcomes(let outcomes, _) = response else { throw ConnectionError("unexpected \(response)") }
         return outcomes
     }

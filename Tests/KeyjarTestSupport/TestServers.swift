@@ -23,19 +23,24 @@ public final class LighttpdServer: Sendable {
 
         // The password file holds HA1 = H(user:realm:password) in MD5 and SHA-256, written by
         // Python's hashlib (not by Keyjar).
-        let htdigest = try runPython("""
+        let htdigest = try runPython(
+            """
             import hashlib
             for realm in ("keyjar-digest", "keyjar-md5"):
                 for h in (hashlib.md5, hashlib.sha256):
                     print("alice:%s:%s" % (realm, h(("alice:%s:wonderland" % realm).encode()).hexdigest()))
-            """)
+            """
+        )
         try Data(htdigest.utf8).write(to: URL(fileURLWithPath: "\(directory)/htdigest"))
         var tlsLines = ""
         if tls {
-            let made = try runCommand("/usr/bin/openssl", [
-                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=127.0.0.1",
-                "-keyout", "\(directory)/key.pem", "-out", "\(directory)/cert.pem",
-            ])
+            let made = try runCommand(
+                "/usr/bin/openssl",
+                [
+                    "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=127.0.0.1",
+                    "-keyout", "\(directory)/key.pem", "-out", "\(directory)/cert.pem",
+                ]
+            )
             guard made.status == 0 else { throw TestSupportError("openssl failed: \(made.error)") }
             tlsLines = """
                 server.modules += ("mod_openssl")
@@ -226,7 +231,9 @@ public func loopbackPortAccepts(_ port: Int) -> Bool {
     address.sin_port = UInt16(port).bigEndian
     address.sin_addr.s_addr = inet_addr("127.0.0.1")
     return withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+        }
     }
 }
 
@@ -250,23 +257,35 @@ public struct TestIdentities: Sendable {
         directory = NSTemporaryDirectory() + "keyjar-identities-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let steps: [[String]] = [
-            ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=Keyjar Test CA",
-             "-keyout", "\(directory)/ca.key", "-out", "\(directory)/ca.pem"],
-            ["req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=alice", "-keyout", "\(directory)/alice.key",
-             "-out", "\(directory)/alice.csr"],
-            ["x509", "-req", "-in", "\(directory)/alice.csr", "-CA", "\(directory)/ca.pem", "-CAkey", "\(directory)/ca.key",
-             "-CAcreateserial", "-days", "2", "-out", "\(directory)/alice.crt"],
-            ["pkcs12", "-export", "-in", "\(directory)/alice.crt", "-inkey", "\(directory)/alice.key", "-out",
-             "\(directory)/alice.p12", "-passout", "pass:\(Self.p12Passphrase)"],
-            ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=mallory",
-             "-keyout", "\(directory)/mallory.key", "-out", "\(directory)/mallory.crt"],
+            [
+                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=Keyjar Test CA",
+                "-keyout", "\(directory)/ca.key", "-out", "\(directory)/ca.pem",
+            ],
+            [
+                "req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=alice", "-keyout", "\(directory)/alice.key",
+                "-out", "\(directory)/alice.csr",
+            ],
+            [
+                "x509", "-req", "-in", "\(directory)/alice.csr", "-CA", "\(directory)/ca.pem", "-CAkey",
+                "\(directory)/ca.key",
+                "-CAcreateserial", "-days", "2", "-out", "\(directory)/alice.crt",
+            ],
+            [
+                "pkcs12", "-export", "-in", "\(directory)/alice.crt", "-inkey", "\(directory)/alice.key", "-out",
+                "\(directory)/alice.p12", "-passout", "pass:\(Self.p12Passphrase)",
+            ],
+            [
+                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=mallory",
+                "-keyout", "\(directory)/mallory.key", "-out", "\(directory)/mallory.crt",
+            ],
         ]
         for step in steps {
             let result = try runCommand("/usr/bin/openssl", step)
             guard result.status == 0 else { throw TestSupportError("openssl \(step[0]) failed: \(result.error)") }
         }
         for name in ["alice", "mallory"] {
-            let pem = try String(contentsOfFile: "\(directory)/\(name).crt", encoding: .utf8)
+            let pem =
+                try String(contentsOfFile: "\(directory)/\(name).crt", encoding: .utf8)
                 + String(contentsOfFile: "\(directory)/\(name).key", encoding: .utf8)
             try pem.write(toFile: "\(directory)/\(name).pem", atomically: true, encoding: .utf8)
         }

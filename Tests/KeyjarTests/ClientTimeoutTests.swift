@@ -15,7 +15,9 @@ struct ClientTimeoutTests {
             kill(daemon.pid, SIGCONT)
             #expect(daemon.stop() == 0)
         }
-        let client = try KeyjarClient(configuration: .init(socketPath: daemon.socketPath, autoStart: false, requestTimeout: 1))
+        let client = try KeyjarClient(
+            configuration: .init(socketPath: daemon.socketPath, autoStart: false, requestTimeout: 1)
+        )
         kill(daemon.pid, SIGSTOP)
         do {
             _ = try client.call(.status)

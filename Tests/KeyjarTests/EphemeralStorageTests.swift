@@ -15,12 +15,20 @@ struct EphemeralStorageTests {
         #expect(ephemeral.isEphemeral && !shared.isEphemeral)
         let notified = LockedCounter()
         let observer = NotificationCenter.default.addObserver(
-            forName: KeyjarNotifications.cookiesChanged, object: ephemeral, queue: nil) { _ in notified.increment() }
+            forName: KeyjarNotifications.cookiesChanged,
+            object: ephemeral,
+            queue: nil
+        ) { _ in notified.increment() }
         defer { NotificationCenter.default.removeObserver(observer) }
 
         let url = try #require(URL(string: "https://www.example.com/"))
-        #expect(try ephemeral.storeCookies(fromResponseHeaders: ["e=1; Domain=example.com", "bad=1; Domain=com"],
-                                           for: url, mainDocumentURL: nil) == [nil, "Domain=com is a public suffix"])
+        #expect(
+            try ephemeral.storeCookies(
+                fromResponseHeaders: ["e=1; Domain=example.com", "bad=1; Domain=com"],
+                for: url,
+                mainDocumentURL: nil
+            ) == [nil, "Domain=com is a public suffix"]
+        )
         #expect(ephemeral.cookieHeader(for: url) == "e=1")
         #expect(notified.value == 1)
         // Nothing reached keyjard.
@@ -28,8 +36,10 @@ struct EphemeralStorageTests {
         #expect(try TestClient(socketPath: daemon.socketPath).snapshot().cookies.isEmpty)
 
         try ephemeral.setCookieAcceptPolicy(.never)
-        #expect(try ephemeral.storeCookies(fromResponseHeaders: ["f=1"], for: url, mainDocumentURL: nil)
-                == ["The accept policy 'never' refuses this cookie"])
+        #expect(
+            try ephemeral.storeCookies(fromResponseHeaders: ["f=1"], for: url, mainDocumentURL: nil)
+                == ["The accept policy 'never' refuses this cookie"]
+        )
         try ephemeral.deleteCookie(try #require(ephemeral.cookies.first))
         #expect(ephemeral.cookies.isEmpty)
     }
@@ -41,7 +51,9 @@ struct EphemeralStorageTests {
         let a = try #require(URL(string: "https://a.example.com/app/page"))
         let b = try #require(URL(string: "https://b.example.com/other"))
         let aRoot = try #require(URL(string: "https://a.example.com/"))
-        #expect(try storage.storeCookies(fromResponseHeaders: ["a=1; Path=/app"], for: a, mainDocumentURL: nil) == [nil])
+        #expect(
+            try storage.storeCookies(fromResponseHeaders: ["a=1; Path=/app"], for: a, mainDocumentURL: nil) == [nil]
+        )
         #expect(try storage.storeCookies(fromResponseHeaders: ["b=2"], for: b, mainDocumentURL: nil) == [nil])
         for _ in 0..<2 {
             #expect(storage.cookieHeader(for: a) == "a=1")
@@ -51,7 +63,11 @@ struct EphemeralStorageTests {
             #expect(storage.cookieHeader(for: aRoot) == nil)
         }
         // A cross-site main document is parsed on its own too: Strict stays home.
-        #expect(try storage.storeCookies(fromResponseHeaders: ["s=3; SameSite=Strict"], for: b, mainDocumentURL: nil) == [nil])
+        #expect(
+            try storage.storeCookies(fromResponseHeaders: ["s=3; SameSite=Strict"], for: b, mainDocumentURL: nil) == [
+                nil
+            ]
+        )
         let elsewhere = try #require(URL(string: "https://elsewhere.org/"))
         #expect(storage.cookieHeader(for: b, mainDocumentURL: a) == "b=2; s=3")
         #expect(storage.cookieHeader(for: b, mainDocumentURL: elsewhere) == "b=2")

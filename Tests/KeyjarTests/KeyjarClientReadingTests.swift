@@ -1,11 +1,11 @@
 import Foundation
 import Keyjar
 import KeyjarCore
+import KeyjarLocks
 import KeyjarProtocol
 import KeyjarTestSupport
 import Synchronization
 import Testing
-import KeyjarLocks
 
 /// Callers waiting for a reply read the socket themselves when the reader thread is busy, and
 /// are handed their reply by it when it waits in the socket: every message must still be
@@ -23,7 +23,9 @@ struct KeyjarClientReadingTests {
         let stream = busy.client.changes()
         let posted = Locked<[UInt64]>([])
         let observer = NotificationCenter.default.addObserver(
-            forName: KeyjarNotifications.cookiesChanged, object: busy.client, queue: nil
+            forName: KeyjarNotifications.cookiesChanged,
+            object: busy.client,
+            queue: nil
         ) { notification in
             guard let event = notification.userInfo?[KeyjarNotifications.eventKey] as? SequencedEvent else { return }
             posted.withLock { $0.append(event.sequence) }
@@ -40,7 +42,11 @@ struct KeyjarClientReadingTests {
                 let name = "t\(thread)_\(index)"
                 do {
                     guard let url = URL(string: "https://w\(thread).example/") else { return }
-                    let problems = try writer.storeCookies(fromResponseHeaders: ["\(name)=1"], for: url, mainDocumentURL: nil)
+                    let problems = try writer.storeCookies(
+                        fromResponseHeaders: ["\(name)=1"],
+                        for: url,
+                        mainDocumentURL: nil
+                    )
                     // Read-your-writes, whichever thread took the event off the socket.
                     if problems != [nil] || writer.cookieHeader(for: url)?.contains("\(name)=1") != true {
                         failures.withLock { $0.append("\(name): \(problems)") }
@@ -70,12 +76,18 @@ struct KeyjarClientReadingTests {
     @Test func anObserverThatWritesGetsItsReply() throws {
         let daemon = try DaemonProcess()
         defer { #expect(daemon.stop() == 0) }
-        let configuration = KeyjarClient.Configuration(socketPath: daemon.socketPath, autoStart: false, requestTimeout: 5)
+        let configuration = KeyjarClient.Configuration(
+            socketPath: daemon.socketPath,
+            autoStart: false,
+            requestTimeout: 5
+        )
         let watcher = SharedCookieStorage(client: try KeyjarClient(configuration: configuration))
         let writer = try storage(for: daemon)
         let outcome = Locked<String?>(nil)
         let observer = NotificationCenter.default.addObserver(
-            forName: KeyjarNotifications.cookiesChanged, object: watcher.client, queue: nil
+            forName: KeyjarNotifications.cookiesChanged,
+            object: watcher.client,
+            queue: nil
         ) { _ in
             guard outcome.withLock({ $0 == nil }), let url = URL(string: "https://echo.example/") else { return }
             let result: String
@@ -89,7 +101,10 @@ struct KeyjarClientReadingTests {
         defer { NotificationCenter.default.removeObserver(observer) }
 
         _ = try writer.storeCookies(
-            fromResponseHeaders: ["ping=1"], for: try #require(URL(string: "https://ping.example/")), mainDocumentURL: nil)
+            fromResponseHeaders: ["ping=1"],
+            for: try #require(URL(string: "https://ping.example/")),
+            mainDocumentURL: nil
+        )
         #expect(eventually(timeout: 20) { outcome.withLock { $0 } != nil })
         #expect(outcome.withLock { $0 } == "[nil]")
         #expect(eventually { writer.cookieHeader(for: URL(string: "https://echo.example/")!) == "echo=1" })

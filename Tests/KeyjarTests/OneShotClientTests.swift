@@ -10,7 +10,14 @@ import Testing
 @Suite(.timeLimit(testTimeLimit))
 struct OneShotClientTests {
     func oneShot(_ daemon: DaemonProcess, timeout: TimeInterval = 30) throws -> KeyjarClient {
-        try KeyjarClient(configuration: .init(socketPath: daemon.socketPath, autoStart: false, requestTimeout: timeout, keepsReplica: false))
+        try KeyjarClient(
+            configuration: .init(
+                socketPath: daemon.socketPath,
+                autoStart: false,
+                requestTimeout: timeout,
+                keepsReplica: false
+            )
+        )
     }
 
     @Test func startsNoThreadAndLoadsNoReplica() throws {
@@ -25,7 +32,10 @@ struct OneShotClientTests {
         // answered from keyjard; the replica client added its reader thread and a replica
         #expect(lines.first == "one-shot 0 sid=1 sequence 0", "\(lines)")
         let replica = try #require(lines.last?.split(separator: " "))
-        #expect(replica.first == "replica" && (Int(replica[1]) ?? 0) >= 1 && replica[2] == "sid=1" && replica[4] == "1", "\(lines)")
+        #expect(
+            replica.first == "replica" && (Int(replica[1]) ?? 0) >= 1 && replica[2] == "sid=1" && replica[4] == "1",
+            "\(lines)"
+        )
     }
 
     @Test func everyTypedRequestIsAnsweredByKeyjard() throws {
@@ -58,7 +68,13 @@ struct OneShotClientTests {
         #expect(try client.status().acceptPolicy == .never)
 
         // Credentials: the first becomes the default; the rule picks it; the password comes back
-        let space = ProtectionSpace(host: "git.example.com", port: 443, protocol: "https", realm: "R", authenticationMethod: .httpBasic)
+        let space = ProtectionSpace(
+            host: "git.example.com",
+            port: 443,
+            protocol: "https",
+            realm: "R",
+            authenticationMethod: .httpBasic
+        )
         try client.setCredential(user: "ann", password: "pw-ann", for: space)
         try client.setCredential(user: "bob", password: "pw-bob", for: space)
         #expect(try client.credentialRecords().filter(\.isDefault).map(\.user) == ["ann"])

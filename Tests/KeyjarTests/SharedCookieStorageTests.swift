@@ -30,12 +30,20 @@ struct SharedCookieStorageTests {
         let changes = reader.client.changes()
         let observed = LockedCounter()
         let observer = NotificationCenter.default.addObserver(
-            forName: KeyjarNotifications.cookiesChanged, object: reader.client, queue: nil) { _ in observed.increment() }
+            forName: KeyjarNotifications.cookiesChanged,
+            object: reader.client,
+            queue: nil
+        ) { _ in observed.increment() }
         defer { NotificationCenter.default.removeObserver(observer) }
 
         let site = try #require(URL(string: "https://www.example.com/app"))
-        #expect(try writer.storeCookies(fromResponseHeaders: ["sid=42; Domain=example.com; Secure", "bad=1; Domain=com"],
-                                        for: site, mainDocumentURL: nil) == [nil, "Domain=com is a public suffix"])
+        #expect(
+            try writer.storeCookies(
+                fromResponseHeaders: ["sid=42; Domain=example.com; Secure", "bad=1; Domain=com"],
+                for: site,
+                mainDocumentURL: nil
+            ) == [nil, "Domain=com is a public suffix"]
+        )
         // Read-your-writes: the writer's replica has it the moment the call returns.
         #expect(writer.cookieHeader(for: try #require(URL(string: "https://api.example.com/"))) == "sid=42")
         // The reader gets the change as a typed event and as an Apple-named notification.
@@ -70,18 +78,29 @@ struct SharedCookieStorageTests {
         let own = Cookie(name: "t", value: "1", domain: "tracker.net", expires: later)
         let foreign = Cookie(name: "x", value: "1", domain: "other.com")
         // Always: stored for the URL's site; a cookie for another domain is refused.
-        #expect(try storage.setCookies([own, foreign], for: url, mainDocumentURL: main)
-                == [nil, "Domain=other.com does not match the host cdn.tracker.net"])
+        #expect(
+            try storage.setCookies([own, foreign], for: url, mainDocumentURL: main)
+                == [nil, "Domain=other.com does not match the host cdn.tracker.net"]
+        )
         // No third party: a cookie for a third-party URL is refused with the reason.
         try storage.setCookieAcceptPolicy(.noThirdParty)
         #expect(eventually { storage.cookieAcceptPolicy == .noThirdParty })
-        let refused = try storage.setCookies([Cookie(name: "u", value: "1", domain: "tracker.net")], for: url, mainDocumentURL: main)
+        let refused = try storage.setCookies(
+            [Cookie(name: "u", value: "1", domain: "tracker.net")],
+            for: url,
+            mainDocumentURL: main
+        )
         #expect(refused == ["tracker.net is a third party to the main document's site news.org"])
         // A session-only rule keeps the cookie but drops its expiry.
         try storage.setDomainRule(.sessionOnly, for: "tracker.net")
         #expect(eventually { storage.policy.domainRules["tracker.net"] == .sessionOnly })
-        #expect(try storage.setCookies([Cookie(name: "s", value: "1", domain: "tracker.net", expires: later)],
-                                       for: url, mainDocumentURL: main) == [nil])
+        #expect(
+            try storage.setCookies(
+                [Cookie(name: "s", value: "1", domain: "tracker.net", expires: later)],
+                for: url,
+                mainDocumentURL: main
+            ) == [nil]
+        )
         #expect(storage.cookies.first { $0.name == "s" }?.isSession == true)
         #expect(storage.cookies.first { $0.name == "t" }?.isSession == false)
     }
@@ -104,12 +123,19 @@ struct SharedCookieStorageTests {
         #expect(DaemonProcess.readLine(from: output.fileHandleForReading, timeout: 20) == "watching")
 
         let local = try storage(for: daemon)
-        try local.storeCookies(fromResponseHeaders: ["fromA=1"], for: try #require(URL(string: "https://example.org/")),
-                               mainDocumentURL: nil)
+        try local.storeCookies(
+            fromResponseHeaders: ["fromA=1"],
+            for: try #require(URL(string: "https://example.org/")),
+            mainDocumentURL: nil
+        )
         #expect(DaemonProcess.readLine(from: output.fileHandleForReading, timeout: 20) == "fromA")
 
         // And the other way round: the peer writes, this process's replica gets it.
-        let result = try runCommand(peer, ["set", "https://example.org/", "fromB=2; Max-Age=60"], environment: environment)
+        let result = try runCommand(
+            peer,
+            ["set", "https://example.org/", "fromB=2; Max-Age=60"],
+            environment: environment
+        )
         #expect(result.output == "stored\n", "\(result.error)")
         #expect(eventually { local.cookieHeader(for: URL(string: "https://example.org/")!) == "fromA=1; fromB=2" })
         let header = try runCommand(peer, ["header", "https://example.org/"], environment: environment)
@@ -167,7 +193,11 @@ struct SharedCookieStorageTests {
         environment.removeValue(forKey: "KEYJAR_NO_AUTOSTART")
         // Five peers at once, spawned and reaped directly (see `spawnQuietly`).
         let pids = try (0..<5).map { index in
-            try spawnQuietly(peer, ["set", "https://race.example/", "p\(index)=1; Max-Age=60"], environment: environment)
+            try spawnQuietly(
+                peer,
+                ["set", "https://race.example/", "p\(index)=1; Max-Age=60"],
+                environment: environment
+            )
         }
         let statuses = pids.map(waitForExit)
         defer {
@@ -189,7 +219,10 @@ struct SharedCookieStorageTests {
         }
         #expect(serving.count == 1, "keyjard processes: \(serving)")
         let header = try runCommand(peer, ["header", "https://race.example/"], environment: environment)
-        #expect(Set(header.output.trimmingCharacters(in: .newlines).components(separatedBy: "; ")) == Set((0..<5).map { "p\($0)=1" }))
+        #expect(
+            Set(header.output.trimmingCharacters(in: .newlines).components(separatedBy: "; "))
+                == Set((0..<5).map { "p\($0)=1" })
+        )
     }
 }
 

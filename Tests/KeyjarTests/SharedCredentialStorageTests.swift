@@ -23,8 +23,13 @@ func credentialStorage(for daemon: DaemonProcess) throws -> SharedCredentialStor
 
 /// A fresh Foundation space each time: lookups must match by value, not identity.
 func space(_ host: String, port: Int = 443, realm: String = "Admin") -> URLProtectionSpace {
-    URLProtectionSpace(host: host, port: port, protocol: port == 443 ? "https" : "http", realm: realm,
-                       authenticationMethod: NSURLAuthenticationMethodHTTPBasic)
+    URLProtectionSpace(
+        host: host,
+        port: port,
+        protocol: port == 443 ? "https" : "http",
+        realm: realm,
+        authenticationMethod: NSURLAuthenticationMethodHTTPBasic
+    )
 }
 
 @Suite(.timeLimit(testTimeLimit))
@@ -36,11 +41,22 @@ struct SharedCredentialStorageTests {
         let b = try credentialStorage(for: daemon)
         let host = "creds-\(UUID().uuidString.prefix(8).lowercased()).example"
 
-        try a.store(URLCredential(user: "alice", password: "perm-pw", persistence: .permanent), for: space(host), makeDefault: true)
+        try a.store(
+            URLCredential(user: "alice", password: "perm-pw", persistence: .permanent),
+            for: space(host),
+            makeDefault: true
+        )
         try a.store(URLCredential(user: "sam", password: "session-pw", persistence: .forSession), for: space(host))
         try a.store(URLCredential(user: "nobody", password: "x", persistence: .none), for: space(host))
         #expect(throws: KeyjarClientError.self) {
-            try a.store(URLCredential(user: "sync", password: "x", persistence: try #require(URLCredential.Persistence(rawValue: 3))), for: space(host))
+            try a.store(
+                URLCredential(
+                    user: "sync",
+                    password: "x",
+                    persistence: try #require(URLCredential.Persistence(rawValue: 3))
+                ),
+                for: space(host)
+            )
         }
 
         // The permanent one reaches B, password fetched on demand; the session one is shared
@@ -70,7 +86,13 @@ struct SharedCredentialStorageTests {
         defer { #expect(daemon.stop() == 0) }
         let storage = try credentialStorage(for: daemon)
         let host = "server-\(UUID().uuidString.prefix(8).lowercased()).example"
-        let server = URLProtectionSpace(host: host, port: 443, protocol: "https", realm: nil, authenticationMethod: NSURLAuthenticationMethodDefault)
+        let server = URLProtectionSpace(
+            host: host,
+            port: 443,
+            protocol: "https",
+            realm: nil,
+            authenticationMethod: NSURLAuthenticationMethodDefault
+        )
 
         // Stored without asking for default: the space's first credential becomes its default
         // (keyjard applies the rule), the second does not.
@@ -82,16 +104,34 @@ struct SharedCredentialStorageTests {
 
         // Any challenge there, realm and method unknown to the credential, is answered by alice.
         for method in [NSURLAuthenticationMethodHTTPBasic, NSURLAuthenticationMethodHTTPDigest] {
-            let challenge = URLProtectionSpace(host: host, port: 443, protocol: "https", realm: "Team Area", authenticationMethod: method)
+            let challenge = URLProtectionSpace(
+                host: host,
+                port: 443,
+                protocol: "https",
+                realm: "Team Area",
+                authenticationMethod: method
+            )
             #expect(storage.defaultCredential(for: challenge)?.password == "a-pw")
             #expect(Set(storage.credentials(for: challenge)?.keys.map { $0 } ?? []) == ["alice", "bob"])
         }
         // A more specific credential wins over the server-wide one.
-        let team = URLProtectionSpace(host: host, port: 443, protocol: "https", realm: "Team Area", authenticationMethod: NSURLAuthenticationMethodHTTPBasic)
+        let team = URLProtectionSpace(
+            host: host,
+            port: 443,
+            protocol: "https",
+            realm: "Team Area",
+            authenticationMethod: NSURLAuthenticationMethodHTTPBasic
+        )
         try storage.store(URLCredential(user: "carol", password: "c-pw", persistence: .permanent), for: team)
         #expect(storage.defaultCredential(for: team)?.user == "carol")
         // Never a form, a client certificate or a server-trust space.
-        let form = URLProtectionSpace(host: host, port: 443, protocol: "https", realm: nil, authenticationMethod: NSURLAuthenticationMethodHTMLForm)
+        let form = URLProtectionSpace(
+            host: host,
+            port: 443,
+            protocol: "https",
+            realm: nil,
+            authenticationMethod: NSURLAuthenticationMethodHTMLForm
+        )
         #expect(storage.defaultCredential(for: form) == nil)
     }
 
@@ -122,15 +162,23 @@ struct SharedCredentialStorageTests {
         try process.run()
         // SIGKILL: children of test threads inherit a signal mask that blocks SIGTERM.
         defer { kill(process.processIdentifier, SIGKILL) }
-        let port = try #require(DaemonProcess.readLine(from: output.fileHandleForReading, timeout: 10).flatMap { Int($0) })
+        let port = try #require(
+            DaemonProcess.readLine(from: output.fileHandleForReading, timeout: 10).flatMap { Int($0) }
+        )
 
         // One process stores the credential; another's URLSession uses it.
         let writer = try credentialStorage(for: daemon)
         try writer.store(
             URLCredential(user: "alice", password: "wonderland", persistence: .permanent),
-            for: URLProtectionSpace(host: "127.0.0.1", port: port, protocol: "http", realm: "keyjar-test",
-                                    authenticationMethod: NSURLAuthenticationMethodHTTPBasic),
-            makeDefault: true)
+            for: URLProtectionSpace(
+                host: "127.0.0.1",
+                port: port,
+                protocol: "http",
+                realm: "keyjar-test",
+                authenticationMethod: NSURLAuthenticationMethodHTTPBasic
+            ),
+            makeDefault: true
+        )
         let storage = try credentialStorage(for: daemon)
         #expect(eventually { !storage.permanentCredentials.isEmpty })
         let configuration = URLSessionConfiguration.ephemeral
@@ -145,8 +193,11 @@ struct SharedCredentialStorageTests {
         let result = LockedResult()
         let done = DispatchSemaphore(value: 0)
         session.dataTask(with: url) { data, response, error in
-            result.set(status: (response as? HTTPURLResponse)?.statusCode, body: data.map { String(decoding: $0, as: UTF8.self) },
-                       error: error.map { "\($0)" })
+            result.set(
+                status: (response as? HTTPURLResponse)?.statusCode,
+                body: data.map { String(decoding: $0, as: UTF8.self) },
+                error: error.map { "\($0)" }
+            )
             done.signal()
         }.resume()
         #expect(done.wait(timeout: .now() + 20 * sanitizerSlowdown) == .success, "the request did not finish")
@@ -165,12 +216,20 @@ final class ChallengeDelegate: NSObject, URLSessionTaskDelegate, @unchecked Send
     init(storage: SharedCredentialStorage) { self.storage = storage }
 
     func urlSession(
-        _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
+        _ session: URLSession,
+        task: URLSessionTask,
+        didReceive challenge: URLAuthenticationChallenge,
         completionHandler: @escaping (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
     ) {
         challenges.increment()
-        FileHandle.standardError.write(Data("challenge for \(challenge.protectionSpace.host):\(challenge.protectionSpace.port) realm \(challenge.protectionSpace.realm ?? "-") method \(challenge.protectionSpace.authenticationMethod)\n".utf8))
-        guard challenge.previousFailureCount == 0, let credential = storage.defaultCredential(for: challenge.protectionSpace)
+        FileHandle.standardError.write(
+            Data(
+                "challenge for \(challenge.protectionSpace.host):\(challenge.protectionSpace.port) realm \(challenge.protectionSpace.realm ?? "-") method \(challenge.protectionSpace.authenticationMethod)\n"
+                    .utf8
+            )
+        )
+        guard challenge.previousFailureCount == 0,
+            let credential = storage.defaultCredential(for: challenge.protectionSpace)
         else {
             completionHandler(.cancelAuthenticationChallenge, nil)
             return

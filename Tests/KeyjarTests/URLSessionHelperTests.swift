@@ -10,8 +10,14 @@ struct URLSessionHelperTests {
         let url = try #require(URL(string: "https://www.example.com/login"))
         // What Foundation hands over for three Set-Cookie headers, one with an Expires date.
         let joined = "a=1; Expires=Wed, 09 Jun 2027 10:18:14 GMT; Path=/, b=2; Domain=example.com, c=3; Secure"
-        let response = try #require(HTTPURLResponse(
-            url: url, statusCode: 200, httpVersion: "HTTP/1.1", headerFields: ["Set-Cookie": joined]))
+        let response = try #require(
+            HTTPURLResponse(
+                url: url,
+                statusCode: 200,
+                httpVersion: "HTTP/1.1",
+                headerFields: ["Set-Cookie": joined]
+            )
+        )
         #expect(try storage.storeCookies(from: response) == [nil, nil, nil])
         #expect(Set(storage.cookies.map(\.name)) == ["a", "b", "c"])
 
@@ -25,8 +31,10 @@ struct URLSessionHelperTests {
     }
 
     @Test func splittingKeepsDatesAndValuesWithCommasTogether() {
-        #expect(SharedCookieStorage.splitSetCookieHeader("x=1; Expires=Thu, 01 Jan 2037 00:00:00 GMT")
-                == ["x=1; Expires=Thu, 01 Jan 2037 00:00:00 GMT"])
+        #expect(
+            SharedCookieStorage.splitSetCookieHeader("x=1; Expires=Thu, 01 Jan 2037 00:00:00 GMT")
+                == ["x=1; Expires=Thu, 01 Jan 2037 00:00:00 GMT"]
+        )
         #expect(SharedCookieStorage.splitSetCookieHeader("list=a,b,c, next=2") == ["list=a,b,c", "next=2"])
     }
 }

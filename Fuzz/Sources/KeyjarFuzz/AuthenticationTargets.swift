@@ -3,9 +3,14 @@ import KeyjarAuth
 /// WWW-Authenticate / Proxy-Authenticate values (one field per line): parsing terminates with
 /// challenges or diagnostics, and the chosen challenge is one of those parsed.
 func fuzzChallenge(_ bytes: [UInt8]) {
-    let fields = String(decoding: bytes, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+    let fields = String(decoding: bytes, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).map(
+        String.init
+    )
     let result = ChallengeParser.parse(fields)
-    let candidates = ChallengeSelector.candidates(in: result.challenges, supported: [.basic, .digest, .ntlm, .negotiate])
+    let candidates = ChallengeSelector.candidates(
+        in: result.challenges,
+        supported: [.basic, .digest, .ntlm, .negotiate]
+    )
     for candidate in candidates {
         fuzzCheck(result.challenges.contains(candidate.challenge), "a candidate that was not parsed")
         _ = "\(candidate.challenge)"

@@ -1,6 +1,6 @@
 import Foundation
-import KeyjarCore
 import KeyjarCodec
+import KeyjarCore
 
 private let now = Date(timeIntervalSince1970: 1_767_225_600)
 private let origins = [
@@ -14,9 +14,12 @@ func fuzzSetCookie(_ bytes: [UInt8]) {
     let header = String(decoding: bytes.dropFirst(), as: UTF8.self)
     guard let url = URL(string: origins[Int(first) % origins.count]),
         let context = CookieContext(
-            url: url, mainDocumentURL: first & 0x10 == 0 ? nil : URL(string: "https://other.example/"),
-            isTopLevelNavigation: first & 0x20 == 0, httpMethod: first & 0x40 == 0 ? "GET" : "POST",
-            api: first & 0x80 == 0 ? .http : .nonHTTP)
+            url: url,
+            mainDocumentURL: first & 0x10 == 0 ? nil : URL(string: "https://other.example/"),
+            isTopLevelNavigation: first & 0x20 == 0,
+            httpMethod: first & 0x40 == 0 ? "GET" : "POST",
+            api: first & 0x80 == 0 ? .http : .nonHTTP
+        )
     else { return }
     _ = try? SetCookieParser.parse(header)
     var jar = CookieJar()

@@ -2,8 +2,8 @@ import ArgumentParser
 import Foundation
 import Glibc
 import Keyjar
-import KeyjarCore
 import KeyjarCodec
+import KeyjarCore
 
 /// `keyjar cookie …`: the shared cookie jar.
 struct CookieCommand: ParsableCommand {
@@ -62,7 +62,8 @@ extension CookieCommand {
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "List stored cookies, one a line (or a JSON array with --json).",
-            discussion: "--json prints the same shape as `export --format json`, so a listing can be imported.")
+            discussion: "--json prints the same shape as `export --format json`, so a listing can be imported."
+        )
 
         @OptionGroup var global: GlobalOptions
 
@@ -88,7 +89,8 @@ extension CookieCommand {
         func run() throws {
             let client = try global.connect()
             let cookies = try listCookies(client, domain: domain).filter { cookie in
-                (name == nil || cookie.name == name) && (!session || cookie.isSession) && (!persistent || !cookie.isSession)
+                (name == nil || cookie.name == name) && (!session || cookie.isSession)
+                    && (!persistent || !cookie.isSession)
             }
             if json {
                 Output.line(String(decoding: CookieJSONFile.serialize(cookies), as: UTF8.self))
@@ -101,14 +103,21 @@ extension CookieCommand {
     struct Get: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Print the Cookie header that a request to URL would send (nothing when there is none).",
-            discussion: "The header value only, without `Cookie: `, so it can go straight into curl -H or wget --header.")
+            discussion:
+                "The header value only, without `Cookie: `, so it can go straight into curl -H or wget --header."
+        )
 
         @OptionGroup var global: GlobalOptions
 
         @Argument(help: ArgumentHelp("The request URL.", valueName: "url"))
         var url: String
 
-        @Option(help: ArgumentHelp("The URL of the page that makes the request (third-party rules, SameSite).", valueName: "url"))
+        @Option(
+            help: ArgumentHelp(
+                "The URL of the page that makes the request (third-party rules, SameSite).",
+                valueName: "url"
+            )
+        )
         var mainDocument: String?
 
         func validate() throws {
@@ -118,7 +127,10 @@ extension CookieCommand {
 
         func run() throws {
             let client = try global.connect()
-            let header = try client.cookieHeader(for: try cookieURL(url), mainDocumentURL: try mainDocument.map(cookieURL))
+            let header = try client.cookieHeader(
+                for: try cookieURL(url),
+                mainDocumentURL: try mainDocument.map(cookieURL)
+            )
             if let header, !header.isEmpty { Output.line(header) }
         }
     }
@@ -139,10 +151,20 @@ extension CookieCommand {
         @Option(help: ArgumentHelp("The URL of the response that sets the cookies.", valueName: "url"))
         var url: String
 
-        @Option(help: ArgumentHelp("The URL of the page that made the request (third-party rules, SameSite).", valueName: "url"))
+        @Option(
+            help: ArgumentHelp(
+                "The URL of the page that made the request (third-party rules, SameSite).",
+                valueName: "url"
+            )
+        )
         var mainDocument: String?
 
-        @Argument(help: ArgumentHelp("Set-Cookie header values, e.g. 'sid=42; Secure; Max-Age=3600'.", valueName: "set-cookie"))
+        @Argument(
+            help: ArgumentHelp(
+                "Set-Cookie header values, e.g. 'sid=42; Secure; Max-Age=3600'.",
+                valueName: "set-cookie"
+            )
+        )
         var headers: [String]
 
         func validate() throws {
@@ -154,14 +176,18 @@ extension CookieCommand {
         func run() throws {
             let client = try global.connect()
             let outcomes = try client.storeCookies(
-                headers, for: try cookieURL(url), mainDocumentURL: try mainDocument.map(cookieURL))
+                headers,
+                for: try cookieURL(url),
+                mainDocumentURL: try mainDocument.map(cookieURL)
+            )
             let rejections = zip(headers, outcomes).compactMap { header, outcome in
                 outcome.map { (header.split(separator: ";").first.map(String.init) ?? header, $0) }
             }
             for (cookie, reason) in rejections { Output.error("cookie '\(cookie)' was not stored: \(reason)") }
             if !rejections.isEmpty {
                 throw CLIError.failure(
-                    rejections.count == 1 ? "the cookie was rejected." : "\(rejections.count) cookies were rejected.")
+                    rejections.count == 1 ? "the cookie was rejected." : "\(rejections.count) cookies were rejected."
+                )
             }
         }
     }
@@ -169,11 +195,17 @@ extension CookieCommand {
     struct Delete: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Delete the cookies with a name on a domain (exactly that domain, not its subdomains).",
-            discussion: "Fails when no cookie matches.")
+            discussion: "Fails when no cookie matches."
+        )
 
         @OptionGroup var global: GlobalOptions
 
-        @Option(help: ArgumentHelp("The cookie's domain, as `list` shows it (a leading dot is ignored).", valueName: "domain"))
+        @Option(
+            help: ArgumentHelp(
+                "The cookie's domain, as `list` shows it (a leading dot is ignored).",
+                valueName: "domain"
+            )
+        )
         var domain: String
 
         @Option(help: ArgumentHelp("The cookie's name.", valueName: "name"))
@@ -195,7 +227,8 @@ extension CookieCommand {
 
     struct Clear: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Delete every cookie of a domain and its subdomains, or (with --all) every cookie.")
+            abstract: "Delete every cookie of a domain and its subdomains, or (with --all) every cookie."
+        )
 
         @OptionGroup var global: GlobalOptions
 
@@ -227,7 +260,9 @@ extension CookieCommand {
 
         @OptionGroup var global: GlobalOptions
 
-        @Option(help: ArgumentHelp("The file format (default: json for *.json files, else netscape).", valueName: "format"))
+        @Option(
+            help: ArgumentHelp("The file format (default: json for *.json files, else netscape).", valueName: "format")
+        )
         var format: FormatArgument?
 
         @Argument(help: ArgumentHelp("The file to read.", valueName: "file"))
@@ -283,7 +318,8 @@ extension CookieCommand {
             Output.line(summary)
             if problemCount > 0 {
                 throw CLIError.failure(
-                    "\(problemCount) line\(problemCount == 1 ? " was" : "s were") not imported (see above).")
+                    "\(problemCount) line\(problemCount == 1 ? " was" : "s were") not imported (see above)."
+                )
             }
         }
     }
@@ -323,10 +359,18 @@ extension CookieCommand {
 
         @OptionGroup var global: GlobalOptions
 
-        @Option(help: ArgumentHelp("The file format (default: json for *.json output files, else netscape).", valueName: "format"))
+        @Option(
+            help: ArgumentHelp(
+                "The file format (default: json for *.json output files, else netscape).",
+                valueName: "format"
+            )
+        )
         var format: FormatArgument?
 
-        @Option(name: [.short, .customLong("output")], help: ArgumentHelp("Write to this file instead of standard output.", valueName: "file"))
+        @Option(
+            name: [.short, .customLong("output")],
+            help: ArgumentHelp("Write to this file instead of standard output.", valueName: "file")
+        )
         var output: String?
 
         @Flag(help: "Add libsoup's SameSite column to cookies.txt lines (curl then rejects them).")
@@ -334,7 +378,10 @@ extension CookieCommand {
 
         func run() throws {
             let client = try global.connect()
-            let text = try client.exportCookies(format: fileFormat(format, path: output).format, includeSameSite: includeSameSite)
+            let text = try client.exportCookies(
+                format: fileFormat(format, path: output).format,
+                includeSameSite: includeSameSite
+            )
             guard let output else {
                 FileHandle.standardOutput.write(Data(text.utf8))
                 return
@@ -344,14 +391,18 @@ extension CookieCommand {
 
         private func writePrivately(_ text: String, to path: String) throws {
             let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-            guard descriptor >= 0 else { throw CLIError.failure("cannot write \(path): \(String(cString: strerror(errno))).") }
+            guard descriptor >= 0 else {
+                throw CLIError.failure("cannot write \(path): \(String(cString: strerror(errno))).")
+            }
             defer { close(descriptor) }
             let bytes = Array(text.utf8)
             var written = 0
             while written < bytes.count {
                 let count = bytes[written...].withUnsafeBufferPointer { write(descriptor, $0.baseAddress, $0.count) }
                 if count < 0 && errno == EINTR { continue }
-                guard count > 0 else { throw CLIError.failure("cannot write \(path): \(String(cString: strerror(errno))).") }
+                guard count > 0 else {
+                    throw CLIError.failure("cannot write \(path): \(String(cString: strerror(errno))).")
+                }
                 written += count
             }
         }

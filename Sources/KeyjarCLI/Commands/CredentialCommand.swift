@@ -50,7 +50,9 @@ struct CredentialCommand: ParsableCommand {
 /// Credential records the options select, from keyjard.
 private func records(_ client: KeyjarClient, matching space: SpaceOptions, user: String?) throws -> [CredentialRecord] {
     try client.credentialRecords().filter { space.matches($0.space) && (user == nil || $0.user == user) }
-        .sorted { ($0.space.displayURL, $0.space.realm ?? "", $0.user) < ($1.space.displayURL, $1.space.realm ?? "", $1.user) }
+        .sorted {
+            ($0.space.displayURL, $0.space.realm ?? "", $0.user) < ($1.space.displayURL, $1.space.realm ?? "", $1.user)
+        }
 }
 
 /// Exactly one record, or an error that says how to narrow or what was not found.
@@ -60,10 +62,13 @@ private func single(_ records: [CredentialRecord], _ space: SpaceOptions, user: 
         throw CLIError.failure("no stored credential\(who) matches \(space.url ?? "the given space").")
     }
     if records.count == 1 { return first }
-    if user == nil, Set(records.map(\.space)).count == 1, let preferred = records.first(where: \.isDefault) { return preferred }
+    if user == nil, Set(records.map(\.space)).count == 1, let preferred = records.first(where: \.isDefault) {
+        return preferred
+    }
     throw CLIError.usage(
         "\(records.count) stored credentials\(who) match; narrow the choice with --user, --realm or --method "
-            + "(see `keyjar credential list`).")
+            + "(see `keyjar credential list`)."
+    )
 }
 
 /// A credential record as `--json` shows it.
@@ -127,7 +132,12 @@ extension CredentialCommand {
         @Flag(help: "Read the password from standard input (one trailing newline is dropped).")
         var passwordStdin = false
 
-        @Option(help: ArgumentHelp("How long the credential is kept: permanent (session is refused, see above).", valueName: "persistence"))
+        @Option(
+            help: ArgumentHelp(
+                "How long the credential is kept: permanent (session is refused, see above).",
+                valueName: "persistence"
+            )
+        )
         var persistence: PersistenceArgument = .permanent
 
         @Flag(name: .customLong("default"), help: "Make it the space's default credential.")
@@ -136,14 +146,18 @@ extension CredentialCommand {
         @Option(
             help: ArgumentHelp(
                 "A client certificate and its key: a PEM file, or a PKCS#12 bundle (its passphrase read like a password); implies --method client-certificate.",
-                valueName: "file"))
+                valueName: "file"
+            )
+        )
         var identity: String?
 
         func validate() throws {
             guard space.url != nil else { throw ValidationError("Missing --url: the server the credential is for.") }
             if identity != nil {
                 if let method = space.method, method != .clientCertificate {
-                    throw ValidationError("--identity stores a client certificate: its method is client-certificate, not \(method.rawValue).")
+                    throw ValidationError(
+                        "--identity stores a client certificate: its method is client-certificate, not \(method.rawValue)."
+                    )
                 }
             } else {
                 if space.method == .clientCertificate {
@@ -151,14 +165,16 @@ extension CredentialCommand {
                 }
                 if space.method == .serverTrust {
                     throw ValidationError(
-                        "A server-trust decision is made by loading the URL: keyjar fetch --pinned-sha256 FINGERPRINT --persistence permanent URL.")
+                        "A server-trust decision is made by loading the URL: keyjar fetch --pinned-sha256 FINGERPRINT --persistence permanent URL."
+                    )
                 }
                 guard user ?? space.userFromURL != nil else { throw ValidationError("Missing --user: the user name.") }
             }
             if persistence == .session {
                 throw ValidationError(
                     "Session persistence keeps a credential only inside the process that stores it, and keyjar exits at "
-                        + "once, so it would be lost; use --persistence permanent.")
+                        + "once, so it would be lost; use --persistence permanent."
+                )
             }
         }
 
@@ -179,11 +195,15 @@ extension CredentialCommand {
         private func addIdentity(from path: String) throws {
             let url = URL(fileURLWithPath: path)
             let passphrase = passwordStdin ? try PasswordInput.fromStandardInput() : nil
-            var result = Result { () throws(ClientIdentity.ReadError) in try ClientIdentity(contentsOf: url, passphrase: passphrase) }
+            var result = Result { () throws(ClientIdentity.ReadError) in
+                try ClientIdentity(contentsOf: url, passphrase: passphrase)
+            }
             if case .failure(let error) = result, error.mightNeedPassphrase, !passwordStdin {
                 // Encrypted: ask for the passphrase, once.
                 let typed = try PasswordInput.prompt("Passphrase for \(path): ")
-                result = Result { () throws(ClientIdentity.ReadError) in try ClientIdentity(contentsOf: url, passphrase: typed) }
+                result = Result { () throws(ClientIdentity.ReadError) in
+                    try ClientIdentity(contentsOf: url, passphrase: typed)
+                }
             }
             let read: ClientIdentity
             switch result {
@@ -192,13 +212,23 @@ extension CredentialCommand {
             }
             var protectionSpace = try space.exactSpace()
             protectionSpace = ProtectionSpace(
-                host: protectionSpace.host, port: protectionSpace.port, protocol: protectionSpace.protocol,
-                authenticationMethod: .clientCertificate)
+                host: protectionSpace.host,
+                port: protectionSpace.port,
+                protocol: protectionSpace.protocol,
+                authenticationMethod: .clientCertificate
+            )
             let credential = read.credential(persistence: .permanent)
             let name = user ?? read.label
             let client = try global.connect()
-            try client.setCredential(user: name, password: credential.password ?? "", for: protectionSpace, makeDefault: makeDefault)
-            Output.error("stored the client certificate \(read.certificate.subject) (SHA-256 \(read.certificate.sha256Fingerprint)) for \(protectionSpace.displayURL).")
+            try client.setCredential(
+                user: name,
+                password: credential.password ?? "",
+                for: protectionSpace,
+                makeDefault: makeDefault
+            )
+            Output.error(
+                "stored the client certificate \(read.certificate.subject) (SHA-256 \(read.certificate.sha256Fingerprint)) for \(protectionSpace.displayURL)."
+            )
         }
     }
 
@@ -267,14 +297,19 @@ extension CredentialCommand {
         func run() throws {
             if reveal && !force && !Output.standardOutputIsTerminal {
                 throw CLIError.usage(
-                    "refusing to print a password into a pipe or file; add --force if that is what you want.")
+                    "refusing to print a password into a pipe or file; add --force if that is what you want."
+                )
             }
             let client = try global.connect()
             let name = user ?? space.userFromURL
             let record = try single(try records(client, matching: space, user: name), space, user: name)
             var password: String?
             if reveal {
-                guard let stored = try client.password(user: record.user, for: record.space) else { throw CLIError.failure("the password of \(record.user) at \(record.space.displayURL) is not in the secret store.") }
+                guard let stored = try client.password(user: record.user, for: record.space) else {
+                    throw CLIError.failure(
+                        "the password of \(record.user) at \(record.space.displayURL) is not in the secret store."
+                    )
+                }
                 password = stored
             }
             if json {
@@ -290,7 +325,9 @@ extension CredentialCommand {
                 "persistence: \(record.persistence.rawValue)",
                 "created: \(Output.time(Date(timeIntervalSince1970: record.created)))",
             ]
-            if let lastUsed = record.lastUsed { lines.append("last used: \(Output.time(Date(timeIntervalSince1970: lastUsed)))") }
+            if let lastUsed = record.lastUsed {
+                lines.append("last used: \(Output.time(Date(timeIntervalSince1970: lastUsed)))")
+            }
             if let password { lines.append("password: \(password)") }
             Output.line(lines.joined(separator: "\n"))
         }
@@ -312,7 +349,9 @@ extension CredentialCommand {
         var all = false
 
         func validate() throws {
-            guard space.url != nil else { throw ValidationError("Missing --url: the server whose credential to remove.") }
+            guard space.url != nil else {
+                throw ValidationError("Missing --url: the server whose credential to remove.")
+            }
         }
 
         func run() throws {
@@ -320,14 +359,17 @@ extension CredentialCommand {
             let name = user ?? space.userFromURL
             let found = try records(client, matching: space, user: name)
             let doomed = all ? found : [try single(found, space, user: name)]
-            if doomed.isEmpty { throw CLIError.failure("no stored credential matches \(space.url ?? "the given space").") }
+            if doomed.isEmpty {
+                throw CLIError.failure("no stored credential matches \(space.url ?? "the given space").")
+            }
             for record in doomed { try client.removeCredential(user: record.user, for: record.space) }
         }
     }
 
     struct Default: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Make a stored credential its space's default (the one answered first).")
+            abstract: "Make a stored credential its space's default (the one answered first)."
+        )
 
         @OptionGroup var global: GlobalOptions
         @OptionGroup var space: SpaceOptions
@@ -337,7 +379,9 @@ extension CredentialCommand {
 
         func validate() throws {
             guard space.url != nil else { throw ValidationError("Missing --url: the server of the credential.") }
-            guard user ?? space.userFromURL != nil else { throw ValidationError("Missing --user: the user to make the default.") }
+            guard user ?? space.userFromURL != nil else {
+                throw ValidationError("Missing --user: the user to make the default.")
+            }
         }
 
         func run() throws {

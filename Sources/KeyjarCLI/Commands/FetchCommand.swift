@@ -5,8 +5,8 @@ import Glibc
 import Keyjar
 import KeyjarCore
 import KeyjarLoader
-import Synchronization
 import KeyjarLocks
+import Synchronization
 
 /// `keyjar fetch URL`: one load through KeyjarLoader with the shared cookies and credentials.
 struct FetchCommand: AsyncParsableCommand {
@@ -53,24 +53,43 @@ struct FetchCommand: AsyncParsableCommand {
     @Argument(help: ArgumentHelp("The URL to load (http, https, ftp or file).", valueName: "url"))
     var url: String
 
-    @Option(name: .shortAndLong, help: ArgumentHelp("Write the body to this file instead of standard output.", valueName: "file"))
+    @Option(
+        name: .shortAndLong,
+        help: ArgumentHelp("Write the body to this file instead of standard output.", valueName: "file")
+    )
     var output: String?
 
     @Flag(name: [.customShort("i"), .customLong("include")], help: "Write the response head before the body.")
     var includeHead = false
 
-    @Option(name: [.customShort("X"), .customLong("request")], help: ArgumentHelp("The request method.", valueName: "method"))
+    @Option(
+        name: [.customShort("X"), .customLong("request")],
+        help: ArgumentHelp("The request method.", valueName: "method")
+    )
     var method: String?
 
-    @Option(name: [.customShort("H"), .customLong("header")], help: ArgumentHelp("Send this header field ('Name: value'); repeatable (repeated names join with commas).", valueName: "field"))
+    @Option(
+        name: [.customShort("H"), .customLong("header")],
+        help: ArgumentHelp(
+            "Send this header field ('Name: value'); repeatable (repeated names join with commas).",
+            valueName: "field"
+        )
+    )
     var headers: [String] = []
 
     @Option(
         name: [.customShort("d"), .customLong("data")],
-        help: ArgumentHelp("Send this body (POST unless -X says otherwise); @FILE reads a file, @- standard input.", valueName: "data"))
+        help: ArgumentHelp(
+            "Send this body (POST unless -X says otherwise); @FILE reads a file, @- standard input.",
+            valueName: "data"
+        )
+    )
     var data: [String] = []
 
-    @Flag(name: .shortAndLong, help: "Fail (exit status 1, no body) when the server answers with a status of 400 or more.")
+    @Flag(
+        name: .shortAndLong,
+        help: "Fail (exit status 1, no body) when the server answers with a status of 400 or more."
+    )
     var fail = false
 
     @Flag(help: "Do not follow redirects: deliver the redirect response itself.")
@@ -88,23 +107,36 @@ struct FetchCommand: AsyncParsableCommand {
     @Flag(help: "Neither send nor store cookies.")
     var noCookies = false
 
-    @Flag(name: [.customShort("k"), .customLong("insecure")], help: "Accept a server certificate that fails verification (this run only).")
+    @Flag(
+        name: [.customShort("k"), .customLong("insecure")],
+        help: "Accept a server certificate that fails verification (this run only)."
+    )
     var insecure = false
 
     @Option(
         name: .customLong("pinned-sha256"),
         help: ArgumentHelp(
             "Trust the server's certificate, although it fails verification, if its SHA-256 fingerprint is this one (as keyjar shows it when it refuses one); with --persistence, keep trusting it.",
-            valueName: "fingerprint"))
+            valueName: "fingerprint"
+        )
+    )
     var pinnedSHA256: String?
 
-    @Option(name: [.customShort("u"), .customLong("user")], help: ArgumentHelp("Answer the server's challenge as this user (the password is asked for).", valueName: "name"))
+    @Option(
+        name: [.customShort("u"), .customLong("user")],
+        help: ArgumentHelp("Answer the server's challenge as this user (the password is asked for).", valueName: "name")
+    )
     var user: String?
 
     @Flag(help: "With --user, read the password from standard input (one trailing newline is dropped).")
     var passwordStdin = false
 
-    @Option(help: ArgumentHelp("With --user or --pinned-sha256, keep the accepted password or certificate: none, session (this run only) or permanent.", valueName: "persistence"))
+    @Option(
+        help: ArgumentHelp(
+            "With --user or --pinned-sha256, keep the accepted password or certificate: none, session (this run only) or permanent.",
+            valueName: "persistence"
+        )
+    )
     var persistence: FetchPersistenceArgument = .none
 
     func validate() throws {
@@ -113,7 +145,8 @@ struct FetchCommand: AsyncParsableCommand {
             guard !user.isEmpty else { throw ValidationError("--user needs a user name.") }
             if user.contains(":") {
                 throw ValidationError(
-                    "--user takes only a user name: keyjar never takes passwords from arguments (it asks, or reads --password-stdin).")
+                    "--user takes only a user name: keyjar never takes passwords from arguments (it asks, or reads --password-stdin)."
+                )
             }
         } else {
             if passwordStdin { throw ValidationError("--password-stdin only applies with --user.") }
@@ -122,7 +155,9 @@ struct FetchCommand: AsyncParsableCommand {
             }
         }
         if let pinnedSHA256, CertificateSummary.canonicalFingerprint(pinnedSHA256) == nil {
-            throw ValidationError("--pinned-sha256 takes a certificate's SHA-256 fingerprint: 32 bytes in hex (colons optional).")
+            throw ValidationError(
+                "--pinned-sha256 takes a certificate's SHA-256 fingerprint: 32 bytes in hex (colons optional)."
+            )
         }
         if passwordStdin, data.contains("@-") {
             throw ValidationError("--password-stdin and -d @- cannot both read standard input.")
@@ -140,7 +175,9 @@ struct FetchCommand: AsyncParsableCommand {
     /// A URL keyjar can load, never one holding a password.
     static func parseURL(_ text: String) throws(ValidationError) -> URL {
         guard let url = URL(string: text), let scheme = url.scheme?.lowercased() else {
-            throw ValidationError("'\(text.contains("@") ? "the URL" : text)' is not a URL (for example https://example.com/).")
+            throw ValidationError(
+                "'\(text.contains("@") ? "the URL" : text)' is not a URL (for example https://example.com/)."
+            )
         }
         guard ["http", "https", "ftp", "file"].contains(scheme) else {
             throw ValidationError("keyjar fetch loads http, https, ftp and file URLs, not \(scheme):.")
@@ -150,7 +187,8 @@ struct FetchCommand: AsyncParsableCommand {
         }
         if url.password != nil {
             throw ValidationError(
-                "the URL contains a password; keyjar never takes passwords from arguments (use --user with the prompt or --password-stdin).")
+                "the URL contains a password; keyjar never takes passwords from arguments (use --user with the prompt or --password-stdin)."
+            )
         }
         return url
     }
@@ -163,63 +201,101 @@ struct FetchCommand: AsyncParsableCommand {
             FetchCredential(
                 user: name,
                 password: passwordStdin
-                    ? try PasswordInput.fromStandardInput() : try PasswordInput.prompt("Password for \(name) at \(request.url.host ?? url): "),
-                persistence: persistence.persistence)
+                    ? try PasswordInput.fromStandardInput()
+                    : try PasswordInput.prompt("Password for \(name) at \(request.url.host ?? url): "),
+                persistence: persistence.persistence
+            )
         }
 
         let client = try global.connect(keepingReplica: true)
         let shared = SharedCredentialStorage(client: client)
-        let loader = URLLoader(configuration: .init(
-            cookieStorage: SharedCookieStorage(client: client),
-            credentialStorage: credential == nil ? shared : TypedPasswordStorage(shared: shared),
-            maximumRedirects: maxRedirects))
-        let destination = try output.map { path throws(CLIError) in try BodyDestination.file(path) } ?? .standardOutput()
+        let loader = URLLoader(
+            configuration: .init(
+                cookieStorage: SharedCookieStorage(client: client),
+                credentialStorage: credential == nil ? shared : TypedPasswordStorage(shared: shared),
+                maximumRedirects: maxRedirects
+            )
+        )
+        let destination =
+            try output.map { path throws(CLIError) in try BodyDestination.file(path) } ?? .standardOutput()
         let options = FetchDelegate.Options(
-            includeHead: includeHead, failOnHTTPError: fail, followRedirects: !noFollow, acceptUntrustedCertificate: insecure,
+            includeHead: includeHead,
+            failOnHTTPError: fail,
+            followRedirects: !noFollow,
+            acceptUntrustedCertificate: insecure,
             pinnedFingerprint: pinnedSHA256.flatMap(CertificateSummary.canonicalFingerprint),
             trustPersistence: persistence.persistence,
-            showProgress: ProgressMeter.wanted(silent: silent, bodyToFile: destination.isFile))
+            showProgress: ProgressMeter.wanted(silent: silent, bodyToFile: destination.isFile)
+        )
 
         let (outcome, delegate) = await load(
-            request.urlRequest(timeout: maxTime, handleCookies: !noCookies), loader: loader, destination: destination,
-            options: options, credential: credential)
+            request.urlRequest(timeout: maxTime, handleCookies: !noCookies),
+            loader: loader,
+            destination: destination,
+            options: options,
+            credential: credential
+        )
         try finish(outcome, delegate: delegate, destination: destination, credential: credential, client: client)
     }
 
     /// Runs the load on one serial queue (delegate, time limit and signals alike) until it ends.
     private func load(
-        _ request: URLRequest, loader: URLLoader, destination: BodyDestination, options: FetchDelegate.Options,
+        _ request: URLRequest,
+        loader: URLLoader,
+        destination: BodyDestination,
+        options: FetchDelegate.Options,
         credential: FetchCredential?
     ) async -> (FetchOutcome, FetchDelegate) {
         let queue = DispatchQueue(label: "keyjar.fetch")
         let maxTime = maxTime
         let holder = Locked<FetchDelegate?>(nil)
         let outcome = await withCheckedContinuation { (continuation: CheckedContinuation<FetchOutcome, Never>) in
-            let delegate = FetchDelegate(queue: queue, options: options, destination: destination, credential: credential) {
+            let delegate = FetchDelegate(
+                queue: queue,
+                options: options,
+                destination: destination,
+                credential: credential
+            ) {
                 continuation.resume(returning: $0)
             }
             holder.withLock { $0 = delegate }
-            let connection = loader.connection(with: request, delegate: delegate, delegateQueue: queue, startImmediately: false)
+            let connection = loader.connection(
+                with: request,
+                delegate: delegate,
+                delegateQueue: queue,
+                startImmediately: false
+            )
             // Interrupted, the load is cancelled so that -o leaves no partial file behind.
             delegate.signalSources = [SIGINT, SIGTERM, SIGHUP].map { number in
                 signal(number, SIG_IGN)
                 let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
-                source.setEventHandler { delegate.stop(connection, because: CLIError(message: "interrupted.", status: .failure)) }
+                source.setEventHandler {
+                    delegate.stop(connection, because: CLIError(message: "interrupted.", status: .failure))
+                }
                 source.resume()
                 return source
             }
             if let maxTime {
                 queue.asyncAfter(deadline: .now() + maxTime) {
-                    delegate.stop(connection, because: .failure("the load took longer than --max-time \(Self.seconds(maxTime))."))
+                    delegate.stop(
+                        connection,
+                        because: .failure("the load took longer than --max-time \(Self.seconds(maxTime)).")
+                    )
                 }
             }
             queue.async { connection.start() }
         }
-        return (outcome, holder.withLock { $0! })
+        guard let delegate = holder.withLock({ $0 }) else {
+            preconditionFailure("the delegate is made before the load can end")
+        }
+        return (outcome, delegate)
     }
 
     private func finish(
-        _ outcome: FetchOutcome, delegate: FetchDelegate, destination: BodyDestination, credential: FetchCredential?,
+        _ outcome: FetchOutcome,
+        delegate: FetchDelegate,
+        destination: BodyDestination,
+        credential: FetchCredential?,
         client: KeyjarClient
     ) throws {
         guard case .finished(let status) = outcome else {
@@ -231,14 +307,17 @@ struct FetchCommand: AsyncParsableCommand {
                         + "  valid: \(leaf.notValidBefore.formatted(.iso8601)) to \(leaf.notValidAfter.formatted(.iso8601))\n"
                         + "  SHA-256: \(leaf.sha256Fingerprint)\n"
                         + "If you trust it, run again with --pinned-sha256 \(leaf.sha256Fingerprint.replacingOccurrences(of: ":", with: ""))"
-                        + " (add --persistence permanent to keep trusting it).")
+                        + " (add --persistence permanent to keep trusting it)."
+                )
             }
             if case .failed(let error) = outcome { throw error }
             return
         }
         if let credential, delegate.refused {
             destination.abandon()
-            throw CLIError.failure("the server refused the password for \(credential.user) (HTTP \(status.map(String.init) ?? "?")); nothing was stored.")
+            throw CLIError.failure(
+                "the server refused the password for \(credential.user) (HTTP \(status.map(String.init) ?? "?")); nothing was stored."
+            )
         }
         try destination.commit()
         if let credential, let space = delegate.answeredSpace, credential.persistence == .permanent {
@@ -250,7 +329,8 @@ struct FetchCommand: AsyncParsableCommand {
             let realm = challenge.space.realm.map { " (realm \"\($0)\")" } ?? ""
             if let user = challenge.failedUser {
                 throw CLIError.failure(
-                    "\(asker) refused the stored password for \(user)\(realm); store the new one with `keyjar credential add`, or pass --user NAME.")
+                    "\(asker) refused the stored password for \(user)\(realm); store the new one with `keyjar credential add`, or pass --user NAME."
+                )
             }
             throw CLIError.failure("\(asker) asks for a password\(realm) and none is stored for it; pass --user NAME.")
         }

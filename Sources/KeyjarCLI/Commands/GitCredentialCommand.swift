@@ -83,13 +83,16 @@ struct GitCredentialCommand: ParsableCommand {
     private func erase(_ request: GitCredentialRequest) throws {
         guard request.namesServer else {
             throw CLIError.failure(
-                "refusing to erase: the request names no protocol and host, and an empty pattern would erase every credential.")
+                "refusing to erase: the request names no protocol and host, and an empty pattern would erase every credential."
+            )
         }
         let client = try global.connect()
         let candidates = try client.credentialCandidates(for: request.space).records
         for record in candidates where request.username == nil || record.user == request.username {
             // Only the password git saw fail: a newer one stored meanwhile stays.
-            if let rejected = request.password, try client.password(user: record.user, for: record.space) != rejected { continue }
+            if let rejected = request.password, try client.password(user: record.user, for: record.space) != rejected {
+                continue
+            }
             try client.removeCredential(user: record.user, for: record.space)
         }
     }

@@ -92,9 +92,12 @@ extension PolicyCommand {
         )
 
         struct Allow: ParsableCommand {
-            static let configuration = CommandConfiguration(abstract: "Accept and send cookies for the domain, whatever the policy.")
+            static let configuration = CommandConfiguration(
+                abstract: "Accept and send cookies for the domain, whatever the policy."
+            )
             @OptionGroup var global: GlobalOptions
-            @Argument(help: ArgumentHelp("The domain (its subdomains included).", valueName: "domain")) var domain: String
+            @Argument(help: ArgumentHelp("The domain (its subdomains included).", valueName: "domain")) var domain:
+                String
             func validate() throws { _ = try ruleDomain(domain) }
             func run() throws { try setRule(.allow, for: domain, global) }
         }
@@ -102,16 +105,20 @@ extension PolicyCommand {
         struct Block: ParsableCommand {
             static let configuration = CommandConfiguration(abstract: "Neither store nor send cookies for the domain.")
             @OptionGroup var global: GlobalOptions
-            @Argument(help: ArgumentHelp("The domain (its subdomains included).", valueName: "domain")) var domain: String
+            @Argument(help: ArgumentHelp("The domain (its subdomains included).", valueName: "domain")) var domain:
+                String
             func validate() throws { _ = try ruleDomain(domain) }
             func run() throws { try setRule(.block, for: domain, global) }
         }
 
         struct SessionOnly: ParsableCommand {
             static let configuration = CommandConfiguration(
-                commandName: "session-only", abstract: "Accept the domain's cookies but keep them only for the session.")
+                commandName: "session-only",
+                abstract: "Accept the domain's cookies but keep them only for the session."
+            )
             @OptionGroup var global: GlobalOptions
-            @Argument(help: ArgumentHelp("The domain (its subdomains included).", valueName: "domain")) var domain: String
+            @Argument(help: ArgumentHelp("The domain (its subdomains included).", valueName: "domain")) var domain:
+                String
             func validate() throws { _ = try ruleDomain(domain) }
             func run() throws { try setRule(.sessionOnly, for: domain, global) }
         }
@@ -133,7 +140,9 @@ extension PolicyCommand {
         }
 
         struct List: ParsableCommand {
-            static let configuration = CommandConfiguration(abstract: "List the domain rules, one `domain action` a line.")
+            static let configuration = CommandConfiguration(
+                abstract: "List the domain rules, one `domain action` a line."
+            )
             @OptionGroup var global: GlobalOptions
             @Flag(help: "Print a JSON object of domain to action.") var json = false
 
@@ -143,7 +152,9 @@ extension PolicyCommand {
                     Output.line(try Output.json(rules.mapValues(\.argumentName)))
                     return
                 }
-                for (domain, action) in rules.sorted(by: { $0.key < $1.key }) { Output.line("\(domain) \(action.argumentName)") }
+                for (domain, action) in rules.sorted(by: { $0.key < $1.key }) {
+                    Output.line("\(domain) \(action.argumentName)")
+                }
             }
         }
     }

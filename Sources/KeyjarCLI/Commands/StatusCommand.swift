@@ -41,21 +41,25 @@ struct StatusCommand: ParsableCommand {
             accept policy: \(AcceptPolicyArgument(status.acceptPolicy).rawValue)
             sequence: \(status.sequence)
             clients: \(status.connectedClients)\(status.inbound.map { " (at most \($0.maximumConnections))" } ?? "")
-            """)
+            """
+        )
         switch status.credentialMismatches {
         case nil:
             Output.line("credentials and passwords: not compared (the secret store cannot be read)")
         case let mismatches? where mismatches.isEmpty:
             Output.line("credentials and passwords: every credential has its password")
         case let mismatches?:
-            Output.line("credentials and passwords: \(mismatches.count) not in pairs (`keyjar credential repair` removes them)")
+            Output.line(
+                "credentials and passwords: \(mismatches.count) not in pairs (`keyjar credential repair` removes them)"
+            )
             for mismatch in mismatches { Output.line("  \(mismatch.summary)") }
         }
         if let inbound = status.inbound {
             Output.line(
                 "incoming requests: \(Self.mebibytes(inbound.buffered)) buffered (peak \(Self.mebibytes(inbound.peakBuffered))), "
                     + "large frames \(Self.mebibytes(inbound.reserved)) of \(Self.mebibytes(inbound.budget)) (peak \(Self.mebibytes(inbound.peakReserved))), "
-                    + "\(inbound.pausedConnections) client(s) paused")
+                    + "\(inbound.pausedConnections) client(s) paused"
+            )
         }
     }
 

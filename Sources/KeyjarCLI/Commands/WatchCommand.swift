@@ -1,8 +1,8 @@
 import ArgumentParser
 import Foundation
 import Keyjar
-import KeyjarCore
 import KeyjarCodec
+import KeyjarCore
 
 /// `keyjar watch`: every change notification, as it happens.
 struct WatchCommand: AsyncParsableCommand {
@@ -68,10 +68,13 @@ struct WatchCommand: AsyncParsableCommand {
             what = "cookies: " + parts.joined(separator: ", ")
         case .policy(let policy):
             let rules = policy.domainRules.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value.argumentName)" }
-            what = "policy: \(AcceptPolicyArgument(policy.acceptPolicy).rawValue)"
+            what =
+                "policy: \(AcceptPolicyArgument(policy.acceptPolicy).rawValue)"
                 + (rules.isEmpty ? "" : "; rules: " + rules.joined(separator: ", "))
         case .credentials(let changes):
-            what = "credentials: " + changes.map { "\($0.kind.rawValue) \($0.user) for \($0.space.summary)" }.joined(separator: ", ")
+            what =
+                "credentials: "
+                + changes.map { "\($0.kind.rawValue) \($0.user) for \($0.space.summary)" }.joined(separator: ", ")
         }
         return "\(change.sequence) \(what)"
     }

@@ -11,17 +11,19 @@ final class BodyDestination {
 
     var isFile: Bool { finalPath != nil }
 
-    static func standardOutput() -> BodyDestination { BodyDestination(path: nil, temporary: nil, descriptor: STDOUT_FILENO) }
+    static func standardOutput() -> BodyDestination {
+        BodyDestination(path: nil, temporary: nil, descriptor: STDOUT_FILENO)
+    }
 
     static func file(_ path: String) throws(CLIError) -> BodyDestination {
         let url = URL(fileURLWithPath: path)
         let directory = url.deletingLastPathComponent().path
         var template = Array("\(directory)/.\(url.lastPathComponent).keyjar-XXXXXX".utf8CString)
-        let descriptor = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+        let descriptor = template.withUnsafeMutableBufferPointer { name in name.baseAddress.map { mkstemp($0) } ?? -1 }
         guard descriptor >= 0, fcntl(descriptor, F_SETFD, FD_CLOEXEC) == 0 else {
             throw .failure("cannot write in \(directory): \(String(cString: strerror(errno))).")
         }
-        let temporary = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+        let temporary = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         // mkostemp makes the file 0600; a download gets the mode any new file would.
         let mask = umask(0)
         umask(mask)
@@ -39,7 +41,8 @@ final class BodyDestination {
         let failure: Int32? = data.withUnsafeBytes { buffer in
             var offset = 0
             while offset < buffer.count {
-                let written = Glibc.write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+                guard let base = buffer.baseAddress else { break }
+                let written = Glibc.write(descriptor, base + offset, buffer.count - offset)
                 if written < 0 {
                     if errno == EINTR { continue }
                     return errno

@@ -62,7 +62,10 @@ final class FetchDelegate: LoaderConnectionAuthenticationDelegate, @unchecked Se
     }
 
     init(
-        queue: DispatchQueue, options: Options, destination: BodyDestination, credential: FetchCredential?,
+        queue: DispatchQueue,
+        options: Options,
+        destination: BodyDestination,
+        credential: FetchCredential?,
         completion: @escaping @Sendable (FetchOutcome) -> Void
     ) {
         self.queue = queue
@@ -91,14 +94,21 @@ final class FetchDelegate: LoaderConnectionAuthenticationDelegate, @unchecked Se
 
     // MARK: LoaderConnectionDelegate
 
-    func connection(_ connection: LoaderConnection, willSend request: URLRequest, redirectResponse: URLResponse?) -> URLRequest? {
+    func connection(
+        _ connection: LoaderConnection,
+        willSend request: URLRequest,
+        redirectResponse: URLResponse?
+    ) -> URLRequest? {
         redirectResponse == nil || options.followRedirects ? request : nil
     }
 
     func connection(_ connection: LoaderConnection, didReceive response: URLResponse) {
         status = (response as? HTTPURLResponse)?.statusCode
         if options.failOnHTTPError, let status, status >= 400 {
-            return stop(connection, because: .failure("the server answered HTTP \(status) for \(Self.shown(response.url))."))
+            return stop(
+                connection,
+                because: .failure("the server answered HTTP \(status) for \(Self.shown(response.url)).")
+            )
         }
         destination.discard()
         meter?.reset(expectedLength: response.expectedContentLength)
@@ -140,7 +150,9 @@ final class FetchDelegate: LoaderConnectionAuthenticationDelegate, @unchecked Se
         guard let credential, !space.isProxy(), ProtectionSpace(space).authenticationMethod.isHTTPChallenge else {
             // The store answered first, if it could; default handling has nothing more.
             unanswered = UnansweredChallenge(
-                space: ProtectionSpace(space), failedUser: challenge.previousFailureCount > 0 ? challenge.proposedCredential?.user : nil)
+                space: ProtectionSpace(space),
+                failedUser: challenge.previousFailureCount > 0 ? challenge.proposedCredential?.user : nil
+            )
             return sender.performDefaultHandling(for: challenge)
         }
         if answeredSpace == ProtectionSpace(space) {
@@ -151,7 +163,10 @@ final class FetchDelegate: LoaderConnectionAuthenticationDelegate, @unchecked Se
         answeredSpace = ProtectionSpace(space)
         // Stored by the command once the load succeeded (with a clear error if it cannot be),
         // not by the loader's best-effort storage.
-        sender.use(URLCredential(user: credential.user, password: credential.password, persistence: .none), for: challenge)
+        sender.use(
+            URLCredential(user: credential.user, password: credential.password, persistence: .none),
+            for: challenge
+        )
     }
 
     // MARK: Output

@@ -3,7 +3,12 @@ import Keyjar
 
 /// Where keyjard is, shared by every command that talks to it.
 struct GlobalOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("keyjard's socket (default: $KEYJAR_SOCKET, else $XDG_RUNTIME_DIR/keyjar/keyjar.sock).", valueName: "path"))
+    @Option(
+        help: ArgumentHelp(
+            "keyjard's socket (default: $KEYJAR_SOCKET, else $XDG_RUNTIME_DIR/keyjar/keyjar.sock).",
+            valueName: "path"
+        )
+    )
     var socket: String?
 
     @Flag(help: "Fail (exit status 3) instead of starting keyjard when none is serving.")
@@ -16,7 +21,11 @@ struct GlobalOptions: ParsableArguments {
     /// watches changes (`fetch`, `watch`) keeps one; the others are one-shot clients (no
     /// snapshot, no thread).
     func connect(keepingReplica: Bool = false) throws -> KeyjarClient {
-        var configuration = KeyjarClient.Configuration(socketPath: socketPath, clientName: "keyjar", keepsReplica: keepingReplica)
+        var configuration = KeyjarClient.Configuration(
+            socketPath: socketPath,
+            clientName: "keyjar",
+            keepsReplica: keepingReplica
+        )
         if noStart { configuration.autoStart = false }
         do {
             return try KeyjarClient(configuration: configuration)

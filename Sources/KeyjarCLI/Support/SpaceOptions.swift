@@ -10,7 +10,12 @@ import KeyjarCore
 /// anything, so `keyjar credential show --url https://example.com` finds the credential
 /// whatever its realm.
 struct SpaceOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("The server as a URL: scheme, host and port (a path is ignored); with --proxy, the proxy's.", valueName: "url"))
+    @Option(
+        help: ArgumentHelp(
+            "The server as a URL: scheme, host and port (a path is ignored); with --proxy, the proxy's.",
+            valueName: "url"
+        )
+    )
     var url: String?
 
     @Option(help: ArgumentHelp("The realm the server names in its challenge.", valueName: "realm"))
@@ -36,7 +41,8 @@ struct SpaceOptions: ParsableArguments {
         }
         if url.password != nil {
             throw ValidationError(
-                "The URL contains a password; keyjar never takes passwords from arguments (use --password-stdin or the prompt).")
+                "The URL contains a password; keyjar never takes passwords from arguments (use --password-stdin or the prompt)."
+            )
         }
         return url
     }
@@ -49,16 +55,24 @@ struct SpaceOptions: ParsableArguments {
         guard let url else { throw CLIError.usage("--url is required.") }
         let parsed = try Self.parse(url)
         return ProtectionSpace(
-            host: parsed.host ?? "", port: parsed.port, protocol: parsed.scheme ?? "", realm: realm,
-            authenticationMethod: method?.method ?? .default, proxyType: proxy?.proxyType ?? .none)
+            host: parsed.host ?? "",
+            port: parsed.port,
+            protocol: parsed.scheme ?? "",
+            realm: realm,
+            authenticationMethod: method?.method ?? .default,
+            proxyType: proxy?.proxyType ?? .none
+        )
     }
 
     /// Whether a stored space is one the options describe.
     func matches(_ space: ProtectionSpace) -> Bool {
         if let url, let parsed = try? Self.parse(url) {
             let wanted = ProtectionSpace(
-                host: parsed.host ?? "", port: parsed.port, protocol: parsed.scheme ?? "",
-                proxyType: proxy?.proxyType ?? .none)
+                host: parsed.host ?? "",
+                port: parsed.port,
+                protocol: parsed.scheme ?? "",
+                proxyType: proxy?.proxyType ?? .none
+            )
             guard space.host == wanted.host, space.port == wanted.port, space.protocol == wanted.protocol,
                 space.proxyType == wanted.proxyType
             else { return false }

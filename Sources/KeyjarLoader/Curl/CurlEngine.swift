@@ -1,8 +1,8 @@
 import CCurl
 import Foundation
 import Glibc
-import Synchronization
 import KeyjarLocks
+import Synchronization
 
 /// Drives every transfer of the process through one libcurl multi handle, so a thousand
 /// concurrent connections cost a thousand sockets, not a thousand threads, and keep-alive
@@ -211,7 +211,9 @@ final class CurlEngine: Sendable {
         for command in driven.commands {
             switch command {
             case .add(let transfer):
-                if driven.transfers[transfer.easy] == nil, curl_multi_add_handle(multi.pointer, transfer.easy) == CURLM_OK {
+                if driven.transfers[transfer.easy] == nil,
+                    curl_multi_add_handle(multi.pointer, transfer.easy) == CURLM_OK
+                {
                     driven.transfers[transfer.easy] = transfer
                     transfer.touch()
                 } else {

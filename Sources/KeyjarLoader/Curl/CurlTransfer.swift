@@ -1,7 +1,7 @@
 import CCurl
 import Foundation
-import Synchronization
 import KeyjarLocks
+import Synchronization
 
 /// What one transfer reports, in order, from the engine thread.
 enum TransferEvent: Sendable {
@@ -99,7 +99,9 @@ final class CurlTransfer: @unchecked Sendable {
     private static let maximumIdleHandles = 32
 
     init(_ request: TransferRequest, receive: @escaping @Sendable (TransferEvent) -> Void) throws(URLError) {
-        guard let easy = Self.idleHandles.withLock({ $0.handles.popLast() }) ?? curl_easy_init() else { throw URLError(.unknown) }
+        guard let easy = Self.idleHandles.withLock({ $0.handles.popLast() }) ?? curl_easy_init() else {
+            throw URLError(.unknown)
+        }
         self.easy = easy
         self.receive = receive
         self.body = request.body
@@ -194,7 +196,9 @@ final class CurlTransfer: @unchecked Sendable {
             set(CURLOPT_SSLCERTTYPE, "PEM")
             set(CURLOPT_SSLKEYTYPE, "PEM")
             // libcurl copies blobs; the key text lives in the identity, not in this transfer.
-            for (option, text) in [(CURLOPT_SSLCERT_BLOB, identity.certificatesPEM), (CURLOPT_SSLKEY_BLOB, identity.privateKeyPEM)] {
+            for (option, text) in [
+                (CURLOPT_SSLCERT_BLOB, identity.certificatesPEM), (CURLOPT_SSLKEY_BLOB, identity.privateKeyPEM),
+            ] {
                 var copy = text
                 copy.withUTF8 { bytes in _ = keyjar_easy_setopt_blob(easy, option, bytes.baseAddress, bytes.count) }
             }
@@ -215,7 +219,9 @@ final class CurlTransfer: @unchecked Sendable {
     }
 
     private func set(_ option: CURLoption, _ value: Int) { _ = keyjar_easy_setopt_long(easy, option, value) }
-    private func set(_ option: CURLoption, offset value: Int64) { _ = keyjar_easy_setopt_offset(easy, option, curl_off_t(value)) }
+    private func set(_ option: CURLoption, offset value: Int64) {
+        _ = keyjar_easy_setopt_offset(easy, option, curl_off_t(value))
+    }
     /// Through `withCString`: passing a String straight to a C pointer copies a small
     /// (inline) string into a new heap array, one allocation per option.
     private func set(_ option: CURLoption, _ value: String) {
@@ -225,7 +231,9 @@ final class CurlTransfer: @unchecked Sendable {
     /// The receiver delivered `count` bytes; a paused transfer continues once it has room.
     func consumed(_ count: Int) {
         let left = unread.subtract(count, ordering: .relaxed).newValue
-        if left < Self.resumeThreshold, paused.compareExchange(expected: true, desired: false, ordering: .relaxed).exchanged {
+        if left < Self.resumeThreshold,
+            paused.compareExchange(expected: true, desired: false, ordering: .relaxed).exchanged
+        {
             CurlEngine.shared.resume(self)
         }
     }
@@ -243,9 +251,16 @@ final class CurlTransfer: @unchecked Sendable {
         var osErrno = 0
         _ = keyjar_easy_getinfo_long(easy, CURLINFO_OS_ERRNO, &osErrno)
         let message = String(cString: errorBuffer)
-        receive(.completed(CurlResult(
-            code: code.rawValue, message: message.isEmpty ? String(cString: curl_easy_strerror(code)) : message,
-            osErrno: osErrno, headProblem: headProblem)))
+        receive(
+            .completed(
+                CurlResult(
+                    code: code.rawValue,
+                    message: message.isEmpty ? String(cString: curl_easy_strerror(code)) : message,
+                    osErrno: osErrno,
+                    headProblem: headProblem
+                )
+            )
+        )
     }
 
     private func startNonHTTPResponse() {
@@ -284,14 +299,18 @@ final class CurlTransfer: @unchecked Sendable {
         transfer.touch()
         // file: and ftp: "headers" are protocol chatter, not a response head.
         guard transfer.isHTTP else { return length }
-        let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(pointer).assumingMemoryBound(to: UInt8.self), count: length)
+        let bytes = UnsafeBufferPointer(
+            start: UnsafeRawPointer(pointer).assumingMemoryBound(to: UInt8.self),
+            count: length
+        )
         switch transfer.headParser.consume(bytes) {
         case .incomplete: return length
         case .head(let head):
             transfer.receive(.head(head))
             return length
         case .tooLarge:
-            transfer.headProblem = "the server sent more than \(ResponseHeadParser.maximumHeadBytes / 1024) KiB or \(ResponseHeadParser.maximumFieldCount) fields of response headers"
+            transfer.headProblem =
+                "the server sent more than \(ResponseHeadParser.maximumHeadBytes / 1024) KiB or \(ResponseHeadParser.maximumFieldCount) fields of response headers"
             return 0
         case .malformed(let reason):
             transfer.headProblem = reason
@@ -312,13 +331,18 @@ final class CurlTransfer: @unchecked Sendable {
             guard length > 0 else { return 0 }
             data.withUnsafeBytes { raw in
                 guard let base = raw.baseAddress else { return }
-                UnsafeMutableRawPointer(buffer).copyMemory(from: base.advanced(by: transfer.bodyOffset), byteCount: length)
+                UnsafeMutableRawPointer(buffer).copyMemory(
+                    from: base.advanced(by: transfer.bodyOffset),
+                    byteCount: length
+                )
             }
             transfer.bodyOffset += length
             return length
         case .stream(let stream, _):
             if stream.streamStatus == .notOpen { stream.open() }
-            let read = buffer.withMemoryRebound(to: UInt8.self, capacity: capacity) { stream.read($0, maxLength: capacity) }
+            let read = buffer.withMemoryRebound(to: UInt8.self, capacity: capacity) {
+                stream.read($0, maxLength: capacity)
+            }
             return read < 0 ? Int(CURL_READFUNC_ABORT) : read
         }
     }

@@ -17,7 +17,8 @@ struct ResponseHead: Sendable {
     /// Field names are ASCII tokens: compared byte by byte, not through Foundation's
     /// locale-aware comparison (which showed in a request's profile).
     static func sameFieldName(_ left: String, _ right: String) -> Bool {
-        left.utf8.count == right.utf8.count && zip(left.utf8, right.utf8).allSatisfy { asciiLowercased($0) == asciiLowercased($1) }
+        left.utf8.count == right.utf8.count
+            && zip(left.utf8, right.utf8).allSatisfy { asciiLowercased($0) == asciiLowercased($1) }
     }
 
     /// Whether `line` ("Name: value") is a field named `name`, ASCII case-insensitively.
@@ -47,7 +48,11 @@ struct ResponseHead: Sendable {
                 let folded = String(decoding: name.utf8.map(Self.asciiLowercased), as: UTF8.self)
                 let key = canonicalNames[folded, default: name]
                 canonicalNames[folded] = key
-                if let existing = dictionary[key] { dictionary[key] = existing + ", " + value } else { dictionary[key] = value }
+                if let existing = dictionary[key] {
+                    dictionary[key] = existing + ", " + value
+                } else {
+                    dictionary[key] = value
+                }
             }
             return dictionary
         }
@@ -102,21 +107,30 @@ struct ResponseHeadParser {
             let colon = lineBytes.firstIndex(of: UInt8(ascii: ":")), !lineBytes.starts(with: "HTTP/".utf8)
         {
             return field(
-                name: UnsafeBufferPointer(rebasing: lineBytes[..<colon]), value: UnsafeBufferPointer(rebasing: lineBytes[(colon + 1)...]))
+                name: UnsafeBufferPointer(rebasing: lineBytes[..<colon]),
+                value: UnsafeBufferPointer(rebasing: lineBytes[(colon + 1)...])
+            )
         }
         if lineBytes.starts(with: "HTTP/".utf8) {
             // Split as bytes: splitting the String walks grapheme clusters, which showed in a
             // request's profile.
             let parts = lineBytes.split(separator: UInt8(ascii: " "), maxSplits: 2, omittingEmptySubsequences: true)
-            guard parts.count >= 2, let code = Int(String(decoding: parts[1], as: UTF8.self)), (100...999).contains(code) else {
-                return .malformed("the status line '\(String(decoding: lineBytes, as: UTF8.self).prefix(80))' is not HTTP")
+            guard parts.count >= 2, let code = Int(String(decoding: parts[1], as: UTF8.self)),
+                (100...999).contains(code)
+            else {
+                return .malformed(
+                    "the status line '\(String(decoding: lineBytes, as: UTF8.self).prefix(80))' is not HTTP"
+                )
             }
             var fields: [(name: String, value: String)] = []
             // Grown one field at a time, a short head reallocated its array several times.
             fields.reserveCapacity(16)
             current = ResponseHead(
-                statusCode: code, httpVersion: String(decoding: parts[0], as: UTF8.self),
-                reasonPhrase: parts.count > 2 ? String(decoding: parts[2], as: UTF8.self) : "", fields: fields)
+                statusCode: code,
+                httpVersion: String(decoding: parts[0], as: UTF8.self),
+                reasonPhrase: parts.count > 2 ? String(decoding: parts[2], as: UTF8.self) : "",
+                fields: fields
+            )
             return .incomplete
         }
         guard var head = current else { return .incomplete }
@@ -150,7 +164,12 @@ struct ResponseHeadParser {
         while start < end, value[start] == UInt8(ascii: " ") || value[start] == UInt8(ascii: "\t") { start += 1 }
         while end > start, value[end - 1] == UInt8(ascii: " ") || value[end - 1] == UInt8(ascii: "\t") { end -= 1 }
         // Appended in place: a copy of the head per line would make a long head quadratic.
-        current?.fields.append((String(decoding: name, as: UTF8.self), String(decoding: UnsafeBufferPointer(rebasing: value[start..<end]), as: UTF8.self)))
+        current?.fields.append(
+            (
+                String(decoding: name, as: UTF8.self),
+                String(decoding: UnsafeBufferPointer(rebasing: value[start..<end]), as: UTF8.self)
+            )
+        )
         guard (current?.fields.count ?? 0) <= Self.maximumFieldCount else { return .tooLarge }
         return .incomplete
     }

@@ -1,5 +1,5 @@
-public import Foundation
 import Crypto
+public import Foundation
 import SwiftASN1
 import X509
 

@@ -1,6 +1,6 @@
+import COpenSSL
 public import Foundation
 public import FoundationNetworking
-import COpenSSL
 
 /// A TLS client identity: a certificate (with its chain) and its private key, for servers that
 /// ask for a client certificate.
@@ -42,8 +42,17 @@ public struct ClientIdentity: Sendable, Hashable, CustomStringConvertible {
         var reason = [CChar](repeating: 0, count: 256)
         let status = data.withUnsafeBytes { bytes in
             keyjar_read_identity(
-                bytes.bindMemory(to: UInt8.self).baseAddress, bytes.count, isPEM ? 0 : 1, passphrase, &certificates,
-                &certificatesLength, &key, &keyLength, &reason, reason.count)
+                bytes.bindMemory(to: UInt8.self).baseAddress,
+                bytes.count,
+                isPEM ? 0 : 1,
+                passphrase,
+                &certificates,
+                &certificatesLength,
+                &key,
+                &keyLength,
+                &reason,
+                reason.count
+            )
         }
         defer {
             free(certificates)
@@ -52,7 +61,8 @@ public struct ClientIdentity: Sendable, Hashable, CustomStringConvertible {
         guard Int(status) == KEYJAR_IDENTITY_OK, let certificates, let key else {
             throw ReadError(
                 description: Self.explain(status, isPEM: isPEM, passphrase: passphrase, reason: reason),
-                mightNeedPassphrase: Int(status) == KEYJAR_IDENTITY_UNREADABLE)
+                mightNeedPassphrase: Int(status) == KEYJAR_IDENTITY_UNREADABLE
+            )
         }
         certificatesPEM = String(cString: certificates)
         privateKeyPEM = String(cString: key)
@@ -75,7 +85,9 @@ public struct ClientIdentity: Sendable, Hashable, CustomStringConvertible {
 
     /// The identity as stored in a credential's password (PEM, as written by this type).
     public init?(credential: URLCredential) {
-        guard let text = credential.password, let identity = try? ClientIdentity(data: Data(text.utf8)) else { return nil }
+        guard let text = credential.password, let identity = try? ClientIdentity(data: Data(text.utf8)) else {
+            return nil
+        }
         self = identity
     }
 
@@ -88,14 +100,19 @@ public struct ClientIdentity: Sendable, Hashable, CustomStringConvertible {
     /// How the identity is named in listings: its certificate's subject.
     public var label: String { certificate.subject }
 
-    public var description: String { "ClientIdentity(\(certificate.subject), SHA-256 \(certificate.sha256Fingerprint), key: <hidden>)" }
+    public var description: String {
+        "ClientIdentity(\(certificate.subject), SHA-256 \(certificate.sha256Fingerprint), key: <hidden>)"
+    }
 
     private static func explain(_ status: Int32, isPEM: Bool, passphrase: String?, reason: [CChar]) -> String {
         let detail = String(decoding: reason.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         let because = detail.isEmpty ? "" : " (\(detail))"
         switch Int(status) {
         case KEYJAR_IDENTITY_UNREADABLE:
-            if isPEM { return "the private key could not be read; is it encrypted and the passphrase \(passphrase == nil ? "missing" : "wrong")?\(because)" }
+            if isPEM {
+                return
+                    "the private key could not be read; is it encrypted and the passphrase \(passphrase == nil ? "missing" : "wrong")?\(because)"
+            }
             return "not a PEM file or a PKCS#12 bundle that this passphrase opens\(because)"
         case KEYJAR_IDENTITY_NO_CERTIFICATE: return "it holds no certificate"
         case KEYJAR_IDENTITY_NO_KEY: return "it holds no private key (put the certificate and its key in one PEM file)"

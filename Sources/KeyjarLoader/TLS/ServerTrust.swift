@@ -48,8 +48,12 @@ public final class ServerTrustProtectionSpace: URLProtectionSpace, @unchecked Se
     public init(serverTrust: ServerTrust) {
         self.serverTrust = serverTrust
         super.init(
-            host: serverTrust.host, port: serverTrust.port, protocol: "https", realm: nil,
-            authenticationMethod: LoaderAuthenticationMethod.serverTrust)
+            host: serverTrust.host,
+            port: serverTrust.port,
+            protocol: "https",
+            realm: nil,
+            authenticationMethod: LoaderAuthenticationMethod.serverTrust
+        )
     }
 
     public required init?(coder aDecoder: NSCoder) {

@@ -15,7 +15,10 @@ struct TLSProbe {
     /// Connects to `url`'s host and port over `proxy` (nil: libcurl reads the environment),
     /// within `timeout`. Blocks; runs on the connection's own serial work, never the engine's.
     static func run(
-        _ url: URL, proxy: URL?, proxyAuthentication: (scheme: Int, user: String, password: String)?, timeout: TimeInterval
+        _ url: URL,
+        proxy: URL?,
+        proxyAuthentication: (scheme: Int, user: String, password: String)?,
+        timeout: TimeInterval
     ) -> TLSProbe {
         guard let easy = curl_easy_init() else { return TLSProbe() }
         defer { curl_easy_cleanup(easy) }
@@ -23,7 +26,9 @@ struct TLSProbe {
         requests.initialize(to: 0)
         defer { requests.deallocate() }
         func set(_ option: CURLoption, _ value: Int) { _ = keyjar_easy_setopt_long(easy, option, value) }
-        func set(_ option: CURLoption, _ value: String) { _ = value.withCString { keyjar_easy_setopt_string(easy, option, $0) } }
+        func set(_ option: CURLoption, _ value: String) {
+            _ = value.withCString { keyjar_easy_setopt_string(easy, option, $0) }
+        }
         var components = URLComponents()
         components.scheme = "https"
         components.host = url.host

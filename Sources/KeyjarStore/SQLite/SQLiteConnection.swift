@@ -14,7 +14,8 @@ final class SQLiteConnection {
 
     init(path: String, readOnly: Bool = false) throws {
         var handle: OpaquePointer?
-        let flags = readOnly
+        let flags =
+            readOnly
             ? SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX
             : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
         let status = sqlite3_open_v2(path, &handle, flags, nil)
@@ -32,32 +33,43 @@ final class SQLiteConnection {
     /// timeout sleeps 1 ms at first, far longer than keyjard's restarting checkpoint holds the
     /// writer back.
     func retryWhenBusy() {
-        sqlite3_busy_handler(handle, { _, attempts in
-            if attempts < 100 {
-                usleep(20)
-                return 1
-            }
-            if attempts < 5_100 {
-                usleep(1_000)
-                return 1
-            }
-            return 0
-        }, nil)
+        sqlite3_busy_handler(
+            handle,
+            { _, attempts in
+                if attempts < 100 {
+                    usleep(20)
+                    return 1
+                }
+                if attempts < 5_100 {
+                    usleep(1_000)
+                    return 1
+                }
+                return 0
+            },
+            nil
+        )
     }
 
     /// Frames in the WAL as of this connection's last commit, kept current by `sqlite3_wal_hook`
     /// once ``countWALFrames(into:)`` is called. (Registering the hook turns SQLite's automatic
     /// checkpoints off, which is what keyjard wants anyway.)
     func countWALFrames(into counter: WALFrameCounter) {
-        sqlite3_wal_hook(handle, { context, _, _, frames in
-            guard let context else { return SQLITE_OK }
-            Unmanaged<WALFrameCounter>.fromOpaque(context).takeUnretainedValue().frames.store(Int(frames), ordering: .relaxed)
-            return SQLITE_OK
-        }, Unmanaged.passUnretained(counter).toOpaque())
+        sqlite3_wal_hook(
+            handle,
+            { context, _, _, frames in
+                guard let context else { return SQLITE_OK }
+                Unmanaged<WALFrameCounter>.fromOpaque(context).takeUnretainedValue().frames.store(
+                    Int(frames),
+                    ordering: .relaxed
+                )
+                return SQLITE_OK
+            },
+            Unmanaged.passUnretained(counter).toOpaque()
+        )
     }
 
     deinit {
-        statements.values.forEach { $0.finalize() }
+        for statement in statements.values { statement.finalize() }
         sqlite3_close_v2(handle)
     }
 
@@ -158,7 +170,9 @@ final class SQLiteStatement {
         // Bound by length from the string's own UTF-8: no C-string copy, no strlen (an
         // import's change-log entry is megabytes long).
         let status = text.withUTF8 { utf8 in
-            guard let base = utf8.baseAddress, !utf8.isEmpty else { return sqlite3_bind_text(handle, index, "", 0, transient) }
+            guard let base = utf8.baseAddress, !utf8.isEmpty else {
+                return sqlite3_bind_text(handle, index, "", 0, transient)
+            }
             return sqlite3_bind_text64(handle, index, base, sqlite3_uint64(utf8.count), transient, UInt8(SQLITE_UTF8))
         }
         try connection.throwing(status, sql: sql)

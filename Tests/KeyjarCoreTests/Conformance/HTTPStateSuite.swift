@@ -53,18 +53,22 @@ enum HTTPStateSuite {
         .deletingLastPathComponent()
     static let dataDirectory = repositoryRoot.deletingLastPathComponent()
         .appendingPathComponent("shared/conformance/http-state")
-    static let exceptionsFile = repositoryRoot.appendingPathComponent("Tests/KeyjarCoreTests/Conformance/http-state-exceptions.json")
+    static let exceptionsFile = repositoryRoot.appendingPathComponent(
+        "Tests/KeyjarCoreTests/Conformance/http-state-exceptions.json"
+    )
 
     static func load<T: Decodable>(_ type: T.Type, from url: URL) -> T? {
         guard let data = try? Data(contentsOf: url) else { return nil }
         return try? JSONDecoder().decode(type, from: data)
     }
 
-    static let cases: [Case] = load([Case].self, from: dataDirectory.appendingPathComponent("http-state-cases.json")) ?? []
+    static let cases: [Case] =
+        load([Case].self, from: dataDirectory.appendingPathComponent("http-state-cases.json")) ?? []
     static let dateCases: [DateCase] =
         load([DateCase].self, from: dataDirectory.appendingPathComponent("http-state-dates.json")) ?? []
     static let exceptions: [String: Exception] = Dictionary(
-        uniqueKeysWithValues: (load([Exception].self, from: exceptionsFile) ?? []).map { ($0.id, $0) })
+        uniqueKeysWithValues: (load([Exception].self, from: exceptionsFile) ?? []).map { ($0.id, $0) }
+    )
 
     /// Runs one case as a user agent would: an empty jar, each Set-Cookie stored one by one
     /// from `set_from`, then the Cookie header for `request_url` ("" when none).
@@ -79,4 +83,3 @@ enum HTTPStateSuite {
         return jar.cookieHeader(for: requestContext, now: frozenNow) ?? ""
     }
 }
-
