@@ -232,7 +232,7 @@ let package = Package(
             name: "KeyjarServerTests",
             dependencies: [
                 "KeyjarTestSupport", "KeyjarProtocol", "KeyjarCodec", "KeyjarCore", "KeyjarDaemon", "KeyjarServer",
-                "KeyjarStore",
+                "KeyjarStore", .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
         ),

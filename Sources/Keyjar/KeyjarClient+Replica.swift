@@ -4,10 +4,9 @@ import KeyjarLocks
 import KeyjarProtocol
 
 extension KeyjarClient {
-    /// What the replica holds. The jar is made on first use: a one-shot client never needs
-    /// one, nor the public suffix list that a jar loads.
+    /// What the replica holds.
     struct Replica: Sendable {
-        lazy var jar = CookieJar()
+        var jar: CookieJar
         var credentials: [CredentialRecord] = []
         var sequence: UInt64 = 0
     }

@@ -61,7 +61,7 @@ public final class KeyjarClient: Sendable {
     public static var defaultSocketPath: String { KeyjarPaths.defaultSocketPath() }
 
     struct State: Sendable {
-        var replica = Replica()
+        var replica: Replica
         var socket: UnixSocket?
         var nextID: UInt64 = 0
         var waiters: [UInt64: Waiter] = [:]
@@ -75,7 +75,7 @@ public final class KeyjarClient: Sendable {
     }
 
     public let configuration: Configuration
-    let state = Locked(State())
+    let state: Locked<State>
     /// Taken before `state` when both are needed, never the other way round. The reader thread
     /// holds it while it waits in the socket; any other thread only ever tries it.
     let receiving = ReceiveSide()
@@ -93,6 +93,10 @@ public final class KeyjarClient: Sendable {
     /// - Throws: ``KeyjarClientError`` with code `.unreachable` when no keyjard can be reached.
     public init(configuration: Configuration = Configuration()) throws(KeyjarClientError) {
         self.configuration = configuration
+        // A one-shot client never reads its replica: its empty jar needs no suffix list, which
+        // would be loaded for nothing.
+        let jar = configuration.keepsReplica ? CookieJar() : CookieJar(publicSuffixes: .unavailable())
+        state = Locked(State(replica: Replica(jar: jar)))
         let reader = try connectAndSynchronise(after: nil)
         install(reader)
         announcePending()

@@ -62,7 +62,7 @@ func runClientBenchmark() throws {
     // A writes, B (one of 100 connected clients) is notified; and every one of the 99 others.
     // Each of the 99 is its own process, as on a real desktop: 99 clients in one process would
     // contend for that process's NotificationCenter lock and allocator, which separate
-    // processes do not share (waiting for that lock alone took 4% of their time here).
+    // processes do not share.
     // The lookup client leaves, so that exactly 100 are connected: the writer and the 99.
     reader.client.close()
     let events = only == "notify" ? count ?? 500 : 500

@@ -3,7 +3,7 @@
 ///
 /// Why: every cookie carries three times written as Swift's shortest round-trip form (most have
 /// 17 significant digits, beyond the 2^53 of the classic fast path), and `Double(Substring)`
-/// spent ~1,500 instructions on each: a fifth of decoding a change. Here the digits become an
+/// goes through text and libc for each: a large share of decoding a change. Here the digits become an
 /// integer `m` and the value is `m / 10^k`, divided in 128-bit integers with a sticky bit for the
 /// remainder and rounded to nearest-even at 53 bits: correctly rounded by construction, the same
 /// result as `Double(String)`. Anything else (an exponent, more digits) answers nil and the

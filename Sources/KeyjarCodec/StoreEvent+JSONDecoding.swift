@@ -120,7 +120,7 @@ extension StoreEvent {
 
 extension JSONReader {
     /// A SameSite value as keyjard writes it, matched as bytes (the raw-value initializer's
-    /// string switch cost ~500 instructions a cookie); nil for anything else.
+    /// string switch costs more than the rest of the cookie's fields); nil for anything else.
     mutating func readSameSite() -> SameSite? {
         if skip(#""Lax""#) { return .lax }
         if skip(#""Unspecified""#) { return .unspecified }

@@ -52,7 +52,7 @@ public struct CookieJar: Sendable {
     /// Creation times are kept unique and increasing so that "earlier creation first" is a
     /// total order even for cookies set by one response.
     var latestCreation = Date.distantPast
-    /// Host → site key; libpsl lookups cost ~0.4 µs, a dictionary hit far less. Bounded, but
+    /// Host → site key; a libpsl lookup costs many dictionary hits. Bounded, but
     /// never below twice the number of sites: a jar loading 100,000 cookies of 5,000 sites in
     /// key order would otherwise empty a fixed-size cache before every reuse.
     private var siteKeyCache: [String: String] = [:]
@@ -94,6 +94,11 @@ public struct CookieJar: Sendable {
     /// Whether any cookie is stored for the site of `host`.
     public mutating func hasCookies(forSiteOf host: String) -> Bool {
         !(sites[siteKey(for: host)]?.isEmpty ?? true)
+    }
+
+    /// How many cookies are stored for the site of `host` (what its limit counts).
+    public mutating func cookieCount(forSiteOf host: String) -> Int {
+        sites[siteKey(for: host)]?.count ?? 0
     }
 
     // MARK: - Sites

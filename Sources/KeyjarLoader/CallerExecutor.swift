@@ -6,8 +6,8 @@ import Synchronization
 /// Runs a connection's own work on the thread of a caller that blocks for the result
 /// (`sendSynchronousRequest`). When the engine has nothing else to do, that thread also drives
 /// the transfers itself; otherwise an event from the engine wakes it directly, instead of
-/// waking a pool thread that would wake the caller in turn. On this kind of machine every
-/// cross-thread wake-up costs some 20–35 µs, more than everything else a request does.
+/// waking a pool thread that would wake the caller in turn. On a small machine every
+/// cross-thread wake-up costs more than everything else a request does (docs/performance.md).
 ///
 /// Jobs are serial without a queue: while the caller waits, only its thread runs them (others
 /// post them here), and jobs posted after it stopped waiting go to a serial queue made then,

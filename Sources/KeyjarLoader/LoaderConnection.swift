@@ -90,8 +90,8 @@ public final class LoaderConnection: @unchecked Sendable {
         startImmediately: Bool,
         executor: CallerExecutor? = nil
     ) {
-        // A synchronous load needs no queue of its own: creating and disposing of one cost
-        // some 1.5 µs a request, and running each job through it more.
+        // A synchronous load needs no queue of its own: creating and disposing of one, and
+        // running each job through it, is a cost per request with nothing to show for it.
         controlQueue = executor == nil ? Self.makeControlQueue() : nil
         self.executor = executor
         originalRequest = request

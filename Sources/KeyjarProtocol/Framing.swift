@@ -73,7 +73,7 @@ public struct FrameParser: Sendable {
     }
 
     /// What a read brought. Not generic: called from another module, the generic form ran
-    /// unspecialised, copying byte by byte (6% of a notified client's time).
+    /// unspecialised, copying byte by byte.
     public mutating func append(_ bytes: ArraySlice<UInt8>) {
         compact()
         buffer.append(contentsOf: bytes)

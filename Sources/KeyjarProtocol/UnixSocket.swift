@@ -70,9 +70,9 @@ public struct UnixSocket: Sendable {
     }
 
     /// How long a caller that has just sent a request reads for its reply without sleeping
-    /// (``receiveWithoutSleeping(into:until:)``) before it waits in the kernel: keyjard answers
-    /// a one-cookie write in 40–200 µs here, and each cross-CPU wake-up would add 30–70 µs.
-    /// Bounded, so a slow answer (an import) costs at most this much CPU.
+    /// (``receiveWithoutSleeping(into:until:)``) before it waits in the kernel: long enough for
+    /// keyjard to answer a one-cookie write, whose reply a cross-CPU wake-up would delay
+    /// (docs/performance.md). Bounded, so a slow answer (an import) costs at most this much CPU.
     public static let awakeForReply: UInt64 = 250_000
 
     /// Reads what arrives before `deadline` (``monotonicNanoseconds()``) without sleeping:
@@ -80,7 +80,7 @@ public struct UnixSocket: Sendable {
     /// stream, nil when nothing came in time.
     ///
     /// Why not just block: on a small VM, waking a thread that sleeps on another CPU costs
-    /// 30–70 µs, more than keyjard needs to commit and answer. A caller that has just sent a
+    /// more than keyjard needs to commit and answer. A caller that has just sent a
     /// request and expects its reply within that time gets it sooner by staying awake, and
     /// yielding between tries lets keyjard have the CPU if it shares this one.
     public func receiveWithoutSleeping(

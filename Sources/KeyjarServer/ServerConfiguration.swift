@@ -38,6 +38,9 @@ public struct ServerConfiguration: Sendable {
     public var checkpointInterval: Duration
     /// When and how the WAL is checkpointed (the store's rule).
     public var checkpointPolicy: CheckpointPolicy
+    /// The most cookie changes an import applies in one turn of the event loop (its chunks
+    /// are otherwise sized to take about 2 ms each).
+    public var largestImportChunk = 16_384
     public var expiryInterval: Duration
 
     public init(

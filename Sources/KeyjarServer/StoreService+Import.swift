@@ -6,16 +6,29 @@ import NIOCore
 import NIOPosix
 
 extension StoreService {
-    /// Cookies of an import applied and committed per turn of the event loop. Other clients'
-    /// requests are served between two such chunks, so an import of any size holds them up by
-    /// one chunk at most (a few milliseconds: docs/performance.md), never by the whole file.
-    static let importChunkSize = 256
+    /// How long one chunk of an import may hold the event loop. Other clients' requests are
+    /// served between two chunks, so an import of any size holds them up by about this much,
+    /// never by the whole file; each chunk's size is set from how fast the last one went, so
+    /// that the work per chunk (a transaction, an event, the jar's limits) is not paid more
+    /// often than this needs (docs/performance.md).
+    static let importChunkBudgetNanoseconds: UInt64 = 2_000_000
+    /// The first chunk's size, and the smallest of the later ones (the largest is
+    /// ``ServerConfiguration/largestImportChunk``).
+    static let importChunkSizes = (first: 256, smallest: 32)
     /// The pause between two chunks, in which the loop serves the other clients' sockets.
     static let importPause = TimeAmount.microseconds(20)
 
     /// Imports a cookie file (or one batch of it): parsed on the thread pool, then applied to
     /// the jar and committed in chunks, each its own transaction and event, with the other
-    /// clients' requests in between. The reply, after the last chunk, adds the chunks up.
+    /// clients' requests in between.
+    ///
+    /// A file that could take the jar past a limit is first tried on a copy of the jar, off the
+    /// loop: the trial gives the reply (what the file came to, as one import would) and the
+    /// net change to make. Imported chunk by chunk as they are in the file, a later chunk's
+    /// limits would evict most of what an earlier one wrote, each cookie written twice for
+    /// nothing (a file far larger than the jar). The net change is applied as it is while no
+    /// other write came in between; after one, the cookies the trial kept go through the jar's
+    /// own rules instead, so that no decision made on a stale copy undoes another client's write.
     ///
     /// Each chunk is in the jar only once it is on disk, as for every write; a failure part-way
     /// leaves the chunks before it imported, and the reply is that failure.
@@ -25,29 +38,78 @@ extension StoreService {
         firstLine: Int?,
         origin: NIOLoopBound<ServedClient>
     ) -> EventLoopFuture<Response> {
-        threadPool.runIfActive(eventLoop: eventLoop) {
+        let jar = state.jar
+        let generation = state.jarGeneration
+        return threadPool.runIfActive(eventLoop: eventLoop) {
             var parsed = format == .netscape ? NetscapeCookieFile.parse(text) : CookieJSONFile.parse(Data(text.utf8))
             // A batch's lines are numbered as in the whole file.
             if let offset = firstLine.map({ $0 - 1 }), offset > 0 {
                 for index in parsed.cookies.indices { parsed.cookies[index].line += offset }
                 for index in parsed.problems.indices { parsed.problems[index].line += offset }
             }
-            return ImportProgress(entries: parsed.cookies, problems: parsed.problems)
+            var trial = jar
+            guard Self.mayEvict(parsed.cookies, from: &trial) else {
+                var report = CookieImportReport()
+                report.problems = parsed.problems
+                return ImportProgress(
+                    plan: .entries(parsed.cookies),
+                    report: report,
+                    countsChunks: true,
+                    generation: nil
+                )
+            }
+            var report = trial.importCookies(parsed.cookies, problems: parsed.problems)
+            let changes = report.changes
+            report.changes = []
+            return ImportProgress(plan: .changes(changes), report: report, countsChunks: false, generation: generation)
         }.flatMap { progress in
             self.importChunks(progress, origin: origin)
         }
     }
 
-    /// An import under way: what is left to apply, and what the applied chunks came to.
+    /// Whether importing `entries` could take the jar past its total or a site's limit.
+    private static func mayEvict(_ entries: [NumberedCookie], from jar: inout CookieJar) -> Bool {
+        if jar.count + entries.count > jar.limits.total { return true }
+        var perSite: [String: Int] = [:]
+        for entry in entries {
+            let domain = entry.cookie.domain
+            let site = jar.publicSuffixes.registrableDomain(of: domain) ?? domain
+            perSite[site, default: 0] += 1
+        }
+        return perSite.contains { site, count in count + jar.cookieCount(forSiteOf: site) > jar.limits.perSite }
+    }
+
+    /// An import under way: what is left to apply, and what the file came to.
     struct ImportProgress: Sendable {
-        var entries: [NumberedCookie]
+        enum Plan: Sendable {
+            /// Cookies of the file, through the jar's rules.
+            case entries([NumberedCookie])
+            /// A trial's net change, applied as it is.
+            case changes([CookieChange])
+        }
+
+        var plan: Plan
+        var report: CookieImportReport
+        /// Whether the reply adds up the chunks (no trial) or is the trial's.
+        let countsChunks: Bool
+        /// The jar's generation the plan was made for (``StoreService/State/jarGeneration``).
+        var generation: UInt64?
         var next = 0
-        var report = CookieImportReport()
+        var chunkSize = StoreService.importChunkSizes.first
         var sequence: UInt64?
 
-        init(entries: [NumberedCookie], problems: [CookieFileProblem]) {
-            self.entries = entries
-            report.problems = problems
+        init(plan: Plan, report: CookieImportReport, countsChunks: Bool, generation: UInt64?) {
+            self.plan = plan
+            self.report = report
+            self.countsChunks = countsChunks
+            self.generation = generation
+        }
+
+        var isDone: Bool {
+            switch plan {
+            case .entries(let entries): next >= entries.count
+            case .changes(let changes): next >= changes.count
+            }
         }
 
         var response: Response {
@@ -66,18 +128,58 @@ extension StoreService {
         origin: NIOLoopBound<ServedClient>
     ) -> EventLoopFuture<Response> {
         var progress = progress
-        let end = min(progress.next + Self.importChunkSize, progress.entries.count)
-        let part = state.jar.importCookies(Array(progress.entries[progress.next..<end]))
-        progress.next = end
-        progress.report.imported += part.imported
-        progress.report.expired += part.expired
-        progress.report.problems += part.problems
+        let started = NIODeadline.now().uptimeNanoseconds
+        let changes: [CookieChange]
+        switch progress.plan {
+        case .changes(let planned) where state.jarGeneration == progress.generation:
+            let end = min(progress.next + progress.chunkSize, planned.count)
+            changes = Array(planned[progress.next..<end])
+            for change in changes {
+                switch change {
+                case .added(let cookie), .replaced(_, let cookie): state.jar.restore(cookie)
+                case .removed(let cookie, _): _ = state.jar.remove(cookie.identity)
+                }
+            }
+            progress.next = end
+        case .changes(let planned):
+            // Another write came in since the trial: what it kept goes through the jar's rules.
+            let kept = planned[progress.next...].compactMap { change -> NumberedCookie? in
+                switch change {
+                case .added(let cookie), .replaced(_, let cookie): NumberedCookie(line: 0, cookie: cookie)
+                case .removed: nil
+                }
+            }
+            progress.plan = .entries(kept)
+            progress.next = 0
+            return importChunks(progress, origin: origin)
+        case .entries(let entries):
+            let end = min(progress.next + progress.chunkSize, entries.count)
+            let part = state.jar.importCookies(Array(entries[progress.next..<end]))
+            progress.next = end
+            if progress.countsChunks {
+                progress.report.imported += part.imported
+                progress.report.expired += part.expired
+            }
+            // A cookie a trial kept may still be refused when another client changed the
+            // policy meanwhile.
+            progress.report.problems += part.problems
+            changes = part.changes
+        }
         do {
-            if let sequence = try commitCookies(part.changes, origin: origin.value) { progress.sequence = sequence }
+            if let sequence = try commitCookies(changes, origin: origin.value) { progress.sequence = sequence }
         } catch {
             return eventLoop.makeFailedFuture(error)
         }
-        guard progress.next < progress.entries.count else { return eventLoop.makeSucceededFuture(progress.response) }
+        progress.generation = state.jarGeneration
+        guard !progress.isDone else { return eventLoop.makeSucceededFuture(progress.response) }
+        let took = max(NIODeadline.now().uptimeNanoseconds - started, 1)
+        let sizes = Self.importChunkSizes
+        let fitting = Double(progress.chunkSize) * Double(Self.importChunkBudgetNanoseconds) / Double(took)
+        // Grows at most fourfold a step: one fast chunk (nothing to evict yet) is no promise.
+        progress.chunkSize = max(
+            sizes.smallest,
+            min(configuration.largestImportChunk, 4 * progress.chunkSize, Int(fitting))
+        )
         // Scheduled a moment later rather than submitted: the loop runs every submitted task
         // before it looks at its sockets again, so a chain of them would hold every other
         // client up until the import ended.

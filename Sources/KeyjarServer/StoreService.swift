@@ -11,7 +11,7 @@ import NIOPosix
 ///
 /// All of its state lives on one event loop, the one that also runs every client connection,
 /// so a request is read, applied, committed and answered without a thread hop. Every write is
-/// committed to SQLite (with its change-log entry, ~20–30 µs in WAL mode) before it is
+/// committed to SQLite (with its change-log entry) before it is
 /// acknowledged, and pushed to every subscriber (its writer before the acknowledgement, the
 /// others right after), so all clients see one order of changes.
 /// Secret Service calls, which cross D-Bus, run on a thread pool.
@@ -25,6 +25,9 @@ final class StoreService: Sendable {
         var pendingBroadcasts: [PendingBroadcast] = []
         var isFlushScheduled = false
         var lifecycle = ServiceLifecycle.serving
+        /// Counts the commits (and reloads) of the jar: a plan made on a copy of it holds while
+        /// this has not moved.
+        var jarGeneration: UInt64 = 0
         /// The end of the credential work queued so far (see ``StoreService/inCredentialLane(_:)``).
         var credentialLane: EventLoopFuture<Void>?
         /// Storage failures are logged at most once a second (a full disk fails every write).
@@ -208,6 +211,7 @@ final class StoreService: Sendable {
         flushBroadcasts()
         do {
             let events = try database.commit(writes)
+            state.jarGeneration &+= 1
             if configuration.checkpointPolicy.startsAtOnce(walFrames: database.walFrames) { checkpointInBackground() }
             broadcast(events, origin: origin)
             return events.last?.sequence
@@ -222,6 +226,7 @@ final class StoreService: Sendable {
         var reloaded = CookieJar(policy: policy, limits: state.jar.limits, publicSuffixes: state.jar.publicSuffixes)
         guard (try? database.forEachCookie({ reloaded.restore($0, isNew: true) })) != nil else { return }
         state.jar = reloaded
+        state.jarGeneration &+= 1
     }
 
     func storageFailure(_ error: any Error) -> WireError {

@@ -13,14 +13,14 @@ struct ProtocolSchemaTests {
         .deletingLastPathComponent().appendingPathComponent("Schemas/protocol.schema.json").path
 
     @Test func realMessagesMatchTheWrittenSchema() throws {
-        // A Secret Service of its own: `repairCredentials` removes every Keyjar password that
-        // this keyjard has no record of, which on the suite's shared one are other tests'.
-        let secrets = try PrivateSecretService()
-        let daemon = try DaemonProcess(environment: secrets.environment)
-        defer { #expect(daemon.stop() == 0) }
-        let client = try TestClient(socketPath: daemon.socketPath, hello: false)
+        // Passwords in a file of its own (the server in this process): `repairCredentials`
+        // removes every Keyjar password that this keyjard has no record of, which on the
+        // suite's shared Secret Service are other tests'.
+        let server = try InProcessServer()
+        defer { #expect(server.stop()) }
+        let client = try TestClient(socketPath: server.socketPath, hello: false)
         client.recordedPayloads = []
-        let watcher = try TestClient(socketPath: daemon.socketPath)
+        let watcher = try TestClient(socketPath: server.socketPath)
         watcher.recordedPayloads = []
         let space = ProtectionSpace(
             host: "schema.example",
@@ -64,7 +64,7 @@ struct ProtocolSchemaTests {
         for payload in received {
             lines.append(#"{"type":"ServerMessage","message":"# + String(decoding: payload, as: UTF8.self) + "}")
         }
-        let messages = daemon.directory.path("messages.jsonl")
+        let messages = server.directory.path("messages.jsonl")
         try lines.joined(separator: "\n").write(toFile: messages, atomically: true, encoding: .utf8)
 
         let validator = """

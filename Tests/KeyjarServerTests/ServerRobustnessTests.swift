@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import KeyjarCore
 import KeyjarProtocol
+import KeyjarServer
 import KeyjarTestSupport
 import Testing
 
@@ -48,9 +49,9 @@ struct ServerRobustnessTests {
     }
 
     @Test func malformedInputClosesOnlyThatConnection() throws {
-        let daemon = try DaemonProcess(arguments: ["--max-frame-bytes", "1048576"])
-        defer { #expect(daemon.stop() == 0) }
-        let bystander = try TestClient(socketPath: daemon.socketPath)
+        let server = try InProcessServer { $0.maximumFramePayload = 1_048_576 }
+        defer { #expect(server.stop()) }
+        let bystander = try TestClient(socketPath: server.socketPath)
         _ = try bystander.call(.subscribe(after: nil))
 
         let cases: [(String, [UInt8], UInt16)] = [
@@ -78,7 +79,7 @@ struct ServerRobustnessTests {
             ),
         ]
         for (name, bytes, code) in cases {
-            let attacker = try TestClient(socketPath: daemon.socketPath, hello: false)
+            let attacker = try TestClient(socketPath: server.socketPath, hello: false)
             try attacker.sendRaw(bytes)
             let reply = try attacker.receive(timeout: 5)
             guard case .failure(_, let error)? = reply else {
@@ -90,18 +91,18 @@ struct ServerRobustnessTests {
         }
         // A truncated frame, then the peer hangs up.
         do {
-            let attacker = try TestClient(socketPath: daemon.socketPath, hello: false)
+            let attacker = try TestClient(socketPath: server.socketPath, hello: false)
             try attacker.sendRaw([0, 0, 1, 0, 1, 2, 3])
         }
         // Everyone else is still served, and sees the next change.
-        let writer = try TestClient(socketPath: daemon.socketPath)
+        let writer = try TestClient(socketPath: server.socketPath)
         #expect(try writer.setCookies(["after=1"], from: "https://example.com/") == [nil])
         guard case .event(let event)? = try bystander.nextPushed() else {
             Issue.record("the bystander missed the event")
             return
         }
         #expect(event.event.cookieChanges.map(\.cookie.name) == ["after"])
-        #expect(daemon.isRunning)
+        #expect(try TestClient(socketPath: server.socketPath).call(.status) != .ok)
     }
 
     @Test func aSecondKeyjardRefusesAndAStaleSocketIsReplaced() throws {

@@ -1,17 +1,20 @@
 import Foundation
+import KeyjarCodec
 import KeyjarCore
 import KeyjarProtocol
+import KeyjarServer
 import KeyjarTestSupport
 import Testing
 
-/// keyjard shares one store between clients and tells each about the others' changes.
+/// keyjard shares one store between clients and tells each about the others' changes (the
+/// server in this process, but for the restart, which needs a keyjard of its own).
 @Suite(.timeLimit(testTimeLimit))
 struct ServerSharingTests {
     @Test func clientsSeeEachOthersChanges() throws {
-        let daemon = try DaemonProcess()
-        defer { #expect(daemon.stop() == 0) }
-        let writer = try TestClient(socketPath: daemon.socketPath)
-        let watcher = try TestClient(socketPath: daemon.socketPath)
+        let server = try InProcessServer()
+        defer { #expect(server.stop()) }
+        let writer = try TestClient(socketPath: server.socketPath)
+        let watcher = try TestClient(socketPath: server.socketPath)
         guard case .subscribed(let start) = try watcher.call(.subscribe(after: nil)) else {
             Issue.record("subscribe failed")
             return
@@ -36,10 +39,10 @@ struct ServerSharingTests {
 
     @Test func writersGetTheirEventBeforeTheReplyAndEveryoneGetsEveryEventInOrder() throws {
         // Given two subscribed writers and a subscribed watcher
-        let daemon = try DaemonProcess()
-        defer { #expect(daemon.stop() == 0) }
-        let writers = [try TestClient(socketPath: daemon.socketPath), try TestClient(socketPath: daemon.socketPath)]
-        let watcher = try TestClient(socketPath: daemon.socketPath)
+        let server = try InProcessServer()
+        defer { #expect(server.stop()) }
+        let writers = [try TestClient(socketPath: server.socketPath), try TestClient(socketPath: server.socketPath)]
+        let watcher = try TestClient(socketPath: server.socketPath)
         var start: UInt64 = 0
         for client in writers + [watcher] {
             guard case .subscribed(let sequence) = try client.call(.subscribe(after: nil)) else {
@@ -84,10 +87,70 @@ struct ServerSharingTests {
         #expect(watched == Array((start + 1)...(start + UInt64(2 * perWriter))))
     }
 
+    /// An import into a full jar is planned on a copy of it. A cookie another client sets while
+    /// the plan is applied must survive, although the plan, made before, evicts its old copy.
+    @Test func anImportNeverUndoesAnotherClientsWrite() throws {
+        // Given a full jar (the default limits: 3,300) whose least recently used cookie is
+        // "keep", and imports applied 64 changes at a time (so that the test's write comes
+        // before the plan's last chunks)
+        let server = try InProcessServer { $0.largestImportChunk = 64 }
+        defer { #expect(server.stop()) }
+        let importer = try TestClient(socketPath: server.socketPath)
+        func file(_ cookies: [(name: String, site: String, lastAccess: Double)]) -> String {
+            let objects = cookies.map { cookie in
+                #"{"name":"\#(cookie.name)","value":"v","domain":"\#(cookie.site)","hostOnly":true,"path":"/","#
+                    + #""secure":false,"httpOnly":false,"sameSite":"Lax","creation":\#(cookie.lastAccess),"#
+                    + #""lastAccess":\#(cookie.lastAccess)}"#
+            }
+            return "[" + objects.joined(separator: ",") + "]"
+        }
+        let year2020 = 1_577_836_800.0
+        let year2021 = 1_609_459_200.0
+        let year2022 = 1_640_995_200.0
+        let full =
+            [("keep", "keep.example", year2020)]
+            + (0..<3_299).map { ("old\($0 % 40)", "old\($0 / 40).example", year2021 + Double($0)) }
+        _ = try importer.call(.importCookies(format: .json, text: file(full)), timeout: 60)
+        let watcher = try TestClient(socketPath: server.socketPath)
+        _ = try watcher.call(.subscribe(after: nil))
+
+        // When 5,000 more recent cookies are imported, and "keep" is set again once the
+        // import's first chunk is in
+        let more = (0..<5_000).map { ("new\($0 % 40)", "new\($0 / 40).example", year2022 + Double($0)) }
+        let reply = Reply()
+        let text = file(more)
+        let socketPath = server.socketPath
+        let thread = Thread {
+            reply.set(
+                Result {
+                    try TestClient(socketPath: socketPath).call(.importCookies(format: .json, text: text), timeout: 120)
+                }
+            )
+        }
+        thread.start()
+        guard case .event? = try watcher.nextPushed(timeout: 60) else {
+            Issue.record("no chunk of the import was committed")
+            return
+        }
+        let writer = try TestClient(socketPath: server.socketPath)
+        #expect(try writer.setCookies(["keep=live; Max-Age=86400"], from: "https://keep.example/") == [nil])
+        let result = try #require(reply.wait())
+        guard case .importReport(let imported, _, let problems, _) = try result.get() else {
+            Issue.record("expected an import report")
+            return
+        }
+        #expect(imported == 5_000 && problems.isEmpty)
+
+        // Then "keep", now the most recently used, is still there with its new value
+        let cookies = try importer.snapshot().cookies
+        #expect(cookies.first { $0.name == "keep" }?.value == "live")
+        #expect(cookies.count <= 3_300)
+    }
+
     @Test func rejectionsComeBackPerLineAndChangeNothing() throws {
-        let daemon = try DaemonProcess()
-        defer { #expect(daemon.stop() == 0) }
-        let client = try TestClient(socketPath: daemon.socketPath)
+        let server = try InProcessServer()
+        defer { #expect(server.stop()) }
+        let client = try TestClient(socketPath: server.socketPath)
         let outcomes = try client.setCookies(
             ["ok=1", "bad=1; Domain=com", "x=1; Secure"],
             from: "http://www.example.com/"
@@ -99,8 +162,8 @@ struct ServerSharingTests {
     }
 
     @Test func aSeparateProcessIsNotified() throws {
-        let daemon = try DaemonProcess()
-        defer { #expect(daemon.stop() == 0) }
+        let server = try InProcessServer()
+        defer { #expect(server.stop()) }
         // A Python process subscribes and prints the first event it gets.
         let script = """
             import socket, struct, json, sys
@@ -123,14 +186,14 @@ struct ServerSharingTests {
             """
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", script, daemon.socketPath]
+        process.arguments = ["python3", "-c", script, server.socketPath]
         let output = Pipe()
         process.standardOutput = output
         try process.run()
         defer { if process.isRunning { process.terminate() } }
         let reader = output.fileHandleForReading
         #expect(readLine(reader) == "subscribed")
-        let client = try TestClient(socketPath: daemon.socketPath)
+        let client = try TestClient(socketPath: server.socketPath)
         try client.setCookies(["theme=dark"], from: "https://example.org/")
         let line = try #require(readLine(reader))
         let event = try JSONDecoder().decode(StoreEvent.self, from: Data(line.utf8))
@@ -190,5 +253,22 @@ struct ServerSharingTests {
             return
         }
         #expect(Set(snapshot.cookies.map(\.name)) == ["a", "b", "c"])
+    }
+}
+
+/// The import's reply, handed from its thread to the test.
+private final class Reply: @unchecked Sendable {
+    // @unchecked: `value` is written once, before `ready` is signalled, and read after.
+    private var value: Result<Response, any Error>?
+    private let ready = DispatchSemaphore(value: 0)
+
+    func set(_ result: Result<Response, any Error>) {
+        value = result
+        ready.signal()
+    }
+
+    func wait() -> Result<Response, any Error>? {
+        guard ready.wait(timeout: .now() + 120) == .success else { return nil }
+        return value
     }
 }

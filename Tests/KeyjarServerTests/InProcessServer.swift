@@ -1,0 +1,88 @@
+import Dispatch
+import Foundation
+import KeyjarServer
+import KeyjarTestSupport
+import Logging
+import Testing
+
+/// keyjard's server running inside the test process, as Hummingbird's tests run theirs: the
+/// real socket, database, secret store and protocol, with no process spawned. Protocol
+/// behaviour is tested this way; what needs a process of its own (signals, crashes, command-line
+/// options, start-up and shutdown) stays with `DaemonProcess`.
+final class InProcessServer: Sendable {
+    let directory: TemporaryDirectory
+    let socketPath: String
+    let databasePath: String
+    private let shutdown: AsyncStream<Void>.Continuation
+    private let finished = DispatchSemaphore(value: 0)
+    private let failure = Failure()
+
+    /// Passwords go to a 0600 file in the test's directory unless `secrets` says otherwise.
+    init(secrets: ServerConfiguration.Secrets? = nil, configure: (inout ServerConfiguration) -> Void = { _ in }) throws
+    {
+        directory = try TemporaryDirectory()
+        socketPath = directory.path("run/keyjar.sock")
+        databasePath = directory.path("data/store.sqlite3")
+        var configuration = ServerConfiguration(
+            socketPath: socketPath,
+            databasePath: databasePath,
+            secrets: secrets ?? .file(path: directory.path("secrets.json"))
+        )
+        configure(&configuration)
+        let (stream, continuation) = AsyncStream<Void>.makeStream()
+        shutdown = continuation
+        let ready = DispatchSemaphore(value: 0)
+        let finished = self.finished
+        let failure = self.failure
+        let logger = Logger(label: "keyjard-in-process") { _ in SwiftLogNoOpLogHandler() }
+        // On a queue of its own, not Swift's cooperative pool: the tests' synchronous bodies
+        // block that pool's few threads while they wait on this very server.
+        Task(executorPreference: ServerExecutor.shared) { [configuration] in
+            do {
+                try await KeyjarServer.run(
+                    configuration: configuration,
+                    logger: logger,
+                    shutdown: stream,
+                    ready: { _ in ready.signal() }
+                )
+            } catch {
+                failure.record(error)
+                ready.signal()
+            }
+            finished.signal()
+        }
+        guard ready.wait(timeout: .now() + 20) == .success else { throw TestSupportError("the server did not start") }
+        if let error = failure.error { throw TestSupportError("the server failed to start: \(error)") }
+    }
+
+    /// Stops it as keyjard stops on SIGTERM; true when it ended cleanly and removed its socket.
+    @discardableResult
+    func stop() -> Bool {
+        shutdown.yield()
+        shutdown.finish()
+        guard finished.wait(timeout: .now() + 10) == .success else { return false }
+        return failure.error == nil && !FileManager.default.fileExists(atPath: socketPath)
+    }
+
+    /// An error from the server task, kept for the test.
+    private final class Failure: @unchecked Sendable {
+        // @unchecked: every access goes through `lock`.
+        private let lock = NSLock()
+        private var value: (any Error)?
+
+        func record(_ error: any Error) { lock.withLock { value = error } }
+        var error: (any Error)? { lock.withLock { value } }
+    }
+}
+
+/// Runs the in-process servers' async code on a dispatch queue, off the cooperative pool.
+private final class ServerExecutor: TaskExecutor {
+    static let shared = ServerExecutor()
+    private let queue = DispatchQueue(label: "keyjard-in-process", attributes: .concurrent)
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        let executor = asUnownedTaskExecutor()
+        queue.async { job.runSynchronously(on: executor) }
+    }
+}
