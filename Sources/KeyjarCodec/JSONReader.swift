@@ -1,6 +1,6 @@
 import Foundation
 internal import Glibc
-package import KeyjarCore
+import KeyjarCore
 
 /// A parsed JSON value, for the hand-written fast paths of the wire protocol.
 ///

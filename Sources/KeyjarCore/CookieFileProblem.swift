@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// One line (or JSON entry) of a cookie file that was not imported, and why.
 public struct CookieFileProblem: Error, Sendable, Hashable, CustomStringConvertible {
