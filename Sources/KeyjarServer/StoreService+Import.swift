@@ -20,7 +20,7 @@ extension StoreService {
 
     /// Imports a cookie file (or one batch of it): parsed on the thread pool, then applied to
     /// the jar and committed in chunks, each its own transaction and event, with the other
-    /// clients' requests in between.
+    /// clients' requests in between (with nobody else connected, in one go).
     ///
     /// A file that could take the jar past a limit is first tried on a copy of the jar, off the
     /// loop: the trial gives the reply (what the file came to, as one import would) and the
@@ -40,6 +40,9 @@ extension StoreService {
     ) -> EventLoopFuture<Response> {
         let jar = state.jar
         let generation = state.jarGeneration
+        // With nobody else connected there is nobody to let in between chunks: the file is
+        // applied at once, as one transaction (no trial, no chunks to pay for).
+        let othersConnected = state.clients.count > 1
         return threadPool.runIfActive(eventLoop: eventLoop) {
             var parsed = format == .netscape ? NetscapeCookieFile.parse(text) : CookieJSONFile.parse(Data(text.utf8))
             // A batch's lines are numbered as in the whole file.
@@ -48,15 +51,17 @@ extension StoreService {
                 for index in parsed.problems.indices { parsed.problems[index].line += offset }
             }
             var trial = jar
-            guard Self.mayEvict(parsed.cookies, from: &trial) else {
+            guard othersConnected, Self.mayEvict(parsed.cookies, from: &trial) else {
                 var report = CookieImportReport()
                 report.problems = parsed.problems
-                return ImportProgress(
+                var progress = ImportProgress(
                     plan: .entries(parsed.cookies),
                     report: report,
                     countsChunks: true,
                     generation: nil
                 )
+                if !othersConnected { progress.chunkSize = .max }
+                return progress
             }
             var report = trial.importCookies(parsed.cookies, problems: parsed.problems)
             let changes = report.changes
@@ -132,7 +137,7 @@ extension StoreService {
         let changes: [CookieChange]
         switch progress.plan {
         case .changes(let planned) where state.jarGeneration == progress.generation:
-            let end = min(progress.next + progress.chunkSize, planned.count)
+            let end = progress.next + min(progress.chunkSize, planned.count - progress.next)
             changes = Array(planned[progress.next..<end])
             for change in changes {
                 switch change {
@@ -153,7 +158,7 @@ extension StoreService {
             progress.next = 0
             return importChunks(progress, origin: origin)
         case .entries(let entries):
-            let end = min(progress.next + progress.chunkSize, entries.count)
+            let end = progress.next + min(progress.chunkSize, entries.count - progress.next)
             let part = state.jar.importCookies(Array(entries[progress.next..<end]))
             progress.next = end
             if progress.countsChunks {
@@ -176,10 +181,11 @@ extension StoreService {
         let sizes = Self.importChunkSizes
         let fitting = Double(progress.chunkSize) * Double(Self.importChunkBudgetNanoseconds) / Double(took)
         // Grows at most fourfold a step: one fast chunk (nothing to evict yet) is no promise.
-        progress.chunkSize = max(
-            sizes.smallest,
-            min(configuration.largestImportChunk, 4 * progress.chunkSize, Int(fitting))
-        )
+        // Alone again (the others left), the rest goes at once.
+        progress.chunkSize =
+            state.clients.count > 1
+            ? max(sizes.smallest, min(configuration.largestImportChunk, 4 * progress.chunkSize, Int(fitting)))
+            : Int.max
         // Scheduled a moment later rather than submitted: the loop runs every submitted task
         // before it looks at its sockets again, so a chain of them would hold every other
         // client up until the import ended.

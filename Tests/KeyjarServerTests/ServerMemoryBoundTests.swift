@@ -191,7 +191,7 @@ struct ServerMemoryBoundTests {
         }
         #expect(try clients() == 1)
 
-        kill(watcher.processIdentifier, SIGSTOP)
+        #expect(stopProcess(watcher.processIdentifier))
         let writer = try TestClient(socketPath: daemon.socketPath)
         let value = String(repeating: "v", count: 3_000)
         for index in 0..<300 {

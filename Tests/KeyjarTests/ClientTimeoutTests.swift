@@ -18,7 +18,7 @@ struct ClientTimeoutTests {
         let client = try KeyjarClient(
             configuration: .init(socketPath: daemon.socketPath, autoStart: false, requestTimeout: 1)
         )
-        kill(daemon.pid, SIGSTOP)
+        #expect(stopProcess(daemon.pid))
         do {
             _ = try client.call(.status)
             Issue.record("a stopped keyjard answered")

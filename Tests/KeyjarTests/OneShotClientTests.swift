@@ -110,7 +110,7 @@ struct OneShotClientTests {
         }
         let client = try oneShot(daemon, timeout: 1)
         try client.storeCookies(["a=1"], for: try #require(URL(string: "https://example.com/")))
-        kill(daemon.pid, SIGSTOP)
+        #expect(stopProcess(daemon.pid))
         do {
             _ = try client.cookies()
             Issue.record("a stopped keyjard answered")
