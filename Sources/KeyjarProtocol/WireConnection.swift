@@ -9,6 +9,9 @@ public import Foundation
 /// let reply = try connection.call(.status)
 /// ```
 public final class WireConnection {
+    /// Sending goes through this copy, so that one thread may send while another receives
+    /// (the reader is mutated by every read).
+    private let socket: UnixSocket
     private var reader: ServerMessageReader
     private var nextID: UInt64 = 0
     /// Events and snapshots that arrived while waiting for a reply.
@@ -24,21 +27,22 @@ public final class WireConnection {
     /// Connects; with `hello`, also performs the handshake.
     public init(socketPath: String, hello: Bool = true, client: String = "keyjar-connection") throws {
         do {
-            reader = ServerMessageReader(socket: try UnixSocket.connect(path: socketPath))
+            socket = try UnixSocket.connect(path: socketPath)
         } catch {
             throw ConnectionError(error.description)
         }
+        reader = ServerMessageReader(socket: socket)
         if hello {
             let response = try call(.hello(version: ProtocolVersion.current, client: client))
             guard case .hello = response else { throw ConnectionError("unexpected hello reply \(response)") }
         }
     }
 
-    deinit { reader.socket.close() }
+    deinit { socket.close() }
 
     /// Sends raw bytes (for malformed-input tests).
     public func sendRaw(_ bytes: [UInt8]) throws {
-        try reader.socket.sendAll(bytes)
+        try socket.sendAll(bytes)
     }
 
     @discardableResult
