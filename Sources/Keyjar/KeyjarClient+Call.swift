@@ -121,8 +121,10 @@ extension KeyjarClient {
         awakeUntil: UInt64,
         deadline: Date
     ) -> ReadOutcome {
-        // A socket that was replaced meanwhile is not read: its descriptor may be reused.
-        guard receiver.reads(socket), !waiter.isFinished else { return .nothingYet }
+        // A socket that was replaced meanwhile is not read (its descriptor may be reused): the
+        // connection this call went out on is over, and its waiters were failed with it.
+        guard receiver.reads(socket) else { return .ended }
+        guard !waiter.isFinished else { return .nothingYet }
         do {
             let reply = try receiver.reader?.reply(to: id, awakeUntil: awakeUntil, deadline: deadline) { message in
                 handle(message)

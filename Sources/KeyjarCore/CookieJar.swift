@@ -104,8 +104,9 @@ public struct CookieJar: Sendable {
     // MARK: - Sites
 
     /// The registrable domain of `host`, or the host itself when it has none (IP addresses,
-    /// public suffixes, or an unavailable suffix list).
-    mutating func siteKey(for host: String) -> String {
+    /// public suffixes, or an unavailable suffix list): the site whose limit a cookie counts
+    /// against.
+    public mutating func siteKey(for host: String) -> String {
         if let cached = siteKeyCache[host] { return cached }
         let key = publicSuffixes.registrableDomain(of: host) ?? host
         if siteKeyCache.count >= max(Self.siteKeyCacheMinimumLimit, 2 * sites.count) {

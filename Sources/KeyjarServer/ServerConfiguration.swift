@@ -41,6 +41,8 @@ public struct ServerConfiguration: Sendable {
     /// The most cookie changes an import applies in one turn of the event loop (its chunks
     /// are otherwise sized to take about 2 ms each).
     public var largestImportChunk = 16_384
+    /// The pause between two chunks of an import, in which the loop serves the other clients.
+    public var importChunkPause: Duration = .microseconds(20)
     public var expiryInterval: Duration
 
     public init(

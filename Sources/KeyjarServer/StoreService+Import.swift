@@ -15,8 +15,6 @@ extension StoreService {
     /// The first chunk's size, and the smallest of the later ones (the largest is
     /// ``ServerConfiguration/largestImportChunk``).
     static let importChunkSizes = (first: 256, smallest: 32)
-    /// The pause between two chunks, in which the loop serves the other clients' sockets.
-    static let importPause = TimeAmount.microseconds(20)
 
     /// Imports a cookie file (or one batch of it): parsed on the thread pool, then applied to
     /// the jar and committed in chunks, each its own transaction and event, with the other
@@ -76,11 +74,7 @@ extension StoreService {
     private static func mayEvict(_ entries: [NumberedCookie], from jar: inout CookieJar) -> Bool {
         if jar.count + entries.count > jar.limits.total { return true }
         var perSite: [String: Int] = [:]
-        for entry in entries {
-            let domain = entry.cookie.domain
-            let site = jar.publicSuffixes.registrableDomain(of: domain) ?? domain
-            perSite[site, default: 0] += 1
-        }
+        for entry in entries { perSite[jar.siteKey(for: entry.cookie.domain), default: 0] += 1 }
         return perSite.contains { site, count in count + jar.cookieCount(forSiteOf: site) > jar.limits.perSite }
     }
 
@@ -191,7 +185,7 @@ extension StoreService {
         // client up until the import ended.
         let service = NIOLoopBound(self, eventLoop: eventLoop)
         let remaining = progress
-        return eventLoop.flatScheduleTask(in: Self.importPause) {
+        return eventLoop.flatScheduleTask(in: TimeAmount(configuration.importChunkPause)) {
             service.value.importChunks(remaining, origin: origin)
         }.futureResult
     }

@@ -16,17 +16,7 @@ struct ChallengeParserFuzzTests {
     static let alphabet = Array("=,; \"\\\t/+-_~.aZ09".utf8) + [0x00, 0x01, 0x0D, 0x0A, 0x7F, 0xC3, 0xA9, 0xFF]
 
     static func mutate(_ input: String, using random: inout SplitMix64) -> String {
-        var bytes = Array(input.utf8)
-        for _ in 0..<Int.random(in: 1...6, using: &random) {
-            let position = bytes.isEmpty ? 0 : Int.random(in: 0..<bytes.count, using: &random)
-            switch Int.random(in: 0..<4, using: &random) {
-            case 0 where !bytes.isEmpty: bytes.remove(at: position)
-            case 1: bytes.insert(alphabet.randomElement(using: &random) ?? 0, at: position)
-            case 2 where !bytes.isEmpty: bytes[position] = UInt8.random(in: 0...255, using: &random)
-            default: bytes.insert(contentsOf: bytes.dropFirst(position).prefix(8), at: position)
-            }
-        }
-        return String(decoding: bytes, as: UTF8.self)
+        Mutation.mutate(input, alphabet: alphabet, using: &random)
     }
 
     static func isToken(_ text: String) -> Bool {

@@ -91,9 +91,12 @@ struct ServerSharingTests {
     /// the plan is applied must survive, although the plan, made before, evicts its old copy.
     @Test func anImportNeverUndoesAnotherClientsWrite() throws {
         // Given a full jar (the default limits: 3,300) whose least recently used cookie is
-        // "keep", and imports applied 64 changes at a time (so that the test's write comes
-        // before the plan's last chunks)
-        let server = try InProcessServer { $0.largestImportChunk = 64 }
+        // "keep", and imports applied 32 changes at a time, 5 ms apart (so that the test's write
+        // comes well before the plan's last chunks, even under a sanitizer)
+        let server = try InProcessServer {
+            $0.largestImportChunk = 32
+            $0.importChunkPause = .milliseconds(5)
+        }
         defer { #expect(server.stop()) }
         let importer = try TestClient(socketPath: server.socketPath)
         func file(_ cookies: [(name: String, site: String, lastAccess: Double)]) -> String {
@@ -113,6 +116,7 @@ struct ServerSharingTests {
         _ = try importer.call(.importCookies(format: .json, text: file(full)), timeout: 60)
         let watcher = try TestClient(socketPath: server.socketPath)
         _ = try watcher.call(.subscribe(after: nil))
+        let writer = try TestClient(socketPath: server.socketPath)
 
         // When 5,000 more recent cookies are imported, and "keep" is set again once the
         // import's first chunk is in
@@ -132,14 +136,24 @@ struct ServerSharingTests {
             Issue.record("no chunk of the import was committed")
             return
         }
-        let writer = try TestClient(socketPath: server.socketPath)
-        #expect(try writer.setCookies(["keep=live; Max-Age=86400"], from: "https://keep.example/") == [nil])
+        let set = try writer.call(
+            .setCookies(
+                headers: ["keep=live; Max-Age=86400"],
+                context: WireCookieContext(url: "https://keep.example/")
+            )
+        )
+        guard case .cookieOutcomes([nil], let written?) = set else {
+            Issue.record("expected the cookie stored, got \(set)")
+            return
+        }
         let result = try #require(reply.wait())
-        guard case .importReport(let imported, _, let problems, _) = try result.get() else {
-            Issue.record("expected an import report")
+        guard case .importReport(let imported, _, let problems, let lastChunk?) = try result.get() else {
+            Issue.record("expected an import report with a sequence")
             return
         }
         #expect(imported == 5_000 && problems.isEmpty)
+        // The write was served between the import's chunks, not after the whole import
+        #expect(written < lastChunk, "the write (\(written)) waited for the import (\(lastChunk))")
 
         // Then "keep", now the most recently used, is still there with its new value
         let cookies = try importer.snapshot().cookies

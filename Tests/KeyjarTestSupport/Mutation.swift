@@ -3,9 +3,15 @@ import Foundation
 /// Mutations for the randomised tests of parsers and decoders: a few byte edits of a valid
 /// input (deletions, insertions from bytes that parsers care about, overwrites, repeats).
 public enum Mutation {
+    /// Bytes that cookie parsers care about.
     public static let alphabet: [UInt8] = Array("=;, \t\"./-_:aZ0\u{1}\r\n\u{7F}\u{0}".utf8) + [0xC3, 0xA9, 0xFF]
 
-    public static func mutate(_ input: String, using random: inout SplitMix64) -> String {
+    /// One to six edits of `input`, inserting bytes of `alphabet`.
+    public static func mutate(
+        _ input: String,
+        alphabet: [UInt8] = Mutation.alphabet,
+        using random: inout SplitMix64
+    ) -> String {
         var bytes = Array(input.utf8)
         for _ in 0..<Int.random(in: 1...6, using: &random) {
             let position = bytes.isEmpty ? 0 : Int.random(in: 0..<bytes.count, using: &random)
