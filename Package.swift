@@ -94,7 +94,11 @@ let package = Package(
         // The wire format between clients and keyjard: frames and versioned messages.
         .target(
             name: "KeyjarProtocol",
-            dependencies: ["KeyjarCore", "KeyjarCodec", .product(name: "NIOCore", package: "swift-nio")],
+            dependencies: [
+                "KeyjarCore", "KeyjarCodec",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Atomics", package: "swift-atomics"),
+            ],
             swiftSettings: swiftSettings
         ),
         // keyjard's server: the socket, the connections, the service that owns the store.

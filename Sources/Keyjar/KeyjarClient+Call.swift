@@ -22,30 +22,37 @@ extension KeyjarClient {
         var isFinished: Bool { isReady.load(ordering: .acquiring) }
     }
 
+    /// What a call sends: a request, or the replica's synchronisation (see
+    /// ``sendSynchronisation(for:onlyWhenChanged:)``).
+    enum Outgoing {
+        case request(Request)
+        case synchronisation
+    }
+
     /// Sends a request and waits for its reply: where every typed request meets the wire.
-    /// - Throws: `.unreachable` at once when a replica client is disconnected (a one-shot
-    ///   client connects again first); `.refused` with keyjard's reason; `.timedOut`.
+    /// - Throws: `.unreachable` at once when a listening client is disconnected (its reader
+    ///   thread is reconnecting; any other client connects again first); `.refused` with
+    ///   keyjard's reason; `.timedOut`.
     package func call(_ request: Request) throws(KeyjarClientError) -> Response {
-        if !configuration.keepsReplica { _ = try connectedSocket() }
+        try call(sending: .request(request))
+    }
+
+    func call(sending outgoing: Outgoing) throws(KeyjarClientError) -> Response {
+        let readsOwnReplies = !hasReaderThread.load(ordering: .acquiring)
+        if readsOwnReplies { _ = try connectedSocket() }
         let waiter = Waiter()
-        let prepared = state.withLock { state -> (UnixSocket, UInt64)? in
-            guard let socket = state.socket, !state.closed else { return nil }
-            state.nextID += 1
-            state.waiters[state.nextID] = waiter
-            return (socket, state.nextID)
+        var (socket, id, sent) = try send(outgoing, for: waiter)
+        if !sent, readsOwnReplies {
+            // A connection keyjard closed (it restarted) fails the first send, so the request
+            // never arrived: it goes once more, on a new connection.
+            state.withLock { _ = $0.waiters.removeValue(forKey: id) }
+            disconnected(socket)
+            _ = try connectedSocket()
+            (socket, id, sent) = try send(outgoing, for: waiter)
         }
-        guard let (socket, id) = prepared else {
-            throw KeyjarClientError(code: .unreachable, message: "not connected to keyjard (reconnecting)")
-        }
-        var frame = Framing.frame(MessageCoding.encode(ClientMessage(id: id, request: request)))
-        let sent: Bool = sendLock.withLock { count in
-            count += 1
-            return (try? socket.sendAll(frame)) != nil
-        }
-        Framing.wipe(&frame, upTo: frame.count)
         if !sent {
             state.withLock { _ = $0.waiters.removeValue(forKey: id) }
-            if !configuration.keepsReplica { disconnected(socket) }
+            if readsOwnReplies { disconnected(socket) }
             throw KeyjarClientError(code: .unreachable, message: "the connection to keyjard was lost")
         }
         guard let result = wait(for: waiter, id: id, on: socket) else {
@@ -58,16 +65,47 @@ extension KeyjarClient {
         return try result.get()
     }
 
+    /// Registers `waiter` under a new id and sends the request; `sent` false when the socket
+    /// refused it.
+    private func send(
+        _ outgoing: Outgoing,
+        for waiter: Waiter
+    ) throws(KeyjarClientError) -> (socket: UnixSocket, id: UInt64, sent: Bool) {
+        let unreachable = KeyjarClientError(code: .unreachable, message: "not connected to keyjard (reconnecting)")
+        switch outgoing {
+        case .synchronisation:
+            guard let result = sendSynchronisation(for: waiter, onlyWhenChanged: false) else { throw unreachable }
+            return result
+        case .request(let request):
+            let prepared = state.withLock { state -> (UnixSocket, UInt64)? in
+                guard let socket = state.socket, !state.closed else { return nil }
+                state.nextID += 1
+                state.waiters[state.nextID] = waiter
+                return (socket, state.nextID)
+            }
+            guard let (socket, id) = prepared else { throw unreachable }
+            var frame = Framing.frame(MessageCoding.encode(ClientMessage(id: id, request: request)))
+            let sent: Bool = sendLock.withLock { count in
+                count += 1
+                return (try? socket.sendAll(frame)) != nil
+            }
+            Framing.wipe(&frame, upTo: frame.count)
+            return (socket, id, sent)
+        }
+    }
+
     /// The caller's reply; nil after the request timeout.
     ///
-    /// A one-shot client reads it here. With a reader thread, the caller first stays awake
+    /// Without a reader thread (a one-shot client, a replica that does not listen) the caller
+    /// reads it here; a reader thread started meanwhile hands it over instead, releasing the
+    /// receive lock after each message. With a reader thread, the caller first stays awake
     /// for it (``UnixSocket/awakeForReply``), reading it here when no other thread reads, or
     /// seeing the reader thread hand it over when that thread is waiting in the socket (as it
     /// is whenever the client is idle), rather than sleep and be woken across CPUs; then
     /// sleeps until it comes.
     private func wait(for waiter: Waiter, id: UInt64, on socket: UnixSocket) -> Result<Response, KeyjarClientError>? {
         let deadline = Date().addingTimeInterval(configuration.requestTimeout)
-        if !configuration.keepsReplica {
+        if !hasReaderThread.load(ordering: .acquiring) {
             let awakeUntil = monotonicNanoseconds() + UnixSocket.awakeForReply
             while !waiter.isFinished, deadline.timeIntervalSinceNow > 0 {
                 let outcome = receiving.lock.withLock { receiver in

@@ -22,9 +22,10 @@ extension KeyjarClient {
     }
 
     /// Connects, greets, and with a replica brings it up to date: a snapshot the first time,
-    /// the missed events (or a snapshot when too old) after a reconnect. Runs before the socket
-    /// is shared, so it reads its replies itself.
-    func connectAndSynchronise(after sequence: UInt64?) throws(KeyjarClientError) -> ServerMessageReader {
+    /// the missed events (or a snapshot when too old) after a reconnect; then subscribes while
+    /// the client listens, else follows. Runs before the socket is shared, so it reads its
+    /// replies itself.
+    func connectAndSynchronise(after sequence: UInt64?) throws(KeyjarClientError) -> Connected {
         let socket: UnixSocket
         do {
             socket = try UnixSocket.connect(path: configuration.socketPath)
@@ -70,21 +71,27 @@ extension KeyjarClient {
             }
             return reply
         }
+        var listens: Bool?
         do throws(KeyjarClientError) {
             _ = try exchange(.hello(version: ProtocolVersion.current, client: configuration.clientName))
-            if !configuration.keepsReplica {
-                // Requests only: nothing to download, nothing pushed.
-            } else if let sequence {
-                _ = try exchange(.subscribe(after: sequence))
-            } else {
-                guard case .snapshot(let snapshot) = try exchange(.snapshot) else {
-                    throw KeyjarClientError(
-                        code: .protocolViolation,
-                        message: "keyjard answered snapshot with something else"
-                    )
+            if configuration.keepsReplica {
+                // keyjard made its page before it took connections.
+                mapSequencePage()
+                var after = sequence
+                if after == nil {
+                    guard case .snapshot(let snapshot) = try exchange(.snapshot) else {
+                        throw KeyjarClientError(
+                            code: .protocolViolation,
+                            message: "keyjard answered snapshot with something else"
+                        )
+                    }
+                    apply(snapshot)
+                    after = snapshot.sequence
                 }
-                apply(snapshot)
-                _ = try exchange(.subscribe(after: snapshot.sequence))
+                let listening = state.withLock { $0.listens }
+                let from = after ?? 0
+                _ = try exchange(listening ? .subscribe(after: from) : .follow(after: from))
+                listens = listening
             }
             while missedLargeChange {
                 missedLargeChange = false
@@ -101,7 +108,14 @@ extension KeyjarClient {
             throw error
         }
         // The reader may already hold what keyjard sent right after the subscribe reply.
-        return reader
+        return Connected(reader: reader, listens: listens)
+    }
+
+    /// A connection ready to share, and whether keyjard was told to push every change to it
+    /// (nil for a one-shot client).
+    struct Connected {
+        var reader: ServerMessageReader
+        var listens: Bool?
     }
 
     /// A reader's failure as the client's error.
@@ -119,8 +133,11 @@ extension KeyjarClient {
         }
     }
 
-    /// Makes a connected socket the current one, for callers and the reader thread alike.
-    func install(_ reader: ServerMessageReader) {
+    /// Makes a connected socket the current one, for callers and the reader thread alike; then
+    /// tells keyjard again whether to push everything if that changed during the handshake.
+    func install(_ connected: Connected) {
+        let listens = connected.listens
+        let reader = connected.reader
         let socket = reader.socket
         receiving.lock.withLock { receiver in
             receiver.reader = reader
@@ -128,13 +145,18 @@ extension KeyjarClient {
             // not when the next message arrives.
             if dispatchBuffered(&receiver) == .ended { socket.shutdownBoth() }
         }
-        state.withLock { $0.socket = socket }
+        state.withLock { state in
+            state.socket = socket
+            state.connectionListens = listens
+        }
+        if listens != nil { _ = sendSynchronisation(for: nil, onlyWhenChanged: true) }
     }
 
     /// The connected socket; nil when disconnected or closed.
     func currentSocket() -> UnixSocket? { state.withLock { $0.closed ? nil : $0.socket } }
 
-    /// A one-shot client's socket, connecting again when the last connection was lost.
+    /// The socket of a client without a reader thread, connecting again (and, with a replica,
+    /// catching up from its sequence number) when the last connection was lost.
     func connectedSocket() throws(KeyjarClientError) -> UnixSocket {
         if let socket = currentSocket() { return socket }
         return try connectLock.withLock { (connections: inout Int) throws(KeyjarClientError) -> UnixSocket in
@@ -142,10 +164,13 @@ extension KeyjarClient {
                 throw KeyjarClientError(code: .unreachable, message: "the client was closed")
             }
             if let socket = currentSocket() { return socket }
-            let reader = try connectAndSynchronise(after: nil)
+            let after = configuration.keepsReplica ? state.withLock { $0.replica.sequence } : nil
+            let connected = try connectAndSynchronise(after: after)
+            let socket = connected.reader.socket
             connections += 1
-            install(reader)
-            return reader.socket
+            install(connected)
+            announcePending()
+            return socket
         }
     }
 
@@ -153,6 +178,7 @@ extension KeyjarClient {
     /// in the socket without holding the client, so an idle client costs no CPU and dropping
     /// it works: deinit shuts the socket, which wakes the thread.
     func startReaderThread() {
+        guard !hasReaderThread.exchange(true, ordering: .acquiringAndReleasing) else { return }
         let receiving = self.receiving
         Thread.detachNewThread { [weak self] in
             self?.readerThread.store(UInt(pthread_self()), ordering: .relaxed)
@@ -194,7 +220,7 @@ extension KeyjarClient {
         if let reconnected = try? connectAndSynchronise(after: lastSequence) {
             announcePending()
             guard !state.withLock({ $0.closed }) else {
-                reconnected.socket.close()
+                reconnected.reader.socket.close()
                 return false
             }
             install(reconnected)
@@ -220,6 +246,7 @@ extension KeyjarClient {
         let waiters = state.withLock { state -> [Waiter] in
             if state.socket?.descriptor == socket.descriptor { state.socket = nil }
             state.snapshotRequests.removeAll()
+            state.ignoredReplies.removeAll()
             defer { state.waiters.removeAll() }
             return Array(state.waiters.values)
         }

@@ -25,14 +25,15 @@ extension KeyjarClient {
     func handle(_ message: ServerMessage) {
         switch message {
         case .reply(let id, let response):
-            guard state.withLock({ $0.snapshotRequests.remove(id) == nil }) else {
+            switch state.withLock({ $0.takeInternalRequest(id) }) {
+            case .snapshot?:
                 if case .snapshot(let snapshot) = response { apply(snapshot) }
-                return
+            case .ignored?: break
+            case nil: resume(id, .success(response))
             }
-            resume(id, .success(response))
         case .failure(let id?, let error):
-            // A snapshot that failed: the replica catches up at the next reconnection.
-            guard state.withLock({ $0.snapshotRequests.remove(id) == nil }) else { return }
+            // A snapshot that failed: the replica catches up at the next lookup or reconnection.
+            guard state.withLock({ $0.takeInternalRequest(id) }) == nil else { return }
             resume(id, .failure(KeyjarClientError(code: .refused, message: error.message, wireCode: error.code)))
         case .failure(nil, let error):
             // The connection itself failed: keyjard closes it; the client connects again.
@@ -63,6 +64,11 @@ extension KeyjarClient {
         if !sent { socket.shutdownBoth() }
     }
 
+    /// A request the client sent for itself, whose reply no caller waits for.
+    enum InternalRequest {
+        case snapshot, ignored
+    }
+
     func resume(_ id: UInt64, _ result: Result<Response, KeyjarClientError>) {
         state.withLock { $0.waiters.removeValue(forKey: id) }?.finish(result)
     }
@@ -73,5 +79,14 @@ extension KeyjarClient {
             return Array(state.waiters.values)
         }
         for waiter in waiters { waiter.finish(result) }
+    }
+}
+
+extension KeyjarClient.State {
+    /// Forgets request `id` if the client sent it for itself, saying which kind it was.
+    mutating func takeInternalRequest(_ id: UInt64) -> KeyjarClient.InternalRequest? {
+        if snapshotRequests.remove(id) != nil { return .snapshot }
+        if ignoredReplies.remove(id) != nil { return .ignored }
+        return nil
     }
 }

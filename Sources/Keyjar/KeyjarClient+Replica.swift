@@ -13,19 +13,16 @@ extension KeyjarClient {
 
     /// A change to announce (notification, change streams) once no lock is held, in order.
     enum Announcement: Sendable {
-        case event(SequencedEvent, [AsyncStream<SequencedEvent>.Continuation])
+        case event(SequencedEvent, [AsyncStream<SequencedEvent>.Continuation], notifies: Bool)
         case resynchronised
     }
-
-    /// Reads the replica under its lock.
-    func withReplica<T>(_ body: (inout Replica) -> T) -> T { state.withLock { body(&$0.replica) } }
 
     func apply(_ snapshot: StoreSnapshot) {
         var jar = CookieJar(policy: snapshot.policy)
         for cookie in snapshot.cookies { jar.restore(cookie, isNew: true) }
         state.withLock { state in
             state.replica = Replica(jar: jar, credentials: snapshot.credentials, sequence: snapshot.sequence)
-            state.announcements.append(.resynchronised)
+            if state.postsNotifications { state.announcements.append(.resynchronised) }
         }
     }
 
@@ -47,7 +44,12 @@ extension KeyjarClient {
             case .credentials(let changes):
                 for change in changes { Self.apply(change, to: &state.replica.credentials) }
             }
-            state.announcements.append(.event(event, Array(state.listeners.values)))
+            // Nothing to announce unless something listens (a catching-up lookup's events).
+            if state.postsNotifications || !state.listeners.isEmpty {
+                state.announcements.append(
+                    .event(event, Array(state.listeners.values), notifies: state.postsNotifications)
+                )
+            }
         }
     }
 
@@ -88,9 +90,9 @@ extension KeyjarClient {
         while let current = batch {
             for announcement in current {
                 switch announcement {
-                case .event(let event, let listeners):
+                case .event(let event, let listeners, let notifies):
                     for listener in listeners { listener.yield(event) }
-                    KeyjarNotifications.post(event, from: self)
+                    if notifies { KeyjarNotifications.post(event, from: self) }
                 case .resynchronised:
                     KeyjarNotifications.postResynchronised(self)
                 }

@@ -7,14 +7,21 @@ import Synchronization
 /// A process's connection to keyjard, in one of two modes.
 ///
 /// **With a replica** (the default, what an application's cookie storage uses): a local copy
-/// of the shared cookie jar, policy and credential list (never passwords), kept current by
-/// keyjard's change events, which a reader thread applies. Reads (a Cookie header, the cookie
-/// list) are answered from the replica, never waiting on the socket. Writes go to keyjard and
-/// return once committed; the replica already holds their result then (keyjard sends a change's
-/// event before its reply), so a process reads its own writes at once, and every other process
-/// as soon as the event reaches it. When keyjard goes away the reader reconnects with backoff
-/// and resynchronises from the last sequence number it saw, so no change is missed; calls made
-/// meanwhile fail at once with `.unreachable`.
+/// of the shared cookie jar, policy and credential list (never passwords). Reads (a Cookie
+/// header, the cookie list) are answered from the replica. Before each one the client compares
+/// its replica's sequence number with keyjard's last committed one, which keyjard publishes in
+/// a shared page beside its socket (``SequencePage``): one atomic load. When another process
+/// has changed something since, the lookup first catches up (one round trip for the missed
+/// events), so a lookup that starts after any process's write was acknowledged sees it. Writes
+/// go to keyjard and return once committed, the replica already holding their result.
+///
+/// Nothing else happens while the process does not *listen*: keyjard sends it no changes and
+/// no thread of it wakes up, whatever other processes do. It listens while a ``changes()``
+/// stream is open or after ``startPostingNotifications()``: keyjard then pushes every change, a
+/// reader thread applies it and announces it, in order, with its sequence number; when the
+/// connection is lost that thread reconnects with backoff and resynchronises from the last
+/// sequence number it saw, so no change is missed. A client that does not listen connects
+/// again on its next call.
 ///
 /// **One-shot** (``Configuration/keepsReplica`` off: `keyjar`, git's credential helper): no
 /// snapshot, no subscription, no thread. Each call sends its request and reads its reply on the
@@ -22,7 +29,8 @@ import Synchronization
 ///
 /// If no keyjard answers, one is started (unless `KEYJAR_NO_AUTOSTART=1`). The typed requests
 /// (cookies, credentials, policy, status, import and export) are in the extensions
-/// `KeyjarClient+Cookies`, `+Credentials` and `+Service`.
+/// `KeyjarClient+Cookies`, `+Credentials` and `+Service`; listening and catching up are in
+/// `KeyjarClient+Listening`.
 ///
 /// ```swift
 /// let client = try KeyjarClient(configuration: .init(keepsReplica: false))
@@ -36,9 +44,9 @@ public final class KeyjarClient: Sendable {
         public var autoStart: Bool
         public var clientName: String
         public var requestTimeout: TimeInterval
-        /// Keep a replica of the jar and subscribe to changes (what lookups, notifications and
-        /// change streams need), with a thread that applies them. Off for a one-shot client
-        /// that only sends requests: nothing is downloaded or pushed, and no thread runs.
+        /// Keep a replica of the jar (what lookups, notifications and change streams need).
+        /// Off for a one-shot client that only sends requests: nothing is downloaded or pushed,
+        /// and no thread runs.
         public var keepsReplica: Bool
 
         public init(
@@ -67,11 +75,31 @@ public final class KeyjarClient: Sendable {
         var waiters: [UInt64: Waiter] = [:]
         /// Snapshots asked for after a change too large to push; their replies replace the replica.
         var snapshotRequests: Set<UInt64> = []
+        /// Replies nobody waits for (a change of listening sent without waiting).
+        var ignoredReplies: Set<UInt64> = []
         var listeners: [UUID: AsyncStream<SequencedEvent>.Continuation] = [:]
+        var postsNotifications = false
+        /// keyjard's page of its last committed sequence number; nil for a one-shot client, or
+        /// when keyjard has none (then the client always listens, to stay current).
+        var page: SequencePage.Reader?
+        /// Whether the current connection was last told to push everything (subscribe) or
+        /// only this client's own writes (follow); nil before it was told either.
+        var connectionListens: Bool?
         var closed = false
         /// Announcements not yet made, oldest first; `announcing` while a thread makes them.
         var announcements: [Announcement] = []
         var announcing = false
+
+        /// Whether keyjard should push every change: something listens, or there is no other
+        /// way to know of changes.
+        var listens: Bool { postsNotifications || !listeners.isEmpty || page == nil }
+
+        /// Whether the replica holds everything keyjard has committed (as far as it can know).
+        @inline(__always)
+        var isCurrent: Bool {
+            guard let page else { return true }
+            return page.latest == replica.sequence
+        }
     }
 
     public let configuration: Configuration
@@ -79,8 +107,11 @@ public final class KeyjarClient: Sendable {
     /// Taken before `state` when both are needed, never the other way round. The reader thread
     /// holds it while it waits in the socket; any other thread only ever tries it.
     let receiving = ReceiveSide()
-    /// The reader thread's `pthread_self()`; 0 for a one-shot client.
+    /// The reader thread's `pthread_self()`; 0 until it runs.
     let readerThread = Atomic<UInt>(0)
+    /// Set once a reader thread is started (it then reads every reply); callers read their own
+    /// replies before.
+    let hasReaderThread = Atomic(false)
     /// Serialises frames written by several threads; holds how many were sent (a lock around
     /// an empty value shares its address with the lock's own fields, which ThreadSanitizer
     /// then mistook for a race).
@@ -88,8 +119,8 @@ public final class KeyjarClient: Sendable {
     /// Serialises a one-shot client's reconnections; holds how many were made.
     let connectLock = Locked(0)
 
-    /// Connects (starting keyjard if allowed and needed); with a replica, also loads it,
-    /// subscribes and starts the reader thread.
+    /// Connects (starting keyjard if allowed and needed); with a replica, also loads it (and,
+    /// when keyjard publishes no sequence page, listens, as the only way to stay current).
     /// - Throws: ``KeyjarClientError`` with code `.unreachable` when no keyjard can be reached.
     public init(configuration: Configuration = Configuration()) throws(KeyjarClientError) {
         self.configuration = configuration
@@ -97,10 +128,9 @@ public final class KeyjarClient: Sendable {
         // would be loaded for nothing.
         let jar = configuration.keepsReplica ? CookieJar() : CookieJar(publicSuffixes: .unavailable())
         state = Locked(State(replica: Replica(jar: jar)))
-        let reader = try connectAndSynchronise(after: nil)
-        install(reader)
+        install(try connectAndSynchronise(after: nil))
         announcePending()
-        if configuration.keepsReplica { startReaderThread() }
+        if state.withLock({ $0.connectionListens == true }) { startReaderThread() }
     }
 
     deinit {
@@ -124,18 +154,49 @@ public final class KeyjarClient: Sendable {
     public var isConnected: Bool { state.withLock { $0.socket != nil } }
 
     /// Every change as it is applied to this process's replica: what changed, its cause, its
-    /// sequence number. Each call returns a new stream. A one-shot client has no replica: its
-    /// streams stay empty.
+    /// sequence number. Each call returns a new stream; while one is open the process listens
+    /// (keyjard pushes every change to it). A one-shot client has no replica: its streams stay
+    /// empty.
     public func changes() -> AsyncStream<SequencedEvent> {
         let (stream, continuation) = AsyncStream.makeStream(
             of: SequencedEvent.self,
             bufferingPolicy: .bufferingNewest(4096)
         )
+        guard configuration.keepsReplica else {
+            continuation.finish()
+            return stream
+        }
         let id = UUID()
         state.withLock { $0.listeners[id] = continuation }
         continuation.onTermination = { [weak self] _ in
-            self?.state.withLock { _ = $0.listeners.removeValue(forKey: id) }
+            guard let self else { return }
+            state.withLock { _ = $0.listeners.removeValue(forKey: id) }
+            updateListening()
         }
+        updateListening()
         return stream
     }
+
+    /// Posts every change on `NotificationCenter.default` under Apple's names
+    /// (``KeyjarNotifications``) from now on; the process listens until
+    /// ``stopPostingNotifications()``. Off by default: a process that never looks at
+    /// notifications is then not woken by every other process's change.
+    public func startPostingNotifications() {
+        guard configuration.keepsReplica else { return }
+        state.withLock { $0.postsNotifications = true }
+        updateListening()
+    }
+
+    /// Stops posting notifications; the process stops listening unless a ``changes()`` stream
+    /// is open.
+    public func stopPostingNotifications() {
+        state.withLock { $0.postsNotifications = false }
+        updateListening()
+    }
+
+    /// Whether changes are posted as notifications.
+    public var postsNotifications: Bool { state.withLock { $0.postsNotifications } }
+
+    /// Whether keyjard pushes every change to this process (see ``changes()``).
+    public var isListening: Bool { state.withLock { $0.connectionListens == true } }
 }

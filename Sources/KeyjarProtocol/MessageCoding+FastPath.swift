@@ -89,6 +89,11 @@ extension MessageCoding {
             writer.raw(#","client":"#)
             writer.write(string: client)
             writer.raw("}}}")
+        case .follow(let after):
+            // A replica that does not listen sends one before a lookup after another's change.
+            writer.raw(#","request":{"follow":{"after":"#)
+            writer.write(integer: after)
+            writer.raw("}}}")
         case .credentialChoice(let space):
             writer.raw(#","request":{"credentialChoice":{"space":"#)
             writer.write(space: space)
@@ -138,6 +143,10 @@ extension MessageCoding {
                 writer.raw("}}")
             case .ok:
                 writer.raw(#"{"ok":{}}"#)
+            case .subscribed(let sequence):
+                writer.raw(#"{"subscribed":{"sequence":"#)
+                writer.write(integer: sequence)
+                writer.raw("}}")
             case .committed(let sequence):
                 writer.raw(#"{"committed":{"#)
                 writer.write(optionalSequence: sequence, leadingComma: false)
@@ -342,6 +351,9 @@ extension ClientMessage {
                 return nil
             }
             self.init(id: id, request: .hello(version: version, client: client))
+        case "follow":
+            guard bodyKeys == ["after"], let after = body["after"]?.uint64 else { return nil }
+            self.init(id: id, request: .follow(after: after))
         case "credentialChoice":
             guard bodyKeys == ["space"], let spaceJSON = body["space"], let space = ProtectionSpace(json: spaceJSON)
             else {
@@ -443,6 +455,9 @@ extension Response {
             self = .hello(version: version, server: server, sequence: sequence)
         case "ok" where keys.isEmpty:
             self = .ok
+        case "subscribed" where keys == ["sequence"]:
+            guard let sequence = body["sequence"]?.uint64 else { return nil }
+            self = .subscribed(sequence: sequence)
         case "committed" where keys.allSatisfy({ $0 == "sequence" }):
             guard let sequence = sequence() else { return nil }
             self = .committed(sequence: sequence)

@@ -1,10 +1,14 @@
 public import KeyjarCodec
 public import KeyjarCore
 
-/// The protocol version this build speaks; a hello with another is refused with
-/// ``WireError/unsupportedVersion``.
+/// The protocol version this build speaks; a hello with a version keyjard does not support is
+/// refused with ``WireError/unsupportedVersion``.
+///
+/// Version 2 added ``Request/follow(after:)`` and the sequence page (``SequencePage``); a
+/// version-1 client, which always subscribes, is still served.
 public enum ProtocolVersion {
-    public static let current = 1
+    public static let current = 2
+    public static let supported = 1...2
 }
 
 /// A request and its id, from client to keyjard. The first must be ``Request/hello(version:client:)``.
@@ -47,6 +51,11 @@ public enum Request: Sendable, Hashable, Codable {
     /// Start receiving events. With `after`, first the events after that sequence number, or
     /// a `snapshot` event when they are no longer kept; then every new event.
     case subscribe(after: UInt64?)
+    /// Keep a replica current without listening (version 2): first the events after `after`
+    /// (or a `snapshot` when they are no longer kept), then, instead of every change, only this
+    /// connection's own writes, each preceded by whatever it missed since the last event it was
+    /// sent. Ends a subscription. Replied to with `subscribed`, after everything it sent.
+    case follow(after: UInt64)
     case snapshot
     case status
 

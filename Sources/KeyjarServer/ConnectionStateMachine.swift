@@ -43,13 +43,14 @@ struct ConnectionStateMachine {
                     WireError(code: WireError.handshakeRequired, message: "the first request must be hello")
                 )
             }
-            guard version == ProtocolVersion.current else {
+            guard ProtocolVersion.supported.contains(version) else {
                 return close(
                     id: message.id,
                     WireError(
                         code: WireError.unsupportedVersion,
                         message:
-                            "protocol version \(version) is not supported; this keyjard speaks \(ProtocolVersion.current)"
+                            "protocol version \(version) is not supported; this keyjard speaks "
+                            + "\(ProtocolVersion.supported.lowerBound) to \(ProtocolVersion.supported.upperBound)"
                     )
                 )
             }

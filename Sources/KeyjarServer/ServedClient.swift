@@ -23,6 +23,9 @@ final class ServedClient {
     let pid: Int32
     let channel: any Channel
     let gate: ReadGate
+    /// While the client follows (``Request/follow(after:)``): the sequence number of the last
+    /// event it was sent, so that its next write's events come after what it missed.
+    var followedTo: UInt64?
     private let limits: Limits
     private var pendingMessages = 0
     private var pendingBytes = 0

@@ -241,10 +241,12 @@ extension StoreService {
             return .hello(
                 version: version,
                 server: KeyjarServer.version,
-                sequence: (try? database.latestSequence()) ?? 0
+                sequence: state.latestSequence
             )
         case .subscribe(let after):
             return try subscribe(client, after: after)
+        case .follow(let after):
+            return try follow(client, after: after)
         case .snapshot:
             return .snapshot(snapshot: try snapshot())
 

@@ -28,6 +28,10 @@ final class StoreService: Sendable {
         /// Counts the commits (and reloads) of the jar: a plan made on a copy of it holds while
         /// this has not moved.
         var jarGeneration: UInt64 = 0
+        /// The last committed sequence number (what the sequence page shows).
+        var latestSequence: UInt64
+        /// The latest events, framed, for replicas that catch up.
+        var recentEvents: RecentEvents
         /// The end of the credential work queued so far (see ``StoreService/inCredentialLane(_:)``).
         var credentialLane: EventLoopFuture<Void>?
         /// Storage failures are logged at most once a second (a full disk fails every write).
@@ -35,9 +39,11 @@ final class StoreService: Sendable {
         var storageFailuresNotLogged = 0
         let inbound: InboundBudget
 
-        init(jar: CookieJar, inbound: InboundBudget) {
+        init(jar: CookieJar, inbound: InboundBudget, latestSequence: UInt64) {
             self.jar = jar
             self.inbound = inbound
+            self.latestSequence = latestSequence
+            recentEvents = RecentEvents(latest: latestSequence, byteLimit: StoreService.recentEventBytes)
         }
     }
 
@@ -50,7 +56,12 @@ final class StoreService: Sendable {
     /// competing at full priority delayed the event loop's fan-out to a hundred subscribers.
     let checkpointThread: NIOThreadPool
     let logger: Logger
+    /// Where clients read the last committed sequence number (``SequencePage``).
+    let sequencePage: SequencePage.Publisher
     private let box: NIOLoopBoundBox<State>
+
+    /// What the ring of recent events may hold: a replica that missed more reads the log.
+    static let recentEventBytes = 1 << 20
 
     /// The state; only on the event loop (checked).
     var state: State { box.value }
@@ -74,8 +85,13 @@ final class StoreService: Sendable {
         var jar = CookieJar(policy: try database.policy(), limits: configuration.limits)
         // Rows are unique by identity (the table's primary key).
         try database.forEachCookie { jar.restore($0, isNew: true) }
+        let latest = try database.latestSequence()
+        sequencePage = try SequencePage.Publisher(
+            path: SequencePage.path(forSocket: configuration.socketPath),
+            sequence: latest
+        )
         box = NIOLoopBoundBox.makeBoxSendingValue(
-            State(jar: jar, inbound: InboundBudget(limit: configuration.inboundBudget)),
+            State(jar: jar, inbound: InboundBudget(limit: configuration.inboundBudget), latestSequence: latest),
             eventLoop: eventLoop
         )
     }
@@ -99,12 +115,15 @@ final class StoreService: Sendable {
     /// read-your-writes) and to every other subscriber just after the reply: an acknowledgement
     /// does not wait for a hundred other sockets. Order is kept: whatever keyjard does next
     /// (another request, a subscription, the next commit) first finishes these broadcasts, so
-    /// every subscriber still sees every event in sequence order.
-    private func broadcast(_ events: [StoreDatabase.LoggedEvent], origin: ServedClient?) {
+    /// every subscriber still sees every event in sequence order. A writer that follows
+    /// (``Request/follow(after:)``) gets its events too, after whatever it missed.
+    private func broadcast(_ events: [StoreDatabase.LoggedEvent], origin: ServedClient?, previous: UInt64) {
         let writer = origin.flatMap { state.subscribers[$0.id] }
+        let follower = writer == nil ? origin.flatMap { $0.followedTo == nil ? nil : $0 } : nil
+        // A follower that has everything before these events gets them as they are.
+        let direct = writer ?? (follower?.followedTo == previous ? follower : nil)
         // Nobody else to tell (a later subscriber reads these from the change log).
         let othersListen = state.subscribers.count > (writer == nil ? 0 : 1)
-        guard writer != nil || othersListen else { return }
         for event in events {
             // The logged JSON is wrapped as it is: no event is encoded twice. One too large to
             // push (a big import's) becomes a marker; subscribers fetch a snapshot.
@@ -113,8 +132,20 @@ final class StoreService: Sendable {
                 ? MessageCoding.encode(ServerMessage.resynchronise(sequence: event.sequence))
                 : Array(MessageCoding.eventPayload(sequence: event.sequence, eventJSON: event.json).utf8)
             let frame = ByteBuffer(framing: payload, allocator: ByteBufferAllocator())
-            if let writer { deliver(frame, to: writer) }
+            state.recentEvents.append(sequence: event.sequence, frame: frame)
+            if let direct { deliver(frame, to: direct) }
             if othersListen { state.pendingBroadcasts.append(PendingBroadcast(frame: frame, sentTo: writer?.id)) }
+        }
+        if let follower, let last = events.last?.sequence {
+            if direct == nil, let missedSince = follower.followedTo {
+                do {
+                    try sendEvents(after: missedSince, to: follower)
+                } catch {
+                    // It reconnects and catches up from what it has.
+                    follower.close()
+                }
+            }
+            follower.followedTo = last
         }
         guard !state.isFlushScheduled, !state.pendingBroadcasts.isEmpty else { return }
         state.isFlushScheduled = true
@@ -147,38 +178,55 @@ final class StoreService: Sendable {
     func subscribe(_ client: ServedClient, after sequence: UInt64?) throws(WireError) -> Response {
         // Events committed before this request reach the client through the log below, never twice.
         flushBroadcasts()
-        let latest: UInt64
-        do {
-            latest = try database.latestSequence()
-            if let sequence {
-                // The missed events, unless they could never fit the client's queue (then its
-                // replica is sent whole). A replay cut short by a full queue closes the
-                // connection: a gap nobody sees would stay; reconnecting, the client asks for
-                // the rest from the last event it got.
-                let missed = try database.events(after: sequence).map { events in
-                    events.map { MessageCoding.encode(ServerMessage.event(event: $0)) }
-                }
-                if let missed, missed.reduce(0, { $0 + $1.count }) <= configuration.clientQueueBytes {
-                    for payload in missed where !client.send(encoded: payload) {
-                        client.close()
-                        throw WireError(
-                            code: WireError.overloaded,
-                            message: "the missed events did not fit the client's queue"
-                        )
-                    }
-                } else if !client.send(encoded: try snapshotMessage()) {
-                    client.close()
-                    throw WireError(code: WireError.overloaded, message: "the snapshot did not fit the client's queue")
-                }
+        if let sequence { try sendEvents(after: sequence, to: client) }
+        // On the event loop nothing can commit between the events sent above and this line.
+        client.followedTo = nil
+        state.subscribers.insert(client)
+        return .subscribed(sequence: state.latestSequence)
+    }
+
+    /// Ends a subscription, if any, and brings the client's replica up to date: from now on it
+    /// is sent only its own writes (``broadcast(_:origin:previous:)``).
+    func follow(_ client: ServedClient, after sequence: UInt64) throws(WireError) -> Response {
+        // What was pending for it as a subscriber is in what follows (or it already has it).
+        state.subscribers.remove(id: client.id)
+        try sendEvents(after: sequence, to: client)
+        client.followedTo = state.latestSequence
+        return .subscribed(sequence: state.latestSequence)
+    }
+
+    /// Sends `client` every event after `sequence`: from memory when the ring holds them, else
+    /// from the change log; the whole state when the log no longer has them either, or they
+    /// could never fit the client's queue. Events that do not fit close the connection (a gap
+    /// nobody sees would stay; reconnecting, the client asks for the rest from the last event
+    /// it got).
+    func sendEvents(after sequence: UInt64, to client: ServedClient) throws(WireError) {
+        guard sequence != state.latestSequence else { return }
+        // A sequence number from the future (another database's) gets the whole state.
+        if sequence < state.latestSequence, let held = state.recentEvents.frames(after: sequence) {
+            for entry in held where !client.send(framed: entry.frame) {
+                client.close()
+                throw WireError(code: WireError.overloaded, message: "the missed events did not fit the client's queue")
             }
-        } catch let error as WireError {
-            throw error
+            return
+        }
+        let missed: [[UInt8]]?
+        do {
+            missed = try database.events(after: sequence).map { events in
+                events.map { MessageCoding.encode(ServerMessage.event(event: $0)) }
+            }
         } catch {
             throw storageFailure(error)
         }
-        // On the event loop nothing can commit between the read above and this line.
-        state.subscribers.insert(client)
-        return .subscribed(sequence: latest)
+        if let missed, missed.reduce(0, { $0 + $1.count }) <= configuration.clientQueueBytes {
+            for payload in missed where !client.send(encoded: payload) {
+                client.close()
+                throw WireError(code: WireError.overloaded, message: "the missed events did not fit the client's queue")
+            }
+        } else if !client.send(encoded: try snapshotMessage()) {
+            client.close()
+            throw WireError(code: WireError.overloaded, message: "the snapshot did not fit the client's queue")
+        }
     }
 
     /// The whole state as a pushed `snapshot` message (cookies written by the fast encoder).
@@ -192,7 +240,7 @@ final class StoreService: Sendable {
                 cookies: state.jar.allCookies,
                 policy: state.jar.policy,
                 credentials: try database.credentialRecords(),
-                sequence: try database.latestSequence()
+                sequence: state.latestSequence
             )
         } catch {
             throw storageFailure(error)
@@ -212,8 +260,14 @@ final class StoreService: Sendable {
         do {
             let events = try database.commit(writes)
             state.jarGeneration &+= 1
+            let previous = state.latestSequence
+            if let last = events.last?.sequence {
+                state.latestSequence = last
+                // Before any reply or event leaves: a process told of this commit finds it here.
+                sequencePage.publish(last)
+            }
             if configuration.checkpointPolicy.startsAtOnce(walFrames: database.walFrames) { checkpointInBackground() }
-            broadcast(events, origin: origin)
+            broadcast(events, origin: origin, previous: previous)
             return events.last?.sequence
         } catch {
             reloadJar()
@@ -227,6 +281,13 @@ final class StoreService: Sendable {
         guard (try? database.forEachCookie({ reloaded.restore($0, isNew: true) })) != nil else { return }
         state.jar = reloaded
         state.jarGeneration &+= 1
+        // A commit that failed may still have reached the disk (an error after COMMIT): the
+        // log says where the sequence stands.
+        if let latest = try? database.latestSequence(), latest != state.latestSequence {
+            state.latestSequence = latest
+            state.recentEvents.reset(latest: latest)
+            sequencePage.publish(latest)
+        }
     }
 
     func storageFailure(_ error: any Error) -> WireError {
@@ -321,7 +382,7 @@ final class StoreService: Sendable {
             schemaVersion: StoreDatabase.schemaVersion,
             cookieCount: state.jar.count,
             credentialCount: (try? database.credentialRecords().count) ?? 0,
-            sequence: (try? database.latestSequence()) ?? 0,
+            sequence: state.latestSequence,
             secretsBackend: backend,
             secretsHealthy: healthy,
             secretsDetail: detail,

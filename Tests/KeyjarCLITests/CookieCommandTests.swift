@@ -150,7 +150,8 @@ struct CookieCommandTests {
     }
 
     /// One change too large to push (3,000 cookies of 500 bytes inserted at once, over 1 MiB
-    /// of event): subscribers get a marker, catch up from a snapshot, and end with keyjard's jar.
+    /// of event): subscribers get a marker, catch up from a snapshot, and end with keyjard's jar;
+    /// so does a replica that does not listen, at its next lookup.
     @Test func aChangeTooLargeToPushSendsSubscribersToASnapshot() throws {
         let daemon = try DaemonProcess()
         defer { #expect(daemon.stop() == 0) }
@@ -161,10 +162,14 @@ struct CookieCommandTests {
         )
         let value = String(repeating: "v", count: 500)
         let cookies = (0..<3_000).map { Cookie(name: "n", value: value, domain: "site\($0).example", hostOnly: false) }
+        let reader = try SharedCookieStorage(configuration: .init(socketPath: daemon.socketPath, autoStart: false))
         let outcomes = try writer.insertCookies(cookies)
         #expect(outcomes.allSatisfy { $0 == nil }, "\(outcomes.compactMap { $0 }.prefix(3))")
         #expect(eventuallyTrue { subscriber.cookies.count == 3_000 })
         #expect(resynchronised.count > 0)
+        // A replica that does not listen catches up on its first lookup, snapshot included.
+        #expect(!reader.client.isListening)
+        #expect(reader.cookies.count == 3_000)
     }
 
     @Test func jsonExportImportsIntoAnotherStoreUnchanged() throws {
@@ -212,6 +217,7 @@ final class ResynchronisationCounter: @unchecked Sendable {
     private var observer: (any NSObjectProtocol)?
 
     init(client: KeyjarClient) {
+        client.startPostingNotifications()
         observer = NotificationCenter.default.addObserver(
             forName: KeyjarNotifications.resynchronised,
             object: client,

@@ -128,6 +128,8 @@ import Testing
         for text in awkward.prefix(3) {
             messages.append(ClientMessage(id: 0, request: .hello(version: 1, client: text)))
         }
+        messages.append(ClientMessage(id: 50, request: .follow(after: 0)))
+        messages.append(ClientMessage(id: 51, request: .follow(after: UInt64.max)))
         return messages
     }()
 
@@ -148,6 +150,8 @@ import Testing
         [
             .reply(id: 0, response: .ok), .reply(id: UInt64.max, response: .committed(sequence: nil)),
             .reply(id: 3, response: .committed(sequence: UInt64.max)),
+            .reply(id: 11, response: .subscribed(sequence: 0)),
+            .reply(id: 12, response: .subscribed(sequence: UInt64.max)),
             .reply(id: 4, response: .cookieHeader(header: nil)),
             .reply(id: 5, response: .cookieOutcomes(outcomes: [], sequence: nil)),
             .reply(

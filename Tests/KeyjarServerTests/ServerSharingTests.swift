@@ -228,6 +228,73 @@ struct ServerSharingTests {
         }
     }
 
+    /// A follower (a replica that does not listen) is sent nothing while others write; its
+    /// own write brings what it missed first, then its own event, all before the reply; a
+    /// `follow` brings it up to date; `subscribe` makes it a subscriber again.
+    @Test func aFollowerGetsOnlyItsOwnWritesAfterWhatItMissed() throws {
+        let server = try InProcessServer()
+        defer { #expect(server.stop()) }
+        let follower = try TestClient(socketPath: server.socketPath)
+        let other = try TestClient(socketPath: server.socketPath)
+        try other.setCookies(["a=1"], from: "https://example.com/")
+        guard case .subscribed(let start) = try follower.call(.subscribe(after: nil)),
+            case .subscribed(let followed) = try follower.call(.follow(after: start))
+        else {
+            Issue.record("subscribe or follow failed")
+            return
+        }
+        #expect(followed == start && follower.pushed.isEmpty)
+
+        // Others' writes are not pushed to it...
+        try other.setCookies(["b=1"], from: "https://example.com/")
+        try other.setCookies(["c=1"], from: "https://example.com/")
+        _ = try follower.call(.policy)
+        #expect(follower.pushed.isEmpty, "\(follower.pushed)")
+        // ...until it writes: what it missed, then its own change, before the reply.
+        try follower.setCookies(["d=1"], from: "https://example.com/")
+        var consumed = 0
+        func drained() -> [(UInt64, [String])] {
+            defer { consumed = follower.pushed.count }
+            return follower.pushed[consumed...].compactMap { message in
+                guard case .event(let event) = message, case .cookies(let changes) = event.event else { return nil }
+                return (event.sequence, changes.map(\.cookie.name))
+            }
+        }
+        let afterWrite = drained()
+        #expect(afterWrite.map(\.0) == [start + 1, start + 2, start + 3])
+        #expect(afterWrite.map(\.1) == [["b"], ["c"], ["d"]])
+        // With nothing missed, its next write brings its own change alone.
+        try follower.setCookies(["e=1"], from: "https://example.com/")
+        #expect(drained().map(\.0) == [start + 4])
+
+        // A follow catches it up from where it says it is; a sequence from another database
+        // gets the whole state.
+        try other.setCookies(["f=1"], from: "https://example.com/")
+        guard case .subscribed(let latest) = try follower.call(.follow(after: start + 4)) else {
+            Issue.record("follow failed")
+            return
+        }
+        #expect(latest == start + 5 && drained().map(\.1) == [["f"]])
+        _ = try follower.call(.follow(after: 1_000_000))
+        guard case .snapshot(let snapshot)? = follower.pushed.last else {
+            Issue.record("expected a snapshot, got \(follower.pushed)")
+            return
+        }
+        #expect(snapshot.cookies.count == 6 && snapshot.sequence == latest)
+
+        // Subscribing again: others' changes are pushed once more.
+        _ = try follower.call(.subscribe(after: latest))
+        let before = follower.pushed.count
+        try other.setCookies(["g=1"], from: "https://example.com/")
+        // Its next reply comes after the event (keyjard finishes a broadcast before the next request).
+        _ = try follower.call(.policy)
+        guard case .event(let event)? = follower.pushed.last else {
+            Issue.record("expected an event, got \(follower.pushed)")
+            return
+        }
+        #expect(event.sequence == latest + 1 && follower.pushed.count == before + 1)
+    }
+
     @Test func aReconnectingClientGetsExactlyWhatItMissed() throws {
         var daemon = try DaemonProcess()
         defer { #expect(daemon.stop() == 0) }

@@ -4,8 +4,10 @@
 //   KeyjarTestPeer watch                    print "watching", then the names in the first cookie change
 //   KeyjarTestPeer credential-users HOST PORT SCHEME REALM
 //                                           the users SharedCredentialStorage has for that Basic space
-//   KeyjarTestPeer threads <url>            a one-shot client, then a replica client: how many
-//                                           threads each added, and the header each read
+//   KeyjarTestPeer threads <url>            a one-shot client, a replica client, then the replica
+//                                           listening: how many threads each added, the header read
+//   KeyjarTestPeer lookups <url> [listen]   print "ready"; then for each line read, the Cookie
+//                                           header for <url> from the replica (listening if asked)
 import Foundation
 import FoundationNetworking
 import Keyjar
@@ -27,8 +29,11 @@ if arguments.first == "threads", arguments.count == 2, let url = URL(string: arg
         let replica = try KeyjarClient()
         let replicaHeader = SharedCookieStorage(client: replica).cookieHeader(for: url) ?? ""
         let afterReplica = threadCount()
+        replica.startPostingNotifications()
+        let afterListening = threadCount()
         print("one-shot \(afterOneShot - before) \(oneShotHeader) sequence \(oneShot.sequence)")
         print("replica \(afterReplica - afterOneShot) \(replicaHeader) sequence \(replica.sequence)")
+        print("listening \(afterListening - afterReplica) \(replica.isListening)")
         exit(0)
     } catch {
         FileHandle.standardError.write(Data("KeyjarTestPeer: \(error)\n".utf8))
@@ -43,6 +48,14 @@ do {
         guard let url = URL(string: arguments[1]) else { throw KeyjarClientError(code: .refused, message: "bad URL") }
         let outcomes = try storage.storeCookies(fromResponseHeaders: [arguments[2]], for: url, mainDocumentURL: nil)
         print(outcomes.first.flatMap { $0 } ?? "stored")
+    case "lookups" where arguments.count == 2 || (arguments.count == 3 && arguments[2] == "listen"):
+        guard let url = URL(string: arguments[1]) else { throw KeyjarClientError(code: .refused, message: "bad URL") }
+        if arguments.count == 3 { storage.client.startPostingNotifications() }
+        // Unbuffered: the test reads each answer before it sends the next line.
+        FileHandle.standardOutput.write(Data("ready\n".utf8))
+        while readLine() != nil {
+            FileHandle.standardOutput.write(Data(((storage.cookieHeader(for: url) ?? "") + "\n").utf8))
+        }
     case "header" where arguments.count == 2:
         guard let url = URL(string: arguments[1]) else { throw KeyjarClientError(code: .refused, message: "bad URL") }
         print(storage.cookieHeader(for: url) ?? "")

@@ -21,6 +21,7 @@ struct KeyjarClientReadingTests {
         let busy = try storage(for: daemon)
         let other = try storage(for: daemon)
         let stream = busy.client.changes()
+        busy.client.startPostingNotifications()
         let posted = Locked<[UInt64]>([])
         let observer = NotificationCenter.default.addObserver(
             forName: KeyjarNotifications.cookiesChanged,
@@ -82,6 +83,7 @@ struct KeyjarClientReadingTests {
             requestTimeout: 5
         )
         let watcher = SharedCookieStorage(client: try KeyjarClient(configuration: configuration))
+        watcher.client.startPostingNotifications()
         let writer = try storage(for: daemon)
         let outcome = Locked<String?>(nil)
         let observer = NotificationCenter.default.addObserver(
@@ -123,7 +125,8 @@ struct KeyjarClientReadingTests {
         let before = try #require(connectedClients())
         do {
             let client = try KeyjarClient(configuration: .init(socketPath: daemon.socketPath, autoStart: false))
-            #expect(client.isConnected)
+            client.startPostingNotifications()
+            #expect(client.isConnected && client.isListening)
             #expect(connectedClients() == before + 1)
             // Time for its reader thread to block in the socket.
             Thread.sleep(forTimeInterval: 0.05)

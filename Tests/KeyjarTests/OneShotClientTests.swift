@@ -29,11 +29,14 @@ struct OneShotClientTests {
         // When another process makes a one-shot client, then a replica client
         let lines = try runPeer(daemon, ["threads", "https://example.com/"]).split(separator: "\n")
         // Then the one-shot client added no thread and holds no replica (sequence 0), yet
-        // answered from keyjard; the replica client added its reader thread and a replica
+        // answered from keyjard; the replica client holds a replica but, not listening, added
+        // no thread either; listening added its reader thread
         #expect(lines.first == "one-shot 0 sid=1 sequence 0", "\(lines)")
-        let replica = try #require(lines.last?.split(separator: " "))
+        #expect(lines.count == 3 && lines[1] == "replica 0 sid=1 sequence 1", "\(lines)")
+        let listening = try #require(lines.last?.split(separator: " "))
         #expect(
-            replica.first == "replica" && (Int(replica[1]) ?? 0) >= 1 && replica[2] == "sid=1" && replica[4] == "1",
+            listening.count == 3 && listening[0] == "listening" && (Int(listening[1]) ?? 0) >= 1
+                && listening[2] == "true",
             "\(lines)"
         )
     }

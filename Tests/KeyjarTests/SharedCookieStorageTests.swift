@@ -28,6 +28,7 @@ struct SharedCookieStorageTests {
         let writer = try storage(for: daemon)
         let reader = try storage(for: daemon)
         let changes = reader.client.changes()
+        reader.client.startPostingNotifications()
         let observed = LockedCounter()
         let observer = NotificationCenter.default.addObserver(
             forName: KeyjarNotifications.cookiesChanged,
@@ -35,6 +36,15 @@ struct SharedCookieStorageTests {
             queue: nil
         ) { _ in observed.increment() }
         defer { NotificationCenter.default.removeObserver(observer) }
+        // A third client that never switched notifications on posts none, yet reads the change.
+        let quiet = try storage(for: daemon)
+        let quietObserved = LockedCounter()
+        let quietObserver = NotificationCenter.default.addObserver(
+            forName: KeyjarNotifications.cookiesChanged,
+            object: quiet.client,
+            queue: nil
+        ) { _ in quietObserved.increment() }
+        defer { NotificationCenter.default.removeObserver(quietObserver) }
 
         let site = try #require(URL(string: "https://www.example.com/app"))
         #expect(
@@ -57,6 +67,8 @@ struct SharedCookieStorageTests {
         #expect(eventually { observed.value == 1 })
         #expect(reader.cookieHeader(for: try #require(URL(string: "https://example.com/"))) == "sid=42")
         #expect(reader.cookies.map(\.name) == ["sid"])
+        #expect(quiet.cookies.map(\.name) == ["sid"])
+        #expect(quietObserved.value == 0 && !quiet.client.isListening)
 
         // Deleting and policy changes travel the same way.
         try writer.setCookieAcceptPolicy(.noThirdParty)
@@ -142,14 +154,18 @@ struct SharedCookieStorageTests {
         #expect(header.output == "fromA=1; fromB=2\n")
     }
 
-    @Test func aClientResynchronisesWhenKeyjardRestarts() throws {
+    /// Across a restart of keyjard: a client that listens reconnects by itself and announces
+    /// every change in order; one that does not connects again at its next lookup or call.
+    @Test(arguments: [false, true]) func aClientResynchronisesWhenKeyjardRestarts(listening: Bool) async throws {
         let daemon = try DaemonProcess()
         let client = try storage(for: daemon)
+        let stream = listening ? client.client.changes() : nil
+        #expect(client.client.isListening == listening)
         let site = try #require(URL(string: "https://example.net/"))
         try client.storeCookies(fromResponseHeaders: ["before=1; Max-Age=600"], for: site, mainDocumentURL: nil)
         #expect(daemon.stop() == 0)
         // While keyjard is away, calls fail at once with a typed error; reads still answer.
-        #expect(eventually { !client.client.isConnected })
+        if listening { #expect(eventually { !client.client.isConnected }) }
         do {
             try client.storeCookies(fromResponseHeaders: ["during=1"], for: site, mainDocumentURL: nil)
             Issue.record("a write succeeded with keyjard stopped")
@@ -162,11 +178,23 @@ struct SharedCookieStorageTests {
         defer { #expect(restarted.stop() == 0) }
         let other = try storage(for: restarted)
         try other.storeCookies(fromResponseHeaders: ["after=1; Max-Age=600"], for: site, mainDocumentURL: nil)
-        // The first client reconnects by itself and catches up on what it missed.
-        #expect(eventually(timeout: 15) { client.cookieHeader(for: site) == "before=1; after=1" })
+        if listening {
+            // The first client reconnects by itself and catches up on what it missed.
+            #expect(eventually(timeout: 15) { client.client.isConnected && client.client.sequence == 2 })
+        }
+        #expect(client.cookieHeader(for: site) == "before=1; after=1")
         #expect(client.client.isConnected)
         try client.storeCookies(fromResponseHeaders: ["again=1; Max-Age=600"], for: site, mainDocumentURL: nil)
-        #expect(eventually { other.cookieHeader(for: site) == "before=1; after=1; again=1" })
+        #expect(other.cookieHeader(for: site) == "before=1; after=1; again=1")
+        if let stream {
+            var names: [(UInt64, String)] = []
+            for await event in stream {
+                guard case .cookies(let changes) = event.event else { continue }
+                names.append((event.sequence, changes.map(\.cookie.name).joined(separator: ",")))
+                if names.count == 3 { break }
+            }
+            #expect(names.map(\.0) == [1, 2, 3] && names.map(\.1) == ["before", "after", "again"])
+        }
     }
 
     @Test func withoutAutoStartAnAbsentKeyjardIsAClearError() throws {
