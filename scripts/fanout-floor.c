@@ -12,6 +12,7 @@
 //
 // It prints the median and p99 over all subscribers, the median by place in the writer's order
 // (the first subscriber is written to first), and the CPU each side spends per change.
+// `keyjar-bench client` compiles and runs it (processes mode) right after its own fan-out.
 #include <linux/futex.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -116,5 +117,9 @@ int main(int argc, char **argv) {
         printf(" #%d %.0f", place, column[EVENTS / 2] / 1e3);
     }
     printf(" (us)\n");
+    // The place `keyjar-bench client` calls B (its peers.count / 2), for its ratio.
+    memcpy(column, latency + (subscribers / 2) * EVENTS, sizeof column);
+    qsort(column, EVENTS, sizeof(double), compare);
+    printf("place #%d (the middle): median %.0f us\n", subscribers / 2, column[EVENTS / 2] / 1e3);
     return 0;
 }

@@ -155,8 +155,8 @@ public final class KeyjarClient: Sendable {
 
     /// Every change as it is applied to this process's replica: what changed, its cause, its
     /// sequence number. Each call returns a new stream; while one is open the process listens
-    /// (keyjard pushes every change to it). A one-shot client has no replica: its streams stay
-    /// empty.
+    /// (keyjard pushes every change to it). A one-shot client has no replica: its streams end
+    /// at once.
     public func changes() -> AsyncStream<SequencedEvent> {
         let (stream, continuation) = AsyncStream.makeStream(
             of: SequencedEvent.self,

@@ -2,7 +2,9 @@ public import Foundation
 import KeyjarCore
 
 /// Posts keyjard's changes on `NotificationCenter.default` under Apple's names, so code written
-/// for `HTTPCookieStorage` and `URLCredentialStorage` notifications keeps working.
+/// for `HTTPCookieStorage` and `URLCredentialStorage` notifications keeps working, once a
+/// client was asked to: ``KeyjarClient/startPostingNotifications()``. (Without it a process
+/// is not woken for other processes' changes at all.)
 public enum KeyjarNotifications {
     public static let cookiesChanged = Notification.Name(StoreEvent.cookiesChangedNotification)
     public static let acceptPolicyChanged = Notification.Name(StoreEvent.acceptPolicyChangedNotification)

@@ -6,8 +6,10 @@ import Synchronization
 /// The user's shared cookie jar, shaped like Foundation's `HTTPCookieStorage` but shared by
 /// every process through keyjard, persistent, and correct by RFC 6265bis.
 ///
-/// Lookups answer from this process's replica; changes are committed by keyjard before the
-/// call returns and reach every other process as a notification.
+/// Lookups answer from this process's replica, which first catches up when another process
+/// has changed something; changes are committed by keyjard before the call returns, and are
+/// seen by every lookup that starts after that, in any process (and announced to the processes
+/// that listen: ``KeyjarClient/changes()``, ``KeyjarClient/startPostingNotifications()``).
 ///
 /// ```swift
 /// let storage = try SharedCookieStorage()

@@ -29,11 +29,13 @@ func runClientBenchmark() throws {
     let reader = SharedCookieStorage(client: try KeyjarClient(configuration: configuration))
     print("client_replica_memory_10k: \(String(format: "%.2f", Double(heapBytesInUse() - heapBefore) / 1_048_576)) MB")
 
-    // For profiling one part alone (`perf record`): KEYJAR_BENCH_CLIENT_ONLY=write or notify
+    // For profiling one part alone (`perf record`): KEYJAR_BENCH_CLIENT_ONLY=write, fresh or notify
     // skips the others; KEYJAR_BENCH_CLIENT_COUNT sets how many writes or events.
     let environment = ProcessInfo.processInfo.environment
     let only = environment["KEYJAR_BENCH_CLIENT_ONLY"]
     let count = Int(environment["KEYJAR_BENCH_CLIENT_COUNT"] ?? "")
+
+    if only == "fresh" { return try runFreshReadBenchmark(socketPath: daemon.socketPath) }
 
     let urls = (0..<500).compactMap { URL(string: "https://www.site\($0).com/some/path") }
     var samples: [UInt64] = []
@@ -57,7 +59,10 @@ func runClientBenchmark() throws {
         if index >= 500 { writes.append(nanoseconds() - start) }
     }
     if only == "write" { return }
-    if only == nil { report("client_set_cookie_acked", samples: writes) }
+    if only == nil {
+        report("client_set_cookie_acked", samples: writes)
+        try runFreshReadBenchmark(socketPath: daemon.socketPath)
+    }
 
     // A writes, B (one of 100 connected clients) is notified; and every one of the 99 others.
     // Each of the 99 is its own process, as on a real desktop: 99 clients in one process would
@@ -66,6 +71,7 @@ func runClientBenchmark() throws {
     // The lookup client leaves, so that exactly 100 are connected: the writer and the 99.
     reader.client.close()
     let events = only == "notify" ? count ?? 500 : 500
+    let spacing = Int(environment["KEYJAR_BENCH_CLIENT_SPACING_US"] ?? "") ?? 3_000
     let peers = try (0..<99).map { _ in try NotifyPeer(socketPath: daemon.socketPath, events: events) }
     guard let site = URL(string: "https://notify.test/") else { throw BenchmarkError("bad URL") }
     var starts: [UInt64: UInt64] = [:]
@@ -76,7 +82,7 @@ func runClientBenchmark() throws {
         // A change every 3 ms (KEYJAR_BENCH_CLIENT_SPACING_US): time for 99 processes on 2
         // cores to take each one, so this measures latency, not a backlog. (Longer pauses do
         // not lower it on this VM: idle vCPUs and cold caches make each wake-up dearer.)
-        usleep(UInt32(environment["KEYJAR_BENCH_CLIENT_SPACING_US"] ?? "") ?? 3_000)
+        usleep(UInt32(spacing))
     }
     // keyjard tells the oldest connection first, and each peer connected after the one before
     // it, so a peer's index is its place in the fan-out. B is the peer in the middle: a typical
@@ -110,7 +116,23 @@ func runClientBenchmark() throws {
     report("client_write_to_all_others_notified", samples: allLatencies)
     // What one change costs each receiving process: the sum over the 99 is what two cores
     // must get through before the last of them has it.
-    print("client_notified_cpu_per_change_per_process: \(peerCPU / UInt64(peers.count * events)) ns")
+    let cpuPerChange = peerCPU / UInt64(peers.count * events)
+    print("client_notified_cpu_per_change_per_process: \(cpuPerChange) ns")
+
+    // The floor (scripts/fanout-floor.c processes): 99 processes blocked in read(), one
+    // writer, the same spacing, measured now, on the same machine state.
+    let floor = try FanoutFloor.measure(spacingMicroseconds: spacing)
+    let middle = Double(percentile(latencies[peers.count / 2].sorted(), 0.5))
+    let all = Double(percentile(allLatencies.sorted(), 0.5))
+    print("floor_fanout_middle_median: \(Int(floor.medianMiddle)) ns")
+    print("floor_fanout_all_median: \(Int(floor.medianAll)) ns")
+    print("floor_fanout_cpu_per_change_per_process: \(Int(floor.subscriberCPU)) ns")
+    print("client_write_to_other_notified_to_floor_ratio: \(String(format: "%.2f", middle / floor.medianMiddle))")
+    print("client_write_to_all_others_notified_to_floor_ratio: \(String(format: "%.2f", all / floor.medianAll))")
+    print(
+        "client_notified_cpu_per_change_to_floor_ratio: "
+            + String(format: "%.2f", Double(cpuPerChange) / floor.subscriberCPU)
+    )
 }
 
 /// One of the 99 other processes of the notification benchmark: `keyjar-bench client-peer
@@ -165,6 +187,7 @@ func runNotifyPeer(socketPath: String, events: Int) -> Never {
     let client: KeyjarClient
     do {
         client = try KeyjarClient(configuration: .init(socketPath: socketPath, autoStart: false))
+        client.startPostingNotifications()
     } catch {
         FileHandle.standardError.write(Data("client-peer: \(error)\n".utf8))
         exit(1)

@@ -12,6 +12,14 @@ if CommandLine.arguments.count == 4, CommandLine.arguments[1] == "client-peer",
     runNotifyPeer(socketPath: CommandLine.arguments[2], events: events)
 }
 
+if CommandLine.arguments.count == 5, CommandLine.arguments[1] == "client-lookup-peer" {
+    runLookupPeer(
+        socketPath: CommandLine.arguments[2],
+        url: CommandLine.arguments[3],
+        listening: CommandLine.arguments[4] == "listen"
+    )
+}
+
 // The stress harness's clients are this binary too.
 if CommandLine.arguments.count == 6, CommandLine.arguments[1] == "stress-client",
     let id = Int(CommandLine.arguments[3]),
