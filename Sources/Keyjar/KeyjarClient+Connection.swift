@@ -215,15 +215,24 @@ extension KeyjarClient {
     /// While disconnected: tries to reconnect and resynchronise, waiting longer after each
     /// failure (up to 2 s). False once the client is closed.
     func reconnectStep(_ backoff: inout TimeInterval) -> Bool {
-        let (lastSequence, closed) = state.withLock { ($0.replica.sequence, $0.closed) }
-        if closed { return false }
-        if let reconnected = try? connectAndSynchronise(after: lastSequence) {
+        if state.withLock({ $0.closed }) { return false }
+        // Under the lock a caller takes to reconnect (before this thread started, a call may
+        // have been connecting): one connection, never two.
+        let connected = connectLock.withLock { (connections: inout Int) -> Bool in
+            if currentSocket() != nil { return true }
+            let lastSequence = state.withLock { $0.replica.sequence }
+            guard let reconnected = try? connectAndSynchronise(after: lastSequence) else { return false }
+            connections += 1
             announcePending()
             guard !state.withLock({ $0.closed }) else {
                 reconnected.reader.socket.close()
-                return false
+                return true
             }
             install(reconnected)
+            return true
+        }
+        if connected {
+            if state.withLock({ $0.closed }) { return false }
             // What install dispatched (messages that came with the subscribe reply).
             announcePending()
             backoff = 0.05

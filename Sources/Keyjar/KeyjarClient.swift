@@ -169,9 +169,13 @@ public final class KeyjarClient: Sendable {
         let id = UUID()
         state.withLock { $0.listeners[id] = continuation }
         continuation.onTermination = { [weak self] _ in
-            guard let self else { return }
-            state.withLock { _ = $0.listeners.removeValue(forKey: id) }
-            updateListening()
+            // Not on the terminating thread: a stream can end while that thread holds one of
+            // the client's locks (its last reference dropped there), which this needs.
+            DispatchQueue.global().async { [weak self] in
+                guard let self else { return }
+                self.state.withLock { _ = $0.listeners.removeValue(forKey: id) }
+                self.updateListening()
+            }
         }
         updateListening()
         return stream

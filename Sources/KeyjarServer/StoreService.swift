@@ -197,13 +197,18 @@ final class StoreService: Sendable {
 
     /// Sends `client` every event after `sequence`: from memory when the ring holds them, else
     /// from the change log; the whole state when the log no longer has them either, or they
-    /// could never fit the client's queue. Events that do not fit close the connection (a gap
+    /// would take more than half the client's queue (in messages or bytes: what is already
+    /// queued for it must still fit). Events that do not fit close the connection (a gap
     /// nobody sees would stay; reconnecting, the client asks for the rest from the last event
     /// it got).
     func sendEvents(after sequence: UInt64, to client: ServedClient) throws(WireError) {
         guard sequence != state.latestSequence else { return }
+        let messageBudget = configuration.clientQueueLimit / 2
+        let byteBudget = configuration.clientQueueBytes / 2
         // A sequence number from the future (another database's) gets the whole state.
-        if sequence < state.latestSequence, let held = state.recentEvents.frames(after: sequence) {
+        if sequence < state.latestSequence, let held = state.recentEvents.frames(after: sequence),
+            held.count <= messageBudget
+        {
             for entry in held where !client.send(framed: entry.frame) {
                 client.close()
                 throw WireError(code: WireError.overloaded, message: "the missed events did not fit the client's queue")
@@ -212,13 +217,14 @@ final class StoreService: Sendable {
         }
         let missed: [[UInt8]]?
         do {
-            missed = try database.events(after: sequence).map { events in
-                events.map { MessageCoding.encode(ServerMessage.event(event: $0)) }
+            missed = try database.events(after: sequence).flatMap { events in
+                events.count <= messageBudget
+                    ? events.map { MessageCoding.encode(ServerMessage.event(event: $0)) } : nil
             }
         } catch {
             throw storageFailure(error)
         }
-        if let missed, missed.reduce(0, { $0 + $1.count }) <= configuration.clientQueueBytes {
+        if let missed, missed.reduce(0, { $0 + $1.count }) <= byteBudget {
             for payload in missed where !client.send(encoded: payload) {
                 client.close()
                 throw WireError(code: WireError.overloaded, message: "the missed events did not fit the client's queue")

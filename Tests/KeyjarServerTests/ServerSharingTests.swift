@@ -295,6 +295,28 @@ struct ServerSharingTests {
         #expect(event.sequence == latest + 1 && follower.pushed.count == before + 1)
     }
 
+    /// A follower that missed more changes than half its queue holds gets the whole state
+    /// instead, and its write is answered (replaying them one by one overflowed the queue and
+    /// cut the connection before the reply).
+    @Test func aFollowerThatMissedTooMuchGetsASnapshotAndItsReply() throws {
+        let server = try InProcessServer { $0.clientQueueLimit = 64 }
+        defer { #expect(server.stop()) }
+        let follower = try TestClient(socketPath: server.socketPath)
+        let other = try TestClient(socketPath: server.socketPath)
+        guard case .subscribed(let start) = try follower.call(.follow(after: 0)) else {
+            Issue.record("follow failed")
+            return
+        }
+        for index in 0..<100 { try other.setCookies(["o\(index)=1"], from: "https://example.com/") }
+        #expect(try follower.setCookies(["mine=1"], from: "https://example.com/") == [nil])
+        let snapshots = follower.pushed.compactMap { message -> StoreSnapshot? in
+            if case .snapshot(let snapshot) = message { return snapshot }
+            return nil
+        }
+        #expect(snapshots.count == 1 && snapshots.first?.sequence == start + 101)
+        #expect(snapshots.first?.cookies.count == 101)
+    }
+
     @Test func aReconnectingClientGetsExactlyWhatItMissed() throws {
         var daemon = try DaemonProcess()
         defer { #expect(daemon.stop() == 0) }
