@@ -72,7 +72,9 @@ func runClientBenchmark() throws {
     reader.client.close()
     let events = only == "notify" ? count ?? 500 : 500
     let spacing = Int(environment["KEYJAR_BENCH_CLIENT_SPACING_US"] ?? "") ?? 3_000
-    let peers = try (0..<99).map { _ in try NotifyPeer(socketPath: daemon.socketPath, events: events) }
+    // KEYJAR_BENCH_CLIENT_PEERS: fewer peers, to see one process's cost without contention.
+    let peerCount = Int(environment["KEYJAR_BENCH_CLIENT_PEERS"] ?? "") ?? 99
+    let peers = try (0..<peerCount).map { _ in try NotifyPeer(socketPath: daemon.socketPath, events: events) }
     guard let site = URL(string: "https://notify.test/") else { throw BenchmarkError("bad URL") }
     var starts: [UInt64: UInt64] = [:]
     for index in 0..<events {
@@ -121,6 +123,7 @@ func runClientBenchmark() throws {
 
     // The floor (scripts/fanout-floor.c processes): 99 processes blocked in read(), one
     // writer, the same spacing, measured now, on the same machine state.
+    guard peerCount == 99 else { return }
     let floor = try FanoutFloor.measure(spacingMicroseconds: spacing)
     let middle = Double(percentile(latencies[peers.count / 2].sorted(), 0.5))
     let all = Double(percentile(allLatencies.sorted(), 0.5))
@@ -187,7 +190,6 @@ func runNotifyPeer(socketPath: String, events: Int) -> Never {
     let client: KeyjarClient
     do {
         client = try KeyjarClient(configuration: .init(socketPath: socketPath, autoStart: false))
-        client.startPostingNotifications()
     } catch {
         FileHandle.standardError.write(Data("client-peer: \(error)\n".utf8))
         exit(1)
@@ -201,6 +203,15 @@ func runNotifyPeer(socketPath: String, events: Int) -> Never {
         let now = nanoseconds()
         guard let event = notification.userInfo?[KeyjarNotifications.eventKey] as? SequencedEvent else { return }
         arrivals.record(event.sequence, at: now)
+    }
+    // How the peer listens: Apple-named notifications (the default), or `changes()`.
+    if ProcessInfo.processInfo.environment["KEYJAR_BENCH_PEER_MODE"] == "stream" {
+        let changes = client.changes()
+        Task.detached {
+            for await event in changes { arrivals.record(event.sequence, at: nanoseconds()) }
+        }
+    } else {
+        client.startPostingNotifications()
     }
     FileHandle.standardOutput.write(Data("ready\n".utf8))
     let cpuBefore = processCPUNanoseconds()

@@ -139,7 +139,7 @@ final class StoreService: Sendable {
         if let follower, let last = events.last?.sequence {
             if direct == nil, let missedSince = follower.followedTo {
                 do {
-                    try sendEvents(after: missedSince, to: follower)
+                    try sendEvents(after: missedSince, to: follower, replica: true)
                 } catch {
                     // It reconnects and catches up from what it has.
                     follower.close()
@@ -190,24 +190,28 @@ final class StoreService: Sendable {
     func follow(_ client: ServedClient, after sequence: UInt64) throws(WireError) -> Response {
         // What was pending for it as a subscriber is in what follows (or it already has it).
         state.subscribers.remove(id: client.id)
-        try sendEvents(after: sequence, to: client)
+        try sendEvents(after: sequence, to: client, replica: true)
         client.followedTo = state.latestSequence
         return .subscribed(sequence: state.latestSequence)
     }
 
     /// Sends `client` every event after `sequence`: from memory when the ring holds them, else
     /// from the change log; the whole state when the log no longer has them either, or they
-    /// would take more than half the client's queue (in messages or bytes: what is already
-    /// queued for it must still fit). Events that do not fit close the connection (a gap
-    /// nobody sees would stay; reconnecting, the client asks for the rest from the last event
-    /// it got).
-    func sendEvents(after sequence: UInt64, to client: ServedClient) throws(WireError) {
+    /// could never fit the client's queue. Events that do not fit close the connection (a gap
+    /// nobody sees would stay; reconnecting, a subscriber asks for the rest from the last event
+    /// it got, so that a listener still sees every change).
+    ///
+    /// - Parameter replica: the client only keeps a replica (it follows): nothing shows it the
+    ///   events one by one, and its write waits for its reply after them, so beyond half its
+    ///   queue (in messages or bytes: what is already queued must still fit) it gets the whole
+    ///   state instead.
+    func sendEvents(after sequence: UInt64, to client: ServedClient, replica: Bool = false) throws(WireError) {
         guard sequence != state.latestSequence else { return }
-        let messageBudget = configuration.clientQueueLimit / 2
-        let byteBudget = configuration.clientQueueBytes / 2
+        let messageBudget = replica ? configuration.clientQueueLimit / 2 : Int.max
+        let byteBudget = replica ? configuration.clientQueueBytes / 2 : configuration.clientQueueBytes
         // A sequence number from the future (another database's) gets the whole state.
         if sequence < state.latestSequence, let held = state.recentEvents.frames(after: sequence),
-            held.count <= messageBudget
+            held.count <= messageBudget, held.reduce(0, { $0 + $1.frame.readableBytes }) <= byteBudget
         {
             for entry in held where !client.send(framed: entry.frame) {
                 client.close()
