@@ -10,7 +10,7 @@ import Synchronization
 /// of the shared cookie jar, policy and credential list (never passwords). Reads (a Cookie
 /// header, the cookie list) are answered from the replica. Before each one the client compares
 /// its replica's sequence number with keyjard's last committed one, which keyjard publishes in
-/// a shared page beside its socket (``SequencePage``): one atomic load. When another process
+/// a shared page beside its socket (`SequencePage`): one atomic load. When another process
 /// has changed something since, the lookup first catches up (one round trip for the missed
 /// events), so a lookup that starts after any process's write was acknowledged sees it. Writes
 /// go to keyjard and return once committed, the replica already holding their result.
