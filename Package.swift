@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "KeyjarProtocol", targets: ["KeyjarProtocol"]),
         .library(name: "Keyjar", targets: ["Keyjar"]),
         .library(name: "KeyjarAuth", targets: ["KeyjarAuth"]),
+        .library(name: "KeyjarHTTPCache", targets: ["KeyjarHTTPCache"]),
         .library(name: "KeyjarLoader", targets: ["KeyjarLoader"]),
         .executable(name: "keyjard", targets: ["KeyjarDaemon"]),
         .executable(name: "keyjar", targets: ["KeyjarCLI"]),
@@ -122,6 +123,13 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // HTTP caching as pure values (RFC 9111 for a private cache): storability, freshness,
+        // what a request gets under its cache policy, validation, invalidation.
+        .target(
+            name: "KeyjarHTTPCache",
+            dependencies: ["KeyjarCore"],
+            swiftSettings: swiftSettings
+        ),
         // HTTP authentication as pure values: challenge parsing, scheme choice, Basic and Digest.
         .target(
             name: "KeyjarAuth",
@@ -180,6 +188,11 @@ let package = Package(
         .testTarget(
             name: "KeyjarAuthTests",
             dependencies: ["KeyjarAuth", "KeyjarCore", "KeyjarTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "KeyjarHTTPCacheTests",
+            dependencies: ["KeyjarHTTPCache"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

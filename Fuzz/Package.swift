@@ -18,6 +18,7 @@ let package = Package(
                 .product(name: "KeyjarCore", package: keyjar),
                 .product(name: "KeyjarCodec", package: keyjar),
                 .product(name: "KeyjarAuth", package: keyjar),
+                .product(name: "KeyjarHTTPCache", package: keyjar),
                 .product(name: "KeyjarProtocol", package: keyjar),
             ],
             swiftSettings: [.unsafeFlags(["-parse-as-library"])]

@@ -35,6 +35,7 @@ enum FuzzTarget: String, CaseIterable {
     case netscapeFile = "netscape-file"
     case jsonFile = "json-file"
     case gitCredential = "git-credential"
+    case cacheHeaders = "cache-headers"
 
     static let selected: FuzzTarget = {
         let name = ProcessInfo.processInfo.environment["KEYJAR_FUZZ_TARGET"] ?? ""
@@ -57,6 +58,7 @@ enum FuzzTarget: String, CaseIterable {
         case .netscapeFile: fuzzNetscapeFile(bytes)
         case .jsonFile: fuzzJSONFile(bytes)
         case .gitCredential: fuzzGitCredential(bytes)
+        case .cacheHeaders: fuzzCacheHeaders(bytes)
         }
     }
 }
