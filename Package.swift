@@ -85,11 +85,20 @@ let package = Package(
             dependencies: ["KeyjarCore"],
             swiftSettings: swiftSettings
         ),
+        // SQLite, one connection with its prepared statements: keyjard's store and the loader's
+        // response cache each own their database through it.
+        .target(
+            name: "KeyjarSQLite",
+            dependencies: ["CSQLite"],
+            swiftSettings: swiftSettings
+        ),
         // Persistence: SQLite for cookies, policies and credential metadata; the Secret Service
         // (libsecret) for passwords.
         .target(
             name: "KeyjarStore",
-            dependencies: ["KeyjarCore", "KeyjarCodec", "KeyjarLocks", "CSQLite", "CLibSecret", "CMallocInfo"],
+            dependencies: [
+                "KeyjarCore", "KeyjarCodec", "KeyjarLocks", "KeyjarSQLite", "CSQLite", "CLibSecret", "CMallocInfo",
+            ],
             swiftSettings: swiftSettings
         ),
         // The wire format between clients and keyjard: frames and versioned messages.
@@ -128,6 +137,13 @@ let package = Package(
         .target(
             name: "KeyjarHTTPCache",
             dependencies: ["KeyjarCore"],
+            swiftSettings: swiftSettings
+        ),
+        // An application's response cache: a memory tier and a disk tier (an SQLite index,
+        // one file per body), under KeyjarHTTPCache's rules.
+        .target(
+            name: "KeyjarResponseCache",
+            dependencies: ["KeyjarHTTPCache", "KeyjarLocks", "KeyjarSQLite"],
             swiftSettings: swiftSettings
         ),
         // HTTP authentication as pure values: challenge parsing, scheme choice, Basic and Digest.
@@ -196,6 +212,13 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "KeyjarResponseCacheTests",
+            dependencies: [
+                "KeyjarResponseCache", "KeyjarHTTPCache", "KeyjarLocks", "KeyjarTestSupport", "KeyjarTestPeer",
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "KeyjarStoreTests",
             dependencies: ["KeyjarStore"],
             swiftSettings: swiftSettings
@@ -210,7 +233,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "KeyjarTestPeer",
-            dependencies: ["Keyjar", "KeyjarCore"],
+            dependencies: ["Keyjar", "KeyjarCore", "KeyjarHTTPCache", "KeyjarResponseCache"],
             path: "Tests/KeyjarTestPeer",
             swiftSettings: swiftSettings
         ),

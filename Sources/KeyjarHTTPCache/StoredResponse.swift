@@ -28,6 +28,21 @@ public struct StoredResponse: Sendable, Hashable {
         varyValues = Self.varyValues(of: headers, for: requestHeaders)
     }
 
+    /// A response as a store kept it, its request's Vary values included.
+    public init(
+        statusCode: Int,
+        headers: HTTPHeaderFields,
+        requestTime: Date,
+        responseTime: Date,
+        varyValues: [String: String?]
+    ) {
+        self.statusCode = statusCode
+        self.headers = headers
+        self.requestTime = requestTime
+        self.responseTime = responseTime
+        self.varyValues = varyValues
+    }
+
     /// The lowercased field names `Vary` lists (`*` included).
     public var varyNames: [String] { headers.listMembers("Vary").map { $0.lowercased() } }
 

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import KeyjarSQLite
 import Synchronization
 
 extension StoreDatabase {

@@ -1,4 +1,5 @@
 import Foundation
+import KeyjarSQLite
 
 // Checks for tests and `keyjar status`: integrity, per-connection settings, the schema.
 extension StoreDatabase {

@@ -2,6 +2,7 @@ import CMallocInfo
 import Foundation
 import KeyjarCodec
 public import KeyjarCore
+import KeyjarSQLite
 
 // Reading: what keyjard loads at start, snapshots, credential metadata, and the change log.
 extension StoreDatabase {

@@ -1,6 +1,7 @@
 public import Foundation
 import KeyjarCodec
 public import KeyjarCore
+import KeyjarSQLite
 import Synchronization
 
 // Writing: every change is one transaction with its change-log entry.

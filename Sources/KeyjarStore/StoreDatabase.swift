@@ -1,5 +1,6 @@
 import Foundation
 import KeyjarCore
+import KeyjarSQLite
 import Synchronization
 
 /// keyjard's SQLite database: cookies, the accept policy and domain rules, credential metadata

@@ -8,10 +8,15 @@
 //                                           listening: how many threads each added, the header read
 //   KeyjarTestPeer lookups <url> [listen]   print "ready"; then for each line read, the Cookie
 //                                           header for <url> from the replica (listening if asked)
+//   KeyjarTestPeer cache-write <dir> <url>  store "first" for <url> in the response cache at <dir>,
+//                                           print "stored", then write a second body slowly,
+//                                           printing "writing", until killed
 import Foundation
 import FoundationNetworking
 import Keyjar
 import KeyjarCore
+import KeyjarHTTPCache
+import KeyjarResponseCache
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 
@@ -35,6 +40,38 @@ if arguments.first == "threads", arguments.count == 2, let url = URL(string: arg
         print("replica \(afterReplica - afterOneShot) \(replicaHeader) sequence \(replica.sequence)")
         print("listening \(afterListening - afterReplica) \(replica.isListening)")
         exit(0)
+    } catch {
+        FileHandle.standardError.write(Data("KeyjarTestPeer: \(error)\n".utf8))
+        exit(1)
+    }
+}
+
+if arguments.first == "cache-write", arguments.count == 3, let url = URL(string: arguments[2]) {
+    do {
+        let cache = try ResponseCache(
+            configuration: .init(directory: URL(fileURLWithPath: arguments[1]), storesSecureResponsesOnDisk: true)
+        )
+        func entry() -> CachedEntry {
+            let now = Date()
+            return CachedEntry(
+                url: url,
+                response: StoredResponse(
+                    statusCode: 200,
+                    headers: HTTPHeaderFields([("Cache-Control", "max-age=600")]),
+                    requestTime: now,
+                    responseTime: now,
+                    requestHeaders: HTTPHeaderFields()
+                )
+            )
+        }
+        cache.store(entry(), body: Data("first".utf8))
+        FileHandle.standardOutput.write(Data("stored\n".utf8))
+        let writer = cache.makeWriter(for: entry())
+        while true {
+            writer.append(Data(repeating: UInt8(ascii: "x"), count: 64 << 10))
+            FileHandle.standardOutput.write(Data("writing\n".utf8))
+            usleep(20_000)
+        }
     } catch {
         FileHandle.standardError.write(Data("KeyjarTestPeer: \(error)\n".utf8))
         exit(1)

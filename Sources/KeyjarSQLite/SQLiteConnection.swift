@@ -1,6 +1,6 @@
 internal import CSQLite
 import Glibc
-import Synchronization
+package import Synchronization
 
 /// SQLITE_TRANSIENT: SQLite copies bound text before the call returns.
 private let transient = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
@@ -8,11 +8,11 @@ private let transient = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3
 /// One SQLite connection with a cache of prepared statements.
 ///
 /// Not thread-safe on its own: its owner (``StoreDatabase``) serialises every use behind a lock.
-final class SQLiteConnection {
+package final class SQLiteConnection {
     private let handle: OpaquePointer
     private var statements: [String: SQLiteStatement] = [:]
 
-    init(path: String, readOnly: Bool = false) throws {
+    package init(path: String, readOnly: Bool = false) throws {
         var handle: OpaquePointer?
         let flags =
             readOnly
@@ -32,7 +32,7 @@ final class SQLiteConnection {
     /// the first few ms, then every ms, giving up after about five seconds. SQLite's own busy
     /// timeout sleeps 1 ms at first, far longer than keyjard's restarting checkpoint holds the
     /// writer back.
-    func retryWhenBusy() {
+    package func retryWhenBusy() {
         sqlite3_busy_handler(
             handle,
             { _, attempts in
@@ -53,7 +53,7 @@ final class SQLiteConnection {
     /// Frames in the WAL as of this connection's last commit, kept current by `sqlite3_wal_hook`
     /// once ``countWALFrames(into:)`` is called. (Registering the hook turns SQLite's automatic
     /// checkpoints off, which is what keyjard wants anyway.)
-    func countWALFrames(into counter: WALFrameCounter) {
+    package func countWALFrames(into counter: WALFrameCounter) {
         sqlite3_wal_hook(
             handle,
             { context, _, _, frames in
@@ -78,7 +78,7 @@ final class SQLiteConnection {
     }
 
     /// Runs one or more statements that return no rows.
-    func execute(_ sql: String) throws {
+    package func execute(_ sql: String) throws {
         var message: UnsafeMutablePointer<CChar>?
         let status = sqlite3_exec(handle, sql, nil, nil, &message)
         guard status == SQLITE_OK else {
@@ -89,7 +89,7 @@ final class SQLiteConnection {
     }
 
     /// A cached prepared statement, reset and with its bindings cleared.
-    func statement(_ sql: String) throws -> SQLiteStatement {
+    package func statement(_ sql: String) throws -> SQLiteStatement {
         if let cached = statements[sql] {
             cached.reset()
             return cached
@@ -103,7 +103,7 @@ final class SQLiteConnection {
     }
 
     /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
-    func transaction<T>(_ body: () throws -> T) throws -> T {
+    package func transaction<T>(_ body: () throws -> T) throws -> T {
         // Prepared once and cached: every acknowledged write runs these, and parsing them each
         // time through sqlite3_exec was a visible part of a one-cookie commit.
         try statement("BEGIN IMMEDIATE").run()
@@ -118,19 +118,19 @@ final class SQLiteConnection {
     }
 
     /// Resets every cached statement, ending any read snapshot one of them still holds.
-    func resetStatements() {
+    package func resetStatements() {
         for statement in statements.values { statement.reset() }
     }
 
-    func integerPragma(_ name: String) throws -> Int64 {
+    package func integerPragma(_ name: String) throws -> Int64 {
         let statement = try self.statement("PRAGMA \(name)")
         defer { statement.reset() }
         guard try statement.step() else { return 0 }
         return statement.int64(0)
     }
 
-    var changes: Int { Int(sqlite3_changes(handle)) }
-    var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+    package var changes: Int { Int(sqlite3_changes(handle)) }
+    package var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
 
     fileprivate func throwing(_ status: Int32, sql: String) throws {
         guard status == SQLITE_OK else { throw error(status, sql: sql) }
@@ -140,10 +140,10 @@ final class SQLiteConnection {
 }
 
 /// A prepared statement. Bind with 1-based indices, step, read 0-based columns.
-final class SQLiteStatement {
+package final class SQLiteStatement {
     private let handle: OpaquePointer
     private unowned let connection: SQLiteConnection
-    let sql: String
+    package let sql: String
 
     fileprivate init(_ handle: OpaquePointer, connection: SQLiteConnection, sql: String) {
         self.handle = handle
@@ -154,18 +154,18 @@ final class SQLiteStatement {
     fileprivate func finalize() { sqlite3_finalize(handle) }
 
     /// Makes the statement ready to be bound and run again.
-    func reset() {
+    package func reset() {
         sqlite3_reset(handle)
         sqlite3_clear_bindings(handle)
     }
 
     @discardableResult
-    func bind(_ values: SQLiteValue...) throws -> SQLiteStatement { try bind(values) }
+    package func bind(_ values: SQLiteValue...) throws -> SQLiteStatement { try bind(values) }
 
     // Typed binds for the per-row statements of a bulk write (an import binds a million
     // values): no array of boxed values per row.
 
-    func bind(_ index: Int32, text: String) throws {
+    package func bind(_ index: Int32, text: String) throws {
         var text = text
         // Bound by length from the string's own UTF-8: no C-string copy, no strlen (an
         // import's change-log entry is megabytes long).
@@ -178,17 +178,17 @@ final class SQLiteStatement {
         try connection.throwing(status, sql: sql)
     }
 
-    func bind(_ index: Int32, integer: Int64) throws {
+    package func bind(_ index: Int32, integer: Int64) throws {
         try connection.throwing(sqlite3_bind_int64(handle, index, integer), sql: sql)
     }
 
-    func bind(_ index: Int32, real: Double?) throws {
+    package func bind(_ index: Int32, real: Double?) throws {
         let status = real.map { sqlite3_bind_double(handle, index, $0) } ?? sqlite3_bind_null(handle, index)
         try connection.throwing(status, sql: sql)
     }
 
     @discardableResult
-    func bind(_ values: [SQLiteValue]) throws -> SQLiteStatement {
+    package func bind(_ values: [SQLiteValue]) throws -> SQLiteStatement {
         for (offset, value) in values.enumerated() {
             let index = Int32(offset + 1)
             switch value {
@@ -202,7 +202,7 @@ final class SQLiteStatement {
     }
 
     /// Advances to the next row; false when the statement is done.
-    func step() throws -> Bool {
+    package func step() throws -> Bool {
         let status = sqlite3_step(handle)
         switch status {
         case SQLITE_ROW: return true
@@ -212,35 +212,37 @@ final class SQLiteStatement {
     }
 
     /// Runs a statement that returns no rows.
-    func run() throws {
+    package func run() throws {
         while try step() {}
     }
 
-    func isNull(_ column: Int32) -> Bool { sqlite3_column_type(handle, column) == SQLITE_NULL }
-    func int64(_ column: Int32) -> Int64 { sqlite3_column_int64(handle, column) }
-    func double(_ column: Int32) -> Double { sqlite3_column_double(handle, column) }
-    func optionalDouble(_ column: Int32) -> Double? { isNull(column) ? nil : double(column) }
-    func bool(_ column: Int32) -> Bool { int64(column) != 0 }
+    package func isNull(_ column: Int32) -> Bool { sqlite3_column_type(handle, column) == SQLITE_NULL }
+    package func int64(_ column: Int32) -> Int64 { sqlite3_column_int64(handle, column) }
+    package func double(_ column: Int32) -> Double { sqlite3_column_double(handle, column) }
+    package func optionalDouble(_ column: Int32) -> Double? { isNull(column) ? nil : double(column) }
+    package func bool(_ column: Int32) -> Bool { int64(column) != 0 }
 
-    func text(_ column: Int32) -> String {
+    package func text(_ column: Int32) -> String {
         guard let bytes = sqlite3_column_text(handle, column) else { return "" }
         let count = Int(sqlite3_column_bytes(handle, column))
         return String(decoding: UnsafeBufferPointer(start: bytes, count: count), as: UTF8.self)
     }
 }
 
-enum SQLiteValue {
+package enum SQLiteValue {
     case null
     case integer(Int64)
     case real(Double)
     case text(String)
 
-    static func bool(_ value: Bool) -> SQLiteValue { .integer(value ? 1 : 0) }
-    static func optional(_ value: Double?) -> SQLiteValue { value.map(SQLiteValue.real) ?? .null }
+    package static func bool(_ value: Bool) -> SQLiteValue { .integer(value ? 1 : 0) }
+    package static func optional(_ value: Double?) -> SQLiteValue { value.map(SQLiteValue.real) ?? .null }
 }
 
 /// What ``SQLiteConnection/countWALFrames(into:)`` writes to. The connection holds it unretained:
 /// its owner keeps it alive for as long as the connection.
-final class WALFrameCounter: Sendable {
-    let frames = Atomic<Int>(0)
+package final class WALFrameCounter: Sendable {
+    package let frames = Atomic<Int>(0)
+
+    package init() {}
 }

@@ -1,0 +1,68 @@
+public import Foundation
+public import KeyjarHTTPCache
+
+/// Where a response may be kept (the URL Loading System's storage policies).
+public enum CacheStoragePolicy: Int, Sendable, Hashable {
+    case allowed = 0
+    case allowedInMemoryOnly = 1
+    case notAllowed = 2
+}
+
+/// One stored response: its URL, what the rules need (status, fields, times, Vary values), how
+/// it may be stored, the application's user info, and its body's size.
+public struct CachedEntry: Sendable, Hashable {
+    public var url: URL
+    public var response: StoredResponse
+    public var storagePolicy: CacheStoragePolicy
+    /// The application's user info as a JSON object (what survives a disk store).
+    public var userInfo: [String: String]
+    public var bodySize: Int
+    public var created: Date
+
+    public init(
+        url: URL,
+        response: StoredResponse,
+        storagePolicy: CacheStoragePolicy = .allowed,
+        userInfo: [String: String] = [:],
+        bodySize: Int = 0,
+        created: Date = Date()
+    ) {
+        self.url = url
+        self.response = response
+        self.storagePolicy = storagePolicy
+        self.userInfo = userInfo
+        self.bodySize = bodySize
+        self.created = created
+    }
+
+    /// What a cache entry is found by: the URL without its fragment (a GET's target).
+    public static func key(for url: URL) -> String {
+        var components = URLComponents(url: url, resolvingAgainstBaseURL: true)
+        components?.fragment = nil
+        return components?.string ?? url.absoluteString
+    }
+}
+
+/// A hit's body: in memory, or the disk store's file, already open (an eviction meanwhile
+/// removes the name, not what is read), to be read as it is needed.
+public enum CachedBody: Sendable {
+    case data(Data)
+    case file(FileHandle, size: Int)
+
+    /// The whole body (a file is read now, and closed).
+    public func load() throws -> Data {
+        switch self {
+        case .data(let data): return data
+        case .file(let handle, _):
+            defer { try? handle.close() }
+            return try handle.readToEnd() ?? Data()
+        }
+    }
+
+    public var size: Int {
+        switch self {
+        case .data(let data): return data.count
+        case .file(_, let size): return size
+        }
+    }
+}
