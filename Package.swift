@@ -163,7 +163,8 @@ let package = Package(
         .target(
             name: "KeyjarLoader",
             dependencies: [
-                "Keyjar", "KeyjarAuth", "KeyjarCore", "KeyjarLocks", "CCurl", "COpenSSL",
+                "Keyjar", "KeyjarAuth", "KeyjarCore", "KeyjarHTTPCache", "KeyjarLocks", "KeyjarResponseCache", "CCurl",
+                "COpenSSL",
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
@@ -258,7 +259,7 @@ let package = Package(
             name: "KeyjarLoaderTests",
             dependencies: [
                 "KeyjarLoader", "Keyjar", "KeyjarAuth", "KeyjarCore", "KeyjarLocks", "KeyjarTestSupport",
-                "KeyjarDaemon",
+                "KeyjarDaemon", "KeyjarResponseCache",
             ],
             exclude: ["Servers"],
             swiftSettings: swiftSettings

@@ -3,6 +3,7 @@ import FoundationNetworking
 import Keyjar
 import KeyjarCore
 import KeyjarLocks
+import KeyjarResponseCache
 
 // Talking to the delegate: messages on its queue, in order, never after the load ended.
 extension LoaderConnection {
@@ -48,6 +49,9 @@ extension LoaderConnection {
         guard !ended else { return }
         ended = true
         transfer = nil
+        // A load that ends without offering its response to the cache stores nothing of it.
+        cacheWriter?.writer.cancel()
+        cacheWriter = nil
         delegate = nil
     }
 }

@@ -3,6 +3,7 @@ import FoundationNetworking
 import Keyjar
 import KeyjarCore
 import KeyjarLocks
+import KeyjarResponseCache
 import Synchronization
 
 // The load: one attempt per hop on libcurl, the response head, the body, the end.
@@ -20,6 +21,7 @@ extension LoaderConnection {
             return
         }
         setCurrentRequest(request)
+        if consultCache(for: request) { return }
         usesCredentialStorage = decideCredentialStorage()
         startAttempt()
     }
@@ -131,7 +133,9 @@ extension LoaderConnection {
         mode = .awaitingHead
         multipart = nil
         uploadedSoFar = 0
-        cacheCandidate = nil
+        cacheWriter?.writer.cancel()
+        cacheWriter = nil
+        attemptStarted = Date()
         let newTransfer: CurlTransfer
         do {
             // The transfer holds its connection: a load in flight keeps itself alive, as
@@ -211,10 +215,7 @@ extension LoaderConnection {
                     deliverParts(pieces, of: split.head)
                     return
                 }
-                if var candidate = cacheCandidate {
-                    candidate.data.append(data)
-                    cacheCandidate = candidate.data.count <= Self.maximumCachedBody ? candidate : nil
-                }
+                cacheWriter?.writer.append(data)
                 let count = data.count
                 deliver { delegate in
                     delegate.connection(self, didReceive: data)
@@ -239,8 +240,6 @@ extension LoaderConnection {
             handleCompletion(result)
         }
     }
-
-    static let maximumCachedBody = 1 << 20
 
     func handleHead(_ head: ResponseHead) {
         let request = currentRequest
@@ -271,7 +270,7 @@ extension LoaderConnection {
             multipart = (splitter, head)
             return
         }
-        if isCacheable(request: request, head: head) { cacheCandidate = (response, Data()) }
+        if cacheResponseHead(head, response: response, request: request, url: url) { return }
         deliver { $0.connection(self, didReceive: response) }
     }
 

@@ -64,7 +64,10 @@ public final class LoaderConnection: @unchecked Sendable {
     var followsMainDocument: Bool
     var mode = Mode.awaitingHead
     var uploadedSoFar: Int64 = 0
-    var cacheCandidate: (response: URLResponse, data: Data)?
+    var cacheState = CacheState.none
+    var cacheWriter: CacheWriting?
+    /// When the current attempt was sent (a stored response's request time).
+    var attemptStarted = Date()
     /// Set while a multipart/x-mixed-replace body is split into parts.
     var multipart: (splitter: MultipartReplaceSplitter, head: ResponseHead)?
     var authentication = AuthenticationState()

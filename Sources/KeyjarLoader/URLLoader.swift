@@ -3,6 +3,7 @@ public import FoundationNetworking
 public import Keyjar
 import KeyjarCore
 import KeyjarLocks
+public import KeyjarResponseCache
 import Synchronization
 
 /// A loading session: where its connections take and keep cookies and credentials, and what
@@ -19,8 +20,10 @@ public final class URLLoader: Sendable {
         /// Answers challenges (default credential for the space) and keeps credentials that
         /// succeeded by their persistence; nil uses neither.
         public var credentialStorage: (any URLCredentialStorage & Sendable)?
-        /// Where responses that the delegate lets through `willCacheResponse` are stored.
-        public var urlCache: (any URLCache & Sendable)?
+        /// The application's response cache: consulted by every request under its cache
+        /// policy, and given the responses the delegate lets through `willCacheResponse`; nil
+        /// caches nothing (and `returnCacheDataDontLoad` fails).
+        public var responseCache: ResponseCache?
         /// Redirects followed before a load fails with `.httpTooManyRedirects` (Apple's is 16).
         public var maximumRedirects: Int
         /// Sent with every request unless the request sets the same field.
@@ -33,7 +36,7 @@ public final class URLLoader: Sendable {
         public init(
             cookieStorage: SharedCookieStorage? = nil,
             credentialStorage: (any URLCredentialStorage & Sendable)? = nil,
-            urlCache: (any URLCache & Sendable)? = nil,
+            responseCache: ResponseCache? = nil,
             maximumRedirects: Int = 16,
             additionalHeaders: [String: String] = ["User-Agent": "Keyjar (libcurl)"],
             proxy: URL? = nil
@@ -41,7 +44,7 @@ public final class URLLoader: Sendable {
             self.proxy = proxy
             self.cookieStorage = cookieStorage
             self.credentialStorage = credentialStorage
-            self.urlCache = urlCache
+            self.responseCache = responseCache
             self.maximumRedirects = maximumRedirects
             self.additionalHeaders = additionalHeaders
         }

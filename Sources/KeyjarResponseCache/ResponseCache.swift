@@ -244,6 +244,14 @@ public final class ResponseCacheWriter: @unchecked Sendable {
         if memoryBody == nil, file == nil { failed = true }
     }
 
+    /// The body so far, for the application to look at before it is stored: in memory when
+    /// small, else the partial file mapped (never read whole into memory).
+    public func bodyForInspection() -> Data {
+        if let memoryBody { return memoryBody }
+        guard let file else { return Data() }
+        return (try? Data(contentsOf: file.partial, options: .alwaysMapped)) ?? Data()
+    }
+
     /// Makes the response the stored one for its URL.
     public func finish() {
         guard !failed else { return }

@@ -3,6 +3,7 @@ import FoundationNetworking
 import Keyjar
 import KeyjarCore
 import KeyjarLocks
+import KeyjarResponseCache
 import Synchronization
 import Testing
 
@@ -405,8 +406,8 @@ struct LoaderConnectionTests {
     @Test func theCacheHookCanKeepChangeOrRefuse() throws {
         enum Mode { case keep, change, refuse }
         for mode in [Mode.keep, .change, .refuse] {
-            let cache = URLCache(memoryCapacity: 1 << 20, diskCapacity: 0, diskPath: nil)
-            let loader = ephemeralLoader(urlCache: cache)
+            let cache = try ResponseCache(configuration: .init())
+            let loader = ephemeralLoader(responseCache: cache)
             let request = URLRequest(url: server.url("/cacheable"))
             let offered = Atomic<Int>(0)
             let delegate = RecordingDelegate(willCache: { proposed in
@@ -419,7 +420,9 @@ struct LoaderConnectionTests {
             })
             _ = load(request, with: loader, delegate: delegate)
             #expect(offered.load(ordering: .relaxed) == 1)
-            let stored = cache.cachedResponse(for: request).map { String(decoding: $0.data, as: UTF8.self) }
+            let stored = try cache.lookup(try #require(request.url)).map {
+                String(decoding: try $0.body.load(), as: UTF8.self)
+            }
             switch mode {
             case .keep: #expect(stored == "cache me")
             case .change: #expect(stored == "changed")

@@ -4,6 +4,7 @@ import Glibc
 import Keyjar
 import KeyjarLoader
 import KeyjarLocks
+import KeyjarResponseCache
 import KeyjarTestSupport
 import Synchronization
 
@@ -208,8 +209,8 @@ func decodeEcho(_ text: String) throws -> Echo {
 }
 
 /// A loader with a private in-memory cookie jar and no credential storage.
-func ephemeralLoader(urlCache: (any URLCache & Sendable)? = nil) -> URLLoader {
-    URLLoader(configuration: .init(cookieStorage: .ephemeral(), urlCache: urlCache))
+func ephemeralLoader(responseCache: ResponseCache? = nil) -> URLLoader {
+    URLLoader(configuration: .init(cookieStorage: .ephemeral(), responseCache: responseCache))
 }
 
 /// Loads `request` with a recording delegate and waits for the end.

@@ -122,6 +122,27 @@ class Handler(http.server.BaseHTTPRequestHandler):
             # SPNEGO with no Kerberos realm anywhere: a client can only fail to answer it.
             counters["negotiate"] = counters.get("negotiate", 0) + 1
             self.reply(401, b"no ticket", [("WWW-Authenticate", "Negotiate")])
+        elif path == "/cache":
+            # Cache headers from the query: cc, etag, lm (Last-Modified), expires, vary, cookie;
+            # the body says which fetch this is (the counter of its key). A matching
+            # If-None-Match or If-Modified-Since gets a 304 (counted as "304:KEY").
+            headers = [("Date", self.date_time_string())]
+            for name, field in (("cc", "Cache-Control"), ("etag", "ETag"), ("lm", "Last-Modified"),
+                                ("expires", "Expires"), ("vary", "Vary"), ("cookie", "Set-Cookie")):
+                if name in query:
+                    headers.append((field, query[name]))
+            if ("etag" in query and self.headers.get("If-None-Match") == query["etag"]) or \
+               ("lm" in query and "etag" not in query and self.headers.get("If-Modified-Since") == query["lm"]):
+                counters["304:" + key] = counters.get("304:" + key, 0) + 1
+                self.send_response(304)
+                for name, value in headers:
+                    self.send_header(name, value)
+                self.end_headers()
+                return
+            variant = self.headers.get(query["vary"]) if "vary" in query else None
+            body = ("%s #%d%s" % (query.get("body", "cached"), counters[key], " for " + variant if variant else "")).encode()
+            body = body * int(query.get("repeat", "1"))
+            self.reply(200, body, headers)
         elif path == "/cacheable":
             self.reply(200, b"cache me", [("Cache-Control", "max-age=600")])
         elif path == "/no-store":

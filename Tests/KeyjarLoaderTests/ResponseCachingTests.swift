@@ -1,0 +1,193 @@
+import Foundation
+import FoundationNetworking
+import Keyjar
+import KeyjarCore
+import KeyjarLocks
+import KeyjarResponseCache
+import KeyjarTestSupport
+import Testing
+
+@testable import KeyjarLoader
+
+/// The loader's response cache against a real loopback server that sends every kind of cache
+/// header (`/cache` in Servers/loader_server.py; its body says which fetch it is: "#N").
+@Suite(.timeLimit(testTimeLimit))
+struct ResponseCachingTests {
+    let server: LoaderTestServer
+
+    init() throws { server = try LoaderTestServer() }
+
+    func cachingLoader(_ cache: ResponseCache? = nil) throws -> (URLLoader, ResponseCache) {
+        let cache = try cache ?? ResponseCache(configuration: .init())
+        return (URLLoader(configuration: .init(cookieStorage: .ephemeral(), responseCache: cache)), cache)
+    }
+
+    func request(
+        _ query: String,
+        policy: URLRequest.CachePolicy = .useProtocolCachePolicy,
+        fields: [String: String] = [:],
+        method: String = "GET"
+    ) -> URLRequest {
+        var request = URLRequest(url: server.url("/cache?" + query), cachePolicy: policy)
+        request.httpMethod = method
+        for (name, value) in fields { request.setValue(value, forHTTPHeaderField: name) }
+        return request
+    }
+
+    @Test func aFreshResponseIsServedWithoutTheNetworkAndAnAge() throws {
+        let (loader, _) = try cachingLoader()
+        let first = load(request("key=fresh&cc=max-age%3D600"), with: loader)
+        #expect(first.body == "cached #1")
+        let second = load(request("key=fresh&cc=max-age%3D600"), with: loader)
+        #expect(second.body == "cached #1")
+        #expect(
+            second.events == [
+                .willSend(url: server.url("/cache?key=fresh&cc=max-age%3D600").absoluteString, redirectStatus: nil),
+                .response(status: 200), .data(count: 9), .finished,
+            ]
+        )
+        #expect(second.lastResponse?.value(forHTTPHeaderField: "Age") != nil)
+        #expect(try server.count("fresh") == 1)
+    }
+
+    @Test func noStoreAndNoCacheAndAStaleResponse() throws {
+        let (loader, _) = try cachingLoader()
+        _ = load(request("key=nostore&cc=no-store"), with: loader)
+        #expect(load(request("key=nostore&cc=no-store"), with: loader).body == "cached #2")
+        // no-cache: stored, but validated every time; the 304 serves the stored body as a 200.
+        _ = load(request("key=nocache&cc=no-cache&etag=%22v1%22"), with: loader)
+        let validated = load(request("key=nocache&cc=no-cache&etag=%22v1%22"), with: loader)
+        #expect(validated.body == "cached #1" && validated.lastResponse?.statusCode == 200)
+        #expect(try server.count("304:nocache") == 1)
+        // Stale (max-age=0) with Last-Modified: If-Modified-Since, then a 304.
+        let modified = "lm=Sat%2C%2004%20Nov%202023%2022%3A13%3A20%20GMT"
+        _ = load(request("key=stale&cc=max-age%3D0&" + modified), with: loader)
+        #expect(load(request("key=stale&cc=max-age%3D0&" + modified), with: loader).body == "cached #1")
+        #expect(try server.count("304:stale") == 1)
+        // Stale without a validator: loaded again.
+        _ = load(request("key=plain&cc=max-age%3D0"), with: loader)
+        #expect(load(request("key=plain&cc=max-age%3D0"), with: loader).body == "cached #2")
+    }
+
+    @Test func expiresAndTheHeuristicGiveFreshness() throws {
+        let (loader, _) = try cachingLoader()
+        let future =
+            "expires="
+            + (CookieDate.httpDate(Date(timeIntervalSinceNow: 600)).addingPercentEncoding(
+                withAllowedCharacters: .alphanumerics
+            ) ?? "")
+        _ = load(request("key=expires&" + future), with: loader)
+        #expect(load(request("key=expires&" + future), with: loader).body == "cached #1")
+        // Modified ten days ago: fresh for a day by the heuristic.
+        let tenDays =
+            "lm="
+            + (CookieDate.httpDate(Date(timeIntervalSinceNow: -864_000)).addingPercentEncoding(
+                withAllowedCharacters: .alphanumerics
+            ) ?? "")
+        _ = load(request("key=heuristic&" + tenDays), with: loader)
+        #expect(load(request("key=heuristic&" + tenDays), with: loader).body == "cached #1")
+        #expect(try server.count("heuristic") == 1)
+    }
+
+    @Test func varyKeepsVariantsApart() throws {
+        let (loader, _) = try cachingLoader()
+        let query = "key=vary&cc=max-age%3D600&vary=Accept-Language"
+        #expect(load(request(query, fields: ["Accept-Language": "fr"]), with: loader).body == "cached #1 for fr")
+        #expect(load(request(query, fields: ["Accept-Language": "fr"]), with: loader).body == "cached #1 for fr")
+        #expect(load(request(query, fields: ["Accept-Language": "de"]), with: loader).body == "cached #2 for de")
+    }
+
+    @Test func theFourPolicies() throws {
+        let (loader, _) = try cachingLoader()
+        // Nothing stored: don't-load fails at once, with nothing sent.
+        let missing = load(request("key=policy&cc=max-age%3D0", policy: .returnCacheDataDontLoad), with: loader)
+        #expect(missing.error?.code == .resourceUnavailable)
+        #expect(try server.count("policy") == 0)
+        _ = load(request("key=policy&cc=max-age%3D0"), with: loader)
+        // Stale, yet served by both return-cache-data policies.
+        #expect(
+            load(request("key=policy&cc=max-age%3D0", policy: .returnCacheDataElseLoad), with: loader).body
+                == "cached #1"
+        )
+        #expect(
+            load(request("key=policy&cc=max-age%3D0", policy: .returnCacheDataDontLoad), with: loader).body
+                == "cached #1"
+        )
+        // Reload goes to the network even for a fresh response.
+        _ = load(request("key=reload&cc=max-age%3D600"), with: loader)
+        #expect(
+            load(request("key=reload&cc=max-age%3D600", policy: .reloadIgnoringLocalCacheData), with: loader).body
+                == "cached #2"
+        )
+        #expect(load(request("key=reload&cc=max-age%3D600"), with: loader).body == "cached #2")
+        // Without a cache, don't-load fails too.
+        let uncached = load(request("key=none", policy: .returnCacheDataDontLoad), with: ephemeralLoader())
+        #expect(uncached.error?.code == .resourceUnavailable)
+    }
+
+    @Test func aPostInvalidatesWhatItNames() throws {
+        let (loader, cache) = try cachingLoader()
+        let query = "key=target&cc=max-age%3D600"
+        _ = load(request(query), with: loader)
+        #expect(cache.lookup(server.url("/cache?" + query)) != nil)
+        _ = load(request(query, method: "POST"), with: loader)
+        #expect(load(request(query), with: loader).body == "cached #3")
+    }
+
+    @Test func aHitNeverStoresItsCookiesAgain() throws {
+        let jar = SharedCookieStorage.ephemeral()
+        let cache = try ResponseCache(configuration: .init())
+        let loader = URLLoader(configuration: .init(cookieStorage: jar, responseCache: cache))
+        let query = "key=cookie&cc=max-age%3D600&cookie=c%3D1"
+        _ = load(request(query), with: loader)
+        #expect(jar.cookies.map(\.name) == ["c"])
+        try jar.removeCookies(since: .distantPast)
+        let hit = load(request(query), with: loader)
+        #expect(hit.body == "cached #1")
+        #expect(hit.lastResponse?.value(forHTTPHeaderField: "Set-Cookie") == "c=1")
+        #expect(jar.cookies.isEmpty)
+    }
+
+    /// The delegate is offered the response with the storage policy the cache would use
+    /// (http: allowed, on disk), and its changes are what is stored.
+    @Test func theDelegateSeesTheProposalAndTheDiskGetsTheBody() throws {
+        let directory = try TemporaryDirectory()
+        let cache = try ResponseCache(configuration: .init(directory: URL(fileURLWithPath: directory.path("c"))))
+        let (loader, _) = try cachingLoader(cache)
+        let policies = Locked<[URLCache.StoragePolicy]>([])
+        let watching = RecordingDelegate(willCache: { proposed in
+            policies.withLock { $0.append(proposed.storagePolicy) }
+            return proposed
+        })
+        _ = load(URLRequest(url: server.url("/cache?key=plainhttp&cc=max-age%3D600")), with: loader, delegate: watching)
+        #expect(policies.withLock { $0 } == [.allowed])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path("c/bodies")).count == 1)
+        // Another loader on the same directory (another process) is answered from disk.
+        let other = try ResponseCache(configuration: .init(directory: URL(fileURLWithPath: directory.path("c"))))
+        let (otherLoader, _) = try cachingLoader(other)
+        #expect(
+            load(URLRequest(url: server.url("/cache?key=plainhttp&cc=max-age%3D600")), with: otherLoader).body
+                == "cached #1"
+        )
+        #expect(try server.count("plainhttp") == 1)
+    }
+
+    @Test func concurrentLoadsOfOneURLAllGetWholeBodies() throws {
+        let (loader, _) = try cachingLoader()
+        let query = "key=race&cc=max-age%3D600&repeat=2000"
+        let bodies = Locked<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: 8) { _ in
+            let delegate = load(request(query), with: loader)
+            bodies.withLock { $0.append(delegate.body) }
+        }
+        let all = bodies.withLock { $0 }
+        #expect(all.count == 8)
+        #expect(
+            all.allSatisfy { $0.count == "cached #1".count * 2_000 || $0.count == "cached #2".count * 2_000 },
+            "\(all.map(\.count))"
+        )
+        #expect(
+            all.allSatisfy { !$0.isEmpty && Set($0.split(separator: "#").dropFirst().map { $0.prefix(1) }).count == 1 }
+        )
+    }
+}
