@@ -175,7 +175,8 @@ let package = Package(
         .executableTarget(
             name: "KeyjarCLI",
             dependencies: [
-                "Keyjar", "KeyjarAuth", "KeyjarCodec", "KeyjarCore", "KeyjarLocks", "KeyjarLoader",
+                "Keyjar", "KeyjarAuth", "KeyjarCodec", "KeyjarCore", "KeyjarHTTPCache", "KeyjarLocks", "KeyjarLoader",
+                "KeyjarResponseCache",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings

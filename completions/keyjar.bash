@@ -173,13 +173,13 @@ _keyjar() {
     unset 'unparsed_words[0]'
     unparsed_words=("${unparsed_words[@]}")
     case "${subcommand}" in
-    status|cookie|credential|policy|watch|fetch|git-credential|help)
+    status|cookie|credential|policy|watch|fetch|cache|git-credential|help)
         # Offer subcommand argument completions
         "_keyjar_${subcommand}"
         ;;
     *)
         # Offer subcommand completions
-        COMPREPLY+=($(compgen -W 'status cookie credential policy watch fetch git-credential help' -- "${cur}"))
+        COMPREPLY+=($(compgen -W 'status cookie credential policy watch fetch cache git-credential help' -- "${cur}"))
         ;;
     esac
 }
@@ -749,9 +749,9 @@ _keyjar_watch() {
 
 _keyjar_fetch() {
     repeating_flags=()
-    non_repeating_flags=(--no-start -i --include --fail -f --no-follow --silent -s --no-cookies -k --insecure --password-stdin --version -h --help)
+    non_repeating_flags=(--no-start -i --include --fail -f --no-follow --silent -s --no-cookies --cache -k --insecure --password-stdin --version -h --help)
     repeating_options=(-H --header -d --data)
-    non_repeating_options=(--socket --output -o -X --request --max-redirects --max-time --pinned-sha256 -u --user --persistence)
+    non_repeating_options=(--socket --output -o -X --request --max-redirects --max-time --cache-policy --pinned-sha256 -u --user --persistence)
     __keyjar_offer_flags_options 1
 
     # Offer option value completions
@@ -777,6 +777,10 @@ _keyjar_fetch() {
     '--max-time')
         return
         ;;
+    '--cache-policy')
+        __keyjar_add_completions -W 'use-protocol'$'\n''reload'$'\n''return-cache-data-else-load'$'\n''return-cache-data-dont-load'
+        return
+        ;;
     '--pinned-sha256')
         return
         ;;
@@ -785,6 +789,52 @@ _keyjar_fetch() {
         ;;
     '--persistence')
         __keyjar_add_completions -W 'none'$'\n''session'$'\n''permanent'
+        return
+        ;;
+    esac
+}
+
+_keyjar_cache() {
+    repeating_flags=()
+    non_repeating_flags=(--version -h --help)
+    repeating_options=()
+    non_repeating_options=()
+    __keyjar_offer_flags_options 0
+
+    # Offer subcommand / subcommand argument completions
+    local -r subcommand="${unparsed_words[0]}"
+    unset 'unparsed_words[0]'
+    unparsed_words=("${unparsed_words[@]}")
+    case "${subcommand}" in
+    list|clear)
+        # Offer subcommand argument completions
+        "_keyjar_cache_${subcommand}"
+        ;;
+    *)
+        # Offer subcommand completions
+        COMPREPLY+=($(compgen -W 'list clear' -- "${cur}"))
+        ;;
+    esac
+}
+
+_keyjar_cache_list() {
+    repeating_flags=()
+    non_repeating_flags=(--json --version -h --help)
+    repeating_options=()
+    non_repeating_options=()
+    __keyjar_offer_flags_options 0
+}
+
+_keyjar_cache_clear() {
+    repeating_flags=()
+    non_repeating_flags=(--version -h --help)
+    repeating_options=()
+    non_repeating_options=(--url)
+    __keyjar_offer_flags_options 0
+
+    # Offer option value completions
+    case "${prev}" in
+    '--url')
         return
         ;;
     esac

@@ -56,6 +56,7 @@ _keyjar() {
             'policy:Show or change the cookie accept policy and the per-domain rules.'
             'watch:Print every change to the shared store as it happens, until interrupted.'
             'fetch:Load a URL with the shared cookies and stored credentials (curl-like).'
+            'cache:List or clear the response cache of keyjar fetch --cache.'
             'git-credential:A git credential helper backed by the shared credential storage.'
             'help:Show subcommand help information.'
         )
@@ -63,7 +64,7 @@ _keyjar() {
         ;;
     arg)
         case "${words[1]}" in
-        status|cookie|credential|policy|watch|fetch|git-credential|help)
+        status|cookie|credential|policy|watch|fetch|cache|git-credential|help)
             "_keyjar_${words[1]}" && ret=0
             ;;
         esac
@@ -569,6 +570,7 @@ _keyjar_watch() {
 
 _keyjar_fetch() {
     local -i ret=1
+    local -ar ___cache_policy=('use-protocol' 'reload' 'return-cache-data-else-load' 'return-cache-data-dont-load')
     local -ar ___persistence=('none' 'session' 'permanent')
     local -ar arg_specs=(
         '--socket[keyjard'\''s socket (default\: $KEYJAR_SOCKET, else $XDG_RUNTIME_DIR/keyjar/keyjar.sock).]:path:'
@@ -585,11 +587,66 @@ _keyjar_fetch() {
         '--max-time[Give up when the whole load takes longer than this.]:seconds:'
         '(--silent -s)'{--silent,-s}'[Draw no progress line.]'
         '--no-cookies[Neither send nor store cookies.]'
+        '--cache[Use the response cache ($XDG_CACHE_HOME/keyjar/keyjar/; see keyjar cache).]'
+        '--cache-policy[With --cache\: use-protocol (RFC 9111, the default), reload, return-cache-data-else-load or return-cache-data-dont-load (never the network).]:policy:{__keyjar_complete "${___cache_policy[@]}"}'
         '(-k --insecure)'{-k,--insecure}'[Accept a server certificate that fails verification (this run only).]'
         '--pinned-sha256[Trust the server'\''s certificate, although it fails verification, if its SHA-256 fingerprint is this one (as keyjar shows it when it refuses one); with --persistence, keep trusting it.]:fingerprint:'
         '(-u --user)'{-u,--user}'[Answer the server'\''s challenge as this user (the password is asked for).]:name:'
         '--password-stdin[With --user, read the password from standard input (one trailing newline is dropped).]'
         '--persistence[With --user or --pinned-sha256, keep the accepted password or certificate\: none, session (this run only) or permanent.]:persistence:{__keyjar_complete "${___persistence[@]}"}'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_keyjar_cache() {
+    local -i ret=1
+    local -ar arg_specs=(
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+        '(-): :->command'
+        '(-)*:: :->arg'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+    case "${state}" in
+    command)
+        local -ar subcommands=(
+            'list:List the cached responses, most recently used first.'
+            'clear:Remove every cached response, or one URL'\''s.'
+        )
+        _describe -V subcommand subcommands && ret=0
+        ;;
+    arg)
+        case "${words[1]}" in
+        list|clear)
+            "_keyjar_cache_${words[1]}" && ret=0
+            ;;
+        esac
+        ;;
+    esac
+
+    return "${ret}"
+}
+
+_keyjar_cache_list() {
+    local -i ret=1
+    local -ar arg_specs=(
+        '--json[Print a JSON array of objects.]'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_keyjar_cache_clear() {
+    local -i ret=1
+    local -ar arg_specs=(
+        '--url[Remove only this URL'\''s response.]:url:'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )

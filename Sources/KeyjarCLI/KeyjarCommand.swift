@@ -28,7 +28,7 @@ struct KeyjarCommand: AsyncParsableCommand {
         version: "keyjar 0.1.0",
         subcommands: [
             StatusCommand.self, CookieCommand.self, CredentialCommand.self, PolicyCommand.self, WatchCommand.self,
-            FetchCommand.self, GitCredentialCommand.self,
+            FetchCommand.self, CacheCommand.self, GitCredentialCommand.self,
         ]
     )
 

@@ -13,6 +13,7 @@ struct FetchCommandTests {
         import base64, http.server, json, sys, time
         good = "Basic " + base64.b64encode(b"alice:wonderland").decode()
         big = bytes(range(256)) * 4096
+        counted = [0]
         class H(http.server.BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
             def reply(self, status, body, headers=()):
@@ -40,6 +41,9 @@ struct FetchCommandTests {
                 elif self.path == "/slow":
                     self.send_response(200); self.send_header("Content-Length", "10"); self.end_headers()
                     self.wfile.flush(); time.sleep(30)
+                elif self.path == "/counted":
+                    counted[0] += 1
+                    self.reply(200, b"fetch %d" % counted[0], [("Cache-Control", "max-age=600")])
                 elif self.path == "/basic":
                     if self.headers.get("Authorization") == good:
                         self.reply(200, b"secret page")
@@ -73,6 +77,43 @@ struct FetchCommandTests {
             #expect(result.status == 0, "\(result.error)")
             return try #require(try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any])
         }
+    }
+
+    /// `--cache` keeps responses in the user's cache directory and answers from it by
+    /// `--cache-policy`; `keyjar cache` lists and clears it.
+    @Test func theResponseCacheAnswersByPolicyAndIsListedAndCleared() throws {
+        let fixture = try Fixture()
+        let cacheHome = try TemporaryDirectory()
+        let environment = ["XDG_CACHE_HOME": cacheHome.path]
+        func run(_ arguments: [String]) throws -> KeyjarCLI.Result {
+            try fixture.keyjar.run(arguments, environment: environment)
+        }
+        let counted = fixture.url("/counted")
+        #expect(try run(["fetch", "-s", "--cache", counted]).output == "fetch 1")
+        #expect(try run(["fetch", "-s", "--cache", counted]).output == "fetch 1")
+        #expect(try run(["fetch", "-s", "--cache", "--cache-policy", "reload", counted]).output == "fetch 2")
+        #expect(
+            try run(["fetch", "-s", "--cache", "--cache-policy", "return-cache-data-dont-load", counted]).output
+                == "fetch 2"
+        )
+        let listed = try run(["cache", "list", "--json"])
+        let entries = try #require(try JSONSerialization.jsonObject(with: Data(listed.output.utf8)) as? [[String: Any]])
+        #expect(
+            entries.count == 1 && entries.first?["url"] as? String == counted
+                && entries.first?["fresh"] as? Bool == true
+        )
+        #expect(FileManager.default.fileExists(atPath: cacheHome.path + "/keyjar/keyjar/index.sqlite3"))
+
+        let missing = try run([
+            "fetch", "-s", "--cache", "--cache-policy", "return-cache-data-dont-load", fixture.url("/hello"),
+        ])
+        #expect(missing.status == 1 && missing.error.contains("not in the cache"), "\(missing.error)")
+        let usage = try run(["fetch", "--cache-policy", "reload", counted])
+        #expect(usage.status == 2 && usage.error.contains("--cache-policy only applies with --cache"))
+
+        #expect(try run(["cache", "clear"]).status == 0)
+        #expect(try run(["cache", "list"]).output.isEmpty)
+        #expect(try run(["fetch", "-s", "--cache", counted]).output == "fetch 3")
     }
 
     @Test func cookiesOfTheSharedStoreAreSentAndEverySetCookieIsStored() throws {

@@ -25,7 +25,8 @@ struct FetchCommand: AsyncParsableCommand {
             A password the server refuses is never stored, and the command fails.
 
             The body goes to standard output, or with -o to a file that appears only when the load \
-            succeeded. A progress line is drawn on standard error when that is a terminal.
+            succeeded. With --cache, responses are kept in and answered from the response cache \
+            (RFC 9111; `keyjar cache` lists and clears it), by --cache-policy. A progress line is drawn on standard error when that is a terminal.
 
             A certificate that fails verification is refused, and keyjar shows it with its SHA-256 \
             fingerprint: --pinned-sha256 trusts that one certificate for that host and port \
@@ -41,6 +42,7 @@ struct FetchCommand: AsyncParsableCommand {
             Examples:
               keyjar fetch https://example.com/
               keyjar fetch -i -o page.html https://example.com/page
+              keyjar fetch --cache --cache-policy return-cache-data-else-load https://example.com/feed
               keyjar fetch --user alice --persistence permanent https://intranet.example/report
               keyjar fetch --pinned-sha256 5F:1A:…:C3 --persistence permanent https://nas.home.arpa/
               keyjar fetch -X PUT -H 'Content-Type: application/json' -d @body.json https://api.example/item/7
@@ -107,6 +109,17 @@ struct FetchCommand: AsyncParsableCommand {
     @Flag(help: "Neither send nor store cookies.")
     var noCookies = false
 
+    @Flag(help: "Use the response cache ($XDG_CACHE_HOME/keyjar/keyjar/; see keyjar cache).")
+    var cache = false
+
+    @Option(
+        help: ArgumentHelp(
+            "With --cache: use-protocol (RFC 9111, the default), reload, return-cache-data-else-load or return-cache-data-dont-load (never the network).",
+            valueName: "policy"
+        )
+    )
+    var cachePolicy: CachePolicyArgument?
+
     @Flag(
         name: [.customShort("k"), .customLong("insecure")],
         help: "Accept a server certificate that fails verification (this run only)."
@@ -165,6 +178,7 @@ struct FetchCommand: AsyncParsableCommand {
         if let method, method.isEmpty || !method.allSatisfy({ $0.isLetter || $0 == "-" || $0 == "_" }) {
             throw ValidationError("'\(method)' is not an HTTP method.")
         }
+        if cachePolicy != nil, !cache { throw ValidationError("--cache-policy only applies with --cache.") }
         if let maxTime, !(maxTime > 0) { throw ValidationError("--max-time must be more than 0 seconds.") }
         if maxRedirects < 0 { throw ValidationError("--max-redirects cannot be negative.") }
         for header in headers {
@@ -213,6 +227,7 @@ struct FetchCommand: AsyncParsableCommand {
             configuration: .init(
                 cookieStorage: SharedCookieStorage(client: client),
                 credentialStorage: credential == nil ? shared : TypedPasswordStorage(shared: shared),
+                responseCache: cache ? try CacheCommand.open() : nil,
                 maximumRedirects: maxRedirects
             )
         )
@@ -228,8 +243,10 @@ struct FetchCommand: AsyncParsableCommand {
             showProgress: ProgressMeter.wanted(silent: silent, bodyToFile: destination.isFile)
         )
 
+        var urlRequest = request.urlRequest(timeout: maxTime, handleCookies: !noCookies)
+        urlRequest.cachePolicy = (cachePolicy ?? .useProtocol).policy
         let (outcome, delegate) = await load(
-            request.urlRequest(timeout: maxTime, handleCookies: !noCookies),
+            urlRequest,
             loader: loader,
             destination: destination,
             options: options,
