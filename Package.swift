@@ -185,7 +185,7 @@ let package = Package(
             name: "KeyjarBench",
             dependencies: [
                 "Keyjar", "KeyjarCodec", "KeyjarCore", "KeyjarProtocol", "KeyjarStore", "KeyjarLoader", "CMallocInfo",
-                "CCurl",
+                "CCurl", "KeyjarHTTPCache", "KeyjarResponseCache",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -1,7 +1,7 @@
 // keyjar-bench: Keyjar's performance targets, measured in a release build.
 //
 // Prints one `name: value unit` line per metric so runs can be compared with diff.
-// Run: swift build -c release && .build/release/keyjar-bench [engine] [coding] [store] [service] [import] [client] [loader]
+// Run: swift build -c release && .build/release/keyjar-bench [engine] [coding] [store] [service] [import] [client] [loader] [cache]
 //      .build/release/keyjar-bench stress   (robustness under kills; not part of the default run)
 import Foundation
 
@@ -38,7 +38,7 @@ if CommandLine.arguments.dropFirst().first == "stress" {
 }
 
 let sections = Set(CommandLine.arguments.dropFirst())
-let unknown = sections.subtracting(["engine", "coding", "store", "service", "import", "client", "loader"])
+let unknown = sections.subtracting(["engine", "coding", "store", "service", "import", "client", "loader", "cache"])
 guard unknown.isEmpty else {
     FileHandle.standardError.write(
         Data("usage: keyjar-bench [engine] [coding] [store] [service] [import] [client] [loader]\n".utf8)
@@ -47,7 +47,7 @@ guard unknown.isEmpty else {
 }
 if sections.isEmpty || sections.contains("engine") { runEngineBenchmark() }
 if sections.isEmpty || sections.contains("coding") { runCodingBenchmark() }
-if !sections.isDisjoint(with: ["store", "service", "import", "client", "loader"]) || sections.isEmpty {
+if !sections.isDisjoint(with: ["store", "service", "import", "client", "loader", "cache"]) || sections.isEmpty {
     do {
         if sections.isEmpty || sections.contains("store") {
             try runStoreBenchmark()
@@ -57,6 +57,7 @@ if !sections.isDisjoint(with: ["store", "service", "import", "client", "loader"]
         if sections.isEmpty || sections.contains("import") { try runImportBenchmark() }
         if sections.isEmpty || sections.contains("client") { try runClientBenchmark() }
         if sections.isEmpty || sections.contains("loader") { try runLoaderBenchmark() }
+        if sections.isEmpty || sections.contains("cache") { try runCacheBenchmark() }
     } catch {
         FileHandle.standardError.write(Data("keyjar-bench: \(error)\n".utf8))
         exit(1)

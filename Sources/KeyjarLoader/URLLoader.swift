@@ -58,15 +58,19 @@ public final class URLLoader: Sendable {
     }
 
     /// A loader on the user's shared store: keyjard's cookies and credentials (keyjard is
-    /// started when needed).
+    /// started when needed), and the application's response cache (by default in
+    /// `$XDG_CACHE_HOME/keyjar/<process name>/`; nil for none; a cache that cannot be opened
+    /// leaves the loader without one).
     public static func shared(
-        client configuration: KeyjarClient.Configuration = .init()
+        client configuration: KeyjarClient.Configuration = .init(),
+        cache: ResponseCache.Configuration? = .application()
     ) throws(KeyjarClientError) -> URLLoader {
         let client = try KeyjarClient(configuration: configuration)
         return URLLoader(
             configuration: Configuration(
                 cookieStorage: SharedCookieStorage(client: client),
-                credentialStorage: SharedCredentialStorage(client: client)
+                credentialStorage: SharedCredentialStorage(client: client),
+                responseCache: cache.flatMap { try? ResponseCache(configuration: $0) }
             )
         )
     }

@@ -39,6 +39,13 @@ public final class ResponseCache: Sendable {
             self.storesSecureResponsesOnDisk = storesSecureResponsesOnDisk
         }
 
+        /// An application's cache at its default place, with the default capacities.
+        public static func application(
+            _ identifier: String = ProcessInfo.processInfo.processName
+        ) -> Configuration {
+            Configuration(directory: defaultDirectory(application: identifier))
+        }
+
         /// `$XDG_CACHE_HOME/keyjar/<application>/`, else `~/.cache/keyjar/<application>/`.
         public static func defaultDirectory(
             application: String,
