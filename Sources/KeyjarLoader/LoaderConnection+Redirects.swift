@@ -41,6 +41,8 @@ extension LoaderConnection {
         }
         setCurrentRequest(next)
         authentication.redirected()
+        // The redirect's target may be cached too.
+        if consultCache(for: next) { return }
         startAttempt()
     }
 }

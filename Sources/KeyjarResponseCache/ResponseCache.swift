@@ -235,14 +235,12 @@ public final class ResponseCacheWriter: @unchecked Sendable {
     public func append(_ data: Data) {
         guard !failed else { return }
         size += data.count
-        if var body = memoryBody {
-            // A body too large for the memory tier is not kept there.
-            if size > cache.configuration.memoryCapacity / 8 {
-                memoryBody = nil
-            } else {
-                body.append(data)
-                memoryBody = body
-            }
+        // A body too large for the memory tier is not kept there. (Appended in place: a copy
+        // taken out of the optional would be copied whole at each append.)
+        if size > cache.configuration.memoryCapacity / 8 {
+            memoryBody = nil
+        } else {
+            memoryBody?.append(data)
         }
         if let file, !file.write(data) {
             file.discard()

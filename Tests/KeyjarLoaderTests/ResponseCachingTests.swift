@@ -125,6 +125,16 @@ struct ResponseCachingTests {
         #expect(uncached.error?.code == .resourceUnavailable)
     }
 
+    /// A redirect's target is answered from the cache like any request.
+    @Test func aRedirectsTargetIsServedFromTheCache() throws {
+        let (loader, _) = try cachingLoader()
+        let target = "/cache?key=redirected%26cc=max-age%253D600"
+        #expect(load(URLRequest(url: server.url("/redirect?to=" + target)), with: loader).body == "cached #1")
+        #expect(load(URLRequest(url: server.url("/redirect?to=" + target)), with: loader).body == "cached #1")
+        #expect(try server.count("redirected") == 1)
+        #expect(try server.count("/redirect") == 2)
+    }
+
     @Test func aPostInvalidatesWhatItNames() throws {
         let (loader, cache) = try cachingLoader()
         let query = "key=target&cc=max-age%3D600"
