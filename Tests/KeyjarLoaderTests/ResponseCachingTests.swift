@@ -69,6 +69,31 @@ struct ResponseCachingTests {
         #expect(load(request("key=plain&cc=max-age%3D0"), with: loader).body == "cached #2")
     }
 
+    /// A private cache: `private` responses are kept, `s-maxage` is not its business, and a
+    /// stale `must-revalidate` response is never served, even to a request that accepts
+    /// staleness (`max-stale`), which a plain stale response is.
+    @Test func privateSharedMaxAgeAndMustRevalidate() throws {
+        let (loader, _) = try cachingLoader()
+        _ = load(request("key=private&cc=private%2C%20max-age%3D600"), with: loader)
+        #expect(load(request("key=private&cc=private%2C%20max-age%3D600"), with: loader).body == "cached #1")
+        _ = load(request("key=shared&cc=s-maxage%3D600%2C%20max-age%3D0"), with: loader)
+        #expect(load(request("key=shared&cc=s-maxage%3D600%2C%20max-age%3D0"), with: loader).body == "cached #2")
+        let staleOK = ["Cache-Control": "max-stale=600"]
+        _ = load(request("key=lenient&cc=max-age%3D0"), with: loader)
+        #expect(load(request("key=lenient&cc=max-age%3D0", fields: staleOK), with: loader).body == "cached #1")
+        _ = load(request("key=strict&cc=max-age%3D0%2C%20must-revalidate"), with: loader)
+        #expect(
+            load(request("key=strict&cc=max-age%3D0%2C%20must-revalidate", fields: staleOK), with: loader).body
+                == "cached #2"
+        )
+        // The request's own no-cache goes to the server even for a fresh response.
+        _ = load(request("key=reqnocache&cc=max-age%3D600"), with: loader)
+        #expect(
+            load(request("key=reqnocache&cc=max-age%3D600", fields: ["Cache-Control": "no-cache"]), with: loader).body
+                == "cached #2"
+        )
+    }
+
     @Test func expiresAndTheHeuristicGiveFreshness() throws {
         let (loader, _) = try cachingLoader()
         let future =
