@@ -1,0 +1,179 @@
+public import Foundation
+
+/// A `Content-Disposition` field (RFC 6266): its type and the file name it suggests, with
+/// `filename*` (RFC 8187: `UTF-8''…` or `ISO-8859-1'lang'…`, percent-encoded) preferred over
+/// `filename`. Malformed parameters are skipped, never fatal: a download still gets a name.
+public struct ContentDisposition: Sendable, Hashable {
+    /// "attachment", "inline" or another type, lowercased.
+    public var type: String
+    /// The suggested file name as sent (before it is made safe); nil when none could be read.
+    public var filename: String?
+
+    public init?(_ value: String) {
+        var scanner = ParameterScanner(value)
+        guard let type = scanner.token(), !type.isEmpty else { return nil }
+        self.type = type.lowercased()
+        var plain: String?
+        var extended: String?
+        while scanner.skip(";") {
+            guard let name = scanner.token()?.lowercased(), scanner.skip("=") else {
+                scanner.skipParameter()
+                continue
+            }
+            let raw = scanner.quotedString() ?? scanner.token()
+            guard let raw else {
+                scanner.skipParameter()
+                continue
+            }
+            switch name {
+            case "filename": if plain == nil { plain = raw }
+            case "filename*": if extended == nil { extended = Self.decodeExtValue(raw) }
+            default: break
+            }
+        }
+        filename = extended ?? plain
+    }
+
+    /// RFC 8187's ext-value: charset, optional language, percent-encoded bytes; nil when the
+    /// charset is not UTF-8 or ISO-8859-1 or the bytes do not decode.
+    static func decodeExtValue(_ text: String) -> String? {
+        let parts = text.split(separator: "'", maxSplits: 2, omittingEmptySubsequences: false)
+        guard parts.count == 3 else { return nil }
+        let charset = parts[0].lowercased()
+        var bytes: [UInt8] = []
+        var iterator = parts[2].utf8.makeIterator()
+        while let byte = iterator.next() {
+            if byte == UInt8(ascii: "%") {
+                guard let high = iterator.next(), let low = iterator.next(),
+                    let value = UInt8(String(decoding: [high, low], as: UTF8.self), radix: 16)
+                else { return nil }
+                bytes.append(value)
+            } else {
+                bytes.append(byte)
+            }
+        }
+        switch charset {
+        case "utf-8": return String(validating: bytes, as: UTF8.self)
+        case "iso-8859-1": return String(bytes.map { Character(Unicode.Scalar($0)) })
+        default: return nil
+        }
+    }
+}
+
+/// Reads `token`, `"quoted string"` and separators of a header field value.
+struct ParameterScanner {
+    private let bytes: [UInt8]
+    private var position = 0
+
+    init(_ text: String) { bytes = Array(text.utf8) }
+
+    private mutating func skipSpace() {
+        while position < bytes.count, bytes[position] == UInt8(ascii: " ") || bytes[position] == UInt8(ascii: "\t") {
+            position += 1
+        }
+    }
+
+    mutating func skip(_ separator: Character) -> Bool {
+        skipSpace()
+        guard position < bytes.count, let ascii = separator.asciiValue, bytes[position] == ascii else { return false }
+        position += 1
+        return true
+    }
+
+    /// A run of token characters (and, leniently, anything but separators and spaces).
+    mutating func token() -> String? {
+        skipSpace()
+        let start = position
+        while position < bytes.count,
+            ![UInt8(ascii: ";"), UInt8(ascii: "="), UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\"")].contains(
+                bytes[position]
+            )
+        {
+            position += 1
+        }
+        return position > start ? String(decoding: bytes[start..<position], as: UTF8.self) : nil
+    }
+
+    mutating func quotedString() -> String? {
+        skipSpace()
+        guard position < bytes.count, bytes[position] == UInt8(ascii: "\"") else { return nil }
+        var value: [UInt8] = []
+        var index = position + 1
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "\\"), index + 1 < bytes.count {
+                value.append(bytes[index + 1])
+                index += 2
+                continue
+            }
+            if byte == UInt8(ascii: "\"") {
+                position = index + 1
+                return String(decoding: value, as: UTF8.self)
+            }
+            value.append(byte)
+            index += 1
+        }
+        return nil
+    }
+
+    /// Skips to the next ";" (a parameter that could not be read).
+    mutating func skipParameter() {
+        while position < bytes.count, bytes[position] != UInt8(ascii: ";") { position += 1 }
+    }
+}
+
+/// The name a download is saved under when none is given (the seed's order):
+/// Content-Disposition's file name, else the URL's last path component, else `index.html`; made
+/// safe for a file system (no directory part, no control characters, no leading dots, at most
+/// 255 bytes), and unique in a directory on request (`report-1.pdf`).
+public enum SuggestedFilename {
+    public static func name(contentDisposition: String?, url: URL?) -> String {
+        if let field = contentDisposition, let name = ContentDisposition(field)?.filename, let safe = sanitize(name) {
+            return safe
+        }
+        if let url, let last = url.path.split(separator: "/").last, let safe = sanitize(String(last)) {
+            return safe
+        }
+        return "index.html"
+    }
+
+    /// The last path component of `name` (slashes and backslashes both end a directory), with
+    /// control characters removed and leading dots and spaces stripped; nil when nothing is left.
+    public static func sanitize(_ name: String) -> String? {
+        let last = name.split(whereSeparator: { $0 == "/" || $0 == "\\" }).last.map(String.init) ?? ""
+        var cleaned = String(last.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F })
+        while let first = cleaned.first, first == "." || first == " " { cleaned.removeFirst() }
+        while let end = cleaned.last, end == " " { cleaned.removeLast() }
+        guard !cleaned.isEmpty else { return nil }
+        // 255 bytes, cut at a character boundary, the extension kept when it is short.
+        guard cleaned.utf8.count > 255 else { return cleaned }
+        let (stem, suffix) = split(cleaned)
+        var shortened = stem
+        while shortened.utf8.count + suffix.utf8.count > 255, !shortened.isEmpty { shortened.removeLast() }
+        return shortened + suffix
+    }
+
+    /// `name`, or the first of `stem-1.ext`, `stem-2.ext`, … for which `exists` is false.
+    public static func unique(_ name: String, exists: (String) -> Bool) -> String {
+        guard exists(name) else { return name }
+        let (stem, suffix) = split(name)
+        var number = 1
+        while exists("\(stem)-\(number)\(suffix)") { number += 1 }
+        return "\(stem)-\(number)\(suffix)"
+    }
+
+    /// The name before its extension and the extension with its dot; `.tar.*` counts as one.
+    static func split(_ name: String) -> (String, String) {
+        let lowered = name.lowercased()
+        for double in [".tar.gz", ".tar.bz2", ".tar.xz", ".tar.zst"]
+        where lowered.hasSuffix(double) && lowered.count > double.count {
+            return (String(name.dropLast(double.count)), String(name.suffix(double.count)))
+        }
+        guard let dot = name.lastIndex(of: "."), dot != name.startIndex,
+            name.distance(from: dot, to: name.endIndex) <= 16
+        else {
+            return (name, "")
+        }
+        return (String(name[..<dot]), String(name[dot...]))
+    }
+}

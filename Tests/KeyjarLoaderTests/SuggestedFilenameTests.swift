@@ -1,0 +1,90 @@
+import Foundation
+import KeyjarTestSupport
+import Testing
+
+@testable import KeyjarLoader
+
+/// RFC 6266 file names (the test cases of its appendix and greenbytes' suite in spirit) and the
+/// order a download's name is chosen in.
+struct SuggestedFilenameTests {
+    @Test(arguments: [
+        ("attachment; filename=\"report.pdf\"", "report.pdf"),
+        ("attachment; filename=report.pdf", "report.pdf"),
+        ("ATTACHMENT; FILENAME=report.pdf", "report.pdf"),
+        ("attachment; filename=\"a \\\"quoted\\\" name.txt\"", "a \"quoted\" name.txt"),
+        ("attachment; filename*=UTF-8''%E2%82%AC%20rates.txt", "€ rates.txt"),
+        ("attachment; filename*=iso-8859-1'en'%A3%20rates.txt", "£ rates.txt"),
+        // filename* wins whatever the order.
+        ("attachment; filename=\"EURO rates\"; filename*=utf-8''%e2%82%ac%20rates", "€ rates"),
+        ("attachment; filename*=utf-8''%e2%82%ac%20rates; filename=\"EURO rates\"", "€ rates"),
+        // An undecodable filename* falls back to filename.
+        ("attachment; filename*=UTF-8''%ZZ; filename=plain.txt", "plain.txt"),
+        ("attachment; filename*=koi8-r''%C1; filename=plain.txt", "plain.txt"),
+        ("inline; filename=page.html", "page.html"),
+        // Unknown parameters and junk are skipped.
+        ("attachment; foo=bar; ;filename=x.bin; size=3", "x.bin"),
+    ])
+    func fileNamesAreRead(field: String, expected: String) {
+        #expect(ContentDisposition(field)?.filename == expected, "\(field)")
+    }
+
+    @Test func theTypeIsLowercasedAndAnEmptyFieldHasNone() {
+        #expect(ContentDisposition("Attachment")?.type == "attachment")
+        #expect(ContentDisposition("Attachment")?.filename == nil)
+        #expect(ContentDisposition("") == nil)
+        #expect(ContentDisposition("; filename=x") == nil)
+    }
+
+    @Test func namesAreMadeSafe() {
+        #expect(SuggestedFilename.sanitize("../../etc/passwd") == "passwd")
+        #expect(SuggestedFilename.sanitize("C:\\Windows\\evil.exe") == "evil.exe")
+        #expect(SuggestedFilename.sanitize(".bashrc") == "bashrc")
+        #expect(SuggestedFilename.sanitize("a\u{0}b\nc.txt") == "abc.txt")
+        #expect(SuggestedFilename.sanitize("..") == nil)
+        #expect(SuggestedFilename.sanitize("   ") == nil)
+        let long = String(repeating: "é", count: 200) + ".pdf"
+        let safe = SuggestedFilename.sanitize(long)
+        #expect(safe.map { $0.utf8.count <= 255 && $0.hasSuffix(".pdf") } == true)
+    }
+
+    @Test func theNameComesFromTheFieldThenTheURLThenIndexHTML() throws {
+        let url = try #require(URL(string: "https://example.com/files/q3%20report.pdf?x=1"))
+        #expect(
+            SuggestedFilename.name(contentDisposition: "attachment; filename=\"given.pdf\"", url: url) == "given.pdf"
+        )
+        #expect(SuggestedFilename.name(contentDisposition: "attachment", url: url) == "q3 report.pdf")
+        #expect(SuggestedFilename.name(contentDisposition: "attachment; filename=\"..\"", url: url) == "q3 report.pdf")
+        #expect(
+            SuggestedFilename.name(contentDisposition: nil, url: URL(string: "https://example.com/")) == "index.html"
+        )
+        #expect(SuggestedFilename.name(contentDisposition: nil, url: nil) == "index.html")
+    }
+
+    /// Mutated fields never crash the reader, and whatever name comes out is safe: one path
+    /// component, no control character, no leading dot, at most 255 bytes.
+    @Test(arguments: 0..<3 as Range<UInt64>)
+    func mutatedFieldsAlwaysGiveASafeName(seed: UInt64) throws {
+        var random = SplitMix64(state: seed)
+        let seeds = [
+            "attachment; filename=\"report.pdf\"; filename*=UTF-8''%E2%82%AC%20rates.txt",
+            "inline; filename=../../x; filename*=iso-8859-1'en'%A3",
+        ]
+        let url = try #require(URL(string: "https://example.com/a/b.txt"))
+        for iteration in 0..<3_000 {
+            let field = Mutation.mutate(seeds[iteration % seeds.count], using: &random)
+            let name = SuggestedFilename.name(contentDisposition: field, url: url)
+            #expect(!name.isEmpty && !name.contains("/") && !name.hasPrefix(".") && name.utf8.count <= 255, "\(field)")
+            #expect(!name.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }, "\(field)")
+        }
+    }
+
+    @Test func uniqueNamesCountUpBeforeTheExtension() {
+        var taken: Set<String> = ["report.pdf", "report-1.pdf", "archive.tar.gz", "README"]
+        #expect(SuggestedFilename.unique("report.pdf") { taken.contains($0) } == "report-2.pdf")
+        #expect(SuggestedFilename.unique("archive.tar.gz") { taken.contains($0) } == "archive-1.tar.gz")
+        #expect(SuggestedFilename.unique("README") { taken.contains($0) } == "README-1")
+        #expect(SuggestedFilename.unique("new.txt") { taken.contains($0) } == "new.txt")
+        taken.insert("x.y.z")
+        #expect(SuggestedFilename.unique("x.y.z") { taken.contains($0) } == "x.y-1.z")
+    }
+}
