@@ -195,7 +195,8 @@ extension LoaderConnection {
             let url = currentRequest.url ?? originalRequest.url ?? URL(fileURLWithPath: "/")
             let response = URLResponse(
                 url: url,
-                mimeType: nil,
+                // A file's type by its name, from the system's shared-mime-info database.
+                mimeType: url.isFileURL ? SharedMIMEInfo.system.mimeType(forFileName: url.lastPathComponent) : nil,
                 expectedContentLength: Int(length),
                 textEncodingName: nil
             )
