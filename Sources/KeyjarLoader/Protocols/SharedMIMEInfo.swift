@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 import Glibc
 
 /// MIME types by file name from the system's shared-mime-info database (freedesktop.org's
