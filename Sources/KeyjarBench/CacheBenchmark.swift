@@ -85,14 +85,14 @@ func runCacheBenchmark() throws {
 
 /// Start of the load to the delegate's finish, the body counted.
 private func timeKeyjar(_ loader: URLLoader, _ url: URL, _ size: Int, _ count: Int) throws -> [UInt64] {
-    let delegate = CountingDelegate()
+    let delegate = WaitingDelegate()
     var samples: [UInt64] = []
     for index in 0..<(count + count / 10) {
         var request = URLRequest(url: url)
         request.cachePolicy = .returnCacheDataDontLoad
         let start = nanoseconds()
         _ = loader.connection(with: request, delegate: delegate)
-        guard let (bytes, finishedAt) = delegate.wait(), bytes == size else {
+        guard let (bytes, finishedAt) = delegate.waitForFinish(), bytes == size else {
             throw BenchmarkError("a Keyjar cache hit for \(url) failed")
         }
         if index >= count / 10 { samples.append(finishedAt - start) }
@@ -130,26 +130,4 @@ private final class ResultBox: @unchecked Sendable {
     // @unchecked: written once by the completion handler before the semaphore is signalled.
     private(set) var value: (Int, UInt64)?
     func set(_ bytes: Int, _ time: UInt64) { value = (bytes, time) }
-}
-
-/// Counts the body and stamps the finish, on the connection's queue.
-private final class CountingDelegate: LoaderConnectionDelegate, @unchecked Sendable {
-    // @unchecked: touched on the connection's serial queue until `finished` is signalled, then
-    // by the caller.
-    private var received = 0
-    private var finishedAt: UInt64?
-    private let finished = DispatchSemaphore(value: 0)
-
-    func connection(_ connection: LoaderConnection, didReceive data: Data) { received += data.count }
-    func connectionDidFinishLoading(_ connection: LoaderConnection) {
-        finishedAt = nanoseconds()
-        finished.signal()
-    }
-    func connection(_ connection: LoaderConnection, didFailWithError error: any Error) { finished.signal() }
-
-    func wait() -> (Int, UInt64)? {
-        finished.wait()
-        defer { (received, finishedAt) = (0, nil) }
-        return finishedAt.map { (received, $0) }
-    }
 }

@@ -299,8 +299,9 @@ private final class CountingDelegate: LoaderConnectionDelegate, Sendable {
     }
 }
 
-/// Collects a connection's body on the connection's queue and wakes the caller at its end.
-private final class WaitingDelegate: LoaderConnectionDelegate, @unchecked Sendable {
+/// Collects a connection's body on the connection's queue and wakes the caller at its end
+/// (the loader and cache benchmarks).
+final class WaitingDelegate: LoaderConnectionDelegate, @unchecked Sendable {
     // @unchecked: the fields are touched on the connection's serial queue between the
     // caller's start and `finished.signal()`, and by the caller only after `finished.wait()`.
     private var received = 0

@@ -52,7 +52,13 @@ public enum HTTPCacheRules {
         let request = CacheControl(requestHeaders, isRequest: true)
         let response = CacheControl(responseHeaders)
         if request.noStore || response.noStore { return .notStorable(reason: "no-store") }
-        if responseHeaders.listMembers("Vary").contains("*") { return .notStorable(reason: "Vary: *") }
+        let vary = responseHeaders.listMembers("Vary").map { $0.lowercased() }
+        if vary.contains("*") { return .notStorable(reason: "Vary: *") }
+        // The request's values of the fields Vary names are stored with the response: a
+        // credential would land in the cache's index.
+        if let credential = vary.first(where: { $0 == "authorization" || $0 == "proxy-authorization" }) {
+            return .notStorable(reason: "Vary: \(credential) would store a credential")
+        }
         let explicit =
             response.maxAge != nil || response.hasInvalidMaxAge || responseHeaders.contains("Expires")
             || response.isPublic || response.isPrivate

@@ -145,6 +145,10 @@ struct HTTPCacheRulesTests {
         #expect(!storability([], request: [("Cache-Control", "no-store")]))
         #expect(!storability([], method: "POST"))
         #expect(!storability([("Vary", "Accept, *")]))
+        // Varying on a credential would keep the credential in the index.
+        #expect(!storability([("Vary", "Accept, Authorization")], request: [("Authorization", "Basic eDp5")]))
+        #expect(!storability([("Vary", "proxy-authorization")]))
+        #expect(storability([("Vary", "Accept-Encoding")]))
         #expect(!storability([], status: 206) && !storability([], status: 304))
         // 302 only with explicit freshness; 404 by the heuristic's list.
         #expect(!storability([], status: 302))
