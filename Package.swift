@@ -66,6 +66,13 @@ let package = Package(
             providers: [.apt(["libssl-dev"])]
         ),
 
+        // zlib: gzip files a download is asked to decode.
+        .systemLibrary(
+            name: "CZlib",
+            pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"])]
+        ),
+
         // glibc's malloc.h (heap statistics for the benchmark, malloc_trim for the store).
         .systemLibrary(name: "CMallocInfo"),
 
@@ -164,7 +171,7 @@ let package = Package(
             name: "KeyjarLoader",
             dependencies: [
                 "Keyjar", "KeyjarAuth", "KeyjarCore", "KeyjarHTTPCache", "KeyjarLocks", "KeyjarResponseCache", "CCurl",
-                "COpenSSL",
+                "COpenSSL", "CZlib",
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
@@ -261,6 +268,7 @@ let package = Package(
             dependencies: [
                 "KeyjarLoader", "Keyjar", "KeyjarAuth", "KeyjarCore", "KeyjarLocks", "KeyjarTestSupport",
                 "KeyjarDaemon", "KeyjarResponseCache",
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             exclude: ["Servers"],
             swiftSettings: swiftSettings

@@ -749,9 +749,9 @@ _keyjar_watch() {
 
 _keyjar_fetch() {
     repeating_flags=()
-    non_repeating_flags=(--no-start -i --include --fail -f --no-follow --silent -s --no-cookies --cache -k --insecure --password-stdin --version -h --help)
+    non_repeating_flags=(--no-start -O --remote-name --overwrite -C --continue -i --include --fail -f --no-follow --silent -s --no-cookies --cache -k --insecure --password-stdin --version -h --help)
     repeating_options=(-H --header -d --data)
-    non_repeating_options=(--socket --output -o -X --request --max-redirects --max-time --cache-policy --pinned-sha256 -u --user --persistence)
+    non_repeating_options=(--socket --output -o --output-dir -X --request --max-redirects --max-time --cache-policy --pinned-sha256 -u --user --persistence)
     __keyjar_offer_flags_options 1
 
     # Offer option value completions
@@ -760,6 +760,9 @@ _keyjar_fetch() {
         return
         ;;
     '--output'|'-o')
+        return
+        ;;
+    '--output-dir')
         return
         ;;
     '-X'|'--request')

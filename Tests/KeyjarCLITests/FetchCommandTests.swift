@@ -226,7 +226,7 @@ struct FetchCommandTests {
         #expect(
             eventuallyTrue {
                 (try? FileManager.default.contentsOfDirectory(atPath: fixture.daemon.directory.path)
-                    .contains { $0.hasPrefix(".partial.bin.keyjar-") }) == true
+                    .contains { $0 == "partial.bin.keyjar-part" }) == true
                     && catches(SIGINT, pid: process.processIdentifier)
             }
         )

@@ -24,8 +24,13 @@ struct FetchCommand: AsyncParsableCommand {
             `none` (the default) forgets it, `permanent` stores it for every program of the user. \
             A password the server refuses is never stored, and the command fails.
 
-            The body goes to standard output, or with -o to a file that appears only when the load \
-            succeeded. With --cache, responses are kept in and answered from the response cache \
+            The body goes to standard output, or to a file: -o FILE, or -O for the server's name \
+            (Content-Disposition, else the URL's), unique unless --overwrite. The file appears only \
+            once complete; until then the data is in FILE.keyjar-part beside it. When the server \
+            names a validator (ETag or Last-Modified), a download that is interrupted (Ctrl-C, \
+            --max-time, a lost connection, even kill -9) keeps that partial data, and -C with the \
+            same -o or -O continues it, asking only for the remaining bytes (the whole file again \
+            if it changed on the server). With --cache, responses are kept in and answered from the response cache \
             (RFC 9111; `keyjar cache` lists and clears it), by --cache-policy. A progress line is drawn on standard error when that is a terminal.
 
             A certificate that fails verification is refused, and keyjar shows it with its SHA-256 \
@@ -42,6 +47,8 @@ struct FetchCommand: AsyncParsableCommand {
             Examples:
               keyjar fetch https://example.com/
               keyjar fetch -i -o page.html https://example.com/page
+              keyjar fetch -O --output-dir ~/Downloads https://example.com/report?id=7
+              keyjar fetch -C -o debian.iso https://cdimage.example/debian.iso
               keyjar fetch --cache --cache-policy return-cache-data-else-load https://example.com/feed
               keyjar fetch --user alice --persistence permanent https://intranet.example/report
               keyjar fetch --pinned-sha256 5F:1A:…:C3 --persistence permanent https://nas.home.arpa/
@@ -57,11 +64,39 @@ struct FetchCommand: AsyncParsableCommand {
 
     @Option(
         name: .shortAndLong,
-        help: ArgumentHelp("Write the body to this file instead of standard output.", valueName: "file")
+        help: ArgumentHelp(
+            "Save the body as this file (replacing it) instead of writing it to standard output.",
+            valueName: "file"
+        )
     )
     var output: String?
 
-    @Flag(name: [.customShort("i"), .customLong("include")], help: "Write the response head before the body.")
+    @Flag(
+        name: [.customShort("O"), .customLong("remote-name")],
+        help:
+            "Save the body under the server's name for it (Content-Disposition, else the URL's last path component), unique unless --overwrite."
+    )
+    var remoteName = false
+
+    @Option(
+        help: ArgumentHelp("Save -O's file, or a relative -o file, in this directory.", valueName: "directory")
+    )
+    var outputDir: String?
+
+    @Flag(help: "With -O, replace a file of the same name instead of choosing a unique one.")
+    var overwrite = false
+
+    @Flag(
+        name: [.customShort("C"), .customLong("continue")],
+        help:
+            "With -o or -O, continue an interrupted download of the same URL: only the remaining bytes are asked for (the whole file again if it changed on the server)."
+    )
+    var continueDownload = false
+
+    @Flag(
+        name: [.customShort("i"), .customLong("include")],
+        help: "Write the response head before the body (to standard output when the body goes to a file)."
+    )
     var includeHead = false
 
     @Option(
@@ -179,6 +214,19 @@ struct FetchCommand: AsyncParsableCommand {
             throw ValidationError("'\(method)' is not an HTTP method.")
         }
         if cachePolicy != nil, !cache { throw ValidationError("--cache-policy only applies with --cache.") }
+        if remoteName, output != nil { throw ValidationError("-o and -O both name the file; give one.") }
+        if continueDownload, output == nil, !remoteName {
+            throw ValidationError("-C continues a download to a file: give -o FILE or -O.")
+        }
+        if overwrite, !remoteName {
+            throw ValidationError("--overwrite only applies with -O (-o always replaces its file).")
+        }
+        if outputDir != nil, output == nil, !remoteName {
+            throw ValidationError("--output-dir only applies with -o or -O.")
+        }
+        if let output, output.isEmpty || output.hasSuffix("/") {
+            throw ValidationError("-o needs a file name, not '\(output)'.")
+        }
         if let maxTime, !(maxTime > 0) { throw ValidationError("--max-time must be more than 0 seconds.") }
         if maxRedirects < 0 { throw ValidationError("--max-redirects cannot be negative.") }
         for header in headers {
@@ -231,93 +279,147 @@ struct FetchCommand: AsyncParsableCommand {
                 maximumRedirects: maxRedirects
             )
         )
-        let destination =
-            try output.map { path throws(CLIError) in try BodyDestination.file(path) } ?? .standardOutput()
-        let options = FetchDelegate.Options(
+        let options = FetchOptions(
             includeHead: includeHead,
             failOnHTTPError: fail,
             followRedirects: !noFollow,
-            acceptUntrustedCertificate: insecure,
-            pinnedFingerprint: pinnedSHA256.flatMap(CertificateSummary.canonicalFingerprint),
-            trustPersistence: persistence.persistence,
-            showProgress: ProgressMeter.wanted(silent: silent, bodyToFile: destination.isFile)
+            showProgress: ProgressMeter.wanted(silent: silent, bodyToFile: output != nil || remoteName)
+        )
+        let answerer = ChallengeAnswerer(
+            options: .init(
+                acceptUntrustedCertificate: insecure,
+                pinnedFingerprint: pinnedSHA256.flatMap(CertificateSummary.canonicalFingerprint),
+                trustPersistence: persistence.persistence
+            ),
+            credential: credential
         )
 
         var urlRequest = request.urlRequest(timeout: maxTime, handleCookies: !noCookies)
         urlRequest.cachePolicy = (cachePolicy ?? .useProtocol).policy
-        let (outcome, delegate) = await load(
-            urlRequest,
-            loader: loader,
-            destination: destination,
-            options: options,
-            credential: credential
-        )
-        try finish(outcome, delegate: delegate, destination: destination, credential: credential, client: client)
+        let queue = DispatchQueue(label: "keyjar.fetch")
+        let outcome: FetchOutcome
+        if let file = try fetchFile() {
+            let resuming = try resumable(file, url: urlRequest.url)
+            let saved = Locked<String?>(nil)
+            outcome = await load(on: queue) { completion in
+                let delegate = FetchDownloadDelegate(options: options, answerer: answerer, file: file) { outcome in
+                    completion(outcome)
+                }
+                delegate.download = loader.download(
+                    with: urlRequest,
+                    delegate: delegate,
+                    delegateQueue: queue,
+                    resuming: resuming,
+                    startImmediately: false
+                )
+                return delegate
+            } ended: { receiver in
+                saved.withLock { $0 = (receiver as? FetchDownloadDelegate)?.savedPath }
+            }
+            if case .finished = outcome, remoteName, !silent, let path = saved.withLock({ $0 }) {
+                Output.error("saved \(path).")
+            }
+        } else {
+            outcome = await load(on: queue) { completion in
+                let delegate = FetchDelegate(options: options, answerer: answerer, completion: completion)
+                delegate.connection = loader.connection(
+                    with: urlRequest,
+                    delegate: delegate,
+                    delegateQueue: queue,
+                    startImmediately: false
+                )
+                return delegate
+            } ended: { _ in
+            }
+        }
+        try finish(outcome, answerer: answerer, client: client)
+    }
+
+    /// Where the body is saved, if not to standard output.
+    private func fetchFile() throws(CLIError) -> FetchFile? {
+        let directory = outputDir.map { ($0 as NSString).expandingTildeInPath }
+        if let directory {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue
+            else {
+                throw .failure("--output-dir \(directory) is not a directory.")
+            }
+        }
+        let current = FileManager.default.currentDirectoryPath
+        if remoteName {
+            return .serverName(directory: Self.absolute(directory ?? current, in: current), overwrite: overwrite)
+        }
+        guard let output else { return nil }
+        return .path(Self.absolute(output, in: directory.map { Self.absolute($0, in: current) } ?? current))
+    }
+
+    static func absolute(_ path: String, in directory: String) -> String {
+        let expanded = (path as NSString).expandingTildeInPath
+        return expanded.hasPrefix("/") ? expanded : (directory as NSString).appendingPathComponent(expanded)
+    }
+
+    /// With -C: the interrupted download of this URL that the file's record describes.
+    private func resumable(_ file: FetchFile, url: URL?) throws(CLIError) -> DownloadResumeData? {
+        guard continueDownload, let url else { return nil }
+        let record: DownloadResumeData?
+        switch file {
+        case .path(let path):
+            do {
+                record = try DownloadResumeData.record(forDestination: path)
+            } catch {
+                throw .failure("\(error.description) Remove it to download from the start.")
+            }
+            if let record, record.url != url {
+                if !silent {
+                    Output.error(
+                        "the partial data for \(path) is of \(record.url.absoluteString); downloading from the start."
+                    )
+                }
+                return nil
+            }
+        case .serverName(let directory, _):
+            record = DownloadResumeData.records(in: directory, for: url).first
+        }
+        if record == nil, !silent { Output.error("nothing to continue for this URL; downloading from the start.") }
+        return record
     }
 
     /// Runs the load on one serial queue (delegate, time limit and signals alike) until it ends.
     private func load(
-        _ request: URLRequest,
-        loader: URLLoader,
-        destination: BodyDestination,
-        options: FetchDelegate.Options,
-        credential: FetchCredential?
-    ) async -> (FetchOutcome, FetchDelegate) {
-        let queue = DispatchQueue(label: "keyjar.fetch")
+        on queue: DispatchQueue,
+        _ make: (@escaping @Sendable (FetchOutcome) -> Void) -> any FetchReceiver,
+        ended: (any FetchReceiver) -> Void
+    ) async -> FetchOutcome {
         let maxTime = maxTime
-        let holder = Locked<FetchDelegate?>(nil)
+        let holder = Locked<(any FetchReceiver)?>(nil)
         let outcome = await withCheckedContinuation { (continuation: CheckedContinuation<FetchOutcome, Never>) in
-            let delegate = FetchDelegate(
-                queue: queue,
-                options: options,
-                destination: destination,
-                credential: credential
-            ) {
-                continuation.resume(returning: $0)
-            }
-            holder.withLock { $0 = delegate }
-            let connection = loader.connection(
-                with: request,
-                delegate: delegate,
-                delegateQueue: queue,
-                startImmediately: false
-            )
-            // Interrupted, the load is cancelled so that -o leaves no partial file behind.
-            delegate.signalSources = [SIGINT, SIGTERM, SIGHUP].map { number in
+            let receiver = make { continuation.resume(returning: $0) }
+            holder.withLock { $0 = receiver }
+            // Interrupted, the load stops: a download keeps what can be continued, nothing else.
+            receiver.signalSources = [SIGINT, SIGTERM, SIGHUP].map { number in
                 signal(number, SIG_IGN)
                 let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
                 source.setEventHandler {
-                    delegate.stop(connection, because: CLIError(message: "interrupted.", status: .failure))
+                    receiver.stop(because: CLIError(message: "interrupted.", status: .failure))
                 }
                 source.resume()
                 return source
             }
             if let maxTime {
                 queue.asyncAfter(deadline: .now() + maxTime) {
-                    delegate.stop(
-                        connection,
-                        because: .failure("the load took longer than --max-time \(Self.seconds(maxTime)).")
-                    )
+                    receiver.stop(because: .failure("the load took longer than --max-time \(Self.seconds(maxTime))."))
                 }
             }
-            queue.async { connection.start() }
+            queue.async { receiver.begin() }
         }
-        guard let delegate = holder.withLock({ $0 }) else {
-            preconditionFailure("the delegate is made before the load can end")
-        }
-        return (outcome, delegate)
+        if let receiver = holder.withLock({ $0 }) { ended(receiver) }
+        return outcome
     }
 
-    private func finish(
-        _ outcome: FetchOutcome,
-        delegate: FetchDelegate,
-        destination: BodyDestination,
-        credential: FetchCredential?,
-        client: KeyjarClient
-    ) throws {
+    private func finish(_ outcome: FetchOutcome, answerer: ChallengeAnswerer, client: KeyjarClient) throws {
+        let credential = answerer.credential
         guard case .finished(let status) = outcome else {
-            destination.abandon()
-            if let trust = delegate.refusedCertificate, let leaf = trust.leaf {
+            if let trust = answerer.refusedCertificate, let leaf = trust.leaf {
                 throw CLIError.failure(
                     "the certificate of \(trust.host):\(trust.port) is not trusted (\(trust.failureReason)).\n"
                         + "  subject: \(leaf.subject)\n  issuer: \(leaf.issuer)\n"
@@ -330,17 +432,15 @@ struct FetchCommand: AsyncParsableCommand {
             if case .failed(let error) = outcome { throw error }
             return
         }
-        if let credential, delegate.refused {
-            destination.abandon()
+        if let credential, answerer.refused {
             throw CLIError.failure(
                 "the server refused the password for \(credential.user) (HTTP \(status.map(String.init) ?? "?")); nothing was stored."
             )
         }
-        try destination.commit()
-        if let credential, let space = delegate.answeredSpace, credential.persistence == .permanent {
+        if let credential, let space = answerer.answeredSpace, credential.persistence == .permanent {
             try store(credential, in: space, client: client)
         }
-        if status == 401 || status == 407, credential == nil, let challenge = delegate.unanswered {
+        if status == 401 || status == 407, credential == nil, let challenge = answerer.unanswered {
             // As curl does, the body went out; the status says the load did not get through.
             let asker = challenge.space.isProxy ? "the proxy" : "the server"
             let realm = challenge.space.realm.map { " (realm \"\($0)\")" } ?? ""

@@ -1,5 +1,6 @@
 import Foundation
 import FoundationNetworking
+import Glibc
 import Keyjar
 import KeyjarCore
 import KeyjarLoader
@@ -13,70 +14,51 @@ struct FetchCredential: Sendable {
 
 /// How a fetch ended, for the command to report.
 enum FetchOutcome: Sendable {
-    /// The load finished; `response` is the last one delivered (nil for none).
+    /// The load finished; `status` is the last response's (nil for none).
     case finished(status: Int?)
     case failed(CLIError)
 }
 
-/// Receives one `keyjar fetch` load: writes the head (with `-i`) and body to the destination,
-/// draws the progress meter, and answers challenges with the `--user` credential or the shared
-/// store. Everything runs on the one serial queue given to the connection, the signal sources
-/// and the time limit, so its state needs no lock.
-final class FetchDelegate: LoaderConnectionAuthenticationDelegate, @unchecked Sendable {
-    struct Options {
-        var includeHead: Bool
-        var failOnHTTPError: Bool
-        var followRedirects: Bool
-        var acceptUntrustedCertificate: Bool
-        /// Trust a certificate that fails verification when its SHA-256 fingerprint is this one.
-        var pinnedFingerprint: String?
-        /// How long a pinned certificate stays trusted.
-        var trustPersistence: URLCredential.Persistence
-        var showProgress: Bool
-    }
+/// What the command needs of a running fetch, whether its body goes to standard output or to a
+/// file: starting and stopping it, and what its challenges came to.
+protocol FetchReceiver: AnyObject, Sendable {
+    var answerer: ChallengeAnswerer { get }
+    /// Ctrl-C and friends stop the load; kept for as long as the load runs.
+    var signalSources: [any DispatchSourceSignal] { get set }
+    func begin()
+    /// Stops the load from outside (time limit, Ctrl-C) with the reason given.
+    func stop(because error: CLIError)
+}
 
-    let queue: DispatchQueue
-    private let options: Options
-    private let destination: BodyDestination
-    private let credential: FetchCredential?
+/// What every fetch is told, whatever receives it.
+struct FetchOptions {
+    var includeHead: Bool
+    var failOnHTTPError: Bool
+    var followRedirects: Bool
+    var showProgress: Bool
+}
+
+/// Receives a `keyjar fetch` load whose body goes to standard output: writes the head (with
+/// `-i`) and body, draws the progress meter, and answers challenges. Everything runs on the
+/// one serial queue given to the connection, the signal sources and the time limit, so its
+/// state needs no lock.
+final class FetchDelegate: LoaderConnectionAuthenticationDelegate, FetchReceiver, @unchecked Sendable {
+    private let options: FetchOptions
+    let answerer: ChallengeAnswerer
     private var meter: ProgressMeter?
     private var completion: (@Sendable (FetchOutcome) -> Void)?
-
-    /// Ctrl-C and friends cancel the load; kept here for as long as the load runs.
+    var connection: LoaderConnection?
     var signalSources: [any DispatchSourceSignal] = []
-
     private(set) var status: Int?
-    /// Where the `--user` credential was sent, and whether the server turned it down there.
-    /// Keyjar's value type: Foundation on Linux compares URLProtectionSpace by identity.
-    private(set) var answeredSpace: ProtectionSpace?
-    private(set) var refused = false
-    /// The last challenge nobody here answered (default handling had its go), for the message.
-    private(set) var unanswered: UnansweredChallenge?
-    /// The certificate that failed verification and was not accepted, for the message.
-    private(set) var refusedCertificate: ServerTrust?
 
-    struct UnansweredChallenge {
-        var space: ProtectionSpace
-        /// Whose stored credential had just failed there, if any.
-        var failedUser: String?
-    }
-
-    init(
-        queue: DispatchQueue,
-        options: Options,
-        destination: BodyDestination,
-        credential: FetchCredential?,
-        completion: @escaping @Sendable (FetchOutcome) -> Void
-    ) {
-        self.queue = queue
+    init(options: FetchOptions, answerer: ChallengeAnswerer, completion: @escaping @Sendable (FetchOutcome) -> Void) {
         self.options = options
-        self.destination = destination
-        self.credential = credential
+        self.answerer = answerer
         self.completion = completion
         meter = options.showProgress ? ProgressMeter() : nil
     }
 
-    // MARK: Ending
+    func begin() { connection?.start() }
 
     private func end(_ outcome: FetchOutcome) {
         guard let completion else { return }
@@ -85,10 +67,9 @@ final class FetchDelegate: LoaderConnectionAuthenticationDelegate, @unchecked Se
         completion(outcome)
     }
 
-    /// Stops the load from outside (time limit, Ctrl-C) with the reason given.
-    func stop(_ connection: LoaderConnection, because error: CLIError) {
+    func stop(because error: CLIError) {
         guard completion != nil else { return }
-        connection.cancel()
+        connection?.cancel()
         end(.failed(error))
     }
 
@@ -105,21 +86,17 @@ final class FetchDelegate: LoaderConnectionAuthenticationDelegate, @unchecked Se
     func connection(_ connection: LoaderConnection, didReceive response: URLResponse) {
         status = (response as? HTTPURLResponse)?.statusCode
         if options.failOnHTTPError, let status, status >= 400 {
-            return stop(
-                connection,
-                because: .failure("the server answered HTTP \(status) for \(Self.shown(response.url)).")
-            )
+            return stop(because: .failure("the server answered HTTP \(status) for \(Self.shown(response.url))."))
         }
-        destination.discard()
         meter?.reset(expectedLength: response.expectedContentLength)
         if options.includeHead, let lines = connection.responseHeadLines {
-            write(connection, Data((lines.joined(separator: "\r\n") + "\r\n\r\n").utf8))
+            write(Data((lines.joined(separator: "\r\n") + "\r\n\r\n").utf8))
         }
     }
 
     func connection(_ connection: LoaderConnection, didReceive data: Data) {
         meter?.add(data.count)
-        write(connection, data)
+        write(data)
     }
 
     func connectionDidFinishLoading(_ connection: LoaderConnection) {
@@ -131,52 +108,27 @@ final class FetchDelegate: LoaderConnectionAuthenticationDelegate, @unchecked Se
     }
 
     func connection(_ connection: LoaderConnection, willSendRequestFor challenge: URLAuthenticationChallenge) {
-        guard let sender = challenge.sender else { return }
-        let space = challenge.protectionSpace
-        if let trustSpace = space as? ServerTrustProtectionSpace {
-            // Any credential accepts this certificate for this host and port; without -k or a
-            // matching --pinned-sha256 the default handling refuses it and the load fails.
-            let leaf = trustSpace.serverTrust.leaf?.sha256Fingerprint
-            if options.acceptUntrustedCertificate {
-                sender.use(URLCredential(user: "", password: "", persistence: .none), for: challenge)
-            } else if let pinned = options.pinnedFingerprint, pinned == leaf {
-                sender.use(URLCredential(user: "", password: "", persistence: options.trustPersistence), for: challenge)
-            } else {
-                refusedCertificate = trustSpace.serverTrust
-                sender.performDefaultHandling(for: challenge)
-            }
-            return
-        }
-        guard let credential, !space.isProxy(), ProtectionSpace(space).authenticationMethod.isHTTPChallenge else {
-            // The store answered first, if it could; default handling has nothing more.
-            unanswered = UnansweredChallenge(
-                space: ProtectionSpace(space),
-                failedUser: challenge.previousFailureCount > 0 ? challenge.proposedCredential?.user : nil
-            )
-            return sender.performDefaultHandling(for: challenge)
-        }
-        if answeredSpace == ProtectionSpace(space) {
-            // Asked again where the password was just sent: the server turned it down.
-            refused = true
-            return sender.continueWithoutCredential(for: challenge)
-        }
-        answeredSpace = ProtectionSpace(space)
-        // Stored by the command once the load succeeded (with a clear error if it cannot be),
-        // not by the loader's best-effort storage.
-        sender.use(
-            URLCredential(user: credential.user, password: credential.password, persistence: .none),
-            for: challenge
-        )
+        answerer.answer(challenge)
     }
 
     // MARK: Output
 
-    private func write(_ connection: LoaderConnection, _ data: Data) {
+    private func write(_ data: Data) {
         guard completion != nil else { return }
-        do {
-            try destination.write(data)
-        } catch {
-            stop(connection, because: error)
+        let failure: Int32? = data.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count, let base = buffer.baseAddress {
+                let written = Glibc.write(STDOUT_FILENO, base + offset, buffer.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    return errno
+                }
+                offset += written
+            }
+            return nil
+        }
+        if let failure {
+            stop(because: .failure("cannot write the response: \(String(cString: strerror(failure)))."))
         }
     }
 

@@ -1,0 +1,81 @@
+import Foundation
+import FoundationNetworking
+import Keyjar
+import KeyjarCore
+import KeyjarLoader
+
+/// How `keyjar fetch` answers a load's challenges, whether its body goes to standard output or
+/// to a file: the `--user` credential, `-k` / `--pinned-sha256` for a certificate that fails
+/// verification, else default handling (the shared store). It remembers what happened, for
+/// the command's closing message. Used on the load's one serial queue only.
+final class ChallengeAnswerer {
+    struct Options {
+        var acceptUntrustedCertificate: Bool
+        /// Trust a certificate that fails verification when its SHA-256 fingerprint is this one.
+        var pinnedFingerprint: String?
+        /// How long a pinned certificate stays trusted.
+        var trustPersistence: URLCredential.Persistence
+    }
+
+    private let options: Options
+    let credential: FetchCredential?
+
+    /// Where the `--user` credential was sent, and whether the server turned it down there.
+    /// Keyjar's value type: Foundation on Linux compares URLProtectionSpace by identity.
+    private(set) var answeredSpace: ProtectionSpace?
+    private(set) var refused = false
+    /// The last challenge nobody here answered (default handling had its go), for the message.
+    private(set) var unanswered: UnansweredChallenge?
+    /// The certificate that failed verification and was not accepted, for the message.
+    private(set) var refusedCertificate: ServerTrust?
+
+    struct UnansweredChallenge {
+        var space: ProtectionSpace
+        /// Whose stored credential had just failed there, if any.
+        var failedUser: String?
+    }
+
+    init(options: Options, credential: FetchCredential?) {
+        self.options = options
+        self.credential = credential
+    }
+
+    func answer(_ challenge: URLAuthenticationChallenge) {
+        guard let sender = challenge.sender else { return }
+        let space = challenge.protectionSpace
+        if let trustSpace = space as? ServerTrustProtectionSpace {
+            // Any credential accepts this certificate for this host and port; without -k or a
+            // matching --pinned-sha256 the default handling refuses it and the load fails.
+            let leaf = trustSpace.serverTrust.leaf?.sha256Fingerprint
+            if options.acceptUntrustedCertificate {
+                sender.use(URLCredential(user: "", password: "", persistence: .none), for: challenge)
+            } else if let pinned = options.pinnedFingerprint, pinned == leaf {
+                sender.use(URLCredential(user: "", password: "", persistence: options.trustPersistence), for: challenge)
+            } else {
+                refusedCertificate = trustSpace.serverTrust
+                sender.performDefaultHandling(for: challenge)
+            }
+            return
+        }
+        guard let credential, !space.isProxy(), ProtectionSpace(space).authenticationMethod.isHTTPChallenge else {
+            // The store answered first, if it could; default handling has nothing more.
+            unanswered = UnansweredChallenge(
+                space: ProtectionSpace(space),
+                failedUser: challenge.previousFailureCount > 0 ? challenge.proposedCredential?.user : nil
+            )
+            return sender.performDefaultHandling(for: challenge)
+        }
+        if answeredSpace == ProtectionSpace(space) {
+            // Asked again where the password was just sent: the server turned it down.
+            refused = true
+            return sender.continueWithoutCredential(for: challenge)
+        }
+        answeredSpace = ProtectionSpace(space)
+        // Stored by the command once the load succeeded (with a clear error if it cannot be),
+        // not by the loader's best-effort storage.
+        sender.use(
+            URLCredential(user: credential.user, password: credential.password, persistence: .none),
+            for: challenge
+        )
+    }
+}

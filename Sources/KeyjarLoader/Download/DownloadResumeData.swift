@@ -1,0 +1,143 @@
+public import Foundation
+import FoundationNetworking
+
+/// What a new download needs to continue a failed or interrupted one: the URL asked for, the
+/// entity's validator, and where the bytes received so far are. Its encoding (JSON, versioned)
+/// is this type's alone: `LoaderDownload.resumeData` hands it out, the record file beside a
+/// destination (`NAME.keyjar-resume`) holds it, so a download killed outright can be continued
+/// by the next process.
+///
+/// How many bytes to continue from is not recorded: it is the partial file's length when the
+/// download resumes, which is what was written whatever killed the last one.
+public struct DownloadResumeData: Sendable, Hashable {
+    /// The URL the download asked for (redirects are followed again).
+    public var url: URL
+    /// A strong `ETag`, or else the `Last-Modified` date as sent: sent back in `If-Range`, so a
+    /// changed entity comes whole instead of its remaining bytes.
+    public var validator: String
+    /// The destination the partial data is for (its `.keyjar-part` file holds the bytes).
+    public var destinationPath: String
+    /// Whether the destination may replace an existing file.
+    public var allowOverwrite: Bool
+    /// The whole entity's length when the server said it.
+    public var expectedLength: Int64?
+
+    public init(url: URL, validator: String, destinationPath: String, allowOverwrite: Bool, expectedLength: Int64?) {
+        self.url = url
+        self.validator = validator
+        self.destinationPath = destinationPath
+        self.allowOverwrite = allowOverwrite
+        self.expectedLength = expectedLength
+    }
+
+    /// The file the bytes received so far are written to, beside the destination.
+    public var partialPath: String { Self.partialPath(for: destinationPath) }
+
+    public static func partialPath(for destination: String) -> String { destination + ".keyjar-part" }
+    public static func recordPath(for destination: String) -> String { destination + ".keyjar-resume" }
+
+    /// The validator of a response that can be resumed with `If-Range`: a strong ETag, else
+    /// Last-Modified (RFC 9110 §13.1.5); nil when the entity cannot be told apart from a changed one.
+    static func validator(of response: HTTPURLResponse) -> String? {
+        if let tag = response.value(forHTTPHeaderField: "ETag"), tag.hasPrefix("\""), tag.count >= 2 {
+            return tag
+        }
+        return response.value(forHTTPHeaderField: "Last-Modified")
+    }
+
+    // MARK: The encoding
+
+    private struct Encoded: Codable {
+        var version: Int
+        var url: String
+        var validator: String
+        var destination: String
+        var allowOverwrite: Bool
+        var expectedLength: Int64?
+    }
+
+    static let version = 1
+
+    public func encoded() -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let value = Encoded(
+            version: Self.version,
+            url: url.absoluteString,
+            validator: validator,
+            destination: destinationPath,
+            allowOverwrite: allowOverwrite,
+            expectedLength: expectedLength
+        )
+        // Plain strings, numbers and booleans: encoding them cannot fail.
+        return (try? encoder.encode(value)) ?? Data()
+    }
+
+    public init(_ data: Data) throws(DownloadResumeDataError) {
+        let value: Encoded
+        do {
+            value = try JSONDecoder().decode(Encoded.self, from: data)
+        } catch {
+            throw DownloadResumeDataError(reason: "it is not Keyjar's resume data (\(error.localizedDescription))")
+        }
+        guard value.version == Self.version else {
+            throw DownloadResumeDataError(
+                reason: "it is of version \(value.version); this Keyjar reads version \(Self.version)"
+            )
+        }
+        guard let url = URL(string: value.url), url.scheme != nil else {
+            throw DownloadResumeDataError(reason: "its URL '\(value.url)' is not a URL")
+        }
+        guard !value.validator.isEmpty, !value.destination.isEmpty, value.destination.hasPrefix("/") else {
+            throw DownloadResumeDataError(reason: "it names no validator or no absolute destination")
+        }
+        self.init(
+            url: url,
+            validator: value.validator,
+            destinationPath: value.destination,
+            allowOverwrite: value.allowOverwrite,
+            expectedLength: value.expectedLength
+        )
+    }
+
+    // MARK: The record beside a destination
+
+    /// The record left beside `destination` by a download that did not finish, if there is one
+    /// and its partial data is still there.
+    public static func record(forDestination destination: String) throws(DownloadResumeDataError) -> DownloadResumeData?
+    {
+        let path = recordPath(for: destination)
+        guard let data = FileManager.default.contents(atPath: path) else { return nil }
+        let record: DownloadResumeData
+        do {
+            record = try DownloadResumeData(data)
+        } catch {
+            throw DownloadResumeDataError(reason: "\(path): \(error.reason)")
+        }
+        guard FileManager.default.fileExists(atPath: record.partialPath) else { return nil }
+        return record
+    }
+
+    /// The records in `directory` of downloads of `url` (newest first), for resuming a download
+    /// whose name the server chose.
+    public static func records(in directory: String, for url: URL) -> [DownloadResumeData] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        return names.filter { $0.hasSuffix(".keyjar-resume") }
+            .compactMap { name -> (DownloadResumeData, Date)? in
+                let path = (directory as NSString).appendingPathComponent(name)
+                guard let data = FileManager.default.contents(atPath: path), let record = try? DownloadResumeData(data),
+                    record.url == url, FileManager.default.fileExists(atPath: record.partialPath)
+                else { return nil }
+                let modified = (try? FileManager.default.attributesOfItem(atPath: path)[.modificationDate]) as? Date
+                return (record, modified ?? .distantPast)
+            }
+            .sorted { $0.1 > $1.1 }
+            .map(\.0)
+    }
+}
+
+/// Resume data that cannot be used, and why.
+public struct DownloadResumeDataError: Error, CustomStringConvertible, Sendable {
+    public var reason: String
+    public var description: String { "The resume data cannot be used: \(reason)." }
+}

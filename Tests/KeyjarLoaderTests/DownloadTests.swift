@@ -1,0 +1,339 @@
+import Crypto
+import Foundation
+import FoundationNetworking
+import KeyjarLocks
+import KeyjarTestSupport
+import Testing
+
+@testable import KeyjarLoader
+
+/// Downloads against Debian's lighttpd (byte ranges, If-Range, Content-Disposition, an access
+/// log that shows what each request asked for and got).
+@Suite(.timeLimit(testTimeLimit))
+struct DownloadTests {
+    let server: DownloadServer
+    let directory: String
+
+    init() throws {
+        server = try DownloadServer(slowKilobytesPerSecond: 256)
+        directory = NSTemporaryDirectory() + "keyjar-download-test-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    }
+
+    func contents() -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).sorted()
+    }
+
+    func download(
+        _ url: URL,
+        _ delegate: DownloadRecorder = DownloadRecorder(),
+        loader: URLLoader = ephemeralLoader()
+    ) -> DownloadRecorder {
+        _ = loader.download(with: URLRequest(url: url), delegate: delegate, directory: directory)
+        #expect(delegate.wait())
+        return delegate
+    }
+
+    @Test func namesComeFromTheServerAndNeverReplaceAFile() throws {
+        let first = download(server.url("/disposition/quoted"))
+        #expect(first.events.first == "begin")
+        #expect(first.events.contains("response 200"))
+        #expect(first.suggested == ["report.pdf"])
+        #expect(first.created == [directory + "/report.pdf"])
+        #expect(first.events.last == "finish")
+        let second = download(server.url("/disposition/quoted"))
+        #expect(second.created == [directory + "/report-1.pdf"])
+        #expect(
+            FileManager.default.contents(atPath: directory + "/report-1.pdf") == Data("the disposition file\n".utf8)
+        )
+
+        #expect(download(server.url("/disposition/extended")).created == [directory + "/résumé.pdf"])
+        // A name that tries to leave the directory is cut to its last component.
+        #expect(download(server.url("/disposition/traversal")).created == [directory + "/passwd"])
+        // No file name in the field: the URL's last path component.
+        #expect(download(server.url("/disposition/inline")).created == [directory + "/inline"])
+        #expect(contents() == ["inline", "passwd", "report-1.pdf", "report.pdf", "résumé.pdf"])
+
+        // Overwriting, when allowed, replaces the file in place.
+        let overwriting = DownloadRecorder(destination: (directory + "/report.pdf", true))
+        #expect(download(server.url("/disposition/extended"), overwriting).created == [directory + "/report.pdf"])
+        #expect(contents().count == 5)
+    }
+
+    @Test func anInterruptedDownloadAsksOnlyForTheRemainingBytes() throws {
+        let entity = randomBytes(1 << 20)
+        try server.put(entity, as: "data.bin")
+        let interrupted = DownloadRecorder(stopAfter: 128 * 1024)
+        let loader = ephemeralLoader()
+        _ = loader.download(
+            with: URLRequest(url: server.url("/slow/data.bin")),
+            delegate: interrupted,
+            directory: directory
+        )
+        #expect(interrupted.wait())
+        let resumeData = try #require(interrupted.resumeData)
+        let partial = directory + "/data.bin.keyjar-part"
+        let kept = try #require(try FileManager.default.attributesOfItem(atPath: partial)[.size] as? Int)
+        #expect(kept >= 128 * 1024 && kept < entity.count)
+        #expect(contents() == ["data.bin.keyjar-part", "data.bin.keyjar-resume"])
+
+        let resumed = DownloadRecorder()
+        _ = try loader.download(resumeData: resumeData, delegate: resumed)
+        #expect(resumed.wait())
+        #expect(resumed.events.contains("resume \(kept)"))
+        #expect(!resumed.events.contains("response 200"))
+        #expect(resumed.receivedLength == entity.count - kept)
+        #expect(contents() == ["data.bin"])
+        #expect(sha256(directory + "/data.bin") == sha256(entity))
+
+        let requests = server.requests(for: "/slow/data.bin", atLeast: 2)
+        #expect(requests.count == 2)
+        let second = try #require(requests.first { $0.range != nil })
+        #expect(second.range == "bytes=\(kept)-")
+        #expect(second.ifRange?.hasPrefix("\"") == true)
+        #expect(second.status == 206)
+        #expect(second.bodyBytes == entity.count - kept)
+    }
+
+    @Test func aChangedEntityIsDownloadedWholeAgain() throws {
+        try server.put(randomBytes(1 << 20), as: "changing.bin")
+        let interrupted = DownloadRecorder(stopAfter: 64 * 1024)
+        let loader = ephemeralLoader()
+        _ = loader.download(
+            with: URLRequest(url: server.url("/slow/changing.bin")),
+            delegate: interrupted,
+            directory: directory
+        )
+        #expect(interrupted.wait())
+        let resumeData = try #require(interrupted.resumeData)
+
+        let changed = randomBytes(300_000)
+        try server.put(changed, as: "changing.bin")
+        let resumed = DownloadRecorder()
+        _ = try loader.download(resumeData: resumeData, delegate: resumed)
+        #expect(resumed.wait())
+        #expect(resumed.events.contains("response 200"))
+        #expect(!resumed.events.contains { $0.hasPrefix("resume") })
+        #expect(sha256(directory + "/changing.bin") == sha256(changed))
+        #expect(contents() == ["changing.bin"])
+        // The interrupted request may be logged after the second: lighttpd logs at a connection's end.
+        let logged = server.requests(for: "/slow/changing.bin", atLeast: 2)
+        let second = try #require(logged.first { $0.range != nil })
+        #expect(second.ifRange != nil && second.status == 200 && second.bodyBytes == changed.count)
+    }
+
+    @Test func cancellingLeavesNothing() throws {
+        try server.put(randomBytes(1 << 20), as: "cancelled.bin")
+        let delegate = DownloadRecorder(cancelAfter: 64 * 1024)
+        _ = ephemeralLoader().download(
+            with: URLRequest(url: server.url("/slow/cancelled.bin")),
+            delegate: delegate,
+            directory: directory
+        )
+        #expect(delegate.cancelled.wait(timeout: .now() + 20) == .success)
+        #expect(contents().isEmpty)
+        // Nothing after cancel: neither finish nor failure.
+        usleep(300_000)
+        #expect(!delegate.events.contains("finish") && !delegate.events.contains { $0.hasPrefix("fail") })
+    }
+
+    @Test func gzipFilesAreDecodedOnRequestAndOtherEncodingsRefusedClearly() throws {
+        let text = Data(String(repeating: "line of text\n", count: 5000).utf8)
+        let compressed = try runCommand(
+            "/bin/sh",
+            ["-c", "printf '%s' \"$0\" | gzip -c | base64 -w0", String(decoding: text, as: UTF8.self)]
+        )
+        try server.put(try #require(Data(base64Encoded: compressed.output)), as: "notes.txt.gz")
+
+        let decoding = download(server.url("/files/notes.txt.gz"), DownloadRecorder(decode: true))
+        #expect(decoding.asked == ["application/gzip"])
+        #expect(decoding.created == [directory + "/notes.txt"])
+        #expect(FileManager.default.contents(atPath: directory + "/notes.txt") == text)
+
+        let raw = download(server.url("/files/notes.txt.gz"))
+        #expect(raw.created == [directory + "/notes.txt.gz"])
+        #expect(FileManager.default.contents(atPath: directory + "/notes.txt.gz")?.starts(with: [0x1F, 0x8B]) == true)
+
+        try server.put(Data("(This file must be converted with BinHex 4.0)\n".utf8), as: "old.hqx")
+        let refused = download(server.url("/files/old.hqx"), DownloadRecorder(decode: true))
+        #expect(refused.error?.code == .cannotDecodeContentData)
+        #expect(refused.error?.localizedDescription.contains("does not decode BinHex") == true)
+        #expect(contents() == ["notes.txt", "notes.txt.gz"])
+
+        // A file that claims to be gzip and is not fails, and leaves no file behind.
+        try server.put(Data("not gzip at all".utf8), as: "fake.gz")
+        let corrupt = download(server.url("/files/fake.gz"), DownloadRecorder(decode: true))
+        #expect(corrupt.error?.code == .cannotDecodeContentData)
+        #expect(contents() == ["notes.txt", "notes.txt.gz"])
+    }
+
+    @Test func redirectsAndChallengesGoThroughTheConnectionsRules() throws {
+        let loaderServer = try LoaderTestServer()
+        let redirected = download(loaderServer.url("/redirect?status=307&to=/hello"), DownloadRecorder())
+        #expect(redirected.events.contains("redirect 307"))
+        #expect(redirected.created == [directory + "/hello"])
+        #expect(FileManager.default.contents(atPath: directory + "/hello") == Data("hello world".utf8))
+
+        // A challenge reaches the download's delegate, which answers it.
+        let answering = DownloadRecorder(
+            credential: URLCredential(user: "alice", password: "wonderland", persistence: .none)
+        )
+        let challenged = download(loaderServer.url("/basic/page"), answering)
+        #expect(challenged.events.contains("challenge"))
+        #expect(challenged.events.last == "finish")
+        #expect(challenged.error == nil)
+        #expect(FileManager.default.contents(atPath: directory + "/page") == Data("welcome alice".utf8))
+    }
+
+    @Test func resumeDataIsCheckedBeforeUse() throws {
+        #expect(throws: DownloadResumeDataError.self) { try DownloadResumeData(Data("{}".utf8)) }
+        #expect(throws: DownloadResumeDataError.self) { try DownloadResumeData(Data("not json".utf8)) }
+        let record = DownloadResumeData(
+            url: server.url("/files/x"),
+            validator: "\"1\"",
+            destinationPath: directory + "/x",
+            allowOverwrite: false,
+            expectedLength: 10
+        )
+        #expect(try DownloadResumeData(record.encoded()) == record)
+        var future = try #require(JSONSerialization.jsonObject(with: record.encoded()) as? [String: Any])
+        future["version"] = 99
+        let error = #expect(throws: DownloadResumeDataError.self) {
+            try DownloadResumeData(JSONSerialization.data(withJSONObject: future))
+        }
+        #expect(error?.description.contains("version 99") == true)
+    }
+}
+
+func randomBytes(_ count: Int) -> Data {
+    var generator = SystemRandomNumberGenerator()
+    return Data((0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) })
+}
+
+func sha256(_ data: Data) -> String { SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined() }
+func sha256(_ path: String) -> String? { FileManager.default.contents(atPath: path).map(sha256) }
+
+/// Records a download's messages; can stop it midway (keeping resume data), cancel it, decode,
+/// choose a destination or answer a challenge.
+final class DownloadRecorder: LoaderDownloadDelegate, @unchecked Sendable {
+    struct State {
+        var events: [String] = []
+        var suggested: [String] = []
+        var created: [String] = []
+        var asked: [String] = []
+        var received = 0
+        var error: URLError?
+        var resumeData: Data?
+    }
+    let state = Locked(State())
+    let done = DispatchSemaphore(value: 0)
+    let cancelled = DispatchSemaphore(value: 0)
+    let stopAfter: Int?
+    let cancelAfter: Int?
+    let decode: Bool
+    let destination: (String, Bool)?
+    let credential: URLCredential?
+
+    init(
+        stopAfter: Int? = nil,
+        cancelAfter: Int? = nil,
+        decode: Bool = false,
+        destination: (String, Bool)? = nil,
+        credential: URLCredential? = nil
+    ) {
+        self.stopAfter = stopAfter
+        self.cancelAfter = cancelAfter
+        self.decode = decode
+        self.destination = destination
+        self.credential = credential
+    }
+
+    var events: [String] { state.withLock { $0.events } }
+    var suggested: [String] { state.withLock { $0.suggested } }
+    var created: [String] { state.withLock { $0.created } }
+    var asked: [String] { state.withLock { $0.asked } }
+    var receivedLength: Int { state.withLock { $0.received } }
+    var error: URLError? { state.withLock { $0.error } }
+    var resumeData: Data? { state.withLock { $0.resumeData } }
+    func wait() -> Bool { done.wait(timeout: .now() + 30) == .success }
+
+    private func record(_ event: String) { state.withLock { $0.events.append(event) } }
+
+    func downloadDidBegin(_ download: LoaderDownload) { record("begin") }
+
+    func download(
+        _ download: LoaderDownload,
+        willSend request: URLRequest,
+        redirectResponse: URLResponse
+    ) -> URLRequest? {
+        record("redirect \((redirectResponse as? HTTPURLResponse)?.statusCode ?? 0)")
+        return request
+    }
+
+    func download(_ download: LoaderDownload, willSendRequestFor challenge: URLAuthenticationChallenge) {
+        record("challenge")
+        if let credential, challenge.previousFailureCount == 0 {
+            challenge.sender?.use(credential, for: challenge)
+        } else {
+            challenge.sender?.performDefaultHandling(for: challenge)
+        }
+    }
+
+    func download(_ download: LoaderDownload, didReceive response: URLResponse) {
+        record("response \((response as? HTTPURLResponse)?.statusCode ?? 0)")
+    }
+
+    func download(_ download: LoaderDownload, willResumeWith response: URLResponse, fromByte startingByte: Int64) {
+        record("resume \(startingByte)")
+    }
+
+    func download(_ download: LoaderDownload, shouldDecodeSourceDataOfMIMEType encodingType: String) -> Bool {
+        state.withLock { $0.asked.append(encodingType) }
+        return decode
+    }
+
+    func download(_ download: LoaderDownload, decideDestinationWithSuggestedFilename filename: String) {
+        state.withLock { $0.suggested.append(filename) }
+        if let destination {
+            download.setDestination(destination.0, allowOverwrite: destination.1)
+        } else {
+            download.setDestination(
+                (download.directory as NSString).appendingPathComponent(filename),
+                allowOverwrite: false
+            )
+        }
+    }
+
+    func download(_ download: LoaderDownload, didCreateDestination path: String) {
+        state.withLock { $0.created.append(path) }
+    }
+
+    func download(_ download: LoaderDownload, didReceiveDataOfLength length: Int) {
+        let total = state.withLock { state -> Int in
+            state.received += length
+            return state.received
+        }
+        if let stopAfter, total >= stopAfter {
+            let data = download.cancelProducingResumeData()
+            state.withLock { $0.resumeData = data }
+            record("stopped")
+            done.signal()
+        }
+        if let cancelAfter, total >= cancelAfter {
+            download.cancel()
+            record("cancelled")
+            cancelled.signal()
+        }
+    }
+
+    func downloadDidFinish(_ download: LoaderDownload) {
+        record("finish")
+        done.signal()
+    }
+
+    func download(_ download: LoaderDownload, didFailWithError error: any Error) {
+        record("fail \((error as? URLError)?.errorCode ?? 0)")
+        state.withLock { $0.error = error as? URLError }
+        done.signal()
+    }
+}
