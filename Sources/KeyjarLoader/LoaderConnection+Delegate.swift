@@ -49,6 +49,7 @@ extension LoaderConnection {
         guard !ended else { return }
         ended = true
         transfer = nil
+        stopProtocol()
         // A load that ends without offering its response to the cache stores nothing of it.
         cacheWriter?.writer.cancel()
         cacheWriter = nil

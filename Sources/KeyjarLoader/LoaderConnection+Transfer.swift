@@ -10,7 +10,8 @@ import Synchronization
 extension LoaderConnection {
     func begin() {
         guard !ended, !isCancelled else { return }
-        let canonical = canonicalRequest(originalRequest)
+        let registered = protocolClass(for: originalRequest)
+        let canonical = registered?.canonicalRequest(for: originalRequest) ?? canonicalRequest(originalRequest)
         guard
             let request = ask(
                 { $0.connection(self, willSend: canonical, redirectResponse: nil) },
@@ -21,7 +22,8 @@ extension LoaderConnection {
             return
         }
         setCurrentRequest(request)
-        if consultCache(for: request) { return }
+        // A registered protocol answers for itself: no response cache, no credential storage.
+        if protocolClass(for: request) == nil, consultCache(for: request) { return }
         usesCredentialStorage = decideCredentialStorage()
         startAttempt()
     }
@@ -60,11 +62,15 @@ extension LoaderConnection {
     func startAttempt() {
         guard !ended, !isCancelled else { return }
         let request = currentRequest
+        if let registered = protocolClass(for: request) {
+            startProtocol(registered, request: request)
+            return
+        }
         guard let url = request.url, let scheme = url.scheme, Self.isSupported(scheme: scheme) else {
             fail(
                 LoaderError.make(
                     .unsupportedURL,
-                    "\(request.url.map { Self.urlWithoutPassword($0).absoluteString } ?? "The request") is not an http, https, ftp or file URL",
+                    "\(request.url.map { Self.urlWithoutPassword($0).absoluteString } ?? "The request") is not an http, https, ftp, file or data URL, and no registered protocol loads it",
                     url: request.url
                 )
             )
@@ -103,27 +109,32 @@ extension LoaderConnection {
         if let data = request.httpBody {
             transferRequest.body = .data(data)
         } else if let stream = request.httpBodyStream {
+            let length = Self.declaredLength(request)
             if attempt == 0 {
-                transferRequest.body = .stream(stream, length: Self.declaredLength(request))
+                // Copied as it is sent, so that a retry can send it again.
+                bodySpool = BodySpool(source: stream)
+                transferRequest.body =
+                    bodySpool.map { .spooling($0, length: length) } ?? .stream(stream, length: length)
             } else {
-                // A stream is read once; a second attempt needs a new one from the delegate.
+                // The delegate may give a new stream; else the copy of the first is sent again.
                 let copy = request
-                guard
-                    let fresh = ask(
-                        { $0.connection(self, needNewBodyStream: copy).map(UncheckedStream.init) },
-                        ifNoDelegate: nil
-                    )
-                else {
+                if let fresh = ask(
+                    { $0.connection(self, needNewBodyStream: copy).map(UncheckedStream.init) },
+                    ifNoDelegate: nil
+                ) {
+                    transferRequest.body = .stream(fresh.stream, length: length)
+                } else if let spooled = bodySpool?.replay() {
+                    transferRequest.body = .spooled(spooled)
+                } else {
                     fail(
                         LoaderError.make(
                             .requestBodyStreamExhausted,
-                            "The request body stream cannot be sent again and the delegate gave no new one",
+                            "The request body stream cannot be sent again: its copy could not be kept and the delegate gave no new stream",
                             url: url
                         )
                     )
                     return
                 }
-                transferRequest.body = .stream(fresh.stream, length: Self.declaredLength(request))
             }
         }
         prepareTLS(&transferRequest, url: url)

@@ -59,6 +59,10 @@ public final class LoaderConnection: @unchecked Sendable {
     var ended = false
     var attempt = 0
     var transfer: CurlTransfer?
+    /// The copy of a streamed request body, for attempts after the first.
+    var bodySpool: BodySpool?
+    /// The registered protocol loading the current attempt, when it is not libcurl.
+    var customProtocol: LoaderProtocol?
     var redirectCount = 0
     /// Whether the load is a top-level navigation whose main-document URL follows redirects.
     var followsMainDocument: Bool
@@ -125,6 +129,7 @@ public final class LoaderConnection: @unchecked Sendable {
         published.withLock { $0.cancelled = true }
         schedule {
             if let transfer = self.transfer { CurlEngine.shared.cancel(transfer) }
+            self.stopProtocol()
             self.cancelPendingChallenge()
             self.end()
         }

@@ -32,6 +32,9 @@ public final class URLLoader: Sendable {
         /// the standard environment variables (`http_proxy`, `https_proxy`, `all_proxy`,
         /// `no_proxy`), as libcurl reads them.
         public var proxy: URL?
+        /// Protocols this loader asks before the process-wide ones and its own, in this order
+        /// (`registerProtocolClass` puts a class first).
+        public var protocolClasses: [LoaderProtocol.Type]
 
         public init(
             cookieStorage: SharedCookieStorage? = nil,
@@ -39,14 +42,22 @@ public final class URLLoader: Sendable {
             responseCache: ResponseCache? = nil,
             maximumRedirects: Int = 16,
             additionalHeaders: [String: String] = ["User-Agent": "Keyjar (libcurl)"],
-            proxy: URL? = nil
+            proxy: URL? = nil,
+            protocolClasses: [LoaderProtocol.Type] = []
         ) {
             self.proxy = proxy
+            self.protocolClasses = protocolClasses
             self.cookieStorage = cookieStorage
             self.credentialStorage = credentialStorage
             self.responseCache = responseCache
             self.maximumRedirects = maximumRedirects
             self.additionalHeaders = additionalHeaders
+        }
+
+        /// Adds a protocol class ahead of those already in `protocolClasses`.
+        public mutating func registerProtocolClass(_ protocolClass: LoaderProtocol.Type) {
+            protocolClasses.removeAll { $0 == protocolClass }
+            protocolClasses.insert(protocolClass, at: 0)
         }
     }
 

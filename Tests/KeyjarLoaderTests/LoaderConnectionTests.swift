@@ -208,24 +208,44 @@ struct LoaderConnectionTests {
         #expect(echo.body.count == 300_000)
     }
 
-    @Test func aStreamedBodyIsSentAndNeedsANewStreamToBeResent() throws {
-        var request = URLRequest(url: server.url("/redirect?status=307&to=/echo"))
-        request.httpMethod = "POST"
-        request.httpBodyStream = InputStream(data: Data("streamed".utf8))
-        request.setValue("8", forHTTPHeaderField: "Content-Length")
-        // The default delegate gives no new stream: the 307 cannot resend the body.
-        let failed = load(request, with: ephemeralLoader())
-        #expect(failed.error?.code == .requestBodyStreamExhausted)
+    @Test func aStreamedBodyIsSpooledSoThatA307OrAChallengeSendsItAgain() throws {
+        let temporary = NSTemporaryDirectory()
+        func spoolFiles() -> [String] {
+            ((try? FileManager.default.contentsOfDirectory(atPath: temporary)) ?? []).filter {
+                $0.hasPrefix("keyjar-body-")
+            }
+        }
+        let payload = String(repeating: "streamed body ", count: 20_000)
+        func streamed(_ path: String) -> URLRequest {
+            var request = URLRequest(url: server.url(path))
+            request.httpMethod = "POST"
+            request.httpBodyStream = InputStream(data: Data(payload.utf8))
+            request.setValue(String(payload.utf8.count), forHTTPHeaderField: "Content-Length")
+            return request
+        }
+        // The default delegate gives no new stream: the copy made while sending is sent again.
+        let redirected = load(streamed("/redirect?status=307&to=/echo"), with: ephemeralLoader())
+        #expect(redirected.error == nil)
+        let echo = try decodeEcho(redirected.body)
+        #expect(echo.method == "POST" && echo.body == payload)
 
+        // An authentication retry sends it again too.
+        let answering = ChallengeDelegate { _ in .use(user: "alice", password: "wonderland", persistence: .none) }
+        _ = ephemeralLoader().connection(with: streamed("/basic/spool?echo=1"), delegate: answering)
+        #expect(answering.recorder.wait())
+        #expect(answering.challenges.count == 1)
+        #expect(answering.recorder.body == "welcome alice " + payload)
+        // The copy never had a name another process could open.
+        #expect(spoolFiles().isEmpty)
+
+        // A delegate that gives a new stream is still asked first.
         let asked = Atomic<Int>(0)
         let resending = RecordingDelegate(newBodyStream: {
             asked.add(1, ordering: .relaxed)
-            return InputStream(data: Data("streamed".utf8))
+            return InputStream(data: Data(String(repeating: "x", count: payload.utf8.count).utf8))
         })
-        // A stream is read once: the second load gets its own.
-        request.httpBodyStream = InputStream(data: Data("streamed".utf8))
-        _ = load(request, with: ephemeralLoader(), delegate: resending)
-        #expect(try decodeEcho(resending.body).body == "streamed")
+        _ = load(streamed("/redirect?status=307&to=/echo"), with: ephemeralLoader(), delegate: resending)
+        #expect(try decodeEcho(resending.body).body == String(repeating: "x", count: payload.utf8.count))
         #expect(asked.load(ordering: .relaxed) == 1)
     }
 

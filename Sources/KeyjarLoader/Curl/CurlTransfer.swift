@@ -34,6 +34,10 @@ struct TransferRequest: @unchecked Sendable {
         case data(Data)
         /// Read on the engine thread only; a stream is never shared between attempts.
         case stream(InputStream, length: Int64?)
+        /// A stream read for the first time, copied as it goes for a retry.
+        case spooling(BodySpool, length: Int64?)
+        /// A body spooled by an earlier attempt, sent again.
+        case spooled(SpooledBody)
     }
 
     var url: URL
@@ -173,8 +177,10 @@ final class CurlTransfer: @unchecked Sendable {
             }
         case .data(let data):
             configureUpload(method: method, length: Int64(data.count))
-        case .stream(_, let length):
+        case .stream(_, let length), .spooling(_, let length):
             configureUpload(method: method, length: length ?? -1)
+        case .spooled(let body):
+            configureUpload(method: method, length: body.length)
         }
         if let authentication = request.curlAuthentication {
             set(CURLOPT_HTTPAUTH, authentication.scheme)
@@ -342,6 +348,16 @@ final class CurlTransfer: @unchecked Sendable {
             if stream.streamStatus == .notOpen { stream.open() }
             let read = buffer.withMemoryRebound(to: UInt8.self, capacity: capacity) {
                 stream.read($0, maxLength: capacity)
+            }
+            return read < 0 ? Int(CURL_READFUNC_ABORT) : read
+        case .spooling(let spool, _):
+            let read = buffer.withMemoryRebound(to: UInt8.self, capacity: capacity) {
+                spool.readThrough(into: $0, capacity: capacity)
+            }
+            return read < 0 ? Int(CURL_READFUNC_ABORT) : read
+        case .spooled(let body):
+            let read = buffer.withMemoryRebound(to: UInt8.self, capacity: capacity) {
+                body.read(into: $0, capacity: capacity)
             }
             return read < 0 ? Int(CURL_READFUNC_ABORT) : read
         }

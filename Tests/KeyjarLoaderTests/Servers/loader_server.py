@@ -151,7 +151,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             realm = query.get("realm", "keyjar-test")
             expected = "Basic " + base64.b64encode(("%s:%s" % (query.get("user", "alice"), query.get("password", "wonderland"))).encode()).decode()
             if self.headers.get("Authorization") == expected:
-                self.reply(200, b"welcome " + query.get("user", "alice").encode())
+                self.reply(200, b"welcome " + query.get("user", "alice").encode() + (b" " + payload if "echo" in query else b""))
             else:
                 counters["401:" + key] = counters.get("401:" + key, 0) + 1
                 challenges = [("WWW-Authenticate", 'Basic realm="%s"' % realm)]

@@ -1,0 +1,101 @@
+import Foundation
+import Glibc
+
+/// A streamed request body copied, as it is first sent, to a private file that has no name
+/// (made 0600 in the temporary directory and unlinked at once), so that a load that must send
+/// it again (a 307 or 308 redirect, an authentication retry) can, without the delegate's
+/// `needNewBodyStream`. The file goes when the load does.
+///
+/// The source stream is read on libcurl's engine thread during the first attempt and, for a
+/// retry, by `replay()` on the connection's work once that attempt ended: never at once.
+final class BodySpool: @unchecked Sendable {
+    private let source: InputStream
+    private let descriptor: Int32
+    private var written: Int64 = 0
+    private var sourceEnded = false
+    private var failed = false
+
+    init?(source: InputStream) {
+        var template = Array("\(NSTemporaryDirectory())/keyjar-body-XXXXXX".utf8CString)
+        let descriptor = template.withUnsafeMutableBufferPointer { name in
+            name.baseAddress.map { mkstemp($0) } ?? -1
+        }
+        guard descriptor >= 0 else { return nil }
+        _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
+        template.withUnsafeBufferPointer { name in _ = name.baseAddress.map { unlink($0) } }
+        self.source = source
+        self.descriptor = descriptor
+    }
+
+    deinit { close(descriptor) }
+
+    /// Reads the next bytes of the source into `buffer` and keeps a copy (engine thread).
+    /// Returns the count, 0 at the end, -1 when the source failed.
+    func readThrough(into buffer: UnsafeMutablePointer<UInt8>, capacity: Int) -> Int {
+        if source.streamStatus == .notOpen { source.open() }
+        let count = source.read(buffer, maxLength: capacity)
+        if count == 0 { sourceEnded = true }
+        guard count > 0 else { return count }
+        if !failed, !Self.writeAll(descriptor, buffer, count) { failed = true }
+        written += Int64(count)
+        return count
+    }
+
+    /// A reader of the whole body for another attempt: what the first attempt did not send is
+    /// read from the source first. Nil when the copy could not be kept (a full disk) or the
+    /// source failed.
+    func replay() -> SpooledBody? {
+        guard !failed else { return nil }
+        if !sourceEnded {
+            if source.streamStatus == .notOpen { source.open() }
+            let chunk = 64 * 1024
+            let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: chunk)
+            defer { buffer.deallocate() }
+            while true {
+                let count = source.read(buffer, maxLength: chunk)
+                if count < 0 { return nil }
+                if count == 0 { break }
+                guard Self.writeAll(descriptor, buffer, count) else { return nil }
+                written += Int64(count)
+            }
+            sourceEnded = true
+        }
+        return SpooledBody(spool: self, length: written)
+    }
+
+    /// Bytes of the copy at `offset` (any thread: pread has no shared position).
+    func read(at offset: Int64, into buffer: UnsafeMutablePointer<UInt8>, capacity: Int) -> Int {
+        pread(descriptor, buffer, capacity, off_t(offset))
+    }
+
+    private static func writeAll(_ descriptor: Int32, _ bytes: UnsafeMutablePointer<UInt8>, _ count: Int) -> Bool {
+        var offset = 0
+        while offset < count {
+            let result = write(descriptor, bytes + offset, count - offset)
+            if result < 0 {
+                if errno == EINTR { continue }
+                return false
+            }
+            offset += result
+        }
+        return true
+    }
+}
+
+/// One more sending of a spooled body, from its first byte.
+final class SpooledBody: @unchecked Sendable {
+    let spool: BodySpool
+    let length: Int64
+    private var offset: Int64 = 0
+
+    init(spool: BodySpool, length: Int64) {
+        self.spool = spool
+        self.length = length
+    }
+
+    func read(into buffer: UnsafeMutablePointer<UInt8>, capacity: Int) -> Int {
+        let count = spool.read(at: offset, into: buffer, capacity: min(capacity, Int(length - offset)))
+        if count > 0 { offset += Int64(count) }
+        return count
+    }
+}

@@ -1,0 +1,162 @@
+import Foundation
+import FoundationNetworking
+
+// Registered protocols: which one loads a request, and what its client reports.
+extension LoaderConnection {
+    /// The first class that loads `request`: the configuration's, the process's (last
+    /// registered first), then the loader's own (`data:`); nil leaves it to libcurl.
+    func protocolClass(for request: URLRequest) -> LoaderProtocol.Type? {
+        for candidate in loader.configuration.protocolClasses where candidate.canInit(with: request) {
+            return candidate
+        }
+        for candidate in LoaderProtocol.registeredClasses where candidate.canInit(with: request) {
+            return candidate
+        }
+        return DataURLProtocol.canInit(with: request) ? DataURLProtocol.self : nil
+    }
+
+    /// Runs this attempt through a registered protocol.
+    func startProtocol(_ protocolClass: LoaderProtocol.Type, request: URLRequest) {
+        attempt += 1
+        mode = .streaming
+        let client = ProtocolClientBridge(connection: self, attempt: attempt)
+        let instance = protocolClass.init(request: request, cachedResponse: nil, client: client)
+        customProtocol = instance
+        instance.startLoading()
+    }
+
+    /// Stops the protocol of the current attempt, if one runs.
+    func stopProtocol() {
+        guard let running = customProtocol else { return }
+        customProtocol = nil
+        running.stopLoading()
+    }
+
+    func handleProtocol(_ event: ProtocolEvent, attempt number: Int) {
+        guard !ended, number == attempt, customProtocol != nil else { return }
+        switch event {
+        case .response(let response):
+            deliver { $0.connection(self, didReceive: response) }
+        case .data(let data):
+            deliver { $0.connection(self, didReceive: data) }
+        case .finished:
+            customProtocol = nil
+            finish()
+        case .failed(let error):
+            customProtocol = nil
+            let url = currentRequest.url
+            fail(
+                error as? URLError
+                    ?? LoaderError.make(
+                        .unknown,
+                        "Loading failed: \(error.localizedDescription)",
+                        url: url,
+                        underlying: error
+                    )
+            )
+        case .redirected(let request, let response):
+            stopProtocol()
+            followProtocolRedirect(to: request, response: response)
+        case .challenge(let challenge):
+            presentProtocolChallenge(challenge)
+        case .challengeCancelled(let challenge):
+            deliverCancellation(of: challenge)
+        }
+    }
+
+    private func followProtocolRedirect(to proposed: URLRequest, response: URLResponse) {
+        redirectCount += 1
+        guard redirectCount <= loader.configuration.maximumRedirects else {
+            fail(
+                LoaderError.make(
+                    .httpTooManyRedirects,
+                    "More than \(loader.configuration.maximumRedirects) redirects",
+                    url: currentRequest.url
+                )
+            )
+            return
+        }
+        guard
+            let next = ask(
+                { $0.connection(self, willSend: proposed, redirectResponse: response) },
+                ifNoDelegate: proposed
+            )
+        else {
+            deliver { $0.connection(self, didReceive: response) }
+            finish()
+            return
+        }
+        setCurrentRequest(next)
+        startAttempt()
+    }
+
+    /// A protocol's challenge goes to the delegate as a connection's would; its sender is the
+    /// protocol's own.
+    private func presentProtocolChallenge(_ challenge: URLAuthenticationChallenge) {
+        switch delegate {
+        case let delegate as any LoaderConnectionAuthenticationDelegate:
+            deliver { _ in delegate.connection(self, willSendRequestFor: challenge) }
+        case let delegate as any LoaderConnectionLegacyAuthenticationDelegate:
+            deliver { _ in
+                if delegate.connection(self, canAuthenticateAgainst: challenge.protectionSpace) {
+                    delegate.connection(self, didReceive: challenge)
+                } else {
+                    challenge.sender?.performDefaultHandling(for: challenge)
+                }
+            }
+        default:
+            challenge.sender?.performDefaultHandling(for: challenge)
+        }
+    }
+}
+
+/// What a registered protocol reported, carried onto the connection's serial work.
+enum ProtocolEvent: @unchecked Sendable {
+    case response(URLResponse)
+    case data(Data)
+    case finished
+    case failed(any Error)
+    case redirected(URLRequest, URLResponse)
+    case challenge(URLAuthenticationChallenge)
+    case challengeCancelled(URLAuthenticationChallenge)
+}
+
+/// The client a registered protocol reports to: each call becomes an event of the attempt
+/// it was made for; a protocol the connection has left is not heard.
+final class ProtocolClientBridge: LoaderProtocolClient, @unchecked Sendable {
+    private let connection: LoaderConnection
+    private let attempt: Int
+
+    init(connection: LoaderConnection, attempt: Int) {
+        self.connection = connection
+        self.attempt = attempt
+    }
+
+    private func post(_ event: ProtocolEvent) {
+        let connection = connection
+        let attempt = attempt
+        connection.schedule { connection.handleProtocol(event, attempt: attempt) }
+    }
+
+    func urlProtocol(_ protocol: LoaderProtocol, wasRedirectedTo request: URLRequest, redirectResponse: URLResponse) {
+        post(.redirected(request, redirectResponse))
+    }
+
+    func urlProtocol(
+        _ protocol: LoaderProtocol,
+        didReceive response: URLResponse,
+        cacheStoragePolicy policy: URLCache.StoragePolicy
+    ) {
+        post(.response(response))
+    }
+
+    func urlProtocol(_ protocol: LoaderProtocol, didLoad data: Data) { post(.data(data)) }
+    func urlProtocolDidFinishLoading(_ protocol: LoaderProtocol) { post(.finished) }
+    func urlProtocol(_ protocol: LoaderProtocol, didFailWithError error: any Error) { post(.failed(error)) }
+    func urlProtocol(_ protocol: LoaderProtocol, didReceive challenge: URLAuthenticationChallenge) {
+        post(.challenge(challenge))
+    }
+    func urlProtocol(_ protocol: LoaderProtocol, didCancel challenge: URLAuthenticationChallenge) {
+        post(.challengeCancelled(challenge))
+    }
+}

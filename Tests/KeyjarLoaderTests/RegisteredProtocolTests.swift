@@ -1,0 +1,266 @@
+import Foundation
+import FoundationNetworking
+import Keyjar
+import KeyjarLocks
+import KeyjarTestSupport
+import Testing
+
+@testable import KeyjarLoader
+
+/// Protocols an application registers (URLProtocol's shape), end to end through a
+/// connection's delegate contract, and the loader's own `data:` protocol.
+@Suite(.timeLimit(testTimeLimit))
+struct RegisteredProtocolTests {
+    @Test func aRegisteredSchemeIsLoadedThroughTheDelegateContract() throws {
+        var configuration = URLLoader.Configuration()
+        configuration.registerProtocolClass(NotesProtocol.self)
+        let delegate = load(
+            URLRequest(url: URL(string: "notes://SHOPPING/list")!),
+            with: URLLoader(configuration: configuration)
+        )
+        // The canonical form is the protocol's (host lower-cased); two pieces of data, in order.
+        #expect(
+            delegate.events == [
+                .willSend(url: "notes://shopping/list", redirectStatus: nil), .response(status: 0), .data(count: 5),
+                .data(count: 6), .finished,
+            ]
+        )
+        #expect(delegate.body == "milk\nbread\n")
+        let response = try #require(delegate.state.withLock { $0.responses.first })
+        #expect(response.mimeType == "text/plain" && response.textEncodingName == "utf-8")
+
+        // Without the registration the scheme is refused, saying why.
+        let unknown = load(
+            URLRequest(url: URL(string: "notes://shopping/list")!),
+            with: URLLoader(configuration: .init())
+        )
+        #expect(unknown.error?.code == .unsupportedURL)
+        #expect(unknown.error?.localizedDescription.contains("no registered protocol loads it") == true)
+    }
+
+    @Test func theLastRegisteredIsAskedFirstAndTheConfigurationBeforeTheProcess() throws {
+        let url = URL(string: "x-keyjar-order://item")!
+        LoaderProtocol.registerClass(FirstOrderProtocol.self)
+        LoaderProtocol.registerClass(SecondOrderProtocol.self)
+        defer {
+            LoaderProtocol.unregisterClass(FirstOrderProtocol.self)
+            LoaderProtocol.unregisterClass(SecondOrderProtocol.self)
+        }
+        #expect(load(URLRequest(url: url), with: URLLoader(configuration: .init())).body == "second")
+        LoaderProtocol.unregisterClass(SecondOrderProtocol.self)
+        #expect(load(URLRequest(url: url), with: URLLoader(configuration: .init())).body == "first")
+        LoaderProtocol.registerClass(SecondOrderProtocol.self)
+        // A loader's own classes come before the process's.
+        let configured = URLLoader(configuration: .init(protocolClasses: [FirstOrderProtocol.self]))
+        #expect(load(URLRequest(url: url), with: configured).body == "first")
+    }
+
+    @Test func redirectsChallengesFailuresAndCancellationReachTheProtocol() throws {
+        let server = try LoaderTestServer()
+        var configuration = URLLoader.Configuration(cookieStorage: .ephemeral())
+        configuration.registerProtocolClass(ScriptedProtocol.self)
+        let loader = URLLoader(configuration: configuration)
+
+        // A redirect to http: the delegate decides, and libcurl loads the target.
+        let target = server.url("/hello").absoluteString.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+        let redirected = load(URLRequest(url: URL(string: "x-scripted://redirect?to=\(target)")!), with: loader)
+        #expect(redirected.events.contains(.willSend(url: server.url("/hello").absoluteString, redirectStatus: 302)))
+        #expect(redirected.body == "hello world")
+
+        // A challenge with the protocol's own sender, answered by the delegate.
+        let answering = ChallengeDelegate { _ in .use(user: "alice", password: "wonderland", persistence: .none) }
+        _ = loader.connection(with: URLRequest(url: URL(string: "x-scripted://challenge")!), delegate: answering)
+        #expect(answering.recorder.wait())
+        #expect(answering.challenges.map(\.realm) == ["scripted"])
+        #expect(answering.recorder.body == "hello alice")
+
+        let failing = load(URLRequest(url: URL(string: "x-scripted://fail")!), with: loader)
+        #expect(failing.error?.code == .cannotConnectToHost)
+
+        // Cancelling stops the protocol, and the delegate hears nothing more.
+        let holding = RecordingDelegate()
+        let connection = loader.connection(with: URLRequest(url: URL(string: "x-scripted://hold")!), delegate: holding)
+        #expect(ScriptedProtocol.started.wait(timeout: .now() + 10) == .success)
+        connection.cancel()
+        #expect(ScriptedProtocol.stopped.wait(timeout: .now() + 10) == .success)
+        #expect(holding.events == [.willSend(url: "x-scripted://hold", redirectStatus: nil)])
+    }
+
+    @Test func dataURLsAreLoadedThroughTheSameMechanism() throws {
+        let loader = URLLoader(configuration: .init())
+        let text = load(URLRequest(url: URL(string: "data:,A%20brief%20note")!), with: loader)
+        #expect(text.body == "A brief note")
+        let plain = try #require(text.state.withLock { $0.responses.first })
+        #expect(
+            plain.mimeType == "text/plain" && plain.textEncodingName == "US-ASCII" && plain.expectedContentLength == 12
+        )
+
+        let encoded = load(
+            URLRequest(url: URL(string: "data:text/html;charset=utf-8;base64,PGI+aGk8L2I+")!),
+            with: loader
+        )
+        #expect(encoded.body == "<b>hi</b>")
+        let html = try #require(encoded.state.withLock { $0.responses.first })
+        #expect(html.mimeType == "text/html" && html.textEncodingName == "utf-8")
+
+        let broken = load(URLRequest(url: URL(string: "data:;base64,@@@@")!), with: loader)
+        #expect(broken.error?.code == .badURL)
+        #expect(broken.error?.localizedDescription == "The data: URL cannot be read: its data is not valid base64.")
+    }
+
+    @Test(arguments: [
+        ("data:,", "text/plain", "US-ASCII", ""),
+        ("DATA:text/plain;charset=iso-8859-1,caf%E9", "text/plain", "iso-8859-1", "caf\u{E9}"),
+        ("data:image/gif;base64,R0lG ODlh", "image/gif", nil, "GIF89a"),
+        ("data:application/json;base64,eyJhIjoxfQ", "application/json", nil, "{\"a\":1}"),
+        ("data:not a type;charset=utf-8,x", "text/plain", "US-ASCII", "x"),
+        ("data:;charset=utf-8,%zz", "text/plain", "utf-8", "%zz"),
+    ])
+    func dataURLsFollowRFC2397(_ text: String, _ type: String, _ charset: String?, _ body: String) throws {
+        let parsed = try DataURL(text)
+        #expect(parsed.mimeType == type)
+        #expect(parsed.textEncodingName == charset)
+        #expect(parsed.data == Data(body.unicodeScalars.map { UInt8(truncatingIfNeeded: $0.value) }))
+    }
+
+    @Test func malformedDataURLsAreClearErrors() {
+        for (text, reason) in [
+            ("data:text/plain", "it has no comma before its data"), ("http:,x", "it does not begin with data:"),
+            ("data:;base64,!!!!", "its data is not valid base64"),
+        ] {
+            #expect(throws: DataURLError(reason: reason)) { try DataURL(text) }
+        }
+    }
+}
+
+/// `notes://NAME/…`: two lines in two pieces; its canonical form lower-cases the host.
+final class NotesProtocol: LoaderProtocol, @unchecked Sendable {
+    override class func canInit(with request: URLRequest) -> Bool { request.url?.scheme == "notes" }
+
+    override class func canonicalRequest(for request: URLRequest) -> URLRequest {
+        var canonical = request
+        var components = request.url.flatMap { URLComponents(url: $0, resolvingAgainstBaseURL: false) }
+        let host = components?.host?.lowercased()
+        components?.host = host
+        canonical.url = components?.url ?? request.url
+        return canonical
+    }
+
+    override func startLoading() {
+        let response = URLResponse(
+            url: request.url!,
+            mimeType: "text/plain",
+            expectedContentLength: 11,
+            textEncodingName: "utf-8"
+        )
+        client.urlProtocol(self, didReceive: response, cacheStoragePolicy: .notAllowed)
+        client.urlProtocol(self, didLoad: Data("milk\n".utf8))
+        client.urlProtocol(self, didLoad: Data("bread\n".utf8))
+        client.urlProtocolDidFinishLoading(self)
+    }
+}
+
+class OrderProtocol: LoaderProtocol, @unchecked Sendable {
+    class var name: String { "" }
+    override class func canInit(with request: URLRequest) -> Bool { request.url?.scheme == "x-keyjar-order" }
+    override func startLoading() {
+        let body = Data(Self.name.utf8)
+        client.urlProtocol(
+            self,
+            didReceive: URLResponse(
+                url: request.url!,
+                mimeType: "text/plain",
+                expectedContentLength: body.count,
+                textEncodingName: nil
+            ),
+            cacheStoragePolicy: .notAllowed
+        )
+        client.urlProtocol(self, didLoad: body)
+        client.urlProtocolDidFinishLoading(self)
+    }
+}
+final class FirstOrderProtocol: OrderProtocol, @unchecked Sendable {
+    override class var name: String { "first" }
+}
+final class SecondOrderProtocol: OrderProtocol, @unchecked Sendable {
+    override class var name: String { "second" }
+}
+
+/// `x-scripted://redirect?to=URL`, `challenge`, `fail`, `hold` (never answers until stopped).
+final class ScriptedProtocol: LoaderProtocol, @unchecked Sendable {
+    static let started = DispatchSemaphore(value: 0)
+    static let stopped = DispatchSemaphore(value: 0)
+
+    override class func canInit(with request: URLRequest) -> Bool { request.url?.scheme == "x-scripted" }
+
+    private func respond(_ text: String) {
+        let body = Data(text.utf8)
+        client.urlProtocol(
+            self,
+            didReceive: URLResponse(
+                url: request.url!,
+                mimeType: "text/plain",
+                expectedContentLength: body.count,
+                textEncodingName: nil
+            ),
+            cacheStoragePolicy: .notAllowed
+        )
+        client.urlProtocol(self, didLoad: body)
+        client.urlProtocolDidFinishLoading(self)
+    }
+
+    override func startLoading() {
+        let url = request.url!
+        switch url.host {
+        case "redirect":
+            let target = URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems?.first?.value ?? ""
+            let response = HTTPURLResponse(
+                url: url,
+                statusCode: 302,
+                httpVersion: "HTTP/1.1",
+                headerFields: ["Location": target]
+            )!
+            client.urlProtocol(self, wasRedirectedTo: URLRequest(url: URL(string: target)!), redirectResponse: response)
+        case "challenge":
+            let space = URLProtectionSpace(
+                host: "scripted",
+                port: 0,
+                protocol: "x-scripted",
+                realm: "scripted",
+                authenticationMethod: NSURLAuthenticationMethodDefault
+            )
+            let challenge = URLAuthenticationChallenge(
+                protectionSpace: space,
+                proposedCredential: nil,
+                previousFailureCount: 0,
+                failureResponse: nil,
+                error: nil,
+                sender: ScriptedSender(self)
+            )
+            client.urlProtocol(self, didReceive: challenge)
+        case "fail":
+            client.urlProtocol(self, didFailWithError: URLError(.cannotConnectToHost))
+        default:
+            Self.started.signal()
+        }
+    }
+
+    override func stopLoading() { Self.stopped.signal() }
+
+    func answered(_ user: String) { respond("hello \(user)") }
+    func refused() { client.urlProtocol(self, didFailWithError: URLError(.userCancelledAuthentication)) }
+}
+
+/// The scripted protocol's own challenge sender.
+final class ScriptedSender: NSObject, URLAuthenticationChallengeSender, @unchecked Sendable {
+    let owner: ScriptedProtocol
+    init(_ owner: ScriptedProtocol) { self.owner = owner }
+
+    func use(_ credential: URLCredential, for challenge: URLAuthenticationChallenge) {
+        owner.answered(credential.user ?? "?")
+    }
+    func continueWithoutCredential(for challenge: URLAuthenticationChallenge) { owner.answered("stranger") }
+    func cancel(_ challenge: URLAuthenticationChallenge) { owner.refused() }
+    func performDefaultHandling(for challenge: URLAuthenticationChallenge) { owner.answered("stranger") }
+    func rejectProtectionSpaceAndContinue(with challenge: URLAuthenticationChallenge) { owner.answered("stranger") }
+}
