@@ -1,7 +1,7 @@
 // keyjar-bench: Keyjar's performance targets, measured in a release build.
 //
 // Prints one `name: value unit` line per metric so runs can be compared with diff.
-// Run: swift build -c release && .build/release/keyjar-bench [engine] [coding] [store] [service] [import] [client] [loader] [cache]
+// Run: swift build -c release && .build/release/keyjar-bench [engine] [coding] [store] [service] [import] [client] [loader] [cache] [download]
 //      .build/release/keyjar-bench stress   (robustness under kills; not part of the default run)
 import Foundation
 
@@ -38,16 +38,23 @@ if CommandLine.arguments.dropFirst().first == "stress" {
 }
 
 let sections = Set(CommandLine.arguments.dropFirst())
-let unknown = sections.subtracting(["engine", "coding", "store", "service", "import", "client", "loader", "cache"])
+let unknown = sections.subtracting([
+    "engine", "coding", "store", "service", "import", "client", "loader", "cache", "download",
+])
 guard unknown.isEmpty else {
     FileHandle.standardError.write(
-        Data("usage: keyjar-bench [engine] [coding] [store] [service] [import] [client] [loader]\n".utf8)
+        Data(
+            "usage: keyjar-bench [engine] [coding] [store] [service] [import] [client] [loader] [cache] [download]\n"
+                .utf8
+        )
     )
     exit(2)
 }
 if sections.isEmpty || sections.contains("engine") { runEngineBenchmark() }
 if sections.isEmpty || sections.contains("coding") { runCodingBenchmark() }
-if !sections.isDisjoint(with: ["store", "service", "import", "client", "loader", "cache"]) || sections.isEmpty {
+if !sections.isDisjoint(with: ["store", "service", "import", "client", "loader", "cache", "download"])
+    || sections.isEmpty
+{
     do {
         if sections.isEmpty || sections.contains("store") {
             try runStoreBenchmark()
@@ -58,6 +65,7 @@ if !sections.isDisjoint(with: ["store", "service", "import", "client", "loader",
         if sections.isEmpty || sections.contains("client") { try runClientBenchmark() }
         if sections.isEmpty || sections.contains("loader") { try runLoaderBenchmark() }
         if sections.isEmpty || sections.contains("cache") { try runCacheBenchmark() }
+        if sections.isEmpty || sections.contains("download") { try runDownloadBenchmark() }
     } catch {
         FileHandle.standardError.write(Data("keyjar-bench: \(error)\n".utf8))
         exit(1)

@@ -123,6 +123,33 @@ struct RegisteredProtocolTests {
         #expect(parsed.data == Data(body.unicodeScalars.map { UInt8(truncatingIfNeeded: $0.value) }))
     }
 
+    /// Mutated URLs (seeded, so a failure repeats): each parses or is a DataURLError, and a
+    /// parse's media type is always `type/subtype`.
+    @Test func mutatedDataURLsNeverCrashTheParser() {
+        let seeds = ["data:text/html;charset=utf-8;base64,PGI+aGk8L2I+", "data:,A%20brief%20note", "data:;base64,QUJD"]
+        var generator = SplitMix64(state: 2397)
+        let alphabet = Array("data:;,=%/+ base64abcXYZ09\"\u{0}\u{FF}é".unicodeScalars)
+        var parsed = 0
+        for round in 0..<9_000 {
+            var scalars = Array(seeds[round % seeds.count].unicodeScalars)
+            for _ in 0..<Int.random(in: 1...6, using: &generator) {
+                let position = Int.random(in: 0...scalars.count, using: &generator)
+                switch Int.random(in: 0..<3, using: &generator) {
+                case 0: scalars.insert(alphabet.randomElement(using: &generator)!, at: position)
+                case 1 where position < scalars.count: scalars.remove(at: position)
+                default: if position < scalars.count { scalars[position] = alphabet.randomElement(using: &generator)! }
+                }
+            }
+            var text = String.UnicodeScalarView()
+            text.append(contentsOf: scalars)
+            if let url = try? DataURL(String(text)) {
+                parsed += 1
+                #expect(DataURL.isMediaType(url.mimeType), "\(String(text))")
+            }
+        }
+        #expect(parsed > 1_000 && parsed < 9_000)
+    }
+
     @Test func malformedDataURLsAreClearErrors() {
         for (text, reason) in [
             ("data:text/plain", "it has no comma before its data"), ("http:,x", "it does not begin with data:"),
