@@ -20,6 +20,7 @@ let package = Package(
                 .product(name: "KeyjarAuth", package: keyjar),
                 .product(name: "KeyjarHTTPCache", package: keyjar),
                 .product(name: "KeyjarProtocol", package: keyjar),
+                .product(name: "KeyjarLoader", package: keyjar),
             ],
             swiftSettings: [.unsafeFlags(["-parse-as-library"])]
         )

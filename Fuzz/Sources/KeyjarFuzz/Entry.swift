@@ -36,6 +36,9 @@ enum FuzzTarget: String, CaseIterable {
     case jsonFile = "json-file"
     case gitCredential = "git-credential"
     case cacheHeaders = "cache-headers"
+    case dataURL = "data-url"
+    case contentDisposition = "content-disposition"
+    case resumeData = "resume-data"
 
     static let selected: FuzzTarget = {
         let name = ProcessInfo.processInfo.environment["KEYJAR_FUZZ_TARGET"] ?? ""
@@ -58,6 +61,9 @@ enum FuzzTarget: String, CaseIterable {
         case .netscapeFile: fuzzNetscapeFile(bytes)
         case .jsonFile: fuzzJSONFile(bytes)
         case .gitCredential: fuzzGitCredential(bytes)
+        case .dataURL: fuzzDataURL(bytes)
+        case .contentDisposition: fuzzContentDisposition(bytes)
+        case .resumeData: fuzzResumeData(bytes)
         case .cacheHeaders: fuzzCacheHeaders(bytes)
         }
     }
