@@ -53,6 +53,8 @@ extension LoaderConnection {
         // A load that ends without offering its response to the cache stores nothing of it.
         cacheWriter?.writer.cancel()
         cacheWriter = nil
+        // The copy of a streamed body goes with the load, not with the last reference to it.
+        bodySpool = nil
         delegate = nil
     }
 }

@@ -40,10 +40,11 @@ extension LoaderConnection {
         case .data(let data):
             deliver { $0.connection(self, didReceive: data) }
         case .finished:
-            customProtocol = nil
+            // As URLProtocol's are, a protocol is stopped once its load is over, too.
+            stopProtocol()
             finish()
         case .failed(let error):
-            customProtocol = nil
+            stopProtocol()
             let url = currentRequest.url
             fail(
                 error as? URLError

@@ -42,7 +42,7 @@ extension LoaderConnection {
         setCurrentRequest(next)
         authentication.redirected()
         // The redirect's target may be cached too.
-        if consultCache(for: next) { return }
+        if protocolClass(for: next) == nil, consultCache(for: next) { return }
         startAttempt()
     }
 }

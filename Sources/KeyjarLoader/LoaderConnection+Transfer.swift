@@ -110,8 +110,9 @@ extension LoaderConnection {
             transferRequest.body = .data(data)
         } else if let stream = request.httpBodyStream {
             let length = Self.declaredLength(request)
-            if attempt == 0 {
+            if !bodyStreamSent {
                 // Copied as it is sent, so that a retry can send it again.
+                bodyStreamSent = true
                 bodySpool = BodySpool(source: stream)
                 transferRequest.body =
                     bodySpool.map { .spooling($0, length: length) } ?? .stream(stream, length: length)

@@ -59,6 +59,8 @@ public final class LoaderConnection: @unchecked Sendable {
     var ended = false
     var attempt = 0
     var transfer: CurlTransfer?
+    /// Whether the request's body stream was given to an attempt (it can be read only once).
+    var bodyStreamSent = false
     /// The copy of a streamed request body, for attempts after the first.
     var bodySpool: BodySpool?
     /// The registered protocol loading the current attempt, when it is not libcurl.

@@ -10,7 +10,7 @@ import Testing
 /// Downloads against Debian's lighttpd (byte ranges, If-Range, Content-Disposition, an access
 /// log that shows what each request asked for and got).
 @Suite(.timeLimit(testTimeLimit))
-struct DownloadTests {
+final class DownloadTests {
     let server: DownloadServer
     let directory: String
 
@@ -19,6 +19,8 @@ struct DownloadTests {
         directory = NSTemporaryDirectory() + "keyjar-download-test-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
     }
+
+    deinit { try? FileManager.default.removeItem(atPath: directory) }
 
     func contents() -> [String] {
         ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).sorted()
@@ -54,6 +56,22 @@ struct DownloadTests {
         #expect(download(server.url("/disposition/inline")).created == [directory + "/inline"])
         #expect(contents() == ["inline", "passwd", "report-1.pdf", "report.pdf", "résumé.pdf"])
 
+        // Two downloads of one name at once get two names and never share a partial file.
+        let together = (0..<2).map { _ in DownloadRecorder() }
+        for recorder in together {
+            _ = ephemeralLoader().download(
+                with: URLRequest(url: server.url("/disposition/inline")),
+                delegate: recorder,
+                directory: directory
+            )
+        }
+        #expect(together.allSatisfy { $0.wait() && $0.events.last == "finish" })
+        #expect(Set(together.flatMap(\.created)) == [directory + "/inline-1", directory + "/inline-2"])
+        for name in ["inline-1", "inline-2"] {
+            #expect(FileManager.default.contents(atPath: directory + "/" + name) == Data("the disposition file\n".utf8))
+        }
+        for name in ["inline-1", "inline-2"] { try FileManager.default.removeItem(atPath: directory + "/" + name) }
+
         // Overwriting, when allowed, replaces the file in place.
         let overwriting = DownloadRecorder(destination: (directory + "/report.pdf", true))
         #expect(download(server.url("/disposition/extended"), overwriting).created == [directory + "/report.pdf"])
@@ -76,6 +94,10 @@ struct DownloadTests {
         let kept = try #require(try FileManager.default.attributesOfItem(atPath: partial)[.size] as? Int)
         #expect(kept >= 128 * 1024 && kept < entity.count)
         #expect(contents() == ["data.bin.keyjar-part", "data.bin.keyjar-resume"])
+        let mode = try FileManager.default.attributesOfItem(atPath: directory + "/data.bin.keyjar-resume")[
+            .posixPermissions
+        ]
+        #expect(mode as? Int == 0o600)
 
         let resumed = DownloadRecorder()
         _ = try loader.download(resumeData: resumeData, delegate: resumed)
@@ -122,6 +144,69 @@ struct DownloadTests {
         #expect(second.ifRange != nil && second.status == 200 && second.bodyBytes == changed.count)
     }
 
+    @Test func aPartialFileThatIsAlreadyWholeIsSavedWithoutItsBytesAgain() throws {
+        let entity = randomBytes(1 << 20)
+        try server.put(entity, as: "whole.bin")
+        let interrupted = DownloadRecorder(stopAfter: 64 * 1024)
+        let loader = ephemeralLoader()
+        _ = loader.download(
+            with: URLRequest(url: server.url("/slow/whole.bin")),
+            delegate: interrupted,
+            directory: directory
+        )
+        #expect(interrupted.wait())
+        let resumeData = try #require(interrupted.resumeData)
+        // The rest arrived by other means: the partial file holds the whole entity.
+        try entity.write(to: URL(fileURLWithPath: directory + "/whole.bin.keyjar-part"))
+        let resumed = DownloadRecorder()
+        _ = try loader.download(resumeData: resumeData, delegate: resumed)
+        #expect(resumed.wait())
+        #expect(resumed.events == ["begin", "resume \(entity.count)", "finish"])
+        #expect(FileManager.default.contents(atPath: directory + "/whole.bin") == entity)
+        #expect(contents() == ["whole.bin"])
+        #expect(server.requests(for: "/slow/whole.bin", atLeast: 2).contains { $0.status == 416 })
+    }
+
+    @Test func anErrorAnsweringAResumeKeepsThePartialData() throws {
+        try server.put(randomBytes(1 << 20), as: "gone.bin")
+        let interrupted = DownloadRecorder(stopAfter: 64 * 1024)
+        let loader = ephemeralLoader()
+        _ = loader.download(
+            with: URLRequest(url: server.url("/slow/gone.bin")),
+            delegate: interrupted,
+            directory: directory
+        )
+        #expect(interrupted.wait())
+        let resumeData = try #require(interrupted.resumeData)
+        let kept = try #require(FileManager.default.contents(atPath: directory + "/gone.bin.keyjar-part"))
+        try FileManager.default.removeItem(atPath: server.directory + "/www/files/gone.bin")
+
+        let resumed = DownloadRecorder()
+        _ = try loader.download(resumeData: resumeData, delegate: resumed)
+        #expect(resumed.wait())
+        #expect(resumed.error?.code == .badServerResponse)
+        #expect(resumed.error?.localizedDescription.contains("HTTP 404") == true)
+        #expect(resumed.error?.userInfo["NSURLSessionDownloadTaskResumeData"] as? Data == resumeData)
+        #expect(FileManager.default.contents(atPath: directory + "/gone.bin.keyjar-part") == kept)
+        #expect(contents() == ["gone.bin.keyjar-part", "gone.bin.keyjar-resume"])
+    }
+
+    @Test func cancellingWhenTheResponseArrivesLeavesNothing() throws {
+        try server.put(randomBytes(100_000), as: "early.bin")
+        let delegate = DownloadRecorder(cancelOnResponse: true)
+        let download = ephemeralLoader().download(
+            with: URLRequest(url: server.url("/files/early.bin")),
+            delegate: delegate,
+            startImmediately: false
+        )
+        download.setDestination(directory + "/early.bin", allowOverwrite: false)
+        download.start()
+        #expect(delegate.cancelled.wait(timeout: .now() + 20) == .success)
+        usleep(300_000)
+        #expect(contents().isEmpty)
+        #expect(delegate.events == ["begin", "response 200", "cancelled"])
+    }
+
     @Test func cancellingLeavesNothing() throws {
         try server.put(randomBytes(1 << 20), as: "cancelled.bin")
         let delegate = DownloadRecorder(cancelAfter: 64 * 1024)
@@ -161,6 +246,16 @@ struct DownloadTests {
         #expect(contents() == ["notes.txt", "notes.txt.gz"])
 
         // A file that claims to be gzip and is not fails, and leaves no file behind.
+        // A member that ends exactly where zlib's output buffer does (1 MiB decoded).
+        let exact = Data(repeating: UInt8(ascii: "k"), count: 1 << 20)
+        try server.put(exact, as: "exact.txt")
+        let files = server.directory + "/www/files"
+        #expect(try runCommand("/bin/sh", ["-c", "gzip -c \(files)/exact.txt > \(files)/exact.txt.gz"]).status == 0)
+        let whole = download(server.url("/files/exact.txt.gz"), DownloadRecorder(decode: true))
+        #expect(whole.error == nil)
+        #expect(FileManager.default.contents(atPath: directory + "/exact.txt") == exact)
+        try FileManager.default.removeItem(atPath: directory + "/exact.txt")
+
         try server.put(Data("not gzip at all".utf8), as: "fake.gz")
         let corrupt = download(server.url("/files/fake.gz"), DownloadRecorder(decode: true))
         #expect(corrupt.error?.code == .cannotDecodeContentData)
@@ -230,6 +325,7 @@ final class DownloadRecorder: LoaderDownloadDelegate, @unchecked Sendable {
     let cancelled = DispatchSemaphore(value: 0)
     let stopAfter: Int?
     let cancelAfter: Int?
+    let cancelOnResponse: Bool
     let decode: Bool
     let destination: (String, Bool)?
     let credential: URLCredential?
@@ -237,12 +333,14 @@ final class DownloadRecorder: LoaderDownloadDelegate, @unchecked Sendable {
     init(
         stopAfter: Int? = nil,
         cancelAfter: Int? = nil,
+        cancelOnResponse: Bool = false,
         decode: Bool = false,
         destination: (String, Bool)? = nil,
         credential: URLCredential? = nil
     ) {
         self.stopAfter = stopAfter
         self.cancelAfter = cancelAfter
+        self.cancelOnResponse = cancelOnResponse
         self.decode = decode
         self.destination = destination
         self.credential = credential
@@ -281,6 +379,11 @@ final class DownloadRecorder: LoaderDownloadDelegate, @unchecked Sendable {
 
     func download(_ download: LoaderDownload, didReceive response: URLResponse) {
         record("response \((response as? HTTPURLResponse)?.statusCode ?? 0)")
+        if cancelOnResponse {
+            download.cancel()
+            record("cancelled")
+            cancelled.signal()
+        }
     }
 
     func download(_ download: LoaderDownload, willResumeWith response: URLResponse, fromByte startingByte: Int64) {

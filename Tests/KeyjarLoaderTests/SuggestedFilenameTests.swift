@@ -44,7 +44,7 @@ struct SuggestedFilenameTests {
         #expect(SuggestedFilename.sanitize("   ") == nil)
         let long = String(repeating: "é", count: 200) + ".pdf"
         let safe = SuggestedFilename.sanitize(long)
-        #expect(safe.map { $0.utf8.count <= 255 && $0.hasSuffix(".pdf") } == true)
+        #expect(safe.map { $0.utf8.count <= SuggestedFilename.maximumBytes && $0.hasSuffix(".pdf") } == true)
     }
 
     @Test func theNameComesFromTheFieldThenTheURLThenIndexHTML() throws {
@@ -61,7 +61,7 @@ struct SuggestedFilenameTests {
     }
 
     /// Mutated fields never crash the reader, and whatever name comes out is safe: one path
-    /// component, no control character, no leading dot, at most 255 bytes.
+    /// component, no control character, no leading dot, at most `maximumBytes`.
     @Test(arguments: 0..<3 as Range<UInt64>)
     func mutatedFieldsAlwaysGiveASafeName(seed: UInt64) throws {
         var random = SplitMix64(state: seed)
@@ -73,7 +73,11 @@ struct SuggestedFilenameTests {
         for iteration in 0..<3_000 {
             let field = Mutation.mutate(seeds[iteration % seeds.count], using: &random)
             let name = SuggestedFilename.name(contentDisposition: field, url: url)
-            #expect(!name.isEmpty && !name.contains("/") && !name.hasPrefix(".") && name.utf8.count <= 255, "\(field)")
+            #expect(
+                !name.isEmpty && !name.contains("/") && !name.hasPrefix(".")
+                    && name.utf8.count <= SuggestedFilename.maximumBytes,
+                "\(field)"
+            )
             #expect(!name.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }, "\(field)")
         }
     }

@@ -13,25 +13,25 @@ func fuzzDataURL(_ bytes: [UInt8]) {
 
 /// A Content-Disposition field and a URL path (separated by a newline): the suggested file
 /// name is always one safe name: not empty, no directory part, no control characters, no
-/// leading dot, at most 255 bytes, and so is the unique name made from it.
+/// leading dot, at most `maximumBytes` (plus `-N` for the unique one).
 func fuzzContentDisposition(_ bytes: [UInt8]) {
     let text = String(decoding: bytes, as: UTF8.self)
     let parts = text.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
     _ = ContentDisposition(parts[0])
     let path = (parts.count > 1 ? parts[1] : "").addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? ""
     let url = URL(string: "http://example.com/" + path)
+    let suggested = SuggestedFilename.name(contentDisposition: parts[0], url: url)
     var taken = 0
-    for name in [SuggestedFilename.name(contentDisposition: parts[0], url: url)]
-        + [SuggestedFilename.unique(SuggestedFilename.name(contentDisposition: parts[0], url: url)) { _ in
-            taken += 1
-            return taken < 3
-        }]
-    {
+    let unique = SuggestedFilename.unique(suggested) { _ in
+        taken += 1
+        return taken < 3
+    }
+    for name in [suggested, unique] {
         fuzzCheck(!name.isEmpty, "empty name")
         fuzzCheck(!name.contains("/") && !name.contains("\\"), "directory in \(name)")
         fuzzCheck(!name.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }, "control character")
         fuzzCheck(!name.hasPrefix("."), "leading dot in \(name)")
-        fuzzCheck(name.utf8.count <= 255 + 8, "name of \(name.utf8.count) bytes")
+        fuzzCheck(name.utf8.count <= SuggestedFilename.maximumBytes + 8, "name of \(name.utf8.count) bytes")
     }
 }
 

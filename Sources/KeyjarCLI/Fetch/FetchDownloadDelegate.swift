@@ -91,7 +91,6 @@ final class FetchDownloadDelegate: LoaderDownloadDelegate, FetchReceiver, @unche
     }
 
     func download(_ download: LoaderDownload, willResumeWith response: URLResponse, fromByte startingByte: Int64) {
-        savedPath = download.destinationPath
         guard accept(response, of: download) else { return }
         meter?.reset(expectedLength: response.expectedContentLength)
     }
@@ -99,6 +98,7 @@ final class FetchDownloadDelegate: LoaderDownloadDelegate, FetchReceiver, @unche
     /// Whether the response is to be saved; shows its head with -i.
     private func accept(_ response: URLResponse, of download: LoaderDownload) -> Bool {
         status = (response as? HTTPURLResponse)?.statusCode
+        if let path = download.destinationPath { savedPath = path }
         if options.failOnHTTPError, let status, status >= 400 {
             refuse(.failed(.failure("the server answered HTTP \(status) for \(FetchDelegate.shown(response.url)).")))
             return false

@@ -16,15 +16,17 @@ final class BodySpool: @unchecked Sendable {
     private var failed = false
 
     init?(source: InputStream) {
-        var template = Array("\(NSTemporaryDirectory())/keyjar-body-XXXXXX".utf8CString)
-        let descriptor = template.withUnsafeMutableBufferPointer { name in
-            name.baseAddress.map { mkstemp($0) } ?? -1
+        // mkstemp's way, with close-on-exec from the start (a process started meanwhile must not
+        // inherit it; Glibc's module does not bring mkostemp).
+        var made: Int32 = -1
+        for _ in 0..<8 where made < 0 {
+            let path = "\(NSTemporaryDirectory())/keyjar-body-\(UUID().uuidString)"
+            made = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+            if made >= 0 { unlink(path) }
         }
-        guard descriptor >= 0 else { return nil }
-        _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
-        template.withUnsafeBufferPointer { name in _ = name.baseAddress.map { unlink($0) } }
+        guard made >= 0 else { return nil }
         self.source = source
-        self.descriptor = descriptor
+        descriptor = made
     }
 
     deinit { close(descriptor) }

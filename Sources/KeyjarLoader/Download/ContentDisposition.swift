@@ -125,8 +125,12 @@ struct ParameterScanner {
 /// The name a download is saved under when none is given (the seed's order):
 /// Content-Disposition's file name, else the URL's last path component, else `index.html`; made
 /// safe for a file system (no directory part, no control characters, no leading dots, at most
-/// 255 bytes), and unique in a directory on request (`report-1.pdf`).
+/// 224 bytes: a file system's 255 less room for `-N` and a download's `.keyjar-resume.new`
+/// beside it), and unique in a directory on request (`report-1.pdf`).
 public enum SuggestedFilename {
+    /// The longest name suggested, in bytes.
+    public static let maximumBytes = 224
+
     public static func name(contentDisposition: String?, url: URL?) -> String {
         if let field = contentDisposition, let name = ContentDisposition(field)?.filename, let safe = sanitize(name) {
             return safe
@@ -145,11 +149,11 @@ public enum SuggestedFilename {
         while let first = cleaned.first, first == "." || first == " " { cleaned.removeFirst() }
         while let end = cleaned.last, end == " " { cleaned.removeLast() }
         guard !cleaned.isEmpty else { return nil }
-        // 255 bytes, cut at a character boundary, the extension kept when it is short.
-        guard cleaned.utf8.count > 255 else { return cleaned }
+        // Cut at a character boundary, the extension kept when it is short.
+        guard cleaned.utf8.count > maximumBytes else { return cleaned }
         let (stem, suffix) = split(cleaned)
         var shortened = stem
-        while shortened.utf8.count + suffix.utf8.count > 255, !shortened.isEmpty { shortened.removeLast() }
+        while shortened.utf8.count + suffix.utf8.count > maximumBytes, !shortened.isEmpty { shortened.removeLast() }
         return shortened + suffix
     }
 

@@ -25,10 +25,12 @@ final class DownloadFiles {
     deinit { closeDescriptor() }
 
     /// Opens the partial file, keeping what it holds when `continuing` (its length is where the
-    /// download goes on from), else empty. Its mode is what any new file of the user gets.
-    func open(continuing: Bool) throws(DownloadFileError) {
+    /// download goes on from), else empty; `exclusive` refuses one that exists (EEXIST). Its mode
+    /// is what any new file of the user gets; a symbolic link in its place is refused.
+    func open(continuing: Bool, exclusive: Bool = false) throws(DownloadFileError) {
         closeDescriptor()
-        let flags = O_WRONLY | O_CREAT | O_CLOEXEC | (continuing ? 0 : O_TRUNC)
+        let flags =
+            O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | (continuing ? 0 : O_TRUNC) | (exclusive ? O_EXCL : 0)
         descriptor = Glibc.open(partialPath, flags, 0o666)
         guard descriptor >= 0 else { throw .system("cannot create \(partialPath)", errno) }
         let end = lseek(descriptor, 0, SEEK_END)
@@ -67,7 +69,9 @@ final class DownloadFiles {
     /// (URLs can carry tokens).
     func writeRecord(_ record: DownloadResumeData) throws(DownloadFileError) {
         let temporary = recordPath + ".new"
-        let file = Glibc.open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        // Made anew, never through a link left under that name, and 0600 whatever was there.
+        unlink(temporary)
+        let file = Glibc.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard file >= 0 else { throw .system("cannot write \(recordPath)", errno) }
         let data = record.encoded()
         let written = data.withUnsafeBytes { Glibc.write(file, $0.baseAddress, $0.count) }
@@ -82,35 +86,44 @@ final class DownloadFiles {
 
     func removeRecord() { unlink(recordPath) }
 
-    /// Puts the complete data in place under the destination (decoded by `decode` first, when
-    /// given) and removes the partial file and the record. Without `allowOverwrite` a name taken
-    /// meanwhile is not replaced: the next free name is used. Returns the final path.
-    func commit(
+    /// Makes the complete data durable (and decodes it with `decode` into a file beside it,
+    /// when given); returns the file to move into place. Run outside the download's lock: a
+    /// decode can take long. The partial file is closed.
+    func prepareCommit(
         decode: ((_ from: Int32, _ to: Int32) throws(DownloadFileError) -> Void)?
     ) throws(DownloadFileError) -> String {
         guard fsync(descriptor) == 0 else { throw .system("cannot save \(partialPath)", errno) }
         closeDescriptor()
-        var complete = partialPath
-        if let decode {
-            complete = destination + ".keyjar-decoded"
-            let input = Glibc.open(partialPath, O_RDONLY | O_CLOEXEC)
-            let output = Glibc.open(complete, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o666)
-            defer {
-                if input >= 0 { Glibc.close(input) }
-                if output >= 0 { Glibc.close(output) }
-            }
-            guard input >= 0, output >= 0 else { throw .system("cannot decode into \(complete)", errno) }
-            do throws(DownloadFileError) {
-                try decode(input, output)
-                guard fsync(output) == 0 else { throw DownloadFileError.system("cannot save \(complete)", errno) }
-            } catch {
-                unlink(complete)
-                throw error
-            }
+        guard let decode else { return partialPath }
+        let decoded = destination + ".keyjar-decoded"
+        unlink(decoded)
+        let input = Glibc.open(partialPath, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        let output = Glibc.open(decoded, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o666)
+        defer {
+            if input >= 0 { Glibc.close(input) }
+            if output >= 0 { Glibc.close(output) }
         }
+        guard input >= 0, output >= 0 else { throw .system("cannot decode into \(decoded)", errno) }
+        do throws(DownloadFileError) {
+            try decode(input, output)
+            guard fsync(output) == 0 else { throw DownloadFileError.system("cannot save \(decoded)", errno) }
+        } catch {
+            unlink(decoded)
+            throw error
+        }
+        return decoded
+    }
+
+    /// Moves `complete` (from `prepareCommit`) into place under the destination and removes the
+    /// partial file and the record. Without `allowOverwrite` a name taken meanwhile is not
+    /// replaced: the next free name is used. Returns the final path.
+    func finishCommit(_ complete: String) throws(DownloadFileError) -> String {
+        // This download's own files, named before the destination may change.
+        let partial = partialPath
+        let record = recordPath
         try move(complete)
-        if complete != partialPath { unlink(partialPath) }
-        removeRecord()
+        if complete != partial { unlink(partial) }
+        unlink(record)
         return destination
     }
 
@@ -122,11 +135,21 @@ final class DownloadFiles {
         // link() refuses an existing name atomically, where rename() would replace it.
         while link(complete, destination) != 0 {
             let reason = errno
-            guard reason == EEXIST else { throw .system("cannot save \(destination)", reason) }
+            if reason == EPERM || reason == EOPNOTSUPP || reason == EMLINK,
+                !FileManager.default.fileExists(atPath: destination)
+            {
+                // A file system without hard links (FAT, some FUSE ones): check, then rename.
+                guard rename(complete, destination) == 0 else { throw .system("cannot save \(destination)", errno) }
+                return
+            }
+            guard reason == EEXIST || reason == EPERM || reason == EOPNOTSUPP || reason == EMLINK else {
+                throw .system("cannot save \(destination)", reason)
+            }
             let directory = self.directory
             let unique = SuggestedFilename.unique((destination as NSString).lastPathComponent) { name in
                 let path = (directory as NSString).appendingPathComponent(name)
                 return FileManager.default.fileExists(atPath: path)
+                    || FileManager.default.fileExists(atPath: DownloadResumeData.partialPath(for: path))
             }
             destination = (directory as NSString).appendingPathComponent(unique)
         }
@@ -154,6 +177,8 @@ final class DownloadFiles {
 struct DownloadFileError: Error {
     var message: String
     var code: URLError.Code
+    /// The system's error number, when one caused it.
+    var number: Int32 = 0
 
     static func system(_ what: String, _ number: Int32) -> DownloadFileError {
         let code: URLError.Code =
@@ -161,6 +186,6 @@ struct DownloadFileError: Error {
             case EACCES, EPERM, EROFS, ENOENT, ENOTDIR: .cannotCreateFile
             default: .cannotWriteToFile
             }
-        return DownloadFileError(message: "\(what): \(String(cString: strerror(number)))", code: code)
+        return DownloadFileError(message: "\(what): \(String(cString: strerror(number)))", code: code, number: number)
     }
 }

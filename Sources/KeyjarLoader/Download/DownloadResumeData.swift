@@ -37,10 +37,11 @@ public struct DownloadResumeData: Sendable, Hashable {
     public static func recordPath(for destination: String) -> String { destination + ".keyjar-resume" }
 
     /// The validator of a response that can be resumed with `If-Range`: a strong ETag, else
-    /// Last-Modified (RFC 9110 §13.1.5); nil when the entity cannot be told apart from a changed one.
+    /// Last-Modified when there is no ETag at all (RFC 9110 §13.1.5: never a weak tag, and a date
+    /// only when no tag exists); nil when the entity cannot be told apart from a changed one.
     static func validator(of response: HTTPURLResponse) -> String? {
-        if let tag = response.value(forHTTPHeaderField: "ETag"), tag.hasPrefix("\""), tag.count >= 2 {
-            return tag
+        if let tag = response.value(forHTTPHeaderField: "ETag") {
+            return tag.hasPrefix("\"") && tag.count >= 2 ? tag : nil
         }
         return response.value(forHTTPHeaderField: "Last-Modified")
     }
@@ -102,8 +103,9 @@ public struct DownloadResumeData: Sendable, Hashable {
 
     // MARK: The record beside a destination
 
-    /// The record left beside `destination` by a download that did not finish, if there is one
-    /// and its partial data is still there.
+    /// The record left beside `destination` by a download that did not finish, if there is one,
+    /// it is for that destination (a record copied from elsewhere could name any file), and its
+    /// partial data is still there.
     public static func record(forDestination destination: String) throws(DownloadResumeDataError) -> DownloadResumeData?
     {
         let path = recordPath(for: destination)
@@ -114,7 +116,8 @@ public struct DownloadResumeData: Sendable, Hashable {
         } catch {
             throw DownloadResumeDataError(reason: "\(path): \(error.reason)")
         }
-        guard FileManager.default.fileExists(atPath: record.partialPath) else { return nil }
+        guard record.destinationPath == destination, FileManager.default.fileExists(atPath: record.partialPath)
+        else { return nil }
         return record
     }
 
@@ -126,7 +129,8 @@ public struct DownloadResumeData: Sendable, Hashable {
             .compactMap { name -> (DownloadResumeData, Date)? in
                 let path = (directory as NSString).appendingPathComponent(name)
                 guard let data = FileManager.default.contents(atPath: path), let record = try? DownloadResumeData(data),
-                    record.url == url, FileManager.default.fileExists(atPath: record.partialPath)
+                    record.url == url, record.destinationPath == path.dropLast(".keyjar-resume".count).description,
+                    FileManager.default.fileExists(atPath: record.partialPath)
                 else { return nil }
                 let modified = (try? FileManager.default.attributesOfItem(atPath: path)[.modificationDate]) as? Date
                 return (record, modified ?? .distantPast)

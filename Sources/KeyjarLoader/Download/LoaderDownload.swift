@@ -1,5 +1,6 @@
 public import Foundation
 public import FoundationNetworking
+import Glibc
 import KeyjarLocks
 
 /// A download straight to a file with NSURLDownload's delegate contract, on a
@@ -40,6 +41,8 @@ public final class LoaderDownload: @unchecked Sendable {
         /// The first byte asked for with `Range` (0: the whole entity).
         var offset: Int64 = 0
         var resumeData: Data?
+        /// A resumed download whose partial data turned out to be the whole entity (a 416).
+        var alreadyComplete = false
     }
     let state: Locked<State>
 
@@ -153,7 +156,8 @@ public final class LoaderDownload: @unchecked Sendable {
         if request.value(forHTTPHeaderField: "Accept-Encoding") == nil {
             request.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
         }
-        let prepared: Result<Int64, DownloadFileError> = state.withLock { state in
+        let prepared: Result<Int64, DownloadFileError>? = state.withLock { state in
+            guard !state.ended else { return nil }
             guard let resuming, state.offset >= 0, let destination = state.destination else { return .success(0) }
             let files =
                 state.files ?? DownloadFiles(destination: destination.path, allowOverwrite: destination.allowOverwrite)
@@ -168,6 +172,8 @@ public final class LoaderDownload: @unchecked Sendable {
             return .success(files.length)
         }
         switch prepared {
+        case nil:
+            return
         case .failure(let error):
             fail(error, url: request.url)
             return
@@ -213,18 +219,11 @@ public final class LoaderDownload: @unchecked Sendable {
         guard isCurrent(connection) else { return }
         let http = response as? HTTPURLResponse
         let offset = state.withLock { $0.offset }
-        if offset > 0 {
-            if http?.statusCode == 206, Self.contentRangeStart(http) == offset {
-                guard decideDecoding(response, url: connection.currentRequest.url) else { return }
-                tellDelegate { $0.download(self, willResumeWith: response, fromByte: offset) }
-                return
-            }
-            if http?.statusCode == 206 || http?.statusCode == 416 {
-                startOver(after: connection)
-                return
-            }
-            // Anything else (200: the entity changed, or ranges are not supported) is saved
-            // from its first byte.
+        if offset > 0, let http {
+            guard continueResuming(http, from: offset, on: connection) else { return }
+            if http.statusCode != 200 { return }
+            // A 200: the entity changed (If-Range failed) or ranges are not supported; it is
+            // saved from its first byte.
             state.withLock { $0.offset = 0 }
         }
         tellDelegate { $0.download(self, didReceive: response) }
@@ -239,7 +238,9 @@ public final class LoaderDownload: @unchecked Sendable {
             let name = decoding?.decodedName(suggested) ?? suggested
             tellDelegate { $0.download(self, decideDestinationWithSuggestedFilename: name) }
         }
-        let created: Result<String?, DownloadFileError> = state.withLock { state in
+        let created: Result<String?, DownloadFileError>? = state.withLock { state in
+            // The delegate may have cancelled meanwhile: then nothing is created.
+            guard !state.ended, state.connection === connection else { return nil }
             do throws(DownloadFileError) {
                 if let files = state.files {
                     try files.restart()
@@ -250,16 +251,16 @@ public final class LoaderDownload: @unchecked Sendable {
                         DownloadFileError(message: "the delegate chose no destination", code: .cannotCreateFile)
                     )
                 }
-                let path = destination.allowOverwrite ? destination.path : Self.unused(destination.path)
-                let files = DownloadFiles(destination: path, allowOverwrite: destination.allowOverwrite)
-                try files.open(continuing: false)
+                let files = try Self.createFiles(for: destination)
                 state.files = files
-                return .success(path)
+                return .success(files.destination)
             } catch {
                 return .failure(error)
             }
         }
         switch created {
+        case nil:
+            return
         case .failure(let error):
             connection.cancel()
             fail(error, url: response.url)
@@ -267,9 +268,81 @@ public final class LoaderDownload: @unchecked Sendable {
         case .success(let path):
             if let path { tellDelegate { $0.download(self, didCreateDestination: path) } }
         }
-        if let error = keepRecord(of: response) {
+        if let error = keepRecord(of: response, on: connection) {
             connection.cancel()
             fail(error, url: response.url)
+        }
+    }
+
+    /// A response to a request that continues partial data: whether the load goes on (a 206
+    /// from the right byte of the same entity, or a 200 to save whole); otherwise this handles it.
+    private func continueResuming(
+        _ response: HTTPURLResponse,
+        from offset: Int64,
+        on connection: LoaderConnection
+    ) -> Bool {
+        let (validator, expectedLength) = state.withLock { ($0.record?.validator, $0.record?.expectedLength) }
+        switch response.statusCode {
+        case 206:
+            let tag = response.value(forHTTPHeaderField: "ETag")
+            let sameEntity = tag == nil || validator?.hasPrefix("\"") != true || tag == validator
+            guard Self.contentRange(response)?.first == offset, sameEntity else {
+                startOver(after: connection)
+                return false
+            }
+            guard decideDecoding(response, url: connection.currentRequest.url) else { return false }
+            tellDelegate { $0.download(self, willResumeWith: response, fromByte: offset) }
+            return true
+        case 416 where (Self.contentRange(response)?.length ?? expectedLength) == offset:
+            // Everything had arrived already: what the server sends with its 416 is not saved.
+            // (A 416 means If-Range matched: a changed entity would have come whole. Without
+            // the `bytes */LENGTH` RFC 9110 asks for, as lighttpd sends it, the recorded length
+            // tells.)
+            state.withLock { $0.alreadyComplete = true }
+            guard decideDecoding(response, url: connection.currentRequest.url) else { return false }
+            tellDelegate { $0.download(self, willResumeWith: response, fromByte: offset) }
+            return false
+        case 416:
+            startOver(after: connection)
+            return false
+        case 200:
+            return true
+        default:
+            // An error page is not the entity: the partial data stays for another try.
+            connection.cancel()
+            fail(
+                LoaderError.make(
+                    .badServerResponse,
+                    "The server answered HTTP \(response.statusCode) to the request to continue the download; the data so far is kept",
+                    url: response.url
+                ),
+                url: response.url
+            )
+            return false
+        }
+    }
+
+    /// Creates the partial file for a new download: without overwriting, under a name that
+    /// neither a file nor another download's partial data has (created exclusively, so two
+    /// downloads never share one).
+    private static func createFiles(
+        for destination: (path: String, allowOverwrite: Bool)
+    ) throws(DownloadFileError) -> DownloadFiles {
+        guard !destination.allowOverwrite else {
+            let files = DownloadFiles(destination: destination.path, allowOverwrite: true)
+            try files.open(continuing: false)
+            return files
+        }
+        var excluded: Set<String> = []
+        while true {
+            let path = unused(destination.path, excluding: excluded)
+            let files = DownloadFiles(destination: path, allowOverwrite: false)
+            do throws(DownloadFileError) {
+                try files.open(continuing: false, exclusive: true)
+                return files
+            } catch  where error.number == EEXIST && excluded.count < 1_000 {
+                excluded.insert(path)
+            }
         }
     }
 
@@ -294,12 +367,14 @@ public final class LoaderDownload: @unchecked Sendable {
         }
     }
 
-    /// Writes (or removes) the record that lets the download be continued.
-    private func keepRecord(of response: URLResponse) -> DownloadFileError? {
+    /// Writes (or removes) the record that lets the download be continued: only for a whole
+    /// entity (a 200 to a request that asked for no range of its own) with a validator.
+    private func keepRecord(of response: URLResponse, on connection: LoaderConnection) -> DownloadFileError? {
         state.withLock { state -> DownloadFileError? in
-            guard let files = state.files else { return nil }
-            guard let http = response as? HTTPURLResponse, (200..<300).contains(http.statusCode),
+            guard !state.ended, state.connection === connection, let files = state.files else { return nil }
+            guard let http = response as? HTTPURLResponse, http.statusCode == 200,
                 (request.httpMethod ?? "GET").uppercased() == "GET",
+                request.value(forHTTPHeaderField: "Range") == nil,
                 let url = request.url,
                 let validator = DownloadResumeData.validator(of: http)
             else {
@@ -308,7 +383,9 @@ public final class LoaderDownload: @unchecked Sendable {
                 return nil
             }
             let record = DownloadResumeData(
-                url: url,
+                // A password in the URL stays out of the file: the resumed download's challenge
+                // is answered as any other (credential storage, delegate).
+                url: LoaderConnection.urlWithoutPassword(url),
                 validator: validator,
                 destinationPath: files.destination,
                 allowOverwrite: files.allowOverwrite,
@@ -326,7 +403,8 @@ public final class LoaderDownload: @unchecked Sendable {
 
     func received(_ data: Data, on connection: LoaderConnection) {
         let written: Result<Int, DownloadFileError>? = state.withLock { state -> Result<Int, DownloadFileError>? in
-            guard !state.ended, state.connection === connection, let files = state.files else { return nil }
+            guard !state.ended, state.connection === connection, !state.alreadyComplete, let files = state.files
+            else { return nil }
             do throws(DownloadFileError) {
                 try files.append(data)
                 return .success(data.count)
@@ -343,29 +421,50 @@ public final class LoaderDownload: @unchecked Sendable {
         }
     }
 
+    /// Everything arrived: the data is synced (and decoded) outside the lock, which a long
+    /// decode would otherwise hold against `cancel()`, then moved into place under it, so that
+    /// a cancel either wins (nothing is left) or comes too late (the file is saved).
     func finished(_ connection: LoaderConnection) {
-        let committed: Result<(String, Bool), DownloadFileError>? = state.withLock {
-            state -> Result<(String, Bool), DownloadFileError>? in
+        let taken: (files: DownloadFiles?, decoding: SourceDecoding?)? = state.withLock { state in
             guard !state.ended, state.connection === connection else { return nil }
-            guard let files = state.files else {
-                return .failure(DownloadFileError(message: "the server sent no response", code: .badServerResponse))
+            defer { state.files = nil }
+            return (state.files, state.decoding)
+        }
+        guard let taken else { return }
+        guard let files = taken.files else {
+            fail(DownloadFileError(message: "the server sent no response", code: .badServerResponse), url: nil)
+            return
+        }
+        let announced = files.destination
+        let prepared: Result<String, DownloadFileError>
+        do throws(DownloadFileError) {
+            prepared = .success(try files.prepareCommit(decode: taken.decoding.map { decoding in decoding.decode }))
+        } catch {
+            prepared = .failure(error)
+        }
+        let outcome: Result<(String, any LoaderDownloadDelegate), DownloadFileError>? = state.withLock { state in
+            guard !state.ended else {
+                // Cancelled while the data was being synced or decoded.
+                files.discard()
+                return nil
             }
-            let announced = files.destination
             do throws(DownloadFileError) {
-                let path = try files.commit(decode: state.decoding.map { decoding in decoding.decode })
-                state.files = nil
+                let path = try files.finishCommit(prepared.get())
+                state.ended = true
+                state.connection = nil
                 state.record = nil
-                return .success((path, path != announced))
+                defer { state.delegate = nil }
+                return .success((path, state.delegate ?? NoDownloadDelegate()))
             } catch {
                 // Data that arrived whole but cannot be decoded is not worth continuing.
                 if error.code == .cannotDecodeContentData { state.record = nil }
+                state.files = files
                 return .failure(error)
             }
         }
-        switch committed {
-        case .success((let path, let renamed)):
-            if renamed { tellDelegate { $0.download(self, didCreateDestination: path) } }
-            guard let delegate = endNormally() else { return }
+        switch outcome {
+        case .success((let path, let delegate)):
+            if path != announced { delegate.download(self, didCreateDestination: path) }
             delegate.downloadDidFinish(self)
         case .failure(let error): fail(error, url: connection.currentRequest.url)
         case nil: break
@@ -383,35 +482,29 @@ public final class LoaderDownload: @unchecked Sendable {
 
     /// Ends the download with `error`: the partial data is kept when it can be continued.
     private func fail(_ error: URLError, url: URL?) {
-        let resumeData: Data? = state.withLock { state in
-            guard !state.ended, let files = state.files else { return nil }
-            guard let record = state.record, !state.deletesFileUponFailure else {
-                files.discard()
-                return nil
-            }
-            files.keep()
-            let data = record.encoded()
-            state.resumeData = data
-            return data
-        }
-        var info = error.userInfo
-        // Where Foundation's download tasks put it.
-        if let resumeData { info["NSURLSessionDownloadTaskResumeData"] = resumeData }
-        let reported = URLError(error.code, userInfo: info)
-        guard let delegate = endNormally() else { return }
-        delegate.download(self, didFailWithError: reported)
-    }
-
-    /// Marks the end and hands out the delegate for its last message.
-    private func endNormally() -> (any LoaderDownloadDelegate)? {
-        state.withLock { state in
+        let ending: (Data?, any LoaderDownloadDelegate)? = state.withLock { state in
             guard !state.ended else { return nil }
+            var resumeData: Data?
+            if let files = state.files {
+                if let record = state.record, !state.deletesFileUponFailure {
+                    files.keep()
+                    resumeData = record.encoded()
+                    state.resumeData = resumeData
+                } else {
+                    files.discard()
+                }
+            }
             state.ended = true
             state.files = nil
             state.connection = nil
             defer { state.delegate = nil }
-            return state.delegate ?? NoDownloadDelegate()
+            return (resumeData, state.delegate ?? NoDownloadDelegate())
         }
+        guard let (resumeData, delegate) = ending else { return }
+        var info = error.userInfo
+        // Where Foundation's download tasks put it.
+        if let resumeData { info["NSURLSessionDownloadTaskResumeData"] = resumeData }
+        delegate.download(self, didFailWithError: URLError(error.code, userInfo: info))
     }
 
     func redirect(_ request: URLRequest, response: URLResponse) -> URLRequest? {
@@ -427,25 +520,29 @@ public final class LoaderDownload: @unchecked Sendable {
     // MARK: Helpers
 
     /// `path`, or the first unique name beside it that neither a file nor another download's
-    /// partial data holds.
-    static func unused(_ path: String) -> String {
+    /// partial data holds (nor one of `excluded`).
+    static func unused(_ path: String, excluding excluded: Set<String> = []) -> String {
         let directory = (path as NSString).deletingLastPathComponent
         let name = SuggestedFilename.unique((path as NSString).lastPathComponent) { candidate in
             let full = (directory as NSString).appendingPathComponent(candidate)
-            return FileManager.default.fileExists(atPath: full)
+            return excluded.contains(full) || FileManager.default.fileExists(atPath: full)
                 || FileManager.default.fileExists(atPath: DownloadResumeData.partialPath(for: full))
         }
         return (directory as NSString).appendingPathComponent(name)
     }
 
-    /// The first byte of a 206's `Content-Range: bytes FIRST-LAST/LENGTH`.
-    static func contentRangeStart(_ response: HTTPURLResponse?) -> Int64? {
+    /// A 206's `Content-Range: bytes FIRST-LAST/LENGTH` (first and length), or a 416's
+    /// `bytes */LENGTH` (first nil).
+    static func contentRange(_ response: HTTPURLResponse?) -> (first: Int64?, length: Int64?)? {
         guard let value = response?.value(forHTTPHeaderField: "Content-Range") else { return nil }
         let trimmed = value.trimmingCharacters(in: .whitespaces)
         guard trimmed.lowercased().hasPrefix("bytes ") else { return nil }
-        let range = trimmed.dropFirst(6).trimmingCharacters(in: .whitespaces)
-        guard let dash = range.firstIndex(of: "-") else { return nil }
-        return Int64(range[..<dash])
+        let parts = trimmed.dropFirst(6).split(separator: "/", maxSplits: 1)
+        guard parts.count == 2 else { return nil }
+        let length = Int64(parts[1].trimmingCharacters(in: .whitespaces))
+        let first = parts[0].split(separator: "-", maxSplits: 1).first
+            .flatMap { Int64($0.trimmingCharacters(in: .whitespaces)) }
+        return (first, length)
     }
 }
 

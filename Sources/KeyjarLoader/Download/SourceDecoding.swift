@@ -73,7 +73,7 @@ enum SourceDecoding {
             stream.next_in = source
             stream.avail_in = UInt32(count)
             repeat {
-                if finishedMember {
+                if finishedMember, stream.avail_in > 0 {
                     // Another gzip member follows the last one's end.
                     guard inflateReset(&stream) == Z_OK else { throw Self.corrupt(stream) }
                     finishedMember = false
@@ -87,8 +87,10 @@ enum SourceDecoding {
                     throw Self.corrupt(stream)
                 }
                 try Self.write(target, count: chunk - Int(stream.avail_out), to: output)
-                // A full output buffer may hide more output; a finished member may be followed by another.
-            } while stream.avail_out == 0 || (finishedMember && stream.avail_in > 0)
+                // A full output buffer may hide more of this member; input left after a member's
+                // end is another member. (A member that ends exactly as the buffer fills is done:
+                // zlib reports its end only once all of its output is out.)
+            } while (!finishedMember && stream.avail_out == 0) || (finishedMember && stream.avail_in > 0)
         }
         guard sawInput, finishedMember else {
             throw DownloadFileError(

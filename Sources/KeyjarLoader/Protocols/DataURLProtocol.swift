@@ -118,7 +118,8 @@ final class DataURLProtocol: LoaderProtocol, @unchecked Sendable {
     override func startLoading() {
         guard let url = request.url else { return }
         do {
-            let parsed = try DataURL(url.absoluteString)
+            // A fragment names a part of the resource; it is not data.
+            let parsed = try DataURL(String(url.absoluteString.prefix { $0 != "#" }))
             let response = URLResponse(
                 url: url,
                 mimeType: parsed.mimeType,

@@ -49,8 +49,8 @@ open class LoaderProtocol: @unchecked Sendable {
     /// Starts the load; report through `client`.
     open func startLoading() {}
 
-    /// Stops the load: the connection was cancelled, or left this protocol (a redirect). Any
-    /// later call to the client is ignored.
+    /// The load is over: it finished or failed, the connection was cancelled, or it left this
+    /// protocol (a redirect). Any later call to the client is ignored.
     open func stopLoading() {}
 
     // MARK: Process-wide registration
