@@ -9,8 +9,8 @@ import KeyjarLocks
 ///
 /// The data goes to `NAME.keyjar-part` beside the destination and is renamed to the
 /// destination once complete, so a failed, cancelled or killed download never leaves a
-/// truncated file under the wanted name. When the server names a validator (a strong ETag or
-/// Last-Modified), a record beside it (`NAME.keyjar-resume`) lets a later download, in this
+/// truncated file under the wanted name. When the server names a validator (a strong ETag, or
+/// Last-Modified when it sends no ETag), a record beside it (`NAME.keyjar-resume`) lets a later download, in this
 /// process or another, continue with `Range` and `If-Range`: only the remaining bytes are
 /// asked for, and a changed entity comes whole instead.
 ///
