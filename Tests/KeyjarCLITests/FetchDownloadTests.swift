@@ -143,6 +143,21 @@ struct FetchDownloadTests {
             let refused = try keyjar.run(["fetch"] + arguments)
             #expect(refused.status == 2 && refused.error.contains(message), "\(arguments): \(refused.error)")
         }
+        // A damaged record is a clear error, and nothing is touched.
+        try Data("junk".utf8).write(to: URL(fileURLWithPath: directory + "/bad.bin.keyjar-resume"))
+        try Data("partial".utf8).write(to: URL(fileURLWithPath: directory + "/bad.bin.keyjar-part"))
+        let damaged = try keyjar.run(["fetch", "-C", "-o", directory + "/bad.bin", url])
+        #expect(damaged.status == 1)
+        #expect(
+            damaged.error.hasPrefix(
+                "keyjar: The resume data cannot be used: \(directory)/bad.bin.keyjar-resume: it is not Keyjar's resume data"
+            ),
+            "\(damaged.error)"
+        )
+        #expect(damaged.error.hasSuffix("Remove it to download from the start.\n"))
+        #expect(FileManager.default.contents(atPath: directory + "/bad.bin.keyjar-part") == Data("partial".utf8))
+        #expect(!FileManager.default.fileExists(atPath: directory + "/bad.bin"))
+
         let missing = try keyjar.run(["fetch", "-O", "--output-dir", directory + "/nowhere", url])
         #expect(missing.status == 1 && missing.error.contains("is not a directory"))
     }

@@ -36,6 +36,28 @@ final class DownloadTests {
         return delegate
     }
 
+    /// Puts `entity` at /files/NAME, downloads it from /slow/NAME until `bytes` arrived and stops
+    /// there, keeping the partial data; returns what continues it.
+    func interruptedDownload(of entity: Data, as name: String, after bytes: Int, with loader: URLLoader) throws -> Data
+    {
+        try server.put(entity, as: name)
+        let interrupted = DownloadRecorder(stopAfter: bytes)
+        _ = loader.download(
+            with: URLRequest(url: server.url("/slow/" + name)),
+            delegate: interrupted,
+            directory: directory
+        )
+        #expect(interrupted.wait())
+        return try #require(interrupted.resumeData)
+    }
+
+    func resume(_ resumeData: Data, with loader: URLLoader) throws -> DownloadRecorder {
+        let resumed = DownloadRecorder()
+        _ = try loader.download(resumeData: resumeData, delegate: resumed)
+        #expect(resumed.wait())
+        return resumed
+    }
+
     @Test func namesComeFromTheServerAndNeverReplaceAFile() throws {
         let first = download(server.url("/disposition/quoted"))
         #expect(first.events.first == "begin")
@@ -80,16 +102,8 @@ final class DownloadTests {
 
     @Test func anInterruptedDownloadAsksOnlyForTheRemainingBytes() throws {
         let entity = randomBytes(1 << 20)
-        try server.put(entity, as: "data.bin")
-        let interrupted = DownloadRecorder(stopAfter: 128 * 1024)
         let loader = ephemeralLoader()
-        _ = loader.download(
-            with: URLRequest(url: server.url("/slow/data.bin")),
-            delegate: interrupted,
-            directory: directory
-        )
-        #expect(interrupted.wait())
-        let resumeData = try #require(interrupted.resumeData)
+        let resumeData = try interruptedDownload(of: entity, as: "data.bin", after: 128 * 1024, with: loader)
         let partial = directory + "/data.bin.keyjar-part"
         let kept = try #require(try FileManager.default.attributesOfItem(atPath: partial)[.size] as? Int)
         #expect(kept >= 128 * 1024 && kept < entity.count)
@@ -99,9 +113,7 @@ final class DownloadTests {
         ]
         #expect(mode as? Int == 0o600)
 
-        let resumed = DownloadRecorder()
-        _ = try loader.download(resumeData: resumeData, delegate: resumed)
-        #expect(resumed.wait())
+        let resumed = try resume(resumeData, with: loader)
         #expect(resumed.events.contains("resume \(kept)"))
         #expect(!resumed.events.contains("response 200"))
         #expect(resumed.receivedLength == entity.count - kept)
@@ -118,22 +130,17 @@ final class DownloadTests {
     }
 
     @Test func aChangedEntityIsDownloadedWholeAgain() throws {
-        try server.put(randomBytes(1 << 20), as: "changing.bin")
-        let interrupted = DownloadRecorder(stopAfter: 64 * 1024)
         let loader = ephemeralLoader()
-        _ = loader.download(
-            with: URLRequest(url: server.url("/slow/changing.bin")),
-            delegate: interrupted,
-            directory: directory
+        let resumeData = try interruptedDownload(
+            of: randomBytes(1 << 20),
+            as: "changing.bin",
+            after: 64 * 1024,
+            with: loader
         )
-        #expect(interrupted.wait())
-        let resumeData = try #require(interrupted.resumeData)
 
         let changed = randomBytes(300_000)
         try server.put(changed, as: "changing.bin")
-        let resumed = DownloadRecorder()
-        _ = try loader.download(resumeData: resumeData, delegate: resumed)
-        #expect(resumed.wait())
+        let resumed = try resume(resumeData, with: loader)
         #expect(resumed.events.contains("response 200"))
         #expect(!resumed.events.contains { $0.hasPrefix("resume") })
         #expect(sha256(directory + "/changing.bin") == sha256(changed))
@@ -146,21 +153,11 @@ final class DownloadTests {
 
     @Test func aPartialFileThatIsAlreadyWholeIsSavedWithoutItsBytesAgain() throws {
         let entity = randomBytes(1 << 20)
-        try server.put(entity, as: "whole.bin")
-        let interrupted = DownloadRecorder(stopAfter: 64 * 1024)
         let loader = ephemeralLoader()
-        _ = loader.download(
-            with: URLRequest(url: server.url("/slow/whole.bin")),
-            delegate: interrupted,
-            directory: directory
-        )
-        #expect(interrupted.wait())
-        let resumeData = try #require(interrupted.resumeData)
+        let resumeData = try interruptedDownload(of: entity, as: "whole.bin", after: 64 * 1024, with: loader)
         // The rest arrived by other means: the partial file holds the whole entity.
         try entity.write(to: URL(fileURLWithPath: directory + "/whole.bin.keyjar-part"))
-        let resumed = DownloadRecorder()
-        _ = try loader.download(resumeData: resumeData, delegate: resumed)
-        #expect(resumed.wait())
+        let resumed = try resume(resumeData, with: loader)
         #expect(resumed.events == ["begin", "resume \(entity.count)", "finish"])
         #expect(FileManager.default.contents(atPath: directory + "/whole.bin") == entity)
         #expect(contents() == ["whole.bin"])
@@ -168,22 +165,17 @@ final class DownloadTests {
     }
 
     @Test func anErrorAnsweringAResumeKeepsThePartialData() throws {
-        try server.put(randomBytes(1 << 20), as: "gone.bin")
-        let interrupted = DownloadRecorder(stopAfter: 64 * 1024)
         let loader = ephemeralLoader()
-        _ = loader.download(
-            with: URLRequest(url: server.url("/slow/gone.bin")),
-            delegate: interrupted,
-            directory: directory
+        let resumeData = try interruptedDownload(
+            of: randomBytes(1 << 20),
+            as: "gone.bin",
+            after: 64 * 1024,
+            with: loader
         )
-        #expect(interrupted.wait())
-        let resumeData = try #require(interrupted.resumeData)
         let kept = try #require(FileManager.default.contents(atPath: directory + "/gone.bin.keyjar-part"))
         try FileManager.default.removeItem(atPath: server.directory + "/www/files/gone.bin")
 
-        let resumed = DownloadRecorder()
-        _ = try loader.download(resumeData: resumeData, delegate: resumed)
-        #expect(resumed.wait())
+        let resumed = try resume(resumeData, with: loader)
         #expect(resumed.error?.code == .badServerResponse)
         #expect(resumed.error?.localizedDescription.contains("HTTP 404") == true)
         #expect(resumed.error?.userInfo["NSURLSessionDownloadTaskResumeData"] as? Data == resumeData)

@@ -187,40 +187,9 @@ final class NotesProtocol: LoaderProtocol, @unchecked Sendable {
     }
 }
 
-class OrderProtocol: LoaderProtocol, @unchecked Sendable {
-    class var name: String { "" }
-    override class func canInit(with request: URLRequest) -> Bool { request.url?.scheme == "x-keyjar-order" }
-    override func startLoading() {
-        let body = Data(Self.name.utf8)
-        client.urlProtocol(
-            self,
-            didReceive: URLResponse(
-                url: request.url!,
-                mimeType: "text/plain",
-                expectedContentLength: body.count,
-                textEncodingName: nil
-            ),
-            cacheStoragePolicy: .notAllowed
-        )
-        client.urlProtocol(self, didLoad: body)
-        client.urlProtocolDidFinishLoading(self)
-    }
-}
-final class FirstOrderProtocol: OrderProtocol, @unchecked Sendable {
-    override class var name: String { "first" }
-}
-final class SecondOrderProtocol: OrderProtocol, @unchecked Sendable {
-    override class var name: String { "second" }
-}
-
-/// `x-scripted://redirect?to=URL`, `challenge`, `fail`, `hold` (never answers until stopped).
-final class ScriptedProtocol: LoaderProtocol, @unchecked Sendable {
-    static let started = DispatchSemaphore(value: 0)
-    static let stopped = DispatchSemaphore(value: 0)
-
-    override class func canInit(with request: URLRequest) -> Bool { request.url?.scheme == "x-scripted" }
-
-    private func respond(_ text: String) {
+extension LoaderProtocol {
+    /// Answers with `text` as a whole text/plain response.
+    func respond(_ text: String) {
         let body = Data(text.utf8)
         client.urlProtocol(
             self,
@@ -235,6 +204,26 @@ final class ScriptedProtocol: LoaderProtocol, @unchecked Sendable {
         client.urlProtocol(self, didLoad: body)
         client.urlProtocolDidFinishLoading(self)
     }
+}
+
+class OrderProtocol: LoaderProtocol, @unchecked Sendable {
+    class var name: String { "" }
+    override class func canInit(with request: URLRequest) -> Bool { request.url?.scheme == "x-keyjar-order" }
+    override func startLoading() { respond(Self.name) }
+}
+final class FirstOrderProtocol: OrderProtocol, @unchecked Sendable {
+    override class var name: String { "first" }
+}
+final class SecondOrderProtocol: OrderProtocol, @unchecked Sendable {
+    override class var name: String { "second" }
+}
+
+/// `x-scripted://redirect?to=URL`, `challenge`, `fail`, `hold` (never answers until stopped).
+final class ScriptedProtocol: LoaderProtocol, @unchecked Sendable {
+    static let started = DispatchSemaphore(value: 0)
+    static let stopped = DispatchSemaphore(value: 0)
+
+    override class func canInit(with request: URLRequest) -> Bool { request.url?.scheme == "x-scripted" }
 
     override func startLoading() {
         let url = request.url!

@@ -36,6 +36,34 @@ struct FetchOptions {
     var failOnHTTPError: Bool
     var followRedirects: Bool
     var showProgress: Bool
+
+    /// With --fail, the error a response of 400 or more ends the fetch with.
+    func failure(for response: URLResponse) -> CLIError? {
+        guard failOnHTTPError, let status = (response as? HTTPURLResponse)?.statusCode, status >= 400 else {
+            return nil
+        }
+        return .failure("the server answered HTTP \(status) for \(FetchDelegate.shown(response.url)).")
+    }
+}
+
+/// How a fetch ends, once: the progress meter's last line, then the command is told.
+struct FetchEnding {
+    private var completion: (@Sendable (FetchOutcome) -> Void)?
+    var meter: ProgressMeter?
+
+    init(showProgress: Bool, completion: @escaping @Sendable (FetchOutcome) -> Void) {
+        self.completion = completion
+        meter = showProgress ? ProgressMeter() : nil
+    }
+
+    var isOpen: Bool { completion != nil }
+
+    mutating func end(_ outcome: FetchOutcome) {
+        guard let completion else { return }
+        self.completion = nil
+        meter?.finish()
+        completion(outcome)
+    }
 }
 
 /// Receives a `keyjar fetch` load whose body goes to standard output: writes the head (with
@@ -45,8 +73,7 @@ struct FetchOptions {
 final class FetchDelegate: LoaderConnectionAuthenticationDelegate, FetchReceiver, @unchecked Sendable {
     private let options: FetchOptions
     let answerer: ChallengeAnswerer
-    private var meter: ProgressMeter?
-    private var completion: (@Sendable (FetchOutcome) -> Void)?
+    private var ending: FetchEnding
     var connection: LoaderConnection?
     var signalSources: [any DispatchSourceSignal] = []
     private(set) var status: Int?
@@ -54,23 +81,15 @@ final class FetchDelegate: LoaderConnectionAuthenticationDelegate, FetchReceiver
     init(options: FetchOptions, answerer: ChallengeAnswerer, completion: @escaping @Sendable (FetchOutcome) -> Void) {
         self.options = options
         self.answerer = answerer
-        self.completion = completion
-        meter = options.showProgress ? ProgressMeter() : nil
+        ending = FetchEnding(showProgress: options.showProgress, completion: completion)
     }
 
     func begin() { connection?.start() }
 
-    private func end(_ outcome: FetchOutcome) {
-        guard let completion else { return }
-        self.completion = nil
-        meter?.finish()
-        completion(outcome)
-    }
-
     func stop(because error: CLIError) {
-        guard completion != nil else { return }
+        guard ending.isOpen else { return }
         connection?.cancel()
-        end(.failed(error))
+        ending.end(.failed(error))
     }
 
     // MARK: LoaderConnectionDelegate
@@ -85,26 +104,24 @@ final class FetchDelegate: LoaderConnectionAuthenticationDelegate, FetchReceiver
 
     func connection(_ connection: LoaderConnection, didReceive response: URLResponse) {
         status = (response as? HTTPURLResponse)?.statusCode
-        if options.failOnHTTPError, let status, status >= 400 {
-            return stop(because: .failure("the server answered HTTP \(status) for \(Self.shown(response.url))."))
-        }
-        meter?.reset(expectedLength: response.expectedContentLength)
+        if let failure = options.failure(for: response) { return stop(because: failure) }
+        ending.meter?.reset(expectedLength: response.expectedContentLength)
         if options.includeHead, let lines = connection.responseHeadLines {
             write(Data((lines.joined(separator: "\r\n") + "\r\n\r\n").utf8))
         }
     }
 
     func connection(_ connection: LoaderConnection, didReceive data: Data) {
-        meter?.add(data.count)
+        ending.meter?.add(data.count)
         write(data)
     }
 
     func connectionDidFinishLoading(_ connection: LoaderConnection) {
-        end(.finished(status: status))
+        ending.end(.finished(status: status))
     }
 
     func connection(_ connection: LoaderConnection, didFailWithError error: any Error) {
-        end(.failed(.failure(Self.describe(error))))
+        ending.end(.failed(.failure(Self.describe(error))))
     }
 
     func connection(_ connection: LoaderConnection, willSendRequestFor challenge: URLAuthenticationChallenge) {
@@ -114,7 +131,7 @@ final class FetchDelegate: LoaderConnectionAuthenticationDelegate, FetchReceiver
     // MARK: Output
 
     private func write(_ data: Data) {
-        guard completion != nil else { return }
+        guard ending.isOpen else { return }
         let failure: Int32? = data.withUnsafeBytes { buffer in
             var offset = 0
             while offset < buffer.count, let base = buffer.baseAddress {

@@ -1,6 +1,5 @@
 import Foundation
 import FoundationNetworking
-import Glibc
 import KeyjarLoader
 
 /// Where `keyjar fetch` saves a body: `-o FILE` (replaced if it exists), or `-O` (the server's
@@ -18,8 +17,7 @@ final class FetchDownloadDelegate: LoaderDownloadDelegate, FetchReceiver, @unche
     private let options: FetchOptions
     let answerer: ChallengeAnswerer
     private let file: FetchFile
-    private var meter: ProgressMeter?
-    private var completion: (@Sendable (FetchOutcome) -> Void)?
+    private var ending: FetchEnding
     var download: LoaderDownload?
     var signalSources: [any DispatchSourceSignal] = []
     private(set) var status: Int?
@@ -35,31 +33,23 @@ final class FetchDownloadDelegate: LoaderDownloadDelegate, FetchReceiver, @unche
         self.options = options
         self.answerer = answerer
         self.file = file
-        self.completion = completion
-        meter = options.showProgress ? ProgressMeter() : nil
+        ending = FetchEnding(showProgress: options.showProgress, completion: completion)
     }
 
     func begin() { download?.start() }
 
-    private func end(_ outcome: FetchOutcome) {
-        guard let completion else { return }
-        self.completion = nil
-        meter?.finish()
-        completion(outcome)
-    }
-
     /// Interrupted or out of time: the partial data is kept (when it can be continued).
     func stop(because error: CLIError) {
-        guard completion != nil else { return }
+        guard ending.isOpen else { return }
         let kept = download?.cancelProducingResumeData() != nil
-        end(.failed(kept ? withResumeHint(error) : error))
+        ending.end(.failed(kept ? withResumeHint(error) : error))
     }
 
     /// A response that must not be saved (--fail, a refused password): nothing is kept.
     private func refuse(_ outcome: FetchOutcome) {
-        guard completion != nil else { return }
+        guard ending.isOpen else { return }
         download?.cancel()
-        end(outcome)
+        ending.end(outcome)
     }
 
     private func withResumeHint(_ error: CLIError) -> CLIError {
@@ -87,20 +77,20 @@ final class FetchDownloadDelegate: LoaderDownloadDelegate, FetchReceiver, @unche
 
     func download(_ download: LoaderDownload, didReceive response: URLResponse) {
         guard accept(response, of: download) else { return }
-        meter?.reset(expectedLength: response.expectedContentLength)
+        ending.meter?.reset(expectedLength: response.expectedContentLength)
     }
 
     func download(_ download: LoaderDownload, willResumeWith response: URLResponse, fromByte startingByte: Int64) {
         guard accept(response, of: download) else { return }
-        meter?.reset(expectedLength: response.expectedContentLength)
+        ending.meter?.reset(expectedLength: response.expectedContentLength)
     }
 
     /// Whether the response is to be saved; shows its head with -i.
     private func accept(_ response: URLResponse, of download: LoaderDownload) -> Bool {
         status = (response as? HTTPURLResponse)?.statusCode
         if let path = download.destinationPath { savedPath = path }
-        if options.failOnHTTPError, let status, status >= 400 {
-            refuse(.failed(.failure("the server answered HTTP \(status) for \(FetchDelegate.shown(response.url)).")))
+        if let failure = options.failure(for: response) {
+            refuse(.failed(failure))
             return false
         }
         if answerer.refused {
@@ -127,15 +117,15 @@ final class FetchDownloadDelegate: LoaderDownloadDelegate, FetchReceiver, @unche
     }
 
     func download(_ download: LoaderDownload, didReceiveDataOfLength length: Int) {
-        meter?.add(length)
+        ending.meter?.add(length)
     }
 
     func downloadDidFinish(_ download: LoaderDownload) {
-        end(.finished(status: status))
+        ending.end(.finished(status: status))
     }
 
     func download(_ download: LoaderDownload, didFailWithError error: any Error) {
         let failure = CLIError.failure(FetchDelegate.describe(error))
-        end(.failed(download.resumeData != nil ? withResumeHint(failure) : failure))
+        ending.end(.failed(download.resumeData != nil ? withResumeHint(failure) : failure))
     }
 }
