@@ -229,7 +229,7 @@ let package = Package(
         ),
         .testTarget(
             name: "KeyjarStoreTests",
-            dependencies: ["KeyjarStore"],
+            dependencies: ["KeyjarStore", "KeyjarTestSupport"],
             swiftSettings: swiftSettings
         ),
         // Test helpers shared by the suites that run real processes: temp dirs, a spawned

@@ -11,6 +11,8 @@ final class DiskIndex {
     let directory: URL
     let bodies: URL
     private let connection: SQLiteConnection
+    /// The time recorded as an entry's last use.
+    private let now: @Sendable () -> Date
 
     static let schema = """
         CREATE TABLE IF NOT EXISTS entry (
@@ -31,8 +33,9 @@ final class DiskIndex {
         CREATE INDEX IF NOT EXISTS entry_by_access ON entry (last_access);
         """
 
-    init(directory: URL) throws(ResponseCacheError) {
+    init(directory: URL, now: @escaping @Sendable () -> Date) throws(ResponseCacheError) {
         self.directory = directory
+        self.now = now
         bodies = directory.appendingPathComponent("bodies")
         for path in [directory.path, bodies.path] {
             do {
@@ -216,7 +219,7 @@ final class DiskIndex {
     /// Indexes a complete body under `key`, replacing (and deleting) the entry there was.
     func insert(_ key: String, _ entry: CachedEntry, body: BodyFile) {
         let old = (try? rows("SELECT body_file FROM entry WHERE key = ?", .text(key))) ?? []
-        let now = Date().timeIntervalSince1970
+        let lastUse = now().timeIntervalSince1970
         do {
             try connection.statement(
                 "INSERT OR REPLACE INTO entry (key, \(Self.columns), last_access) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
@@ -233,7 +236,7 @@ final class DiskIndex {
                 .text(body.name),
                 .integer(Int64(entry.bodySize)),
                 .real(entry.created.timeIntervalSince1970),
-                .real(now)
+                .real(lastUse)
             ).run()
         } catch {
             unlink(body.finalURL.path)
@@ -257,7 +260,7 @@ final class DiskIndex {
 
     func touch(_ key: String) {
         _ = try? connection.statement("UPDATE entry SET last_access = ? WHERE key = ?").bind(
-            .real(Date().timeIntervalSince1970),
+            .real(now().timeIntervalSince1970),
             .text(key)
         ).run()
     }

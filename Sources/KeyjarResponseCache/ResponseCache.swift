@@ -26,17 +26,23 @@ public final class ResponseCache: Sendable {
         public var directory: URL?
         /// https responses go to disk only when the application says so (in memory they may).
         public var storesSecureResponsesOnDisk: Bool
+        /// The time the disk tier records as a response's last use, which orders eviction
+        /// (least recently used first). The wall clock; a test gives its own, so that the
+        /// order it checks does not depend on how far apart its steps happened to run.
+        public var now: @Sendable () -> Date
 
         public init(
             memoryCapacity: Int = 4 << 20,
             diskCapacity: Int = 64 << 20,
             directory: URL? = nil,
-            storesSecureResponsesOnDisk: Bool = false
+            storesSecureResponsesOnDisk: Bool = false,
+            now: @escaping @Sendable () -> Date = { Date() }
         ) {
             self.memoryCapacity = memoryCapacity
             self.diskCapacity = diskCapacity
             self.directory = directory
             self.storesSecureResponsesOnDisk = storesSecureResponsesOnDisk
+            self.now = now
         }
 
         /// An application's cache at its default place, with the default capacities.
@@ -79,7 +85,7 @@ public final class ResponseCache: Sendable {
     public init(configuration: Configuration) throws(ResponseCacheError) {
         self.configuration = configuration
         let disk = try configuration.directory.map { directory throws(ResponseCacheError) in
-            try DiskIndex(directory: directory)
+            try DiskIndex(directory: directory, now: configuration.now)
         }
         state = Locked(State(disk: disk))
     }

@@ -5,15 +5,14 @@ import KeyjarCore
 import KeyjarTestSupport
 import Testing
 
-@Suite(.timeLimit(testTimeLimit))
+@Suite(.timeLimit(hangLimit), .servicesStopCleanly)
 struct CookieCommandTests {
-    @Test func setGetListDeleteAndClearGoThroughKeyjard() throws {
-        let daemon = try DaemonProcess()
-        defer { #expect(daemon.stop() == 0) }
+    @Test func setGetListDeleteAndClearGoThroughKeyjard() async throws {
+        let daemon = try await DaemonProcess()
         let keyjar = KeyjarCLI(daemon: daemon)
 
         // Given cookies set as a response from www.example.com would set them
-        try keyjar.ok(
+        try await keyjar.ok(
             "cookie",
             "set",
             "--url",
@@ -21,56 +20,63 @@ struct CookieCommandTests {
             "sid=42; Secure; Max-Age=3600",
             "theme=dark"
         )
-        try keyjar.ok("cookie", "set", "--url", "https://shop.example.com/", "cart=7; Domain=example.com")
-        try keyjar.ok("cookie", "set", "--url", "https://other.test/", "o=1")
+        try await keyjar.ok("cookie", "set", "--url", "https://shop.example.com/", "cart=7; Domain=example.com")
+        try await keyjar.ok("cookie", "set", "--url", "https://other.test/", "o=1")
 
         // Then get prints exactly the Cookie header for a URL
-        #expect(try keyjar.ok("cookie", "get", "https://www.example.com/") == "sid=42; theme=dark; cart=7\n")
-        #expect(try keyjar.ok("cookie", "get", "http://www.example.com/") == "theme=dark; cart=7\n")
-        #expect(try keyjar.ok("cookie", "get", "https://nothing.test/").isEmpty)
+        #expect(try await keyjar.ok("cookie", "get", "https://www.example.com/") == "sid=42; theme=dark; cart=7\n")
+        #expect(try await keyjar.ok("cookie", "get", "http://www.example.com/") == "theme=dark; cart=7\n")
+        #expect(try await keyjar.ok("cookie", "get", "https://nothing.test/").isEmpty)
 
         // And list filters by domain, name, session or persistent
-        #expect(try keyjar("cookie", "list").lines.count == 4)
-        let exampleLines = try keyjar("cookie", "list", "--domain", "example.com").lines
+        #expect(try await keyjar("cookie", "list").lines.count == 4)
+        let exampleLines = try await keyjar("cookie", "list", "--domain", "example.com").lines
         #expect(exampleLines.count == 3 && exampleLines.allSatisfy { $0.contains("example.com") })
-        #expect(try keyjar("cookie", "list", "--persistent").lines.map { $0.prefix(7) } == ["sid=42;"])
-        #expect(try keyjar("cookie", "list", "--session", "--domain", "example.com").lines.count == 2)
-        let cookies = try #require(try keyjar.json("cookie", "list", "--json", "--name", "cart") as? [[String: Any]])
+        #expect(try await keyjar("cookie", "list", "--persistent").lines.map { $0.prefix(7) } == ["sid=42;"])
+        #expect(try await keyjar("cookie", "list", "--session", "--domain", "example.com").lines.count == 2)
+        let cookies = try #require(
+            try await keyjar.json("cookie", "list", "--json", "--name", "cart") as? [[String: Any]]
+        )
         #expect(cookies.count == 1)
         #expect(cookies.first?["domain"] as? String == "example.com" && cookies.first?["hostOnly"] as? Bool == false)
 
         // When one is deleted and a domain cleared
-        try keyjar.ok("cookie", "delete", "--domain", "www.example.com", "--name", "theme")
-        #expect(try keyjar.ok("cookie", "get", "https://www.example.com/") == "sid=42; cart=7\n")
-        let missing = try keyjar("cookie", "delete", "--domain", "www.example.com", "--name", "theme")
+        try await keyjar.ok("cookie", "delete", "--domain", "www.example.com", "--name", "theme")
+        #expect(try await keyjar.ok("cookie", "get", "https://www.example.com/") == "sid=42; cart=7\n")
+        let missing = try await keyjar("cookie", "delete", "--domain", "www.example.com", "--name", "theme")
         #expect(missing.status == 1 && missing.error.contains("no cookie named 'theme'"))
-        try keyjar.ok("cookie", "clear", "--domain", "example.com")
+        try await keyjar.ok("cookie", "clear", "--domain", "example.com")
 
         // Then only the other site's cookie is left
-        #expect(try keyjar("cookie", "list").lines.map { $0.prefix(4) } == ["o=1;"])
-        try keyjar.ok("cookie", "clear", "--all")
-        #expect(try keyjar.ok("cookie", "list").isEmpty)
+        #expect(try await keyjar("cookie", "list").lines.map { $0.prefix(4) } == ["o=1;"])
+        try await keyjar.ok("cookie", "clear", "--all")
+        #expect(try await keyjar.ok("cookie", "list").isEmpty)
     }
 
-    @Test func aRejectedCookieSaysWhyAndFails() throws {
-        let daemon = try DaemonProcess()
-        defer { #expect(daemon.stop() == 0) }
+    @Test func aRejectedCookieSaysWhyAndFails() async throws {
+        let daemon = try await DaemonProcess()
         let keyjar = KeyjarCLI(daemon: daemon)
 
-        let publicSuffix = try keyjar("cookie", "set", "--url", "https://www.example.com/", "a=1; Domain=com", "b=2")
+        let publicSuffix = try await keyjar(
+            "cookie",
+            "set",
+            "--url",
+            "https://www.example.com/",
+            "a=1; Domain=com",
+            "b=2"
+        )
         #expect(publicSuffix.status == 1)
         #expect(publicSuffix.error.contains("cookie 'a=1' was not stored: Domain=com is a public suffix"))
         #expect(publicSuffix.output.isEmpty)
         // The good one of the two is stored all the same.
-        #expect(try keyjar.ok("cookie", "get", "https://www.example.com/") == "b=2\n")
+        #expect(try await keyjar.ok("cookie", "get", "https://www.example.com/") == "b=2\n")
 
-        let insecure = try keyjar("cookie", "set", "--url", "http://www.example.com/", "s=1; Secure")
+        let insecure = try await keyjar("cookie", "set", "--url", "http://www.example.com/", "s=1; Secure")
         #expect(insecure.status == 1 && insecure.error.lowercased().contains("secure"))
     }
 
-    @Test func badInputIsAUsageError() throws {
-        let daemon = try DaemonProcess()
-        defer { #expect(daemon.stop() == 0) }
+    @Test func badInputIsAUsageError() async throws {
+        let daemon = try await DaemonProcess()
         let keyjar = KeyjarCLI(daemon: daemon)
 
         for arguments in [
@@ -80,17 +86,16 @@ struct CookieCommandTests {
             ["cookie", "export", "--format", "xml"],
             ["cookie", "frobnicate"],
         ] {
-            let result = try keyjar.run(arguments)
+            let result = try await keyjar.run(arguments)
             #expect(result.status == 2, "\(arguments): \(result.error)")
             #expect(result.output.isEmpty && !result.error.isEmpty, "\(arguments)")
         }
-        let malformed = try keyjar.run(["cookie", "get", "example.com"])
+        let malformed = try await keyjar.run(["cookie", "get", "example.com"])
         #expect(malformed.error.contains("'example.com' is not an http or https URL with a host"))
     }
 
-    @Test func importReportsMalformedLinesWithTheirNumbers() throws {
-        let daemon = try DaemonProcess()
-        defer { #expect(daemon.stop() == 0) }
+    @Test func importReportsMalformedLinesWithTheirNumbers() async throws {
+        let daemon = try await DaemonProcess()
         let keyjar = KeyjarCLI(daemon: daemon)
         let file = daemon.directory.path("cookies.txt")
         let expiry = Int(Date().timeIntervalSince1970) + 3600
@@ -104,25 +109,24 @@ struct CookieCommandTests {
 
         """.write(toFile: file, atomically: true, encoding: .utf8)
 
-        let result = try keyjar("cookie", "import", file)
+        let result = try await keyjar("cookie", "import", file)
         #expect(result.status == 1)
         #expect(result.output == "imported 2 cookies, skipped 1 already expired\n")
         let problems = result.error.split(separator: "\n").filter { $0.contains("cookies.txt:") }
         #expect(problems.count == 2, "\(result.error)")
         #expect(problems.first?.contains("\(file):3: ") == true)
         #expect(problems.last?.contains("\(file):5: ") == true)
-        #expect(try keyjar.ok("cookie", "get", "https://www.example.com/") == "good=1; hidden=2\n")
+        #expect(try await keyjar.ok("cookie", "get", "https://www.example.com/") == "good=1; hidden=2\n")
 
-        let unreadable = try keyjar("cookie", "import", daemon.directory.path("no-such-file.txt"))
+        let unreadable = try await keyjar("cookie", "import", daemon.directory.path("no-such-file.txt"))
         #expect(unreadable.status == 1 && unreadable.error.contains("cannot read"))
     }
 
     /// 120,000 lines over 3,000 sites, the default limits: imported in batches (a problem keeps
     /// its number in the whole file), committed by keyjard in chunks, and a subscriber ends
     /// with exactly keyjard's jar.
-    @Test func aLargeFileImportsInBatchesAndEverySubscriberCatchesUp() throws {
-        let daemon = try DaemonProcess()
-        defer { #expect(daemon.stop() == 0) }
+    @Test func aLargeFileImportsInBatchesAndEverySubscriberCatchesUp() async throws {
+        let daemon = try await DaemonProcess()
         let keyjar = KeyjarCLI(daemon: daemon)
         let subscriber = try SharedCookieStorage(configuration: .init(socketPath: daemon.socketPath, autoStart: false))
         let file = daemon.directory.path("big.txt")
@@ -135,26 +139,25 @@ struct CookieCommandTests {
         }
         try text.write(toFile: file, atomically: true, encoding: .utf8)
 
-        let result = try keyjar("cookie", "import", file)
+        let result = try await keyjar("cookie", "import", file)
         #expect(result.status == 1, "\(result.error)")
         #expect(result.output == "imported 119999 cookies\n")
         #expect(result.error.hasPrefix("keyjar: \(file):104322: "), "\(result.error)")
 
-        let listed = try keyjar.ok("cookie", "list", "--json")
+        let listed = try await keyjar.ok("cookie", "list", "--json")
         let stored = try #require(try JSONSerialization.jsonObject(with: Data(listed.utf8)) as? [[String: Any]])
         #expect(stored.count <= 3_300 && stored.count >= 3_000)
         let expected = Set(
             stored.compactMap { entry in (entry["name"] as? String).map { "\($0)@\(entry["domain"] ?? "")" } }
         )
-        #expect(eventuallyTrue { Set(subscriber.cookies.map { "\($0.name)@\($0.domain)" }) == expected })
+        #expect(await eventually { Set(subscriber.cookies.map { "\($0.name)@\($0.domain)" }) == expected })
     }
 
     /// One change too large to push (3,000 cookies of 500 bytes inserted at once, over 1 MiB
     /// of event): subscribers get a marker, catch up from a snapshot, and end with keyjard's jar;
     /// so does a replica that does not listen, at its next lookup.
-    @Test func aChangeTooLargeToPushSendsSubscribersToASnapshot() throws {
-        let daemon = try DaemonProcess()
-        defer { #expect(daemon.stop() == 0) }
+    @Test func aChangeTooLargeToPushSendsSubscribersToASnapshot() async throws {
+        let daemon = try await DaemonProcess()
         let subscriber = try SharedCookieStorage(configuration: .init(socketPath: daemon.socketPath, autoStart: false))
         let resynchronised = ResynchronisationCounter(client: subscriber.client)
         let writer = try KeyjarClient(
@@ -165,46 +168,44 @@ struct CookieCommandTests {
         let reader = try SharedCookieStorage(configuration: .init(socketPath: daemon.socketPath, autoStart: false))
         let outcomes = try writer.insertCookies(cookies)
         #expect(outcomes.allSatisfy { $0 == nil }, "\(outcomes.compactMap { $0 }.prefix(3))")
-        #expect(eventuallyTrue { subscriber.cookies.count == 3_000 })
+        #expect(await eventually { subscriber.cookies.count == 3_000 })
         #expect(resynchronised.count > 0)
         // A replica that does not listen catches up on its first lookup, snapshot included.
         #expect(!reader.client.isListening)
         #expect(reader.cookies.count == 3_000)
     }
 
-    @Test func jsonExportImportsIntoAnotherStoreUnchanged() throws {
-        let first = try DaemonProcess()
-        defer { #expect(first.stop() == 0) }
-        let second = try DaemonProcess()
-        defer { #expect(second.stop() == 0) }
+    @Test func jsonExportImportsIntoAnotherStoreUnchanged() async throws {
+        let first = try await DaemonProcess()
+        let second = try await DaemonProcess()
         let (from, to) = (KeyjarCLI(daemon: first), KeyjarCLI(daemon: second))
 
-        try from.ok(
+        try await from.ok(
             "cookie",
             "set",
             "--url",
             "https://www.example.com/",
             "sid=42; Secure; HttpOnly; SameSite=Strict; Max-Age=600"
         )
-        try from.ok("cookie", "set", "--url", "https://www.example.com/", "plain=1")
+        try await from.ok("cookie", "set", "--url", "https://www.example.com/", "plain=1")
         let exported = first.directory.path("cookies.json")
-        try from.ok("cookie", "export", "-o", exported)
+        try await from.ok("cookie", "export", "-o", exported)
         // Cookies can be as good as passwords: the file is for its owner only.
         var info = stat()
         #expect(stat(exported, &info) == 0 && info.st_mode & 0o777 == 0o600)
 
-        #expect(try to.ok("cookie", "import", exported) == "imported 2 cookies\n")
-        let before = try #require(try from.json("cookie", "list", "--json") as? [[String: Any]])
-        let after = try #require(try to.json("cookie", "list", "--json") as? [[String: Any]])
+        #expect(try await to.ok("cookie", "import", exported) == "imported 2 cookies\n")
+        let before = try #require(try await from.json("cookie", "list", "--json") as? [[String: Any]])
+        let after = try #require(try await to.json("cookie", "list", "--json") as? [[String: Any]])
         for key in [
             "name", "value", "domain", "hostOnly", "path", "expires", "secure", "httpOnly", "sameSite", "creation",
         ] {
             #expect(before.map { "\($0[key] ?? "nil")" } == after.map { "\($0[key] ?? "nil")" }, "\(key)")
         }
         // Standard input works too, with the format given.
-        let json = try from.ok("cookie", "export", "--format", "json")
-        try to.ok("cookie", "clear", "--all")
-        let piped = try to.run(["cookie", "import", "--format", "json", "-"], input: json)
+        let json = try await from.ok("cookie", "export", "--format", "json")
+        try await to.ok("cookie", "clear", "--all")
+        let piped = try await to.run(["cookie", "import", "--format", "json", "-"], input: json)
         #expect(piped.status == 0 && piped.output == "imported 2 cookies\n")
     }
 }
@@ -230,13 +231,4 @@ final class ResynchronisationCounter: @unchecked Sendable {
     deinit { observer.map(NotificationCenter.default.removeObserver) }
 
     var count: Int { lock.withLock { value } }
-}
-
-/// Polls `condition` for up to ten seconds.
-func eventuallyTrue(_ condition: () -> Bool) -> Bool {
-    for _ in 0..<200 {
-        if condition() { return true }
-        usleep(50_000)
-    }
-    return condition()
 }

@@ -2,20 +2,22 @@ import Foundation
 import KeyjarTestSupport
 import Testing
 
-@Suite(.timeLimit(testTimeLimit))
+@Suite(.timeLimit(hangLimit), .servicesStopCleanly)
 struct CredentialCommandTests {
-    @Test func addListShowDefaultAndRemove() throws {
-        let daemon = try DaemonProcess()
-        defer { #expect(daemon.stop() == 0) }
+    @Test func addListShowDefaultAndRemove() async throws {
+        let daemon = try await DaemonProcess()
         let keyjar = KeyjarCLI(daemon: daemon)
         let host = uniqueHost("cli-cred")
         let url = "https://\(host)"
         let space = ["--url", url, "--realm", "Admin", "--method", "basic"]
 
         // Given two users in one space, passwords piped in
-        try keyjar.ok(["credential", "add"] + space + ["--user", "alice", "--password-stdin"], input: "alice-pw\n")
-        try keyjar.ok(["credential", "add"] + space + ["--user", "bob", "--password-stdin"], input: "bob-pw")
-        try keyjar.ok(
+        try await keyjar.ok(
+            ["credential", "add"] + space + ["--user", "alice", "--password-stdin"],
+            input: "alice-pw\n"
+        )
+        try await keyjar.ok(["credential", "add"] + space + ["--user", "bob", "--password-stdin"], input: "bob-pw")
+        try await keyjar.ok(
             [
                 "credential", "add", "--proxy", "http", "--url", "http://proxy.\(host):3128", "--user", "carol",
                 "--password-stdin",
@@ -24,7 +26,7 @@ struct CredentialCommandTests {
         )
 
         // Then list shows them, the first of a space as its default, and never a password
-        let listing = try keyjar.ok("credential", "list", "--url", url)
+        let listing = try await keyjar.ok("credential", "list", "--url", url)
         #expect(
             listing == """
                 \(url):443 realm "Admin" method basic user alice (default)
@@ -32,12 +34,14 @@ struct CredentialCommandTests {
 
                 """
         )
-        let all = try keyjar.ok("credential", "list")
+        let all = try await keyjar.ok("credential", "list")
         #expect(all.contains("proxy http://proxy.\(host):3128 method default user carol (default)"))
-        let records = try #require(try keyjar.json("credential", "list", "--json", "--url", url) as? [[String: Any]])
+        let records = try #require(
+            try await keyjar.json("credential", "list", "--json", "--url", url) as? [[String: Any]]
+        )
         #expect(records.map { $0["user"] as? String } == ["alice", "bob"])
         #expect(records.first?["method"] as? String == "basic" && records.first?["port"] as? Int == 443)
-        for output in [
+        for output in await [
             listing, all, try keyjar.ok("credential", "list", "--json"),
             try keyjar.ok("credential", "show", "--url", url),
         ] {
@@ -45,38 +49,41 @@ struct CredentialCommandTests {
         }
 
         // And show picks the default, and reveals only when forced into a pipe
-        #expect(try keyjar.ok("credential", "show", "--url", url).contains("user: alice"))
-        let refused = try keyjar("credential", "show", "--url", url, "--reveal")
+        #expect(try await keyjar.ok("credential", "show", "--url", url).contains("user: alice"))
+        let refused = try await keyjar("credential", "show", "--url", url, "--reveal")
         #expect(refused.status == 2 && refused.output.isEmpty && refused.error.contains("--force"))
         #expect(
-            try keyjar.ok("credential", "show", "--url", url, "--user", "bob", "--reveal", "--force").contains(
+            try await keyjar.ok("credential", "show", "--url", url, "--user", "bob", "--reveal", "--force").contains(
                 "password: bob-pw\n"
             )
         )
         let shown = try #require(
-            try keyjar.json("credential", "show", "--url", url, "--reveal", "--force", "--json") as? [String: Any]
+            try await keyjar.json("credential", "show", "--url", url, "--reveal", "--force", "--json") as? [String: Any]
         )
         #expect(shown["password"] as? String == "alice-pw" && shown["default"] as? Bool == true)
 
         // When bob becomes the default, and a password is replaced
-        try keyjar.ok("credential", "default", "--url", url, "--user", "bob")
-        #expect(try keyjar.ok("credential", "show", "--url", url).contains("user: bob"))
-        try keyjar.ok(["credential", "add"] + space + ["--user", "alice", "--password-stdin"], input: "new-pw\n")
+        try await keyjar.ok("credential", "default", "--url", url, "--user", "bob")
+        #expect(try await keyjar.ok("credential", "show", "--url", url).contains("user: bob"))
+        try await keyjar.ok(
+            ["credential", "add"] + space + ["--user", "alice", "--password-stdin"],
+            input: "new-pw\n"
+        )
         #expect(
-            try keyjar.ok("credential", "show", "--url", url, "--user", "alice", "--reveal", "--force").contains(
+            try await keyjar.ok("credential", "show", "--url", url, "--user", "alice", "--reveal", "--force").contains(
                 "password: new-pw\n"
             )
         )
 
         // And removed, they are gone, from the Secret Service too
-        try keyjar.ok("credential", "remove", "--url", url, "--user", "alice")
-        #expect(try keyjar("credential", "list", "--url", url).lines.count == 1)
-        let secretTool = try runCommand("/usr/bin/secret-tool", ["search", "--all", "server", host])
+        try await keyjar.ok("credential", "remove", "--url", url, "--user", "alice")
+        #expect(try await keyjar("credential", "list", "--url", url).lines.count == 1)
+        let secretTool = try await runCommand("/usr/bin/secret-tool", ["search", "--all", "server", host])
         #expect(!secretTool.output.contains("alice") && !secretTool.error.contains("alice"))
-        let gone = try keyjar("credential", "show", "--url", url, "--user", "alice")
+        let gone = try await keyjar("credential", "show", "--url", url, "--user", "alice")
         #expect(gone.status == 1 && gone.error.contains("no stored credential for alice"))
-        try keyjar.ok("credential", "remove", "--url", url, "--all")
-        try keyjar.ok(
+        try await keyjar.ok("credential", "remove", "--url", url, "--all")
+        try await keyjar.ok(
             "credential",
             "remove",
             "--proxy",
@@ -86,33 +93,33 @@ struct CredentialCommandTests {
             "--user",
             "carol"
         )
-        #expect(try keyjar.ok("credential", "list").isEmpty)
+        #expect(try await keyjar.ok("credential", "list").isEmpty)
     }
 
-    @Test func ambiguousSelectionsAskToNarrow() throws {
-        let daemon = try DaemonProcess()
-        defer { #expect(daemon.stop() == 0) }
+    @Test func ambiguousSelectionsAskToNarrow() async throws {
+        let daemon = try await DaemonProcess()
         let keyjar = KeyjarCLI(daemon: daemon)
         let url = "https://\(uniqueHost("cli-narrow"))"
-        try keyjar.ok(
+        try await keyjar.ok(
             ["credential", "add", "--url", url, "--realm", "A", "--user", "u", "--password-stdin"],
             input: "1"
         )
-        try keyjar.ok(
+        try await keyjar.ok(
             ["credential", "add", "--url", url, "--realm", "B", "--user", "u", "--password-stdin"],
             input: "2"
         )
 
-        let ambiguous = try keyjar("credential", "remove", "--url", url, "--user", "u")
+        let ambiguous = try await keyjar("credential", "remove", "--url", url, "--user", "u")
         #expect(ambiguous.status == 2 && ambiguous.error.contains("2 stored credentials for u match"))
-        try keyjar.ok("credential", "remove", "--url", url, "--user", "u", "--realm", "B")
-        #expect(try keyjar.ok("credential", "show", "--url", url, "--reveal", "--force").contains("password: 1\n"))
-        try keyjar.ok("credential", "remove", "--url", url, "--user", "u")
+        try await keyjar.ok("credential", "remove", "--url", url, "--user", "u", "--realm", "B")
+        #expect(
+            try await keyjar.ok("credential", "show", "--url", url, "--reveal", "--force").contains("password: 1\n")
+        )
+        try await keyjar.ok("credential", "remove", "--url", url, "--user", "u")
     }
 
-    @Test func badInputIsRefusedWithoutStoringAnything() throws {
-        let daemon = try DaemonProcess()
-        defer { #expect(daemon.stop() == 0) }
+    @Test func badInputIsRefusedWithoutStoringAnything() async throws {
+        let daemon = try await DaemonProcess()
         let keyjar = KeyjarCLI(daemon: daemon)
         let url = "https://\(uniqueHost("cli-bad"))"
 
@@ -130,55 +137,60 @@ struct CredentialCommandTests {
             (["--url", url, "--user", "a", "--password", "x"], "Unknown option '--password'"),
         ]
         for (arguments, message) in cases {
-            let result = try keyjar.run(["credential", "add"] + arguments + ["--password-stdin"], input: "pw\n")
+            let result = try await keyjar.run(["credential", "add"] + arguments + ["--password-stdin"], input: "pw\n")
             #expect(result.status == 2, "\(arguments)")
             #expect(result.error.contains(message), "\(arguments): \(result.error)")
             // Secrets never echo back, even in an error.
             #expect(!result.error.contains("secret@") || message.contains("never takes"), "\(arguments)")
         }
-        let empty = try keyjar.run(["credential", "add", "--url", url, "--user", "a", "--password-stdin"], input: "\n")
+        let empty = try await keyjar.run(
+            ["credential", "add", "--url", url, "--user", "a", "--password-stdin"],
+            input: "\n"
+        )
         #expect(empty.status == 1 && empty.error.contains("empty"))
-        #expect(try keyjar.ok("credential", "list").isEmpty)
+        #expect(try await keyjar.ok("credential", "list").isEmpty)
     }
 
-    @Test func statusShowsHalfCredentialsAndRepairRemovesThem() throws {
-        let secrets = try PrivateSecretService()
-        let daemon = try DaemonProcess(environment: secrets.environment)
-        defer { #expect(daemon.stop() == 0) }
+    @Test func statusShowsHalfCredentialsAndRepairRemovesThem() async throws {
+        let secrets = try await PrivateSecretService()
+        let daemon = try await DaemonProcess(environment: secrets.environment)
         let keyjar = KeyjarCLI(daemon: daemon)
         for user in ["alice", "bob"] {
-            try keyjar.ok(
+            try await keyjar.ok(
                 ["credential", "add", "--url", "https://half.example", "--user", user, "--password-stdin"],
                 input: "pw-\(user)"
             )
         }
-        #expect(try keyjar.ok("status").contains("credentials and passwords: every credential has its password"))
+        #expect(try await keyjar.ok("status").contains("credentials and passwords: every credential has its password"))
         let bob = PrivateSecretService.keyjarAttributes(host: "half.example", port: 443, protocol: "https", user: "bob")
-        #expect(try secrets.secretTool(["clear"] + bob).status == 0)
+        #expect(try await secrets.secretTool(["clear"] + bob).status == 0)
 
-        let status = try keyjar.ok("status")
+        let status = try await keyjar.ok("status")
         #expect(status.contains("credentials and passwords: 1 not in pairs (`keyjar credential repair` removes them)"))
         #expect(
             status.contains("  credential without its password: https://half.example:443 method default user bob\n")
         )
-        let json = try #require(try keyjar.json("status", "--json") as? [String: Any])
+        let json = try #require(try await keyjar.json("status", "--json") as? [String: Any])
         let mismatches = try #require(json["credentialMismatches"] as? [[String: Any]])
         #expect(mismatches.map { $0["kind"] as? String } == ["passwordMissing"])
 
         #expect(
-            try keyjar.ok("credential", "repair", "--dry-run")
+            try await keyjar.ok("credential", "repair", "--dry-run")
                 == "would remove credential without its password: https://half.example:443 method default user bob\n"
         )
         #expect(
-            try keyjar.ok("credential", "list")
+            try await keyjar.ok("credential", "list")
                 == "https://half.example:443 method default user alice (default)\nhttps://half.example:443 method default user bob\n"
         )
         #expect(
-            try keyjar.ok("credential", "repair")
+            try await keyjar.ok("credential", "repair")
                 == "removed credential without its password: https://half.example:443 method default user bob\n"
         )
-        #expect(try keyjar.ok("credential", "list") == "https://half.example:443 method default user alice (default)\n")
-        #expect(try keyjar.ok("credential", "repair") == "nothing to repair: every credential has its password\n")
-        for output in [status, try keyjar.ok("status", "--json")] { #expect(!output.contains("pw-")) }
+        #expect(
+            try await keyjar.ok("credential", "list")
+                == "https://half.example:443 method default user alice (default)\n"
+        )
+        #expect(try await keyjar.ok("credential", "repair") == "nothing to repair: every credential has its password\n")
+        for output in await [status, try keyjar.ok("status", "--json")] { #expect(!output.contains("pw-")) }
     }
 }

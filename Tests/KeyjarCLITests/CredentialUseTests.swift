@@ -5,7 +5,7 @@ import Testing
 
 /// Credentials stored the way people store them, then used by `keyjar fetch`: per server,
 /// server-trust decisions and client certificates, against lighttpd and a Python server.
-@Suite(.timeLimit(testTimeLimit))
+@Suite(.timeLimit(hangLimit), .servicesStopCleanly)
 struct CredentialUseTests {
     /// Basic on the realm "Team Area", which the stored credential never names.
     static let teamArea = """
@@ -26,14 +26,13 @@ struct CredentialUseTests {
         s.serve_forever()
         """
 
-    @Test func aCredentialAddedForAServerAnswersItsChallenge() throws {
-        let daemon = try DaemonProcess()
-        defer { #expect(daemon.stop() == 0) }
+    @Test func aCredentialAddedForAServerAnswersItsChallenge() async throws {
+        let daemon = try await DaemonProcess()
         let keyjar = KeyjarCLI(daemon: daemon)
-        let server = try LocalHTTPServer(script: Self.teamArea)
+        let server = try await LocalHTTPServer(script: Self.teamArea)
 
         // As a new user does: per server, no realm, no method.
-        try keyjar.ok(
+        try await keyjar.ok(
             "credential",
             "add",
             "--url",
@@ -43,13 +42,13 @@ struct CredentialUseTests {
             "--password-stdin",
             input: "pw1"
         )
-        let fetched = try keyjar.run(["fetch", "\(server.base)/x"])
+        let fetched = try await keyjar.run(["fetch", "\(server.base)/x"])
         #expect(fetched.status == 0, "\(fetched.error)")
         #expect(fetched.output == "team page")
         #expect(fetched.error.isEmpty)
 
         // A wrong stored password: the page goes out, the status says it did not get through.
-        try keyjar.ok(
+        try await keyjar.ok(
             "credential",
             "add",
             "--url",
@@ -59,7 +58,7 @@ struct CredentialUseTests {
             "--password-stdin",
             input: "stale"
         )
-        let refused = try keyjar.run(["fetch", "\(server.base)/x"])
+        let refused = try await keyjar.run(["fetch", "\(server.base)/x"])
         #expect(refused.status == 1 && refused.output == "who are you?")
         #expect(
             refused.error.contains("refused the stored password for alice (realm \"Team Area\")"),
@@ -68,21 +67,20 @@ struct CredentialUseTests {
         #expect(!refused.error.contains("stale"))
     }
 
-    @Test func anUntrustedCertificateIsShownAndCanBePinnedKeptListedAndRemoved() throws {
-        let daemon = try DaemonProcess()
-        defer { #expect(daemon.stop() == 0) }
+    @Test func anUntrustedCertificateIsShownAndCanBePinnedKeptListedAndRemoved() async throws {
+        let daemon = try await DaemonProcess()
         let keyjar = KeyjarCLI(daemon: daemon)
-        let server = try LighttpdServer(tls: true)
+        let server = try await LighttpdServer(tls: true)
         let url = server.url("/plain/index.txt").absoluteString
         let fingerprint =
-            try runCommand(
+            try await runCommand(
                 "/usr/bin/openssl",
                 ["x509", "-in", "\(server.directory)/cert.pem", "-noout", "-fingerprint", "-sha256"]
             ).output.split(separator: "=").last.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) } ?? ""
         #expect(fingerprint.count == 95)
 
         // Refused, with the certificate and its fingerprint shown.
-        let refused = try keyjar.run(["fetch", url])
+        let refused = try await keyjar.run(["fetch", url])
         #expect(refused.status == 1 && refused.output.isEmpty)
         #expect(refused.error.contains("SHA-256: \(fingerprint)"), "\(refused.error)")
         #expect(refused.error.contains("subject: CN=127.0.0.1"))
@@ -90,48 +88,56 @@ struct CredentialUseTests {
 
         // Another fingerprint does not open it; the right one does, this run only.
         let wrong = String(repeating: "AB", count: 32)
-        #expect(try keyjar.run(["fetch", "--pinned-sha256", wrong, url]).status == 1)
-        let pinned = try keyjar.run(["fetch", "--pinned-sha256", fingerprint.lowercased(), url])
+        #expect(try await keyjar.run(["fetch", "--pinned-sha256", wrong, url]).status == 1)
+        let pinned = try await keyjar.run(["fetch", "--pinned-sha256", fingerprint.lowercased(), url])
         #expect(pinned.status == 0 && pinned.output == "secret page\n", "\(pinned.error)")
-        #expect(try keyjar.run(["fetch", url]).status == 1)
+        #expect(try await keyjar.run(["fetch", url]).status == 1)
 
         // Kept permanently: later loads (any program's) trust it; listed, then removed.
-        let kept = try keyjar.run(["fetch", "--pinned-sha256", fingerprint, "--persistence", "permanent", url])
+        let kept = try await keyjar.run(["fetch", "--pinned-sha256", fingerprint, "--persistence", "permanent", url])
         #expect(kept.status == 0, "\(kept.error)")
-        #expect(try keyjar.run(["fetch", url]).output == "secret page\n")
-        let listed = try keyjar.ok("credential", "list", "--method", "server-trust")
+        #expect(try await keyjar.run(["fetch", url]).output == "secret page\n")
+        let listed = try await keyjar.ok("credential", "list", "--method", "server-trust")
         #expect(listed == "https://127.0.0.1:\(server.port) method server-trust certificate \(fingerprint) (default)\n")
-        try keyjar.ok("credential", "remove", "--url", "https://127.0.0.1:\(server.port)", "--method", "server-trust")
-        #expect(try keyjar.ok("credential", "list").isEmpty)
-        #expect(try keyjar.run(["fetch", url]).status == 1)
+        try await keyjar.ok(
+            "credential",
+            "remove",
+            "--url",
+            "https://127.0.0.1:\(server.port)",
+            "--method",
+            "server-trust"
+        )
+        #expect(try await keyjar.ok("credential", "list").isEmpty)
+        #expect(try await keyjar.run(["fetch", url]).status == 1)
     }
 
-    @Test func aClientCertificateAddedFromPKCS12AnswersAServerThatRequiresOne() throws {
-        let daemon = try DaemonProcess()
-        defer { #expect(daemon.stop() == 0) }
+    @Test func aClientCertificateAddedFromPKCS12AnswersAServerThatRequiresOne() async throws {
+        let daemon = try await DaemonProcess()
         let keyjar = KeyjarCLI(daemon: daemon)
-        let identities = try TestIdentities()
+        let identities = try await TestIdentities()
         defer { identities.remove() }
-        let server = try LighttpdServer(tls: true, clientCA: identities.caPath)
+        let server = try await LighttpdServer(tls: true, clientCA: identities.caPath)
         let url = server.url("/plain/index.txt").absoluteString
         let origin = "https://127.0.0.1:\(server.port)"
         // The server's own certificate is self-signed: trusted by pin for every load.
         let fingerprint =
-            try runCommand(
+            try await runCommand(
                 "/usr/bin/openssl",
                 ["x509", "-in", "\(server.directory)/cert.pem", "-noout", "-fingerprint", "-sha256"]
             ).output.split(separator: "=").last.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) } ?? ""
-        let trusting = try keyjar.run(["fetch", "--pinned-sha256", fingerprint, "--persistence", "permanent", url])
+        let trusting = try await keyjar.run([
+            "fetch", "--pinned-sha256", fingerprint, "--persistence", "permanent", url,
+        ])
         #expect(trusting.status == 1, "the pin is kept although the load then needs a client certificate")
-        #expect(try keyjar.ok("credential", "list", "--method", "server-trust").contains(fingerprint))
+        #expect(try await keyjar.ok("credential", "list", "--method", "server-trust").contains(fingerprint))
 
         // Without an identity: refused, saying so.
-        let missing = try keyjar.run(["fetch", url])
+        let missing = try await keyjar.run(["fetch", url])
         #expect(missing.status == 1)
         #expect(missing.error.contains("requires a client certificate"), "\(missing.error)")
 
         // A wrong passphrase is a clear error and stores nothing.
-        let badPassphrase = try keyjar.run(
+        let badPassphrase = try await keyjar.run(
             ["credential", "add", "--url", origin, "--identity", identities.aliceP12, "--password-stdin"],
             input: "nope"
         )
@@ -139,7 +145,7 @@ struct CredentialUseTests {
         #expect(!badPassphrase.error.contains("nope"))
 
         // Added from the PKCS#12 bundle: listed by subject, then used.
-        try keyjar.ok(
+        try await keyjar.ok(
             "credential",
             "add",
             "--url",
@@ -150,16 +156,16 @@ struct CredentialUseTests {
             input: TestIdentities.p12Passphrase
         )
         #expect(
-            try keyjar.ok("credential", "list", "--method", "client-certificate")
+            try await keyjar.ok("credential", "list", "--method", "client-certificate")
                 == "\(origin) method client-certificate identity CN=alice (default)\n"
         )
-        let fetched = try keyjar.run(["fetch", url])
+        let fetched = try await keyjar.run(["fetch", url])
         #expect(fetched.status == 0 && fetched.output == "secret page\n", "\(fetched.error)")
 
         // A certificate the server does not trust: refused, saying so.
-        try keyjar.ok("credential", "remove", "--url", origin, "--method", "client-certificate")
-        try keyjar.ok("credential", "add", "--url", origin, "--identity", identities.malloryPEM)
-        let wrong = try keyjar.run(["fetch", url])
+        try await keyjar.ok("credential", "remove", "--url", origin, "--method", "client-certificate")
+        try await keyjar.ok("credential", "add", "--url", origin, "--identity", identities.malloryPEM)
+        let wrong = try await keyjar.run(["fetch", url])
         #expect(wrong.status == 1)
         #expect(wrong.error.contains("refused the client certificate"), "\(wrong.error)")
     }

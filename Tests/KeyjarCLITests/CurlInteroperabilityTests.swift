@@ -3,7 +3,7 @@ import KeyjarTestSupport
 import Testing
 
 /// Netscape cookies.txt both ways with the real curl.
-@Suite(.timeLimit(testTimeLimit))
+@Suite(.timeLimit(hangLimit), .servicesStopCleanly)
 struct CurlInteroperabilityTests {
     /// `/set` sets three cookies (persistent, session, HttpOnly); `/echo` answers with the
     /// Cookie header it received.
@@ -26,32 +26,31 @@ struct CurlInteroperabilityTests {
         s.serve_forever()
         """
 
-    @Test func aJarWrittenByCurlImportsAndAnExportIsAcceptedByCurl() throws {
-        let daemon = try DaemonProcess()
-        defer { #expect(daemon.stop() == 0) }
+    @Test func aJarWrittenByCurlImportsAndAnExportIsAcceptedByCurl() async throws {
+        let daemon = try await DaemonProcess()
         let keyjar = KeyjarCLI(daemon: daemon)
-        let server = try LocalHTTPServer(script: Self.server)
+        let server = try await LocalHTTPServer(script: Self.server)
 
         // Given a cookie jar written by curl itself
         let curlJar = daemon.directory.path("curl-jar.txt")
-        let curl = try runCommand("/usr/bin/curl", ["-s", "-c", curlJar, "\(server.base)/set"])
+        let curl = try await runCommand("/usr/bin/curl", ["-s", "-c", curlJar, "\(server.base)/set"])
         #expect(curl.status == 0)
 
         // When keyjar imports it, all three cookies are in the shared store
-        #expect(try keyjar.ok("cookie", "import", curlJar) == "imported 3 cookies\n")
-        let header = try keyjar.ok("cookie", "get", "\(server.base)/")
+        #expect(try await keyjar.ok("cookie", "import", curlJar) == "imported 3 cookies\n")
+        let header = try await keyjar.ok("cookie", "get", "\(server.base)/")
         #expect(
             Set(header.trimmingCharacters(in: .newlines).components(separatedBy: "; ")) == [
                 "persistent=p1", "session=s1", "hidden=h1",
             ]
         )
-        #expect(try keyjar("cookie", "list", "--session").lines.count == 1)
+        #expect(try await keyjar("cookie", "list", "--session").lines.count == 1)
 
         // And a cookie stored through keyjar, exported, is sent by curl -b
-        try keyjar.ok("cookie", "set", "--url", "\(server.base)/", "added=k1; Max-Age=600")
+        try await keyjar.ok("cookie", "set", "--url", "\(server.base)/", "added=k1; Max-Age=600")
         let export = daemon.directory.path("export.txt")
-        try keyjar.ok("cookie", "export", "-o", export)
-        let echoed = try runCommand("/usr/bin/curl", ["-s", "-b", export, "\(server.base)/echo"])
+        try await keyjar.ok("cookie", "export", "-o", export)
+        let echoed = try await runCommand("/usr/bin/curl", ["-s", "-b", export, "\(server.base)/echo"])
         #expect(echoed.status == 0)
         #expect(
             Set(echoed.output.components(separatedBy: "; ")) == [
@@ -60,8 +59,12 @@ struct CurlInteroperabilityTests {
         )
 
         // And so is the export on standard output
-        let stdoutExport = try keyjar.ok("cookie", "export")
-        let piped = try runCommand("/usr/bin/curl", ["-s", "-b", "-", "\(server.base)/echo"], input: stdoutExport)
+        let stdoutExport = try await keyjar.ok("cookie", "export")
+        let piped = try await runCommand(
+            "/usr/bin/curl",
+            ["-s", "-b", "-", "\(server.base)/echo"],
+            input: stdoutExport
+        )
         #expect(Set(piped.output.components(separatedBy: "; ")).contains("added=k1"))
     }
 }

@@ -4,7 +4,7 @@ import KeyjarTestSupport
 import Testing
 
 /// `keyjar fetch` against a real HTTP server on 127.0.0.1 and the real keyjard.
-@Suite(.timeLimit(testTimeLimit))
+@Suite(.timeLimit(hangLimit), .servicesStopCleanly)
 struct FetchCommandTests {
     /// Routes: /echo (the request as JSON), /hello (repeated header), /redirect (302 setting a
     /// cookie), /status/N, /big (1 MiB), /truncated (promises more than it sends), /slow (a
@@ -64,16 +64,16 @@ struct FetchCommandTests {
         let keyjar: KeyjarCLI
         let server: LocalHTTPServer
 
-        init() throws {
-            daemon = try DaemonProcess()
+        init() async throws {
+            daemon = try await DaemonProcess()
             keyjar = KeyjarCLI(daemon: daemon)
-            server = try LocalHTTPServer(script: FetchCommandTests.server)
+            server = try await LocalHTTPServer(script: FetchCommandTests.server)
         }
 
         func url(_ path: String) -> String { server.base + path }
 
-        func echo(_ arguments: [String], input: String? = nil) throws -> [String: Any] {
-            let result = try keyjar.run(["fetch", "-s"] + arguments + [url("/echo")], input: input)
+        func echo(_ arguments: [String], input: String? = nil) async throws -> [String: Any] {
+            let result = try await keyjar.run(["fetch", "-s"] + arguments + [url("/echo")], input: input)
             #expect(result.status == 0, "\(result.error)")
             return try #require(try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any])
         }
@@ -81,22 +81,22 @@ struct FetchCommandTests {
 
     /// `--cache` keeps responses in the user's cache directory and answers from it by
     /// `--cache-policy`; `keyjar cache` lists and clears it.
-    @Test func theResponseCacheAnswersByPolicyAndIsListedAndCleared() throws {
-        let fixture = try Fixture()
+    @Test func theResponseCacheAnswersByPolicyAndIsListedAndCleared() async throws {
+        let fixture = try await Fixture()
         let cacheHome = try TemporaryDirectory()
         let environment = ["XDG_CACHE_HOME": cacheHome.path]
-        func run(_ arguments: [String]) throws -> KeyjarCLI.Result {
-            try fixture.keyjar.run(arguments, environment: environment)
+        func run(_ arguments: [String]) async throws -> KeyjarCLI.Result {
+            try await fixture.keyjar.run(arguments, environment: environment)
         }
         let counted = fixture.url("/counted")
-        #expect(try run(["fetch", "-s", "--cache", counted]).output == "fetch 1")
-        #expect(try run(["fetch", "-s", "--cache", counted]).output == "fetch 1")
-        #expect(try run(["fetch", "-s", "--cache", "--cache-policy", "reload", counted]).output == "fetch 2")
+        #expect(try await run(["fetch", "-s", "--cache", counted]).output == "fetch 1")
+        #expect(try await run(["fetch", "-s", "--cache", counted]).output == "fetch 1")
+        #expect(try await run(["fetch", "-s", "--cache", "--cache-policy", "reload", counted]).output == "fetch 2")
         #expect(
-            try run(["fetch", "-s", "--cache", "--cache-policy", "return-cache-data-dont-load", counted]).output
+            try await run(["fetch", "-s", "--cache", "--cache-policy", "return-cache-data-dont-load", counted]).output
                 == "fetch 2"
         )
-        let listed = try run(["cache", "list", "--json"])
+        let listed = try await run(["cache", "list", "--json"])
         let entries = try #require(try JSONSerialization.jsonObject(with: Data(listed.output.utf8)) as? [[String: Any]])
         #expect(
             entries.count == 1 && entries.first?["url"] as? String == counted
@@ -104,52 +104,50 @@ struct FetchCommandTests {
         )
         #expect(FileManager.default.fileExists(atPath: cacheHome.path + "/keyjar/keyjar/index.sqlite3"))
 
-        let missing = try run([
+        let missing = try await run([
             "fetch", "-s", "--cache", "--cache-policy", "return-cache-data-dont-load", fixture.url("/hello"),
         ])
         #expect(missing.status == 1 && missing.error.contains("not in the cache"), "\(missing.error)")
-        let usage = try run(["fetch", "--cache-policy", "reload", counted])
+        let usage = try await run(["fetch", "--cache-policy", "reload", counted])
         #expect(usage.status == 2 && usage.error.contains("--cache-policy only applies with --cache"))
 
-        #expect(try run(["cache", "clear"]).status == 0)
-        #expect(try run(["cache", "list"]).output.isEmpty)
-        #expect(try run(["fetch", "-s", "--cache", counted]).output == "fetch 3")
+        #expect(try await run(["cache", "clear"]).status == 0)
+        #expect(try await run(["cache", "list"]).output.isEmpty)
+        #expect(try await run(["fetch", "-s", "--cache", counted]).output == "fetch 3")
     }
 
-    @Test func cookiesOfTheSharedStoreAreSentAndEverySetCookieIsStored() throws {
-        let fixture = try Fixture()
-        defer { #expect(fixture.daemon.stop() == 0) }
+    @Test func cookiesOfTheSharedStoreAreSentAndEverySetCookieIsStored() async throws {
+        let fixture = try await Fixture()
         let keyjar = fixture.keyjar
-        try keyjar.ok("cookie", "set", "--url", fixture.url("/"), "before=1; Path=/")
+        try await keyjar.ok("cookie", "set", "--url", fixture.url("/"), "before=1; Path=/")
 
         // The redirect's Set-Cookie is stored and already sent on the next hop
-        let redirected = try keyjar.run(["fetch", fixture.url("/redirect")])
+        let redirected = try await keyjar.run(["fetch", fixture.url("/redirect")])
         #expect(redirected.status == 0, "\(redirected.error)")
         let echoed = try #require(
             try JSONSerialization.jsonObject(with: Data(redirected.output.utf8)) as? [String: Any]
         )
         let sent = try #require(echoed["cookie"] as? String)
         #expect(Set(sent.components(separatedBy: "; ")) == ["before=1", "hop=2"])
-        #expect(try keyjar.ok("cookie", "get", fixture.url("/")).contains("hop=2"))
+        #expect(try await keyjar.ok("cookie", "get", fixture.url("/")).contains("hop=2"))
 
         // --no-cookies sends none
-        #expect(try fixture.echo(["--no-cookies"])["cookie"] is NSNull)
+        #expect(try await fixture.echo(["--no-cookies"])["cookie"] is NSNull)
     }
 
-    @Test func methodHeadersAndBodyAreSentAsGiven() throws {
-        let fixture = try Fixture()
-        defer { #expect(fixture.daemon.stop() == 0) }
+    @Test func methodHeadersAndBodyAreSentAsGiven() async throws {
+        let fixture = try await Fixture()
         let file = fixture.daemon.directory.path("body.txt")
         try Data("from a file".utf8).write(to: URL(fileURLWithPath: file))
 
-        let form = try fixture.echo(["-d", "a=1", "-d", "@\(file)", "-H", "X-Custom: one", "-H", "X-Custom:two"])
+        let form = try await fixture.echo(["-d", "a=1", "-d", "@\(file)", "-H", "X-Custom: one", "-H", "X-Custom:two"])
         #expect(form["method"] as? String == "POST")
         #expect(form["body"] as? String == "a=1&from a file")
         #expect(form["contentType"] as? String == "application/x-www-form-urlencoded")
         // Repeated fields join into one list value, as URLRequest does (RFC 9110 §5.3)
         #expect(form["custom"] as? [String] == ["one,two"])
 
-        let put = try fixture.echo(
+        let put = try await fixture.echo(
             ["-X", "put", "-H", "Content-Type: application/json", "-d", "@-"],
             input: #"{"k":1}"#
         )
@@ -158,30 +156,29 @@ struct FetchCommandTests {
         #expect(put["contentType"] as? String == "application/json")
     }
 
-    @Test func headIsShownAsItArrivedAndFilesAppearOnlyWhole() throws {
-        let fixture = try Fixture()
-        defer { #expect(fixture.daemon.stop() == 0) }
+    @Test func headIsShownAsItArrivedAndFilesAppearOnlyWhole() async throws {
+        let fixture = try await Fixture()
         let keyjar = fixture.keyjar
 
-        let head = try keyjar.ok("fetch", "-i", fixture.url("/hello"))
+        let head = try await keyjar.ok("fetch", "-i", fixture.url("/hello"))
         #expect(head.hasPrefix("HTTP/1.1 200 OK\r\n"))
         #expect(head.contains("\r\nX-Test: one\r\nX-Test: two\r\n"))
         #expect(head.hasSuffix("\r\n\r\nhello\n"))
 
         // Without following, the redirect itself is the response
-        let unfollowed = try keyjar.ok("fetch", "-i", "--no-follow", fixture.url("/redirect"))
+        let unfollowed = try await keyjar.ok("fetch", "-i", "--no-follow", fixture.url("/redirect"))
         #expect(unfollowed.hasPrefix("HTTP/1.1 302 Found\r\n") && unfollowed.hasSuffix("moved"))
 
         // -o writes every byte, and nothing to standard output
         let directory = fixture.daemon.directory.path("downloads")
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let big = directory + "/big.bin"
-        #expect(try keyjar.ok("fetch", "-o", big, fixture.url("/big")).isEmpty)
+        #expect(try await keyjar.ok("fetch", "-o", big, fixture.url("/big")).isEmpty)
         let expected = Data((0..<4096).flatMap { _ in (0...255).map { UInt8($0) } })
         #expect(FileManager.default.contents(atPath: big) == expected)
 
         // A load that fails midway leaves neither the file nor a temporary one
-        let broken = try keyjar.run(["fetch", "-o", directory + "/broken.bin", fixture.url("/truncated")])
+        let broken = try await keyjar.run(["fetch", "-o", directory + "/broken.bin", fixture.url("/truncated")])
         #expect(broken.status == 1)
         #expect(broken.error.hasPrefix("keyjar: could not load the URL"), "\(broken.error)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory) == ["big.bin"])
@@ -189,29 +186,28 @@ struct FetchCommandTests {
         // file: URLs load too
         let text = directory + "/note.txt"
         try Data("a local file\n".utf8).write(to: URL(fileURLWithPath: text))
-        #expect(try keyjar.ok("fetch", "file://" + text) == "a local file\n")
+        #expect(try await keyjar.ok("fetch", "file://" + text) == "a local file\n")
     }
 
-    @Test func failAndMaxTimeEndTheLoadWithStatusOne() throws {
-        let fixture = try Fixture()
-        defer { #expect(fixture.daemon.stop() == 0) }
+    @Test func failAndMaxTimeEndTheLoadWithStatusOne() async throws {
+        let fixture = try await Fixture()
         let keyjar = fixture.keyjar
 
         // An HTTP error is a loaded response unless --fail
-        let plain = try keyjar.run(["fetch", fixture.url("/status/404")])
+        let plain = try await keyjar.run(["fetch", fixture.url("/status/404")])
         #expect(plain.status == 0 && plain.output == "missing")
-        let failing = try keyjar.run(["fetch", "-f", fixture.url("/status/404")])
+        let failing = try await keyjar.run(["fetch", "-f", fixture.url("/status/404")])
         #expect(failing.status == 1 && failing.output.isEmpty)
         #expect(failing.error == "keyjar: the server answered HTTP 404 for \(fixture.url("/status/404")).\n")
 
-        let slow = try keyjar.run(["fetch", "--max-time", "0.5", fixture.url("/slow")])
+        let slow = try await keyjar.run(["fetch", "--max-time", "0.5", fixture.url("/slow")])
         #expect(slow.status == 1)
         #expect(slow.error == "keyjar: the load took longer than --max-time 0.5 s.\n")
 
         // With -o, neither the time limit nor an interrupt leaves a partial file, or any
         // temporary one, behind.
         let file = fixture.daemon.directory.path("partial.bin")
-        let timed = try keyjar.run(["fetch", "-o", file, "--max-time", "0.5", fixture.url("/slow")])
+        let timed = try await keyjar.run(["fetch", "-o", file, "--max-time", "0.5", fixture.url("/slow")])
         #expect(timed.status == 1)
         var environment = keyjar.environment
         environment["KEYJAR_SOCKET"] = fixture.daemon.socketPath
@@ -224,14 +220,14 @@ struct FetchCommandTests {
         try process.run()
         // Interrupted while it loads: once its temporary file exists and it catches SIGINT.
         #expect(
-            eventuallyTrue {
+            await eventually {
                 (try? FileManager.default.contentsOfDirectory(atPath: fixture.daemon.directory.path)
                     .contains { $0 == "partial.bin.keyjar-part" }) == true
                     && catches(SIGINT, pid: process.processIdentifier)
             }
         )
         kill(process.processIdentifier, SIGINT)
-        process.waitUntilExit()
+        try await waitForExit(process)
         #expect(process.terminationStatus == 1)
         #expect(
             String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
@@ -241,9 +237,8 @@ struct FetchCommandTests {
         #expect(!left.contains { $0.contains("partial.bin") }, "\(left)")
     }
 
-    @Test func badArgumentsAreUsageErrorsThatNeverEchoAPassword() throws {
-        let fixture = try Fixture()
-        defer { #expect(fixture.daemon.stop() == 0) }
+    @Test func badArgumentsAreUsageErrorsThatNeverEchoAPassword() async throws {
+        let fixture = try await Fixture()
         let keyjar = fixture.keyjar
         let cases: [([String], String)] = [
             (["-H", "no colon here", fixture.url("/echo")], "is not 'Name: value'"),
@@ -258,27 +253,26 @@ struct FetchCommandTests {
             (["-X", "GET /x", fixture.url("/echo")], "is not an HTTP method"),
         ]
         for (arguments, message) in cases {
-            let result = try keyjar.run(["fetch"] + arguments)
+            let result = try await keyjar.run(["fetch"] + arguments)
             #expect(result.status == 2, "\(arguments): \(result.error)")
             #expect(result.error.contains(message), "\(arguments): \(result.error)")
             #expect(!result.error.contains("hunter2") && result.output.isEmpty)
         }
-        let missing = try keyjar.run(["fetch", "-d", "@/nonexistent/file", fixture.url("/echo")])
+        let missing = try await keyjar.run(["fetch", "-d", "@/nonexistent/file", fixture.url("/echo")])
         #expect(missing.status == 1 && missing.error.contains("/nonexistent/file"))
 
-        let unreachable = try keyjar.run([
+        let unreachable = try await keyjar.run([
             "fetch", "--no-start", "--socket", fixture.daemon.directory.path("nobody.sock"), fixture.url("/echo"),
         ])
         #expect(unreachable.status == 3)
     }
 
-    @Test func aSocksProxyFromTheEnvironmentCarriesTheLoad() throws {
-        let fixture = try Fixture()
-        defer { #expect(fixture.daemon.stop() == 0) }
-        let socks = try DanteServer()
+    @Test func aSocksProxyFromTheEnvironmentCarriesTheLoad() async throws {
+        let fixture = try await Fixture()
+        let socks = try await DanteServer()
         // socks5h: the proxy resolves the name.
         let url = "http://localhost:\(fixture.server.port)/hello"
-        let proxied = try fixture.keyjar.run(
+        let proxied = try await fixture.keyjar.run(
             ["fetch", url],
             environment: ["all_proxy": "socks5h://127.0.0.1:\(socks.port)"]
         )
@@ -286,7 +280,7 @@ struct FetchCommandTests {
         #expect(socks.connections() == ["127.0.0.1.\(fixture.server.port)"])
 
         // no_proxy is honoured: the same load, straight to the server.
-        let bypassed = try fixture.keyjar.run(
+        let bypassed = try await fixture.keyjar.run(
             ["fetch", url],
             environment: ["all_proxy": "socks5h://127.0.0.1:\(socks.port)", "no_proxy": "localhost"]
         )
@@ -294,78 +288,75 @@ struct FetchCommandTests {
         #expect(socks.connections().count == 1)
     }
 
-    @Test func userPasswordIsStoredOnlyWhenAcceptedAndThenUsedByItself() throws {
-        let fixture = try Fixture()
-        defer { #expect(fixture.daemon.stop() == 0) }
+    @Test func userPasswordIsStoredOnlyWhenAcceptedAndThenUsedByItself() async throws {
+        let fixture = try await Fixture()
         let keyjar = fixture.keyjar
         let basic = fixture.url("/basic")
 
         // No password: the 401 page goes out as curl does, with a hint, and the status says
         // the load did not get through; -f keeps the page out
-        let anonymous = try keyjar.run(["fetch", basic])
+        let anonymous = try await keyjar.run(["fetch", basic])
         #expect(anonymous.status == 1 && anonymous.output == "who are you?")
         #expect(
             anonymous.error
                 == "keyjar: the server asks for a password (realm \"fetch\") and none is stored for it; pass --user NAME.\n"
         )
-        let failing = try keyjar.run(["fetch", "-f", basic])
+        let failing = try await keyjar.run(["fetch", "-f", basic])
         #expect(failing.status == 1 && failing.output.isEmpty)
 
         // A wrong password fails and is not kept
-        let wrong = try keyjar.run(
+        let wrong = try await keyjar.run(
             ["fetch", "--user", "alice", "--password-stdin", "--persistence", "permanent", basic],
             input: "wrong-pw\n"
         )
         #expect(wrong.status == 1)
         #expect(wrong.error == "keyjar: the server refused the password for alice (HTTP 401); nothing was stored.\n")
-        #expect(try keyjar.ok("credential", "list").isEmpty)
+        #expect(try await keyjar.ok("credential", "list").isEmpty)
 
         // Accepted with persistence none: loaded, not kept
-        let once = try keyjar.run(["fetch", "--user", "alice", "--password-stdin", basic], input: "wonderland\n")
+        let once = try await keyjar.run(["fetch", "--user", "alice", "--password-stdin", basic], input: "wonderland\n")
         #expect(once.status == 0 && once.output == "secret page", "\(once.error)")
-        #expect(try keyjar.ok("credential", "list").isEmpty)
+        #expect(try await keyjar.ok("credential", "list").isEmpty)
 
         // Accepted with persistence permanent: kept as the space's default…
-        let kept = try keyjar.run(
+        let kept = try await keyjar.run(
             ["fetch", "--user", "alice", "--password-stdin", "--persistence", "permanent", basic],
             input: "wonderland\n"
         )
         #expect(kept.status == 0 && kept.output == "secret page", "\(kept.error)")
         let port = fixture.server.port
         #expect(
-            try keyjar.ok("credential", "list")
+            try await keyjar.ok("credential", "list")
                 == "http://127.0.0.1:\(port) realm \"fetch\" method basic user alice (default)\n"
         )
         #expect(!(kept.output + kept.error).contains("wonderland"))
 
         // …and answers the next challenge without being asked
-        let stored = try keyjar.run(["fetch", "-f", basic])
+        let stored = try await keyjar.run(["fetch", "-f", basic])
         #expect(stored.status == 0 && stored.output == "secret page", "\(stored.error)")
     }
 
-    @Test func sessionPersistenceKeepsThePasswordForThisRunOnly() throws {
-        let fixture = try Fixture()
-        defer { #expect(fixture.daemon.stop() == 0) }
+    @Test func sessionPersistenceKeepsThePasswordForThisRunOnly() async throws {
+        let fixture = try await Fixture()
         let basic = fixture.url("/basic")
-        let session = try fixture.keyjar.run(
+        let session = try await fixture.keyjar.run(
             ["fetch", "--user", "alice", "--password-stdin", "--persistence", "session", basic],
             input: "wonderland\n"
         )
         #expect(session.status == 0 && session.output == "secret page", "\(session.error)")
-        #expect(try fixture.keyjar.ok("credential", "list").isEmpty)
+        #expect(try await fixture.keyjar.ok("credential", "list").isEmpty)
         // The next run has nothing stored: asked for a password again.
-        #expect(try fixture.keyjar.run(["fetch", basic]).status == 1)
+        #expect(try await fixture.keyjar.run(["fetch", basic]).status == 1)
     }
 
-    @Test func insecureAcceptsACertificateThatFailsVerificationForThisRunOnly() throws {
-        let fixture = try Fixture()
-        defer { #expect(fixture.daemon.stop() == 0) }
-        let server = try LighttpdServer(tls: true)
+    @Test func insecureAcceptsACertificateThatFailsVerificationForThisRunOnly() async throws {
+        let fixture = try await Fixture()
+        let server = try await LighttpdServer(tls: true)
         let url = server.url("/plain/index.txt").absoluteString
-        let insecure = try fixture.keyjar.run(["fetch", "-k", url])
+        let insecure = try await fixture.keyjar.run(["fetch", "-k", url])
         #expect(insecure.status == 0 && insecure.output == "secret page\n", "\(insecure.error)")
-        #expect(try fixture.keyjar.run(["fetch", url]).status == 1)
-        #expect(try fixture.keyjar.ok("credential", "list").isEmpty)
+        #expect(try await fixture.keyjar.run(["fetch", url]).status == 1)
+        #expect(try await fixture.keyjar.ok("credential", "list").isEmpty)
     }
 }
 

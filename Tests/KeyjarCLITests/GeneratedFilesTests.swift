@@ -9,8 +9,8 @@ import Testing
         .deletingLastPathComponent()
 
     @Test(arguments: ["bash", "zsh", "fish"])
-    func completionScriptsAreCurrent(shell: String) throws {
-        let generated = try runCommand(KeyjarCLI.binary, ["--generate-completion-script", shell])
+    func completionScriptsAreCurrent(shell: String) async throws {
+        let generated = try await runCommand(KeyjarCLI.binary, ["--generate-completion-script", shell])
         #expect(generated.status == 0)
         let committed = try String(
             contentsOf: Self.root.appendingPathComponent("completions/keyjar.\(shell)"),
@@ -19,9 +19,9 @@ import Testing
         #expect(generated.output == committed, "completions/keyjar.\(shell) is stale: run scripts/generate-cli-docs")
     }
 
-    @Test func theManPageCoversEveryCommand() throws {
+    @Test func theManPageCoversEveryCommand() async throws {
         let page = try String(contentsOf: Self.root.appendingPathComponent("docs/keyjar.1"), encoding: .utf8)
-        let help = try runCommand(KeyjarCLI.binary, ["--experimental-dump-help"])
+        let help = try await runCommand(KeyjarCLI.binary, ["--experimental-dump-help"])
         let dump = try #require(try JSONSerialization.jsonObject(with: Data(help.output.utf8)) as? [String: Any])
         // Every command and option name the parser knows appears in the page.
         func names(_ command: [String: Any]) -> [String] {

@@ -4,7 +4,7 @@ import KeyjarTestSupport
 import Testing
 
 /// `keyjar git-credential` driven by git itself.
-@Suite(.timeLimit(testTimeLimit))
+@Suite(.timeLimit(hangLimit), .servicesStopCleanly)
 struct GitCredentialTests {
     /// A git environment that never prompts and never reads the user's configuration.
     static func gitEnvironment(_ keyjar: KeyjarCLI, home: String, extraPath: String? = nil) -> [String: String] {
@@ -23,29 +23,30 @@ struct GitCredentialTests {
         _ arguments: [String],
         _ environment: [String: String],
         input: String? = nil
-    ) throws -> (status: Int32, output: String, error: String) {
-        try runCommand("/usr/bin/git", arguments, environment: environment, input: input ?? "")
+    ) async throws -> (status: Int32, output: String, error: String) {
+        try await runCommand("/usr/bin/git", arguments, environment: environment, input: input ?? "")
     }
 
-    @Test func gitsCredentialPlumbingFillsApprovesAndRejects() throws {
-        let daemon = try DaemonProcess()
-        defer { #expect(daemon.stop() == 0) }
+    @Test func gitsCredentialPlumbingFillsApprovesAndRejects() async throws {
+        let daemon = try await DaemonProcess()
         let keyjar = KeyjarCLI(daemon: daemon)
         let environment = Self.gitEnvironment(keyjar, home: daemon.directory.path)
         let helper = ["-c", "credential.helper=", "-c", "credential.helper=\(KeyjarCLI.binary) git-credential"]
         let host = uniqueHost("git-plumbing")
 
         // approve → store: the credential lands in the shared store as the server's default
-        let approve = try Self.git(
+        let approve = try await Self.git(
             helper + ["credential", "approve"],
             environment,
             input: "protocol=https\nhost=\(host):8443\nusername=alice\npassword=git-pw\n\n"
         )
         #expect(approve.status == 0, "\(approve.error)")
-        #expect(try keyjar.ok("credential", "list") == "https://\(host):8443 method default user alice (default)\n")
+        #expect(
+            try await keyjar.ok("credential", "list") == "https://\(host):8443 method default user alice (default)\n"
+        )
 
         // fill → get: git receives it
-        let fill = try Self.git(
+        let fill = try await Self.git(
             helper + ["credential", "fill"],
             environment,
             input: "url=https://\(host):8443/repo.git\n\n"
@@ -54,7 +55,7 @@ struct GitCredentialTests {
         #expect(fill.output.contains("username=alice\npassword=git-pw\n"))
 
         // A credential added with a realm is found too, and the named user wins
-        try keyjar.ok(
+        try await keyjar.ok(
             [
                 "credential", "add", "--url", "https://\(host):8443", "--realm", "Git", "--method", "basic", "--user",
                 "bob",
@@ -62,7 +63,7 @@ struct GitCredentialTests {
             ],
             input: "bob-pw\n"
         )
-        let bob = try Self.git(
+        let bob = try await Self.git(
             helper + ["credential", "fill"],
             environment,
             input: "url=https://bob@\(host):8443/\n\n"
@@ -70,58 +71,61 @@ struct GitCredentialTests {
         #expect(bob.output.contains("username=bob\npassword=bob-pw\n"), "\(bob.error)")
 
         // reject → erase: only the credential git names, and only with the password that failed
-        _ = try Self.git(
+        _ = try await Self.git(
             helper + ["credential", "reject"],
             environment,
             input: "protocol=https\nhost=\(host):8443\nusername=alice\npassword=stale\n\n"
         )
-        #expect(try keyjar("credential", "list").lines.count == 2)
-        _ = try Self.git(
+        #expect(try await keyjar("credential", "list").lines.count == 2)
+        _ = try await Self.git(
             helper + ["credential", "reject"],
             environment,
             input: "protocol=https\nhost=\(host):8443\nusername=alice\npassword=git-pw\n\n"
         )
-        #expect(try keyjar("credential", "list").lines.map { $0.hasSuffix("user bob (default)") } == [true])
+        #expect(try await keyjar("credential", "list").lines.map { $0.hasSuffix("user bob (default)") } == [true])
 
         // Another port or scheme is another server
-        let other = try Self.git(helper + ["credential", "fill"], environment, input: "url=http://\(host)/\n\n")
+        let other = try await Self.git(helper + ["credential", "fill"], environment, input: "url=http://\(host)/\n\n")
         #expect(!other.output.contains("password="))
     }
 
-    @Test func theHelperSpeaksTheProtocolDirectly() throws {
-        let daemon = try DaemonProcess()
-        defer { #expect(daemon.stop() == 0) }
+    @Test func theHelperSpeaksTheProtocolDirectly() async throws {
+        let daemon = try await DaemonProcess()
         let keyjar = KeyjarCLI(daemon: daemon)
         let host = uniqueHost("git-direct")
 
         // An empty pattern is refused rather than erasing everything
-        try keyjar.ok(["git-credential", "store"], input: "protocol=https\nhost=\(host)\nusername=u\npassword=p\n\n")
+        try await keyjar.ok(
+            ["git-credential", "store"],
+            input: "protocol=https\nhost=\(host)\nusername=u\npassword=p\n\n"
+        )
         for input in ["", "\n", "username=u\n\n", "protocol=https\n\n"] {
-            let erase = try keyjar.run(["git-credential", "erase"], input: input)
+            let erase = try await keyjar.run(["git-credential", "erase"], input: input)
             #expect(erase.status == 1 && erase.error.contains("refusing to erase"), "\(input.debugDescription)")
         }
-        #expect(try keyjar("credential", "list").lines.count == 1)
+        #expect(try await keyjar("credential", "list").lines.count == 1)
 
         // get answers nothing for an unknown server, and unknown operations are ignored as git asks
         #expect(
-            try keyjar.run(["git-credential", "get"], input: "protocol=https\nhost=unknown.example\n\n").output.isEmpty
+            try await keyjar.run(["git-credential", "get"], input: "protocol=https\nhost=unknown.example\n\n").output
+                .isEmpty
         )
-        #expect(try keyjar.run(["git-credential", "frobnicate"], input: "protocol=https\n\n").status == 0)
-        let garbage = try keyjar.run(["git-credential", "get"], input: "this is not git\n\n")
+        #expect(try await keyjar.run(["git-credential", "frobnicate"], input: "protocol=https\n\n").status == 0)
+        let garbage = try await keyjar.run(["git-credential", "get"], input: "this is not git\n\n")
         #expect(garbage.status == 2 && garbage.error.contains("without '='"))
 
         // The wwwauth[] challenge (newer git) picks the realm's credential
-        try keyjar.ok(
+        try await keyjar.ok(
             ["credential", "add", "--url", "https://\(host)", "--realm", "Other", "--user", "v", "--password-stdin"],
             input: "q\n"
         )
-        let challenged = try keyjar.run(
+        let challenged = try await keyjar.run(
             ["git-credential", "get"],
             input: "protocol=https\nhost=\(host)\nwwwauth[]=Basic realm=\"Other\"\n\n"
         )
         #expect(challenged.output == "username=v\npassword=q\n")
-        try keyjar.ok(["git-credential", "erase"], input: "protocol=https\nhost=\(host)\n\n")
-        #expect(try keyjar.ok("credential", "list").isEmpty)
+        try await keyjar.ok(["git-credential", "erase"], input: "protocol=https\nhost=\(host)\n\n")
+        #expect(try await keyjar.ok("credential", "list").isEmpty)
     }
 
     /// Basic auth for alice:wonderland in front of `git http-backend` (CGI).
@@ -161,9 +165,8 @@ struct GitCredentialTests {
         s.serve_forever()
         """
 
-    @Test func gitClonesOverHTTPWithTheSharedCredentialAndForgetsARejectedOne() throws {
-        let daemon = try DaemonProcess()
-        defer { #expect(daemon.stop() == 0) }
+    @Test func gitClonesOverHTTPWithTheSharedCredentialAndForgetsARejectedOne() async throws {
+        let daemon = try await DaemonProcess()
         let keyjar = KeyjarCLI(daemon: daemon)
         let root = daemon.directory.path("served")
 
@@ -188,41 +191,41 @@ struct GitCredentialTests {
             ["-C", work, "push", "-q", root + "/repo.git", "HEAD:refs/heads/main"],
             ["--git-dir", root + "/repo.git", "symbolic-ref", "HEAD", "refs/heads/main"],
         ] {
-            let result = try Self.git(arguments, environment)
+            let result = try await Self.git(arguments, environment)
             try #require(result.status == 0, "git \(arguments): \(result.error)")
         }
-        let server = try LocalHTTPServer(script: Self.gitServer, arguments: [root])
+        let server = try await LocalHTTPServer(script: Self.gitServer, arguments: [root])
         let remote = "\(server.base)/repo.git"
 
         // Without a stored credential the clone fails (git may not prompt)
-        let denied = try Self.git(helper + ["clone", "-q", remote, daemon.directory.path("denied")], environment)
+        let denied = try await Self.git(helper + ["clone", "-q", remote, daemon.directory.path("denied")], environment)
         #expect(denied.status != 0)
 
         // With alice's password in the shared store, git clones with it (get), then stores it (store)
-        try keyjar.ok(
+        try await keyjar.ok(
             [
                 "credential", "add", "--url", server.base, "--realm", "git", "--method", "basic", "--user", "alice",
                 "--password-stdin",
             ],
             input: "wonderland\n"
         )
-        let clone = try Self.git(helper + ["clone", "-q", remote, daemon.directory.path("clone")], environment)
+        let clone = try await Self.git(helper + ["clone", "-q", remote, daemon.directory.path("clone")], environment)
         #expect(clone.status == 0, "\(clone.error)")
-        let log = try Self.git(["-C", daemon.directory.path("clone"), "log", "--format=%s"], environment)
+        let log = try await Self.git(["-C", daemon.directory.path("clone"), "log", "--format=%s"], environment)
         #expect(log.output == "first\n")
-        let records = try #require(try keyjar.json("credential", "list", "--json") as? [[String: Any]])
+        let records = try #require(try await keyjar.json("credential", "list", "--json") as? [[String: Any]])
         #expect(records.count == 1 && records.first?["realm"] as? String == "git" && records.first?["lastUsed"] != nil)
 
         // When the stored password goes stale, the fetch fails and git erases it (erase)
-        try keyjar.ok(
+        try await keyjar.ok(
             [
                 "credential", "add", "--url", server.base, "--realm", "git", "--method", "basic", "--user", "alice",
                 "--password-stdin",
             ],
             input: "stale\n"
         )
-        let fetch = try Self.git(helper + ["-C", daemon.directory.path("clone"), "fetch", "-q"], environment)
+        let fetch = try await Self.git(helper + ["-C", daemon.directory.path("clone"), "fetch", "-q"], environment)
         #expect(fetch.status != 0)
-        #expect(try keyjar.ok("credential", "list").isEmpty)
+        #expect(try await keyjar.ok("credential", "list").isEmpty)
     }
 }

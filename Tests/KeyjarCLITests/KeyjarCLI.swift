@@ -26,15 +26,19 @@ struct KeyjarCLI {
     }
 
     @discardableResult
-    func callAsFunction(_ arguments: String..., input: String? = nil) throws -> Result {
-        try run(arguments, input: input)
+    func callAsFunction(_ arguments: String..., input: String? = nil) async throws -> Result {
+        try await run(arguments, input: input)
     }
 
-    func run(_ arguments: [String], input: String? = nil, environment extra: [String: String] = [:]) throws -> Result {
+    func run(
+        _ arguments: [String],
+        input: String? = nil,
+        environment extra: [String: String] = [:]
+    ) async throws -> Result {
         guard FileManager.default.isExecutableFile(atPath: Self.binary) else {
             throw TestSupportError("keyjar is not built at \(Self.binary)")
         }
-        let result = try runCommand(
+        let result = try await runCommand(
             Self.binary,
             arguments,
             environment: environment.merging(extra) { _, new in new },
@@ -49,8 +53,8 @@ struct KeyjarCLI {
         _ arguments: String...,
         input: String? = nil,
         sourceLocation: SourceLocation = #_sourceLocation
-    ) throws -> String {
-        try ok(arguments, input: input, sourceLocation: sourceLocation)
+    ) async throws -> String {
+        try await ok(arguments, input: input, sourceLocation: sourceLocation)
     }
 
     @discardableResult
@@ -58,8 +62,8 @@ struct KeyjarCLI {
         _ arguments: [String],
         input: String? = nil,
         sourceLocation: SourceLocation = #_sourceLocation
-    ) throws -> String {
-        let result = try run(arguments, input: input)
+    ) async throws -> String {
+        let result = try await run(arguments, input: input)
         #expect(
             result.status == 0,
             "keyjar \(arguments.joined(separator: " ")) failed: \(result.error)",
@@ -69,8 +73,8 @@ struct KeyjarCLI {
     }
 
     /// Decodes JSON output.
-    func json(_ arguments: String...) throws -> Any {
-        let result = try run(arguments)
+    func json(_ arguments: String...) async throws -> Any {
+        let result = try await run(arguments)
         guard result.status == 0 else { throw TestSupportError("keyjar \(arguments) failed: \(result.error)") }
         return try JSONSerialization.jsonObject(with: Data(result.output.utf8))
     }

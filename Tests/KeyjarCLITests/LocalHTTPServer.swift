@@ -8,14 +8,14 @@ final class LocalHTTPServer {
     private let process = Process()
 
     /// `script` must print the port it listens on as its first line.
-    init(script: String, arguments: [String] = []) throws {
+    init(script: String, arguments: [String] = []) async throws {
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["python3", "-c", script] + arguments
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
         try process.run()
-        guard let line = DaemonProcess.readLine(from: output.fileHandleForReading, timeout: 10), let port = Int(line)
+        guard let line = await DaemonProcess.readLine(from: output.fileHandleForReading), let port = Int(line)
         else {
             kill(process.processIdentifier, SIGKILL)
             throw TestSupportError("the test HTTP server did not start")

@@ -4,15 +4,14 @@ import KeyjarTestSupport
 import Testing
 
 /// status, policy and watch.
-@Suite(.timeLimit(testTimeLimit))
+@Suite(.timeLimit(hangLimit), .servicesStopCleanly)
 struct ServiceCommandTests {
-    @Test func statusReportsTheServiceItTalksTo() throws {
-        let daemon = try DaemonProcess()
-        defer { #expect(daemon.stop() == 0) }
+    @Test func statusReportsTheServiceItTalksTo() async throws {
+        let daemon = try await DaemonProcess()
         let keyjar = KeyjarCLI(daemon: daemon)
-        try keyjar.ok("cookie", "set", "--url", "https://example.com/", "a=1", "b=2")
+        try await keyjar.ok("cookie", "set", "--url", "https://example.com/", "a=1", "b=2")
 
-        let status = try #require(try keyjar.json("status", "--json") as? [String: Any])
+        let status = try #require(try await keyjar.json("status", "--json") as? [String: Any])
         #expect(status["pid"] as? Int == Int(daemon.pid))
         #expect(status["socketPath"] as? String == daemon.socketPath)
         #expect(status["databasePath"] as? String == daemon.databasePath)
@@ -21,18 +20,18 @@ struct ServiceCommandTests {
         #expect(status["acceptPolicy"] as? String == "always")
         #expect((status["schemaVersion"] as? Int ?? 0) >= 1)
 
-        let text = try keyjar.ok("status")
+        let text = try await keyjar.ok("status")
         #expect(text.contains("keyjard: reachable") && text.contains("socket: \(daemon.socketPath)"))
         #expect(text.contains("cookies: 2") && text.contains("accept policy: always"))
     }
 
-    @Test func anUnreachableKeyjardHasItsOwnExitStatus() throws {
+    @Test func anUnreachableKeyjardHasItsOwnExitStatus() async throws {
         let directory = try TemporaryDirectory()
         var environment = ProcessInfo.processInfo.environment
         environment["KEYJAR_SOCKET"] = directory.path("nobody.sock")
         environment["KEYJAR_NO_AUTOSTART"] = "1"
         for arguments in [["status"], ["cookie", "list"], ["credential", "list"], ["policy", "get"]] {
-            let result = try runCommand(KeyjarCLI.binary, arguments, environment: environment)
+            let result = try await runCommand(KeyjarCLI.binary, arguments, environment: environment)
             #expect(result.status == 3, "\(arguments)")
             #expect(
                 result.output.isEmpty && result.error.hasPrefix("keyjar: keyjard is not reachable"),
@@ -41,61 +40,60 @@ struct ServiceCommandTests {
             #expect(result.error.split(separator: "\n").count == 1)
         }
         environment.removeValue(forKey: "KEYJAR_NO_AUTOSTART")
-        let noStart = try runCommand(KeyjarCLI.binary, ["status", "--no-start"], environment: environment)
+        let noStart = try await runCommand(KeyjarCLI.binary, ["status", "--no-start"], environment: environment)
         #expect(noStart.status == 3)
     }
 
     /// keyjard killed, a new one started, and a command run at once: the command finds the old
     /// socket refusing while the new keyjard holds the serving lock, and must wait for it rather
     /// than start a third (which would exit, "another keyjard is already serving").
-    @Test func aCommandRightAfterARestartWaitsForTheKeyjardThatIsStarting() throws {
-        var daemon = try DaemonProcess()
+    @Test func aCommandRightAfterARestartWaitsForTheKeyjardThatIsStarting() async throws {
+        var daemon = try await DaemonProcess()
         var environment = ProcessInfo.processInfo.environment
         environment["KEYJAR_SOCKET"] = daemon.socketPath
         environment["KEYJAR_KEYJARD"] = DaemonProcess.binary
         environment.removeValue(forKey: "KEYJAR_NO_AUTOSTART")
         for round in 0..<15 {
-            daemon.crash()
+            await daemon.crash()
             // Started without waiting for its "ready" line: the command races its start-up.
             let next = try spawnQuietly(
                 DaemonProcess.binary,
                 ["--socket", daemon.socketPath, "--database", daemon.databasePath],
                 environment: environment
             )
-            let result = try runCommand(KeyjarCLI.binary, ["status", "--json"], environment: environment)
+            let result = try await runCommand(KeyjarCLI.binary, ["status", "--json"], environment: environment)
             let status = try? JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any]
             // Usually the one that was starting; a keyjard the command started itself, when it
             // came before the new one took the lock.
             let serving = (status?["pid"] as? Int).map { pid_t($0) }
             kill(next, SIGKILL)
-            _ = waitForExit(next)
+            _ = await waitForExit(next)
             if let serving {
                 kill(serving, SIGKILL)
-                while kill(serving, 0) == 0 { usleep(1_000) }
+                try await waitUntil("keyjard \(serving) ending", every: .milliseconds(1)) { kill(serving, 0) != 0 }
             }
             #expect(result.status == 0 && serving != nil, "round \(round): \(result.error)")
             if result.status != 0 { break }
-            daemon = try daemon.restarted()
+            daemon = try await daemon.restarted()
         }
-        #expect(daemon.stop() == 0)
+        #expect(await daemon.stop() == 0)
     }
 
-    @Test func policyAndDomainRulesGovernWhatIsStored() throws {
-        let daemon = try DaemonProcess()
-        defer { #expect(daemon.stop() == 0) }
+    @Test func policyAndDomainRulesGovernWhatIsStored() async throws {
+        let daemon = try await DaemonProcess()
         let keyjar = KeyjarCLI(daemon: daemon)
 
-        #expect(try keyjar.ok("policy", "get") == "always\n")
+        #expect(try await keyjar.ok("policy", "get") == "always\n")
         for policy in ["never", "main-document-domain", "no-third-party", "grandfathered-third-party", "always"] {
-            try keyjar.ok("policy", "set", policy)
-            #expect(try keyjar.ok("policy", "get") == policy + "\n")
+            try await keyjar.ok("policy", "set", policy)
+            #expect(try await keyjar.ok("policy", "get") == policy + "\n")
         }
-        let unknown = try keyjar("policy", "set", "sometimes")
+        let unknown = try await keyjar("policy", "set", "sometimes")
         #expect(unknown.status == 2 && unknown.error.contains("'sometimes' is invalid"))
 
         // A third-party cookie is refused under no-third-party, with the reason
-        try keyjar.ok("policy", "set", "no-third-party")
-        let thirdParty = try keyjar(
+        try await keyjar.ok("policy", "set", "no-third-party")
+        let thirdParty = try await keyjar(
             "cookie",
             "set",
             "--url",
@@ -105,27 +103,43 @@ struct ServiceCommandTests {
             "t=1"
         )
         #expect(thirdParty.status == 1 && thirdParty.error.contains("cookie 't=1' was not stored"))
-        try keyjar.ok("cookie", "set", "--url", "https://ads.test/", "--main-document", "https://ads.test/", "t=1")
+        try await keyjar.ok(
+            "cookie",
+            "set",
+            "--url",
+            "https://ads.test/",
+            "--main-document",
+            "https://ads.test/",
+            "t=1"
+        )
 
         // Domain rules outrank it
-        try keyjar.ok("policy", "domain", "allow", "ads.test")
-        try keyjar.ok("cookie", "set", "--url", "https://ads.test/", "--main-document", "https://news.example/", "u=1")
-        try keyjar.ok("policy", "domain", "block", ".Tracker.Example")
-        try keyjar.ok("policy", "domain", "session-only", "news.example")
+        try await keyjar.ok("policy", "domain", "allow", "ads.test")
+        try await keyjar.ok(
+            "cookie",
+            "set",
+            "--url",
+            "https://ads.test/",
+            "--main-document",
+            "https://news.example/",
+            "u=1"
+        )
+        try await keyjar.ok("policy", "domain", "block", ".Tracker.Example")
+        try await keyjar.ok("policy", "domain", "session-only", "news.example")
         #expect(
-            try keyjar.ok("policy", "domain", "list")
+            try await keyjar.ok("policy", "domain", "list")
                 == "ads.test allow\nnews.example session-only\ntracker.example block\n"
         )
-        let blocked = try keyjar("cookie", "set", "--url", "https://www.tracker.example/", "b=1")
+        let blocked = try await keyjar("cookie", "set", "--url", "https://www.tracker.example/", "b=1")
         #expect(blocked.status == 1)
-        try keyjar.ok("cookie", "set", "--url", "https://news.example/", "s=1; Max-Age=3600")
+        try await keyjar.ok("cookie", "set", "--url", "https://news.example/", "s=1; Max-Age=3600")
         #expect(
-            try keyjar.ok("cookie", "list", "--domain", "news.example").contains(
+            try await keyjar.ok("cookie", "list", "--domain", "news.example").contains(
                 "s=1; domain=news.example; path=/; session"
             )
         )
 
-        let policy = try #require(try keyjar.json("policy", "get", "--json") as? [String: Any])
+        let policy = try #require(try await keyjar.json("policy", "get", "--json") as? [String: Any])
         #expect(policy["acceptPolicy"] as? String == "no-third-party")
         #expect(
             policy["domainRules"] as? [String: String] == [
@@ -133,20 +147,19 @@ struct ServiceCommandTests {
             ]
         )
 
-        try keyjar.ok("policy", "domain", "remove", "tracker.example")
-        let again = try keyjar("policy", "domain", "remove", "tracker.example")
+        try await keyjar.ok("policy", "domain", "remove", "tracker.example")
+        let again = try await keyjar("policy", "domain", "remove", "tracker.example")
         #expect(again.status == 1 && again.error.contains("no rule for tracker.example"))
-        #expect(try keyjar("policy", "domain", "block", "https://x.example/").status == 2)
+        #expect(try await keyjar("policy", "domain", "block", "https://x.example/").status == 2)
         #expect(
-            try keyjar.json("policy", "domain", "list", "--json") as? [String: String] == [
+            try await keyjar.json("policy", "domain", "list", "--json") as? [String: String] == [
                 "ads.test": "allow", "news.example": "session-only",
             ]
         )
     }
 
-    @Test func watchPrintsEachChangeAsItHappens() throws {
-        let daemon = try DaemonProcess()
-        defer { #expect(daemon.stop() == 0) }
+    @Test func watchPrintsEachChangeAsItHappens() async throws {
+        let daemon = try await DaemonProcess()
         let keyjar = KeyjarCLI(daemon: daemon)
 
         for json in [false, true] {
@@ -161,23 +174,23 @@ struct ServiceCommandTests {
             try process.run()
             defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
             // Subscribed once it says so; only then are changes made.
-            let ready = DaemonProcess.readLine(from: error.fileHandleForReading, timeout: 10)
+            let ready = await DaemonProcess.readLine(from: error.fileHandleForReading)
             #expect(ready?.hasPrefix("keyjar: watching \(daemon.socketPath)") == true)
 
             let user = json ? "jdoe" : "doe"
-            try keyjar.ok("cookie", "set", "--url", "https://watch.example/", "w=1")
-            try keyjar.ok("policy", "domain", "block", "blocked-\(user).example")
-            try keyjar.ok(
+            try await keyjar.ok("cookie", "set", "--url", "https://watch.example/", "w=1")
+            try await keyjar.ok("policy", "domain", "block", "blocked-\(user).example")
+            try await keyjar.ok(
                 ["credential", "add", "--url", "https://\(uniqueHost("watch"))", "--user", user, "--password-stdin"],
                 input: "watch-secret\n"
             )
 
             var lines: [String] = []
             for _ in 0..<3 {
-                guard let line = DaemonProcess.readLine(from: output.fileHandleForReading, timeout: 10) else { break }
+                guard let line = await DaemonProcess.readLine(from: output.fileHandleForReading) else { break }
                 lines.append(line)
             }
-            process.waitUntilExit()
+            try await waitForExit(process)
             #expect(process.terminationStatus == 0)
             #expect(lines.count == 3)
             #expect(!lines.joined().contains("watch-secret"))

@@ -9,13 +9,13 @@ import Testing
 
 /// Downloads against Debian's lighttpd (byte ranges, If-Range, Content-Disposition, an access
 /// log that shows what each request asked for and got).
-@Suite(.timeLimit(testTimeLimit))
+@Suite(.timeLimit(hangLimit), .servicesStopCleanly)
 final class DownloadTests {
     let server: DownloadServer
     let directory: String
 
-    init() throws {
-        server = try DownloadServer(slowKilobytesPerSecond: 256)
+    init() async throws {
+        server = try await DownloadServer(slowKilobytesPerSecond: 256)
         directory = NSTemporaryDirectory() + "keyjar-download-test-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
     }
@@ -30,16 +30,20 @@ final class DownloadTests {
         _ url: URL,
         _ delegate: DownloadRecorder = DownloadRecorder(),
         loader: URLLoader = ephemeralLoader()
-    ) -> DownloadRecorder {
+    ) async -> DownloadRecorder {
         _ = loader.download(with: URLRequest(url: url), delegate: delegate, directory: directory)
-        #expect(delegate.wait())
+        #expect(await delegate.wait())
         return delegate
     }
 
     /// Puts `entity` at /files/NAME, downloads it from /slow/NAME until `bytes` arrived and stops
     /// there, keeping the partial data; returns what continues it.
-    func interruptedDownload(of entity: Data, as name: String, after bytes: Int, with loader: URLLoader) throws -> Data
-    {
+    func interruptedDownload(
+        of entity: Data,
+        as name: String,
+        after bytes: Int,
+        with loader: URLLoader
+    ) async throws -> Data {
         try server.put(entity, as: name)
         let interrupted = DownloadRecorder(stopAfter: bytes)
         _ = loader.download(
@@ -47,35 +51,35 @@ final class DownloadTests {
             delegate: interrupted,
             directory: directory
         )
-        #expect(interrupted.wait())
+        #expect(await interrupted.wait())
         return try #require(interrupted.resumeData)
     }
 
-    func resume(_ resumeData: Data, with loader: URLLoader) throws -> DownloadRecorder {
+    func resume(_ resumeData: Data, with loader: URLLoader) async throws -> DownloadRecorder {
         let resumed = DownloadRecorder()
         _ = try loader.download(resumeData: resumeData, delegate: resumed)
-        #expect(resumed.wait())
+        #expect(await resumed.wait())
         return resumed
     }
 
-    @Test func namesComeFromTheServerAndNeverReplaceAFile() throws {
-        let first = download(server.url("/disposition/quoted"))
+    @Test func namesComeFromTheServerAndNeverReplaceAFile() async throws {
+        let first = await download(server.url("/disposition/quoted"))
         #expect(first.events.first == "begin")
         #expect(first.events.contains("response 200"))
         #expect(first.suggested == ["report.pdf"])
         #expect(first.created == [directory + "/report.pdf"])
         #expect(first.events.last == "finish")
-        let second = download(server.url("/disposition/quoted"))
+        let second = await download(server.url("/disposition/quoted"))
         #expect(second.created == [directory + "/report-1.pdf"])
         #expect(
             FileManager.default.contents(atPath: directory + "/report-1.pdf") == Data("the disposition file\n".utf8)
         )
 
-        #expect(download(server.url("/disposition/extended")).created == [directory + "/résumé.pdf"])
+        #expect(await download(server.url("/disposition/extended")).created == [directory + "/résumé.pdf"])
         // A name that tries to leave the directory is cut to its last component.
-        #expect(download(server.url("/disposition/traversal")).created == [directory + "/passwd"])
+        #expect(await download(server.url("/disposition/traversal")).created == [directory + "/passwd"])
         // No file name in the field: the URL's last path component.
-        #expect(download(server.url("/disposition/inline")).created == [directory + "/inline"])
+        #expect(await download(server.url("/disposition/inline")).created == [directory + "/inline"])
         #expect(contents() == ["inline", "passwd", "report-1.pdf", "report.pdf", "résumé.pdf"])
 
         // Two downloads of one name at once get two names and never share a partial file.
@@ -87,7 +91,7 @@ final class DownloadTests {
                 directory: directory
             )
         }
-        #expect(together.allSatisfy { $0.wait() && $0.events.last == "finish" })
+        for download in together { #expect(await download.wait() && download.events.last == "finish") }
         #expect(Set(together.flatMap(\.created)) == [directory + "/inline-1", directory + "/inline-2"])
         for name in ["inline-1", "inline-2"] {
             #expect(FileManager.default.contents(atPath: directory + "/" + name) == Data("the disposition file\n".utf8))
@@ -96,14 +100,14 @@ final class DownloadTests {
 
         // Overwriting, when allowed, replaces the file in place.
         let overwriting = DownloadRecorder(destination: (directory + "/report.pdf", true))
-        #expect(download(server.url("/disposition/extended"), overwriting).created == [directory + "/report.pdf"])
+        #expect(await download(server.url("/disposition/extended"), overwriting).created == [directory + "/report.pdf"])
         #expect(contents().count == 5)
     }
 
-    @Test func anInterruptedDownloadAsksOnlyForTheRemainingBytes() throws {
+    @Test func anInterruptedDownloadAsksOnlyForTheRemainingBytes() async throws {
         let entity = randomBytes(1 << 20)
         let loader = ephemeralLoader()
-        let resumeData = try interruptedDownload(of: entity, as: "data.bin", after: 128 * 1024, with: loader)
+        let resumeData = try await interruptedDownload(of: entity, as: "data.bin", after: 128 * 1024, with: loader)
         let partial = directory + "/data.bin.keyjar-part"
         let kept = try #require(try FileManager.default.attributesOfItem(atPath: partial)[.size] as? Int)
         #expect(kept >= 128 * 1024 && kept < entity.count)
@@ -113,14 +117,14 @@ final class DownloadTests {
         ]
         #expect(mode as? Int == 0o600)
 
-        let resumed = try resume(resumeData, with: loader)
+        let resumed = try await resume(resumeData, with: loader)
         #expect(resumed.events.contains("resume \(kept)"))
         #expect(!resumed.events.contains("response 200"))
         #expect(resumed.receivedLength == entity.count - kept)
         #expect(contents() == ["data.bin"])
         #expect(sha256(directory + "/data.bin") == sha256(entity))
 
-        let requests = server.requests(for: "/slow/data.bin", atLeast: 2)
+        let requests = await server.requests(for: "/slow/data.bin", atLeast: 2)
         #expect(requests.count == 2)
         let second = try #require(requests.first { $0.range != nil })
         #expect(second.range == "bytes=\(kept)-")
@@ -129,9 +133,9 @@ final class DownloadTests {
         #expect(second.bodyBytes == entity.count - kept)
     }
 
-    @Test func aChangedEntityIsDownloadedWholeAgain() throws {
+    @Test func aChangedEntityIsDownloadedWholeAgain() async throws {
         let loader = ephemeralLoader()
-        let resumeData = try interruptedDownload(
+        let resumeData = try await interruptedDownload(
             of: randomBytes(1 << 20),
             as: "changing.bin",
             after: 64 * 1024,
@@ -140,33 +144,33 @@ final class DownloadTests {
 
         let changed = randomBytes(300_000)
         try server.put(changed, as: "changing.bin")
-        let resumed = try resume(resumeData, with: loader)
+        let resumed = try await resume(resumeData, with: loader)
         #expect(resumed.events.contains("response 200"))
         #expect(!resumed.events.contains { $0.hasPrefix("resume") })
         #expect(sha256(directory + "/changing.bin") == sha256(changed))
         #expect(contents() == ["changing.bin"])
         // The interrupted request may be logged after the second: lighttpd logs at a connection's end.
-        let logged = server.requests(for: "/slow/changing.bin", atLeast: 2)
+        let logged = await server.requests(for: "/slow/changing.bin", atLeast: 2)
         let second = try #require(logged.first { $0.range != nil })
         #expect(second.ifRange != nil && second.status == 200 && second.bodyBytes == changed.count)
     }
 
-    @Test func aPartialFileThatIsAlreadyWholeIsSavedWithoutItsBytesAgain() throws {
+    @Test func aPartialFileThatIsAlreadyWholeIsSavedWithoutItsBytesAgain() async throws {
         let entity = randomBytes(1 << 20)
         let loader = ephemeralLoader()
-        let resumeData = try interruptedDownload(of: entity, as: "whole.bin", after: 64 * 1024, with: loader)
+        let resumeData = try await interruptedDownload(of: entity, as: "whole.bin", after: 64 * 1024, with: loader)
         // The rest arrived by other means: the partial file holds the whole entity.
         try entity.write(to: URL(fileURLWithPath: directory + "/whole.bin.keyjar-part"))
-        let resumed = try resume(resumeData, with: loader)
+        let resumed = try await resume(resumeData, with: loader)
         #expect(resumed.events == ["begin", "resume \(entity.count)", "finish"])
         #expect(FileManager.default.contents(atPath: directory + "/whole.bin") == entity)
         #expect(contents() == ["whole.bin"])
-        #expect(server.requests(for: "/slow/whole.bin", atLeast: 2).contains { $0.status == 416 })
+        #expect(await server.requests(for: "/slow/whole.bin", atLeast: 2).contains { $0.status == 416 })
     }
 
-    @Test func anErrorAnsweringAResumeKeepsThePartialData() throws {
+    @Test func anErrorAnsweringAResumeKeepsThePartialData() async throws {
         let loader = ephemeralLoader()
-        let resumeData = try interruptedDownload(
+        let resumeData = try await interruptedDownload(
             of: randomBytes(1 << 20),
             as: "gone.bin",
             after: 64 * 1024,
@@ -175,7 +179,7 @@ final class DownloadTests {
         let kept = try #require(FileManager.default.contents(atPath: directory + "/gone.bin.keyjar-part"))
         try FileManager.default.removeItem(atPath: server.directory + "/www/files/gone.bin")
 
-        let resumed = try resume(resumeData, with: loader)
+        let resumed = try await resume(resumeData, with: loader)
         #expect(resumed.error?.code == .badServerResponse)
         #expect(resumed.error?.localizedDescription.contains("HTTP 404") == true)
         #expect(resumed.error?.userInfo["NSURLSessionDownloadTaskResumeData"] as? Data == resumeData)
@@ -183,7 +187,7 @@ final class DownloadTests {
         #expect(contents() == ["gone.bin.keyjar-part", "gone.bin.keyjar-resume"])
     }
 
-    @Test func cancellingWhenTheResponseArrivesLeavesNothing() throws {
+    @Test func cancellingWhenTheResponseArrivesLeavesNothing() async throws {
         try server.put(randomBytes(100_000), as: "early.bin")
         let delegate = DownloadRecorder(cancelOnResponse: true)
         let download = ephemeralLoader().download(
@@ -193,13 +197,15 @@ final class DownloadTests {
         )
         download.setDestination(directory + "/early.bin", allowOverwrite: false)
         download.start()
-        #expect(delegate.cancelled.wait(timeout: .now() + 20) == .success)
-        usleep(300_000)
+        #expect(await delegate.cancelled.wait())
+        // A window in which nothing more may happen: a busy machine can only delay a wrong
+        // late event past it (the test then passes this once), never make one up.
+        try await Task.sleep(for: .milliseconds(300))
         #expect(contents().isEmpty)
         #expect(delegate.events == ["begin", "response 200", "cancelled"])
     }
 
-    @Test func cancellingLeavesNothing() throws {
+    @Test func cancellingLeavesNothing() async throws {
         try server.put(randomBytes(1 << 20), as: "cancelled.bin")
         let delegate = DownloadRecorder(cancelAfter: 64 * 1024)
         _ = ephemeralLoader().download(
@@ -207,32 +213,34 @@ final class DownloadTests {
             delegate: delegate,
             directory: directory
         )
-        #expect(delegate.cancelled.wait(timeout: .now() + 20) == .success)
+        #expect(await delegate.cancelled.wait())
         #expect(contents().isEmpty)
         // Nothing after cancel: neither finish nor failure.
-        usleep(300_000)
+        // A window in which nothing more may happen: a busy machine can only delay a wrong
+        // late event past it (the test then passes this once), never make one up.
+        try await Task.sleep(for: .milliseconds(300))
         #expect(!delegate.events.contains("finish") && !delegate.events.contains { $0.hasPrefix("fail") })
     }
 
-    @Test func gzipFilesAreDecodedOnRequestAndOtherEncodingsRefusedClearly() throws {
+    @Test func gzipFilesAreDecodedOnRequestAndOtherEncodingsRefusedClearly() async throws {
         let text = Data(String(repeating: "line of text\n", count: 5000).utf8)
-        let compressed = try runCommand(
+        let compressed = try await runCommand(
             "/bin/sh",
             ["-c", "printf '%s' \"$0\" | gzip -c | base64 -w0", String(decoding: text, as: UTF8.self)]
         )
         try server.put(try #require(Data(base64Encoded: compressed.output)), as: "notes.txt.gz")
 
-        let decoding = download(server.url("/files/notes.txt.gz"), DownloadRecorder(decode: true))
+        let decoding = await download(server.url("/files/notes.txt.gz"), DownloadRecorder(decode: true))
         #expect(decoding.asked == ["application/gzip"])
         #expect(decoding.created == [directory + "/notes.txt"])
         #expect(FileManager.default.contents(atPath: directory + "/notes.txt") == text)
 
-        let raw = download(server.url("/files/notes.txt.gz"))
+        let raw = await download(server.url("/files/notes.txt.gz"))
         #expect(raw.created == [directory + "/notes.txt.gz"])
         #expect(FileManager.default.contents(atPath: directory + "/notes.txt.gz")?.starts(with: [0x1F, 0x8B]) == true)
 
         try server.put(Data("(This file must be converted with BinHex 4.0)\n".utf8), as: "old.hqx")
-        let refused = download(server.url("/files/old.hqx"), DownloadRecorder(decode: true))
+        let refused = await download(server.url("/files/old.hqx"), DownloadRecorder(decode: true))
         #expect(refused.error?.code == .cannotDecodeContentData)
         #expect(refused.error?.localizedDescription.contains("does not decode BinHex") == true)
         #expect(contents() == ["notes.txt", "notes.txt.gz"])
@@ -242,21 +250,23 @@ final class DownloadTests {
         let exact = Data(repeating: UInt8(ascii: "k"), count: 1 << 20)
         try server.put(exact, as: "exact.txt")
         let files = server.directory + "/www/files"
-        #expect(try runCommand("/bin/sh", ["-c", "gzip -c \(files)/exact.txt > \(files)/exact.txt.gz"]).status == 0)
-        let whole = download(server.url("/files/exact.txt.gz"), DownloadRecorder(decode: true))
+        #expect(
+            try await runCommand("/bin/sh", ["-c", "gzip -c \(files)/exact.txt > \(files)/exact.txt.gz"]).status == 0
+        )
+        let whole = await download(server.url("/files/exact.txt.gz"), DownloadRecorder(decode: true))
         #expect(whole.error == nil)
         #expect(FileManager.default.contents(atPath: directory + "/exact.txt") == exact)
         try FileManager.default.removeItem(atPath: directory + "/exact.txt")
 
         try server.put(Data("not gzip at all".utf8), as: "fake.gz")
-        let corrupt = download(server.url("/files/fake.gz"), DownloadRecorder(decode: true))
+        let corrupt = await download(server.url("/files/fake.gz"), DownloadRecorder(decode: true))
         #expect(corrupt.error?.code == .cannotDecodeContentData)
         #expect(contents() == ["notes.txt", "notes.txt.gz"])
     }
 
-    @Test func redirectsAndChallengesGoThroughTheConnectionsRules() throws {
-        let loaderServer = try LoaderTestServer()
-        let redirected = download(loaderServer.url("/redirect?status=307&to=/hello"), DownloadRecorder())
+    @Test func redirectsAndChallengesGoThroughTheConnectionsRules() async throws {
+        let loaderServer = try await LoaderTestServer()
+        let redirected = await download(loaderServer.url("/redirect?status=307&to=/hello"), DownloadRecorder())
         #expect(redirected.events.contains("redirect 307"))
         #expect(redirected.created == [directory + "/hello"])
         #expect(FileManager.default.contents(atPath: directory + "/hello") == Data("hello world".utf8))
@@ -265,7 +275,7 @@ final class DownloadTests {
         let answering = DownloadRecorder(
             credential: URLCredential(user: "alice", password: "wonderland", persistence: .none)
         )
-        let challenged = download(loaderServer.url("/basic/page"), answering)
+        let challenged = await download(loaderServer.url("/basic/page"), answering)
         #expect(challenged.events.contains("challenge"))
         #expect(challenged.events.last == "finish")
         #expect(challenged.error == nil)
@@ -313,8 +323,8 @@ final class DownloadRecorder: LoaderDownloadDelegate, @unchecked Sendable {
         var resumeData: Data?
     }
     let state = Locked(State())
-    let done = DispatchSemaphore(value: 0)
-    let cancelled = DispatchSemaphore(value: 0)
+    let done = TestSemaphore()
+    let cancelled = TestSemaphore()
     let stopAfter: Int?
     let cancelAfter: Int?
     let cancelOnResponse: Bool
@@ -345,7 +355,7 @@ final class DownloadRecorder: LoaderDownloadDelegate, @unchecked Sendable {
     var receivedLength: Int { state.withLock { $0.received } }
     var error: URLError? { state.withLock { $0.error } }
     var resumeData: Data? { state.withLock { $0.resumeData } }
-    func wait() -> Bool { done.wait(timeout: .now() + 30) == .success }
+    func wait() async -> Bool { await done.wait() }
 
     private func record(_ event: String) { state.withLock { $0.events.append(event) } }
 

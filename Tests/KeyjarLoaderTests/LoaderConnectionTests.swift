@@ -4,6 +4,7 @@ import Keyjar
 import KeyjarCore
 import KeyjarLocks
 import KeyjarResponseCache
+import KeyjarTestSupport
 import Synchronization
 import Testing
 
@@ -12,10 +13,10 @@ import Testing
 @Suite("LoaderConnection: the delegate contract against a real loopback server")
 struct LoaderConnectionTests {
     let server: LoaderTestServer
-    init() throws { server = try LoaderTestServer() }
+    init() async throws { server = try await LoaderTestServer() }
 
-    @Test func simpleLoadTellsTheDelegateInOrder() throws {
-        let delegate = load(URLRequest(url: server.url("/hello")), with: ephemeralLoader())
+    @Test func simpleLoadTellsTheDelegateInOrder() async throws {
+        let delegate = await load(URLRequest(url: server.url("/hello")), with: ephemeralLoader())
         let events = delegate.events
         #expect(events.first == .willSend(url: server.url("/hello").absoluteString, redirectStatus: nil))
         #expect(events.dropFirst().first == .response(status: 200))
@@ -24,14 +25,14 @@ struct LoaderConnectionTests {
         #expect(delegate.lastResponse?.value(forHTTPHeaderField: "content-type") == "text/plain")
     }
 
-    @Test func dataIsDeliveredAsItArrives() throws {
-        let delegate = load(URLRequest(url: server.url("/stream?chunks=5&delay=0.1")), with: ephemeralLoader())
+    @Test func dataIsDeliveredAsItArrives() async throws {
+        let delegate = await load(URLRequest(url: server.url("/stream?chunks=5&delay=0.1")), with: ephemeralLoader())
         let dataEvents = delegate.events.filter { if case .data = $0 { true } else { false } }
         #expect(dataEvents.count >= 3, "\(delegate.events)")
         #expect(delegate.body == (0..<5).map { "chunk \($0)\n" }.joined())
     }
 
-    @Test func aSlowDelegatePausesTheTransferInsteadOfBufferingTheBody() throws {
+    @Test func aSlowDelegatePausesTheTransferInsteadOfBufferingTheBody() async throws {
         // 24 MB to a delegate that dawdles: libcurl is paused while 4 MB wait for delivery,
         // and every byte still arrives, in order.
         let size = 24_000_000
@@ -40,14 +41,14 @@ struct LoaderConnectionTests {
             with: URLRequest(url: server.url("/big?size=\(size)")),
             delegate: delegate
         )
-        #expect(delegate.wait(seconds: 60))
+        #expect(await delegate.wait())
         #expect(delegate.state.withLock { $0.body.count } == size)
         #expect(delegate.state.withLock { $0.body.allSatisfy { $0 == UInt8(ascii: "x") } })
         #expect(connection.backpressurePauses > 0)
     }
 
-    @Test func eachPartOfAMixedReplaceBodyIsANewResponse() throws {
-        let delegate = load(URLRequest(url: server.url("/mixed-replace")), with: ephemeralLoader())
+    @Test func eachPartOfAMixedReplaceBodyIsANewResponse() async throws {
+        let delegate = await load(URLRequest(url: server.url("/mixed-replace")), with: ephemeralLoader())
         let responses = delegate.state.withLock { $0.responses.map { $0.mimeType ?? "" } }
         #expect(responses == ["text/x-part1", "text/x-part2", "text/x-part3"])
         // The body after the last response is the last part only.
@@ -56,12 +57,12 @@ struct LoaderConnectionTests {
     }
 
     @Test(arguments: [301, 302, 303, 307, 308])
-    func redirectsFollowTheMethodRules(status: Int) throws {
+    func redirectsFollowTheMethodRules(status: Int) async throws {
         var request = URLRequest(url: server.url("/redirect?status=\(status)&to=/echo"))
         request.httpMethod = "POST"
         request.httpBody = Data("payload".utf8)
         request.setValue("text/plain", forHTTPHeaderField: "Content-Type")
-        let delegate = load(request, with: ephemeralLoader())
+        let delegate = await load(request, with: ephemeralLoader())
         #expect(delegate.events.contains(.willSend(url: server.url("/echo").absoluteString, redirectStatus: status)))
         let echo = try decodeEcho(delegate.body)
         if status == 307 || status == 308 {
@@ -74,9 +75,9 @@ struct LoaderConnectionTests {
         }
     }
 
-    @Test func refusingARedirectDeliversTheRedirectResponse() throws {
+    @Test func refusingARedirectDeliversTheRedirectResponse() async throws {
         let delegate = RecordingDelegate(willSend: { request, redirect in redirect == nil ? request : nil })
-        _ = load(
+        _ = await load(
             URLRequest(url: server.url("/redirect?status=302&to=/echo")),
             with: ephemeralLoader(),
             delegate: delegate
@@ -85,52 +86,52 @@ struct LoaderConnectionTests {
         #expect(delegate.body == "redirect body")
     }
 
-    @Test func aDelegateCanReplaceARedirectedRequest() throws {
+    @Test func aDelegateCanReplaceARedirectedRequest() async throws {
         let replacement = server.url("/echo?replaced=1")
         let delegate = RecordingDelegate(willSend: { request, redirect in
             redirect == nil ? request : URLRequest(url: replacement)
         })
-        _ = load(URLRequest(url: server.url("/redirect?to=/hello")), with: ephemeralLoader(), delegate: delegate)
+        _ = await load(URLRequest(url: server.url("/redirect?to=/hello")), with: ephemeralLoader(), delegate: delegate)
         #expect(try decodeEcho(delegate.body).path == "/echo?replaced=1")
     }
 
-    @Test func aChainOfRedirectsIsFollowedAndALoopFails() throws {
-        let chain = load(URLRequest(url: server.url("/chain?n=5")), with: ephemeralLoader())
+    @Test func aChainOfRedirectsIsFollowedAndALoopFails() async throws {
+        let chain = await load(URLRequest(url: server.url("/chain?n=5")), with: ephemeralLoader())
         #expect(chain.body == "hello world")
         #expect(chain.events.filter { if case .willSend(_, .some) = $0 { true } else { false } }.count == 5)
 
-        let loop = load(URLRequest(url: server.url("/loop")), with: ephemeralLoader())
+        let loop = await load(URLRequest(url: server.url("/loop")), with: ephemeralLoader())
         #expect(loop.error?.code == .httpTooManyRedirects)
         #expect(loop.error?.failingURL?.path == "/loop")
         #expect(loop.events.last == .failed(code: URLError.httpTooManyRedirects.rawValue))
     }
 
-    @Test func authorizationIsDroppedOnACrossOriginRedirect() throws {
+    @Test func authorizationIsDroppedOnACrossOriginRedirect() async throws {
         let crossOrigin = server.url("/echo", host: "localhost").absoluteString
         for (target, keeps) in [("/echo", true), (crossOrigin, false)] {
             var request = URLRequest(url: server.url("/redirect?status=307&to=\(target)"))
             request.setValue("Bearer secret-token", forHTTPHeaderField: "Authorization")
-            let delegate = load(request, with: ephemeralLoader())
+            let delegate = await load(request, with: ephemeralLoader())
             let echo = try decodeEcho(delegate.body)
             #expect((echo.headers["authorization"] != nil) == keeps, "redirect to \(target)")
         }
     }
 
-    @Test func cookiesSetOnARedirectAreSentOnTheNextHop() throws {
+    @Test func cookiesSetOnARedirectAreSentOnTheNextHop() async throws {
         let loader = ephemeralLoader()
-        let delegate = load(
+        let delegate = await load(
             URLRequest(url: server.url("/redirect?to=/echo&cookie=hop%3D1%3B%20Path%3D%2F")),
             with: loader
         )
         #expect(try decodeEcho(delegate.body).headers["cookie"] == "hop=1")
         // And on a later load.
-        let later = load(URLRequest(url: server.url("/echo")), with: loader)
+        let later = await load(URLRequest(url: server.url("/echo")), with: loader)
         #expect(try decodeEcho(later.body).headers["cookie"] == "hop=1")
     }
 
-    @Test func everySetCookieLineIsStoredOnItsOwn() throws {
+    @Test func everySetCookieLineIsStoredOnItsOwn() async throws {
         let loader = ephemeralLoader()
-        _ = load(URLRequest(url: server.url("/set-cookies")), with: loader)
+        _ = await load(URLRequest(url: server.url("/set-cookies")), with: loader)
         let cookies = try #require(loader.configuration.cookieStorage).cookies.sorted { $0.name < $1.name }
         #expect(cookies.map(\.name) == ["a", "b", "d"])
         #expect(cookies.first { $0.name == "b" }?.value == "2, c=3")
@@ -139,7 +140,7 @@ struct LoaderConnectionTests {
 
     /// A request that is its own main document (or has none) is same-site and gets
     /// SameSite=Strict cookies; one from another site's document does not.
-    @Test func sameSiteCookiesFollowTheMainDocument() throws {
+    @Test func sameSiteCookiesFollowTheMainDocument() async throws {
         let loader = ephemeralLoader()
         let storage = try #require(loader.configuration.cookieStorage)
         let url = server.url("/echo")
@@ -148,55 +149,57 @@ struct LoaderConnectionTests {
             for: url,
             mainDocumentURL: url
         )
-        func cookieHeader(mainDocument: URL?) throws -> String? {
+        func cookieHeader(mainDocument: URL?) async throws -> String? {
             var request = URLRequest(url: url)
             request.mainDocumentURL = mainDocument
-            return try decodeEcho(load(request, with: loader).body).headers["cookie"]
+            return try await decodeEcho(load(request, with: loader).body).headers["cookie"]
         }
-        #expect(try cookieHeader(mainDocument: nil) == "strict=1; lax=2")
-        #expect(try cookieHeader(mainDocument: url) == "strict=1; lax=2")
-        #expect(try !(cookieHeader(mainDocument: server.url("/", host: "localhost")) ?? "").contains("strict"))
+        #expect(try await cookieHeader(mainDocument: nil) == "strict=1; lax=2")
+        #expect(try await cookieHeader(mainDocument: url) == "strict=1; lax=2")
+        #expect(try await !(cookieHeader(mainDocument: server.url("/", host: "localhost")) ?? "").contains("strict"))
     }
 
-    @Test func aRequestCanOptOutOfCookies() throws {
+    @Test func aRequestCanOptOutOfCookies() async throws {
         let loader = ephemeralLoader()
-        _ = load(URLRequest(url: server.url("/set-cookies")), with: loader)
+        _ = await load(URLRequest(url: server.url("/set-cookies")), with: loader)
         var request = URLRequest(url: server.url("/echo"))
         request.httpShouldHandleCookies = false
-        #expect(try decodeEcho(load(request, with: loader).body).headers["cookie"] == nil)
-        #expect(try decodeEcho(load(URLRequest(url: server.url("/echo")), with: loader).body).headers["cookie"] != nil)
+        #expect(try await decodeEcho(load(request, with: loader).body).headers["cookie"] == nil)
+        #expect(
+            try await decodeEcho(load(URLRequest(url: server.url("/echo")), with: loader).body).headers["cookie"] != nil
+        )
     }
 
     @Test(arguments: ["/gzip", "/deflate", "/br", "/zstd"])
-    func compressedBodiesAreDecoded(path: String) throws {
-        let delegate = load(URLRequest(url: server.url(path)), with: ephemeralLoader())
+    func compressedBodiesAreDecoded(path: String) async throws {
+        let delegate = await load(URLRequest(url: server.url(path)), with: ephemeralLoader())
         #expect(delegate.lastResponse?.statusCode == 200)
         #expect(delegate.body == String(repeating: "decoded by libcurl ", count: 50), "\(path)")
     }
 
     /// `maximumRedirects` redirects are followed; one more fails the load.
-    @Test func theRedirectLimitHoldsAtItsBoundary() throws {
+    @Test func theRedirectLimitHoldsAtItsBoundary() async throws {
         let loader = URLLoader(configuration: .init(cookieStorage: .ephemeral(), maximumRedirects: 3))
-        let within = load(URLRequest(url: server.url("/chain?n=3")), with: loader)
+        let within = await load(URLRequest(url: server.url("/chain?n=3")), with: loader)
         #expect(within.body == "hello world")
         #expect(
             within.events.filter { if case .willSend(_, let status?) = $0 { status == 302 } else { false } }.count == 3
         )
-        let beyond = load(URLRequest(url: server.url("/chain?n=4")), with: loader)
+        let beyond = await load(URLRequest(url: server.url("/chain?n=4")), with: loader)
         #expect(beyond.error?.code == .httpTooManyRedirects)
-        let none = load(
+        let none = await load(
             URLRequest(url: server.url("/chain?n=1")),
             with: URLLoader(configuration: .init(maximumRedirects: 0))
         )
         #expect(none.error?.code == .httpTooManyRedirects)
     }
 
-    @Test func uploadsReportProgressAndArrive() throws {
+    @Test func uploadsReportProgressAndArrive() async throws {
         var request = URLRequest(url: server.url("/echo"))
         request.httpMethod = "PUT"
         let payload = String(repeating: "k", count: 300_000)
         request.httpBody = Data(payload.utf8)
-        let delegate = load(request, with: ephemeralLoader())
+        let delegate = await load(request, with: ephemeralLoader())
         let sent = delegate.events.compactMap {
             if case .sent(let bytes, let total, let expected) = $0 { (bytes, total, expected) } else { nil }
         }
@@ -208,7 +211,7 @@ struct LoaderConnectionTests {
         #expect(echo.body.count == 300_000)
     }
 
-    @Test func aStreamedBodyIsSpooledSoThatA307OrAChallengeSendsItAgain() throws {
+    @Test func aStreamedBodyIsSpooledSoThatA307OrAChallengeSendsItAgain() async throws {
         let payload = String(repeating: "streamed body ", count: 20_000)
         func streamed(_ path: String) -> URLRequest {
             var request = URLRequest(url: server.url(path))
@@ -218,7 +221,7 @@ struct LoaderConnectionTests {
             return request
         }
         // The default delegate gives no new stream: the copy made while sending is sent again.
-        let redirected = load(streamed("/redirect?status=307&to=/echo"), with: ephemeralLoader())
+        let redirected = await load(streamed("/redirect?status=307&to=/echo"), with: ephemeralLoader())
         #expect(redirected.error == nil)
         let echo = try decodeEcho(redirected.body)
         #expect(echo.method == "POST" && echo.body == payload)
@@ -226,7 +229,7 @@ struct LoaderConnectionTests {
         // An authentication retry sends it again too.
         let answering = ChallengeDelegate { _ in .use(user: "alice", password: "wonderland", persistence: .none) }
         _ = ephemeralLoader().connection(with: streamed("/basic/spool?echo=1"), delegate: answering)
-        #expect(answering.recorder.wait())
+        #expect(await answering.recorder.wait())
         #expect(answering.challenges.count == 1)
         #expect(answering.recorder.body == "welcome alice " + payload)
 
@@ -236,7 +239,7 @@ struct LoaderConnectionTests {
             asked.add(1, ordering: .relaxed)
             return InputStream(data: Data(String(repeating: "x", count: payload.utf8.count).utf8))
         })
-        _ = load(streamed("/redirect?status=307&to=/echo"), with: ephemeralLoader(), delegate: resending)
+        _ = await load(streamed("/redirect?status=307&to=/echo"), with: ephemeralLoader(), delegate: resending)
         #expect(try decodeEcho(resending.body).body == String(repeating: "x", count: payload.utf8.count))
         #expect(asked.load(ordering: .relaxed) == 1)
     }
@@ -253,33 +256,33 @@ struct LoaderConnectionTests {
         withExtendedLifetime(spool) {}
     }
 
-    @Test func serverFailuresBecomeURLErrors() throws {
+    @Test func serverFailuresBecomeURLErrors() async throws {
         let cases: [(String, URLError.Code)] = [
             ("/garbage", .badServerResponse), ("/truncated", .networkConnectionLost),
             ("/endless-headers", .badServerResponse),
         ]
         for (path, code) in cases {
-            let delegate = load(URLRequest(url: server.url(path)), with: ephemeralLoader())
+            let delegate = await load(URLRequest(url: server.url(path)), with: ephemeralLoader())
             #expect(delegate.error?.code == code, "\(path): \(delegate.error.map { "\($0)" } ?? "no error")")
             #expect(delegate.error?.failingURL == server.url(path))
             #expect(delegate.events.last == .failed(code: code.rawValue))
         }
         // Nothing listens on port 1.
-        let refused = load(URLRequest(url: URL(string: "http://127.0.0.1:1/")!), with: ephemeralLoader())
+        let refused = await load(URLRequest(url: URL(string: "http://127.0.0.1:1/")!), with: ephemeralLoader())
         #expect(refused.error?.code == .cannotConnectToHost)
-        let unsupported = load(URLRequest(url: URL(string: "gopher://127.0.0.1/")!), with: ephemeralLoader())
+        let unsupported = await load(URLRequest(url: URL(string: "gopher://127.0.0.1/")!), with: ephemeralLoader())
         #expect(unsupported.error?.code == .unsupportedURL)
     }
 
-    @Test func anIdleTimeoutFires() throws {
+    @Test func anIdleTimeoutFires() async throws {
         var request = URLRequest(url: server.url("/slow?delay=6"))
         request.timeoutInterval = 1
-        let delegate = load(request, with: ephemeralLoader())
+        let delegate = await load(request, with: ephemeralLoader())
         #expect(delegate.error?.code == .timedOut)
         #expect(delegate.events.contains(.response(status: 200)))
     }
 
-    @Test func cancelStopsEveryMessage() throws {
+    @Test func cancelStopsEveryMessage() async throws {
         // Cancel after the first chunk: nothing is heard after cancel() returns.
         let cancelledAt = Locked<Int?>(nil)
         let delegate = RecordingDelegate(onData: { connection, _ in
@@ -290,7 +293,7 @@ struct LoaderConnectionTests {
             with: URLRequest(url: server.url("/stream?chunks=5&delay=0.1")),
             delegate: delegate
         )
-        #expect(!delegate.wait(seconds: 2), "a cancelled load must not finish or fail")
+        #expect(await !delegate.wait(within: .seconds(2)), "a cancelled load must not finish or fail")
         let events = delegate.events
         #expect(events.filter { if case .data = $0 { true } else { false } }.count == 1, "\(events)")
         #expect(!events.contains(.finished))
@@ -305,7 +308,7 @@ struct LoaderConnectionTests {
         )
         never.cancel()
         never.start()
-        #expect(!silent.wait(seconds: 1))
+        #expect(await !silent.wait(within: .seconds(1)))
         #expect(silent.events.isEmpty)
 
         // Cancelled while the delegate decides on a redirect: no response, no finish.
@@ -321,7 +324,7 @@ struct LoaderConnectionTests {
         )
         holder.withLock { $0 = redirecting }
         redirecting.start()
-        #expect(!inRedirect.wait(seconds: 1))
+        #expect(await !inRedirect.wait(within: .seconds(1)))
         #expect(inRedirect.events.count == 2, "\(inRedirect.events)")
         #expect(!inRedirect.events.contains(.response(status: 200)))
     }
@@ -395,39 +398,41 @@ struct LoaderConnectionTests {
 
     /// A delegate load that starts while a synchronous caller drives the multi handle is still
     /// driven to its end after that caller has returned (the engine thread takes over).
-    @Test func aLoadStartedWhileASynchronousCallerDrivesOutlivesIt() throws {
+    @Test func aLoadStartedWhileASynchronousCallerDrivesOutlivesIt() async throws {
         let loader = ephemeralLoader()
         let synchronous = Locked<String?>(nil)
-        let returned = DispatchSemaphore(value: 0)
+        let returned = TestSemaphore()
         Thread.detachNewThread {
-            let body = (try? loader.sendSynchronousRequest(URLRequest(url: server.url("/slow?delay=0.4")))).map {
-                String(decoding: $0.0, as: UTF8.self)
-            }
+            let body = (try? loader.sendSynchronousRequest(URLRequest(url: server.url("/slow?delay=0.4&key=driving"))))
+                .map {
+                    String(decoding: $0.0, as: UTF8.self)
+                }
             synchronous.withLock { $0 = body }
             returned.signal()
         }
-        Thread.sleep(forTimeInterval: 0.1)
+        // The synchronous caller is driving: its request has reached the server.
+        try await waitUntil("the synchronous request reaching the server") { try server.count("driving") == 1 }
         let delegate = RecordingDelegate()
         _ = loader.connection(with: URLRequest(url: server.url("/slow?delay=1.2")), delegate: delegate)
-        #expect(returned.wait(timeout: .now() + 10) == .success)
+        #expect(await returned.wait())
         #expect(synchronous.withLock { $0 } == "1234567890")
-        #expect(delegate.wait(seconds: 10))
+        #expect(await delegate.wait())
         #expect(delegate.body == "1234567890")
         #expect(delegate.events.last == .finished)
     }
 
-    @Test func fileURLsLoadAndMissingFilesFail() throws {
+    @Test func fileURLsLoadAndMissingFilesFail() async throws {
         let path = NSTemporaryDirectory() + "keyjar-loader-\(UUID().uuidString).txt"
         try Data("from a file".utf8).write(to: URL(fileURLWithPath: path))
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let delegate = load(URLRequest(url: URL(fileURLWithPath: path)), with: ephemeralLoader())
+        let delegate = await load(URLRequest(url: URL(fileURLWithPath: path)), with: ephemeralLoader())
         #expect(delegate.body == "from a file")
         #expect(delegate.events.last == .finished)
-        let missing = load(URLRequest(url: URL(fileURLWithPath: path + ".missing")), with: ephemeralLoader())
+        let missing = await load(URLRequest(url: URL(fileURLWithPath: path + ".missing")), with: ephemeralLoader())
         #expect(missing.error?.code == .fileDoesNotExist)
     }
 
-    @Test func theCacheHookCanKeepChangeOrRefuse() throws {
+    @Test func theCacheHookCanKeepChangeOrRefuse() async throws {
         enum Mode { case keep, change, refuse }
         for mode in [Mode.keep, .change, .refuse] {
             let cache = try ResponseCache(configuration: .init())
@@ -442,7 +447,7 @@ struct LoaderConnectionTests {
                 case .refuse: return nil
                 }
             })
-            _ = load(request, with: loader, delegate: delegate)
+            _ = await load(request, with: loader, delegate: delegate)
             #expect(offered.load(ordering: .relaxed) == 1)
             let stored = try cache.lookup(try #require(request.url)).map {
                 String(decoding: try $0.body.load(), as: UTF8.self)
@@ -457,7 +462,7 @@ struct LoaderConnectionTests {
                 offeredNoStore.add(1, ordering: .relaxed)
                 return proposed
             })
-            _ = load(URLRequest(url: server.url("/no-store")), with: loader, delegate: noStore)
+            _ = await load(URLRequest(url: server.url("/no-store")), with: loader, delegate: noStore)
             #expect(offeredNoStore.load(ordering: .relaxed) == 0)
         }
     }

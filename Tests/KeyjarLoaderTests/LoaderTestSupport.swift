@@ -14,7 +14,7 @@ final class LoaderTestServer: Sendable {
     let tlsPort: Int
     private let pid: Int32
 
-    init() throws {
+    init() async throws {
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
             "Servers/loader_server.py"
         ).path
@@ -25,7 +25,7 @@ final class LoaderTestServer: Sendable {
         process.standardOutput = output
         try process.run()
         pid = process.processIdentifier
-        let words = DaemonProcess.readLine(from: output.fileHandleForReading, timeout: 20)?.split(separator: " ") ?? []
+        let words = await DaemonProcess.readLine(from: output.fileHandleForReading)?.split(separator: " ") ?? []
         guard words.count == 3, words[0] == "ready", let port = Int(words[1]), let tlsPort = Int(words[2]) else {
             kill(pid, SIGKILL)
             throw TestSupportError("the loader test server did not start")
@@ -98,7 +98,7 @@ final class RecordingDelegate: LoaderConnectionDelegate, @unchecked Sendable {
         var ended = false
     }
     let state = Locked(State())
-    let done = DispatchSemaphore(value: 0)
+    let done = TestSemaphore()
     let willSendHandler: (@Sendable (URLRequest, URLResponse?) -> URLRequest?)?
     let onData: (@Sendable (LoaderConnection, Int) -> Void)?
     let newBodyStream: (@Sendable () -> InputStream?)?
@@ -138,7 +138,7 @@ final class RecordingDelegate: LoaderConnectionDelegate, @unchecked Sendable {
     var error: URLError? { state.withLock { $0.error } }
     var lastResponse: HTTPURLResponse? { state.withLock { $0.responses.last as? HTTPURLResponse } }
 
-    func wait(seconds: Double = 20) -> Bool { done.wait(timeout: .now() + seconds) == .success }
+    func wait(within deadline: Duration = hangDeadline) async -> Bool { await done.wait(within: deadline) }
 
     func connection(
         _ connection: LoaderConnection,
@@ -218,8 +218,8 @@ func load(
     _ request: URLRequest,
     with loader: URLLoader,
     delegate: RecordingDelegate = RecordingDelegate()
-) -> RecordingDelegate {
+) async -> RecordingDelegate {
     _ = loader.connection(with: request, delegate: delegate)
-    _ = delegate.wait()
+    _ = await delegate.wait()
     return delegate
 }

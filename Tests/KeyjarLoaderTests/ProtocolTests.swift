@@ -9,16 +9,16 @@ import Testing
 
 @Suite("KeyjarLoader: protocols and plumbing")
 struct ProtocolTests {
-    @Test func keepAliveConnectionsAreReused() throws {
-        let server = try LoaderTestServer()
+    @Test func keepAliveConnectionsAreReused() async throws {
+        let server = try await LoaderTestServer()
         let loader = ephemeralLoader()
-        let first = try decodeEcho(load(URLRequest(url: server.url("/echo")), with: loader).body)
-        let second = try decodeEcho(load(URLRequest(url: server.url("/echo")), with: loader).body)
+        let first = try await decodeEcho(load(URLRequest(url: server.url("/echo")), with: loader).body)
+        let second = try await decodeEcho(load(URLRequest(url: server.url("/echo")), with: loader).body)
         #expect(first.peer == second.peer, "the second load opened a new connection")
     }
 
-    @Test func http2IsUsedWhereTheServerOffersIt() throws {
-        let lighttpd = try LighttpdServer(tls: true)
+    @Test func http2IsUsedWhereTheServerOffersIt() async throws {
+        let lighttpd = try await LighttpdServer(tls: true)
         let delegate = ChallengeDelegate { seen in
             seen.method == LoaderAuthenticationMethod.serverTrust
                 ? .use(user: "", password: "", persistence: .none)
@@ -30,13 +30,13 @@ struct ProtocolTests {
             with: URLRequest(url: lighttpd.url("/plain/index.txt")),
             delegate: delegate
         )
-        #expect(delegate.recorder.wait())
+        #expect(await delegate.recorder.wait())
         #expect(delegate.recorder.body == "secret page\n", "\(delegate.recorder.error.map { "\($0)" } ?? "")")
         #expect(connection.httpVersion == "HTTP/2")
         #expect(delegate.challenges.map(\.method) == [LoaderAuthenticationMethod.serverTrust])
     }
 
-    @Test func ftpURLsLoadFromARealFTPServer() throws {
+    @Test func ftpURLsLoadFromARealFTPServer() async throws {
         let directory = try TemporaryDirectory()
         try Data("over ftp\n".utf8).write(to: URL(fileURLWithPath: directory.path("file.txt")))
         let port = try freeLoopbackPort()
@@ -46,20 +46,23 @@ struct ProtocolTests {
             environment: ProcessInfo.processInfo.environment
         )
         defer { kill(pid, SIGKILL) }
-        #expect(eventually { loopbackPortAccepts(port) })
-        let loaded = load(URLRequest(url: URL(string: "ftp://127.0.0.1:\(port)/file.txt")!), with: ephemeralLoader())
+        #expect(await eventually { loopbackPortAccepts(port) })
+        let loaded = await load(
+            URLRequest(url: URL(string: "ftp://127.0.0.1:\(port)/file.txt")!),
+            with: ephemeralLoader()
+        )
         #expect(loaded.body == "over ftp\n")
         #expect(loaded.events.last == .finished)
-        let missing = load(
+        let missing = await load(
             URLRequest(url: URL(string: "ftp://127.0.0.1:\(port)/nothing.txt")!),
             with: ephemeralLoader()
         )
         #expect(missing.error?.code == .fileDoesNotExist)
     }
 
-    @Test func cancellingWhileAChallengeWaitsEndsEverything() throws {
-        let server = try LoaderTestServer()
-        let seen = DispatchSemaphore(value: 0)
+    @Test func cancellingWhileAChallengeWaitsEndsEverything() async throws {
+        let server = try await LoaderTestServer()
+        let seen = TestSemaphore()
         let held = Locked<URLAuthenticationChallenge?>(nil)
         let delegate = HoldingDelegate { challenge in
             held.withLock { $0 = challenge }
@@ -69,7 +72,7 @@ struct ProtocolTests {
             with: URLRequest(url: server.url("/basic/c?key=c1")),
             delegate: delegate
         )
-        #expect(seen.wait(timeout: .now() + 10) == .success)
+        #expect(await seen.wait())
         connection.cancel()
         // An answer after cancel is ignored: no retry, no message.
         if let challenge = held.withLock({ $0 }) {
@@ -78,13 +81,13 @@ struct ProtocolTests {
                 for: challenge
             )
         }
-        #expect(!delegate.recorder.wait(seconds: 1))
+        #expect(await !delegate.recorder.wait(within: .seconds(1)))
         #expect(delegate.recorder.events.isEmpty)
         #expect(try server.count("401:c1") == 1)
     }
 
-    @Test func theSynchronousCallFollowsRedirectsAndUsesURLCredentials() throws {
-        let server = try LoaderTestServer()
+    @Test func theSynchronousCallFollowsRedirectsAndUsesURLCredentials() async throws {
+        let server = try await LoaderTestServer()
         let url = URL(string: "http://alice:wonderland@127.0.0.1:\(server.port)/basic/sync?key=y1")!
         let (data, response) = try ephemeralLoader().sendSynchronousRequest(URLRequest(url: url))
         #expect(String(decoding: data, as: UTF8.self) == "welcome alice")

@@ -9,12 +9,12 @@ import Testing
 
 /// Protocols an application registers (URLProtocol's shape), end to end through a
 /// connection's delegate contract, and the loader's own `data:` protocol.
-@Suite(.timeLimit(testTimeLimit))
+@Suite(.timeLimit(hangLimit), .servicesStopCleanly)
 struct RegisteredProtocolTests {
-    @Test func aRegisteredSchemeIsLoadedThroughTheDelegateContract() throws {
+    @Test func aRegisteredSchemeIsLoadedThroughTheDelegateContract() async throws {
         var configuration = URLLoader.Configuration()
         configuration.registerProtocolClass(NotesProtocol.self)
-        let delegate = load(
+        let delegate = await load(
             URLRequest(url: URL(string: "notes://SHOPPING/list")!),
             with: URLLoader(configuration: configuration)
         )
@@ -30,7 +30,7 @@ struct RegisteredProtocolTests {
         #expect(response.mimeType == "text/plain" && response.textEncodingName == "utf-8")
 
         // Without the registration the scheme is refused, saying why.
-        let unknown = load(
+        let unknown = await load(
             URLRequest(url: URL(string: "notes://shopping/list")!),
             with: URLLoader(configuration: .init())
         )
@@ -38,7 +38,7 @@ struct RegisteredProtocolTests {
         #expect(unknown.error?.localizedDescription.contains("no registered protocol loads it") == true)
     }
 
-    @Test func theLastRegisteredIsAskedFirstAndTheConfigurationBeforeTheProcess() throws {
+    @Test func theLastRegisteredIsAskedFirstAndTheConfigurationBeforeTheProcess() async throws {
         let url = URL(string: "x-keyjar-order://item")!
         LoaderProtocol.registerClass(FirstOrderProtocol.self)
         LoaderProtocol.registerClass(SecondOrderProtocol.self)
@@ -46,56 +46,56 @@ struct RegisteredProtocolTests {
             LoaderProtocol.unregisterClass(FirstOrderProtocol.self)
             LoaderProtocol.unregisterClass(SecondOrderProtocol.self)
         }
-        #expect(load(URLRequest(url: url), with: URLLoader(configuration: .init())).body == "second")
+        #expect(await load(URLRequest(url: url), with: URLLoader(configuration: .init())).body == "second")
         LoaderProtocol.unregisterClass(SecondOrderProtocol.self)
-        #expect(load(URLRequest(url: url), with: URLLoader(configuration: .init())).body == "first")
+        #expect(await load(URLRequest(url: url), with: URLLoader(configuration: .init())).body == "first")
         LoaderProtocol.registerClass(SecondOrderProtocol.self)
         // A loader's own classes come before the process's.
         let configured = URLLoader(configuration: .init(protocolClasses: [FirstOrderProtocol.self]))
-        #expect(load(URLRequest(url: url), with: configured).body == "first")
+        #expect(await load(URLRequest(url: url), with: configured).body == "first")
     }
 
-    @Test func redirectsChallengesFailuresAndCancellationReachTheProtocol() throws {
-        let server = try LoaderTestServer()
+    @Test func redirectsChallengesFailuresAndCancellationReachTheProtocol() async throws {
+        let server = try await LoaderTestServer()
         var configuration = URLLoader.Configuration(cookieStorage: .ephemeral())
         configuration.registerProtocolClass(ScriptedProtocol.self)
         let loader = URLLoader(configuration: configuration)
 
         // A redirect to http: the delegate decides, and libcurl loads the target.
         let target = server.url("/hello").absoluteString.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
-        let redirected = load(URLRequest(url: URL(string: "x-scripted://redirect?to=\(target)")!), with: loader)
+        let redirected = await load(URLRequest(url: URL(string: "x-scripted://redirect?to=\(target)")!), with: loader)
         #expect(redirected.events.contains(.willSend(url: server.url("/hello").absoluteString, redirectStatus: 302)))
         #expect(redirected.body == "hello world")
 
         // A challenge with the protocol's own sender, answered by the delegate.
         let answering = ChallengeDelegate { _ in .use(user: "alice", password: "wonderland", persistence: .none) }
         _ = loader.connection(with: URLRequest(url: URL(string: "x-scripted://challenge")!), delegate: answering)
-        #expect(answering.recorder.wait())
+        #expect(await answering.recorder.wait())
         #expect(answering.challenges.map(\.realm) == ["scripted"])
         #expect(answering.recorder.body == "hello alice")
 
-        let failing = load(URLRequest(url: URL(string: "x-scripted://fail")!), with: loader)
+        let failing = await load(URLRequest(url: URL(string: "x-scripted://fail")!), with: loader)
         #expect(failing.error?.code == .cannotConnectToHost)
 
         // Cancelling stops the protocol, and the delegate hears nothing more.
         let holding = RecordingDelegate()
         let connection = loader.connection(with: URLRequest(url: URL(string: "x-scripted://hold")!), delegate: holding)
-        #expect(ScriptedProtocol.started.wait(timeout: .now() + 10) == .success)
+        #expect(await ScriptedProtocol.started.wait())
         connection.cancel()
-        #expect(ScriptedProtocol.stopped.wait(timeout: .now() + 10) == .success)
+        #expect(await ScriptedProtocol.stopped.wait())
         #expect(holding.events == [.willSend(url: "x-scripted://hold", redirectStatus: nil)])
     }
 
-    @Test func dataURLsAreLoadedThroughTheSameMechanism() throws {
+    @Test func dataURLsAreLoadedThroughTheSameMechanism() async throws {
         let loader = URLLoader(configuration: .init())
-        let text = load(URLRequest(url: URL(string: "data:,A%20brief%20note")!), with: loader)
+        let text = await load(URLRequest(url: URL(string: "data:,A%20brief%20note")!), with: loader)
         #expect(text.body == "A brief note")
         let plain = try #require(text.state.withLock { $0.responses.first })
         #expect(
             plain.mimeType == "text/plain" && plain.textEncodingName == "US-ASCII" && plain.expectedContentLength == 12
         )
 
-        let encoded = load(
+        let encoded = await load(
             URLRequest(url: URL(string: "data:text/html;charset=utf-8;base64,PGI+aGk8L2I+")!),
             with: loader
         )
@@ -103,7 +103,7 @@ struct RegisteredProtocolTests {
         let html = try #require(encoded.state.withLock { $0.responses.first })
         #expect(html.mimeType == "text/html" && html.textEncodingName == "utf-8")
 
-        let broken = load(URLRequest(url: URL(string: "data:;base64,@@@@")!), with: loader)
+        let broken = await load(URLRequest(url: URL(string: "data:;base64,@@@@")!), with: loader)
         #expect(broken.error?.code == .badURL)
         #expect(broken.error?.localizedDescription == "The data: URL cannot be read: its data is not valid base64.")
     }
@@ -220,8 +220,8 @@ final class SecondOrderProtocol: OrderProtocol, @unchecked Sendable {
 
 /// `x-scripted://redirect?to=URL`, `challenge`, `fail`, `hold` (never answers until stopped).
 final class ScriptedProtocol: LoaderProtocol, @unchecked Sendable {
-    static let started = DispatchSemaphore(value: 0)
-    static let stopped = DispatchSemaphore(value: 0)
+    static let started = TestSemaphore()
+    static let stopped = TestSemaphore()
 
     override class func canInit(with request: URLRequest) -> Bool { request.url?.scheme == "x-scripted" }
 

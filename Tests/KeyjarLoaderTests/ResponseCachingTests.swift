@@ -11,11 +11,11 @@ import Testing
 
 /// The loader's response cache against a real loopback server that sends every kind of cache
 /// header (`/cache` in Servers/loader_server.py; its body says which fetch it is: "#N").
-@Suite(.timeLimit(testTimeLimit))
+@Suite(.timeLimit(hangLimit), .servicesStopCleanly)
 struct ResponseCachingTests {
     let server: LoaderTestServer
 
-    init() throws { server = try LoaderTestServer() }
+    init() async throws { server = try await LoaderTestServer() }
 
     func cachingLoader(_ cache: ResponseCache? = nil) throws -> (URLLoader, ResponseCache) {
         let cache = try cache ?? ResponseCache(configuration: .init())
@@ -34,11 +34,11 @@ struct ResponseCachingTests {
         return request
     }
 
-    @Test func aFreshResponseIsServedWithoutTheNetworkAndAnAge() throws {
+    @Test func aFreshResponseIsServedWithoutTheNetworkAndAnAge() async throws {
         let (loader, _) = try cachingLoader()
-        let first = load(request("key=fresh&cc=max-age%3D600"), with: loader)
+        let first = await load(request("key=fresh&cc=max-age%3D600"), with: loader)
         #expect(first.body == "cached #1")
-        let second = load(request("key=fresh&cc=max-age%3D600"), with: loader)
+        let second = await load(request("key=fresh&cc=max-age%3D600"), with: loader)
         #expect(second.body == "cached #1")
         #expect(
             second.events == [
@@ -50,134 +50,135 @@ struct ResponseCachingTests {
         #expect(try server.count("fresh") == 1)
     }
 
-    @Test func noStoreAndNoCacheAndAStaleResponse() throws {
+    @Test func noStoreAndNoCacheAndAStaleResponse() async throws {
         let (loader, _) = try cachingLoader()
-        _ = load(request("key=nostore&cc=no-store"), with: loader)
-        #expect(load(request("key=nostore&cc=no-store"), with: loader).body == "cached #2")
+        _ = await load(request("key=nostore&cc=no-store"), with: loader)
+        #expect(await load(request("key=nostore&cc=no-store"), with: loader).body == "cached #2")
         // no-cache: stored, but validated every time; the 304 serves the stored body as a 200.
-        _ = load(request("key=nocache&cc=no-cache&etag=%22v1%22"), with: loader)
-        let validated = load(request("key=nocache&cc=no-cache&etag=%22v1%22"), with: loader)
+        _ = await load(request("key=nocache&cc=no-cache&etag=%22v1%22"), with: loader)
+        let validated = await load(request("key=nocache&cc=no-cache&etag=%22v1%22"), with: loader)
         #expect(validated.body == "cached #1" && validated.lastResponse?.statusCode == 200)
         #expect(try server.count("304:nocache") == 1)
         // Stale (max-age=0) with Last-Modified: If-Modified-Since, then a 304.
         let modified = "lm=Sat%2C%2004%20Nov%202023%2022%3A13%3A20%20GMT"
-        _ = load(request("key=stale&cc=max-age%3D0&" + modified), with: loader)
-        #expect(load(request("key=stale&cc=max-age%3D0&" + modified), with: loader).body == "cached #1")
+        _ = await load(request("key=stale&cc=max-age%3D0&" + modified), with: loader)
+        #expect(await load(request("key=stale&cc=max-age%3D0&" + modified), with: loader).body == "cached #1")
         #expect(try server.count("304:stale") == 1)
         // Stale without a validator: loaded again.
-        _ = load(request("key=plain&cc=max-age%3D0"), with: loader)
-        #expect(load(request("key=plain&cc=max-age%3D0"), with: loader).body == "cached #2")
+        _ = await load(request("key=plain&cc=max-age%3D0"), with: loader)
+        #expect(await load(request("key=plain&cc=max-age%3D0"), with: loader).body == "cached #2")
     }
 
     /// A private cache: `private` responses are kept, `s-maxage` is not its business, and a
     /// stale `must-revalidate` response is never served, even to a request that accepts
     /// staleness (`max-stale`), which a plain stale response is.
-    @Test func privateSharedMaxAgeAndMustRevalidate() throws {
+    @Test func privateSharedMaxAgeAndMustRevalidate() async throws {
         let (loader, _) = try cachingLoader()
-        _ = load(request("key=private&cc=private%2C%20max-age%3D600"), with: loader)
-        #expect(load(request("key=private&cc=private%2C%20max-age%3D600"), with: loader).body == "cached #1")
-        _ = load(request("key=shared&cc=s-maxage%3D600%2C%20max-age%3D0"), with: loader)
-        #expect(load(request("key=shared&cc=s-maxage%3D600%2C%20max-age%3D0"), with: loader).body == "cached #2")
+        _ = await load(request("key=private&cc=private%2C%20max-age%3D600"), with: loader)
+        #expect(await load(request("key=private&cc=private%2C%20max-age%3D600"), with: loader).body == "cached #1")
+        _ = await load(request("key=shared&cc=s-maxage%3D600%2C%20max-age%3D0"), with: loader)
+        #expect(await load(request("key=shared&cc=s-maxage%3D600%2C%20max-age%3D0"), with: loader).body == "cached #2")
         let staleOK = ["Cache-Control": "max-stale=600"]
-        _ = load(request("key=lenient&cc=max-age%3D0"), with: loader)
-        #expect(load(request("key=lenient&cc=max-age%3D0", fields: staleOK), with: loader).body == "cached #1")
-        _ = load(request("key=strict&cc=max-age%3D0%2C%20must-revalidate"), with: loader)
+        _ = await load(request("key=lenient&cc=max-age%3D0"), with: loader)
+        #expect(await load(request("key=lenient&cc=max-age%3D0", fields: staleOK), with: loader).body == "cached #1")
+        _ = await load(request("key=strict&cc=max-age%3D0%2C%20must-revalidate"), with: loader)
         #expect(
-            load(request("key=strict&cc=max-age%3D0%2C%20must-revalidate", fields: staleOK), with: loader).body
+            await load(request("key=strict&cc=max-age%3D0%2C%20must-revalidate", fields: staleOK), with: loader).body
                 == "cached #2"
         )
         // The request's own no-cache goes to the server even for a fresh response.
-        _ = load(request("key=reqnocache&cc=max-age%3D600"), with: loader)
+        _ = await load(request("key=reqnocache&cc=max-age%3D600"), with: loader)
         #expect(
-            load(request("key=reqnocache&cc=max-age%3D600", fields: ["Cache-Control": "no-cache"]), with: loader).body
+            await load(request("key=reqnocache&cc=max-age%3D600", fields: ["Cache-Control": "no-cache"]), with: loader)
+                .body
                 == "cached #2"
         )
     }
 
-    @Test func expiresAndTheHeuristicGiveFreshness() throws {
+    @Test func expiresAndTheHeuristicGiveFreshness() async throws {
         let (loader, _) = try cachingLoader()
         let future =
             "expires="
             + (CookieDate.httpDate(Date(timeIntervalSinceNow: 600)).addingPercentEncoding(
                 withAllowedCharacters: .alphanumerics
             ) ?? "")
-        _ = load(request("key=expires&" + future), with: loader)
-        #expect(load(request("key=expires&" + future), with: loader).body == "cached #1")
+        _ = await load(request("key=expires&" + future), with: loader)
+        #expect(await load(request("key=expires&" + future), with: loader).body == "cached #1")
         // Modified ten days ago: fresh for a day by the heuristic.
         let tenDays =
             "lm="
             + (CookieDate.httpDate(Date(timeIntervalSinceNow: -864_000)).addingPercentEncoding(
                 withAllowedCharacters: .alphanumerics
             ) ?? "")
-        _ = load(request("key=heuristic&" + tenDays), with: loader)
-        #expect(load(request("key=heuristic&" + tenDays), with: loader).body == "cached #1")
+        _ = await load(request("key=heuristic&" + tenDays), with: loader)
+        #expect(await load(request("key=heuristic&" + tenDays), with: loader).body == "cached #1")
         #expect(try server.count("heuristic") == 1)
     }
 
-    @Test func varyKeepsVariantsApart() throws {
+    @Test func varyKeepsVariantsApart() async throws {
         let (loader, _) = try cachingLoader()
         let query = "key=vary&cc=max-age%3D600&vary=Accept-Language"
-        #expect(load(request(query, fields: ["Accept-Language": "fr"]), with: loader).body == "cached #1 for fr")
-        #expect(load(request(query, fields: ["Accept-Language": "fr"]), with: loader).body == "cached #1 for fr")
-        #expect(load(request(query, fields: ["Accept-Language": "de"]), with: loader).body == "cached #2 for de")
+        #expect(await load(request(query, fields: ["Accept-Language": "fr"]), with: loader).body == "cached #1 for fr")
+        #expect(await load(request(query, fields: ["Accept-Language": "fr"]), with: loader).body == "cached #1 for fr")
+        #expect(await load(request(query, fields: ["Accept-Language": "de"]), with: loader).body == "cached #2 for de")
     }
 
-    @Test func theFourPolicies() throws {
+    @Test func theFourPolicies() async throws {
         let (loader, _) = try cachingLoader()
         // Nothing stored: don't-load fails at once, with nothing sent.
-        let missing = load(request("key=policy&cc=max-age%3D0", policy: .returnCacheDataDontLoad), with: loader)
+        let missing = await load(request("key=policy&cc=max-age%3D0", policy: .returnCacheDataDontLoad), with: loader)
         #expect(missing.error?.code == .resourceUnavailable)
         #expect(try server.count("policy") == 0)
-        _ = load(request("key=policy&cc=max-age%3D0"), with: loader)
+        _ = await load(request("key=policy&cc=max-age%3D0"), with: loader)
         // Stale, yet served by both return-cache-data policies.
         #expect(
-            load(request("key=policy&cc=max-age%3D0", policy: .returnCacheDataElseLoad), with: loader).body
+            await load(request("key=policy&cc=max-age%3D0", policy: .returnCacheDataElseLoad), with: loader).body
                 == "cached #1"
         )
         #expect(
-            load(request("key=policy&cc=max-age%3D0", policy: .returnCacheDataDontLoad), with: loader).body
+            await load(request("key=policy&cc=max-age%3D0", policy: .returnCacheDataDontLoad), with: loader).body
                 == "cached #1"
         )
         // Reload goes to the network even for a fresh response.
-        _ = load(request("key=reload&cc=max-age%3D600"), with: loader)
+        _ = await load(request("key=reload&cc=max-age%3D600"), with: loader)
         #expect(
-            load(request("key=reload&cc=max-age%3D600", policy: .reloadIgnoringLocalCacheData), with: loader).body
+            await load(request("key=reload&cc=max-age%3D600", policy: .reloadIgnoringLocalCacheData), with: loader).body
                 == "cached #2"
         )
-        #expect(load(request("key=reload&cc=max-age%3D600"), with: loader).body == "cached #2")
+        #expect(await load(request("key=reload&cc=max-age%3D600"), with: loader).body == "cached #2")
         // Without a cache, don't-load fails too.
-        let uncached = load(request("key=none", policy: .returnCacheDataDontLoad), with: ephemeralLoader())
+        let uncached = await load(request("key=none", policy: .returnCacheDataDontLoad), with: ephemeralLoader())
         #expect(uncached.error?.code == .resourceUnavailable)
     }
 
     /// A redirect's target is answered from the cache like any request.
-    @Test func aRedirectsTargetIsServedFromTheCache() throws {
+    @Test func aRedirectsTargetIsServedFromTheCache() async throws {
         let (loader, _) = try cachingLoader()
         let target = "/cache?key=redirected%26cc=max-age%253D600"
-        #expect(load(URLRequest(url: server.url("/redirect?to=" + target)), with: loader).body == "cached #1")
-        #expect(load(URLRequest(url: server.url("/redirect?to=" + target)), with: loader).body == "cached #1")
+        #expect(await load(URLRequest(url: server.url("/redirect?to=" + target)), with: loader).body == "cached #1")
+        #expect(await load(URLRequest(url: server.url("/redirect?to=" + target)), with: loader).body == "cached #1")
         #expect(try server.count("redirected") == 1)
         #expect(try server.count("/redirect") == 2)
     }
 
-    @Test func aPostInvalidatesWhatItNames() throws {
+    @Test func aPostInvalidatesWhatItNames() async throws {
         let (loader, cache) = try cachingLoader()
         let query = "key=target&cc=max-age%3D600"
-        _ = load(request(query), with: loader)
+        _ = await load(request(query), with: loader)
         #expect(cache.lookup(server.url("/cache?" + query)) != nil)
-        _ = load(request(query, method: "POST"), with: loader)
-        #expect(load(request(query), with: loader).body == "cached #3")
+        _ = await load(request(query, method: "POST"), with: loader)
+        #expect(await load(request(query), with: loader).body == "cached #3")
     }
 
-    @Test func aHitNeverStoresItsCookiesAgain() throws {
+    @Test func aHitNeverStoresItsCookiesAgain() async throws {
         let jar = SharedCookieStorage.ephemeral()
         let cache = try ResponseCache(configuration: .init())
         let loader = URLLoader(configuration: .init(cookieStorage: jar, responseCache: cache))
         let query = "key=cookie&cc=max-age%3D600&cookie=c%3D1"
-        _ = load(request(query), with: loader)
+        _ = await load(request(query), with: loader)
         #expect(jar.cookies.map(\.name) == ["c"])
         try jar.removeCookies(since: .distantPast)
-        let hit = load(request(query), with: loader)
+        let hit = await load(request(query), with: loader)
         #expect(hit.body == "cached #1")
         #expect(hit.lastResponse?.value(forHTTPHeaderField: "Set-Cookie") == "c=1")
         #expect(jar.cookies.isEmpty)
@@ -185,7 +186,7 @@ struct ResponseCachingTests {
 
     /// The delegate is offered the response with the storage policy the cache would use
     /// (http: allowed, on disk), and its changes are what is stored.
-    @Test func theDelegateSeesTheProposalAndTheDiskGetsTheBody() throws {
+    @Test func theDelegateSeesTheProposalAndTheDiskGetsTheBody() async throws {
         let directory = try TemporaryDirectory()
         let cache = try ResponseCache(configuration: .init(directory: URL(fileURLWithPath: directory.path("c"))))
         let (loader, _) = try cachingLoader(cache)
@@ -194,28 +195,30 @@ struct ResponseCachingTests {
             policies.withLock { $0.append(proposed.storagePolicy) }
             return proposed
         })
-        _ = load(URLRequest(url: server.url("/cache?key=plainhttp&cc=max-age%3D600")), with: loader, delegate: watching)
+        _ = await load(
+            URLRequest(url: server.url("/cache?key=plainhttp&cc=max-age%3D600")),
+            with: loader,
+            delegate: watching
+        )
         #expect(policies.withLock { $0 } == [.allowed])
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path("c/bodies")).count == 1)
         // Another loader on the same directory (another process) is answered from disk.
         let other = try ResponseCache(configuration: .init(directory: URL(fileURLWithPath: directory.path("c"))))
         let (otherLoader, _) = try cachingLoader(other)
         #expect(
-            load(URLRequest(url: server.url("/cache?key=plainhttp&cc=max-age%3D600")), with: otherLoader).body
+            await load(URLRequest(url: server.url("/cache?key=plainhttp&cc=max-age%3D600")), with: otherLoader).body
                 == "cached #1"
         )
         #expect(try server.count("plainhttp") == 1)
     }
 
-    @Test func concurrentLoadsOfOneURLAllGetWholeBodies() throws {
+    @Test func concurrentLoadsOfOneURLAllGetWholeBodies() async throws {
         let (loader, _) = try cachingLoader()
         let query = "key=race&cc=max-age%3D600&repeat=2000"
-        let bodies = Locked<[String]>([])
-        DispatchQueue.concurrentPerform(iterations: 8) { _ in
-            let delegate = load(request(query), with: loader)
-            bodies.withLock { $0.append(delegate.body) }
+        let all = await withTaskGroup(of: String.self) { group in
+            for _ in 0..<8 { group.addTask { await load(request(query), with: loader).body } }
+            return await group.reduce(into: [String]()) { $0.append($1) }
         }
-        let all = bodies.withLock { $0 }
         #expect(all.count == 8)
         #expect(
             all.allSatisfy { $0.count == "cached #1".count * 2_000 || $0.count == "cached #2".count * 2_000 },

@@ -37,12 +37,12 @@ struct SharedMIMEInfoTests {
     }
 
     /// A file: load answers with the type the system's database gives its name.
-    @Test func aFileResponseHasItsTypeFromTheSystemDatabase() throws {
+    @Test func aFileResponseHasItsTypeFromTheSystemDatabase() async throws {
         let path = NSTemporaryDirectory() + "keyjar-mime-\(UUID().uuidString).pdf"
         try Data("%PDF-1.4".utf8).write(to: URL(fileURLWithPath: path))
         defer { try? FileManager.default.removeItem(atPath: path) }
         #expect(SharedMIMEInfo.system.mimeType(forFileName: "x.pdf") == "application/pdf")
-        let delegate = load(URLRequest(url: URL(fileURLWithPath: path)), with: ephemeralLoader())
+        let delegate = await load(URLRequest(url: URL(fileURLWithPath: path)), with: ephemeralLoader())
         let response = try #require(delegate.state.withLock { $0.responses.last })
         #expect(response.mimeType == "application/pdf")
     }

@@ -9,7 +9,7 @@ import Testing
 /// Server trust (the chain shown, one certificate trusted per host and port, decisions kept by
 /// persistence) and client certificates (required, accepted, refused, stored), against the
 /// Python test server's self-signed TLS and lighttpd with client verification.
-@Suite(.timeLimit(testTimeLimit))
+@Suite(.timeLimit(hangLimit), .servicesStopCleanly)
 struct TLSIdentityTests {
     private static func accept(_ persistence: URLCredential.Persistence) -> URLCredential {
         URLCredential(user: "", password: "", persistence: persistence)
@@ -23,15 +23,15 @@ struct TLSIdentityTests {
         return CertificateSummary.canonicalFingerprint(String(decoding: data, as: UTF8.self))
     }
 
-    @Test func aServerTrustChallengeShowsTheChainAndTrustsThatCertificateOnly() throws {
-        let server = try LoaderTestServer()
+    @Test func aServerTrustChallengeShowsTheChainAndTrustsThatCertificateOnly() async throws {
+        let server = try await LoaderTestServer()
         let loader = URLLoader(configuration: .init(cookieStorage: .ephemeral()))
         let expected = try #require(try presentedFingerprint(server))
 
         // 1. The challenge shows the certificate and why it failed; accepted for this load.
         let first = ChallengeDelegate { _ in .credential(Self.accept(.none)) }
         _ = loader.connection(with: URLRequest(url: server.tlsURL("/hello")), delegate: first)
-        #expect(first.recorder.wait())
+        #expect(await first.recorder.wait())
         #expect(first.recorder.body == "hello world")
         let seen = try #require(first.challenges.first)
         #expect(first.challenges.count == 1)
@@ -55,14 +55,14 @@ struct TLSIdentityTests {
         //    the session this time.
         let second = ChallengeDelegate { _ in .credential(Self.accept(.forSession)) }
         _ = loader.connection(with: URLRequest(url: server.tlsURL("/hello")), delegate: second)
-        #expect(second.recorder.wait())
+        #expect(await second.recorder.wait())
         #expect(second.challenges.count == 1)
         #expect(second.recorder.body == "hello world")
 
         // 3. Now trusted by this loader: no challenge.
         let third = ChallengeDelegate { _ in .cancel }
         _ = loader.connection(with: URLRequest(url: server.tlsURL("/hello")), delegate: third)
-        #expect(third.recorder.wait())
+        #expect(await third.recorder.wait())
         #expect(third.challenges.isEmpty)
         #expect(third.recorder.body == "hello world")
 
@@ -70,28 +70,27 @@ struct TLSIdentityTests {
         //    it is challenged again, showing the new one.
         let switching = ChallengeDelegate { _ in .cancel }
         _ = loader.connection(with: URLRequest(url: server.tlsURL("/switch-certificate")), delegate: switching)
-        #expect(switching.recorder.wait())
+        #expect(await switching.recorder.wait())
         #expect(switching.recorder.body == "switched")
         let switched = try #require(try presentedFingerprint(server))
         #expect(switched != expected)
         let fourth = ChallengeDelegate { _ in .performDefault }
         _ = loader.connection(with: URLRequest(url: server.tlsURL("/hello")), delegate: fourth)
-        #expect(fourth.recorder.wait())
+        #expect(await fourth.recorder.wait())
         #expect(fourth.challenges.map { $0.serverTrust?.leaf?.sha256Fingerprint } == [switched])
         #expect(fourth.recorder.error?.code == .serverCertificateUntrusted)
     }
 
-    @Test func aPermanentTrustDecisionIsKeptByKeyjardForEveryProcess() throws {
-        let server = try LoaderTestServer()
-        let daemon = try DaemonProcess()
-        defer { #expect(daemon.stop() == 0) }
+    @Test func aPermanentTrustDecisionIsKeptByKeyjardForEveryProcess() async throws {
+        let server = try await LoaderTestServer()
+        let daemon = try await DaemonProcess()
         let configuration = KeyjarClient.Configuration(socketPath: daemon.socketPath, autoStart: false)
         let writer = URLLoader(
             configuration: .init(credentialStorage: try SharedCredentialStorage(configuration: configuration))
         )
         let accepting = ChallengeDelegate { _ in .credential(Self.accept(.permanent)) }
         _ = writer.connection(with: URLRequest(url: server.tlsURL("/hello")), delegate: accepting)
-        #expect(accepting.recorder.wait())
+        #expect(await accepting.recorder.wait())
         #expect(accepting.recorder.body == "hello world")
 
         let readerStorage = try SharedCredentialStorage(configuration: configuration)
@@ -104,17 +103,17 @@ struct TLSIdentityTests {
         let reader = URLLoader(configuration: .init(credentialStorage: readerStorage))
         let silent = ChallengeDelegate { _ in .cancel }
         _ = reader.connection(with: URLRequest(url: server.tlsURL("/hello")), delegate: silent)
-        #expect(silent.recorder.wait())
+        #expect(await silent.recorder.wait())
         #expect(silent.challenges.isEmpty)
         #expect(silent.recorder.body == "hello world")
     }
 
     // MARK: Client certificates
 
-    @Test func aServerThatRequiresAClientCertificateGetsOneOrRefusesTheLoad() throws {
-        let identities = try TestIdentities()
+    @Test func aServerThatRequiresAClientCertificateGetsOneOrRefusesTheLoad() async throws {
+        let identities = try await TestIdentities()
         defer { identities.remove() }
-        let lighttpd = try LighttpdServer(tls: true, clientCA: identities.caPath)
+        let lighttpd = try await LighttpdServer(tls: true, clientCA: identities.caPath)
         let alice = try ClientIdentity(contentsOf: URL(fileURLWithPath: identities.alicePEM))
         let mallory = try ClientIdentity(contentsOf: URL(fileURLWithPath: identities.malloryPEM))
         let url = lighttpd.url("/plain/index.txt")
@@ -128,7 +127,7 @@ struct TLSIdentityTests {
         // Missing: the delegate is asked; default handling has none, so the load fails.
         let missing = answering { _ in .performDefault }
         _ = loader.connection(with: URLRequest(url: url), delegate: missing)
-        #expect(missing.recorder.wait())
+        #expect(await missing.recorder.wait())
         #expect(
             missing.challenges.map(\.method) == [
                 LoaderAuthenticationMethod.serverTrust, LoaderAuthenticationMethod.clientCertificate,
@@ -139,7 +138,7 @@ struct TLSIdentityTests {
         // Accepted: alice's certificate, issued by the CA the server trusts.
         let accepted = answering { _ in .credential(alice.credential(persistence: .none)) }
         _ = loader.connection(with: URLRequest(url: url), delegate: accepted)
-        #expect(accepted.recorder.wait())
+        #expect(await accepted.recorder.wait())
         #expect(accepted.recorder.body == "secret page\n", "\(String(describing: accepted.recorder.error))")
 
         // Refused: mallory's is not; the delegate hears of the failure with it proposed.
@@ -147,19 +146,18 @@ struct TLSIdentityTests {
             seen.previousFailureCount == 0 ? .credential(mallory.credential(persistence: .none)) : .continueWithout
         }
         _ = loader.connection(with: URLRequest(url: url), delegate: refused)
-        #expect(refused.recorder.wait())
+        #expect(await refused.recorder.wait())
         let clientChallenges = refused.challenges.filter { $0.method == LoaderAuthenticationMethod.clientCertificate }
         #expect(clientChallenges.map(\.previousFailureCount) == [0, 1])
         #expect(clientChallenges.map(\.proposedUser) == [nil, "CN=mallory"])
         #expect(refused.recorder.error?.code == .clientCertificateRejected)
     }
 
-    @Test func aStoredClientIdentityAnswersAndItsKeyStaysOutOfSQLite() throws {
-        let identities = try TestIdentities()
+    @Test func aStoredClientIdentityAnswersAndItsKeyStaysOutOfSQLite() async throws {
+        let identities = try await TestIdentities()
         defer { identities.remove() }
-        let lighttpd = try LighttpdServer(tls: true, clientCA: identities.caPath)
-        let daemon = try DaemonProcess()
-        defer { #expect(daemon.stop() == 0) }
+        let lighttpd = try await LighttpdServer(tls: true, clientCA: identities.caPath)
+        let daemon = try await DaemonProcess()
         let storage = try SharedCredentialStorage(configuration: .init(socketPath: daemon.socketPath, autoStart: false))
         let alice = try ClientIdentity(
             contentsOf: URL(fileURLWithPath: identities.aliceP12),
@@ -180,7 +178,7 @@ struct TLSIdentityTests {
             seen.method == LoaderAuthenticationMethod.serverTrust ? .credential(Self.accept(.none)) : .cancel
         }
         _ = loader.connection(with: URLRequest(url: lighttpd.url("/plain/index.txt")), delegate: delegate)
-        #expect(delegate.recorder.wait())
+        #expect(await delegate.recorder.wait())
         #expect(delegate.recorder.body == "secret page\n", "\(String(describing: delegate.recorder.error))")
         #expect(delegate.challenges.map(\.method) == [LoaderAuthenticationMethod.serverTrust])
 
@@ -191,8 +189,8 @@ struct TLSIdentityTests {
         }
     }
 
-    @Test func identitiesAreReadFromPEMAndPKCS12WithClearErrors() throws {
-        let identities = try TestIdentities()
+    @Test func identitiesAreReadFromPEMAndPKCS12WithClearErrors() async throws {
+        let identities = try await TestIdentities()
         defer { identities.remove() }
         let pem = try ClientIdentity(contentsOf: URL(fileURLWithPath: identities.alicePEM))
         let p12 = try ClientIdentity(

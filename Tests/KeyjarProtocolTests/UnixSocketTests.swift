@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import KeyjarTestSupport
 import Testing
 
 @testable import KeyjarProtocol
@@ -44,7 +45,7 @@ import Testing
         // And it does read: bytes already there are returned.
         try far.sendAll(Array("here".utf8))
         #expect(try far.waitForBytes(timeout: 0) == false)
-        #expect(try near.waitForBytes(timeout: 5))
+        #expect(try near.waitForBytes(timeout: hangSeconds))
         #expect(try near.receiveWithoutSleeping(into: &buffer, until: 0) == 4)
     }
 

@@ -4,10 +4,11 @@ import KeyjarHTTPCache
 import KeyjarLocks
 import KeyjarResponseCache
 import KeyjarTestSupport
+import Synchronization
 import Testing
 
 /// The response cache's two tiers on a real directory and a real SQLite index.
-@Suite(.timeLimit(testTimeLimit))
+@Suite(.timeLimit(hangLimit), .servicesStopCleanly)
 struct ResponseCacheTests {
     static func entry(
         _ url: String,
@@ -41,18 +42,30 @@ struct ResponseCacheTests {
     static func onDisk(
         _ directory: TemporaryDirectory,
         secure: Bool = false,
-        capacity: Int = 64 << 20
+        capacity: Int = 64 << 20,
+        clock: TestClock? = nil
     ) throws
         -> ResponseCache
     {
-        try ResponseCache(
+        var now: @Sendable () -> Date = { Date() }
+        if let clock { now = { clock.now } }
+        return try ResponseCache(
             configuration: .init(
                 memoryCapacity: 1 << 20,
                 diskCapacity: capacity,
                 directory: URL(fileURLWithPath: directory.path("cache")),
-                storesSecureResponsesOnDisk: secure
+                storesSecureResponsesOnDisk: secure,
+                now: now
             )
         )
+    }
+
+    /// A clock the test moves by hand.
+    final class TestClock: Sendable {
+        private let time = Mutex(Date(timeIntervalSince1970: 1_700_000_000))
+
+        var now: Date { time.withLock { $0 } }
+        func advance(seconds: TimeInterval = 1) { time.withLock { $0 += seconds } }
     }
 
     @Test func aResponseIsKeptWithItsFieldsUserInfoAndBodyAcrossInstances() throws {
@@ -160,18 +173,19 @@ struct ResponseCacheTests {
 
     @Test func theLeastRecentlyUsedGoFirstWhenTheDiskIsFull() throws {
         let directory = try TemporaryDirectory()
-        let cache = try Self.onDisk(directory, capacity: 3_000)
+        let clock = TestClock()
+        let cache = try Self.onDisk(directory, capacity: 3_000, clock: clock)
         let kilobyte = Data(repeating: 0x61, count: 1_000)
         for name in ["a", "b", "c"] {
             cache.store(Self.entry("http://example.com/\(name)"), body: kilobyte)
-            usleep(2_000)
+            clock.advance()
         }
         // "a" is used again, so "b" is the least recently used when "d" needs room.
         let first = try #require(URL(string: "http://example.com/a"))
-        _ = try Self.onDisk(directory, capacity: 3_000).lookup(first)
-        usleep(2_000)
+        _ = try Self.onDisk(directory, capacity: 3_000, clock: clock).lookup(first)
+        clock.advance()
         cache.store(Self.entry("http://example.com/d"), body: kilobyte)
-        let reopened = try Self.onDisk(directory, capacity: 3_000)
+        let reopened = try Self.onDisk(directory, capacity: 3_000, clock: clock)
         #expect(Set(reopened.entries.map(\.url.lastPathComponent)) == ["a", "c", "d"])
         #expect(reopened.diskUsage == 3_000)
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path("cache/bodies")).count == 3)
@@ -189,7 +203,7 @@ struct ResponseCacheTests {
 
     /// A process killed while it writes a body leaves a cache that opens, serves the last
     /// complete response for that URL, and has nothing half written left.
-    @Test func aWriterKilledMidwayLeavesNoPartialEntry() throws {
+    @Test func aWriterKilledMidwayLeavesNoPartialEntry() async throws {
         let directory = try TemporaryDirectory()
         let url = "https://example.com/big"
         let writer = Process()
@@ -198,10 +212,10 @@ struct ResponseCacheTests {
         let output = Pipe()
         writer.standardOutput = output
         try writer.run()
-        #expect(DaemonProcess.readLine(from: output.fileHandleForReading, timeout: 20) == "stored")
-        for _ in 0..<5 { #expect(DaemonProcess.readLine(from: output.fileHandleForReading, timeout: 20) == "writing") }
+        #expect(await DaemonProcess.readLine(from: output.fileHandleForReading) == "stored")
+        for _ in 0..<5 { #expect(await DaemonProcess.readLine(from: output.fileHandleForReading) == "writing") }
         kill(writer.processIdentifier, SIGKILL)
-        writer.waitUntilExit()
+        try await waitForExit(writer)
         #expect(
             try FileManager.default.contentsOfDirectory(atPath: directory.path("cache/bodies")).contains {
                 $0.hasSuffix(".partial")

@@ -8,18 +8,21 @@ import Testing
 /// keyjard's server running inside the test process, as Hummingbird's tests run theirs: the
 /// real socket, database, secret store and protocol, with no process spawned. Protocol
 /// behaviour is tested this way; what needs a process of its own (signals, crashes, command-line
-/// options, start-up and shutdown) stays with `DaemonProcess`.
-final class InProcessServer: Sendable {
+/// options, start-up and shutdown) stays with `DaemonProcess`. It is stopped, and must stop
+/// cleanly, when the test ends (`ServiceScope`).
+final class InProcessServer: StoppedAtTestEnd, Sendable {
     let directory: TemporaryDirectory
     let socketPath: String
     let databasePath: String
     private let shutdown: AsyncStream<Void>.Continuation
-    private let finished = DispatchSemaphore(value: 0)
+    private let finished = TestLatch()
     private let failure = Failure()
 
     /// Passwords go to a 0600 file in the test's directory unless `secrets` says otherwise.
-    init(secrets: ServerConfiguration.Secrets? = nil, configure: (inout ServerConfiguration) -> Void = { _ in }) throws
-    {
+    init(
+        secrets: ServerConfiguration.Secrets? = nil,
+        configure: (inout ServerConfiguration) -> Void = { _ in }
+    ) async throws {
         directory = try TemporaryDirectory()
         socketPath = directory.path("run/keyjar.sock")
         databasePath = directory.path("data/store.sqlite3")
@@ -31,37 +34,44 @@ final class InProcessServer: Sendable {
         configure(&configuration)
         let (stream, continuation) = AsyncStream<Void>.makeStream()
         shutdown = continuation
-        let ready = DispatchSemaphore(value: 0)
+        let ready = TestLatch()
         let finished = self.finished
         let failure = self.failure
         let logger = Logger(label: "keyjard-in-process") { _ in SwiftLogNoOpLogHandler() }
-        // On a queue of its own, not Swift's cooperative pool: the tests' synchronous bodies
-        // block that pool's few threads while they wait on this very server.
+        // On a queue of its own, not Swift's cooperative pool: a test may still call the
+        // synchronous client API, which blocks its thread while it waits on this very server.
         Task(executorPreference: ServerExecutor.shared) { [configuration] in
             do {
                 try await KeyjarServer.run(
                     configuration: configuration,
                     logger: logger,
                     shutdown: stream,
-                    ready: { _ in ready.signal() }
+                    ready: { _ in ready.open() }
                 )
             } catch {
                 failure.record(error)
-                ready.signal()
+                ready.open()
             }
-            finished.signal()
+            finished.open()
         }
-        guard ready.wait(timeout: .now() + 20) == .success else { throw TestSupportError("the server did not start") }
+        try ServiceScope.register(self)
+        guard await ready.wait() else { throw TestSupportError("the server did not start") }
         if let error = failure.error { throw TestSupportError("the server failed to start: \(error)") }
     }
 
     /// Stops it as keyjard stops on SIGTERM; true when it ended cleanly and removed its socket.
     @discardableResult
-    func stop() -> Bool {
+    func stop() async -> Bool {
         shutdown.yield()
         shutdown.finish()
-        guard finished.wait(timeout: .now() + 10) == .success else { return false }
+        guard await finished.wait() else { return false }
         return failure.error == nil && !FileManager.default.fileExists(atPath: socketPath)
+    }
+
+    func stopAtTestEnd() async -> String? {
+        if finished.isOpen { return nil }
+        return await stop()
+            ? nil : "the in-process server did not stop cleanly: \(failure.error.map { "\($0)" } ?? "socket left")"
     }
 
     /// An error from the server task, kept for the test.

@@ -7,17 +7,16 @@ import Testing
 
 /// Real traffic, every request and reply kind, checked against Schemas/protocol.schema.json by
 /// an independent JSON Schema validator (Python's jsonschema).
-@Suite(.timeLimit(testTimeLimit))
+@Suite(.timeLimit(hangLimit), .servicesStopCleanly)
 struct ProtocolSchemaTests {
     static let schemaPath = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("Schemas/protocol.schema.json").path
 
-    @Test func realMessagesMatchTheWrittenSchema() throws {
+    @Test func realMessagesMatchTheWrittenSchema() async throws {
         // Passwords in a file of its own (the server in this process): `repairCredentials`
         // removes every Keyjar password that this keyjard has no record of, which on the
         // suite's shared Secret Service are other tests'.
-        let server = try InProcessServer()
-        defer { #expect(server.stop()) }
+        let server = try await InProcessServer()
         let client = try TestClient(socketPath: server.socketPath, hello: false)
         client.recordedPayloads = []
         let watcher = try TestClient(socketPath: server.socketPath)
@@ -89,7 +88,7 @@ struct ProtocolSchemaTests {
             print("KINDS", " ".join(sorted(kinds)))
             sys.exit(1 if bad else 0)
             """
-        let result = try runCommand("/usr/bin/env", ["python3", "-c", validator, Self.schemaPath, messages])
+        let result = try await runCommand("/usr/bin/env", ["python3", "-c", validator, Self.schemaPath, messages])
         #expect(result.status == 0, "\(result.output)\(result.error)")
         let kinds = Set(
             result.output.split(separator: "\n").first { $0.hasPrefix("KINDS") }?.split(separator: " ").dropFirst().map(

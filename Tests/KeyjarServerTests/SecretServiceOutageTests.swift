@@ -11,7 +11,7 @@ import Testing
 /// The Secret Service goes away and comes back under a running keyjard (a real
 /// gnome-keyring-daemon on a private bus, SIGKILLed and started again), and credentials that
 /// are half written (a crash between the password and its record) are found and repaired.
-@Suite(.timeLimit(testTimeLimit))
+@Suite(.timeLimit(hangLimit), .servicesStopCleanly)
 struct SecretServiceOutageTests {
     private static let space = ProtectionSpace(host: "intranet.example", protocol: "https", realm: "Team")
 
@@ -50,14 +50,13 @@ struct SecretServiceOutageTests {
         }
     }
 
-    @Test func credentialsFailClearlyWhileTheSecretServiceIsAwayAndWorkWhenItIsBack() throws {
-        let service = try PrivateSecretService()
-        let daemon = try DaemonProcess(environment: service.environment)
-        defer { #expect(daemon.stop() == 0) }
+    @Test func credentialsFailClearlyWhileTheSecretServiceIsAwayAndWorkWhenItIsBack() async throws {
+        let service = try await PrivateSecretService()
+        let daemon = try await DaemonProcess(environment: service.environment)
         let client = try TestClient(socketPath: daemon.socketPath)
         try Self.setCredential(client, "alice")
 
-        try service.killKeyring()
+        try await service.killKeyring()
         for request: Request in [
             .setCredential(space: Self.space, user: "bob", password: "pw-bob", makeDefault: false),
             .password(space: Self.space, user: "alice"),
@@ -80,7 +79,7 @@ struct SecretServiceOutageTests {
         // Cookies do not need the Secret Service.
         #expect(try client.setCookies(["still=works"], from: "https://intranet.example/") == [nil])
 
-        try service.startKeyring()
+        try await service.startKeyring()
         // The same keyjard, without a restart, reaches the new daemon and its stored password.
         #expect(try Self.password(client, "alice") == "pw-alice")
         try Self.setCredential(client, "bob")
@@ -90,10 +89,9 @@ struct SecretServiceOutageTests {
         #expect(back.credentialMismatches == [])
     }
 
-    @Test func statusListsHalfCredentialsAndRepairRemovesThem() throws {
-        let service = try PrivateSecretService()
-        let daemon = try DaemonProcess(environment: service.environment)
-        defer { #expect(daemon.stop() == 0) }
+    @Test func statusListsHalfCredentialsAndRepairRemovesThem() async throws {
+        let service = try await PrivateSecretService()
+        let daemon = try await DaemonProcess(environment: service.environment)
         let client = try TestClient(socketPath: daemon.socketPath)
         for user in ["alice", "bob"] { try Self.setCredential(client, user) }
         // bob's password disappears (removed behind keyjard's back, or a crash after the
@@ -106,14 +104,14 @@ struct SecretServiceOutageTests {
             realm: "Team",
             user: "bob"
         )
-        #expect(try service.secretTool(["clear"] + bob).status == 0)
+        #expect(try await service.secretTool(["clear"] + bob).status == 0)
         let carol = PrivateSecretService.keyjarAttributes(
             host: "orphan.example",
             port: 8080,
             protocol: "http",
             user: "carol"
         )
-        #expect(try service.secretTool(["store", "--label=orphan"] + carol, input: "pw-carol").status == 0)
+        #expect(try await service.secretTool(["store", "--label=orphan"] + carol, input: "pw-carol").status == 0)
 
         let expected = [
             CredentialMismatch(kind: .passwordMissing, space: Self.space, user: "bob"),
@@ -144,7 +142,7 @@ struct SecretServiceOutageTests {
             throw TestSupportError("no listing")
         }
         #expect(records.map(\.user) == ["alice"])
-        let lookup = try service.secretTool(["lookup"] + carol)
+        let lookup = try await service.secretTool(["lookup"] + carol)
         #expect(lookup.output.isEmpty && lookup.status != 0)
         #expect(try Self.password(client, "alice") == "pw-alice")
         #expect(try Self.status(client).credentialMismatches == [])

@@ -8,26 +8,26 @@ import Testing
 
 /// keyjard's disk fills up: its database lives on a 2 MiB tmpfs of its own (a private mount
 /// namespace, so nothing outside the test sees it), which a ballast file fills.
-@Suite(.timeLimit(testTimeLimit))
+@Suite(.timeLimit(hangLimit), .servicesStopCleanly)
 struct ServerDiskFullTests {
     /// `unshare` can give a process a tmpfs of its own here: as root, or in a user namespace.
     static let launcherPrefix: [String] =
         ["/usr/bin/unshare"] + (getuid() == 0 ? [] : ["--map-root-user"]) + ["--mount", "--propagation", "private"]
 
-    static let canMountPrivateTmpfs: Bool = {
+    static func canMountPrivateTmpfs() async -> Bool {
         guard let directory = try? TemporaryDirectory() else { return false }
-        let probe = try? runCommand(
+        let probe = try? await runCommand(
             launcherPrefix[0],
             Array(launcherPrefix.dropFirst()) + [
                 "/bin/mount", "-t", "tmpfs", "-o", "size=64k", "probe", directory.path,
             ]
         )
         return probe?.status == 0
-    }()
+    }
 
-    @Test(.enabled(if: canMountPrivateTmpfs, "needs a private mount namespace (root or user namespaces)"))
-    func aFullDiskFailsWritesClearlyLosesNothingAndServiceResumes() throws {
-        let secrets = try PrivateSecretService()
+    @Test(.enabled("needs a private mount namespace (root or user namespaces)") { await canMountPrivateTmpfs() })
+    func aFullDiskFailsWritesClearlyLosesNothingAndServiceResumes() async throws {
+        let secrets = try await PrivateSecretService()
         let directory = try TemporaryDirectory()
         let data = directory.path("data")
         try FileManager.default.createDirectory(
@@ -35,14 +35,13 @@ struct ServerDiskFullTests {
             withIntermediateDirectories: true,
             attributes: [.posixPermissions: 0o700]
         )
-        let daemon = try DaemonProcess(
+        let daemon = try await DaemonProcess(
             in: directory,
             environment: secrets.environment,
             launcher: Self.launcherPrefix + [
                 "/bin/sh", "-c", #"mount -t tmpfs -o size=2m,mode=0700 keyjar-full "$0" && exec "$@""#, data,
             ]
         )
-        defer { #expect(daemon.stop() == 0) }
         // keyjard's view of its directory: the tmpfs exists only in its mount namespace.
         let mounted = "/proc/\(daemon.pid)/root\(data)"
         let client = try TestClient(socketPath: daemon.socketPath)

@@ -6,12 +6,11 @@ import KeyjarTestSupport
 import Testing
 
 /// Socket activation and slow clients.
-@Suite(.timeLimit(testTimeLimit))
+@Suite(.timeLimit(hangLimit), .servicesStopCleanly)
 struct ServerLifecycleTests {
-    @Test func aBurstOfWritesLeavesNoLargeWALOnceWritesPause() throws {
+    @Test func aBurstOfWritesLeavesNoLargeWALOnceWritesPause() async throws {
         // Given a keyjard that takes 1,500 acknowledged writes back to back (a WAL of ~12 MB)
-        let daemon = try DaemonProcess()
-        defer { #expect(daemon.stop() == 0) }
+        let daemon = try await DaemonProcess()
         let client = try TestClient(socketPath: daemon.socketPath)
         for index in 0..<1_500 {
             try client.setCookies(["c\(index % 50)=\(index)"], from: "https://burst\(index % 50).example/")
@@ -19,20 +18,17 @@ struct ServerLifecycleTests {
         let wal = daemon.databasePath + "-wal"
         func walBytes() -> Int { ((try? FileManager.default.attributesOfItem(atPath: wal))?[.size] as? Int) ?? 0 }
         #expect(walBytes() > 4 << 20, "the burst should have grown the WAL")
-        // When writes pause, then the WAL is folded in and cut back within a few seconds...
-        let deadline = Date().addingTimeInterval(10)
-        while walBytes() > 4 << 20, Date() < deadline { Thread.sleep(forTimeInterval: 0.1) }
-        #expect(walBytes() <= 4 << 20)
+        // When writes pause, then the WAL is folded in and cut back...
+        #expect(await eventually(every: .milliseconds(100)) { walBytes() <= 4 << 20 })
         // ...and nothing was lost.
         #expect(try client.snapshot().cookies.count == 50)
         #expect(try client.cookieHeader(for: "https://burst7.example/") == "c7=1457")
     }
 
-    @Test func aLongStormOfWritesKeepsTheWALBounded() throws {
+    @Test func aLongStormOfWritesKeepsTheWALBounded() async throws {
         // Given a keyjard taking 20,000 acknowledged writes back to back, which without restarts
         // would leave a WAL of about 160 MB (8 KB per write)
-        let daemon = try DaemonProcess()
-        defer { #expect(daemon.stop() == 0) }
+        let daemon = try await DaemonProcess()
         let client = try TestClient(socketPath: daemon.socketPath)
         let wal = daemon.databasePath + "-wal"
         func walBytes() -> Int { ((try? FileManager.default.attributesOfItem(atPath: wal))?[.size] as? Int) ?? 0 }
@@ -50,10 +46,9 @@ struct ServerLifecycleTests {
         #expect(try client.cookieHeader(for: "https://storm7.example/") == "c7=19957")
     }
 
-    @Test func checkpointsRunOnALowerPriorityThread() throws {
+    @Test func checkpointsRunOnALowerPriorityThread() async throws {
         // Given a keyjard whose WAL needs checkpointing
-        let daemon = try DaemonProcess()
-        defer { #expect(daemon.stop() == 0) }
+        let daemon = try await DaemonProcess()
         let client = try TestClient(socketPath: daemon.socketPath)
         try client.setCookies(["c=1"], from: "https://nice.example/")
         // Then within the checkpoint interval a thread of keyjard runs at nice 10 (field 19 of
@@ -69,13 +64,11 @@ struct ServerLifecycleTests {
                 return fields.count > 16 ? Int(fields[16]) : nil
             }
         }
-        let deadline = Date().addingTimeInterval(10)
-        while !niceValues().contains(10), Date() < deadline { Thread.sleep(forTimeInterval: 0.1) }
-        #expect(niceValues().contains(10))
+        #expect(await eventually(every: .milliseconds(100)) { niceValues().contains(10) })
         #expect(niceValues().contains(0))
     }
 
-    @Test func servesASocketPassedBySystemd() throws {
+    @Test func servesASocketPassedBySystemd() async throws {
         // systemd's own tool: it binds the socket, and on the first connection executes keyjard
         // in its place (the same pid) with the socket as fd 3, LISTEN_FDS=1 and LISTEN_PID set.
         let directory = try TemporaryDirectory()
@@ -85,50 +78,49 @@ struct ServerLifecycleTests {
             withIntermediateDirectories: true,
             attributes: [.posixPermissions: 0o700]
         )
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/systemd-socket-activate")
-        process.arguments = [
-            "--listen=\(socketPath)", DaemonProcess.binary, "--socket", socketPath, "--database",
-            directory.path("store.sqlite3"),
-        ]
-        process.environment = childEnvironment(ProcessInfo.processInfo.environment)
+        // Not Foundation's Process: systemd-socket-activate closes the descriptors it inherits
+        // (see `spawnQuietly`).
         let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle(forWritingAtPath: "/dev/null")
-        try process.run()
-        defer { if process.isRunning { process.terminate() } }
-        let deadline = Date().addingTimeInterval(20)
-        while !FileManager.default.fileExists(atPath: socketPath), process.isRunning, Date() < deadline {
-            usleep(10_000)
-        }
+        let pid = try spawnQuietly(
+            "/usr/bin/systemd-socket-activate",
+            [
+                "--listen=\(socketPath)", DaemonProcess.binary, "--socket", socketPath, "--database",
+                directory.path("store.sqlite3"),
+            ],
+            environment: ProcessInfo.processInfo.environment,
+            standardOutput: output.fileHandleForWriting.fileDescriptor
+        )
+        try output.fileHandleForWriting.close()
+        var reaped = false
+        defer { if !reaped { kill(pid, SIGKILL) } }
+        _ = await eventually { FileManager.default.fileExists(atPath: socketPath) }
 
         // The first client's connection is what starts keyjard; it is served once keyjard is up.
         let client = try TestClient(socketPath: socketPath)
-        #expect(DaemonProcess.readLine(from: output.fileHandleForReading, timeout: 20) == "ready \(socketPath)")
+        #expect(await DaemonProcess.readLine(from: output.fileHandleForReading) == "ready \(socketPath)")
         #expect(try client.setCookies(["activated=1"], from: "https://example.com/") == [nil])
         let reply = try client.call(.status)
         guard case .status(let status) = reply else {
             Issue.record("expected a status reply, got \(reply)")
             return
         }
-        #expect(status.pid == process.processIdentifier)
+        #expect(status.pid == pid)
 
-        kill(process.processIdentifier, SIGTERM)
-        process.waitUntilExit()
-        #expect(process.terminationReason == .exit && process.terminationStatus == 0)
+        kill(pid, SIGTERM)
+        #expect(await waitForExit(pid) == 0)
+        reaped = true
         // The socket file is systemd's: keyjard leaves it for the next activation.
         #expect(FileManager.default.fileExists(atPath: socketPath))
     }
 
-    @Test func aStuckClientIsDisconnectedWithoutHoldingUpOthers() throws {
-        let daemon = try DaemonProcess(arguments: ["--client-queue-limit", "8"])
-        defer { #expect(daemon.stop() == 0) }
+    @Test func aStuckClientIsDisconnectedWithoutHoldingUpOthers() async throws {
+        let daemon = try await DaemonProcess(arguments: ["--client-queue-limit", "8"])
         let stuck = try TestClient(socketPath: daemon.socketPath)
         _ = try stuck.call(.subscribe(after: nil))
         // A healthy client reads every event as it comes, on a thread of its own.
         let total = 300
-        let subscribed = DispatchSemaphore(value: 0)
-        let finished = DispatchSemaphore(value: 0)
+        let subscribed = TestSemaphore()
+        let finished = TestSemaphore()
         let healthyCount = LockedNames()
         let socketPath = daemon.socketPath
         Thread.detachNewThread {
@@ -141,12 +133,12 @@ struct ServerLifecycleTests {
             }
             subscribed.signal()
             var received = 0
-            while received < total, case .event? = try? healthy.nextPushed(timeout: 10) {
+            while received < total, case .event? = try? healthy.nextPushed(timeout: hangSeconds) {
                 received += 1
                 healthyCount.insert("\(received)")
             }
         }
-        subscribed.wait()
+        #expect(await subscribed.wait())
         let writer = try TestClient(socketPath: daemon.socketPath)
 
         // Big events fill the stuck client's socket buffer, then its queue, while it reads nothing.
@@ -154,12 +146,12 @@ struct ServerLifecycleTests {
         for index in 0..<total {
             #expect(try writer.setCookies(["c\(index)=\(value)"], from: "https://site\(index).example/") == [nil])
         }
-        #expect(finished.wait(timeout: .now() + 20) == .success)
+        #expect(await finished.wait())
         #expect(healthyCount.count == total)
 
         // The stuck client finds its connection closed once it looks, having got only part.
         var stuckReceived = 0
-        while try stuck.receive(timeout: 10) != nil { stuckReceived += 1 }
+        while try stuck.receive(timeout: hangSeconds) != nil { stuckReceived += 1 }
         #expect(stuck.isClosed)
         #expect(stuckReceived < total)
         #expect(daemon.log.contains("client queue overflowed"))

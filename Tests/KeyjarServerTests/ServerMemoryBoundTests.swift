@@ -7,7 +7,7 @@ import Testing
 
 /// keyjard's memory stays within its stated bounds whatever clients send or fail to read, and
 /// a client that misbehaves holds nobody else up (README, "Limits").
-@Suite(.timeLimit(testTimeLimit))
+@Suite(.timeLimit(hangLimit), .servicesStopCleanly)
 struct ServerMemoryBoundTests {
     static let frameLimit = 1 << 20
 
@@ -26,35 +26,30 @@ struct ServerMemoryBoundTests {
     }
 
     /// Waits for keyjard to report a state: what the test needs to see before going on.
-    static func waitFor(_ what: String, timeout: TimeInterval = 20, _ condition: () throws -> Bool) throws {
-        let deadline = Date().addingTimeInterval(timeout)
-        while try !condition() {
-            guard Date() < deadline else { throw TestSupportError("keyjard never reached: \(what)") }
-            usleep(20_000)
-        }
+    static func waitFor(_ what: String, _ condition: () throws -> Bool) async throws {
+        try await waitUntil("keyjard reaching: \(what)", every: .milliseconds(20), condition)
     }
 
     /// Twenty clients each send a frame of almost 1 MiB at once, with room for only one at a
     /// time: each is answered, and keyjard never holds more than the budget plus the small
     /// per-connection allowance (unbounded, it would hold all twenty).
-    @Test func aFloodOfLargeFramesStaysWithinTheBudget() throws {
+    @Test func aFloodOfLargeFramesStaysWithinTheBudget() async throws {
         // Room for one frame's buffer: a power of two, with a read beyond the frame.
         let budget = 2 * Self.frameLimit
-        let daemon = try DaemonProcess(arguments: [
+        let daemon = try await DaemonProcess(arguments: [
             "--max-frame-bytes", "\(Self.frameLimit)", "--max-inbound-bytes", "\(budget)",
         ])
-        defer { #expect(daemon.stop() == 0) }
         let senders = 20
         let answered = LockedNames()
         let failures = LockedNames()
-        let finished = DispatchSemaphore(value: 0)
+        let finished = TestSemaphore()
         for sender in 0..<senders {
             Thread.detachNewThread {
                 defer { finished.signal() }
                 do {
                     let client = try TestClient(socketPath: daemon.socketPath)
                     try client.sendRaw(Self.largeRequest(id: 7, bytes: Self.frameLimit - 200))
-                    guard case .reply(7, .cookies(let cookies))? = try client.receive(timeout: 60) else {
+                    guard case .reply(7, .cookies(let cookies))? = try client.receive(timeout: hangSeconds) else {
                         failures.insert("sender \(sender): no reply")
                         return
                     }
@@ -64,7 +59,7 @@ struct ServerMemoryBoundTests {
                 }
             }
         }
-        for _ in 0..<senders { #expect(finished.wait(timeout: .now() + 120) == .success, "a sender hung") }
+        for _ in 0..<senders { #expect(await finished.wait(), "a sender hung") }
         #expect(failures.all.isEmpty, "\(failures.all.sorted())")
         #expect(answered.count == senders)
 
@@ -85,25 +80,24 @@ struct ServerMemoryBoundTests {
 
     /// A client that starts a large frame and stops sending holds the budget for the frame
     /// deadline only: then it gets an error and the next large frame is let in.
-    @Test func aStalledLargeFrameIsCutOffAndFreesTheBudget() throws {
-        let daemon = try DaemonProcess(arguments: [
+    @Test func aStalledLargeFrameIsCutOffAndFreesTheBudget() async throws {
+        let daemon = try await DaemonProcess(arguments: [
             "--max-frame-bytes", "\(Self.frameLimit)", "--max-inbound-bytes", "\(2 * Self.frameLimit)",
             "--frame-deadline", "1",
         ])
-        defer { #expect(daemon.stop() == 0) }
         let staller = try TestClient(socketPath: daemon.socketPath)
         let frame = Self.largeRequest(id: 1, bytes: Self.frameLimit - 200)
         try staller.sendRaw(Array(frame.prefix(100_000)))
-        try Self.waitFor("the stalled frame reserved") { try Self.inbound(daemon.socketPath).reserved > 0 }
+        try await Self.waitFor("the stalled frame reserved") { try Self.inbound(daemon.socketPath).reserved > 0 }
 
         // The next large frame waits for the budget, then gets in once the staller is cut off.
         let waiter = try TestClient(socketPath: daemon.socketPath)
         try waiter.sendRaw(Self.largeRequest(id: 2, bytes: Self.frameLimit - 200))
-        guard case .reply(2, .cookies)? = try waiter.receive(timeout: 30) else {
+        guard case .reply(2, .cookies)? = try waiter.receive(timeout: hangSeconds) else {
             Issue.record("the second large frame was never answered")
             return
         }
-        let reply = try staller.receive(timeout: 10)
+        let reply = try staller.receive(timeout: hangSeconds)
         guard case .failure(nil, let error)? = reply else {
             Issue.record("the staller got \(String(describing: reply)), not an error")
             return
@@ -115,12 +109,11 @@ struct ServerMemoryBoundTests {
 
     /// A client that sends requests without reading the replies is paused, not cut off and not
     /// allowed to pile replies up: once it reads, every reply is there, in order.
-    @Test func aClientThatDoesNotReadIsPausedAndLosesNoReply() throws {
-        let daemon = try DaemonProcess(arguments: ["--client-queue-limit", "64"])
-        defer { #expect(daemon.stop() == 0) }
+    @Test func aClientThatDoesNotReadIsPausedAndLosesNoReply() async throws {
+        let daemon = try await DaemonProcess(arguments: ["--client-queue-limit", "64"])
         let client = try TestClient(socketPath: daemon.socketPath)
         let requests = 20_000
-        let sent = DispatchSemaphore(value: 0)
+        let sent = TestSemaphore()
         let sendError = LockedNames()
         // Blocks once keyjard stops reading: the rest waits in the socket.
         let sender = Unshared(client)
@@ -136,18 +129,18 @@ struct ServerMemoryBoundTests {
                 sendError.insert("\(error)")
             }
         }
-        try Self.waitFor("the client paused") { try Self.inbound(daemon.socketPath).pausedConnections == 1 }
+        try await Self.waitFor("the client paused") { try Self.inbound(daemon.socketPath).pausedConnections == 1 }
 
         var nextID: UInt64 = 1
         while nextID <= UInt64(requests) {
-            guard case .reply(let id, .policy)? = try client.receive(timeout: 30) else {
+            guard case .reply(let id, .policy)? = try client.receive(timeout: hangSeconds) else {
                 Issue.record("reply \(nextID) never came")
                 break
             }
             #expect(id == nextID)
             nextID = id + 1
         }
-        #expect(sent.wait(timeout: .now() + 30) == .success)
+        #expect(await sent.wait())
         #expect(sendError.all.isEmpty, "\(sendError.all)")
         guard case .policy = try client.call(.policy) else {
             Issue.record("the client was not served after catching up")
@@ -159,9 +152,8 @@ struct ServerMemoryBoundTests {
     /// A subscriber stopped with SIGSTOP holds nobody up: the writer's requests are all
     /// answered, the stopped client is disconnected once its queue is full, and when it is
     /// continued it reconnects and receives what it missed.
-    @Test func aStoppedSubscriberHoldsNobodyUp() throws {
-        let daemon = try DaemonProcess(arguments: ["--client-queue-limit", "16"])
-        defer { #expect(daemon.stop() == 0) }
+    @Test func aStoppedSubscriberHoldsNobodyUp() async throws {
+        let daemon = try await DaemonProcess(arguments: ["--client-queue-limit", "16"])
         let directory = try TemporaryDirectory()
         let outputPath = directory.path("watch.out")
         _ = FileManager.default.createFile(atPath: outputPath, contents: nil)
@@ -180,7 +172,7 @@ struct ServerMemoryBoundTests {
             kill(watcher.processIdentifier, SIGKILL)
         }
         #expect(
-            DaemonProcess.readLine(from: errors.fileHandleForReading, timeout: 20)?.hasPrefix("keyjar: watching")
+            await DaemonProcess.readLine(from: errors.fileHandleForReading)?.hasPrefix("keyjar: watching")
                 == true
         )
         func clients() throws -> Int {
@@ -191,18 +183,18 @@ struct ServerMemoryBoundTests {
         }
         #expect(try clients() == 1)
 
-        #expect(stopProcess(watcher.processIdentifier))
+        #expect(await stopProcess(watcher.processIdentifier))
         let writer = try TestClient(socketPath: daemon.socketPath)
         let value = String(repeating: "v", count: 3_000)
         for index in 0..<300 {
             #expect(try writer.setCookies(["c\(index)=\(value)"], from: "https://stop\(index).example/") == [nil])
         }
-        try Self.waitFor("the stopped subscriber disconnected") { try clients() == 1 }
+        try await Self.waitFor("the stopped subscriber disconnected") { try clients() == 1 }
 
         kill(watcher.processIdentifier, SIGCONT)
-        try Self.waitFor("the watcher reconnected") { try clients() == 2 }
+        try await Self.waitFor("the watcher reconnected") { try clients() == 2 }
         #expect(try writer.setCookies(["final=1"], from: "https://final.example/") == [nil])
-        try Self.waitFor("the watcher printed the last change") {
+        try await Self.waitFor("the watcher printed the last change") {
             (try String(contentsOfFile: outputPath, encoding: .utf8)).contains("added final for final.example/")
         }
         let output = try String(contentsOfFile: outputPath, encoding: .utf8)
@@ -212,9 +204,8 @@ struct ServerMemoryBoundTests {
 
     /// Connections beyond `--max-connections` are refused with a clear error; the others are
     /// served, and a place freed is taken again.
-    @Test func connectionsBeyondTheLimitAreRefused() throws {
-        let daemon = try DaemonProcess(arguments: ["--max-connections", "3"])
-        defer { #expect(daemon.stop() == 0) }
+    @Test func connectionsBeyondTheLimitAreRefused() async throws {
+        let daemon = try await DaemonProcess(arguments: ["--max-connections", "3"])
         var open = try (0..<3).map { _ in try TestClient(socketPath: daemon.socketPath) }
         do {
             _ = try TestClient(socketPath: daemon.socketPath)
@@ -228,7 +219,7 @@ struct ServerMemoryBoundTests {
             return
         }
         open.removeLast()
-        try Self.waitFor("a place freed") { (try? TestClient(socketPath: daemon.socketPath)) != nil }
+        try await Self.waitFor("a place freed") { (try? TestClient(socketPath: daemon.socketPath)) != nil }
     }
 }
 

@@ -7,11 +7,10 @@ import Testing
 
 /// keyjard's options and behaviours the other suites leave out: the file secrets backend, the
 /// cookie limits, SIGINT and the expiry sweep.
-@Suite(.timeLimit(testTimeLimit))
+@Suite(.timeLimit(hangLimit), .servicesStopCleanly)
 struct ServerOptionsTests {
-    @Test func theFileBackendKeepsPasswordsInAPrivateFileBesideTheDatabase() throws {
-        let daemon = try DaemonProcess(arguments: ["--secrets", "file"])
-        defer { #expect(daemon.stop() == 0) }
+    @Test func theFileBackendKeepsPasswordsInAPrivateFileBesideTheDatabase() async throws {
+        let daemon = try await DaemonProcess(arguments: ["--secrets", "file"])
         let client = try TestClient(socketPath: daemon.socketPath)
         let space = ProtectionSpace(host: "file-secrets.example", protocol: "https")
         let password = "pw-\(UInt64.random(in: 1_000_000...9_999_999))"
@@ -32,9 +31,8 @@ struct ServerOptionsTests {
         #expect(status.secretsBackend == "file:\(file)" && status.secretsHealthy, "\(status.secretsBackend)")
     }
 
-    @Test func theCookieLimitsComeFromTheOptions() throws {
-        let daemon = try DaemonProcess(arguments: ["--max-cookies", "10", "--max-cookies-per-site", "4"])
-        defer { #expect(daemon.stop() == 0) }
+    @Test func theCookieLimitsComeFromTheOptions() async throws {
+        let daemon = try await DaemonProcess(arguments: ["--max-cookies", "10", "--max-cookies-per-site", "4"])
         let client = try TestClient(socketPath: daemon.socketPath)
         // Six on one site: past 4, the site is purged to 5/6 of it (3).
         try client.setCookies((0..<6).map { "s\($0)=1; Max-Age=3600" }, from: "https://one.example/")
@@ -47,27 +45,24 @@ struct ServerOptionsTests {
         #expect(all.count <= 10 && all.count >= 9)
     }
 
-    @Test func sigintStopsCleanlyAsSIGTERMDoes() throws {
-        let daemon = try DaemonProcess()
+    @Test func sigintStopsCleanlyAsSIGTERMDoes() async throws {
+        let daemon = try await DaemonProcess()
         try TestClient(socketPath: daemon.socketPath).setCookies(
             ["session=1", "kept=1; Max-Age=3600"],
             from: "https://example.com/"
         )
         kill(daemon.pid, SIGINT)
-        let deadline = Date().addingTimeInterval(10)
-        while daemon.isRunning, Date() < deadline { usleep(10_000) }
+        #expect(await daemon.exit() == 0)
         #expect(!daemon.isRunning)
-        #expect(daemon.stop() == 0)
+        #expect(await daemon.stop() == 0)
         #expect(!FileManager.default.fileExists(atPath: daemon.socketPath))
         // A clean stop ended the session: the session cookie is gone, the other kept.
-        let restarted = try daemon.restarted()
-        defer { #expect(restarted.stop() == 0) }
+        let restarted = try await daemon.restarted()
         #expect(try TestClient(socketPath: restarted.socketPath).snapshot().cookies.map(\.name) == ["kept"])
     }
 
-    @Test func expiredCookiesAreSweptAndEveryoneIsTold() throws {
-        let daemon = try DaemonProcess(arguments: ["--expiry-interval", "1"])
-        defer { #expect(daemon.stop() == 0) }
+    @Test func expiredCookiesAreSweptAndEveryoneIsTold() async throws {
+        let daemon = try await DaemonProcess(arguments: ["--expiry-interval", "1"])
         let watcher = try TestClient(socketPath: daemon.socketPath)
         _ = try watcher.call(.subscribe(after: nil))
         try TestClient(socketPath: daemon.socketPath).setCookies(
@@ -75,8 +70,7 @@ struct ServerOptionsTests {
             from: "https://example.com/"
         )
         var removed: [String] = []
-        let deadline = Date().addingTimeInterval(20)
-        while removed.isEmpty, Date() < deadline, let message = try watcher.nextPushed(timeout: 5) {
+        while removed.isEmpty, let message = try watcher.nextPushed(timeout: hangSeconds) {
             guard case .event(let event) = message, case .cookies(let changes) = event.event else { continue }
             for case .removed(let cookie, cause: .expired) in changes { removed.append(cookie.name) }
         }

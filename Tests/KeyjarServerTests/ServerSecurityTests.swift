@@ -6,11 +6,10 @@ import KeyjarTestSupport
 import Testing
 
 /// The socket is private, passwords stay in the Secret Service.
-@Suite(.timeLimit(testTimeLimit))
+@Suite(.timeLimit(hangLimit), .servicesStopCleanly)
 struct ServerSecurityTests {
-    @Test func socketAndDirectoryArePrivate() throws {
-        let daemon = try DaemonProcess()
-        defer { #expect(daemon.stop() == 0) }
+    @Test func socketAndDirectoryArePrivate() async throws {
+        let daemon = try await DaemonProcess()
         let directory = try FileManager.default.attributesOfItem(
             atPath: (daemon.socketPath as NSString).deletingLastPathComponent
         )
@@ -19,14 +18,13 @@ struct ServerSecurityTests {
         #expect((socket[.posixPermissions] as? Int) == 0o600)
     }
 
-    @Test func withoutASecretServiceCookiesWorkAndPermanentCredentialsFailClearly() throws {
+    @Test func withoutASecretServiceCookiesWorkAndPermanentCredentialsFailClearly() async throws {
         // No session bus at all: an environment with neither the address nor a bus socket.
         let directory = try TemporaryDirectory()
         let environment = [
             "HOME": directory.path, "XDG_RUNTIME_DIR": directory.path, "PATH": "/usr/bin:/bin",
         ]
-        let daemon = try DaemonProcess(in: directory, environment: environment)
-        defer { #expect(daemon.stop() == 0) }
+        let daemon = try await DaemonProcess(in: directory, environment: environment)
         let client = try TestClient(socketPath: daemon.socketPath)
         #expect(try client.setCookies(["still=works"], from: "https://example.com/") == [nil])
         let space = ProtectionSpace(
@@ -56,20 +54,19 @@ struct ServerSecurityTests {
         #expect(daemon.log.contains("no usable secret store"))
     }
 
-    @Test func databaseFilesArePrivate() throws {
-        let daemon = try DaemonProcess()
+    @Test func databaseFilesArePrivate() async throws {
+        let daemon = try await DaemonProcess()
         try TestClient(socketPath: daemon.socketPath).setCookies(["a=1; Max-Age=60"], from: "https://example.com/")
         for suffix in ["", "-wal", "-shm"] {
             let attributes = try FileManager.default.attributesOfItem(atPath: daemon.databasePath + suffix)
             #expect((attributes[.posixPermissions] as? Int) == 0o600, "store.sqlite3\(suffix)")
         }
-        #expect(daemon.stop() == 0)
+        #expect(await daemon.stop() == 0)
     }
 
     @Test(.enabled(if: getuid() == 0, "needs root to run a client as another user"))
-    func aPeerOfAnotherUserIsRefused() throws {
-        let daemon = try DaemonProcess()
-        defer { #expect(daemon.stop() == 0) }
+    func aPeerOfAnotherUserIsRefused() async throws {
+        let daemon = try await DaemonProcess()
         // Open the file-system path on purpose, so that only keyjard's SO_PEERCRED check stands.
         chmod(daemon.directory.path, 0o755)
         chmod((daemon.socketPath as NSString).deletingLastPathComponent, 0o755)
@@ -89,7 +86,7 @@ struct ServerSecurityTests {
                 data += c
             print(data[4:].decode())
             """
-        let result = try runCommand(
+        let result = try await runCommand(
             "/usr/bin/setpriv",
             ["--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/python3", "-c", script, daemon.socketPath]
         )
@@ -99,9 +96,8 @@ struct ServerSecurityTests {
         #expect(daemon.log.contains("refused a client of another user"))
     }
 
-    @Test func passwordLivesOnlyInTheSecretService() throws {
-        let daemon = try DaemonProcess()
-        defer { #expect(daemon.stop() == 0) }
+    @Test func passwordLivesOnlyInTheSecretService() async throws {
+        let daemon = try await DaemonProcess()
         let password = "pw-\(UUID().uuidString)"
         let host = "secrets-\(UUID().uuidString.prefix(8).lowercased()).example"
         let space = ProtectionSpace(
@@ -116,7 +112,7 @@ struct ServerSecurityTests {
         _ = try client.call(.setCredential(space: space, user: "alice", password: password, makeDefault: true))
 
         // The real secret-tool finds it under Keyjar's schema.
-        let lookup = try runCommand(
+        let lookup = try await runCommand(
             "/usr/bin/secret-tool",
             ["lookup", "server", host, "user", "alice", "protocol", "https", "port", "443"]
         )
@@ -138,7 +134,7 @@ struct ServerSecurityTests {
         #expect(try client.call(.password(space: space, user: "alice")) == .password(password: password))
         #expect(try client.call(.password(space: space, user: "mallory")) == .password(password: nil))
 
-        #expect(daemon.stop() == 0)
+        #expect(await daemon.stop() == 0)
         for suffix in ["", "-wal", "-shm"] {
             let data = (try? Data(contentsOf: URL(fileURLWithPath: daemon.databasePath + suffix))) ?? Data()
             #expect(data.range(of: Data(password.utf8)) == nil, "password found in the database file\(suffix)")
@@ -147,10 +143,9 @@ struct ServerSecurityTests {
         #expect(!daemon.log.contains(password))
 
         // Removing deletes it from the Secret Service too.
-        let restarted = try daemon.restarted()
-        defer { #expect(restarted.stop() == 0) }
+        let restarted = try await daemon.restarted()
         _ = try TestClient(socketPath: restarted.socketPath).call(.removeCredential(space: space, user: "alice"))
-        let gone = try runCommand("/usr/bin/secret-tool", ["lookup", "server", host, "user", "alice"])
+        let gone = try await runCommand("/usr/bin/secret-tool", ["lookup", "server", host, "user", "alice"])
         #expect(gone.output.isEmpty)
     }
 }

@@ -8,11 +8,10 @@ import Testing
 
 /// keyjard shares one store between clients and tells each about the others' changes (the
 /// server in this process, but for the restart, which needs a keyjard of its own).
-@Suite(.timeLimit(testTimeLimit))
+@Suite(.timeLimit(hangLimit), .servicesStopCleanly)
 struct ServerSharingTests {
-    @Test func clientsSeeEachOthersChanges() throws {
-        let server = try InProcessServer()
-        defer { #expect(server.stop()) }
+    @Test func clientsSeeEachOthersChanges() async throws {
+        let server = try await InProcessServer()
         let writer = try TestClient(socketPath: server.socketPath)
         let watcher = try TestClient(socketPath: server.socketPath)
         guard case .subscribed(let start) = try watcher.call(.subscribe(after: nil)) else {
@@ -37,10 +36,9 @@ struct ServerSharingTests {
         #expect(try watcher.cookieHeader(for: "http://api.example.com/") == nil)
     }
 
-    @Test func writersGetTheirEventBeforeTheReplyAndEveryoneGetsEveryEventInOrder() throws {
+    @Test func writersGetTheirEventBeforeTheReplyAndEveryoneGetsEveryEventInOrder() async throws {
         // Given two subscribed writers and a subscribed watcher
-        let server = try InProcessServer()
-        defer { #expect(server.stop()) }
+        let server = try await InProcessServer()
         let writers = [try TestClient(socketPath: server.socketPath), try TestClient(socketPath: server.socketPath)]
         let watcher = try TestClient(socketPath: server.socketPath)
         var start: UInt64 = 0
@@ -89,15 +87,14 @@ struct ServerSharingTests {
 
     /// An import into a full jar is planned on a copy of it. A cookie another client sets while
     /// the plan is applied must survive, although the plan, made before, evicts its old copy.
-    @Test func anImportNeverUndoesAnotherClientsWrite() throws {
+    @Test func anImportNeverUndoesAnotherClientsWrite() async throws {
         // Given a full jar (the default limits: 3,300) whose least recently used cookie is
         // "keep", and imports applied 32 changes at a time, 5 ms apart (so that the test's write
         // comes well before the plan's last chunks, even under a sanitizer)
-        let server = try InProcessServer {
+        let server = try await InProcessServer {
             $0.largestImportChunk = 32
             $0.importChunkPause = .milliseconds(5)
         }
-        defer { #expect(server.stop()) }
         let importer = try TestClient(socketPath: server.socketPath)
         func file(_ cookies: [(name: String, site: String, lastAccess: Double)]) -> String {
             let objects = cookies.map { cookie in
@@ -113,7 +110,7 @@ struct ServerSharingTests {
         let full =
             [("keep", "keep.example", year2020)]
             + (0..<3_299).map { ("old\($0 % 40)", "old\($0 / 40).example", year2021 + Double($0)) }
-        _ = try importer.call(.importCookies(format: .json, text: file(full)), timeout: 60)
+        _ = try importer.call(.importCookies(format: .json, text: file(full)), timeout: hangSeconds)
         let watcher = try TestClient(socketPath: server.socketPath)
         _ = try watcher.call(.subscribe(after: nil))
         let writer = try TestClient(socketPath: server.socketPath)
@@ -127,12 +124,15 @@ struct ServerSharingTests {
         let thread = Thread {
             reply.set(
                 Result {
-                    try TestClient(socketPath: socketPath).call(.importCookies(format: .json, text: text), timeout: 120)
+                    try TestClient(socketPath: socketPath).call(
+                        .importCookies(format: .json, text: text),
+                        timeout: hangSeconds
+                    )
                 }
             )
         }
         thread.start()
-        guard case .event? = try watcher.nextPushed(timeout: 60) else {
+        guard case .event? = try watcher.nextPushed(timeout: hangSeconds) else {
             Issue.record("no chunk of the import was committed")
             return
         }
@@ -146,7 +146,7 @@ struct ServerSharingTests {
             Issue.record("expected the cookie stored, got \(set)")
             return
         }
-        let result = try #require(reply.wait())
+        let result = try #require(await reply.wait())
         guard case .importReport(let imported, _, let problems, let lastChunk?) = try result.get() else {
             Issue.record("expected an import report with a sequence")
             return
@@ -161,9 +161,8 @@ struct ServerSharingTests {
         #expect(cookies.count <= 3_300)
     }
 
-    @Test func rejectionsComeBackPerLineAndChangeNothing() throws {
-        let server = try InProcessServer()
-        defer { #expect(server.stop()) }
+    @Test func rejectionsComeBackPerLineAndChangeNothing() async throws {
+        let server = try await InProcessServer()
         let client = try TestClient(socketPath: server.socketPath)
         let outcomes = try client.setCookies(
             ["ok=1", "bad=1; Domain=com", "x=1; Secure"],
@@ -175,9 +174,8 @@ struct ServerSharingTests {
         #expect(try client.snapshot().cookies.map(\.name) == ["ok"])
     }
 
-    @Test func aSeparateProcessIsNotified() throws {
-        let server = try InProcessServer()
-        defer { #expect(server.stop()) }
+    @Test func aSeparateProcessIsNotified() async throws {
+        let server = try await InProcessServer()
         // A Python process subscribes and prints the first event it gets.
         let script = """
             import socket, struct, json, sys
@@ -231,9 +229,8 @@ struct ServerSharingTests {
     /// A follower (a replica that does not listen) is sent nothing while others write; its
     /// own write brings what it missed first, then its own event, all before the reply; a
     /// `follow` brings it up to date; `subscribe` makes it a subscriber again.
-    @Test func aFollowerGetsOnlyItsOwnWritesAfterWhatItMissed() throws {
-        let server = try InProcessServer()
-        defer { #expect(server.stop()) }
+    @Test func aFollowerGetsOnlyItsOwnWritesAfterWhatItMissed() async throws {
+        let server = try await InProcessServer()
         let follower = try TestClient(socketPath: server.socketPath)
         let other = try TestClient(socketPath: server.socketPath)
         try other.setCookies(["a=1"], from: "https://example.com/")
@@ -298,9 +295,8 @@ struct ServerSharingTests {
     /// A follower that missed more changes than half its queue holds gets the whole state
     /// instead, and its write is answered (replaying them one by one overflowed the queue and
     /// cut the connection before the reply).
-    @Test func aFollowerThatMissedTooMuchGetsASnapshotAndItsReply() throws {
-        let server = try InProcessServer { $0.clientQueueLimit = 64 }
-        defer { #expect(server.stop()) }
+    @Test func aFollowerThatMissedTooMuchGetsASnapshotAndItsReply() async throws {
+        let server = try await InProcessServer { $0.clientQueueLimit = 64 }
         let follower = try TestClient(socketPath: server.socketPath)
         let other = try TestClient(socketPath: server.socketPath)
         guard case .subscribed(let start) = try follower.call(.follow(after: 0)) else {
@@ -317,9 +313,8 @@ struct ServerSharingTests {
         #expect(snapshots.first?.cookies.count == 101)
     }
 
-    @Test func aReconnectingClientGetsExactlyWhatItMissed() throws {
-        var daemon = try DaemonProcess()
-        defer { #expect(daemon.stop() == 0) }
+    @Test func aReconnectingClientGetsExactlyWhatItMissed() async throws {
+        var daemon = try await DaemonProcess()
         var seen: UInt64 = 0
         do {
             let client = try TestClient(socketPath: daemon.socketPath)
@@ -336,8 +331,8 @@ struct ServerSharingTests {
         try other.setCookies(["b=1; Max-Age=3600"], from: "https://example.com/")
         _ = try other.call(.setPolicy(policy: CookiePolicy(acceptPolicy: .noThirdParty)))
         // Across a restart too: sequence numbers are persistent.
-        #expect(daemon.stop() == 0)
-        daemon = try daemon.restarted()
+        #expect(await daemon.stop() == 0)
+        daemon = try await daemon.restarted()
         try TestClient(socketPath: daemon.socketPath).setCookies(["c=1; Max-Age=3600"], from: "https://example.com/")
 
         let returning = try TestClient(socketPath: daemon.socketPath)
@@ -363,15 +358,15 @@ struct ServerSharingTests {
 private final class Reply: @unchecked Sendable {
     // @unchecked: `value` is written once, before `ready` is signalled, and read after.
     private var value: Result<Response, any Error>?
-    private let ready = DispatchSemaphore(value: 0)
+    private let ready = TestSemaphore()
 
     func set(_ result: Result<Response, any Error>) {
         value = result
         ready.signal()
     }
 
-    func wait() -> Result<Response, any Error>? {
-        guard ready.wait(timeout: .now() + 120) == .success else { return nil }
+    func wait() async -> Result<Response, any Error>? {
+        guard await ready.wait() else { return nil }
         return value
     }
 }

@@ -9,7 +9,7 @@ import Testing
 /// its whole memory is searched (through /proc) for the password as it appears in a frame.
 /// The decoded password itself (a Swift string, and what libsecret copies) is not Keyjar's to
 /// wipe (SECURITY.md); the frames are.
-@Suite(.timeLimit(testTimeLimit))
+@Suite(.timeLimit(hangLimit), .servicesStopCleanly)
 struct ServerWipingTests {
     /// Under ThreadSanitizer keyjard's heap lies inside read-write mappings of terabytes, which
     /// cannot be read through (the control below then fails); the normal and AddressSanitizer
@@ -20,10 +20,9 @@ struct ServerWipingTests {
             "ThreadSanitizer's heap is not scannable"
         )
     )
-    func keyjardKeepsNoFrameThatCarriedAPassword() throws {
-        let secrets = try PrivateSecretService()
-        let daemon = try DaemonProcess(environment: secrets.environment)
-        defer { #expect(daemon.stop() == 0) }
+    func keyjardKeepsNoFrameThatCarriedAPassword() async throws {
+        let secrets = try await PrivateSecretService()
+        let daemon = try await DaemonProcess(environment: secrets.environment)
         let client = try TestClient(socketPath: daemon.socketPath)
         let secret = "pw-\(UInt64.random(in: 1_000_000_000...9_999_999_999))-wiped"
         // A long one too: its frame is over 64 KiB, so it takes the large-frame path (a buffer

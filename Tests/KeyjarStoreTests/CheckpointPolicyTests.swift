@@ -26,7 +26,7 @@ struct CheckpointPolicyTests {
         #expect(!policy.startsAtOnce(walFrames: 16_383) && policy.startsAtOnce(walFrames: 16_384))
     }
 
-    @Test func aDatabaseFollowsThePlanAndEmptiesAnIdleWAL() throws {
+    @Test func aDatabaseFollowsThePlanAndEmptiesAnIdleWAL() async throws {
         // Given a database whose WAL holds a few hundred commits, and a policy that truncates
         // anything over 1 byte after 1 ms of quiet
         let directory = try TemporaryDirectory()
@@ -39,7 +39,7 @@ struct CheckpointPolicyTests {
         quick.walBytesKeptWhenIdle = 1
         quick.idleNanoseconds = 1_000_000
         // When writing has paused and the policy runs
-        Thread.sleep(forTimeInterval: 0.01)
+        try await Task.sleep(for: .milliseconds(10))
         #expect(try database.checkpoint(following: quick) == .truncate)
         // Then the WAL file is empty and the data all in the database
         #expect(database.walFileBytes == 0)

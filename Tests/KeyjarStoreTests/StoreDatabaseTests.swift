@@ -1,6 +1,7 @@
 import Foundation
 import KeyjarCore
 import KeyjarStore
+import KeyjarTestSupport
 import Testing
 
 /// A fresh directory for one test's database files, removed afterwards.
@@ -19,16 +20,9 @@ final class TemporaryDirectory {
 
 /// Runs Python's sqlite3 module on a database file: an independent reader and writer.
 @discardableResult
-func python(_ script: String, _ arguments: String...) throws -> String {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = ["python3", "-c", script] + arguments
-    let output = Pipe()
-    process.standardOutput = output
-    try process.run()
-    let data = output.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+func python(_ script: String, _ arguments: String...) async throws -> String {
+    try await runCommand("/usr/bin/env", ["python3", "-c", script] + arguments).output
+        .trimmingCharacters(in: .whitespacesAndNewlines)
 }
 
 let storeNow = Date(timeIntervalSince1970: 1_767_225_600)
@@ -70,13 +64,13 @@ struct StoreDatabaseTests {
         )
     }
 
-    @Test func usesWALWithNormalSynchronousAndNoAutomaticCheckpoints() throws {
+    @Test func usesWALWithNormalSynchronousAndNoAutomaticCheckpoints() async throws {
         let directory = try TemporaryDirectory()
         let path = directory.path("store.sqlite3")
         let database = try StoreDatabase(path: path)
         // The journal mode is the file's; another process (Python) reads it there.
         #expect(
-            try python(
+            try await python(
                 "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('PRAGMA journal_mode').fetchone()[0])",
                 path
             ) == "wal"
@@ -86,10 +80,10 @@ struct StoreDatabaseTests {
         #expect(try database.writerPragma("wal_autocheckpoint") == "0")
     }
 
-    @Test func refusesADatabaseFromTheFutureAndLeavesItUntouched() throws {
+    @Test func refusesADatabaseFromTheFutureAndLeavesItUntouched() async throws {
         let directory = try TemporaryDirectory()
         let path = directory.path("store.sqlite3")
-        try python(
+        try await python(
             "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('PRAGMA user_version=99'); c.execute('CREATE TABLE future(x)'); c.commit()",
             path
         )
@@ -229,13 +223,13 @@ struct StoreDatabaseTests {
         #expect(try database.loadSnapshot().cookies.count == 52)
     }
 
-    @Test func aChangeLogEntryOfAnotherFormatAsksForASnapshot() throws {
+    @Test func aChangeLogEntryOfAnotherFormatAsksForASnapshot() async throws {
         // Given a log whose middle entry was written in a format this build does not know
         let directory = try TemporaryDirectory()
         let path = directory.path("store.sqlite3")
         let database = try StoreDatabase(path: path)
         for index in 0..<3 { try database.commit([.cookies([.added(sampleCookie("c\(index)"))])]) }
-        try python(
+        try await python(
             "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('UPDATE change_log SET format = 7 WHERE sequence = 2'); c.commit()",
             path
         )
@@ -243,14 +237,14 @@ struct StoreDatabaseTests {
         #expect(try database.events(after: 1) == nil)
         #expect(try database.events(after: 2)?.map(\.sequence) == [3])
         #expect(
-            try python(
+            try await python(
                 "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('SELECT group_concat(format) FROM change_log').fetchone()[0])",
                 path
             ) == "1,7,1"
         )
     }
 
-    @Test func aVersion1LogIsMigratedWithItsFormatRecorded() throws {
+    @Test func aVersion1LogIsMigratedWithItsFormatRecorded() async throws {
         // Given a database as schema version 1 wrote it: no format column, the compacted marker
         // in the event text
         let directory = try TemporaryDirectory()
@@ -260,7 +254,7 @@ struct StoreDatabaseTests {
             try database.commit([.cookies([.added(sampleCookie("a"))])])
             try database.commit([.cookies([.added(sampleCookie("b"))])])
         }
-        try python(
+        try await python(
             """
             import sqlite3,sys
             c=sqlite3.connect(sys.argv[1])
@@ -276,7 +270,7 @@ struct StoreDatabaseTests {
         try migrated.commit([.cookies([.added(sampleCookie("c"))])])
         // Then the old entries are version 1, the marker became a compacted entry, and a reader
         // that missed the compacted one takes a snapshot
-        let formats = try python(
+        let formats = try await python(
             "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute(\"SELECT group_concat(format || ':' || (length(event) > 0)) FROM change_log\").fetchone()[0])",
             path
         )
@@ -284,7 +278,7 @@ struct StoreDatabaseTests {
         #expect(try migrated.events(after: 2) == nil)
         #expect(try migrated.events(after: 3)?.map(\.sequence) == [4])
         // ...and the version-1 entries replay as they were written
-        try python(
+        try await python(
             "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('DELETE FROM change_log WHERE format = 0'); c.commit()",
             path
         )

@@ -2,15 +2,17 @@ public import Foundation
 import Glibc
 
 /// A real keyjard run for a test: its own socket and database in a private directory, its
-/// readiness awaited from its `ready <socket>` line, and a teardown that checks a clean stop.
-public final class DaemonProcess: @unchecked Sendable {
-    // @unchecked: `process` is only touched from the owning test; the pipes are read by one
-    // thread each, and their results cross over under `lock`.
+/// readiness awaited from its `ready <socket>` line, and a clean stop checked when the test ends
+/// (`ServiceScope`). Every wait is asynchronous, with a deadline on the thing awaited.
+public final class DaemonProcess: StoppedAtTestEnd, @unchecked Sendable {
+    // @unchecked: `process` is configured before it runs and only read afterwards; its exit is
+    // published through `exited`.
     public let directory: TemporaryDirectory
     public let socketPath: String
     public let databasePath: String
     public let logPath: String
     private let process = Process()
+    private let exited = TestLatch()
     private let extraArguments: [String]
     private let environment: [String: String]?
     private let launcher: [String]
@@ -31,7 +33,7 @@ public final class DaemonProcess: @unchecked Sendable {
         return directory.appendingPathComponent(name).path
     }
 
-    /// Starts keyjard and waits (up to `timeout`) until it serves.
+    /// Starts keyjard and waits until it serves.
     /// - Parameters:
     ///   - environment: keyjard's whole environment; the test's own when nil.
     ///   - launcher: a command that ends by executing its arguments (keyjard and its own),
@@ -40,9 +42,8 @@ public final class DaemonProcess: @unchecked Sendable {
         in directory: TemporaryDirectory? = nil,
         arguments: [String] = [],
         environment: [String: String]? = nil,
-        launcher: [String] = [],
-        timeout: TimeInterval = 20
-    ) throws {
+        launcher: [String] = []
+    ) async throws {
         self.directory = try directory ?? TemporaryDirectory()
         socketPath = self.directory.path("run/keyjar.sock")
         databasePath = self.directory.path("data/store.sqlite3")
@@ -50,10 +51,11 @@ public final class DaemonProcess: @unchecked Sendable {
         extraArguments = arguments
         self.environment = environment
         self.launcher = launcher
-        try start(timeout: timeout)
+        try ServiceScope.register(self)
+        try await start()
     }
 
-    private func start(timeout: TimeInterval) throws {
+    private func start() async throws {
         guard FileManager.default.isExecutableFile(atPath: Self.binary) else {
             throw TestSupportError("keyjard is not built at \(Self.binary)")
         }
@@ -66,20 +68,21 @@ public final class DaemonProcess: @unchecked Sendable {
         process.standardError = FileHandle(forWritingAtPath: logPath)
         let output = Pipe()
         process.standardOutput = output
+        let exited = self.exited
+        process.terminationHandler = { _ in exited.open() }
         try process.run()
-        guard let line = Self.readLine(from: output.fileHandleForReading, timeout: timeout) else {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-            throw TestSupportError("keyjard did not become ready within \(timeout) s; log:\n\(log)")
+        guard let line = await Self.readLine(from: output.fileHandleForReading) else {
+            _ = await crash()
+            throw TestSupportError("keyjard did not become ready within \(hangDeadline); log:\n\(log)")
         }
         guard line == "ready \(socketPath)" else {
             throw TestSupportError("unexpected first line from keyjard: \(line)")
         }
     }
 
-    /// Reads one line with a deadline, on a thread of its own so the test never hangs.
-    public static func readLine(from handle: FileHandle, timeout: TimeInterval) -> String? {
-        let done = DispatchSemaphore(value: 0)
+    /// Reads one line, on a thread of its own; nil at the end of the output or after `deadline`.
+    public static func readLine(from handle: FileHandle, within deadline: Duration = hangDeadline) async -> String? {
+        let done = TestSemaphore()
         let box = LockedBox<String?>(nil)
         Thread.detachNewThread {
             var bytes: [UInt8] = []
@@ -91,38 +94,43 @@ public final class DaemonProcess: @unchecked Sendable {
             box.set(bytes.isEmpty ? nil : String(decoding: bytes, as: UTF8.self))
             done.signal()
         }
-        guard done.wait(timeout: .now() + timeout) == .success else { return nil }
+        guard await done.wait(within: deadline) else { return nil }
         return box.get()
     }
 
     public var pid: Int32 { process.processIdentifier }
-    public var isRunning: Bool { process.isRunning }
+    public var isRunning: Bool { !exited.isOpen }
     public var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
 
-    /// SIGTERM, then wait up to 5 s: returns the exit status (nil if it had to be killed).
-    @discardableResult
-    public func stop() -> Int32? {
-        guard process.isRunning else { return process.terminationStatus }
-        kill(process.processIdentifier, SIGTERM)
-        let deadline = Date().addingTimeInterval(5)
-        while process.isRunning && Date() < deadline { usleep(10_000) }
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-            return nil
-        }
-        return process.terminationStatus
+    /// Waits until keyjard has exited on its own; its exit status, nil if it is still running
+    /// at `deadline` (or was ended by a signal).
+    public func exit(within deadline: Duration = hangDeadline) async -> Int32? {
+        guard await exited.wait(within: deadline) else { return nil }
+        return process.terminationReason == .exit ? process.terminationStatus : nil
     }
 
-    /// A crash: SIGKILL, no cleanup.
-    public func crash() {
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+    /// SIGTERM, and the exit status once it has exited: nil if it had to be killed (it did not
+    /// exit by `hangDeadline`) or died of a signal.
+    @discardableResult
+    public func stop() async -> Int32? {
+        if !exited.isOpen { kill(process.processIdentifier, SIGTERM) }
+        if let status = await exit() { return status }
+        if !exited.isOpen {
+            _ = await crash()
+        }
+        return nil
+    }
+
+    /// A crash: SIGKILL, no cleanup; returns once the process is gone.
+    @discardableResult
+    public func crash() async -> Bool {
+        if !exited.isOpen { kill(process.processIdentifier, SIGKILL) }
+        return await exited.wait()
     }
 
     /// Starts another keyjard on the same socket and database.
-    public func restarted(arguments: [String]? = nil) throws -> DaemonProcess {
-        try DaemonProcess(
+    public func restarted(arguments: [String]? = nil) async throws -> DaemonProcess {
+        try await DaemonProcess(
             in: directory,
             arguments: arguments ?? extraArguments,
             environment: environment,
@@ -130,11 +138,17 @@ public final class DaemonProcess: @unchecked Sendable {
         )
     }
 
+    /// The end-of-test check: a keyjard still running must stop cleanly on SIGTERM. One the test
+    /// stopped or crashed itself was checked by the test.
+    public func stopAtTestEnd() async -> String? {
+        guard isRunning else { return nil }
+        let status = await stop()
+        return status == 0
+            ? nil : "keyjard did not stop cleanly (status \(status.map(String.init) ?? "killed")); log:\n\(log)"
+    }
+
     deinit {
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
+        if !exited.isOpen { kill(process.processIdentifier, SIGKILL) }
     }
 }
 
@@ -148,16 +162,26 @@ final class LockedBox<Value>: @unchecked Sendable {
 
     func set(_ newValue: Value) { lock.withLock { value = newValue } }
     func get() -> Value { lock.withLock { value } }
+    func mutate<Result>(_ body: (inout Value) -> Result) -> Result { lock.withLock { body(&value) } }
+    func exchange(_ newValue: Value) -> Value {
+        lock.withLock {
+            defer { value = newValue }
+            return value
+        }
+    }
 }
 
-/// Runs a command to completion and returns its exit status, standard output and error.
+/// Runs a command to completion and returns its exit status, standard output and error. The
+/// output is read on threads of their own and the exit awaited, so no cooperative thread waits;
+/// a command still running at `deadline` is killed and reported.
 @discardableResult
 public func runCommand(
     _ executable: String,
     _ arguments: [String],
     environment: [String: String]? = nil,
-    input: String? = nil
-) throws -> (status: Int32, output: String, error: String) {
+    input: String? = nil,
+    within deadline: Duration = hangDeadline
+) async throws -> (status: Int32, output: String, error: String) {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = arguments
@@ -168,32 +192,65 @@ public func runCommand(
     process.standardOutput = output
     process.standardError = error
     process.standardInput = inputPipe
-    try process.run()
-    if let input { inputPipe.fileHandleForWriting.write(Data(input.utf8)) }
-    try? inputPipe.fileHandleForWriting.close()
+    let exited = TestLatch()
+    process.terminationHandler = { _ in exited.open() }
+    // Both pipes are drained to their end (the process and any child it left holding them).
+    let drained = TestSemaphore()
+    let outputBox = LockedBox(Data())
     let errorBox = LockedBox(Data())
-    let errorDone = DispatchSemaphore(value: 0)
-    Thread.detachNewThread {
-        errorBox.set(error.fileHandleForReading.readDataToEndOfFile())
-        errorDone.signal()
+    try process.run()
+    for (pipe, box) in [(output, outputBox), (error, errorBox)] {
+        Thread.detachNewThread {
+            box.set(pipe.fileHandleForReading.readDataToEndOfFile())
+            drained.signal()
+        }
     }
-    let outputData = output.fileHandleForReading.readDataToEndOfFile()
-    errorDone.wait()
-    process.waitUntilExit()
+    if let input {
+        let writer = inputPipe.fileHandleForWriting
+        Thread.detachNewThread {
+            // A command that exits without reading gets SIGPIPE's EPIPE here, not the test.
+            try? writer.write(contentsOf: Data(input.utf8))
+            try? writer.close()
+        }
+    } else {
+        try? inputPipe.fileHandleForWriting.close()
+    }
+    let finished = await exited.wait(within: deadline)
+    if !finished {
+        kill(process.processIdentifier, SIGKILL)
+        _ = await exited.wait()
+    }
+    for _ in 0..<2 { _ = await drained.wait() }
+    guard finished else {
+        throw WaitTimedOut("\(executable) \(arguments.joined(separator: " ")) exiting", after: deadline)
+    }
     return (
-        process.terminationStatus, String(decoding: outputData, as: UTF8.self),
+        process.terminationStatus, String(decoding: outputBox.get(), as: UTF8.self),
         String(decoding: errorBox.get(), as: UTF8.self)
     )
 }
 
-/// Starts a program with posix_spawn, a clean signal mask and stdout/stderr to /dev/null, and
-/// returns its pid. Foundation's Process passes on the calling thread's signal mask (Swift's
-/// worker threads block SIGCHLD, among others), which breaks programs that wait for children.
-public func spawnQuietly(_ executable: String, _ arguments: [String], environment: [String: String]) throws -> pid_t {
+/// Starts a program with posix_spawn, a clean signal mask and stdout (unless `standardOutput`
+/// names a descriptor) and stderr to /dev/null, and returns its pid. Foundation's Process passes
+/// on the calling thread's signal mask (Swift's worker threads block SIGCHLD, among others),
+/// which breaks programs that wait for children; and it learns of a child's end when a socket
+/// the child inherits closes, then waits for that child, blocking the reaping of every other
+/// child: a program that closes the descriptors it inherited (systemd-socket-activate does)
+/// stalls every Process of the test run until it exits.
+public func spawnQuietly(
+    _ executable: String,
+    _ arguments: [String],
+    environment: [String: String],
+    standardOutput: Int32? = nil
+) throws -> pid_t {
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
     defer { posix_spawn_file_actions_destroy(&actions) }
-    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+    if let standardOutput {
+        posix_spawn_file_actions_adddup2(&actions, standardOutput, 1)
+    } else {
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+    }
     posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
     var attributes = posix_spawnattr_t()
     posix_spawnattr_init(&attributes)
@@ -216,8 +273,15 @@ public func spawnQuietly(_ executable: String, _ arguments: [String], environmen
     return pid
 }
 
-/// Waits for a child started by `spawnQuietly` and returns its exit status (-1 if signalled).
-public func waitForExit(_ pid: pid_t) -> Int32 {
+/// Waits (on a thread of its own) for a child started by `spawnQuietly` and returns its exit
+/// status (-1 if signalled).
+public func waitForExit(_ pid: pid_t) async -> Int32 {
+    (try? await onOwnThread { reap(pid) }) ?? -1
+}
+
+/// Reaps a child started by `spawnQuietly`, blocking; for a child already sent SIGKILL, whose
+/// end the kernel does not delay.
+public func reap(_ pid: pid_t) -> Int32 {
     var status: Int32 = 0
     while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
     // WIFEXITED / WEXITSTATUS, which Swift does not import as macros.

@@ -21,7 +21,7 @@ public final class DownloadServer: Sendable {
         "inline": "inline",
     ]
 
-    public init(slowKilobytesPerSecond: Int = 128) throws {
+    public init(slowKilobytesPerSecond: Int = 128) async throws {
         directory = NSTemporaryDirectory() + "keyjar-downloads-\(UUID().uuidString.prefix(8))"
         let root = "\(directory)/www"
         for path in ["files", "disposition"] {
@@ -35,7 +35,7 @@ public final class DownloadServer: Sendable {
             "$HTTP[\"url\"] == \"/disposition/\(kind)\" { setenv.set-response-header = (\"Content-Disposition\" => \"\(value)\") }"
         }
         let directory = self.directory
-        (port, pid) = try spawnOnFreePort(name: "lighttpd", log: "\(directory)/error.log") { candidate in
+        (port, pid) = try await spawnOnFreePort(name: "lighttpd", log: "\(directory)/error.log") { candidate in
             let configuration = """
                 server.document-root = "\(root)"
                 server.port = \(candidate)
@@ -86,13 +86,12 @@ public final class DownloadServer: Sendable {
     }
 
     /// The requests logged so far for `path`. lighttpd writes its log in batches: this waits
-    /// until at least `count` are there (or ten seconds passed).
-    public func requests(for path: String, atLeast count: Int) -> [LoggedRequest] {
+    /// until at least `count` are there (or `hangDeadline` passed).
+    public func requests(for path: String, atLeast count: Int) async -> [LoggedRequest] {
         var found: [LoggedRequest] = []
-        for _ in 0..<200 {
+        _ = await eventually(every: .milliseconds(20)) {
             found = loggedRequests().filter { $0.requestLine.contains(" \(path) ") }
-            if found.count >= count { break }
-            usleep(50_000)
+            return found.count >= count
         }
         return found
     }

@@ -13,7 +13,7 @@ public final class PrivateSecretService: @unchecked Sendable {
     private let bus = Process()
     private var keyring: Process?
 
-    public init() throws {
+    public init() async throws {
         directory = try TemporaryDirectory()
         for name in ["home", "run"] {
             try FileManager.default.createDirectory(
@@ -43,7 +43,7 @@ public final class PrivateSecretService: @unchecked Sendable {
         bus.standardOutput = output
         bus.standardError = FileHandle.nullDevice
         try bus.run()
-        guard let address = DaemonProcess.readLine(from: output.fileHandleForReading, timeout: 20), !address.isEmpty
+        guard let address = await DaemonProcess.readLine(from: output.fileHandleForReading), !address.isEmpty
         else {
             bus.terminate()
             throw TestSupportError("the private D-Bus daemon printed no address")
@@ -53,11 +53,11 @@ public final class PrivateSecretService: @unchecked Sendable {
             "XDG_DATA_HOME": directory.path("home/.local/share"), "DBUS_SESSION_BUS_ADDRESS": address,
             "PATH": "/usr/bin:/bin",
         ]
-        try startKeyring()
+        try await startKeyring()
     }
 
     /// Starts gnome-keyring-daemon and waits until it owns `org.freedesktop.secrets`.
-    public func startKeyring() throws {
+    public func startKeyring() async throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/gnome-keyring-daemon")
         process.arguments = ["--unlock", "--foreground", "--components=secrets"]
@@ -70,24 +70,24 @@ public final class PrivateSecretService: @unchecked Sendable {
         input.fileHandleForWriting.write(Data("throwaway".utf8))
         try input.fileHandleForWriting.close()
         keyring = process
-        try waitForOwner(present: true)
+        try await waitForOwner(present: true)
     }
 
     /// SIGKILLs gnome-keyring-daemon, as a crash would, and waits until the bus has noticed.
-    public func killKeyring() throws {
+    public func killKeyring() async throws {
         guard let keyring else { return }
         kill(keyring.processIdentifier, SIGKILL)
-        keyring.waitUntilExit()
+        try await waitUntil("gnome-keyring-daemon ending") { !keyring.isRunning }
         self.keyring = nil
-        try waitForOwner(present: false)
+        try await waitForOwner(present: false)
     }
 
     /// Runs `secret-tool` against this Secret Service.
     public func secretTool(
         _ arguments: [String],
         input: String? = nil
-    ) throws -> (status: Int32, output: String, error: String) {
-        try runCommand("/usr/bin/secret-tool", arguments, environment: environment, input: input)
+    ) async throws -> (status: Int32, output: String, error: String) {
+        try await runCommand("/usr/bin/secret-tool", arguments, environment: environment, input: input)
     }
 
     /// `secret-tool` attributes of a password Keyjar stores (see `Schemas/secret-schema.md`).
@@ -105,10 +105,11 @@ public final class PrivateSecretService: @unchecked Sendable {
         ]
     }
 
-    private func waitForOwner(present: Bool) throws {
-        let deadline = Date().addingTimeInterval(20)
-        while Date() < deadline {
-            let reply = try runCommand(
+    private func waitForOwner(present: Bool) async throws {
+        let clock = ContinuousClock()
+        let deadline = clock.now.advanced(by: hangDeadline)
+        while clock.now < deadline {
+            let reply = try await runCommand(
                 "/usr/bin/dbus-send",
                 [
                     "--session", "--print-reply", "--dest=org.freedesktop.DBus", "/org/freedesktop/DBus",
@@ -117,7 +118,7 @@ public final class PrivateSecretService: @unchecked Sendable {
                 environment: environment
             )
             if reply.status == 0, reply.output.contains("boolean \(present)") { return }
-            usleep(20_000)
+            try await Task.sleep(for: .milliseconds(20))
         }
         throw TestSupportError("org.freedesktop.secrets did not \(present ? "appear" : "go away") on the private bus")
     }

@@ -26,10 +26,5 @@ public struct TestSupportError: Error, CustomStringConvertible {
     public init(_ description: String) { self.description = description }
 }
 
-/// A test's time limit: a minute, or ten under a sanitizer (`scripts/test --sanitize`
-/// exports `KEYJAR_SANITIZER`), where everything runs several times slower.
-public let testTimeLimit: TimeLimitTrait.Duration =
-    ProcessInfo.processInfo.environment["KEYJAR_SANITIZER"] == nil ? .minutes(1) : .minutes(10)
-
 /// How much longer than usual a wait inside a test may take: ten times under a sanitizer.
 public let sanitizerSlowdown: Double = ProcessInfo.processInfo.environment["KEYJAR_SANITIZER"] == nil ? 1 : 10

@@ -12,7 +12,7 @@ public final class LighttpdServer: Sendable {
     /// - Parameters:
     ///   - tls: serve HTTPS (HTTP/2 by ALPN) with a self-signed certificate.
     ///   - clientCA: with TLS, require a client certificate issued by this CA (a PEM file).
-    public init(tls: Bool = false, clientCA: String? = nil) throws {
+    public init(tls: Bool = false, clientCA: String? = nil) async throws {
         scheme = tls ? "https" : "http"
         directory = NSTemporaryDirectory() + "keyjar-lighttpd-\(UUID().uuidString.prefix(8))"
         let fileManager = FileManager.default
@@ -23,7 +23,7 @@ public final class LighttpdServer: Sendable {
 
         // The password file holds HA1 = H(user:realm:password) in MD5 and SHA-256, written by
         // Python's hashlib (not by Keyjar).
-        let htdigest = try runPython(
+        let htdigest = try await runPython(
             """
             import hashlib
             for realm in ("keyjar-digest", "keyjar-md5"):
@@ -34,7 +34,7 @@ public final class LighttpdServer: Sendable {
         try Data(htdigest.utf8).write(to: URL(fileURLWithPath: "\(directory)/htdigest"))
         var tlsLines = ""
         if tls {
-            let made = try runCommand(
+            let made = try await runCommand(
                 "/usr/bin/openssl",
                 [
                     "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=127.0.0.1",
@@ -59,7 +59,7 @@ public final class LighttpdServer: Sendable {
             }
         }
         let directory = self.directory
-        (port, pid) = try spawnOnFreePort(name: "lighttpd", log: "\(directory)/error.log") { candidate in
+        (port, pid) = try await spawnOnFreePort(name: "lighttpd", log: "\(directory)/error.log") { candidate in
             let configuration = """
                 server.document-root = "\(directory)/www"
                 server.port = \(candidate)
@@ -95,18 +95,20 @@ public final class LighttpdServer: Sendable {
 /// and another port is tried.
 ///
 /// - Parameter command: writes the server's configuration for a port and returns its command.
-func spawnOnFreePort(name: String, log: String, _ command: (Int) throws -> (String, [String])) throws -> (Int, pid_t) {
+func spawnOnFreePort(
+    name: String,
+    log: String,
+    _ command: (Int) throws -> (String, [String])
+) async throws -> (Int, pid_t) {
     for _ in 0..<5 {
         let candidate = try freeLoopbackPort()
         let (executable, arguments) = try command(candidate)
         let started = try spawnQuietly(executable, arguments, environment: ProcessInfo.processInfo.environment)
-        for _ in 0..<100 {
-            if !isRunning(started) { break }
-            if loopbackPortAccepts(candidate), isRunning(started) { return (candidate, started) }
-            usleep(50_000)
-        }
+        // Until it accepts, or exits because the port was taken meanwhile.
+        let accepting = await eventually { !isRunning(started) || loopbackPortAccepts(candidate) }
+        if accepting, isRunning(started) { return (candidate, started) }
         kill(started, SIGKILL)
-        _ = waitForExit(started)
+        _ = await waitForExit(started)
     }
     throw TestSupportError("\(name) did not start; see \(log)")
 }
@@ -119,11 +121,11 @@ public final class TinyproxyServer: Sendable {
     public let directory: String
     public static let via = "keyjar-test-tinyproxy"
 
-    public init() throws {
+    public init() async throws {
         directory = NSTemporaryDirectory() + "keyjar-tinyproxy-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let directory = self.directory
-        (port, pid) = try spawnOnFreePort(name: "tinyproxy", log: "\(directory)/tinyproxy.log") { candidate in
+        (port, pid) = try await spawnOnFreePort(name: "tinyproxy", log: "\(directory)/tinyproxy.log") { candidate in
             let configuration = """
                 Port \(candidate)
                 Listen 127.0.0.1
@@ -150,7 +152,7 @@ public final class TinyproxyServer: Sendable {
 
     deinit {
         kill(pid, SIGKILL)
-        _ = waitForExit(pid)
+        _ = reap(pid)
         try? FileManager.default.removeItem(atPath: directory)
     }
 }
@@ -162,13 +164,13 @@ public final class DanteServer: Sendable {
     private let pid: Int32
     public let directory: String
 
-    public init() throws {
+    public init() async throws {
         directory = NSTemporaryDirectory() + "keyjar-dante-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let directory = self.directory
         // As root, Dante wants to be told which user it may act as; otherwise it is the caller.
         let users = getuid() == 0 ? "user.privileged: root\nuser.unprivileged: root\n" : ""
-        (port, pid) = try spawnOnFreePort(name: "danted", log: "\(directory)/danted.log") { candidate in
+        (port, pid) = try await spawnOnFreePort(name: "danted", log: "\(directory)/danted.log") { candidate in
             let configuration = """
                 logoutput: \(directory)/danted.log
                 internal: 127.0.0.1 port = \(candidate)
@@ -200,7 +202,7 @@ public final class DanteServer: Sendable {
     deinit {
         // SIGTERM: the main process takes its worker processes with it.
         kill(pid, SIGTERM)
-        _ = waitForExit(pid)
+        _ = reap(pid)
         try? FileManager.default.removeItem(atPath: directory)
     }
 }
@@ -238,8 +240,8 @@ public func loopbackPortAccepts(_ port: Int) -> Bool {
 }
 
 /// Runs a Python snippet and returns its standard output.
-public func runPython(_ source: String) throws -> String {
-    try runCommand("/usr/bin/env", ["python3", "-c", source]).output
+public func runPython(_ source: String) async throws -> String {
+    try await runCommand("/usr/bin/env", ["python3", "-c", source]).output
 }
 
 /// Client identities made with the openssl command for one test: a CA, alice (issued by it;
@@ -253,7 +255,7 @@ public struct TestIdentities: Sendable {
     public var malloryPEM: String { directory + "/mallory.pem" }
     public static let p12Passphrase = "p12-secret"
 
-    public init() throws {
+    public init() async throws {
         directory = NSTemporaryDirectory() + "keyjar-identities-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let steps: [[String]] = [
@@ -280,7 +282,7 @@ public struct TestIdentities: Sendable {
             ],
         ]
         for step in steps {
-            let result = try runCommand("/usr/bin/openssl", step)
+            let result = try await runCommand("/usr/bin/openssl", step)
             guard result.status == 0 else { throw TestSupportError("openssl \(step[0]) failed: \(result.error)") }
         }
         for name in ["alice", "mallory"] {

@@ -5,20 +5,18 @@ import KeyjarProtocol
 import KeyjarTestSupport
 import Testing
 
-@Suite(.timeLimit(testTimeLimit))
+@Suite(.timeLimit(hangLimit), .servicesStopCleanly)
 struct ClientTimeoutTests {
     /// keyjard stopped (SIGSTOP) but its socket still open: a call gives up after the request
     /// timeout with `.timedOut`, and works again once keyjard runs.
-    @Test func aCallTimesOutWhenKeyjardStopsAnswering() throws {
-        let daemon = try DaemonProcess()
-        defer {
-            kill(daemon.pid, SIGCONT)
-            #expect(daemon.stop() == 0)
-        }
+    @Test func aCallTimesOutWhenKeyjardStopsAnswering() async throws {
+        let daemon = try await DaemonProcess()
+        // Running again before the end-of-test check that it stops cleanly.
+        defer { kill(daemon.pid, SIGCONT) }
         let client = try KeyjarClient(
             configuration: .init(socketPath: daemon.socketPath, autoStart: false, requestTimeout: 1)
         )
-        #expect(stopProcess(daemon.pid))
+        #expect(await stopProcess(daemon.pid))
         do {
             _ = try client.call(.status)
             Issue.record("a stopped keyjard answered")

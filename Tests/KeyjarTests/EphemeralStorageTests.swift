@@ -5,11 +5,10 @@ import KeyjarProtocol
 import KeyjarTestSupport
 import Testing
 
-@Suite(.timeLimit(testTimeLimit))
+@Suite(.timeLimit(hangLimit), .servicesStopCleanly)
 struct EphemeralStorageTests {
-    @Test func anEphemeralStoreIsPrivateToItsProcessAndFollowsTheSameRules() throws {
-        let daemon = try DaemonProcess()
-        defer { #expect(daemon.stop() == 0) }
+    @Test func anEphemeralStoreIsPrivateToItsProcessAndFollowsTheSameRules() async throws {
+        let daemon = try await DaemonProcess()
         let shared = try storage(for: daemon)
         let ephemeral = SharedCookieStorage.ephemeral()
         #expect(ephemeral.isEphemeral && !shared.isEphemeral)

@@ -6,7 +6,7 @@ import Testing
 
 /// Reads after another process's acknowledged write, and the cost of not listening, with
 /// another process (`KeyjarTestPeer lookups`) reading.
-@Suite(.timeLimit(testTimeLimit))
+@Suite(.timeLimit(hangLimit), .servicesStopCleanly)
 struct FreshReadTests {
     /// A peer process answering one Cookie header per line it is sent.
     final class LookupPeer {
@@ -61,9 +61,10 @@ struct FreshReadTests {
 
     /// Process A writes; once the write is acknowledged it tells process B (through a pipe),
     /// and B's next lookup must include the write: every time, whether B listens or not.
-    @Test(arguments: [false, true]) func aLookupAfterAnotherProcesssAcknowledgedWriteSeesIt(listening: Bool) throws {
-        let daemon = try DaemonProcess()
-        defer { #expect(daemon.stop() == 0) }
+    @Test(arguments: [false, true]) func aLookupAfterAnotherProcesssAcknowledgedWriteSeesIt(
+        listening: Bool
+    ) async throws {
+        let daemon = try await DaemonProcess()
         let writer = try storage(for: daemon)
         let url = try #require(URL(string: "https://fresh.example/"))
         let peer = try LookupPeer(daemon, url: url.absoluteString, listening: listening)
@@ -81,18 +82,17 @@ struct FreshReadTests {
     /// A process that does not listen is not woken by other processes' changes: its threads
     /// are not scheduled at all (no context switch, no CPU time, from /proc) while another
     /// process makes 1,000 changes; its next lookup is still right.
-    @Test func aProcessThatDoesNotListenIsNotWokenByOthersChanges() throws {
-        let daemon = try DaemonProcess()
-        defer { #expect(daemon.stop() == 0) }
+    @Test func aProcessThatDoesNotListenIsNotWokenByOthersChanges() async throws {
+        let daemon = try await DaemonProcess()
         let writer = try storage(for: daemon)
         let url = try #require(URL(string: "https://quiet.example/"))
         try writer.storeCookies(fromResponseHeaders: ["n=start"], for: url, mainDocumentURL: nil)
         let peer = try LookupPeer(daemon, url: url.absoluteString, listening: false)
         #expect(peer.line() == "ready")
         #expect(peer.lookup() == "n=start")
-        // Time for the peer to settle in its read of the pipe.
-        Thread.sleep(forTimeInterval: 0.2)
-        let before = try #require(Scheduling(pid: peer.pid))
+        // Settled: every thread of the peer asleep in a system call (its main thread in its
+        // read of the pipe), so only a wake-up can change its counts.
+        let before = try await Scheduling.settled(pid: peer.pid)
         for round in 0..<1_000 {
             try writer.storeCookies(fromResponseHeaders: ["n=\(round)"], for: url, mainDocumentURL: nil)
         }
@@ -104,13 +104,12 @@ struct FreshReadTests {
         // The same peer, listening, is woken: the measurement above can tell.
         let listening = try LookupPeer(daemon, url: url.absoluteString, listening: true)
         #expect(listening.line() == "ready")
-        Thread.sleep(forTimeInterval: 0.2)
-        let listeningBefore = try #require(Scheduling(pid: listening.pid))
+        let listeningBefore = try await Scheduling.settled(pid: listening.pid)
         for round in 0..<100 {
             try writer.storeCookies(fromResponseHeaders: ["n=\(round)"], for: url, mainDocumentURL: nil)
         }
         #expect(
-            eventually {
+            await eventually {
                 (Scheduling(pid: listening.pid)?.contextSwitches ?? 0) - listeningBefore.contextSwitches >= 10
             }
         )
@@ -118,9 +117,38 @@ struct FreshReadTests {
     }
 
     /// How much a process was scheduled: context switches of all its threads, and CPU time.
-    struct Scheduling: CustomStringConvertible {
+    struct Scheduling: Equatable, CustomStringConvertible {
         var contextSwitches: Int
         var cpuTicks: Int
+
+        /// The counts once every thread of `pid` sleeps (state S) and two readings agree: a
+        /// thread still finishing earlier work (on a busy machine, long after it was asked)
+        /// would otherwise be counted as woken.
+        static func settled(pid: Int32) async throws -> Scheduling {
+            var previous: Scheduling?
+            var settled: Scheduling?
+            try await waitUntil("process \(pid) settling", every: .milliseconds(20)) {
+                let now = Scheduling(pid: pid)
+                defer { previous = now }
+                guard let now, now == previous, allAsleep(pid: pid) else { return false }
+                settled = now
+                return true
+            }
+            return try #require(settled)
+        }
+
+        /// Whether every thread of `pid` is asleep in a system call.
+        static func allAsleep(pid: Int32) -> Bool {
+            guard let tasks = try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task") else {
+                return false
+            }
+            return tasks.allSatisfy { task in
+                guard let stat = try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/stat", encoding: .utf8),
+                    let close = stat.lastIndex(of: ")")
+                else { return false }
+                return stat[stat.index(after: close)...].split(separator: " ").first == "S"
+            }
+        }
 
         init?(pid: Int32) {
             guard let tasks = try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task") else {

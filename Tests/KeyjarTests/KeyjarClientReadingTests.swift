@@ -1,5 +1,4 @@
 import Foundation
-import Keyjar
 import KeyjarCore
 import KeyjarLocks
 import KeyjarProtocol
@@ -7,17 +6,18 @@ import KeyjarTestSupport
 import Synchronization
 import Testing
 
+@testable import Keyjar
+
 /// Callers waiting for a reply read the socket themselves when the reader thread is busy, and
 /// are handed their reply by it when it waits in the socket: every message must still be
 /// dispatched once and in order, and announced in order, whoever read it.
-@Suite(.timeLimit(testTimeLimit))
+@Suite(.timeLimit(hangLimit), .servicesStopCleanly)
 struct KeyjarClientReadingTests {
     /// Several threads of one process write while another process writes too: every call gets
     /// its own reply, and the process announces every change once, in sequence order, on its
     /// stream and on NotificationCenter alike.
     @Test func concurrentCallersAndTheReaderThreadAnnounceEveryChangeOnceInOrder() async throws {
-        let daemon = try DaemonProcess()
-        defer { #expect(daemon.stop() == 0) }
+        let daemon = try await DaemonProcess()
         let busy = try storage(for: daemon)
         let other = try storage(for: daemon)
         let stream = busy.client.changes()
@@ -67,16 +67,15 @@ struct KeyjarClientReadingTests {
             if streamed.count == total { break }
         }
         #expect(streamed == expected)
-        #expect(eventually { posted.withLock { $0.count } >= total })
+        #expect(await eventually { posted.withLock { $0.count } >= total })
         #expect(posted.withLock { $0 } == expected)
     }
 
     /// An observer runs on the thread that reads keyjard's messages; when it writes, nobody
     /// else would read the reply, so the call reads it itself instead of waiting for the
     /// request timeout.
-    @Test func anObserverThatWritesGetsItsReply() throws {
-        let daemon = try DaemonProcess()
-        defer { #expect(daemon.stop() == 0) }
+    @Test func anObserverThatWritesGetsItsReply() async throws {
+        let daemon = try await DaemonProcess()
         let configuration = KeyjarClient.Configuration(
             socketPath: daemon.socketPath,
             autoStart: false,
@@ -107,16 +106,15 @@ struct KeyjarClientReadingTests {
             for: try #require(URL(string: "https://ping.example/")),
             mainDocumentURL: nil
         )
-        #expect(eventually(timeout: 20) { outcome.withLock { $0 } != nil })
+        #expect(await eventually { outcome.withLock { $0 } != nil })
         #expect(outcome.withLock { $0 } == "[nil]")
-        #expect(eventually { writer.cookieHeader(for: URL(string: "https://echo.example/")!) == "echo=1" })
+        #expect(await eventually { writer.cookieHeader(for: URL(string: "https://echo.example/")!) == "echo=1" })
     }
 
     /// An idle client's reader thread waits in the socket holding the receive lock, but not the
     /// client: dropping the client still ends the thread and the connection.
-    @Test func aDroppedIdleClientLetsGoOfItsConnection() throws {
-        let daemon = try DaemonProcess()
-        defer { #expect(daemon.stop() == 0) }
+    @Test func aDroppedIdleClientLetsGoOfItsConnection() async throws {
+        let daemon = try await DaemonProcess()
         let probe = try WireConnection(socketPath: daemon.socketPath)
         func connectedClients() -> Int? {
             guard case .status(let status) = try? probe.call(.status) else { return nil }
@@ -128,9 +126,15 @@ struct KeyjarClientReadingTests {
             client.startPostingNotifications()
             #expect(client.isConnected && client.isListening)
             #expect(connectedClients() == before + 1)
-            // Time for its reader thread to block in the socket.
-            Thread.sleep(forTimeInterval: 0.05)
+            // Its reader thread has started and holds the receive lock: it waits in the socket
+            // (nobody else calls this client).
+            #expect(
+                await eventually {
+                    client.readerThread.load(ordering: .relaxed) != 0
+                        && client.receiving.lock.withLockIfAvailable { _ in true } == nil
+                }
+            )
         }
-        #expect(eventually { connectedClients() == before })
+        #expect(await eventually { connectedClients() == before })
     }
 }

@@ -7,7 +7,7 @@ import KeyjarTestSupport
 import Testing
 
 /// The light client (`keepsReplica: false`): what `keyjar` and git's credential helper use.
-@Suite(.timeLimit(testTimeLimit))
+@Suite(.timeLimit(hangLimit), .servicesStopCleanly)
 struct OneShotClientTests {
     func oneShot(_ daemon: DaemonProcess, timeout: TimeInterval = 30) throws -> KeyjarClient {
         try KeyjarClient(
@@ -20,14 +20,13 @@ struct OneShotClientTests {
         )
     }
 
-    @Test func startsNoThreadAndLoadsNoReplica() throws {
+    @Test func startsNoThreadAndLoadsNoReplica() async throws {
         // Given a keyjard with a cookie another client stored
-        let daemon = try DaemonProcess()
-        defer { #expect(daemon.stop() == 0) }
+        let daemon = try await DaemonProcess()
         let writer = try oneShot(daemon)
         try writer.storeCookies(["sid=1"], for: try #require(URL(string: "https://example.com/")))
         // When another process makes a one-shot client, then a replica client
-        let lines = try runPeer(daemon, ["threads", "https://example.com/"]).split(separator: "\n")
+        let lines = try await runPeer(daemon, ["threads", "https://example.com/"]).split(separator: "\n")
         // Then the one-shot client added no thread and holds no replica (sequence 0), yet
         // answered from keyjard; the replica client holds a replica but, not listening, added
         // no thread either; listening added its reader thread
@@ -41,9 +40,8 @@ struct OneShotClientTests {
         )
     }
 
-    @Test func everyTypedRequestIsAnsweredByKeyjard() throws {
-        let daemon = try DaemonProcess()
-        defer { #expect(daemon.stop() == 0) }
+    @Test func everyTypedRequestIsAnsweredByKeyjard() async throws {
+        let daemon = try await DaemonProcess()
         let client = try oneShot(daemon)
         let url = try #require(URL(string: "https://www.example.com/a"))
 
@@ -91,29 +89,26 @@ struct OneShotClientTests {
         #expect(try client.status().credentialCount == 1)
     }
 
-    @Test func theNextCallConnectsAgainAfterKeyjardRestarts() throws {
+    @Test func theNextCallConnectsAgainAfterKeyjardRestarts() async throws {
         // Given a one-shot client whose keyjard crashed
-        let daemon = try DaemonProcess()
+        let daemon = try await DaemonProcess()
         let client = try oneShot(daemon)
         _ = try client.status()
-        daemon.crash()
+        await daemon.crash()
         // Then a call fails as unreachable, and a call after keyjard is back succeeds
         #expect(throws: KeyjarClientError.self) { try client.status() }
-        let restarted = try daemon.restarted()
-        defer { #expect(restarted.stop() == 0) }
+        let restarted = try await daemon.restarted()
         #expect(try client.status().pid == restarted.pid)
     }
 
-    @Test func aCallTimesOutAndTheLateReplyDoesNotAnswerTheNextOne() throws {
+    @Test func aCallTimesOutAndTheLateReplyDoesNotAnswerTheNextOne() async throws {
         // Given a one-shot client whose keyjard stops answering (SIGSTOP) during a call
-        let daemon = try DaemonProcess()
-        defer {
-            kill(daemon.pid, SIGCONT)
-            #expect(daemon.stop() == 0)
-        }
+        let daemon = try await DaemonProcess()
+        // Running again before the end-of-test check that it stops cleanly.
+        defer { kill(daemon.pid, SIGCONT) }
         let client = try oneShot(daemon, timeout: 1)
         try client.storeCookies(["a=1"], for: try #require(URL(string: "https://example.com/")))
-        #expect(stopProcess(daemon.pid))
+        #expect(await stopProcess(daemon.pid))
         do {
             _ = try client.cookies()
             Issue.record("a stopped keyjard answered")

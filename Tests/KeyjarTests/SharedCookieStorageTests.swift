@@ -6,25 +6,14 @@ import KeyjarProtocol
 import KeyjarTestSupport
 import Testing
 
-/// Waits (polling) until `condition` holds or `timeout` passes.
-func eventually(timeout: TimeInterval = 10, _ condition: () -> Bool) -> Bool {
-    let deadline = Date().addingTimeInterval(timeout)
-    while Date() < deadline {
-        if condition() { return true }
-        usleep(10_000)
-    }
-    return condition()
-}
-
 func storage(for daemon: DaemonProcess) throws -> SharedCookieStorage {
     SharedCookieStorage(client: try KeyjarClient(configuration: .init(socketPath: daemon.socketPath, autoStart: false)))
 }
 
-@Suite(.timeLimit(testTimeLimit))
+@Suite(.timeLimit(hangLimit), .servicesStopCleanly)
 struct SharedCookieStorageTests {
     @Test func twoClientsShareCookiesAndTheOtherIsNotified() async throws {
-        let daemon = try DaemonProcess()
-        defer { #expect(daemon.stop() == 0) }
+        let daemon = try await DaemonProcess()
         let writer = try storage(for: daemon)
         let reader = try storage(for: daemon)
         let changes = reader.client.changes()
@@ -64,7 +53,7 @@ struct SharedCookieStorageTests {
             return
         }
         #expect(cookieChanges.map(\.cookie.name) == ["sid"])
-        #expect(eventually { observed.value == 1 })
+        #expect(await eventually { observed.value == 1 })
         #expect(reader.cookieHeader(for: try #require(URL(string: "https://example.com/"))) == "sid=42")
         #expect(reader.cookies.map(\.name) == ["sid"])
         #expect(quiet.cookies.map(\.name) == ["sid"])
@@ -72,17 +61,16 @@ struct SharedCookieStorageTests {
 
         // Deleting and policy changes travel the same way.
         try writer.setCookieAcceptPolicy(.noThirdParty)
-        #expect(eventually { reader.cookieAcceptPolicy == .noThirdParty })
+        #expect(await eventually { reader.cookieAcceptPolicy == .noThirdParty })
         try writer.deleteCookie(try #require(writer.cookies.first))
-        #expect(eventually { reader.cookies.isEmpty })
+        #expect(await eventually { reader.cookies.isEmpty })
         #expect(throws: KeyjarClientError.self) {
             try writer.setCookie(Cookie(name: "__Host-x", value: "1", domain: "example.com", hostOnly: true))
         }
     }
 
-    @Test func setCookiesForAURLAppliesTheAcceptPolicy() throws {
-        let daemon = try DaemonProcess()
-        defer { #expect(daemon.stop() == 0) }
+    @Test func setCookiesForAURLAppliesTheAcceptPolicy() async throws {
+        let daemon = try await DaemonProcess()
         let storage = try storage(for: daemon)
         let url = try #require(URL(string: "https://cdn.tracker.net/pixel"))
         let main = try #require(URL(string: "https://news.org/"))
@@ -96,7 +84,7 @@ struct SharedCookieStorageTests {
         )
         // No third party: a cookie for a third-party URL is refused with the reason.
         try storage.setCookieAcceptPolicy(.noThirdParty)
-        #expect(eventually { storage.cookieAcceptPolicy == .noThirdParty })
+        #expect(await eventually { storage.cookieAcceptPolicy == .noThirdParty })
         let refused = try storage.setCookies(
             [Cookie(name: "u", value: "1", domain: "tracker.net")],
             for: url,
@@ -105,7 +93,7 @@ struct SharedCookieStorageTests {
         #expect(refused == ["tracker.net is a third party to the main document's site news.org"])
         // A session-only rule keeps the cookie but drops its expiry.
         try storage.setDomainRule(.sessionOnly, for: "tracker.net")
-        #expect(eventually { storage.policy.domainRules["tracker.net"] == .sessionOnly })
+        #expect(await eventually { storage.policy.domainRules["tracker.net"] == .sessionOnly })
         #expect(
             try storage.setCookies(
                 [Cookie(name: "s", value: "1", domain: "tracker.net", expires: later)],
@@ -117,9 +105,8 @@ struct SharedCookieStorageTests {
         #expect(storage.cookies.first { $0.name == "t" }?.isSession == false)
     }
 
-    @Test func aSeparateProcessSeesTheChangeAndIsNotified() throws {
-        let daemon = try DaemonProcess()
-        defer { #expect(daemon.stop() == 0) }
+    @Test func aSeparateProcessSeesTheChangeAndIsNotified() async throws {
+        let daemon = try await DaemonProcess()
         let peer = DaemonProcess.builtExecutable(named: "KeyjarTestPeer")
         let environment = ProcessInfo.processInfo.environment.merging(
             ["KEYJAR_SOCKET": daemon.socketPath, "KEYJAR_NO_AUTOSTART": "1"]) { $1 }
@@ -132,7 +119,7 @@ struct SharedCookieStorageTests {
         watcher.standardOutput = output
         try watcher.run()
         defer { if watcher.isRunning { watcher.terminate() } }
-        #expect(DaemonProcess.readLine(from: output.fileHandleForReading, timeout: 20) == "watching")
+        #expect(await DaemonProcess.readLine(from: output.fileHandleForReading) == "watching")
 
         let local = try storage(for: daemon)
         try local.storeCookies(
@@ -140,32 +127,34 @@ struct SharedCookieStorageTests {
             for: try #require(URL(string: "https://example.org/")),
             mainDocumentURL: nil
         )
-        #expect(DaemonProcess.readLine(from: output.fileHandleForReading, timeout: 20) == "fromA")
+        #expect(await DaemonProcess.readLine(from: output.fileHandleForReading) == "fromA")
 
         // And the other way round: the peer writes, this process's replica gets it.
-        let result = try runCommand(
+        let result = try await runCommand(
             peer,
             ["set", "https://example.org/", "fromB=2; Max-Age=60"],
             environment: environment
         )
         #expect(result.output == "stored\n", "\(result.error)")
-        #expect(eventually { local.cookieHeader(for: URL(string: "https://example.org/")!) == "fromA=1; fromB=2" })
-        let header = try runCommand(peer, ["header", "https://example.org/"], environment: environment)
+        #expect(
+            await eventually { local.cookieHeader(for: URL(string: "https://example.org/")!) == "fromA=1; fromB=2" }
+        )
+        let header = try await runCommand(peer, ["header", "https://example.org/"], environment: environment)
         #expect(header.output == "fromA=1; fromB=2\n")
     }
 
     /// Across a restart of keyjard: a client that listens reconnects by itself and announces
     /// every change in order; one that does not connects again at its next lookup or call.
     @Test(arguments: [false, true]) func aClientResynchronisesWhenKeyjardRestarts(listening: Bool) async throws {
-        let daemon = try DaemonProcess()
+        let daemon = try await DaemonProcess()
         let client = try storage(for: daemon)
         let stream = listening ? client.client.changes() : nil
         #expect(client.client.isListening == listening)
         let site = try #require(URL(string: "https://example.net/"))
         try client.storeCookies(fromResponseHeaders: ["before=1; Max-Age=600"], for: site, mainDocumentURL: nil)
-        #expect(daemon.stop() == 0)
+        #expect(await daemon.stop() == 0)
         // While keyjard is away, calls fail at once with a typed error; reads still answer.
-        if listening { #expect(eventually { !client.client.isConnected }) }
+        if listening { #expect(await eventually { !client.client.isConnected }) }
         do {
             try client.storeCookies(fromResponseHeaders: ["during=1"], for: site, mainDocumentURL: nil)
             Issue.record("a write succeeded with keyjard stopped")
@@ -174,13 +163,12 @@ struct SharedCookieStorageTests {
         }
         #expect(client.cookieHeader(for: site) == "before=1")
 
-        let restarted = try daemon.restarted()
-        defer { #expect(restarted.stop() == 0) }
+        let restarted = try await daemon.restarted()
         let other = try storage(for: restarted)
         try other.storeCookies(fromResponseHeaders: ["after=1; Max-Age=600"], for: site, mainDocumentURL: nil)
         if listening {
             // The first client reconnects by itself and catches up on what it missed.
-            #expect(eventually(timeout: 15) { client.client.isConnected && client.client.sequence == 2 })
+            #expect(await eventually { client.client.isConnected && client.client.sequence == 2 })
         }
         #expect(client.cookieHeader(for: site) == "before=1; after=1")
         #expect(client.client.isConnected)
@@ -210,7 +198,7 @@ struct SharedCookieStorageTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty)
     }
 
-    @Test func concurrentAutoStartsStartExactlyOneKeyjard() throws {
+    @Test func concurrentAutoStartsStartExactlyOneKeyjard() async throws {
         let directory = try TemporaryDirectory()
         let socketPath = directory.path("run/keyjar.sock")
         let peer = DaemonProcess.builtExecutable(named: "KeyjarTestPeer")
@@ -227,7 +215,8 @@ struct SharedCookieStorageTests {
                 environment: environment
             )
         }
-        let statuses = pids.map(waitForExit)
+        var statuses: [Int32] = []
+        for pid in pids { statuses.append(await waitForExit(pid)) }
         defer {
             // Stop the keyjard the peers started (its pid is in the lock file).
             if let pid = try? String(contentsOfFile: directory.path("run/keyjard.lock"), encoding: .utf8)
@@ -246,7 +235,7 @@ struct SharedCookieStorageTests {
             return text.contains("keyjard") && text.contains(socketPath)
         }
         #expect(serving.count == 1, "keyjard processes: \(serving)")
-        let header = try runCommand(peer, ["header", "https://race.example/"], environment: environment)
+        let header = try await runCommand(peer, ["header", "https://race.example/"], environment: environment)
         #expect(
             Set(header.output.trimmingCharacters(in: .newlines).components(separatedBy: "; "))
                 == Set((0..<5).map { "p\($0)=1" })

@@ -7,12 +7,12 @@ import KeyjarTestSupport
 import Testing
 
 /// Runs KeyjarTestPeer (another process) against the daemon; its standard output.
-func runPeer(_ daemon: DaemonProcess, _ arguments: [String]) throws -> String {
+func runPeer(_ daemon: DaemonProcess, _ arguments: [String]) async throws -> String {
     let peer = DaemonProcess.builtExecutable(named: "KeyjarTestPeer")
     var environment = ProcessInfo.processInfo.environment
     environment["KEYJAR_SOCKET"] = daemon.socketPath
     environment["KEYJAR_NO_AUTOSTART"] = "1"
-    let result = try runCommand(peer, arguments, environment: environment)
+    let result = try await runCommand(peer, arguments, environment: environment)
     if result.status != 0 { Issue.record("KeyjarTestPeer \(arguments) failed: \(result.error)") }
     return result.output
 }
@@ -32,11 +32,10 @@ func space(_ host: String, port: Int = 443, realm: String = "Admin") -> URLProte
     )
 }
 
-@Suite(.timeLimit(testTimeLimit))
+@Suite(.timeLimit(hangLimit), .servicesStopCleanly)
 struct SharedCredentialStorageTests {
-    @Test func credentialsAreSharedAccordingToTheirPersistence() throws {
-        let daemon = try DaemonProcess()
-        defer { #expect(daemon.stop() == 0) }
+    @Test func credentialsAreSharedAccordingToTheirPersistence() async throws {
+        let daemon = try await DaemonProcess()
         let a = try credentialStorage(for: daemon)
         let b = try credentialStorage(for: daemon)
         let host = "creds-\(UUID().uuidString.prefix(8).lowercased()).example"
@@ -61,7 +60,7 @@ struct SharedCredentialStorageTests {
 
         // The permanent one reaches B, password fetched on demand; the session one is shared
         // by every storage of this process (B included), and by no other process.
-        #expect(eventually { b.permanentCredentials.contains { $0.user == "alice" && $0.isDefault } })
+        #expect(await eventually { b.permanentCredentials.contains { $0.user == "alice" && $0.isDefault } })
         let fromB = try #require(b.defaultCredential(for: space(host)))
         #expect(fromB.user == "alice" && fromB.password == "perm-pw" && fromB.persistence == .permanent)
         #expect(Set(b.credentials(for: space(host))?.keys.map { $0 } ?? []) == ["alice", "sam"])
@@ -69,21 +68,20 @@ struct SharedCredentialStorageTests {
         #expect(Set(a.credentials(for: space(host))?.keys.map { $0 } ?? []) == ["alice", "sam"])
         #expect(b.credentials(for: space(host, realm: "Other")) == nil)
         #expect(b.allCredentials.keys.contains { $0.host == host })
-        let peer = try runPeer(daemon, ["credential-users", host, "443", "https", "Admin"])
+        let peer = try await runPeer(daemon, ["credential-users", host, "443", "https", "Admin"])
         #expect(peer == "alice\n", "another process sees the permanent credential only")
 
         // With alice gone, sam (the only user left) answers.
         try a.removeCredential(user: "alice", for: space(host))
-        #expect(eventually { !b.permanentCredentials.contains { $0.space.host == host } })
+        #expect(await eventually { !b.permanentCredentials.contains { $0.space.host == host } })
         #expect(b.defaultCredential(for: space(host))?.user == "sam")
         #expect(a.credentials(for: space(host))?.keys.map { $0 } == ["sam"])
         try b.removeCredential(user: "sam", for: space(host))
         #expect(a.credentials(for: space(host)) == nil)
     }
 
-    @Test func aCredentialStoredForAWholeServerAnswersAnyRealmAndTheFirstBecomesTheDefault() throws {
-        let daemon = try DaemonProcess()
-        defer { #expect(daemon.stop() == 0) }
+    @Test func aCredentialStoredForAWholeServerAnswersAnyRealmAndTheFirstBecomesTheDefault() async throws {
+        let daemon = try await DaemonProcess()
         let storage = try credentialStorage(for: daemon)
         let host = "server-\(UUID().uuidString.prefix(8).lowercased()).example"
         let server = URLProtectionSpace(
@@ -135,9 +133,8 @@ struct SharedCredentialStorageTests {
         #expect(storage.defaultCredential(for: form) == nil)
     }
 
-    @Test func urlSessionAuthenticatesWithTheSharedStorage() throws {
-        let daemon = try DaemonProcess()
-        defer { #expect(daemon.stop() == 0) }
+    @Test func urlSessionAuthenticatesWithTheSharedStorage() async throws {
+        let daemon = try await DaemonProcess()
         // A local Basic-auth server: 401 with a realm, 200 for alice:wonderland.
         let server = """
             import base64, http.server, sys
@@ -163,7 +160,7 @@ struct SharedCredentialStorageTests {
         // SIGKILL: children of test threads inherit a signal mask that blocks SIGTERM.
         defer { kill(process.processIdentifier, SIGKILL) }
         let port = try #require(
-            DaemonProcess.readLine(from: output.fileHandleForReading, timeout: 10).flatMap { Int($0) }
+            await DaemonProcess.readLine(from: output.fileHandleForReading).flatMap { Int($0) }
         )
 
         // One process stores the credential; another's URLSession uses it.
@@ -180,7 +177,7 @@ struct SharedCredentialStorageTests {
             makeDefault: true
         )
         let storage = try credentialStorage(for: daemon)
-        #expect(eventually { !storage.permanentCredentials.isEmpty })
+        #expect(await eventually { !storage.permanentCredentials.isEmpty })
         let configuration = URLSessionConfiguration.ephemeral
         configuration.urlCredentialStorage = storage
         let delegate = ChallengeDelegate(storage: storage)
@@ -191,7 +188,7 @@ struct SharedCredentialStorageTests {
         defer { session.finishTasksAndInvalidate() }
         let url = try #require(URL(string: "http://127.0.0.1:\(port)/secret"))
         let result = LockedResult()
-        let done = DispatchSemaphore(value: 0)
+        let done = TestSemaphore()
         session.dataTask(with: url) { data, response, error in
             result.set(
                 status: (response as? HTTPURLResponse)?.statusCode,
@@ -200,7 +197,7 @@ struct SharedCredentialStorageTests {
             )
             done.signal()
         }.resume()
-        #expect(done.wait(timeout: .now() + 20 * sanitizerSlowdown) == .success, "the request did not finish")
+        #expect(await done.wait(), "the request did not finish")
         #expect(result.status == 200, "\(result.error ?? "")")
         #expect(result.body == "hello alice")
         #expect(delegate.challenges.value == 1)
