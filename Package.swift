@@ -236,7 +236,9 @@ let package = Package(
         // keyjard, a protocol client. A plain target kept under Tests/.
         .target(
             name: "KeyjarTestSupport",
-            dependencies: ["KeyjarCore", "KeyjarProtocol"],
+            dependencies: [
+                "KeyjarCore", "KeyjarProtocol", "KeyjarServer", .product(name: "Logging", package: "swift-log"),
+            ],
             path: "Tests/KeyjarTestSupport",
             swiftSettings: swiftSettings
         ),

@@ -227,7 +227,7 @@ struct DigestAuthorizationTests {
 
     /// The server's rspauth, computed by Python from RFC 7616 §3.5's formula, is accepted;
     /// a wrong one is not; a nextnonce replaces the nonce and restarts the count.
-    @Test func authenticationInfoChecksRspauthAndTakesNextNonce() throws {
+    @Test func authenticationInfoChecksRspauthAndTakesNextNonce() async throws {
         var session = try Self.session(Self.rfcChallenges[0])
         let answer = try session.authorize(
             user: "Mufasa",
@@ -242,7 +242,7 @@ struct DigestAuthorizationTests {
             ha1 = H("Mufasa:http-auth@example.org:Circle of Life")
             print(H(ha1 + ":7ypf/xlj9XXwfDPEoM4URrv/xwf94BcCAzFZH4GiTo0v:00000001:c:auth:" + H(":/dir/index.html")))
             """
-        let rspauth = try Python.run(script, input: "").trimmingCharacters(in: .whitespacesAndNewlines)
+        let rspauth = try await Python.run(script, input: "").trimmingCharacters(in: .whitespacesAndNewlines)
         var copy = session
         #expect(
             copy.receiveAuthenticationInfo(
@@ -277,7 +277,7 @@ struct DigestAuthorizationTests {
     /// Random users, passwords, realms, URIs, methods, algorithms and qops; Python computes
     /// RFC 7616 §3.4.1's response from the same inputs with hashlib.
     @Test(arguments: 0..<3)
-    func responsesMatchAnIndependentImplementation(seed: UInt64) throws {
+    func responsesMatchAnIndependentImplementation(seed: UInt64) async throws {
         var random = SplitMix64(state: seed)
         let text = Array("abcXYZ019 :;,/\\\"'@é€😀".unicodeScalars)
         func randomText(_ range: ClosedRange<Int>) -> String {
@@ -349,7 +349,7 @@ struct DigestAuthorizationTests {
                     print(H(":".join([ha1, case["nonce"], H(a2)])))
             """
         let input = String(decoding: try JSONSerialization.data(withJSONObject: cases), as: UTF8.self)
-        let expected = try Python.run(script, input: input).split(separator: "\n").map(String.init)
+        let expected = try await Python.run(script, input: input).split(separator: "\n").map(String.init)
         #expect(expected == responses)
     }
 }

@@ -72,13 +72,13 @@ struct HashTests {
 
     /// Lengths where padding changes shape: around 55/56/64 for the 64-byte blocks, 111/112/128
     /// for SHA-512's 128-byte blocks; plus random lengths up to 300, all with random bytes.
-    @Test func matchesPythonHashlibAroundBlockBoundaries() throws {
+    @Test func matchesPythonHashlibAroundBlockBoundaries() async throws {
         var random = SplitMix64(state: 7616)
         var lengths = [0, 1, 55, 56, 57, 63, 64, 65, 111, 112, 113, 119, 120, 127, 128, 129, 191, 192, 255, 256]
         lengths += (0..<40).map { _ in Int.random(in: 0...300, using: &random) }
         let messages = lengths.map { length in (0..<length).map { _ in UInt8.random(in: 0...255, using: &random) } }
         let input = messages.map { $0.isEmpty ? "-" : hex($0) }.joined(separator: "\n")
-        let lines = try Python.run(Self.hashlibScript, input: input).split(separator: "\n")
+        let lines = try await Python.run(Self.hashlibScript, input: input).split(separator: "\n")
         try #require(lines.count == messages.count)
         for (message, line) in zip(messages, lines) {
             let expected = line.split(separator: " ").map(String.init)

@@ -9,32 +9,10 @@ enum Python {
 
     /// Runs `script` with python3, `input` on its standard input; returns standard output. The
     /// cross-checks use Python's hashlib, an implementation independent of Keyjar's.
-    static func run(_ script: String, input: String) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", script]
-        let stdin = Pipe()
-        let stdout = Pipe()
-        let stderr = Pipe()
-        process.standardInput = stdin
-        process.standardOutput = stdout
-        process.standardError = stderr
-        try process.run()
-        // Write on another thread: a large input could fill the pipe while python is
-        // blocked writing its own output.
-        let data = Data(input.utf8)
-        let writer = Thread {
-            stdin.fileHandleForWriting.write(data)
-            try? stdin.fileHandleForWriting.close()
-        }
-        writer.start()
-        let output = stdout.fileHandleForReading.readDataToEndOfFile()
-        let errors = stderr.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw Failure(description: "python3 failed: " + String(decoding: errors, as: UTF8.self))
-        }
-        return String(decoding: output, as: UTF8.self)
+    static func run(_ script: String, input: String) async throws -> String {
+        let result = try await runCommand("/usr/bin/env", ["python3", "-c", script], input: input)
+        guard result.status == 0 else { throw Failure(description: "python3 failed: " + result.error) }
+        return result.output
     }
 }
 

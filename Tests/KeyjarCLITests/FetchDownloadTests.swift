@@ -17,7 +17,7 @@ struct FetchDownloadTests {
         daemon = try await DaemonProcess()
         keyjar = KeyjarCLI(daemon: daemon)
         // Slow enough that a kill midway comes midway even while the whole suite competes for the
-        // machine: the test must stop the download before it ends, whatever the load.
+        // machine (a 1 MiB file leaves half a minute); the resumed requests are not slowed.
         server = try await DownloadServer(slowKilobytesPerSecond: 32)
         directory = daemon.directory.path("downloads")
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)

@@ -28,6 +28,5 @@ final class LocalHTTPServer {
     deinit {
         // SIGKILL: children of test threads inherit a signal mask that blocks SIGTERM.
         kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
     }
 }

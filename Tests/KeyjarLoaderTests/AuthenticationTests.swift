@@ -132,7 +132,7 @@ struct AuthenticationTests {
     }
 
     @Test func storedCredentialsComeFromKeyjardAndDelegateCredentialsAreKeptByPersistence() async throws {
-        let daemon = try await DaemonProcess()
+        let daemon = try await InProcessServer.withSecretService()
         let configuration = KeyjarClient.Configuration(socketPath: daemon.socketPath, autoStart: false)
         let storage = try SharedCredentialStorage(configuration: configuration)
         let space = URLProtectionSpace(

@@ -20,7 +20,7 @@ struct CredentialContractTests {
         URLLoader(configuration: .init(cookieStorage: .ephemeral(), credentialStorage: storage, proxy: proxy))
     }
 
-    private func storage(_ daemon: DaemonProcess) throws -> SharedCredentialStorage {
+    private func storage(_ daemon: some KeyjarService) throws -> SharedCredentialStorage {
         try SharedCredentialStorage(configuration: .init(socketPath: daemon.socketPath, autoStart: false))
     }
 
@@ -84,7 +84,7 @@ struct CredentialContractTests {
     }
 
     @Test func anOlderStyleDelegateIsAskedAboutStorageOnceBeforeTheLoad() async throws {
-        let daemon = try await DaemonProcess()
+        let daemon = try await InProcessServer.withSecretService()
         let shared = try storage(daemon)
         let url = server.url("/basic/legacy?key=o4&user=carol")
         // Two challenges (the stored alice fails first), one question.
@@ -111,7 +111,7 @@ struct CredentialContractTests {
     // MARK: Persistence
 
     @Test func aSessionCredentialIsSharedByEveryLoaderOfTheProcessAndSentPreemptively() async throws {
-        let daemon = try await DaemonProcess()
+        let daemon = try await InProcessServer.withSecretService()
         let first = loader(try storage(daemon))
         let delegate = ChallengeDelegate { _ in .use(user: "alice", password: "wonderland", persistence: .forSession) }
         _ = first.connection(with: URLRequest(url: server.url("/basic/session/a?key=s1")), delegate: delegate)
@@ -140,7 +140,7 @@ struct CredentialContractTests {
     // MARK: Matching
 
     @Test func aCredentialStoredForTheServerAnswersBasicAndDigestOnRealmsItNeverNamed() async throws {
-        let daemon = try await DaemonProcess()
+        let daemon = try await InProcessServer.withSecretService()
         let shared = try storage(daemon)
         let lighttpd = try await LighttpdServer()
         for port in [server.port, lighttpd.port] {
@@ -171,7 +171,7 @@ struct CredentialContractTests {
     }
 
     @Test func severalUsersWithoutADefaultAskTheDelegateProposingTheMostSpecific() async throws {
-        let daemon = try await DaemonProcess()
+        let daemon = try await InProcessServer.withSecretService()
         let shared = try storage(daemon)
         let perServer = URLProtectionSpace(
             host: "127.0.0.1",
@@ -208,7 +208,7 @@ struct CredentialContractTests {
     }
 
     @Test func aProxyChallengeIsAnsweredByTheStoredProxyCredential() async throws {
-        let daemon = try await DaemonProcess()
+        let daemon = try await InProcessServer.withSecretService()
         let shared = try storage(daemon)
         let proxy = try await TinyproxyServer()
         let proxySpace = URLProtectionSpace(

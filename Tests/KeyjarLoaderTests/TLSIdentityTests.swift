@@ -83,7 +83,7 @@ struct TLSIdentityTests {
 
     @Test func aPermanentTrustDecisionIsKeptByKeyjardForEveryProcess() async throws {
         let server = try await LoaderTestServer()
-        let daemon = try await DaemonProcess()
+        let daemon = try await InProcessServer.withSecretService()
         let configuration = KeyjarClient.Configuration(socketPath: daemon.socketPath, autoStart: false)
         let writer = URLLoader(
             configuration: .init(credentialStorage: try SharedCredentialStorage(configuration: configuration))
@@ -157,7 +157,7 @@ struct TLSIdentityTests {
         let identities = try await TestIdentities()
         defer { identities.remove() }
         let lighttpd = try await LighttpdServer(tls: true, clientCA: identities.caPath)
-        let daemon = try await DaemonProcess()
+        let daemon = try await InProcessServer.withSecretService()
         let storage = try SharedCredentialStorage(configuration: .init(socketPath: daemon.socketPath, autoStart: false))
         let alice = try ClientIdentity(
             contentsOf: URL(fileURLWithPath: identities.aliceP12),

@@ -10,7 +10,7 @@ import Testing
 struct ServerLifecycleTests {
     @Test func aBurstOfWritesLeavesNoLargeWALOnceWritesPause() async throws {
         // Given a keyjard that takes 1,500 acknowledged writes back to back (a WAL of ~12 MB)
-        let daemon = try await DaemonProcess()
+        let daemon = try await InProcessServer.withSecretService()
         let client = try TestClient(socketPath: daemon.socketPath)
         for index in 0..<1_500 {
             try client.setCookies(["c\(index % 50)=\(index)"], from: "https://burst\(index % 50).example/")
@@ -28,7 +28,7 @@ struct ServerLifecycleTests {
     @Test func aLongStormOfWritesKeepsTheWALBounded() async throws {
         // Given a keyjard taking 20,000 acknowledged writes back to back, which without restarts
         // would leave a WAL of about 160 MB (8 KB per write)
-        let daemon = try await DaemonProcess()
+        let daemon = try await InProcessServer.withSecretService()
         let client = try TestClient(socketPath: daemon.socketPath)
         let wal = daemon.databasePath + "-wal"
         func walBytes() -> Int { ((try? FileManager.default.attributesOfItem(atPath: wal))?[.size] as? Int) ?? 0 }

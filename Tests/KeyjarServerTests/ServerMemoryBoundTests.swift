@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import KeyjarCore
 import KeyjarProtocol
+import KeyjarServer
 import KeyjarTestSupport
 import Testing
 
@@ -36,9 +37,10 @@ struct ServerMemoryBoundTests {
     @Test func aFloodOfLargeFramesStaysWithinTheBudget() async throws {
         // Room for one frame's buffer: a power of two, with a read beyond the frame.
         let budget = 2 * Self.frameLimit
-        let daemon = try await DaemonProcess(arguments: [
-            "--max-frame-bytes", "\(Self.frameLimit)", "--max-inbound-bytes", "\(budget)",
-        ])
+        let daemon = try await InProcessServer {
+            $0.maximumFramePayload = Self.frameLimit
+            $0.inboundBudget = budget
+        }
         let senders = 20
         let answered = LockedNames()
         let failures = LockedNames()
@@ -81,10 +83,11 @@ struct ServerMemoryBoundTests {
     /// A client that starts a large frame and stops sending holds the budget for the frame
     /// deadline only: then it gets an error and the next large frame is let in.
     @Test func aStalledLargeFrameIsCutOffAndFreesTheBudget() async throws {
-        let daemon = try await DaemonProcess(arguments: [
-            "--max-frame-bytes", "\(Self.frameLimit)", "--max-inbound-bytes", "\(2 * Self.frameLimit)",
-            "--frame-deadline", "1",
-        ])
+        let daemon = try await InProcessServer {
+            $0.maximumFramePayload = Self.frameLimit
+            $0.inboundBudget = 2 * Self.frameLimit
+            $0.frameDeadline = .seconds(1)
+        }
         let staller = try TestClient(socketPath: daemon.socketPath)
         let frame = Self.largeRequest(id: 1, bytes: Self.frameLimit - 200)
         try staller.sendRaw(Array(frame.prefix(100_000)))
@@ -110,7 +113,7 @@ struct ServerMemoryBoundTests {
     /// A client that sends requests without reading the replies is paused, not cut off and not
     /// allowed to pile replies up: once it reads, every reply is there, in order.
     @Test func aClientThatDoesNotReadIsPausedAndLosesNoReply() async throws {
-        let daemon = try await DaemonProcess(arguments: ["--client-queue-limit", "64"])
+        let daemon = try await InProcessServer { $0.clientQueueLimit = 64 }
         let client = try TestClient(socketPath: daemon.socketPath)
         let requests = 20_000
         let sent = TestSemaphore()
@@ -153,7 +156,7 @@ struct ServerMemoryBoundTests {
     /// answered, the stopped client is disconnected once its queue is full, and when it is
     /// continued it reconnects and receives what it missed.
     @Test func aStoppedSubscriberHoldsNobodyUp() async throws {
-        let daemon = try await DaemonProcess(arguments: ["--client-queue-limit", "16"])
+        let daemon = try await InProcessServer { $0.clientQueueLimit = 16 }
         let directory = try TemporaryDirectory()
         let outputPath = directory.path("watch.out")
         _ = FileManager.default.createFile(atPath: outputPath, contents: nil)
@@ -205,7 +208,7 @@ struct ServerMemoryBoundTests {
     /// Connections beyond `--max-connections` are refused with a clear error; the others are
     /// served, and a place freed is taken again.
     @Test func connectionsBeyondTheLimitAreRefused() async throws {
-        let daemon = try await DaemonProcess(arguments: ["--max-connections", "3"])
+        let daemon = try await InProcessServer { $0.maximumConnections = 3 }
         var open = try (0..<3).map { _ in try TestClient(socketPath: daemon.socketPath) }
         do {
             _ = try TestClient(socketPath: daemon.socketPath)

@@ -4,7 +4,7 @@ import Glibc
 /// A real keyjard run for a test: its own socket and database in a private directory, its
 /// readiness awaited from its `ready <socket>` line, and a clean stop checked when the test ends
 /// (`ServiceScope`). Every wait is asynchronous, with a deadline on the thing awaited.
-public final class DaemonProcess: StoppedAtTestEnd, @unchecked Sendable {
+public final class DaemonProcess: KeyjarService, StoppedAtTestEnd, @unchecked Sendable {
     // @unchecked: `process` is configured before it runs and only read afterwards; its exit is
     // published through `exited`.
     public let directory: TemporaryDirectory
@@ -251,6 +251,10 @@ public func spawnQuietly(
     } else {
         posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
     }
+    // Nothing else of the test process: an inherited pipe's write end would keep another
+    // test's reader from seeing its end (and Foundation's per-child socket, from seeing that
+    // child's exit) for as long as this program runs.
+    try closeFrom(3, in: &actions)
     posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
     var attributes = posix_spawnattr_t()
     posix_spawnattr_init(&attributes)
@@ -271,6 +275,20 @@ public func spawnQuietly(
         throw TestSupportError("cannot start \(executable): \(String(cString: strerror(status)))")
     }
     return pid
+}
+
+/// Adds "close every descriptor from `lowest` on" to `actions`: glibc's
+/// posix_spawn_file_actions_addclosefrom_np (2.34 and later), which Swift's Glibc module does
+/// not import, found with dlsym. Closing a list of descriptors instead would race with other
+/// threads opening and closing theirs.
+private func closeFrom(_ lowest: Int32, in actions: inout posix_spawn_file_actions_t) throws {
+    typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+    guard let symbol = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") else {
+        throw TestSupportError("this C library has no posix_spawn_file_actions_addclosefrom_np (glibc 2.34+)")
+    }
+    let addCloseFrom = unsafeBitCast(symbol, to: AddCloseFrom.self)
+    let status = withUnsafeMutablePointer(to: &actions) { addCloseFrom($0, lowest) }
+    guard status == 0 else { throw TestSupportError("addclosefrom failed: \(String(cString: strerror(status)))") }
 }
 
 /// Waits (on a thread of its own) for a child started by `spawnQuietly` and returns its exit

@@ -3,7 +3,8 @@ import Glibc
 
 /// lighttpd from Debian's packages serving files for download tests: byte ranges and
 /// `If-Range` (its own implementation), `Content-Disposition` of every kind, an encoded file,
-/// a rate-limited directory (so a download can be interrupted midway), and an access log that
+/// a rate-limited directory (so a download can be interrupted midway; a request with a `Range`,
+/// which resumes one, is not limited), and an access log that
 /// records each request's `Range`, `If-Range` and the body bytes sent.
 ///
 /// Paths: `/files/NAME` as written by `put`; `/slow/NAME` the same files at
@@ -51,7 +52,10 @@ public final class DownloadServer: Sendable {
                     ".gz" => "application/gzip", ".hqx" => "application/mac-binhex40",
                     ".txt" => "text/plain", "" => "application/octet-stream"
                 )
-                $HTTP["url"] =~ "^/slow/" { connection.kbytes-per-second = \(slowKilobytesPerSecond) }
+                # Slow until interrupted: a resumed request (it has a Range) comes at full speed.
+                $HTTP["url"] =~ "^/slow/" {
+                    $REQUEST_HEADER["Range"] == "" { connection.kbytes-per-second = \(slowKilobytesPerSecond) }
+                }
                 \(headers.joined(separator: "\n"))
                 """
             try Data(configuration.utf8).write(to: URL(fileURLWithPath: "\(directory)/lighttpd.conf"))

@@ -124,13 +124,8 @@ public final class PrivateSecretService: @unchecked Sendable {
     }
 
     deinit {
-        if let keyring, keyring.isRunning {
-            kill(keyring.processIdentifier, SIGKILL)
-            keyring.waitUntilExit()
-        }
-        if bus.isRunning {
-            kill(bus.processIdentifier, SIGKILL)
-            bus.waitUntilExit()
-        }
+        // Foundation reaps them; nothing waits here, on whichever thread releases this.
+        if let keyring, keyring.isRunning { kill(keyring.processIdentifier, SIGKILL) }
+        if bus.isRunning { kill(bus.processIdentifier, SIGKILL) }
     }
 }

@@ -64,3 +64,11 @@ extension Trait where Self == ServicesStopCleanly {
     /// stop cleanly.
     public static var servicesStopCleanly: Self { ServicesStopCleanly() }
 }
+
+/// A keyjard a test talks to, whether a process of its own (`DaemonProcess`) or the server
+/// running inside the test process (`InProcessServer`): what a client needs to reach it.
+public protocol KeyjarService: AnyObject, Sendable {
+    var directory: TemporaryDirectory { get }
+    var socketPath: String { get }
+    var databasePath: String { get }
+}

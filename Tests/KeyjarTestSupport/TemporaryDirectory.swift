@@ -1,6 +1,5 @@
 import Foundation
 import Glibc
-public import Testing
 
 /// A fresh 0700 directory with a short path (`/tmp/kj-XXXXXX`: socket paths are limited to
 /// 107 bytes), removed when released.

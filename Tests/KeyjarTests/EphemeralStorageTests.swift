@@ -8,7 +8,7 @@ import Testing
 @Suite(.timeLimit(hangLimit), .servicesStopCleanly)
 struct EphemeralStorageTests {
     @Test func anEphemeralStoreIsPrivateToItsProcessAndFollowsTheSameRules() async throws {
-        let daemon = try await DaemonProcess()
+        let daemon = try await InProcessServer.withSecretService()
         let shared = try storage(for: daemon)
         let ephemeral = SharedCookieStorage.ephemeral()
         #expect(ephemeral.isEphemeral && !shared.isEphemeral)

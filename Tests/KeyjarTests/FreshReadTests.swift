@@ -15,7 +15,7 @@ struct FreshReadTests {
         private let output = Pipe()
         private var buffered: [UInt8] = []
 
-        init(_ daemon: DaemonProcess, url: String, listening: Bool) throws {
+        init(_ daemon: some KeyjarService, url: String, listening: Bool) throws {
             process.executableURL = URL(fileURLWithPath: DaemonProcess.builtExecutable(named: "KeyjarTestPeer"))
             process.arguments = ["lookups", url] + (listening ? ["listen"] : [])
             var environment = ProcessInfo.processInfo.environment
@@ -28,9 +28,9 @@ struct FreshReadTests {
         }
 
         deinit {
+            // Its input closed, it exits; SIGKILL in case it does not. Foundation reaps it.
             try? input.fileHandleForWriting.close()
-            if process.isRunning { process.terminate() }
-            process.waitUntilExit()
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         }
 
         var pid: Int32 { process.processIdentifier }
@@ -64,7 +64,7 @@ struct FreshReadTests {
     @Test(arguments: [false, true]) func aLookupAfterAnotherProcesssAcknowledgedWriteSeesIt(
         listening: Bool
     ) async throws {
-        let daemon = try await DaemonProcess()
+        let daemon = try await InProcessServer.withSecretService()
         let writer = try storage(for: daemon)
         let url = try #require(URL(string: "https://fresh.example/"))
         let peer = try LookupPeer(daemon, url: url.absoluteString, listening: listening)
@@ -83,7 +83,7 @@ struct FreshReadTests {
     /// are not scheduled at all (no context switch, no CPU time, from /proc) while another
     /// process makes 1,000 changes; its next lookup is still right.
     @Test func aProcessThatDoesNotListenIsNotWokenByOthersChanges() async throws {
-        let daemon = try await DaemonProcess()
+        let daemon = try await InProcessServer.withSecretService()
         let writer = try storage(for: daemon)
         let url = try #require(URL(string: "https://quiet.example/"))
         try writer.storeCookies(fromResponseHeaders: ["n=start"], for: url, mainDocumentURL: nil)

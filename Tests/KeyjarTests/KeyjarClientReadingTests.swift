@@ -17,7 +17,7 @@ struct KeyjarClientReadingTests {
     /// its own reply, and the process announces every change once, in sequence order, on its
     /// stream and on NotificationCenter alike.
     @Test func concurrentCallersAndTheReaderThreadAnnounceEveryChangeOnceInOrder() async throws {
-        let daemon = try await DaemonProcess()
+        let daemon = try await InProcessServer.withSecretService()
         let busy = try storage(for: daemon)
         let other = try storage(for: daemon)
         let stream = busy.client.changes()
@@ -75,7 +75,7 @@ struct KeyjarClientReadingTests {
     /// else would read the reply, so the call reads it itself instead of waiting for the
     /// request timeout.
     @Test func anObserverThatWritesGetsItsReply() async throws {
-        let daemon = try await DaemonProcess()
+        let daemon = try await InProcessServer.withSecretService()
         let configuration = KeyjarClient.Configuration(
             socketPath: daemon.socketPath,
             autoStart: false,
@@ -114,7 +114,7 @@ struct KeyjarClientReadingTests {
     /// An idle client's reader thread waits in the socket holding the receive lock, but not the
     /// client: dropping the client still ends the thread and the connection.
     @Test func aDroppedIdleClientLetsGoOfItsConnection() async throws {
-        let daemon = try await DaemonProcess()
+        let daemon = try await InProcessServer.withSecretService()
         let probe = try WireConnection(socketPath: daemon.socketPath)
         func connectedClients() -> Int? {
             guard case .status(let status) = try? probe.call(.status) else { return nil }

@@ -9,7 +9,7 @@ import Testing
 /// The light client (`keepsReplica: false`): what `keyjar` and git's credential helper use.
 @Suite(.timeLimit(hangLimit), .servicesStopCleanly)
 struct OneShotClientTests {
-    func oneShot(_ daemon: DaemonProcess, timeout: TimeInterval = 30) throws -> KeyjarClient {
+    func oneShot(_ daemon: some KeyjarService, timeout: TimeInterval = 30) throws -> KeyjarClient {
         try KeyjarClient(
             configuration: .init(
                 socketPath: daemon.socketPath,
@@ -22,7 +22,7 @@ struct OneShotClientTests {
 
     @Test func startsNoThreadAndLoadsNoReplica() async throws {
         // Given a keyjard with a cookie another client stored
-        let daemon = try await DaemonProcess()
+        let daemon = try await InProcessServer.withSecretService()
         let writer = try oneShot(daemon)
         try writer.storeCookies(["sid=1"], for: try #require(URL(string: "https://example.com/")))
         // When another process makes a one-shot client, then a replica client
@@ -41,7 +41,7 @@ struct OneShotClientTests {
     }
 
     @Test func everyTypedRequestIsAnsweredByKeyjard() async throws {
-        let daemon = try await DaemonProcess()
+        let daemon = try await InProcessServer.withSecretService()
         let client = try oneShot(daemon)
         let url = try #require(URL(string: "https://www.example.com/a"))
 

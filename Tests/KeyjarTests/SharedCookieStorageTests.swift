@@ -6,14 +6,14 @@ import KeyjarProtocol
 import KeyjarTestSupport
 import Testing
 
-func storage(for daemon: DaemonProcess) throws -> SharedCookieStorage {
+func storage(for daemon: some KeyjarService) throws -> SharedCookieStorage {
     SharedCookieStorage(client: try KeyjarClient(configuration: .init(socketPath: daemon.socketPath, autoStart: false)))
 }
 
 @Suite(.timeLimit(hangLimit), .servicesStopCleanly)
 struct SharedCookieStorageTests {
     @Test func twoClientsShareCookiesAndTheOtherIsNotified() async throws {
-        let daemon = try await DaemonProcess()
+        let daemon = try await InProcessServer.withSecretService()
         let writer = try storage(for: daemon)
         let reader = try storage(for: daemon)
         let changes = reader.client.changes()
@@ -70,7 +70,7 @@ struct SharedCookieStorageTests {
     }
 
     @Test func setCookiesForAURLAppliesTheAcceptPolicy() async throws {
-        let daemon = try await DaemonProcess()
+        let daemon = try await InProcessServer.withSecretService()
         let storage = try storage(for: daemon)
         let url = try #require(URL(string: "https://cdn.tracker.net/pixel"))
         let main = try #require(URL(string: "https://news.org/"))
@@ -106,7 +106,7 @@ struct SharedCookieStorageTests {
     }
 
     @Test func aSeparateProcessSeesTheChangeAndIsNotified() async throws {
-        let daemon = try await DaemonProcess()
+        let daemon = try await InProcessServer.withSecretService()
         let peer = DaemonProcess.builtExecutable(named: "KeyjarTestPeer")
         let environment = ProcessInfo.processInfo.environment.merging(
             ["KEYJAR_SOCKET": daemon.socketPath, "KEYJAR_NO_AUTOSTART": "1"]) { $1 }

@@ -7,7 +7,7 @@ import KeyjarTestSupport
 import Testing
 
 /// Runs KeyjarTestPeer (another process) against the daemon; its standard output.
-func runPeer(_ daemon: DaemonProcess, _ arguments: [String]) async throws -> String {
+func runPeer(_ daemon: some KeyjarService, _ arguments: [String]) async throws -> String {
     let peer = DaemonProcess.builtExecutable(named: "KeyjarTestPeer")
     var environment = ProcessInfo.processInfo.environment
     environment["KEYJAR_SOCKET"] = daemon.socketPath
@@ -17,7 +17,7 @@ func runPeer(_ daemon: DaemonProcess, _ arguments: [String]) async throws -> Str
     return result.output
 }
 
-func credentialStorage(for daemon: DaemonProcess) throws -> SharedCredentialStorage {
+func credentialStorage(for daemon: some KeyjarService) throws -> SharedCredentialStorage {
     try SharedCredentialStorage(configuration: .init(socketPath: daemon.socketPath, autoStart: false))
 }
 
@@ -35,7 +35,7 @@ func space(_ host: String, port: Int = 443, realm: String = "Admin") -> URLProte
 @Suite(.timeLimit(hangLimit), .servicesStopCleanly)
 struct SharedCredentialStorageTests {
     @Test func credentialsAreSharedAccordingToTheirPersistence() async throws {
-        let daemon = try await DaemonProcess()
+        let daemon = try await InProcessServer.withSecretService()
         let a = try credentialStorage(for: daemon)
         let b = try credentialStorage(for: daemon)
         let host = "creds-\(UUID().uuidString.prefix(8).lowercased()).example"
@@ -81,7 +81,7 @@ struct SharedCredentialStorageTests {
     }
 
     @Test func aCredentialStoredForAWholeServerAnswersAnyRealmAndTheFirstBecomesTheDefault() async throws {
-        let daemon = try await DaemonProcess()
+        let daemon = try await InProcessServer.withSecretService()
         let storage = try credentialStorage(for: daemon)
         let host = "server-\(UUID().uuidString.prefix(8).lowercased()).example"
         let server = URLProtectionSpace(
@@ -134,7 +134,7 @@ struct SharedCredentialStorageTests {
     }
 
     @Test func urlSessionAuthenticatesWithTheSharedStorage() async throws {
-        let daemon = try await DaemonProcess()
+        let daemon = try await InProcessServer.withSecretService()
         // A local Basic-auth server: 401 with a realm, 200 for alice:wonderland.
         let server = """
             import base64, http.server, sys

@@ -1,25 +1,23 @@
 import Dispatch
 import Foundation
-import KeyjarServer
-import KeyjarTestSupport
+public import KeyjarServer
 import Logging
-import Testing
 
 /// keyjard's server running inside the test process, as Hummingbird's tests run theirs: the
 /// real socket, database, secret store and protocol, with no process spawned. Protocol
 /// behaviour is tested this way; what needs a process of its own (signals, crashes, command-line
 /// options, start-up and shutdown) stays with `DaemonProcess`. It is stopped, and must stop
 /// cleanly, when the test ends (`ServiceScope`).
-final class InProcessServer: StoppedAtTestEnd, Sendable {
-    let directory: TemporaryDirectory
-    let socketPath: String
-    let databasePath: String
+public final class InProcessServer: KeyjarService, StoppedAtTestEnd, Sendable {
+    public let directory: TemporaryDirectory
+    public let socketPath: String
+    public let databasePath: String
     private let shutdown: AsyncStream<Void>.Continuation
     private let finished = TestLatch()
     private let failure = Failure()
 
     /// Passwords go to a 0600 file in the test's directory unless `secrets` says otherwise.
-    init(
+    public init(
         secrets: ServerConfiguration.Secrets? = nil,
         configure: (inout ServerConfiguration) -> Void = { _ in }
     ) async throws {
@@ -59,16 +57,22 @@ final class InProcessServer: StoppedAtTestEnd, Sendable {
         if let error = failure.error { throw TestSupportError("the server failed to start: \(error)") }
     }
 
+    /// A server that keeps passwords in the Secret Service of the test run, as a keyjard
+    /// started by the tests does.
+    public static func withSecretService() async throws -> InProcessServer {
+        try await InProcessServer(secrets: .secretService)
+    }
+
     /// Stops it as keyjard stops on SIGTERM; true when it ended cleanly and removed its socket.
     @discardableResult
-    func stop() async -> Bool {
+    public func stop() async -> Bool {
         shutdown.yield()
         shutdown.finish()
         guard await finished.wait() else { return false }
         return failure.error == nil && !FileManager.default.fileExists(atPath: socketPath)
     }
 
-    func stopAtTestEnd() async -> String? {
+    public func stopAtTestEnd() async -> String? {
         if finished.isOpen { return nil }
         return await stop()
             ? nil : "the in-process server did not stop cleanly: \(failure.error.map { "\($0)" } ?? "socket left")"
