@@ -202,28 +202,18 @@ struct ServerSharingTests {
         let output = Pipe()
         process.standardOutput = output
         try process.run()
-        defer { if process.isRunning { process.terminate() } }
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
         let reader = output.fileHandleForReading
-        #expect(readLine(reader) == "subscribed")
+        #expect(await DaemonProcess.readLine(from: reader) == "subscribed")
         let client = try TestClient(socketPath: server.socketPath)
         try client.setCookies(["theme=dark"], from: "https://example.org/")
-        let line = try #require(readLine(reader))
+        let line = try #require(await DaemonProcess.readLine(from: reader))
         let event = try JSONDecoder().decode(StoreEvent.self, from: Data(line.utf8))
         guard case .cookies(let changes) = event else {
             Issue.record("unexpected \(event)")
             return
         }
         #expect(changes.first?.cookie.name == "theme")
-    }
-
-    private func readLine(_ handle: FileHandle) -> String? {
-        var bytes: [UInt8] = []
-        while true {
-            let chunk = handle.readData(ofLength: 1)
-            guard let byte = chunk.first else { return bytes.isEmpty ? nil : String(decoding: bytes, as: UTF8.self) }
-            if byte == UInt8(ascii: "\n") { return String(decoding: bytes, as: UTF8.self) }
-            bytes.append(byte)
-        }
     }
 
     /// A follower (a replica that does not listen) is sent nothing while others write; its

@@ -29,7 +29,7 @@ public final class ServiceScope: Sendable {
     fileprivate func stopAll() async {
         let started = services.exchange([])
         for service in started.reversed() {
-            if let failure = await service.stopAtTestEnd() { Issue.record(Comment(rawValue: failure)) }
+            if let failure = await service.stopAtTestEnd() { Issue.record("\(failure)") }
         }
     }
 }

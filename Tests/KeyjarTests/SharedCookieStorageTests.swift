@@ -118,7 +118,8 @@ struct SharedCookieStorageTests {
         let output = Pipe()
         watcher.standardOutput = output
         try watcher.run()
-        defer { if watcher.isRunning { watcher.terminate() } }
+        // SIGKILL: a child of a test thread may have SIGTERM blocked (its inherited mask).
+        defer { if watcher.isRunning { kill(watcher.processIdentifier, SIGKILL) } }
         #expect(await DaemonProcess.readLine(from: output.fileHandleForReading) == "watching")
 
         let local = try storage(for: daemon)
