@@ -71,23 +71,29 @@ struct ServerDiskFullTests {
         #expect(refused.code == WireError.storageFailure)
         #expect(refused.message.contains("full"), "\(refused.message)")
 
-        // While it is full: every write fails the same way, reads and the service go on, and a
-        // credential whose record cannot be committed leaves no password behind. keyjard may
-        // give space back meanwhile (its checkpoints, SQLite's rollback), however long the test
-        // takes to get here: the disk is filled again right before each write that must fail.
+        // While it is full, reads and the service go on, and a write is refused the same way —
+        // or, where SQLite finds room in the files it already has, acknowledged and kept: once
+        // a checkpoint has run (every second; whether one ran depends on how long the test took
+        // to get here) the WAL starts over in its own space. Never half done: a refused cookie
+        // is not kept, and a credential whose record cannot be committed leaves no password.
         for attempt in 0..<5 {
             try Self.fill(ballast)
-            #expect(throws: WireError.self) {
-                try client.setCookies(["late\(attempt)=1"], from: "https://full.example/")
+            do {
+                #expect(try client.setCookies(["late\(attempt)=1"], from: "https://full.example/") == [nil])
+                acknowledged.append("late\(attempt)")
+            } catch let error as WireError {
+                #expect(error.code == WireError.storageFailure, "\(error)")
             }
         }
         try Self.fill(ballast)
         let credentialError = try Self.credential(client, "bob")
-        #expect(credentialError?.code == WireError.storageFailure)
-        #expect(credentialError?.message.contains("pw-") == false)
+        if let credentialError {
+            #expect(credentialError.code == WireError.storageFailure)
+            #expect(!credentialError.message.contains("pw-"))
+        }
         let full = try Self.status(client)
         #expect(full.credentialMismatches == [])
-        #expect(full.credentialCount == 1)
+        #expect(full.credentialCount == (credentialError == nil ? 2 : 1))
         #expect(try client.cookieHeader(for: "https://full.example/")?.contains("k0=") == true)
 
         // Nothing acknowledged is lost, nothing refused was kept.

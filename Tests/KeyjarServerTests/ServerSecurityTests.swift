@@ -56,7 +56,7 @@ struct ServerSecurityTests {
 
     @Test func databaseFilesArePrivate() async throws {
         let daemon = try await DaemonProcess()
-        try TestClient(socketPath: daemon.socketPath).setCookies(["a=1; Max-Age=60"], from: "https://example.com/")
+        try TestClient(socketPath: daemon.socketPath).setCookies(["a=1; Max-Age=86400"], from: "https://example.com/")
         for suffix in ["", "-wal", "-shm"] {
             let attributes = try FileManager.default.attributesOfItem(atPath: daemon.databasePath + suffix)
             #expect((attributes[.posixPermissions] as? Int) == 0o600, "store.sqlite3\(suffix)")

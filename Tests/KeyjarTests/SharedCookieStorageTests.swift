@@ -133,7 +133,7 @@ struct SharedCookieStorageTests {
         // And the other way round: the peer writes, this process's replica gets it.
         let result = try await runCommand(
             peer,
-            ["set", "https://example.org/", "fromB=2; Max-Age=60"],
+            ["set", "https://example.org/", "fromB=2; Max-Age=86400"],
             environment: environment
         )
         #expect(result.output == "stored\n", "\(result.error)")
@@ -212,7 +212,7 @@ struct SharedCookieStorageTests {
         let pids = try (0..<5).map { index in
             try spawnQuietly(
                 peer,
-                ["set", "https://race.example/", "p\(index)=1; Max-Age=60"],
+                ["set", "https://race.example/", "p\(index)=1; Max-Age=86400"],
                 environment: environment
             )
         }
