@@ -10,8 +10,18 @@ enum KeyjardLauncher {
     /// session of its own, so a Ctrl-C in the starting program's terminal does not reach it.
     private static let posixSpawnSetSID: Int32 = 0x80
 
+    /// How long a start may take before the caller is told keyjard is unreachable: 10 s, or
+    /// `KEYJAR_START_TIMEOUT` seconds (a slow or very busy machine, where keyjard's first
+    /// contact with the Secret Service can take longer).
+    static var startTimeout: TimeInterval {
+        guard let text = ProcessInfo.processInfo.environment["KEYJAR_START_TIMEOUT"],
+            let seconds = TimeInterval(text), seconds > 0, seconds.isFinite
+        else { return 10 }
+        return seconds
+    }
+
     /// Makes sure a keyjard serves `socketPath`, starting one if needed.
-    static func ensureRunning(socketPath: String, timeout: TimeInterval = 10) throws(KeyjarClientError) {
+    static func ensureRunning(socketPath: String, timeout: TimeInterval = startTimeout) throws(KeyjarClientError) {
         let directory = (socketPath as NSString).deletingLastPathComponent
         try? FileManager.default.createDirectory(
             atPath: directory,

@@ -310,9 +310,16 @@ public func reap(_ pid: pid_t) -> Int32 {
 /// keyjar, the test peer) check for leaks (`KEYJAR_CHILD_ASAN_OPTIONS`), while the test runner
 /// does not: its Foundation `Process` objects, hundreds of them, are kept in reference cycles
 /// by swift-corelibs-foundation and would bury any real report.
+/// A keyjard a child starts by itself (auto-start) may take as long as any wait of the tests
+/// (`KEYJAR_START_TIMEOUT`), not the 10 s a user gets: on a machine running the whole suite its
+/// first contact with the Secret Service can take longer.
 public func childEnvironment(_ base: [String: String]) -> [String: String] {
-    guard let options = ProcessInfo.processInfo.environment["KEYJAR_CHILD_ASAN_OPTIONS"] else { return base }
     var environment = base
-    environment["ASAN_OPTIONS"] = options
+    if environment["KEYJAR_START_TIMEOUT"] == nil {
+        environment["KEYJAR_START_TIMEOUT"] = String(Int(hangSeconds))
+    }
+    if let options = ProcessInfo.processInfo.environment["KEYJAR_CHILD_ASAN_OPTIONS"] {
+        environment["ASAN_OPTIONS"] = options
+    }
     return environment
 }
