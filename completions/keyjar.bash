@@ -188,12 +188,15 @@ _keyjar_status() {
     repeating_flags=()
     non_repeating_flags=(--no-start --json --version -h --help)
     repeating_options=()
-    non_repeating_options=(--socket)
+    non_repeating_options=(--socket --timeout)
     __keyjar_offer_flags_options 0
 
     # Offer option value completions
     case "${prev}" in
     '--socket')
+        return
+        ;;
+    '--timeout')
         return
         ;;
     esac
@@ -226,12 +229,15 @@ _keyjar_cookie_list() {
     repeating_flags=()
     non_repeating_flags=(--no-start --session --persistent --json --version -h --help)
     repeating_options=()
-    non_repeating_options=(--socket --domain --name)
+    non_repeating_options=(--socket --timeout --domain --name)
     __keyjar_offer_flags_options 0
 
     # Offer option value completions
     case "${prev}" in
     '--socket')
+        return
+        ;;
+    '--timeout')
         return
         ;;
     '--domain')
@@ -247,12 +253,15 @@ _keyjar_cookie_get() {
     repeating_flags=()
     non_repeating_flags=(--no-start --version -h --help)
     repeating_options=()
-    non_repeating_options=(--socket --main-document)
+    non_repeating_options=(--socket --timeout --main-document)
     __keyjar_offer_flags_options 1
 
     # Offer option value completions
     case "${prev}" in
     '--socket')
+        return
+        ;;
+    '--timeout')
         return
         ;;
     '--main-document')
@@ -265,12 +274,15 @@ _keyjar_cookie_set() {
     repeating_flags=()
     non_repeating_flags=(--no-start --version -h --help)
     repeating_options=()
-    non_repeating_options=(--socket --url --main-document)
+    non_repeating_options=(--socket --timeout --url --main-document)
     __keyjar_offer_flags_options -1
 
     # Offer option value completions
     case "${prev}" in
     '--socket')
+        return
+        ;;
+    '--timeout')
         return
         ;;
     '--url')
@@ -286,12 +298,15 @@ _keyjar_cookie_delete() {
     repeating_flags=()
     non_repeating_flags=(--no-start --version -h --help)
     repeating_options=()
-    non_repeating_options=(--socket --domain --name --path)
+    non_repeating_options=(--socket --timeout --domain --name --path)
     __keyjar_offer_flags_options 0
 
     # Offer option value completions
     case "${prev}" in
     '--socket')
+        return
+        ;;
+    '--timeout')
         return
         ;;
     '--domain')
@@ -310,12 +325,15 @@ _keyjar_cookie_clear() {
     repeating_flags=()
     non_repeating_flags=(--no-start --all --version -h --help)
     repeating_options=()
-    non_repeating_options=(--socket --domain)
+    non_repeating_options=(--socket --timeout --domain)
     __keyjar_offer_flags_options 0
 
     # Offer option value completions
     case "${prev}" in
     '--socket')
+        return
+        ;;
+    '--timeout')
         return
         ;;
     '--domain')
@@ -328,12 +346,15 @@ _keyjar_cookie_import() {
     repeating_flags=()
     non_repeating_flags=(--no-start --version -h --help)
     repeating_options=()
-    non_repeating_options=(--socket --format)
+    non_repeating_options=(--socket --timeout --format)
     __keyjar_offer_flags_options 1
 
     # Offer option value completions
     case "${prev}" in
     '--socket')
+        return
+        ;;
+    '--timeout')
         return
         ;;
     '--format')
@@ -347,12 +368,15 @@ _keyjar_cookie_export() {
     repeating_flags=()
     non_repeating_flags=(--no-start --include-same-site --version -h --help)
     repeating_options=()
-    non_repeating_options=(--socket --format -o --output)
+    non_repeating_options=(--socket --timeout --format -o --output)
     __keyjar_offer_flags_options 0
 
     # Offer option value completions
     case "${prev}" in
     '--socket')
+        return
+        ;;
+    '--timeout')
         return
         ;;
     '--format')
@@ -392,12 +416,15 @@ _keyjar_credential_add() {
     repeating_flags=()
     non_repeating_flags=(--no-start --password-stdin --default --version -h --help)
     repeating_options=()
-    non_repeating_options=(--socket --url --realm --method --proxy --user --persistence --identity)
+    non_repeating_options=(--socket --timeout --url --realm --method --proxy --user --persistence --identity)
     __keyjar_offer_flags_options 0
 
     # Offer option value completions
     case "${prev}" in
     '--socket')
+        return
+        ;;
+    '--timeout')
         return
         ;;
     '--url')
@@ -418,7 +445,7 @@ _keyjar_credential_add() {
         return
         ;;
     '--persistence')
-        __keyjar_add_completions -W 'permanent'$'\n''session'
+        __keyjar_add_completions -W 'permanent'
         return
         ;;
     '--identity')
@@ -431,12 +458,15 @@ _keyjar_credential_list() {
     repeating_flags=()
     non_repeating_flags=(--no-start --json --version -h --help)
     repeating_options=()
-    non_repeating_options=(--socket --url --realm --method --proxy --user)
+    non_repeating_options=(--socket --timeout --url --realm --method --proxy --user)
     __keyjar_offer_flags_options 0
 
     # Offer option value completions
     case "${prev}" in
     '--socket')
+        return
+        ;;
+    '--timeout')
         return
         ;;
     '--url')
@@ -463,12 +493,15 @@ _keyjar_credential_show() {
     repeating_flags=()
     non_repeating_flags=(--no-start --reveal --force --json --version -h --help)
     repeating_options=()
-    non_repeating_options=(--socket --url --realm --method --proxy --user)
+    non_repeating_options=(--socket --timeout --url --realm --method --proxy --user)
     __keyjar_offer_flags_options 0
 
     # Offer option value completions
     case "${prev}" in
     '--socket')
+        return
+        ;;
+    '--timeout')
         return
         ;;
     '--url')
@@ -495,12 +528,15 @@ _keyjar_credential_remove() {
     repeating_flags=()
     non_repeating_flags=(--no-start --all --version -h --help)
     repeating_options=()
-    non_repeating_options=(--socket --url --realm --method --proxy --user)
+    non_repeating_options=(--socket --timeout --url --realm --method --proxy --user)
     __keyjar_offer_flags_options 0
 
     # Offer option value completions
     case "${prev}" in
     '--socket')
+        return
+        ;;
+    '--timeout')
         return
         ;;
     '--url')
@@ -527,12 +563,15 @@ _keyjar_credential_default() {
     repeating_flags=()
     non_repeating_flags=(--no-start --version -h --help)
     repeating_options=()
-    non_repeating_options=(--socket --url --realm --method --proxy --user)
+    non_repeating_options=(--socket --timeout --url --realm --method --proxy --user)
     __keyjar_offer_flags_options 0
 
     # Offer option value completions
     case "${prev}" in
     '--socket')
+        return
+        ;;
+    '--timeout')
         return
         ;;
     '--url')
@@ -559,12 +598,15 @@ _keyjar_credential_repair() {
     repeating_flags=()
     non_repeating_flags=(--no-start --dry-run --version -h --help)
     repeating_options=()
-    non_repeating_options=(--socket)
+    non_repeating_options=(--socket --timeout)
     __keyjar_offer_flags_options 0
 
     # Offer option value completions
     case "${prev}" in
     '--socket')
+        return
+        ;;
+    '--timeout')
         return
         ;;
     esac
@@ -597,12 +639,15 @@ _keyjar_policy_get() {
     repeating_flags=()
     non_repeating_flags=(--no-start --json --version -h --help)
     repeating_options=()
-    non_repeating_options=(--socket)
+    non_repeating_options=(--socket --timeout)
     __keyjar_offer_flags_options 0
 
     # Offer option value completions
     case "${prev}" in
     '--socket')
+        return
+        ;;
+    '--timeout')
         return
         ;;
     esac
@@ -612,12 +657,15 @@ _keyjar_policy_set() {
     repeating_flags=()
     non_repeating_flags=(--no-start --version -h --help)
     repeating_options=()
-    non_repeating_options=(--socket)
+    non_repeating_options=(--socket --timeout)
     __keyjar_offer_flags_options 1
 
     # Offer option value completions
     case "${prev}" in
     '--socket')
+        return
+        ;;
+    '--timeout')
         return
         ;;
     esac
@@ -658,12 +706,15 @@ _keyjar_policy_domain_allow() {
     repeating_flags=()
     non_repeating_flags=(--no-start --version -h --help)
     repeating_options=()
-    non_repeating_options=(--socket)
+    non_repeating_options=(--socket --timeout)
     __keyjar_offer_flags_options 1
 
     # Offer option value completions
     case "${prev}" in
     '--socket')
+        return
+        ;;
+    '--timeout')
         return
         ;;
     esac
@@ -673,12 +724,15 @@ _keyjar_policy_domain_block() {
     repeating_flags=()
     non_repeating_flags=(--no-start --version -h --help)
     repeating_options=()
-    non_repeating_options=(--socket)
+    non_repeating_options=(--socket --timeout)
     __keyjar_offer_flags_options 1
 
     # Offer option value completions
     case "${prev}" in
     '--socket')
+        return
+        ;;
+    '--timeout')
         return
         ;;
     esac
@@ -688,12 +742,15 @@ _keyjar_policy_domain_session-only() {
     repeating_flags=()
     non_repeating_flags=(--no-start --version -h --help)
     repeating_options=()
-    non_repeating_options=(--socket)
+    non_repeating_options=(--socket --timeout)
     __keyjar_offer_flags_options 1
 
     # Offer option value completions
     case "${prev}" in
     '--socket')
+        return
+        ;;
+    '--timeout')
         return
         ;;
     esac
@@ -703,12 +760,15 @@ _keyjar_policy_domain_remove() {
     repeating_flags=()
     non_repeating_flags=(--no-start --version -h --help)
     repeating_options=()
-    non_repeating_options=(--socket)
+    non_repeating_options=(--socket --timeout)
     __keyjar_offer_flags_options 1
 
     # Offer option value completions
     case "${prev}" in
     '--socket')
+        return
+        ;;
+    '--timeout')
         return
         ;;
     esac
@@ -718,12 +778,15 @@ _keyjar_policy_domain_list() {
     repeating_flags=()
     non_repeating_flags=(--no-start --json --version -h --help)
     repeating_options=()
-    non_repeating_options=(--socket)
+    non_repeating_options=(--socket --timeout)
     __keyjar_offer_flags_options 0
 
     # Offer option value completions
     case "${prev}" in
     '--socket')
+        return
+        ;;
+    '--timeout')
         return
         ;;
     esac
@@ -733,12 +796,15 @@ _keyjar_watch() {
     repeating_flags=()
     non_repeating_flags=(--no-start --json --version -h --help)
     repeating_options=()
-    non_repeating_options=(--socket --count)
+    non_repeating_options=(--socket --timeout --count)
     __keyjar_offer_flags_options 0
 
     # Offer option value completions
     case "${prev}" in
     '--socket')
+        return
+        ;;
+    '--timeout')
         return
         ;;
     '--count')
@@ -751,12 +817,15 @@ _keyjar_fetch() {
     repeating_flags=()
     non_repeating_flags=(--no-start -O --remote-name --overwrite -C --continue -i --include --fail -f --no-follow --silent -s --no-cookies --cache -k --insecure --password-stdin --version -h --help)
     repeating_options=(-H --header -d --data)
-    non_repeating_options=(--socket --output -o --output-dir -X --request --max-redirects --max-time --cache-policy --pinned-sha256 -u --user --persistence)
+    non_repeating_options=(--socket --timeout --output -o --output-dir -X --request --max-redirects --max-time --cache-policy --pinned-sha256 -u --user --persistence)
     __keyjar_offer_flags_options 1
 
     # Offer option value completions
     case "${prev}" in
     '--socket')
+        return
+        ;;
+    '--timeout')
         return
         ;;
     '--output'|'-o')
@@ -847,12 +916,23 @@ _keyjar_git-credential() {
     repeating_flags=()
     non_repeating_flags=(--no-start --version -h --help)
     repeating_options=()
-    non_repeating_options=(--socket)
+    non_repeating_options=(--socket --timeout)
     __keyjar_offer_flags_options 1
 
     # Offer option value completions
     case "${prev}" in
     '--socket')
+        return
+        ;;
+    '--timeout')
+        return
+        ;;
+    esac
+
+    # Offer positional completions
+    case "${positional_number}" in
+    1)
+        __keyjar_add_completions -W 'get'$'\n''store'$'\n''erase'
         return
         ;;
     esac

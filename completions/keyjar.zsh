@@ -79,6 +79,7 @@ _keyjar_status() {
     local -ar arg_specs=(
         '--socket[keyjard'\''s socket (default\: $KEYJAR_SOCKET, else $XDG_RUNTIME_DIR/keyjar/keyjar.sock).]:path:'
         '--no-start[Fail (exit status 3) instead of starting keyjard when none is serving.]'
+        '--timeout[How long to wait for keyjard'\''s answer before failing with exit status 3 (default\: $KEYJAR_TIMEOUT, else 30).]:seconds:'
         '--json[Print the status as a JSON object.]'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
@@ -127,6 +128,7 @@ _keyjar_cookie_list() {
     local -ar arg_specs=(
         '--socket[keyjard'\''s socket (default\: $KEYJAR_SOCKET, else $XDG_RUNTIME_DIR/keyjar/keyjar.sock).]:path:'
         '--no-start[Fail (exit status 3) instead of starting keyjard when none is serving.]'
+        '--timeout[How long to wait for keyjard'\''s answer before failing with exit status 3 (default\: $KEYJAR_TIMEOUT, else 30).]:seconds:'
         '--domain[Only cookies for this domain and its subdomains.]:domain:'
         '--name[Only cookies with this name.]:name:'
         '--session[Only session cookies (no expiry).]'
@@ -145,6 +147,7 @@ _keyjar_cookie_get() {
     local -ar arg_specs=(
         '--socket[keyjard'\''s socket (default\: $KEYJAR_SOCKET, else $XDG_RUNTIME_DIR/keyjar/keyjar.sock).]:path:'
         '--no-start[Fail (exit status 3) instead of starting keyjard when none is serving.]'
+        '--timeout[How long to wait for keyjard'\''s answer before failing with exit status 3 (default\: $KEYJAR_TIMEOUT, else 30).]:seconds:'
         ':url:'
         '--main-document[The URL of the page that makes the request (third-party rules, SameSite).]:url:'
         '--version[Show the version.]'
@@ -160,6 +163,7 @@ _keyjar_cookie_set() {
     local -ar arg_specs=(
         '--socket[keyjard'\''s socket (default\: $KEYJAR_SOCKET, else $XDG_RUNTIME_DIR/keyjar/keyjar.sock).]:path:'
         '--no-start[Fail (exit status 3) instead of starting keyjard when none is serving.]'
+        '--timeout[How long to wait for keyjard'\''s answer before failing with exit status 3 (default\: $KEYJAR_TIMEOUT, else 30).]:seconds:'
         '--url[The URL of the response that sets the cookies.]:url:'
         '--main-document[The URL of the page that made the request (third-party rules, SameSite).]:url:'
         '*:set-cookie:'
@@ -176,6 +180,7 @@ _keyjar_cookie_delete() {
     local -ar arg_specs=(
         '--socket[keyjard'\''s socket (default\: $KEYJAR_SOCKET, else $XDG_RUNTIME_DIR/keyjar/keyjar.sock).]:path:'
         '--no-start[Fail (exit status 3) instead of starting keyjard when none is serving.]'
+        '--timeout[How long to wait for keyjard'\''s answer before failing with exit status 3 (default\: $KEYJAR_TIMEOUT, else 30).]:seconds:'
         '--domain[The cookie'\''s domain, as `list` shows it (a leading dot is ignored).]:domain:'
         '--name[The cookie'\''s name.]:name:'
         '--path[Only the cookie with this path.]:path:'
@@ -192,6 +197,7 @@ _keyjar_cookie_clear() {
     local -ar arg_specs=(
         '--socket[keyjard'\''s socket (default\: $KEYJAR_SOCKET, else $XDG_RUNTIME_DIR/keyjar/keyjar.sock).]:path:'
         '--no-start[Fail (exit status 3) instead of starting keyjard when none is serving.]'
+        '--timeout[How long to wait for keyjard'\''s answer before failing with exit status 3 (default\: $KEYJAR_TIMEOUT, else 30).]:seconds:'
         '--domain[The domain whose cookies (subdomains included) to delete.]:domain:'
         '--all[Delete every cookie in the shared jar.]'
         '--version[Show the version.]'
@@ -208,6 +214,7 @@ _keyjar_cookie_import() {
     local -ar arg_specs=(
         '--socket[keyjard'\''s socket (default\: $KEYJAR_SOCKET, else $XDG_RUNTIME_DIR/keyjar/keyjar.sock).]:path:'
         '--no-start[Fail (exit status 3) instead of starting keyjard when none is serving.]'
+        '--timeout[How long to wait for keyjard'\''s answer before failing with exit status 3 (default\: $KEYJAR_TIMEOUT, else 30).]:seconds:'
         '--format[The file format (default\: json for *.json files, else netscape).]:format:{__keyjar_complete "${___format[@]}"}'
         ':file:'
         '--version[Show the version.]'
@@ -224,8 +231,9 @@ _keyjar_cookie_export() {
     local -ar arg_specs=(
         '--socket[keyjard'\''s socket (default\: $KEYJAR_SOCKET, else $XDG_RUNTIME_DIR/keyjar/keyjar.sock).]:path:'
         '--no-start[Fail (exit status 3) instead of starting keyjard when none is serving.]'
+        '--timeout[How long to wait for keyjard'\''s answer before failing with exit status 3 (default\: $KEYJAR_TIMEOUT, else 30).]:seconds:'
         '--format[The file format (default\: json for *.json output files, else netscape).]:format:{__keyjar_complete "${___format[@]}"}'
-        '(-o --output)'{-o,--output}'[Write to this file instead of standard output.]:file:'
+        '(-o --output)'{-o,--output}'[Write to this file (replaced whole, mode 0600; through a symbolic link; '\''-'\'' is standard output).]:file:'
         '--include-same-site[Add libsoup'\''s SameSite column to cookies.txt lines (curl then rejects them).]'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
@@ -272,17 +280,18 @@ _keyjar_credential_add() {
     local -i ret=1
     local -ar ___method=('default' 'basic' 'digest' 'ntlm' 'negotiate' 'html-form' 'client-certificate' 'server-trust')
     local -ar ___proxy=('http' 'https' 'ftp' 'socks')
-    local -ar ___persistence=('permanent' 'session')
+    local -ar ___persistence=('permanent')
     local -ar arg_specs=(
         '--socket[keyjard'\''s socket (default\: $KEYJAR_SOCKET, else $XDG_RUNTIME_DIR/keyjar/keyjar.sock).]:path:'
         '--no-start[Fail (exit status 3) instead of starting keyjard when none is serving.]'
+        '--timeout[How long to wait for keyjard'\''s answer before failing with exit status 3 (default\: $KEYJAR_TIMEOUT, else 30).]:seconds:'
         '--url[The server as a URL\: scheme, host and port (a path is ignored); with --proxy, the proxy'\''s.]:url:'
         '--realm[The realm the server names in its challenge.]:realm:'
         '--method[The authentication method.]:method:{__keyjar_complete "${___method[@]}"}'
         '--proxy[A proxy'\''s space, of this proxy type.]:type:{__keyjar_complete "${___proxy[@]}"}'
         '--user[The user name (default\: the user in --url).]:name:'
         '--password-stdin[Read the password from standard input (one trailing newline is dropped).]'
-        '--persistence[How long the credential is kept\: permanent (session is refused, see above).]:persistence:{__keyjar_complete "${___persistence[@]}"}'
+        '--persistence[How long the credential is kept\: permanent (the only choice here, see above).]:persistence:{__keyjar_complete "${___persistence[@]}"}'
         '--default[Make it the space'\''s default credential.]'
         '--identity[A client certificate and its key\: a PEM file, or a PKCS#12 bundle (its passphrase read like a password); implies --method client-certificate.]:file:'
         '--version[Show the version.]'
@@ -300,6 +309,7 @@ _keyjar_credential_list() {
     local -ar arg_specs=(
         '--socket[keyjard'\''s socket (default\: $KEYJAR_SOCKET, else $XDG_RUNTIME_DIR/keyjar/keyjar.sock).]:path:'
         '--no-start[Fail (exit status 3) instead of starting keyjard when none is serving.]'
+        '--timeout[How long to wait for keyjard'\''s answer before failing with exit status 3 (default\: $KEYJAR_TIMEOUT, else 30).]:seconds:'
         '--url[The server as a URL\: scheme, host and port (a path is ignored); with --proxy, the proxy'\''s.]:url:'
         '--realm[The realm the server names in its challenge.]:realm:'
         '--method[The authentication method.]:method:{__keyjar_complete "${___method[@]}"}'
@@ -321,6 +331,7 @@ _keyjar_credential_show() {
     local -ar arg_specs=(
         '--socket[keyjard'\''s socket (default\: $KEYJAR_SOCKET, else $XDG_RUNTIME_DIR/keyjar/keyjar.sock).]:path:'
         '--no-start[Fail (exit status 3) instead of starting keyjard when none is serving.]'
+        '--timeout[How long to wait for keyjard'\''s answer before failing with exit status 3 (default\: $KEYJAR_TIMEOUT, else 30).]:seconds:'
         '--url[The server as a URL\: scheme, host and port (a path is ignored); with --proxy, the proxy'\''s.]:url:'
         '--realm[The realm the server names in its challenge.]:realm:'
         '--method[The authentication method.]:method:{__keyjar_complete "${___method[@]}"}'
@@ -344,6 +355,7 @@ _keyjar_credential_remove() {
     local -ar arg_specs=(
         '--socket[keyjard'\''s socket (default\: $KEYJAR_SOCKET, else $XDG_RUNTIME_DIR/keyjar/keyjar.sock).]:path:'
         '--no-start[Fail (exit status 3) instead of starting keyjard when none is serving.]'
+        '--timeout[How long to wait for keyjard'\''s answer before failing with exit status 3 (default\: $KEYJAR_TIMEOUT, else 30).]:seconds:'
         '--url[The server as a URL\: scheme, host and port (a path is ignored); with --proxy, the proxy'\''s.]:url:'
         '--realm[The realm the server names in its challenge.]:realm:'
         '--method[The authentication method.]:method:{__keyjar_complete "${___method[@]}"}'
@@ -365,6 +377,7 @@ _keyjar_credential_default() {
     local -ar arg_specs=(
         '--socket[keyjard'\''s socket (default\: $KEYJAR_SOCKET, else $XDG_RUNTIME_DIR/keyjar/keyjar.sock).]:path:'
         '--no-start[Fail (exit status 3) instead of starting keyjard when none is serving.]'
+        '--timeout[How long to wait for keyjard'\''s answer before failing with exit status 3 (default\: $KEYJAR_TIMEOUT, else 30).]:seconds:'
         '--url[The server as a URL\: scheme, host and port (a path is ignored); with --proxy, the proxy'\''s.]:url:'
         '--realm[The realm the server names in its challenge.]:realm:'
         '--method[The authentication method.]:method:{__keyjar_complete "${___method[@]}"}'
@@ -383,6 +396,7 @@ _keyjar_credential_repair() {
     local -ar arg_specs=(
         '--socket[keyjard'\''s socket (default\: $KEYJAR_SOCKET, else $XDG_RUNTIME_DIR/keyjar/keyjar.sock).]:path:'
         '--no-start[Fail (exit status 3) instead of starting keyjard when none is serving.]'
+        '--timeout[How long to wait for keyjard'\''s answer before failing with exit status 3 (default\: $KEYJAR_TIMEOUT, else 30).]:seconds:'
         '--dry-run[Only list what would be removed.]'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
@@ -427,6 +441,7 @@ _keyjar_policy_get() {
     local -ar arg_specs=(
         '--socket[keyjard'\''s socket (default\: $KEYJAR_SOCKET, else $XDG_RUNTIME_DIR/keyjar/keyjar.sock).]:path:'
         '--no-start[Fail (exit status 3) instead of starting keyjard when none is serving.]'
+        '--timeout[How long to wait for keyjard'\''s answer before failing with exit status 3 (default\: $KEYJAR_TIMEOUT, else 30).]:seconds:'
         '--json[Print the policy and the domain rules as a JSON object.]'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
@@ -442,6 +457,7 @@ _keyjar_policy_set() {
     local -ar arg_specs=(
         '--socket[keyjard'\''s socket (default\: $KEYJAR_SOCKET, else $XDG_RUNTIME_DIR/keyjar/keyjar.sock).]:path:'
         '--no-start[Fail (exit status 3) instead of starting keyjard when none is serving.]'
+        '--timeout[How long to wait for keyjard'\''s answer before failing with exit status 3 (default\: $KEYJAR_TIMEOUT, else 30).]:seconds:'
         ':policy:{__keyjar_complete "${_policy[@]}"}'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
@@ -488,6 +504,7 @@ _keyjar_policy_domain_allow() {
     local -ar arg_specs=(
         '--socket[keyjard'\''s socket (default\: $KEYJAR_SOCKET, else $XDG_RUNTIME_DIR/keyjar/keyjar.sock).]:path:'
         '--no-start[Fail (exit status 3) instead of starting keyjard when none is serving.]'
+        '--timeout[How long to wait for keyjard'\''s answer before failing with exit status 3 (default\: $KEYJAR_TIMEOUT, else 30).]:seconds:'
         ':domain:'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
@@ -502,6 +519,7 @@ _keyjar_policy_domain_block() {
     local -ar arg_specs=(
         '--socket[keyjard'\''s socket (default\: $KEYJAR_SOCKET, else $XDG_RUNTIME_DIR/keyjar/keyjar.sock).]:path:'
         '--no-start[Fail (exit status 3) instead of starting keyjard when none is serving.]'
+        '--timeout[How long to wait for keyjard'\''s answer before failing with exit status 3 (default\: $KEYJAR_TIMEOUT, else 30).]:seconds:'
         ':domain:'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
@@ -516,6 +534,7 @@ _keyjar_policy_domain_session-only() {
     local -ar arg_specs=(
         '--socket[keyjard'\''s socket (default\: $KEYJAR_SOCKET, else $XDG_RUNTIME_DIR/keyjar/keyjar.sock).]:path:'
         '--no-start[Fail (exit status 3) instead of starting keyjard when none is serving.]'
+        '--timeout[How long to wait for keyjard'\''s answer before failing with exit status 3 (default\: $KEYJAR_TIMEOUT, else 30).]:seconds:'
         ':domain:'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
@@ -530,6 +549,7 @@ _keyjar_policy_domain_remove() {
     local -ar arg_specs=(
         '--socket[keyjard'\''s socket (default\: $KEYJAR_SOCKET, else $XDG_RUNTIME_DIR/keyjar/keyjar.sock).]:path:'
         '--no-start[Fail (exit status 3) instead of starting keyjard when none is serving.]'
+        '--timeout[How long to wait for keyjard'\''s answer before failing with exit status 3 (default\: $KEYJAR_TIMEOUT, else 30).]:seconds:'
         ':domain:'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
@@ -544,6 +564,7 @@ _keyjar_policy_domain_list() {
     local -ar arg_specs=(
         '--socket[keyjard'\''s socket (default\: $KEYJAR_SOCKET, else $XDG_RUNTIME_DIR/keyjar/keyjar.sock).]:path:'
         '--no-start[Fail (exit status 3) instead of starting keyjard when none is serving.]'
+        '--timeout[How long to wait for keyjard'\''s answer before failing with exit status 3 (default\: $KEYJAR_TIMEOUT, else 30).]:seconds:'
         '--json[Print a JSON object of domain to action.]'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
@@ -558,6 +579,7 @@ _keyjar_watch() {
     local -ar arg_specs=(
         '--socket[keyjard'\''s socket (default\: $KEYJAR_SOCKET, else $XDG_RUNTIME_DIR/keyjar/keyjar.sock).]:path:'
         '--no-start[Fail (exit status 3) instead of starting keyjard when none is serving.]'
+        '--timeout[How long to wait for keyjard'\''s answer before failing with exit status 3 (default\: $KEYJAR_TIMEOUT, else 30).]:seconds:'
         '--json[Print JSON lines.]'
         '--count[Stop after this many notifications.]:count:'
         '--version[Show the version.]'
@@ -575,6 +597,7 @@ _keyjar_fetch() {
     local -ar arg_specs=(
         '--socket[keyjard'\''s socket (default\: $KEYJAR_SOCKET, else $XDG_RUNTIME_DIR/keyjar/keyjar.sock).]:path:'
         '--no-start[Fail (exit status 3) instead of starting keyjard when none is serving.]'
+        '--timeout[How long to wait for keyjard'\''s answer before failing with exit status 3 (default\: $KEYJAR_TIMEOUT, else 30).]:seconds:'
         ':url:'
         '(--output -o)'{--output,-o}'[Save the body as this file (replacing it) instead of writing it to standard output.]:file:'
         '(-O --remote-name)'{-O,--remote-name}'[Save the body under the server'\''s name for it (Content-Disposition, else the URL'\''s last path component), unique unless --overwrite.]'
@@ -661,10 +684,12 @@ _keyjar_cache_clear() {
 
 _keyjar_git-credential() {
     local -i ret=1
+    local -ar _operation=('get' 'store' 'erase')
     local -ar arg_specs=(
         '--socket[keyjard'\''s socket (default\: $KEYJAR_SOCKET, else $XDG_RUNTIME_DIR/keyjar/keyjar.sock).]:path:'
         '--no-start[Fail (exit status 3) instead of starting keyjard when none is serving.]'
-        ':operation:'
+        '--timeout[How long to wait for keyjard'\''s answer before failing with exit status 3 (default\: $KEYJAR_TIMEOUT, else 30).]:seconds:'
+        ':operation:{__keyjar_complete "${_operation[@]}"}'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )

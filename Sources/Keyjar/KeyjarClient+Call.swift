@@ -59,7 +59,8 @@ extension KeyjarClient {
             state.withLock { _ = $0.waiters.removeValue(forKey: id) }
             throw KeyjarClientError(
                 code: .timedOut,
-                message: "keyjard did not answer within \(configuration.requestTimeout) s"
+                message: "keyjard did not answer within \(Self.seconds(configuration.requestTimeout)) "
+                    + "(is it stopped? KEYJAR_TIMEOUT sets how long to wait)"
             )
         }
         return try result.get()

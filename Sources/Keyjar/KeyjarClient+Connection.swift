@@ -67,13 +67,27 @@ extension KeyjarClient {
                 }
             }
             guard let reply else {
-                throw KeyjarClientError(code: .unreachable, message: "keyjard did not answer during the handshake")
+                throw KeyjarClientError(
+                    code: .timedOut,
+                    message: "keyjard at \(configuration.socketPath) did not answer within "
+                        + "\(KeyjarClient.seconds(configuration.requestTimeout)) (is it stopped? KEYJAR_TIMEOUT sets how long to wait)"
+                )
             }
             return reply
         }
         var listens: Bool?
         do throws(KeyjarClientError) {
-            _ = try exchange(.hello(version: ProtocolVersion.current, client: configuration.clientName))
+            do throws(KeyjarClientError) {
+                _ = try exchange(.hello(version: ProtocolVersion.current, client: configuration.clientName))
+            } catch  where error.code == .protocolViolation {
+                // Whatever listens there answered, but not in Keyjar's protocol: as good as no
+                // keyjard, and said so rather than with the decoder's details.
+                throw KeyjarClientError(
+                    code: .unreachable,
+                    message:
+                        "\(configuration.socketPath) is not keyjard's socket: what answers there does not speak Keyjar's protocol"
+                )
+            }
             if configuration.keepsReplica {
                 // keyjard made its page before it took connections.
                 mapSequencePage()

@@ -81,13 +81,19 @@ extension KeyjarClient {
         firstLine: Int? = nil
     ) throws(KeyjarClientError) -> CookieImportReport {
         let response = try call(.importCookies(format: format, text: text, firstLine: firstLine))
-        guard case .importReport(let imported, let expired, let problems, _) = response else {
+        guard
+            case .importReport(let imported, let expired, let problems, _, let added, let replaced, let evicted) =
+                response
+        else {
             throw Self.unexpectedReply
         }
         var report = CookieImportReport()
         report.imported = imported
         report.expired = expired
         report.problems = problems
+        report.added = added ?? imported
+        report.replaced = replaced ?? 0
+        report.evicted = evicted ?? 0
         return report
     }
 

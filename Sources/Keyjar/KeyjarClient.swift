@@ -53,15 +53,29 @@ public final class KeyjarClient: Sendable {
             socketPath: String = KeyjarClient.defaultSocketPath,
             autoStart: Bool = ProcessInfo.processInfo.environment["KEYJAR_NO_AUTOSTART"] != "1",
             clientName: String = ProcessInfo.processInfo.processName,
-            requestTimeout: TimeInterval = 30,
+            requestTimeout: TimeInterval = KeyjarClient.defaultRequestTimeout,
             keepsReplica: Bool = true
         ) {
-            self.socketPath = socketPath
+            // Relative to this process's working directory, as a user who typed it means.
+            self.socketPath = KeyjarPaths.absolute(socketPath)
             self.autoStart = autoStart
             self.clientName = clientName
             self.requestTimeout = requestTimeout
             self.keepsReplica = keepsReplica
         }
+    }
+
+    /// How long a request waits for keyjard's answer unless configured otherwise:
+    /// `$KEYJAR_TIMEOUT` seconds, else 30. A keyjard that is stopped (SIGSTOP, a debugger)
+    /// accepts connections without answering; this is how long every call waits for it.
+    public static var defaultRequestTimeout: TimeInterval {
+        ProcessInfo.processInfo.environment["KEYJAR_TIMEOUT"].flatMap(TimeInterval.init).flatMap { $0 > 0 ? $0 : nil }
+            ?? 30
+    }
+
+    /// A duration in seconds as messages show it: "30 s", "0.5 s".
+    static func seconds(_ value: TimeInterval) -> String {
+        value == value.rounded() ? "\(Int(value)) s" : "\(value) s"
     }
 
     /// keyjard's socket unless configured otherwise: `$KEYJAR_SOCKET`, else

@@ -185,7 +185,7 @@ func runServiceBenchmark() throws {
         FileHandle.standardError.write(Data("import starts at \(importStart / 1_000_000) ms\n".utf8))
     }
     guard
-        case .importReport(let imported, _, let problems, _) = try importer.call(
+        case .importReport(let imported, _, let problems, _, _, _, _) = try importer.call(
             .importCookies(format: .netscape, text: text),
             timeout: 120
         )

@@ -101,7 +101,7 @@ func runStressClient(socketPath: String, id: Int, seconds: Double, seed: UInt64)
             var acknowledged = false
             do throws(KeyjarClientError) {
                 let response = try client.call(.importCookies(format: .netscape, text: text))
-                if case .importReport(let imported, _, let problems, _) = response, problems.isEmpty,
+                if case .importReport(let imported, _, let problems, _, _, _, _) = response, problems.isEmpty,
                     imported == names.count
                 {
                     acknowledged = true

@@ -32,15 +32,27 @@ struct KeyjarCommand: AsyncParsableCommand {
         ]
     )
 
-    /// Runs the command with Keyjar's exit statuses: usage errors exit 2 (ArgumentParser's own
-    /// default is 64), and errors are one `keyjar: …` line on standard error.
+    /// Runs the command with Keyjar's error contract (README, "Exit status and errors"): every
+    /// error is one `keyjar: …` line on standard error, and the exit status says what kind it
+    /// was (usage errors 2 rather than ArgumentParser's 64; output that cannot be written 1).
     static func main() async {
+        Output.prepare()
         var arguments = Array(CommandLine.arguments.dropFirst())
         // Installed (or linked) as `git-credential-keyjar`, git finds it from
         // `credential.helper keyjar` and calls it with just the operation.
         if URL(fileURLWithPath: CommandLine.arguments.first ?? "").lastPathComponent == GitCredentialCommand.helperName
         {
             arguments.insert(GitCredentialCommand.configuration.commandName ?? "git-credential", at: 0)
+        }
+        // `keyjar help SUBCOMMAND…` is `keyjar SUBCOMMAND… --help`, so that an unknown name is
+        // a usage error rather than the top-level help with status 0.
+        if arguments.first == "help" {
+            let names = Array(arguments.dropFirst())
+            if let unknown = unknownSubcommand(in: names) {
+                Output.error("there is no command '\(UserInput.shown(unknown))'. See 'keyjar --help'.")
+                Glibc.exit(CLIError.Status.usage.rawValue)
+            }
+            arguments = names + ["--help"]
         }
         do {
             var command = try parseAsRoot(arguments)
@@ -49,12 +61,29 @@ struct KeyjarCommand: AsyncParsableCommand {
             } else {
                 try command.run()
             }
+            try Output.finish()
         } catch {
             exit(reporting: error)
         }
     }
 
+    /// The first of `names` that is not a subcommand of the one before it.
+    static func unknownSubcommand(in names: [String]) -> String? {
+        var command: any ParsableCommand.Type = KeyjarCommand.self
+        for name in names {
+            guard
+                let next = command.configuration.subcommands.first(where: {
+                    $0._commandName == name || $0.configuration.aliases.contains(name)
+                })
+            else { return name }
+            command = next
+        }
+        return nil
+    }
+
     private static func exit(reporting error: any Error) -> Never {
+        // What was written before the failure still goes out (a listing cut short says why).
+        try? Output.finish()
         let cliError: CLIError? =
             switch error {
             case let error as CLIError: error
@@ -65,10 +94,35 @@ struct KeyjarCommand: AsyncParsableCommand {
             Output.error(cliError.message)
             Glibc.exit(cliError.status.rawValue)
         }
-        if exitCode(for: error) == .validationFailure {
-            FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
+        switch exitCode(for: error) {
+        case .success:
+            // --help, --version: ArgumentParser prints them; they must reach standard output.
+            exit(withError: error)
+        case .validationFailure:
+            Output.error(usageMessage(for: error))
             Glibc.exit(CLIError.Status.usage.rawValue)
+        default:
+            Output.error(usageMessage(for: error))
+            Glibc.exit(CLIError.Status.failure.rawValue)
         }
-        exit(withError: error)
+    }
+
+    /// ArgumentParser's message as one `keyjar:` sentence with where to read more, without its
+    /// "Error: " prefix and the usage block (which `--help` shows).
+    static func usageMessage(for error: any Error) -> String {
+        var text = message(for: error).trimmingCharacters(in: .whitespacesAndNewlines)
+        if text.hasPrefix("Error: ") { text.removeFirst("Error: ".count) }
+        text = text.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: " ")
+        if let first = text.first, first.isUppercase, text.dropFirst().first?.isLowercase == true {
+            text = first.lowercased() + text.dropFirst()
+        }
+        if !text.hasSuffix(".") { text += "." }
+        // ArgumentParser names the subcommand whose help explains it: "See 'keyjar cookie set --help' …".
+        var hint = "See 'keyjar --help'"
+        for line in fullMessage(for: error).split(separator: "\n") {
+            guard let start = line.range(of: "See '"), let end = line.range(of: "--help'") else { continue }
+            hint = String(line[start.lowerBound..<end.upperBound])
+        }
+        return text + " " + hint + "."
     }
 }

@@ -34,7 +34,8 @@ public enum NetscapeCookieFile {
         cookies.reserveCapacity(bytes.count / 64)
         var problems: [CookieFileProblem] = []
         var lineNumber = 0
-        var lineStart = 0
+        // A UTF-8 byte-order mark (written by Windows editors) is not part of the first line.
+        var lineStart = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
         // `<=`: text ending without a newline still has its last line; after a final newline
         // the empty remainder is a blank line, skipped like any other.
         while lineStart <= bytes.count {
@@ -93,7 +94,7 @@ public enum NetscapeCookieFile {
         guard let secure = parseBool(fields[3]) else {
             return .failure(LineProblem(message: "secure must be TRUE or FALSE, not '\(text(fields[3]))'"))
         }
-        guard let seconds = parseSeconds(fields[4]) else {
+        guard let seconds = parseExpiry(fields[4]) else {
             return .failure(
                 LineProblem(message: "expiry must be a non-negative number of seconds, not '\(text(fields[4]))'")
             )
@@ -101,6 +102,14 @@ public enum NetscapeCookieFile {
         let hadDot = domain.first == UInt8(ascii: ".")
         if hadDot { domain = Field(rebasing: domain[1...]) }
         guard !domain.isEmpty else { return .failure(LineProblem(message: "the domain is empty")) }
+        var domainText = lowercased(domain)
+        if domain.contains(where: { $0 >= 0x80 }) {
+            // A Unicode domain (`bücher.example`) is stored, matched and sent as its IDNA A-labels.
+            guard let ascii = Host.normalisedDomain(domainText) else {
+                return .failure(LineProblem(message: "the domain '\(domainText)' is not a valid domain name"))
+            }
+            domainText = ascii
+        }
         var sameSite = SameSite.unspecified
         if fields.count == 8, !fields[7].isEmpty {
             let value = text(fields[7])
@@ -113,10 +122,10 @@ public enum NetscapeCookieFile {
         let cookie = Cookie(
             name: text(fields[5]),
             value: text(fields[6]),
-            domain: lowercased(domain),
+            domain: domainText,
             hostOnly: !(includeSubdomains || hadDot),
             path: text(fields[2]),
-            expires: seconds == 0 ? nil : Date(timeIntervalSince1970: TimeInterval(seconds)),
+            expires: seconds == 0 ? nil : Date(timeIntervalSince1970: seconds),
             secure: secure,
             httpOnly: httpOnly,
             sameSite: sameSite,
@@ -146,6 +155,17 @@ public enum NetscapeCookieFile {
         if equalsIgnoringCase("TRUE") { return true }
         if equalsIgnoringCase("FALSE") { return false }
         return nil
+    }
+
+    /// The expiry: decimal seconds, with a fraction (`1795701324.5`, as some exporters write
+    /// it) kept; never negative.
+    private static func parseExpiry(_ field: Field) -> Double? {
+        guard let dot = field.firstIndex(of: UInt8(ascii: ".")) else { return parseSeconds(field).map(Double.init) }
+        let fraction = field[(dot + 1)...]
+        guard let whole = parseSeconds(Field(rebasing: field[..<dot])), !fraction.isEmpty,
+            fraction.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") })
+        else { return nil }
+        return Double(text(field)).map { max(0, $0) } ?? Double(whole)
     }
 
     /// Decimal seconds, an optional sign allowed, never negative.

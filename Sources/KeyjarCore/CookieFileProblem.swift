@@ -20,6 +20,15 @@ public struct CookieImportReport: Sendable, Hashable {
     public var imported = 0
     /// Well-formed cookies whose expiry had already passed.
     public var expired = 0
+    /// What the import came to in the jar, once its limits were applied: cookies of the file
+    /// now stored as new ones, cookies of the file that replaced a stored one, and stored
+    /// cookies evicted to make room. `imported - added - replaced` of the file's cookies did
+    /// not fit and were evicted again at once.
+    public var added = 0
+    public var replaced = 0
+    public var evicted = 0
+    /// Cookies of the file that are in the jar afterwards.
+    public var kept: Int { added + replaced }
     /// Lines refused, with their numbers.
     public var problems: [CookieFileProblem] = []
     /// The jar changes, for a store to persist.

@@ -31,6 +31,14 @@ extension CookieJar {
         // What the import comes to: a cookie it added and the limits pushed out again is no
         // change for the store or anyone told of it.
         report.changes = CookieChange.net(changes)
+        for change in report.changes {
+            switch change {
+            case .added: report.added += 1
+            case .replaced: report.replaced += 1
+            case .removed(_, .evicted): report.evicted += 1
+            case .removed: break
+            }
+        }
         report.problems.sort { $0.line < $1.line }
         return report
     }

@@ -73,7 +73,12 @@ extension CookieJar {
         } else if !cookie.hostOnly {
             switch publicSuffixes.isPublicSuffix(cookie.domain) {
             case nil: return .publicSuffixListUnavailable(domain: cookie.domain)
-            case true?: return .publicSuffix(domain: cookie.domain)
+            case true?:
+                // A domain cookie on a one-label name (`.localhost`, `.nas`, as curl writes one
+                // a dev server set) can only have come from that host: RFC 6265bis §5.7 makes
+                // it host-only there, as a response would. Any longer suffix is refused.
+                guard !cookie.domain.contains(".") else { return .publicSuffix(domain: cookie.domain) }
+                cookie.hostOnly = true
             case false?: break
             }
         }

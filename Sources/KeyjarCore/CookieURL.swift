@@ -22,7 +22,10 @@ public struct CookieURL: Sendable, Hashable {
 
     /// Returns nil for a URL without a host (cookies need one).
     public init?(_ url: URL) {
-        guard let scheme = url.scheme, let host = url.host(percentEncoded: true), !host.isEmpty else { return nil }
+        guard let scheme = url.scheme, var host = url.host(percentEncoded: true), !host.isEmpty else { return nil }
+        // A host with non-ASCII letters is percent-encoded here, while DNS, libcurl and the
+        // Domain attribute know it by its IDNA A-labels (`xn--…`), which `host` gives.
+        if host.contains("%"), let idna = url.host, !idna.isEmpty { host = idna }
         self.init(scheme: scheme, host: host, port: url.port, path: url.path(percentEncoded: true))
     }
 

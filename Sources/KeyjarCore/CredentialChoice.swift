@@ -158,4 +158,13 @@ public struct CredentialCandidates: Sendable, Hashable {
         guard let user else { return preferred }
         return records.first { $0.user == user }
     }
+
+    /// Where a new password for `user`, accepted (or to be stored) for a challenge of `space`,
+    /// belongs: in the credential of that user that answers there, updated rather than doubled
+    /// by a second one in the challenge's own space (which would leave the old one, wrong,
+    /// answering elsewhere), else in `space` itself. git's `store` and `keyjar fetch --user`
+    /// both follow it.
+    public func space(forStoring user: String, challengedAt space: ProtectionSpace) -> ProtectionSpace {
+        answer(forUser: user)?.space ?? space
+    }
 }

@@ -39,11 +39,15 @@ public struct ProtectionSpace: Sendable, Hashable, Codable {
         authenticationMethod: AuthenticationMethod = .default,
         proxyType: ProxyType = .none
     ) {
-        self.host = CookieURL.canonicalHost(host)
+        // `example.com.` names the same server as `example.com` (DNS's root label), so one
+        // credential answers both; an empty realm is no realm.
+        var canonical = CookieURL.canonicalHost(host)
+        if canonical.count > 1, canonical.hasSuffix(".") { canonical.removeLast() }
+        self.host = canonical
         let scheme = proxyType == .none ? `protocol`.lowercased() : proxyType.rawValue
         self.protocol = scheme
         self.port = port.flatMap { $0 > 0 ? $0 : nil } ?? Self.defaultPort(for: scheme, proxyType: proxyType)
-        self.realm = realm
+        self.realm = realm?.isEmpty == true ? nil : realm
         self.authenticationMethod = authenticationMethod
         self.proxyType = proxyType
     }

@@ -35,8 +35,15 @@ struct KeyjarDaemonCommand: AsyncParsableCommand {
     @Option(help: "The SQLite database file.")
     var database: String?
 
-    @Option(help: "Where passwords go: secret-service (default) or file (weaker: a 0600 plain-text file).")
-    var secrets: SecretsBackend = .secretService
+    @Option(
+        help: """
+            Where passwords go: secret-service or file (weaker: a 0600 plain-text file). Default: \
+            $KEYJAR_SECRETS, else secret-service; the variable reaches a keyjard a client starts.
+            """
+    )
+    var secrets: SecretsBackend =
+        ProcessInfo.processInfo.environment["KEYJAR_SECRETS"]
+        .flatMap(SecretsBackend.init(rawValue:)) ?? .secretService
 
     @Option(help: "The password file for --secrets file (default: beside the database, secrets.json).")
     var secretsFile: String?
@@ -77,6 +84,11 @@ struct KeyjarDaemonCommand: AsyncParsableCommand {
     var logLevel: String = "info"
 
     func validate() throws {
+        if let given = ProcessInfo.processInfo.environment["KEYJAR_SECRETS"], !given.isEmpty,
+            SecretsBackend(rawValue: given) == nil
+        {
+            throw ValidationError("KEYJAR_SECRETS is '\(given)'; it takes secret-service or file.")
+        }
         guard Logger.Level(rawValue: logLevel) != nil else {
             throw ValidationError("unknown log level '\(logLevel)'")
         }
@@ -106,7 +118,7 @@ struct KeyjarDaemonCommand: AsyncParsableCommand {
             return handler
         }
         let logger = Logger(label: "keyjard")
-        let databasePath = database ?? KeyjarPaths.defaultDatabasePath()
+        let databasePath = database.map { KeyjarPaths.absolute($0) } ?? KeyjarPaths.defaultDatabasePath()
         // Eviction keeps Chromium's proportions: per site down to 5/6, in all 300 at a time (or 10%).
         let limits = CookieJar.Limits(
             perSite: maxCookiesPerSite,
@@ -115,7 +127,7 @@ struct KeyjarDaemonCommand: AsyncParsableCommand {
             totalPurge: max(1, min(300, maxCookies / 10))
         )
         var configuration = ServerConfiguration(
-            socketPath: socket ?? KeyjarPaths.defaultSocketPath(),
+            socketPath: socket.map { KeyjarPaths.absolute($0) } ?? KeyjarPaths.defaultSocketPath(),
             databasePath: databasePath,
             maximumFramePayload: maxFrameBytes,
             inboundBudget: maxInboundBytes,

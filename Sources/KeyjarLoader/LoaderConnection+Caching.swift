@@ -111,6 +111,7 @@ extension LoaderConnection {
         let head = ResponseHead(
             statusCode: entry.response.statusCode,
             httpVersion: "HTTP/1.1",
+            reasonPhrase: ResponseHead.standardReasonPhrase(for: entry.response.statusCode),
             fields: fields.fields.map { (name: $0.name, value: $0.value) }
         )
         published.withLock { $0.head = head }

@@ -1,9 +1,10 @@
-import Foundation
+public import Foundation
 import FoundationNetworking
 
 /// How a redirect turns one request into the next (RFC 9110 §15.4, as browsers and Apple's
-/// loader apply it).
-enum RedirectRule {
+/// loader apply it). Public for the rule a client needs to follow it too: which hops are
+/// same-origin (where a request's own credentials and cookies may go).
+public enum RedirectRule {
     static let statuses: Set<Int> = [301, 302, 303, 307, 308]
 
     static func isRedirect(_ head: ResponseHead) -> Bool {
@@ -35,7 +36,7 @@ enum RedirectRule {
         return next
     }
 
-    static func sameOrigin(_ a: URL, _ b: URL) -> Bool {
+    public static func sameOrigin(_ a: URL, _ b: URL) -> Bool {
         origin(a) == origin(b)
     }
 

@@ -9,7 +9,7 @@ public import Foundation
 public enum KeyjarPaths {
     public static func defaultSocketPath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String
     {
-        if let explicit = environment["KEYJAR_SOCKET"], !explicit.isEmpty { return explicit }
+        if let explicit = environment["KEYJAR_SOCKET"], !explicit.isEmpty { return absolute(explicit) }
         if let runtime = environment["XDG_RUNTIME_DIR"], !runtime.isEmpty { return runtime + "/keyjar/keyjar.sock" }
         return "/tmp/keyjar-\(getuid())/keyjar.sock"
     }
@@ -17,9 +17,23 @@ public enum KeyjarPaths {
     public static func defaultDatabasePath(
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) -> String {
-        if let explicit = environment["KEYJAR_DATABASE"], !explicit.isEmpty { return explicit }
+        if let explicit = environment["KEYJAR_DATABASE"], !explicit.isEmpty { return absolute(explicit) }
         if let data = environment["XDG_DATA_HOME"], !data.isEmpty { return data + "/keyjar/store.sqlite3" }
         let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
         return home + "/.local/share/keyjar/store.sqlite3"
+    }
+
+    /// A path a user gave, resolved against the working directory. A relative socket path
+    /// would otherwise mean something else to an auto-started keyjard (which runs in `/`) and
+    /// to every later client started elsewhere.
+    public static func absolute(
+        _ path: String,
+        workingDirectory: String = FileManager.default.currentDirectoryPath
+    ) -> String {
+        guard !path.hasPrefix("/"), !path.isEmpty else { return path }
+        let expanded = (path as NSString).expandingTildeInPath
+        if expanded.hasPrefix("/") { return expanded }
+        return URL(fileURLWithPath: expanded, relativeTo: URL(fileURLWithPath: workingDirectory, isDirectory: true))
+            .standardizedFileURL.path
     }
 }

@@ -121,7 +121,17 @@ public enum Response: Sendable, Hashable, Codable {
     case cookies(cookies: [Cookie])
     /// Per line or cookie, in order: nil if stored, else the rejection reason.
     case cookieOutcomes(outcomes: [String?], sequence: UInt64?)
-    case importReport(imported: Int, expired: Int, problems: [CookieFileProblem], sequence: UInt64?)
+    /// `added`, `replaced` and `evicted` (what the import came to in the jar) are absent from an
+    /// older keyjard's reply.
+    case importReport(
+        imported: Int,
+        expired: Int,
+        problems: [CookieFileProblem],
+        sequence: UInt64?,
+        added: Int? = nil,
+        replaced: Int? = nil,
+        evicted: Int? = nil
+    )
     case exported(text: String)
     case policy(policy: CookiePolicy)
     case credentials(records: [CredentialRecord])

@@ -116,7 +116,10 @@ extension StoreService {
                 imported: report.imported,
                 expired: report.expired,
                 problems: report.problems.sorted { $0.line < $1.line },
-                sequence: sequence
+                sequence: sequence,
+                added: report.added,
+                replaced: report.replaced,
+                evicted: report.evicted
             )
         }
     }
@@ -158,6 +161,9 @@ extension StoreService {
             if progress.countsChunks {
                 progress.report.imported += part.imported
                 progress.report.expired += part.expired
+                progress.report.added += part.added
+                progress.report.replaced += part.replaced
+                progress.report.evicted += part.evicted
             }
             // A cookie a trial kept may still be refused when another client changed the
             // policy meanwhile.

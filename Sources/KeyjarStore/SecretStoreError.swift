@@ -61,7 +61,8 @@ public struct SecretStoreError: Error, CustomStringConvertible {
         case .serviceUnavailable:
             advice =
                 "No Secret Service is running on the D-Bus session bus: start gnome-keyring-daemon "
-                + "(or another Secret Service such as KeePassXC), or run keyjard with --secrets file"
+                + "(or another Secret Service such as KeePassXC), or run keyjard with --secrets file "
+                + "(KEYJAR_SECRETS=file for a keyjard that clients start)"
         case .locked:
             advice =
                 "The Secret Service's default collection is locked: unlock it (log in to the desktop "

@@ -147,7 +147,7 @@ struct ServerSharingTests {
             return
         }
         let result = try #require(await reply.wait())
-        guard case .importReport(let imported, _, let problems, let lastChunk?) = try result.get() else {
+        guard case .importReport(let imported, _, let problems, let lastChunk?, _, _, _) = try result.get() else {
             Issue.record("expected an import report with a sequence")
             return
         }

@@ -31,12 +31,7 @@ struct CookieCommand: ParsableCommand {
 
 /// A URL cookies can be sent to or set from: http or https (ws and wss too), with a host.
 private func cookieURL(_ text: String) throws(ValidationError) -> URL {
-    guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), let host = url.host, !host.isEmpty,
-        ["http", "https", "ws", "wss"].contains(scheme)
-    else {
-        throw ValidationError("'\(text)' is not an http or https URL with a host (for example https://example.com/).")
-    }
-    return url
+    try UserInput.url(text, schemes: ["http", "https", "ws", "wss"])
 }
 
 /// A cookie in one line: everything about it, its whole value included.
@@ -84,11 +79,13 @@ extension CookieCommand {
 
         func validate() throws {
             if session && persistent { throw ValidationError("--session and --persistent exclude each other.") }
+            if let domain { _ = try UserInput.domain(domain) }
         }
 
         func run() throws {
             let client = try global.connect()
-            let cookies = try listCookies(client, domain: domain).filter { cookie in
+            let cookies = try listCookies(client, domain: try domain.map { try UserInput.domain($0) }).filter {
+                cookie in
                 (name == nil || cookie.name == name) && (!session || cookie.isSession)
                     && (!persistent || !cookie.isSession)
             }
@@ -183,7 +180,10 @@ extension CookieCommand {
             let rejections = zip(headers, outcomes).compactMap { header, outcome in
                 outcome.map { (header.split(separator: ";").first.map(String.init) ?? header, $0) }
             }
-            for (cookie, reason) in rejections { Output.error("cookie '\(cookie)' was not stored: \(reason)") }
+            for (cookie, reason) in rejections {
+                // Only the name=value's start: a rejected 5 KB cookie is not echoed whole.
+                Output.error("cookie '\(UserInput.shown(cookie, limit: 60))' was not stored: \(reason)")
+            }
             if !rejections.isEmpty {
                 throw CLIError.failure(
                     rejections.count == 1 ? "the cookie was rejected." : "\(rejections.count) cookies were rejected."
@@ -214,10 +214,12 @@ extension CookieCommand {
         @Option(help: ArgumentHelp("Only the cookie with this path.", valueName: "path"))
         var path: String?
 
+        func validate() throws { _ = try UserInput.domain(domain) }
+
         func run() throws {
             let client = try global.connect()
-            let wanted = domain.lowercased().drop { $0 == "." }
-            let doomed = try listCookies(client, domain: String(wanted)).filter { cookie in
+            let wanted = try UserInput.domain(domain)
+            let doomed = try listCookies(client, domain: wanted).filter { cookie in
                 cookie.domain == wanted && cookie.name == name && (path == nil || cookie.path == path)
             }
             guard !doomed.isEmpty else { throw CLIError.failure("no cookie named '\(name)' is stored for \(domain).") }
@@ -227,7 +229,8 @@ extension CookieCommand {
 
     struct Clear: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Delete every cookie of a domain and its subdomains, or (with --all) every cookie."
+            abstract: "Delete every cookie of a domain and its subdomains, or (with --all) every cookie.",
+            discussion: "Fails (status 1) when there is no cookie to delete, as `delete` does."
         )
 
         @OptionGroup var global: GlobalOptions
@@ -240,11 +243,20 @@ extension CookieCommand {
 
         func validate() throws {
             if (domain == nil) == !all { throw ValidationError("Give either --domain DOMAIN or --all.") }
+            if let domain { _ = try UserInput.domain(domain) }
         }
 
         func run() throws {
             let client = try global.connect()
-            try client.clearCookies(domain: domain)
+            let wanted = try domain.map { try UserInput.domain($0) }
+            // As `delete`: a command that finds nothing to delete says so with status 1, so a
+            // script's misspelt domain does not pass for done.
+            guard try !listCookies(client, domain: wanted).isEmpty else {
+                throw CLIError.failure(
+                    wanted.map { "no cookie is stored for \($0) or its subdomains." } ?? "no cookie is stored."
+                )
+            }
+            try client.clearCookies(domain: wanted)
         }
     }
 
@@ -252,9 +264,13 @@ extension CookieCommand {
         static let configuration = CommandConfiguration(
             abstract: "Import cookies from a cookies.txt or JSON file ('-' for standard input).",
             discussion: """
-                Lines that cannot be imported are reported with their line numbers on standard error \
-                and make the command exit with status 1; the good lines are imported all the same. \
-                A summary goes to standard output.
+                The format is --format, else JSON for a *.json file or for content that starts with \
+                '[' (what `list --json` and `export --format json` print), else cookies.txt. Lines \
+                that cannot be imported are reported with their line numbers on standard error and \
+                make the command exit with status 1; the good lines are imported all the same. A \
+                summary goes to standard output: how many cookies the file held, how many the jar \
+                kept (new, or replacing stored ones), how many did not fit its limits (180 a site, \
+                3300 in all, by default) and how many stored cookies were evicted to make room.
                 """
         )
 
@@ -275,52 +291,93 @@ extension CookieCommand {
 
         func run() throws {
             let name = file == "-" ? "<stdin>" : file
-            let input: FileHandle
-            if file == "-" {
-                input = FileHandle.standardInput
-            } else {
-                guard let handle = FileHandle(forReadingAtPath: file) else {
-                    throw CLIError.failure("cannot read \(file): \(String(cString: strerror(errno))).")
-                }
-                input = handle
-            }
-            let format = fileFormat(format, path: file).format
+            let input = try open()
+            var first = try read(input)
+            // A UTF-8 byte-order mark (Windows editors write one) is not part of the first line.
+            if first.starts(with: [0xEF, 0xBB, 0xBF]) { first.removeFirst(3) }
+            let format = try detectedFormat(startingWith: first)
             var batcher = CookieFileBatcher(kind: format == .json ? .jsonArray : .lines, maximumItems: Self.batchSize)
             let client = try global.connect()
-            var imported = 0
-            var expired = 0
+            var total = CookieImportReport()
             var problemCount = 0
             func send(_ batches: [CookieFileBatcher.Batch]) throws {
                 for batch in batches {
                     let report = try client.importCookies(batch.text, format: format, firstLine: batch.firstLine)
-                    imported += report.imported
-                    expired += report.expired
+                    total.imported += report.imported
+                    total.expired += report.expired
+                    total.added += report.added
+                    total.replaced += report.replaced
+                    total.evicted += report.evicted
                     problemCount += report.problems.count
                     for problem in report.problems { Output.error("\(name):\(problem.line): \(problem.message)") }
                 }
             }
             var decoder = UTF8Check()
-            while true {
-                let chunk = try input.read(upToCount: 1 << 20) ?? Data()
-                if chunk.isEmpty { break }
-                guard decoder.accepts(chunk) else { throw CLIError.failure("\(file) is not UTF-8 text.") }
+            var chunk = first
+            while !chunk.isEmpty {
+                guard decoder.accepts(chunk) else { throw CLIError.failure("\(name) is not UTF-8 text.") }
                 try send(batcher.feed(chunk))
+                chunk = try read(input)
             }
-            guard decoder.isComplete else { throw CLIError.failure("\(file) is not UTF-8 text.") }
+            guard decoder.isComplete else { throw CLIError.failure("\(name) is not UTF-8 text.") }
             do {
                 try send(batcher.finish())
             } catch let error as CookieFileBatcher.Malformed {
                 Output.error("\(name): \(error.description)")
                 problemCount += 1
             }
-            var summary = "imported \(imported) cookie\(imported == 1 ? "" : "s")"
-            if expired > 0 { summary += ", skipped \(expired) already expired" }
-            Output.line(summary)
+            Output.line(Self.summary(total, rejected: problemCount))
             if problemCount > 0 {
                 throw CLIError.failure(
                     "\(problemCount) line\(problemCount == 1 ? " was" : "s were") not imported (see above)."
                 )
             }
+        }
+
+        /// What the import came to, in one line: what the file held and what the jar kept of it.
+        static func summary(_ report: CookieImportReport, rejected: Int) -> String {
+            func count(_ number: Int, _ noun: String) -> String { "\(number) \(noun)\(number == 1 ? "" : "s")" }
+            let read = report.imported + report.expired + rejected
+            var parts = ["\(report.kept) kept (\(report.added) new, \(report.replaced) replacing stored ones)"]
+            let pushedOut = report.imported - report.kept
+            if pushedOut > 0 { parts.append("\(pushedOut) not kept: over the jar's limits") }
+            if report.evicted > 0 { parts.append("\(count(report.evicted, "stored cookie")) evicted to make room") }
+            if report.expired > 0 { parts.append("\(report.expired) already expired") }
+            if rejected > 0 { parts.append("\(rejected) rejected") }
+            return "read \(count(read, "cookie")): " + parts.joined(separator: ", ")
+        }
+
+        private func open() throws(CLIError) -> FileHandle {
+            if file == "-" { return FileHandle.standardInput }
+            var isDirectory: ObjCBool = false
+            if FileManager.default.fileExists(atPath: file, isDirectory: &isDirectory), isDirectory.boolValue {
+                throw .failure("cannot read \(file): it is a directory.")
+            }
+            guard let handle = FileHandle(forReadingAtPath: file) else {
+                throw .failure("cannot read \(file): \(String(cString: strerror(errno))).")
+            }
+            return handle
+        }
+
+        private func read(_ input: FileHandle) throws(CLIError) -> Data {
+            do {
+                return try input.read(upToCount: 1 << 20) ?? Data()
+            } catch {
+                // Foundation's text for a read error is its domain and code; errno says it.
+                let number = (error as NSError).domain == NSPOSIXErrorDomain ? Int32((error as NSError).code) : EIO
+                throw .failure(
+                    "cannot read \(file == "-" ? "standard input" : file): \(String(cString: strerror(number)))."
+                )
+            }
+        }
+
+        /// `--format`; else JSON for a `.json` name or content that starts as a JSON array
+        /// (`keyjar cookie list --json | keyjar cookie import -`); else cookies.txt.
+        private func detectedFormat(startingWith start: Data) throws(CLIError) -> CookieFileFormat {
+            if let format { return format.format }
+            if file.lowercased().hasSuffix(".json") { return .json }
+            let firstByte = start.first { ![0x20, 0x09, 0x0A, 0x0D].contains($0) }
+            return firstByte == UInt8(ascii: "[") ? .json : .netscape
         }
     }
 
@@ -369,7 +426,10 @@ extension CookieCommand {
 
         @Option(
             name: [.short, .customLong("output")],
-            help: ArgumentHelp("Write to this file instead of standard output.", valueName: "file")
+            help: ArgumentHelp(
+                "Write to this file (replaced whole, mode 0600; through a symbolic link; '-' is standard output).",
+                valueName: "file"
+            )
         )
         var output: String?
 
@@ -377,34 +437,15 @@ extension CookieCommand {
         var includeSameSite = false
 
         func run() throws {
+            // Resolved before anything is asked of keyjard: a directory or a missing one is
+            // refused at once.
+            let target = try OutputFile.resolve(output ?? "-", in: FileManager.default.currentDirectoryPath)
             let client = try global.connect()
             let text = try client.exportCookies(
                 format: fileFormat(format, path: output).format,
                 includeSameSite: includeSameSite
             )
-            guard let output else {
-                FileHandle.standardOutput.write(Data(text.utf8))
-                return
-            }
-            try writePrivately(text, to: output)
-        }
-
-        private func writePrivately(_ text: String, to path: String) throws {
-            let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-            guard descriptor >= 0 else {
-                throw CLIError.failure("cannot write \(path): \(String(cString: strerror(errno))).")
-            }
-            defer { close(descriptor) }
-            let bytes = Array(text.utf8)
-            var written = 0
-            while written < bytes.count {
-                let count = bytes[written...].withUnsafeBufferPointer { write(descriptor, $0.baseAddress, $0.count) }
-                if count < 0 && errno == EINTR { continue }
-                guard count > 0 else {
-                    throw CLIError.failure("cannot write \(path): \(String(cString: strerror(errno))).")
-                }
-                written += count
-            }
+            try target.writePrivately(Array(text.utf8), named: output ?? "standard output")
         }
     }
 }

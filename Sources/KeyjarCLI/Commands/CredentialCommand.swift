@@ -35,8 +35,8 @@ struct CredentialCommand: ParsableCommand {
               printf '%s\\n' "$PASSWORD" | keyjar credential add \\
                   --url https://example.com --user alice --password-stdin
               keyjar credential add --proxy http --url http://proxy.example:3128 --user bob
-              keyjar credential add --url https://intranet.example --method client-certificate \\
-                  --identity alice.p12
+              keyjar credential add --url https://intranet.example \\
+                  --method client-certificate --identity alice.p12
               keyjar credential list --json
               keyjar credential show --url https://example.com --user alice --reveal
               keyjar credential default --url https://example.com --user alice
@@ -134,7 +134,7 @@ extension CredentialCommand {
 
         @Option(
             help: ArgumentHelp(
-                "How long the credential is kept: permanent (session is refused, see above).",
+                "How long the credential is kept: permanent (the only choice here, see above).",
                 valueName: "persistence"
             )
         )
@@ -168,13 +168,10 @@ extension CredentialCommand {
                         "A server-trust decision is made by loading the URL: keyjar fetch --pinned-sha256 FINGERPRINT --persistence permanent URL."
                     )
                 }
-                guard user ?? space.userFromURL != nil else { throw ValidationError("Missing --user: the user name.") }
-            }
-            if persistence == .session {
-                throw ValidationError(
-                    "Session persistence keeps a credential only inside the process that stores it, and keyjar exits at "
-                        + "once, so it would be lost; use --persistence permanent."
-                )
+                guard let name = user ?? space.userFromURL else {
+                    throw ValidationError("Missing --user: the user name.")
+                }
+                _ = try UserInput.user(name)
             }
         }
 
@@ -194,7 +191,7 @@ extension CredentialCommand {
         /// certificate and key as the credential's secret, named by the certificate's subject.
         private func addIdentity(from path: String) throws {
             let url = URL(fileURLWithPath: path)
-            let passphrase = passwordStdin ? try PasswordInput.fromStandardInput() : nil
+            let passphrase = passwordStdin ? try PasswordInput.fromStandardInput(what: "passphrase") : nil
             var result = Result { () throws(ClientIdentity.ReadError) in
                 try ClientIdentity(contentsOf: url, passphrase: passphrase)
             }

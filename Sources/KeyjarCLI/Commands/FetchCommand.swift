@@ -49,11 +49,16 @@ struct FetchCommand: AsyncParsableCommand {
               keyjar fetch -i -o page.html https://example.com/page
               keyjar fetch -O --output-dir ~/Downloads https://example.com/report?id=7
               keyjar fetch -C -o debian.iso https://cdimage.example/debian.iso
-              keyjar fetch --cache --cache-policy return-cache-data-else-load https://example.com/feed
-              keyjar fetch --user alice --persistence permanent https://intranet.example/report
-              keyjar fetch --pinned-sha256 5F:1A:…:C3 --persistence permanent https://nas.home.arpa/
-              keyjar fetch -X PUT -H 'Content-Type: application/json' -d @body.json https://api.example/item/7
-              printf '%s' "$PASSWORD" | keyjar fetch --user alice --password-stdin -f https://api.example/me
+              keyjar fetch --cache --cache-policy return-cache-data-else-load \\
+                  https://example.com/feed
+              keyjar fetch --user alice --persistence permanent \\
+                  https://intranet.example/report
+              keyjar fetch --pinned-sha256 5F:1A:…:C3 --persistence permanent \\
+                  https://nas.home.arpa/
+              keyjar fetch -X PUT -H 'Content-Type: application/json' \\
+                  -d @body.json https://api.example/item/7
+              printf '%s' "$PASSWORD" | keyjar fetch --user alice --password-stdin \\
+                  -f https://api.example/me
             """
     )
 
@@ -187,9 +192,12 @@ struct FetchCommand: AsyncParsableCommand {
     )
     var persistence: FetchPersistenceArgument = .none
 
+    /// `--user`, else the user named in the URL (`https://alice@host/`), as curl takes it.
+    private var effectiveUser: String? { user ?? (try? Self.parseURL(url))?.user }
+
     func validate() throws {
         _ = try Self.parseURL(url)
-        if let user {
+        if let user = effectiveUser {
             guard !user.isEmpty else { throw ValidationError("--user needs a user name.") }
             if user.contains(":") {
                 throw ValidationError(
@@ -215,7 +223,7 @@ struct FetchCommand: AsyncParsableCommand {
         }
         if cachePolicy != nil, !cache { throw ValidationError("--cache-policy only applies with --cache.") }
         if remoteName, output != nil { throw ValidationError("-o and -O both name the file; give one.") }
-        if continueDownload, output == nil, !remoteName {
+        if continueDownload, output == nil || output == "-", !remoteName {
             throw ValidationError("-C continues a download to a file: give -o FILE or -O.")
         }
         if overwrite, !remoteName {
@@ -236,30 +244,14 @@ struct FetchCommand: AsyncParsableCommand {
 
     /// A URL keyjar can load, never one holding a password.
     static func parseURL(_ text: String) throws(ValidationError) -> URL {
-        guard let url = URL(string: text), let scheme = url.scheme?.lowercased() else {
-            throw ValidationError(
-                "'\(text.contains("@") ? "the URL" : text)' is not a URL (for example https://example.com/)."
-            )
-        }
-        guard ["http", "https", "ftp", "file"].contains(scheme) else {
-            throw ValidationError("keyjar fetch loads http, https, ftp and file URLs, not \(scheme):.")
-        }
-        if scheme != "file", (url.host ?? "").isEmpty {
-            throw ValidationError("the URL has no host (for example https://example.com/).")
-        }
-        if url.password != nil {
-            throw ValidationError(
-                "the URL contains a password; keyjar never takes passwords from arguments (use --user with the prompt or --password-stdin)."
-            )
-        }
-        return url
+        try UserInput.url(text, schemes: ["http", "https", "ftp", "file"])
     }
 
     func run() async throws {
-        var request = FetchRequest(url: try Self.parseURL(url), method: method?.uppercased())
+        var request = FetchRequest(url: try Self.withoutUser(Self.parseURL(url)), method: method?.uppercased())
         request.headers = try headers.map { header throws(CLIError) in try FetchRequest.header(header) }
         request.body = try FetchRequest.body(data) { FileHandle.standardInput.readDataToEndOfFile() }
-        let credential = try user.map { name in
+        let credential = try effectiveUser.map { name in
             FetchCredential(
                 user: name,
                 password: passwordStdin
@@ -270,6 +262,11 @@ struct FetchCommand: AsyncParsableCommand {
         }
 
         let client = try global.connect(keepingReplica: true)
+        let userCookies = UserCookies.take(
+            from: &request.headers,
+            origin: request.url,
+            client: noCookies ? nil : client
+        )
         let shared = SharedCredentialStorage(client: client)
         let loader = URLLoader(
             configuration: .init(
@@ -283,7 +280,11 @@ struct FetchCommand: AsyncParsableCommand {
             includeHead: includeHead,
             failOnHTTPError: fail,
             followRedirects: !noFollow,
-            showProgress: ProgressMeter.wanted(silent: silent, bodyToFile: output != nil || remoteName)
+            showProgress: ProgressMeter.wanted(
+                silent: silent,
+                bodyToFile: (output != nil && output != "-") || remoteName
+            ),
+            userCookies: userCookies
         )
         let answerer = ChallengeAnswerer(
             options: .init(
@@ -295,10 +296,12 @@ struct FetchCommand: AsyncParsableCommand {
         )
 
         var urlRequest = request.urlRequest(timeout: maxTime, handleCookies: !noCookies)
+        if let userCookies { urlRequest = userCookies.apply(to: urlRequest) }
         urlRequest.cachePolicy = (cachePolicy ?? .useProtocol).policy
         let queue = DispatchQueue(label: "keyjar.fetch")
         let outcome: FetchOutcome
-        if let file = try fetchFile() {
+        let target = try outputTarget()
+        if case .file(let file) = target {
             let resuming = try resumable(file, url: urlRequest.url)
             let saved = Locked<String?>(nil)
             outcome = await load(on: queue) { completion in
@@ -320,8 +323,23 @@ struct FetchCommand: AsyncParsableCommand {
                 Output.error("saved \(path).")
             }
         } else {
+            var descriptor = STDOUT_FILENO
+            if case .special(let path) = target {
+                // A FIFO or a device: written into as it is, as curl does.
+                descriptor = open(path, O_WRONLY | O_CLOEXEC)
+                guard descriptor >= 0 else {
+                    throw CLIError.failure("cannot write \(output ?? path): \(String(cString: strerror(errno))).")
+                }
+            }
+            defer { if descriptor != STDOUT_FILENO { close(descriptor) } }
+            let output = descriptor
             outcome = await load(on: queue) { completion in
-                let delegate = FetchDelegate(options: options, answerer: answerer, completion: completion)
+                let delegate = FetchDelegate(
+                    options: options,
+                    answerer: answerer,
+                    output: output,
+                    completion: completion
+                )
                 delegate.connection = loader.connection(
                     with: urlRequest,
                     delegate: delegate,
@@ -335,8 +353,22 @@ struct FetchCommand: AsyncParsableCommand {
         try finish(outcome, answerer: answerer, client: client)
     }
 
-    /// Where the body is saved, if not to standard output.
-    private func fetchFile() throws(CLIError) -> FetchFile? {
+    /// The URL without its user: the user answers the challenge (as --user), never the URL.
+    private static func withoutUser(_ url: URL) -> URL {
+        guard url.user != nil, var parts = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return url }
+        parts.user = nil
+        return parts.url ?? url
+    }
+
+    /// Where the body goes: standard output, a special file written into as it is, or a
+    /// regular file saved whole (through a symbolic link, never replacing it).
+    private enum BodyTarget {
+        case standardOutput
+        case special(String)
+        case file(FetchFile)
+    }
+
+    private func outputTarget() throws(CLIError) -> BodyTarget {
         let directory = outputDir.map { ($0 as NSString).expandingTildeInPath }
         if let directory {
             var isDirectory: ObjCBool = false
@@ -347,10 +379,18 @@ struct FetchCommand: AsyncParsableCommand {
         }
         let current = FileManager.default.currentDirectoryPath
         if remoteName {
-            return .serverName(directory: Self.absolute(directory ?? current, in: current), overwrite: overwrite)
+            return .file(.serverName(directory: Self.absolute(directory ?? current, in: current), overwrite: overwrite))
         }
-        guard let output else { return nil }
-        return .path(Self.absolute(output, in: directory.map { Self.absolute($0, in: current) } ?? current))
+        guard let output else { return .standardOutput }
+        switch try OutputFile.resolve(output, in: directory.map { Self.absolute($0, in: current) } ?? current) {
+        case .standardOutput: return .standardOutput
+        case .regular(let path): return .file(.path(path))
+        case .special(let path):
+            if continueDownload {
+                throw .usage("-C continues a download in a regular file, and \(output) is not one.")
+            }
+            return .special(path)
+        }
     }
 
     static func absolute(_ path: String, in directory: String) -> String {
@@ -400,7 +440,7 @@ struct FetchCommand: AsyncParsableCommand {
                 signal(number, SIG_IGN)
                 let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
                 source.setEventHandler {
-                    receiver.stop(because: CLIError(message: "interrupted.", status: .failure))
+                    receiver.stop(because: CLIError(message: "interrupted.", status: .init(signal: number)))
                 }
                 source.resume()
                 return source
@@ -425,6 +465,9 @@ struct FetchCommand: AsyncParsableCommand {
                         + "  subject: \(leaf.subject)\n  issuer: \(leaf.issuer)\n"
                         + "  valid: \(leaf.notValidBefore.formatted(.iso8601)) to \(leaf.notValidAfter.formatted(.iso8601))\n"
                         + "  SHA-256: \(leaf.sha256Fingerprint)\n"
+                        + (pinnedSHA256 == nil
+                            ? ""
+                            : "It is not the certificate --pinned-sha256 names: the host presents another one (renewed, or not the server you pinned).\n")
                         + "If you trust it, run again with --pinned-sha256 \(leaf.sha256Fingerprint.replacingOccurrences(of: ":", with: ""))"
                         + " (add --persistence permanent to keep trusting it)."
                 )
@@ -453,9 +496,13 @@ struct FetchCommand: AsyncParsableCommand {
         }
     }
 
-    /// Keeps the accepted password in the shared store; keyjard makes a space's first
-    /// credential its default, so later loads (and every other program) use it without asking.
-    private func store(_ credential: FetchCredential, in space: ProtectionSpace, client: KeyjarClient) throws {
+    /// Keeps the accepted password in the shared store: in the user's credential that answers
+    /// there (the one that just failed, say), else in the challenge's space. keyjard makes a
+    /// space's first credential its default, so later loads (and every other program) use it
+    /// without asking.
+    private func store(_ credential: FetchCredential, in challenged: ProtectionSpace, client: KeyjarClient) throws {
+        let space = try client.credentialCandidates(for: challenged)
+            .space(forStoring: credential.user, challengedAt: challenged)
         try client.setCredential(user: credential.user, password: credential.password, for: space)
         Output.error("stored the password for \(credential.user) at \(space.summary).")
     }

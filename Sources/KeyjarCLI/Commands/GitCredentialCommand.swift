@@ -37,7 +37,11 @@ struct GitCredentialCommand: ParsableCommand {
 
     @OptionGroup var global: GlobalOptions
 
-    @Argument(help: ArgumentHelp("get, store or erase (git passes it).", valueName: "operation"))
+    // A string, not an enum: git may pass operations a helper must ignore (git-credential(1)).
+    @Argument(
+        help: ArgumentHelp("get, store or erase (git passes it).", valueName: "operation"),
+        completion: .list(["get", "store", "erase"])
+    )
     var operation: String
 
     func run() throws {
@@ -60,24 +64,36 @@ struct GitCredentialCommand: ParsableCommand {
         }
     }
 
+    /// git waits for its helper before it asks its user: a keyjard that does not answer
+    /// (stopped) fails a helper call after this long unless --timeout or KEYJAR_TIMEOUT say otherwise.
+    static let timeout: Double = 5
+
+    /// The user git names; `username=` with nothing after it names none.
+    private static func user(_ request: GitCredentialRequest) -> String? {
+        request.username.flatMap { $0.isEmpty ? nil : $0 }
+    }
+
     private func get(_ request: GitCredentialRequest) throws {
         guard request.namesServer else { return }
-        let client = try global.connect()
+        let client = try global.connect(defaultTimeout: Self.timeout)
         // With several users and no default, no answer: git then asks its user.
-        guard let record = try client.credentialCandidates(for: request.space).answer(forUser: request.username),
+        guard let record = try client.credentialCandidates(for: request.space).answer(forUser: Self.user(request)),
             let password = try client.password(user: record.user, for: record.space)
         else { return }
         Output.line("username=\(record.user)\npassword=\(password)")
     }
 
     private func store(_ request: GitCredentialRequest) throws {
-        guard request.namesServer, let user = request.username, let password = request.password else { return }
-        let client = try global.connect()
-        // The credential that answered (the user's most specific for this challenge) is
-        // updated rather than doubled by one in another space; keyjard makes a space's first
-        // credential its default.
-        let answered = try client.credentialCandidates(for: request.space).answer(forUser: user)
-        try client.setCredential(user: user, password: password, for: answered?.space ?? request.space)
+        // A credential without a user name could never be told apart or chosen: not stored.
+        guard request.namesServer, let user = Self.user(request), let password = request.password, !password.isEmpty
+        else { return }
+        let client = try global.connect(defaultTimeout: Self.timeout)
+        // keyjard makes a space's first credential its default.
+        let space = try client.credentialCandidates(for: request.space).space(
+            forStoring: user,
+            challengedAt: request.space
+        )
+        try client.setCredential(user: user, password: password, for: space)
     }
 
     private func erase(_ request: GitCredentialRequest) throws {
@@ -86,9 +102,9 @@ struct GitCredentialCommand: ParsableCommand {
                 "refusing to erase: the request names no protocol and host, and an empty pattern would erase every credential."
             )
         }
-        let client = try global.connect()
+        let client = try global.connect(defaultTimeout: Self.timeout)
         let candidates = try client.credentialCandidates(for: request.space).records
-        for record in candidates where request.username == nil || record.user == request.username {
+        for record in candidates where Self.user(request) == nil || record.user == Self.user(request) {
             // Only the password git saw fail: a newer one stored meanwhile stays.
             if let rejected = request.password, try client.password(user: record.user, for: record.space) != rejected {
                 continue

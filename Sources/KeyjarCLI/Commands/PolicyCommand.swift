@@ -47,13 +47,9 @@ private struct PolicyJSON: Encodable {
     }
 }
 
-/// A domain for a rule: no scheme, no path, not empty.
+/// A domain for a rule, as cookies are stored (IDNA, lower case, no dots at the ends).
 private func ruleDomain(_ text: String) throws(ValidationError) -> String {
-    let domain = text.lowercased().drop { $0 == "." }
-    guard !domain.isEmpty, !domain.contains(where: { "/:@ \t".contains($0) }) else {
-        throw ValidationError("'\(text)' is not a domain name (for example example.com).")
-    }
-    return String(domain)
+    try UserInput.domain(text, option: "the domain")
 }
 
 extension PolicyCommand {

@@ -23,8 +23,17 @@ struct StatusCommand: ParsableCommand {
     var json = false
 
     func run() throws {
-        let client = try global.connect()
-        let status = try client.status()
+        let status: ServiceStatus
+        do {
+            status = try global.connect().status()
+        } catch let error as CLIError where error.status == .unreachable && json {
+            // Scripts read `reachable` from the object, so it is printed in this case too.
+            Output.line(try Output.json(UnreachableJSON(socketPath: global.socketPath, error: error.message)))
+            throw error
+        } catch let error as KeyjarClientError where CLIError(error).status == .unreachable && json {
+            Output.line(try Output.json(UnreachableJSON(socketPath: global.socketPath, error: error.message)))
+            throw error
+        }
         if json {
             Output.line(try Output.json(StatusJSON(status)))
             return
@@ -66,6 +75,13 @@ struct StatusCommand: ParsableCommand {
     private static func mebibytes(_ bytes: Int) -> String {
         "\(bytes / 1_048_576).\(bytes % 1_048_576 * 10 / 1_048_576) MiB"
     }
+}
+
+/// The `--json` shape of `keyjar status` when keyjard cannot be reached (exit status 3).
+private struct UnreachableJSON: Encodable {
+    var reachable = false
+    var socketPath: String
+    var error: String
 }
 
 /// The `--json` shape of `keyjar status`: the service's own fields, the policy named as on the

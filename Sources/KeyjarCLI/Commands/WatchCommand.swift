@@ -40,7 +40,7 @@ struct WatchCommand: AsyncParsableCommand {
         Output.error("watching \(client.configuration.socketPath) from sequence \(client.sequence) (Ctrl-C to stop)")
         var seen = 0
         for await change in changes {
-            Output.flushedLine(json ? Self.jsonLine(change) : Self.line(change))
+            try Output.flushedLine(json ? Self.jsonLine(change) : Self.line(change))
             seen += 1
             if let count, seen >= count { return }
         }
@@ -61,7 +61,7 @@ struct WatchCommand: AsyncParsableCommand {
                 switch change {
                 case .added(let cookie): "added \(name(cookie))"
                 case .replaced(_, let cookie): "replaced \(name(cookie))"
-                case .removed(let cookie, let cause): "removed \(name(cookie)) (\(cause.rawValue))"
+                case .removed(let cookie, let cause): "removed \(name(cookie)) (\(Self.words(cause)))"
                 }
             }
             if changes.count > shownChanges { parts.append("and \(changes.count - shownChanges) more") }
@@ -74,9 +74,28 @@ struct WatchCommand: AsyncParsableCommand {
         case .credentials(let changes):
             what =
                 "credentials: "
-                + changes.map { "\($0.kind.rawValue) \($0.user) for \($0.space.summary)" }.joined(separator: ", ")
+                + changes.map { "\(Self.words($0.kind)) \($0.user) for \($0.space.summary)" }.joined(separator: ", ")
         }
         return "\(change.sequence) \(what)"
+    }
+
+    /// Why a cookie went, in words (the wire's names are for programs: `--json`).
+    static func words(_ cause: CookieRemovalCause) -> String {
+        switch cause {
+        case .deleted: "deleted"
+        case .expired: "expired"
+        case .evicted: "evicted to make room"
+        case .sessionEnded: "the session ended"
+        }
+    }
+
+    static func words(_ kind: CredentialChange.Kind) -> String {
+        switch kind {
+        case .added: "added"
+        case .updated: "updated"
+        case .removed: "removed"
+        case .defaultChanged: "made default"
+        }
     }
 
     private static func name(_ cookie: Cookie) -> String {

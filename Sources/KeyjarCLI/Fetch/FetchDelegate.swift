@@ -36,6 +36,16 @@ struct FetchOptions {
     var failOnHTTPError: Bool
     var followRedirects: Bool
     var showProgress: Bool
+    /// `-H 'Cookie: …'`, sent with the stored cookies on every request of the load.
+    var userCookies: UserCookies?
+
+    /// What the delegate answers for a redirect: nil stops there (--no-follow); with -i, the
+    /// redirect's head is written first, as curl -i -L shows every response.
+    func redirect(_ request: URLRequest, after head: [String]?, write: (Data) -> Void) -> URLRequest? {
+        guard followRedirects else { return nil }
+        if includeHead, let head { write(Data((head.joined(separator: "\r\n") + "\r\n\r\n").utf8)) }
+        return userCookies?.apply(to: request) ?? request
+    }
 
     /// With --fail, the error a response of 400 or more ends the fetch with.
     func failure(for response: URLResponse) -> CLIError? {
@@ -77,10 +87,18 @@ final class FetchDelegate: LoaderConnectionAuthenticationDelegate, FetchReceiver
     var connection: LoaderConnection?
     var signalSources: [any DispatchSourceSignal] = []
     private(set) var status: Int?
+    /// Where the body goes: standard output, or a FIFO or device given with -o.
+    private let output: Int32
 
-    init(options: FetchOptions, answerer: ChallengeAnswerer, completion: @escaping @Sendable (FetchOutcome) -> Void) {
+    init(
+        options: FetchOptions,
+        answerer: ChallengeAnswerer,
+        output: Int32 = STDOUT_FILENO,
+        completion: @escaping @Sendable (FetchOutcome) -> Void
+    ) {
         self.options = options
         self.answerer = answerer
+        self.output = output
         ending = FetchEnding(showProgress: options.showProgress, completion: completion)
     }
 
@@ -99,7 +117,8 @@ final class FetchDelegate: LoaderConnectionAuthenticationDelegate, FetchReceiver
         willSend request: URLRequest,
         redirectResponse: URLResponse?
     ) -> URLRequest? {
-        redirectResponse == nil || options.followRedirects ? request : nil
+        guard redirectResponse != nil else { return request }
+        return options.redirect(request, after: connection.responseHeadLines) { write($0) }
     }
 
     func connection(_ connection: LoaderConnection, didReceive response: URLResponse) {
@@ -132,20 +151,13 @@ final class FetchDelegate: LoaderConnectionAuthenticationDelegate, FetchReceiver
 
     private func write(_ data: Data) {
         guard ending.isOpen else { return }
-        let failure: Int32? = data.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < buffer.count, let base = buffer.baseAddress {
-                let written = Glibc.write(STDOUT_FILENO, base + offset, buffer.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    return errno
-                }
-                offset += written
-            }
-            return nil
-        }
+        let failure = output == STDOUT_FILENO && Output.isClosed ? EBADF : Output.writeAll(data, to: output)
         if let failure {
-            stop(because: .failure("cannot write the response: \(String(cString: strerror(failure)))."))
+            let error =
+                output == STDOUT_FILENO
+                ? Output.writeFailure(failure)
+                : CLIError.failure("cannot write the response: \(String(cString: strerror(failure))).")
+            stop(because: error)
         }
     }
 

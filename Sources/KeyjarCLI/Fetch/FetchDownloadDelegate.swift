@@ -68,7 +68,7 @@ final class FetchDownloadDelegate: LoaderDownloadDelegate, FetchReceiver, @unche
         willSend request: URLRequest,
         redirectResponse: URLResponse
     ) -> URLRequest? {
-        options.followRedirects ? request : nil
+        options.redirect(request, after: download.responseHeadLines) { Output.write($0) }
     }
 
     func download(_ download: LoaderDownload, willSendRequestFor challenge: URLAuthenticationChallenge) {
@@ -99,7 +99,7 @@ final class FetchDownloadDelegate: LoaderDownloadDelegate, FetchReceiver, @unche
             return false
         }
         if options.includeHead, let lines = download.responseHeadLines {
-            FileHandle.standardOutput.write(Data((lines.joined(separator: "\r\n") + "\r\n\r\n").utf8))
+            Output.write(Data((lines.joined(separator: "\r\n") + "\r\n\r\n").utf8))
         }
         return true
     }

@@ -88,8 +88,11 @@ enum ProxyArgument: String, CaseIterable, ExpressibleByArgument {
     }
 }
 
+/// `credential add --persistence`: permanent only. A session credential lives inside the process
+/// that stores it, and keyjar exits at once; offering `session` would offer a credential lost
+/// as soon as it is stored.
 enum PersistenceArgument: String, CaseIterable, ExpressibleByArgument {
-    case permanent, session
+    case permanent
 }
 
 enum FormatArgument: String, CaseIterable, ExpressibleByArgument {

@@ -1,3 +1,4 @@
+import Glibc
 import Keyjar
 
 /// A failure the command reports in one sentence on standard error, with its exit status.
@@ -7,6 +8,18 @@ struct CLIError: Error, CustomStringConvertible {
         case failure = 1
         case usage = 2
         case unreachable = 3
+        /// Stopped by a signal, as a shell reports it: 128 + the signal's number.
+        case hangUp = 129
+        case interrupted = 130
+        case terminated = 143
+
+        init(signal: Int32) {
+            switch signal {
+            case SIGHUP: self = .hangUp
+            case SIGTERM: self = .terminated
+            default: self = .interrupted
+            }
+        }
     }
 
     var message: String

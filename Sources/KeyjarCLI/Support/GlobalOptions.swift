@@ -1,5 +1,7 @@
 import ArgumentParser
+import Foundation
 import Keyjar
+import KeyjarProtocol
 
 /// Where keyjard is, shared by every command that talks to it.
 struct GlobalOptions: ParsableArguments {
@@ -14,18 +16,35 @@ struct GlobalOptions: ParsableArguments {
     @Flag(help: "Fail (exit status 3) instead of starting keyjard when none is serving.")
     var noStart = false
 
-    var socketPath: String { socket ?? KeyjarClient.defaultSocketPath }
+    @Option(
+        help: ArgumentHelp(
+            "How long to wait for keyjard's answer before failing with exit status 3 (default: $KEYJAR_TIMEOUT, else 30).",
+            valueName: "seconds"
+        )
+    )
+    var timeout: Double?
+
+    func validate() throws {
+        if let timeout, !(timeout > 0) { throw ValidationError("--timeout must be more than 0 seconds.") }
+        if let socket, socket.isEmpty { throw ValidationError("--socket needs a path.") }
+    }
+
+    /// The socket, relative to the working directory when given relative.
+    var socketPath: String { socket.map { KeyjarPaths.absolute($0) } ?? KeyjarClient.defaultSocketPath }
 
     /// Connects like any Keyjar client: keyjard is started when none answers, unless
     /// `--no-start` or `KEYJAR_NO_AUTOSTART=1`. Only a command that reads the replica or
     /// watches changes (`fetch`, `watch`) keeps one; the others are one-shot clients (no
     /// snapshot, no thread).
-    func connect(keepingReplica: Bool = false) throws -> KeyjarClient {
+    func connect(keepingReplica: Bool = false, defaultTimeout: Double? = nil) throws -> KeyjarClient {
         var configuration = KeyjarClient.Configuration(
             socketPath: socketPath,
             clientName: "keyjar",
             keepsReplica: keepingReplica
         )
+        if let wait = timeout ?? (ProcessInfo.processInfo.environment["KEYJAR_TIMEOUT"] == nil ? defaultTimeout : nil) {
+            configuration.requestTimeout = wait
+        }
         if noStart { configuration.autoStart = false }
         do {
             return try KeyjarClient(configuration: configuration)

@@ -1,21 +1,108 @@
 import Foundation
 import Glibc
+import KeyjarLocks
 
 /// Standard output carries results only; everything else goes to standard error.
+///
+/// Every result goes through here, so that output that cannot be written (a full disk, a
+/// closed descriptor, a reader that went away) is never lost in silence: the first failure is
+/// kept, and the command ends with one `keyjar:` line and exit status 1 (`finish()`), however
+/// the output was produced.
 enum Output {
-    static func line(_ text: String) {
-        print(text)
+    private struct State {
+        /// Results not yet written: written in pieces of `flushSize`, and at the end.
+        var buffer: [UInt8] = []
+        /// errno of the first write that failed; nothing more is attempted after it.
+        var failure: Int32?
+        /// Standard output was closed when keyjar started (`keyjar … >&-`).
+        var closed = false
     }
 
-    /// Writes text as is and flushes, for output that must reach a pipe at once (watch).
-    static func flushedLine(_ text: String) {
-        print(text)
-        // fflush(nil) flushes every stream; naming `stdout` is a global-state error in Swift 6.
-        fflush(nil)
+    private static let state = Locked(State())
+    private static let flushSize = 1 << 16
+
+    /// Makes sure descriptors 0, 1 and 2 are open before anything else opens a file: a closed
+    /// one would otherwise be handed out to keyjard's socket or a file, and results written
+    /// there. A closed standard output is remembered; writing a result to it then fails.
+    static func prepare() {
+        for descriptor in [STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO] where fcntl(descriptor, F_GETFD) < 0 {
+            let null = open("/dev/null", descriptor == STDIN_FILENO ? O_RDONLY : O_WRONLY)
+            if null >= 0, null != descriptor {
+                dup2(null, descriptor)
+                close(null)
+            }
+            if descriptor == STDOUT_FILENO { state.withLock { $0.closed = true } }
+        }
+    }
+
+    /// Whether standard output was closed when keyjar started.
+    static var isClosed: Bool { state.withLock { $0.closed } }
+
+    static func line(_ text: String) {
+        write(Data((text + "\n").utf8))
+    }
+
+    /// Writes a line at once, for output that must reach a pipe as it happens (watch); throws
+    /// when it cannot, so that a watcher whose reader is gone stops.
+    static func flushedLine(_ text: String) throws(CLIError) {
+        line(text)
+        try flush()
+    }
+
+    /// Bytes as they are (an exported file, a response head).
+    static func write(_ data: Data) {
+        let full = state.withLock { state in
+            state.buffer.append(contentsOf: data)
+            return state.buffer.count >= flushSize
+        }
+        if full { try? flush() }
+    }
+
+    /// Writes what is buffered; throws the first failure (now or earlier).
+    static func flush() throws(CLIError) {
+        let failure: Int32? = state.withLock { state in
+            if state.failure == nil, !state.buffer.isEmpty {
+                if state.closed {
+                    state.failure = EBADF
+                } else {
+                    state.failure = writeAll(state.buffer, to: STDOUT_FILENO)
+                }
+                state.buffer.removeAll(keepingCapacity: true)
+            }
+            return state.failure
+        }
+        if let failure { throw writeFailure(failure) }
+    }
+
+    /// Called once the command is done: every result written, or the command fails.
+    static func finish() throws(CLIError) {
+        try flush()
+    }
+
+    /// The error for output that could not be written, in the command's words.
+    static func writeFailure(_ number: Int32) -> CLIError {
+        let reason = number == EBADF ? "it is closed" : String(cString: strerror(number))
+        return .failure("cannot write the output to standard output: \(reason).")
+    }
+
+    /// Writes every byte to a descriptor; returns errno of a failure.
+    static func writeAll(_ bytes: some ContiguousBytes, to descriptor: Int32) -> Int32? {
+        bytes.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count, let base = buffer.baseAddress {
+                let written = Glibc.write(descriptor, base + offset, buffer.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    return errno
+                }
+                offset += written
+            }
+            return nil
+        }
     }
 
     static func error(_ text: String) {
-        FileHandle.standardError.write(Data(("keyjar: " + text + "\n").utf8))
+        _ = writeAll(Array(("keyjar: " + text + "\n").utf8), to: STDERR_FILENO)
     }
 
     static var standardOutputIsTerminal: Bool { isatty(STDOUT_FILENO) == 1 }

@@ -5,17 +5,23 @@ import Glibc
 /// terminal with echo off.
 enum PasswordInput {
     /// All of standard input, less one trailing newline (`echo pw |` and `printf pw |` both work).
-    static func fromStandardInput() throws -> String {
-        let data = FileHandle.standardInput.readDataToEndOfFile()
-        guard var password = String(data: data, encoding: .utf8) else {
-            throw CLIError.failure("the password on standard input is not UTF-8 text.")
+    static func fromStandardInput(what: String = "password") throws(CLIError) -> String {
+        try password(from: FileHandle.standardInput.readDataToEndOfFile(), what: what)
+    }
+
+    /// The secret in piped bytes: exactly one trailing `\n` or `\r\n` is dropped, and nothing
+    /// else. Bytes, not Characters: `"\r\n"` is one Character, so trimming by Characters
+    /// would take a character of the secret with it.
+    static func password(from data: Data, what: String = "password") throws(CLIError) -> String {
+        var bytes = [UInt8](data)
+        if bytes.last == UInt8(ascii: "\n") {
+            bytes.removeLast()
+            if bytes.last == UInt8(ascii: "\r") { bytes.removeLast() }
         }
-        if password.hasSuffix("\r\n") {
-            password.removeLast(2)
-        } else if password.hasSuffix("\n") {
-            password.removeLast()
+        guard let password = String(validating: bytes, as: UTF8.self) else {
+            throw .usage("the \(what) on standard input is not UTF-8 text.")
         }
-        guard !password.isEmpty else { throw CLIError.failure("the password on standard input is empty.") }
+        guard !password.isEmpty else { throw .usage("the \(what) on standard input is empty.") }
         return password
     }
 
@@ -34,9 +40,13 @@ enum PasswordInput {
         silent.c_lflag &= ~tcflag_t(ECHO)
         silent.c_lflag |= tcflag_t(ICANON)
         write(terminal, message)
+        // Ctrl-C (or a kill) while echo is off must give the terminal back as it was: a defer
+        // never runs when a signal ends the process, so a handler restores it first.
+        TerminalRestore.arm(terminal: terminal, mode: saved)
         tcsetattr(terminal, TCSAFLUSH, &silent)
         defer {
             tcsetattr(terminal, TCSAFLUSH, &saved)
+            TerminalRestore.disarm()
             write(terminal, "\n")
         }
         var bytes: [UInt8] = []
@@ -44,12 +54,38 @@ enum PasswordInput {
         while read(terminal, &byte, 1) == 1, byte != UInt8(ascii: "\n") { bytes.append(byte) }
         if bytes.last == UInt8(ascii: "\r") { bytes.removeLast() }
         let password = String(decoding: bytes, as: UTF8.self)
-        guard !password.isEmpty else { throw CLIError.failure("no password was typed.") }
+        guard !password.isEmpty else { throw CLIError.usage("no password was typed.") }
         return password
     }
 
     private static func write(_ terminal: Int32, _ text: String) {
         let bytes = Array(text.utf8)
         _ = bytes.withUnsafeBufferPointer { Glibc.write(terminal, $0.baseAddress, $0.count) }
+    }
+}
+
+/// Puts the terminal's mode back when a signal ends keyjar at a password prompt, then lets the
+/// signal end it as it would have (the shell sees 130 for Ctrl-C). Only async-signal-safe
+/// calls happen in the handler; the state it reads is written before the handler is set.
+private enum TerminalRestore {
+    nonisolated(unsafe) static var terminal: Int32 = -1
+    nonisolated(unsafe) static var mode = termios()
+    static let signals = [SIGINT, SIGTERM, SIGHUP, SIGQUIT]
+
+    static func arm(terminal: Int32, mode: termios) {
+        Self.terminal = terminal
+        Self.mode = mode
+        for number in signals {
+            signal(number) { number in
+                tcsetattr(TerminalRestore.terminal, TCSANOW, &TerminalRestore.mode)
+                _ = Glibc.write(TerminalRestore.terminal, "\n", 1)
+                signal(number, SIG_DFL)
+                raise(number)
+            }
+        }
+    }
+
+    static func disarm() {
+        for number in signals { signal(number, SIG_DFL) }
     }
 }

@@ -29,22 +29,14 @@ struct SpaceOptions: ParsableArguments {
 
     func validate() throws {
         if let url { _ = try Self.parse(url) }
+        if realm?.isEmpty == true {
+            throw ValidationError("--realm needs a realm; leave it out for a credential that answers any realm.")
+        }
     }
 
-    /// The URL, checked: a scheme and a host, and never a password.
+    /// The URL, checked: a scheme, a host, a valid port, and never a password.
     static func parse(_ text: String) throws(ValidationError) -> URL {
-        guard let url = URL(string: text), let scheme = url.scheme, !scheme.isEmpty, let host = url.host, !host.isEmpty
-        else {
-            // A URL with user information is not repeated: it could hold a password.
-            let shown = text.contains("@") ? "the URL" : "'\(text)'"
-            throw ValidationError("\(shown) is not a URL with a scheme and a host (for example https://example.com).")
-        }
-        if url.password != nil {
-            throw ValidationError(
-                "The URL contains a password; keyjar never takes passwords from arguments (use --password-stdin or the prompt)."
-            )
-        }
-        return url
+        try UserInput.url(text, example: "https://example.com")
     }
 
     /// The user named in the URL (`https://alice@example.com`), if any.

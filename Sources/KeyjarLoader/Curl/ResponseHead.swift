@@ -10,6 +10,56 @@ struct ResponseHead: Sendable {
     var reasonPhrase = ""
     var fields: [(name: String, value: String)]
 
+    /// RFC 9110 §15's reason phrase for a status code, for a head made without one (a cache
+    /// hit: the cache keeps the status code only); "" for a code it does not name.
+    static func standardReasonPhrase(for statusCode: Int) -> String {
+        switch statusCode {
+        case 100: "Continue"
+        case 101: "Switching Protocols"
+        case 200: "OK"
+        case 201: "Created"
+        case 202: "Accepted"
+        case 203: "Non-Authoritative Information"
+        case 204: "No Content"
+        case 205: "Reset Content"
+        case 206: "Partial Content"
+        case 300: "Multiple Choices"
+        case 301: "Moved Permanently"
+        case 302: "Found"
+        case 303: "See Other"
+        case 304: "Not Modified"
+        case 307: "Temporary Redirect"
+        case 308: "Permanent Redirect"
+        case 400: "Bad Request"
+        case 401: "Unauthorized"
+        case 403: "Forbidden"
+        case 404: "Not Found"
+        case 405: "Method Not Allowed"
+        case 406: "Not Acceptable"
+        case 407: "Proxy Authentication Required"
+        case 408: "Request Timeout"
+        case 409: "Conflict"
+        case 410: "Gone"
+        case 411: "Length Required"
+        case 412: "Precondition Failed"
+        case 413: "Content Too Large"
+        case 414: "URI Too Long"
+        case 415: "Unsupported Media Type"
+        case 416: "Range Not Satisfiable"
+        case 417: "Expectation Failed"
+        case 421: "Misdirected Request"
+        case 422: "Unprocessable Content"
+        case 426: "Upgrade Required"
+        case 500: "Internal Server Error"
+        case 501: "Not Implemented"
+        case 502: "Bad Gateway"
+        case 503: "Service Unavailable"
+        case 504: "Gateway Timeout"
+        case 505: "HTTP Version Not Supported"
+        default: ""
+        }
+    }
+
     func values(of name: String) -> [String] {
         fields.compactMap { Self.sameFieldName($0.name, name) ? $0.value : nil }
     }
