@@ -74,10 +74,13 @@ extension CookieJar {
             switch publicSuffixes.isPublicSuffix(cookie.domain) {
             case nil: return .publicSuffixListUnavailable(domain: cookie.domain)
             case true?:
-                // A domain cookie on a one-label name (`.localhost`, `.nas`, as curl writes one
-                // a dev server set) can only have come from that host: RFC 6265bis §5.7 makes
-                // it host-only there, as a response would. Any longer suffix is refused.
-                guard !cookie.domain.contains(".") else { return .publicSuffix(domain: cookie.domain) }
+                // A domain cookie on a name that is a suffix only by the list's implicit rule
+                // (`.localhost`, `.nas`: curl writes one a dev server set that way) can only
+                // have come from that host: RFC 6265bis §5.7 makes it host-only there, as a
+                // response would. A suffix the list names (`com`, `co.uk`) is refused.
+                guard publicSuffixes.isListedSuffix(cookie.domain) == false else {
+                    return .publicSuffix(domain: cookie.domain)
+                }
                 cookie.hostOnly = true
             case false?: break
             }

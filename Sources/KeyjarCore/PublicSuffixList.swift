@@ -52,6 +52,14 @@ public final class PublicSuffixList: @unchecked Sendable {
         return psl_is_public_suffix(context, domain) != 0
     }
 
+    /// Whether `domain` is a suffix the list names: `com` and `co.uk` are, `localhost` and
+    /// `nas` (public suffixes only by the list's implicit `*` rule for unknown top-level
+    /// names) are not; nil when the list is unavailable.
+    public func isListedSuffix(_ domain: String) -> Bool? {
+        guard let context else { return nil }
+        return psl_is_public_suffix2(context, domain, Int32(PSL_TYPE_ANY | PSL_TYPE_NO_STAR_RULE)) != 0
+    }
+
     /// The registrable domain (eTLD+1) of a lower-case host name; nil when the host is itself a
     /// public suffix, is an IP address, or the list is unavailable.
     public func registrableDomain(of host: String) -> String? {

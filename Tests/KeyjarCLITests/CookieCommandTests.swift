@@ -91,7 +91,7 @@ struct CookieCommandTests {
             #expect(result.output.isEmpty && !result.error.isEmpty, "\(arguments)")
         }
         let malformed = try await keyjar.run(["cookie", "get", "example.com"])
-        #expect(malformed.error.contains("'example.com' is not an http or https URL with a host"))
+        #expect(malformed.error.contains("'example.com' is not a URL"), "\(malformed.error)")
     }
 
     @Test func importReportsMalformedLinesWithTheirNumbers() async throws {
@@ -111,7 +111,9 @@ struct CookieCommandTests {
 
         let result = try await keyjar("cookie", "import", file)
         #expect(result.status == 1)
-        #expect(result.output == "imported 2 cookies, skipped 1 already expired\n")
+        #expect(
+            result.output == "read 5 cookies: 2 kept (2 new, 0 replacing stored ones), 1 already expired, 2 rejected\n"
+        )
         let problems = result.error.split(separator: "\n").filter { $0.contains("cookies.txt:") }
         #expect(problems.count == 2, "\(result.error)")
         #expect(problems.first?.contains("\(file):3: ") == true)
@@ -141,7 +143,9 @@ struct CookieCommandTests {
 
         let result = try await keyjar("cookie", "import", file)
         #expect(result.status == 1, "\(result.error)")
-        #expect(result.output == "imported 119999 cookies\n")
+        // 40 cookies a site fit the per-site limit; 3,000 sites do not fit the total of 3,300.
+        #expect(result.output.hasPrefix("read 120000 cookies: "), "\(result.output)")
+        #expect(result.output.hasSuffix(" 1 rejected\n"), "\(result.output)")
         #expect(result.error.hasPrefix("keyjar: \(file):104322: "), "\(result.error)")
 
         let listed = try await keyjar.ok("cookie", "list", "--json")
@@ -194,7 +198,9 @@ struct CookieCommandTests {
         var info = stat()
         #expect(stat(exported, &info) == 0 && info.st_mode & 0o777 == 0o600)
 
-        #expect(try await to.ok("cookie", "import", exported) == "imported 2 cookies\n")
+        #expect(
+            try await to.ok("cookie", "import", exported) == "read 2 cookies: 2 kept (2 new, 0 replacing stored ones)\n"
+        )
         let before = try #require(try await from.json("cookie", "list", "--json") as? [[String: Any]])
         let after = try #require(try await to.json("cookie", "list", "--json") as? [[String: Any]])
         for key in [
@@ -206,7 +212,7 @@ struct CookieCommandTests {
         let json = try await from.ok("cookie", "export", "--format", "json")
         try await to.ok("cookie", "clear", "--all")
         let piped = try await to.run(["cookie", "import", "--format", "json", "-"], input: json)
-        #expect(piped.status == 0 && piped.output == "imported 2 cookies\n")
+        #expect(piped.status == 0 && piped.output == "read 2 cookies: 2 kept (2 new, 0 replacing stored ones)\n")
     }
 }
 

@@ -126,20 +126,28 @@ struct CredentialCommandTests {
         let cases: [([String], String)] = [
             (
                 ["--url", url, "--user", "a", "--method", "kerberos-ish"],
-                "The value 'kerberos-ish' is invalid for '--method"
+                "the value 'kerberos-ish' is invalid for '--method"
             ),
-            (["--url", "not a url", "--user", "a"], "'not a url' is not a URL with a scheme and a host"),
-            (["--url", "example.com", "--user", "a"], "'example.com' is not a URL with a scheme and a host"),
+            (["--url", "not a url", "--user", "a"], "'not a url' is not a URL"),
+            (["--url", "example.com", "--user", "a"], "'example.com' is not a URL"),
             (["--url", "https://a:secret@example.com", "--user", "a"], "never takes passwords from arguments"),
-            (["--url", url, "--user", "a", "--persistence", "session"], "only inside the process that stores it"),
-            (["--url", url, "--user", "a", "--proxy", "gopher"], "The value 'gopher' is invalid for '--proxy"),
-            (["--url", url], "Missing --user"),
-            (["--url", url, "--user", "a", "--password", "x"], "Unknown option '--password'"),
+            (["--url", url, "--user", "a", "--persistence", "session"], "Please provide one of 'permanent'"),
+            (["--url", url, "--user", "a", "--proxy", "gopher"], "the value 'gopher' is invalid for '--proxy"),
+            (["--url", url], "missing --user"),
+            (["--url", url, "--user", "a", "--password", "x"], "unknown option '--password'"),
+            // Validation: what could never be told apart or matched is refused.
+            (["--url", url, "--user", ""], "--user needs a user name"),
+            (["--url", url + ":0", "--user", "a"], "a port is a number from 1 to 65535"),
+            (["--url", url + ":99999", "--user", "a"], "a port is a number from 1 to 65535"),
+            (["--url", url, "--realm", "", "--user", "a"], "--realm needs a realm"),
         ]
         for (arguments, message) in cases {
             let result = try await keyjar.run(["credential", "add"] + arguments + ["--password-stdin"], input: "pw\n")
             #expect(result.status == 2, "\(arguments)")
             #expect(result.error.contains(message), "\(arguments): \(result.error)")
+            // The error contract: one line, `keyjar: …`, naming where the help is.
+            #expect(result.error.hasPrefix("keyjar: ") && result.error.filter { $0 == "\n" }.count == 1)
+            #expect(result.error.contains("See 'keyjar credential add --help'."), "\(result.error)")
             // Secrets never echo back, even in an error.
             #expect(!result.error.contains("secret@") || message.contains("never takes"), "\(arguments)")
         }
@@ -147,7 +155,8 @@ struct CredentialCommandTests {
             ["credential", "add", "--url", url, "--user", "a", "--password-stdin"],
             input: "\n"
         )
-        #expect(empty.status == 1 && empty.error.contains("empty"))
+        // Bad input, like a missing terminal: status 2.
+        #expect(empty.status == 2 && empty.error.contains("empty"))
         #expect(try await keyjar.ok("credential", "list").isEmpty)
     }
 

@@ -37,7 +37,10 @@ struct CurlInteroperabilityTests {
         #expect(curl.status == 0)
 
         // When keyjar imports it, all three cookies are in the shared store
-        #expect(try await keyjar.ok("cookie", "import", curlJar) == "imported 3 cookies\n")
+        #expect(
+            try await keyjar.ok("cookie", "import", curlJar)
+                == "read 3 cookies: 3 kept (3 new, 0 replacing stored ones)\n"
+        )
         let header = try await keyjar.ok("cookie", "get", "\(server.base)/")
         #expect(
             Set(header.trimmingCharacters(in: .newlines).components(separatedBy: "; ")) == [

@@ -150,10 +150,18 @@ struct ServiceCommandTests {
         try await keyjar.ok("policy", "domain", "remove", "tracker.example")
         let again = try await keyjar("policy", "domain", "remove", "tracker.example")
         #expect(again.status == 1 && again.error.contains("no rule for tracker.example"))
-        #expect(try await keyjar("policy", "domain", "block", "https://x.example/").status == 2)
+        // One normaliser for every domain: a URL names its host, Unicode is stored as IDNA, case
+        // and dots at the ends do not matter; what could never match is refused.
+        try await keyjar.ok("policy", "domain", "block", "https://X.example/")
+        try await keyjar.ok("policy", "domain", "block", "Bücher.Example.")
+        for never in ["*.wild.example", "a b.example", "..example", ""] {
+            let refused = try await keyjar("policy", "domain", "block", never)
+            #expect(refused.status == 2 && refused.error.contains("is not a domain name"), "\(never)")
+        }
         #expect(
             try await keyjar.json("policy", "domain", "list", "--json") as? [String: String] == [
-                "ads.test": "allow", "news.example": "session-only",
+                "ads.test": "allow", "news.example": "session-only", "x.example": "block",
+                "xn--bcher-kva.example": "block",
             ]
         )
     }
