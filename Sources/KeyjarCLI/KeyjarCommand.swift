@@ -14,7 +14,9 @@ struct KeyjarCommand: AsyncParsableCommand {
             is serving (like any Keyjar client). Results go to standard output, messages to standard \
             error.
 
-            Exit status: 0 success, 1 failure, 2 bad usage or input, 3 keyjard unreachable.
+            Exit status: 0 success, 1 failure (output that cannot be written included), 2 bad \
+            usage or input, 3 keyjard unreachable or not answering (--timeout), 130 interrupted. \
+            Every error is one line on standard error that starts with "keyjar: ".
 
             Examples:
               keyjar status

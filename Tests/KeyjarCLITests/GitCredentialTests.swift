@@ -105,6 +105,18 @@ struct GitCredentialTests {
         }
         #expect(try await keyjar("credential", "list").lines.count == 1)
 
+        // A credential without a user name is not stored; a host with DNS's trailing dot is
+        // the same server.
+        try await keyjar.ok(
+            ["git-credential", "store"],
+            input: "protocol=https\nhost=\(host)\nusername=\npassword=p\n\n"
+        )
+        #expect(try await keyjar("credential", "list").lines.count == 1)
+        #expect(
+            try await keyjar.ok(["git-credential", "get"], input: "protocol=https\nhost=\(host).\n\n")
+                == "username=u\npassword=p\n"
+        )
+
         // get answers nothing for an unknown server, and unknown operations are ignored as git asks
         #expect(
             try await keyjar.run(["git-credential", "get"], input: "protocol=https\nhost=unknown.example\n\n").output

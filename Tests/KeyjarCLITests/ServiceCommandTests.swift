@@ -166,6 +166,31 @@ struct ServiceCommandTests {
         )
     }
 
+    /// watch speaks in words, not the wire's names (`defaultChanged`, `sessionEnded`).
+    @Test func watchDescribesChangesInWords() async throws {
+        let daemon = try await DaemonProcess()
+        let keyjar = KeyjarCLI(daemon: daemon)
+        let url = "https://\(uniqueHost("words"))"
+        try await keyjar.ok(["credential", "add", "--url", url, "--user", "ann", "--password-stdin"], input: "a")
+        try await keyjar.ok(["credential", "add", "--url", url, "--user", "ben", "--password-stdin"], input: "b")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: KeyjarCLI.binary)
+        process.arguments = ["watch", "--count", "1"]
+        process.environment = keyjar.environment
+        let output = Pipe()
+        let error = Pipe()
+        process.standardOutput = output
+        process.standardError = error
+        try process.run()
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        #expect(await DaemonProcess.readLine(from: error.fileHandleForReading)?.hasPrefix("keyjar: watching") == true)
+        try await keyjar.ok("credential", "default", "--url", url, "--user", "ben")
+        let line = try #require(await DaemonProcess.readLine(from: output.fileHandleForReading))
+        try await waitForExit(process)
+        #expect(line.contains("credentials: made default ben for \(url)"), "\(line)")
+        #expect(!line.contains("defaultChanged"))
+    }
+
     @Test func watchPrintsEachChangeAsItHappens() async throws {
         let daemon = try await DaemonProcess()
         let keyjar = KeyjarCLI(daemon: daemon)
