@@ -107,6 +107,15 @@ struct CommandContractTests {
             )
         }
 
+        // A file that is missing or a directory: said once, with the system's reason.
+        let missing = daemon.directory.path("none.pem")
+        let identity = try await keyjar("credential", "add", "--url", "https://\(host)", "--identity", missing)
+        #expect(
+            identity.status == 1 && identity.error == "keyjar: cannot read \(missing): No such file or directory.\n"
+        )
+        let body = try await keyjar("fetch", "-d", "@" + daemon.directory.path, "http://127.0.0.1:9/")
+        #expect(body.error == "keyjar: cannot read the request body from \(daemon.directory.path): Is a directory.\n")
+
         // A refused 5 KB cookie is named, not echoed whole.
         let long = String(repeating: "a", count: 5_000)
         let refused = try await keyjar("cookie", "set", "--url", "https://\(host)/", "big=\(long)")
@@ -282,6 +291,14 @@ struct CommandContractTests {
         for file in ["k.sock", "autostart.lock", "keyjard.log"] {
             #expect(FileManager.default.fileExists(atPath: directory.path(file)), "\(file)")
         }
+        // KEYJAR_SOCKET the same way: the keyjard just started answers.
+        environment["KEYJAR_SOCKET"] = "k.sock"
+        let again = try await runCommand(
+            "/bin/sh",
+            ["-c", "cd '\(directory.path)' && exec \"$0\" status --json --no-start", KeyjarCLI.binary],
+            environment: environment
+        )
+        #expect(again.status == 0 && again.output.contains("\"pid\" : \(pid)"), "\(again.output) \(again.error)")
         kill(pid, SIGTERM)
         #expect(await eventually { kill(pid, 0) != 0 })
     }

@@ -205,7 +205,11 @@ extension CredentialCommand {
             let read: ClientIdentity
             switch result {
             case .success(let identity): read = identity
-            case .failure(let error): throw CLIError.failure("\(path): \(error.description).")
+            case .failure(let error):
+                // The reason names the file itself when it could not be read.
+                let text =
+                    error.description.hasPrefix("cannot read") ? error.description : "\(path): \(error.description)"
+                throw CLIError.failure(text.hasSuffix(".") ? text : text + ".")
             }
             var protectionSpace = try space.exactSpace()
             protectionSpace = ProtectionSpace(

@@ -37,7 +37,7 @@ struct FetchRequest {
             } else if argument.hasPrefix("@") {
                 let path = String(argument.dropFirst())
                 guard let data = FileManager.default.contents(atPath: path) else {
-                    throw .failure("cannot read the request body from '\(path)'.")
+                    throw .failure("cannot read the request body from \(path): \(OutputFile.whyUnreadable(path)).")
                 }
                 parts.append(data)
             } else {

@@ -85,6 +85,16 @@ enum OutputFile: Equatable {
         }
     }
 
+    /// Why a file the user named cannot be read, as the system says it (errno): Foundation's
+    /// own reading APIs say only that "the operation could not be completed".
+    static func whyUnreadable(_ path: String) -> String {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return String(cString: strerror(errno)) }
+        defer { close(descriptor) }
+        var byte: UInt8 = 0
+        return read(descriptor, &byte, 1) < 0 ? String(cString: strerror(errno)) : "it cannot be read"
+    }
+
     private static func failure(_ given: String, _ number: Int32) -> CLIError {
         .failure("cannot write \(given): \(String(cString: strerror(number))).")
     }

@@ -78,9 +78,19 @@ public struct ClientIdentity: Sendable, Hashable, CustomStringConvertible {
         do {
             data = try Data(contentsOf: url)
         } catch {
-            throw ReadError(description: "cannot read \(url.path): \(error.localizedDescription)")
+            // The system's reason, not Foundation's "The operation could not be completed".
+            throw ReadError(description: "cannot read \(url.path): \(Self.reasonUnreadable(url.path))")
         }
         try self.init(data: data, passphrase: passphrase)
+    }
+
+    /// Why a file cannot be read, as the system says it (errno).
+    private static func reasonUnreadable(_ path: String) -> String {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return String(cString: strerror(errno)) }
+        defer { close(descriptor) }
+        var buffer: UInt8 = 0
+        return read(descriptor, &buffer, 1) < 0 ? String(cString: strerror(errno)) : "it cannot be read"
     }
 
     /// The identity as stored in a credential's password (PEM, as written by this type).
