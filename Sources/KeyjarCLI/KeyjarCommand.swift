@@ -98,8 +98,16 @@ struct KeyjarCommand: AsyncParsableCommand {
         }
         switch exitCode(for: error) {
         case .success:
-            // --help, --version: ArgumentParser prints them; they must reach standard output.
-            exit(withError: error)
+            // --help, --version, completion scripts: through Output, so that they too fail
+            // when they cannot be written.
+            Output.line(fullMessage(for: error))
+            do {
+                try Output.finish()
+            } catch {
+                Output.error(error.message)
+                Glibc.exit(error.status.rawValue)
+            }
+            Glibc.exit(0)
         case .validationFailure:
             Output.error(usageMessage(for: error))
             Glibc.exit(CLIError.Status.usage.rawValue)

@@ -56,6 +56,7 @@ struct CommandContractTests {
             ["credential", "show", "--url", "https://\(host)"], ["policy", "get"], ["policy", "get", "--json"],
             ["policy", "domain", "list"], ["cache", "list"], ["cache", "list", "--json"],
             ["fetch", "-s", server.base + "/hello"], ["fetch", "-s", "-o", "-", server.base + "/hello"],
+            ["--version"], ["cookie", "--help"], ["--generate-completion-script", "bash"],
         ]
         for arguments in commands {
             for redirect in [">/dev/full", ">&-"] {
