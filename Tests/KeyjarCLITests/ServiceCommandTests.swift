@@ -166,6 +166,21 @@ struct ServiceCommandTests {
         )
     }
 
+    /// Starts `keyjar watch`; returns once it is subscribed (it says so on standard error,
+    /// the line returned): only then may the test make changes.
+    static func watch(_ arguments: [String], _ keyjar: KeyjarCLI) async throws -> (Process, Pipe, String?) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: KeyjarCLI.binary)
+        process.arguments = ["watch"] + arguments
+        process.environment = keyjar.environment
+        let output = Pipe()
+        let error = Pipe()
+        process.standardOutput = output
+        process.standardError = error
+        try process.run()
+        return (process, output, await DaemonProcess.readLine(from: error.fileHandleForReading))
+    }
+
     /// watch speaks in words, not the wire's names (`defaultChanged`, `sessionEnded`).
     @Test func watchDescribesChangesInWords() async throws {
         let daemon = try await DaemonProcess()
@@ -173,17 +188,9 @@ struct ServiceCommandTests {
         let url = "https://\(uniqueHost("words"))"
         try await keyjar.ok(["credential", "add", "--url", url, "--user", "ann", "--password-stdin"], input: "a")
         try await keyjar.ok(["credential", "add", "--url", url, "--user", "ben", "--password-stdin"], input: "b")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: KeyjarCLI.binary)
-        process.arguments = ["watch", "--count", "1"]
-        process.environment = keyjar.environment
-        let output = Pipe()
-        let error = Pipe()
-        process.standardOutput = output
-        process.standardError = error
-        try process.run()
+        let (process, output, ready) = try await Self.watch(["--count", "1"], keyjar)
         defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
-        #expect(await DaemonProcess.readLine(from: error.fileHandleForReading)?.hasPrefix("keyjar: watching") == true)
+        #expect(ready?.hasPrefix("keyjar: watching") == true)
         try await keyjar.ok("credential", "default", "--url", url, "--user", "ben")
         let line = try #require(await DaemonProcess.readLine(from: output.fileHandleForReading))
         try await waitForExit(process)
@@ -196,18 +203,8 @@ struct ServiceCommandTests {
         let keyjar = KeyjarCLI(daemon: daemon)
 
         for json in [false, true] {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: KeyjarCLI.binary)
-            process.arguments = ["watch", "--count", "3"] + (json ? ["--json"] : [])
-            process.environment = keyjar.environment
-            let output = Pipe()
-            let error = Pipe()
-            process.standardOutput = output
-            process.standardError = error
-            try process.run()
+            let (process, output, ready) = try await Self.watch(["--count", "3"] + (json ? ["--json"] : []), keyjar)
             defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
-            // Subscribed once it says so; only then are changes made.
-            let ready = await DaemonProcess.readLine(from: error.fileHandleForReading)
             #expect(ready?.hasPrefix("keyjar: watching \(daemon.socketPath)") == true)
 
             let user = json ? "jdoe" : "doe"
