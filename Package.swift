@@ -36,7 +36,7 @@ let package = Package(
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
-        // System libraries, found through pkg-config; each names its Debian provider.
+        // System libraries, found through pkg-config (but libsecret); each names its Debian provider.
         .systemLibrary(
             name: "CLibPSL",
             pkgConfig: "libpsl",
@@ -47,9 +47,12 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
         ),
+        // libsecret without pkg-config: its flags carry -pthread, which SwiftPM refuses with a
+        // warning in every package that depends on Keyjar. The shim declares what Keyjar uses
+        // (checked against the real headers by scripts/check-libsecret-abi) and the module map
+        // links the libraries.
         .systemLibrary(
             name: "CLibSecret",
-            pkgConfig: "libsecret-1",
             providers: [.apt(["libsecret-1-dev"])]
         ),
         .systemLibrary(

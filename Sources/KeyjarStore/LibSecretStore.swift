@@ -121,7 +121,7 @@ public final class LibSecretStore: SecretStore {
         var error: UnsafeMutablePointer<GError>?
         let service = secret_service_get_sync(SECRET_SERVICE_OPEN_SESSION, nil, &error)
         if let error {
-            if let service { g_object_unref(service) }
+            if let service { g_object_unref(UnsafeMutableRawPointer(service)) }
             return .unavailable(reason: Self.consume(error, while: "connecting to the Secret Service").description)
         }
         guard let service else {
@@ -129,7 +129,7 @@ public final class LibSecretStore: SecretStore {
                 reason: SecretStoreError(.serviceUnavailable, "libsecret returned no service").description
             )
         }
-        defer { g_object_unref(service) }
+        defer { g_object_unref(UnsafeMutableRawPointer(service)) }
         guard let owner = g_dbus_proxy_get_name_owner(keyjar_service_proxy(service)) else {
             return .unavailable(
                 reason: SecretStoreError(.serviceUnavailable, "org.freedesktop.secrets has no owner").description
@@ -145,7 +145,7 @@ public final class LibSecretStore: SecretStore {
             &error
         )
         if let error {
-            if let collection { g_object_unref(collection) }
+            if let collection { g_object_unref(UnsafeMutableRawPointer(collection)) }
             return .unavailable(reason: Self.consume(error, while: "finding the default collection").description)
         }
         guard let collection else {
@@ -155,7 +155,7 @@ public final class LibSecretStore: SecretStore {
                     + "in Seahorse) or set an existing one as default, or run keyjard with --secrets file"
             )
         }
-        defer { g_object_unref(collection) }
+        defer { g_object_unref(UnsafeMutableRawPointer(collection)) }
         if secret_collection_get_locked(collection) != 0 {
             return .unavailable(reason: SecretStoreError(.locked, "").description)
         }
