@@ -252,3 +252,34 @@ final class LockedCounter: @unchecked Sendable {
     func increment() { lock.withLock { count += 1 } }
     var value: Int { lock.withLock { count } }
 }
+
+/// An application that depends on Keyjar has no keyjard beside it (its `swift build` does not
+/// build one) and none on PATH: the error says how to provide one.
+@Suite(.timeLimit(hangLimit))
+struct KeyjardNotFoundTests {
+    @Test(arguments: [nil, "/nonexistent/keyjard"])
+    func theErrorNamesTheWaysToProvideKeyjard(explicit: String?) async throws {
+        let directory = try TemporaryDirectory()
+        // A copy of a Keyjar program in a directory of its own, so no keyjard is next to it.
+        let program = directory.path("app")
+        try FileManager.default.copyItem(
+            atPath: DaemonProcess.builtExecutable(named: "KeyjarTestPeer"),
+            toPath: program
+        )
+        var environment = [
+            "KEYJAR_SOCKET": directory.path("run/keyjar.sock"),
+            "KEYJAR_DATABASE": directory.path("data/store.sqlite3"),
+            "PATH": "/usr/bin:/bin",
+            "HOME": directory.path("."),
+        ]
+        environment["KEYJAR_KEYJARD"] = explicit
+        let result = try await runCommand(program, ["header", "https://example.com/"], environment: environment)
+        #expect(result.status == 1)
+        #expect(result.error.contains("none was found to start"), "\(result.error)")
+        #expect(result.error.contains("set KEYJAR_KEYJARD"))
+        #expect(result.error.contains("swift build --product keyjard"))
+        if let explicit {
+            #expect(result.error.contains("KEYJAR_KEYJARD is \"\(explicit)\", which is not an executable file"))
+        }
+    }
+}
