@@ -19,6 +19,8 @@ let package = Package(
         .library(name: "Keyjar", targets: ["Keyjar"]),
         .library(name: "KeyjarAuth", targets: ["KeyjarAuth"]),
         .library(name: "KeyjarHTTPCache", targets: ["KeyjarHTTPCache"]),
+        // URLLoader.Configuration.responseCache takes one: an application must be able to name it.
+        .library(name: "KeyjarResponseCache", targets: ["KeyjarResponseCache"]),
         .library(name: "KeyjarLoader", targets: ["KeyjarLoader"]),
         .executable(name: "keyjard", targets: ["KeyjarDaemon"]),
         .executable(name: "keyjar", targets: ["KeyjarCLI"]),
@@ -247,7 +249,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "KeyjarTestPeer",
-            dependencies: ["Keyjar", "KeyjarCore", "KeyjarHTTPCache", "KeyjarResponseCache"],
+            dependencies: ["Keyjar", "KeyjarCore", "KeyjarHTTPCache", "KeyjarLoader", "KeyjarResponseCache"],
             path: "Tests/KeyjarTestPeer",
             swiftSettings: swiftSettings
         ),
@@ -272,7 +274,7 @@ let package = Package(
             name: "KeyjarLoaderTests",
             dependencies: [
                 "KeyjarLoader", "Keyjar", "KeyjarAuth", "KeyjarCore", "KeyjarLocks", "KeyjarTestSupport",
-                "KeyjarDaemon", "KeyjarResponseCache",
+                "KeyjarDaemon", "KeyjarResponseCache", "KeyjarTestPeer",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             exclude: ["Servers"],

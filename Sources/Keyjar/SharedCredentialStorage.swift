@@ -43,6 +43,28 @@ public final class SharedCredentialStorage: URLCredentialStorage, @unchecked Sen
         self.init(client: try KeyjarClient(configuration: configuration))
     }
 
+    /// Connects to keyjard as ``init(configuration:)`` does, without holding a thread of the
+    /// caller's meanwhile (connecting may start keyjard and wait for it).
+    public static func connect(
+        configuration: KeyjarClient.Configuration = .init()
+    ) async throws(KeyjarClientError) -> SharedCredentialStorage {
+        try await awaitBlockingCall { () throws(KeyjarClientError) in
+            try SharedCredentialStorage(configuration: configuration)
+        }
+    }
+
+    /// ``store(_:for:makeDefault:)`` without holding a thread of the caller's while keyjard and
+    /// the Secret Service answer (storing into a locked keyring makes it prompt the user).
+    public func store(
+        _ credential: URLCredential,
+        for space: URLProtectionSpace,
+        makeDefault: Bool = false
+    ) async throws(KeyjarClientError) {
+        try await awaitBlockingCall { () throws(KeyjarClientError) in
+            try self.store(credential, for: space, makeDefault: makeDefault)
+        }
+    }
+
     // MARK: - Keyjar's API (throwing)
 
     /// Stores a credential by its persistence; with `makeDefault` it becomes the space's default
