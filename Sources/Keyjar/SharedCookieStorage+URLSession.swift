@@ -20,7 +20,7 @@ extension SharedCookieStorage {
     /// Leaves cookies to this store in sessions made with `configuration`: Foundation keeps
     /// none (`httpCookieStorage = nil`) and adds no Cookie header of its own
     /// (`httpShouldSetCookies = false`); ``addCookies(to:mainDocumentURL:isTopLevelNavigation:)``
-    /// and ``storeCookies(from:mainDocumentURL:)`` do both.
+    /// and `storeCookies(from:mainDocumentURL:)` do both.
     public func prepare(_ configuration: URLSessionConfiguration) {
         configuration.httpCookieStorage = nil
         configuration.httpShouldSetCookies = false
@@ -52,7 +52,7 @@ extension SharedCookieStorage {
         return try storeCookies(fromResponseHeaders: lines, for: url, mainDocumentURL: mainDocumentURL)
     }
 
-    /// ``storeCookies(from:mainDocumentURL:)`` without holding a thread of the caller's while
+    /// `storeCookies(from:mainDocumentURL:)` without holding a thread of the caller's while
     /// keyjard answers.
     @discardableResult
     public func storeCookies(

@@ -202,7 +202,7 @@ public final class SharedCookieStorage: Sendable {
         ).map(CookieStoreOutcome.init)
     }
 
-    /// ``storeCookies(fromResponseHeaders:for:mainDocumentURL:isTopLevelNavigation:httpMethod:)``
+    /// `storeCookies(fromResponseHeaders:for:mainDocumentURL:isTopLevelNavigation:httpMethod:)`
     /// without holding a thread of the caller's while keyjard answers (or is reconnected to).
     @discardableResult
     public func storeCookies(
@@ -264,7 +264,7 @@ public final class SharedCookieStorage: Sendable {
         try setCookieValues(cookies, for: url, mainDocumentURL: mainDocumentURL).map(CookieStoreOutcome.init)
     }
 
-    /// ``setCookies(_:for:mainDocumentURL:)`` without holding a thread of the caller's while
+    /// `setCookies(_:for:mainDocumentURL:)` without holding a thread of the caller's while
     /// keyjard answers.
     @discardableResult
     public func setCookies(
@@ -331,12 +331,12 @@ public final class SharedCookieStorage: Sendable {
         if let reason = try insert([cookie]).first ?? nil { throw KeyjarClientError(code: .refused, message: reason) }
     }
 
-    /// ``setCookie(_:)`` without holding a thread of the caller's while keyjard answers.
+    /// `setCookie(_:)` without holding a thread of the caller's while keyjard answers.
     public func setCookie(_ cookie: Cookie) async throws(KeyjarClientError) {
         try await awaitBlockingCall { () throws(KeyjarClientError) in try self.setCookie(cookie) }
     }
 
-    /// ``deleteCookie(_:)`` without holding a thread of the caller's while keyjard answers.
+    /// `deleteCookie(_:)` without holding a thread of the caller's while keyjard answers.
     public func deleteCookie(_ cookie: Cookie) async throws(KeyjarClientError) {
         try await awaitBlockingCall { () throws(KeyjarClientError) in try self.deleteCookie(cookie) }
     }

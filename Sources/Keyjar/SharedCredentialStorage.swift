@@ -53,7 +53,7 @@ public final class SharedCredentialStorage: URLCredentialStorage, @unchecked Sen
         }
     }
 
-    /// ``store(_:for:makeDefault:)`` without holding a thread of the caller's while keyjard and
+    /// `store(_:for:makeDefault:)` without holding a thread of the caller's while keyjard and
     /// the Secret Service answer (storing into a locked keyring makes it prompt the user).
     public func store(
         _ credential: URLCredential,

@@ -71,8 +71,8 @@ public final class URLLoader: Sendable {
     /// A loader on the user's shared store: keyjard's cookies and credentials through a client
     /// of its own (keyjard is started when needed), and a response cache (by default the
     /// application's, in `$XDG_CACHE_HOME/keyjar/<process name>/`; nil for none). Most programs
-    /// want the one loader of the process, ``shared()``.
-    /// - Throws: ``KeyjarClientError`` when keyjard cannot be reached; ``ResponseCacheError``
+    /// want the one loader of the process, `shared()`.
+    /// - Throws: `KeyjarClientError` when keyjard cannot be reached; `ResponseCacheError`
     ///   when the cache cannot be opened (pass `cache: nil` to load without one).
     public convenience init(
         sharedStore client: KeyjarClient.Configuration = .init(),
@@ -107,7 +107,7 @@ public final class URLLoader: Sendable {
         }
     }
 
-    /// ``shared()`` without holding a thread of the caller's while the first call connects
+    /// `shared()` without holding a thread of the caller's while the first call connects
     /// (which may start keyjard and wait for it).
     public static func shared() async throws -> URLLoader {
         let result = await awaitBlockingCall { () -> Result<URLLoader, any Error> in Result { try shared() } }
