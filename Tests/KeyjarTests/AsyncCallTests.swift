@@ -53,14 +53,18 @@ private final class SilentServer: Sendable {
 @Suite(.timeLimit(hangLimit))
 struct AsyncCallTests {
     /// More connections than Swift's cooperative pool has threads wait on a keyjard that does
-    /// not answer, and the pool still runs other work: the async calls wait elsewhere. (Calling
-    /// the synchronous initializer from those tasks instead blocks every pool thread, and this
-    /// test then hangs until its time limit.)
+    /// not answer, and the pool still runs other work meanwhile: the async calls wait elsewhere.
+    /// (Were they to wait on the pool's threads, this test's own task would run again only once
+    /// their requests had timed out, and would find them over.)
     @Test func connectingWaitsWithoutHoldingTheCooperativePool() async throws {
         let directory = try TemporaryDirectory()
         let server = try SilentServer(path: directory.path("silent.sock"))
         let count = ProcessInfo.processInfo.activeProcessorCount + 2
-        let configuration = KeyjarClient.Configuration(socketPath: server.path, autoStart: false, requestTimeout: 600)
+        let configuration = KeyjarClient.Configuration(
+            socketPath: server.path,
+            autoStart: false,
+            requestTimeout: hangSeconds
+        )
         let failures = LockedCounter()
         try await withThrowingTaskGroup(of: Void.self) { group in
             for index in 0..<count {
@@ -78,8 +82,9 @@ struct AsyncCallTests {
             }
             // Every one of them is waiting for keyjard's hello…
             try await waitUntil("\(count) connections") { server.accepted == count }
-            // …and the pool still runs a task that needs a thread of it.
+            // …and the pool still runs a task that needs a thread of it, while they all wait.
             #expect(await Task.detached { Thread.isMainThread == false }.value)
+            #expect(failures.value == 0, "connections ended before keyjard answered")
             server.release()
             try await group.waitForAll()
         }
