@@ -358,6 +358,11 @@ public final class SharedCookieStorage: Sendable {
         try client.removeCookies(createdSince: date)
     }
 
+    /// `removeCookies(since:)` without holding a thread of the caller's while keyjard answers.
+    public func removeCookies(since date: Date) async throws(KeyjarClientError) {
+        try await awaitBlockingCall { () throws(KeyjarClientError) in try self.removeCookies(since: date) }
+    }
+
     /// The accept policy, from the replica.
     public var cookieAcceptPolicy: CookieAcceptPolicy { withJar { $0.policy.acceptPolicy } }
 
@@ -375,6 +380,16 @@ public final class SharedCookieStorage: Sendable {
         var policy = self.policy
         policy.domainRules[Host.canonicalDomain(domain)] = action
         try setPolicy(policy)
+    }
+
+    /// `setCookieAcceptPolicy(_:)` without holding a thread of the caller's while keyjard answers.
+    public func setCookieAcceptPolicy(_ acceptPolicy: CookieAcceptPolicy) async throws(KeyjarClientError) {
+        try await awaitBlockingCall { () throws(KeyjarClientError) in try self.setCookieAcceptPolicy(acceptPolicy) }
+    }
+
+    /// `setDomainRule(_:for:)` without holding a thread of the caller's while keyjard answers.
+    public func setDomainRule(_ action: CookieDomainAction?, for domain: String) async throws(KeyjarClientError) {
+        try await awaitBlockingCall { () throws(KeyjarClientError) in try self.setDomainRule(action, for: domain) }
     }
 
     private func setPolicy(_ policy: CookiePolicy) throws(KeyjarClientError) {

@@ -116,6 +116,13 @@ public final class SharedCredentialStorage: URLCredentialStorage, @unchecked Sen
         }
     }
 
+    /// `removeCredential(user:for:)` without holding a thread of the caller's while keyjard and
+    /// the Secret Service answer.
+    public func removeCredential(user: String, for space: URLProtectionSpace) async throws(KeyjarClientError) {
+        try await awaitBlockingCall { () throws(KeyjarClientError) in try self.removeCredential(user: user, for: space)
+        }
+    }
+
     /// The stored permanent credentials' metadata (never passwords), from the replica.
     public var permanentCredentials: [CredentialRecord] { client.withReplica { $0.credentials } }
 
@@ -124,6 +131,12 @@ public final class SharedCredentialStorage: URLCredentialStorage, @unchecked Sen
     /// fetched.
     public func choice(for space: ProtectionSpace) -> CredentialChoice {
         CredentialChoice(for: space, among: permanentCredentials + session.records)
+    }
+
+    /// `credential(for:)` without holding a thread of the caller's while keyjard fetches a
+    /// permanent credential's password from the Secret Service (which may prompt).
+    public func credential(for record: CredentialRecord) async -> URLCredential? {
+        await awaitBlockingCall { () -> URLCredential? in self.credential(for: record) }
     }
 
     /// A chosen record with its password (fetched from keyjard for a permanent one); nil when

@@ -195,7 +195,7 @@ struct CredentialContractTests {
         for (space, gone, left) in [(perServer, "bob", "zed"), (realm, "alice", "yan")] {
             try await shared.store(URLCredential(user: gone, password: "x", persistence: .permanent), for: space)
             try await shared.store(URLCredential(user: left, password: "x", persistence: .permanent), for: space)
-            try shared.removeCredential(user: gone, for: space)
+            try await shared.removeCredential(user: gone, for: space)
         }
         #expect(shared.permanentCredentials.map(\.user).sorted() == ["yan", "zed"])
         #expect(shared.permanentCredentials.filter(\.isDefault).isEmpty)

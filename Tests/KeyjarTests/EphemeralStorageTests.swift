@@ -34,7 +34,7 @@ struct EphemeralStorageTests {
         #expect(shared.cookies.isEmpty)
         #expect(try TestClient(socketPath: daemon.socketPath).snapshot().cookies.isEmpty)
 
-        try ephemeral.setCookieAcceptPolicy(.never)
+        try await ephemeral.setCookieAcceptPolicy(.never)
         await #expect(
             try ephemeral.storeCookies(fromResponseHeaders: ["f=1"], for: url, mainDocumentURL: nil)
                 == [.rejected(reason: "The accept policy 'never' refuses this cookie")]

@@ -60,7 +60,7 @@ struct SharedCookieStorageTests {
         #expect(quietObserved.value == 0 && !quiet.client.isListening)
 
         // Deleting and policy changes travel the same way.
-        try writer.setCookieAcceptPolicy(.noThirdParty)
+        try await writer.setCookieAcceptPolicy(.noThirdParty)
         #expect(await eventually { reader.cookieAcceptPolicy == .noThirdParty })
         try await writer.deleteCookie(try #require(writer.cookies.first))
         #expect(await eventually { reader.cookies.isEmpty })
@@ -83,7 +83,7 @@ struct SharedCookieStorageTests {
                 == [.stored, .rejected(reason: "Domain=other.com does not match the host cdn.tracker.net")]
         )
         // No third party: a cookie for a third-party URL is refused with the reason.
-        try storage.setCookieAcceptPolicy(.noThirdParty)
+        try await storage.setCookieAcceptPolicy(.noThirdParty)
         #expect(await eventually { storage.cookieAcceptPolicy == .noThirdParty })
         let refused = try await storage.setCookies(
             [Cookie(name: "u", value: "1", domain: "tracker.net")],
@@ -92,7 +92,7 @@ struct SharedCookieStorageTests {
         )
         #expect(refused == [.rejected(reason: "tracker.net is a third party to the main document's site news.org")])
         // A session-only rule keeps the cookie but drops its expiry.
-        try storage.setDomainRule(.sessionOnly, for: "tracker.net")
+        try await storage.setDomainRule(.sessionOnly, for: "tracker.net")
         #expect(await eventually { storage.policy.domainRules["tracker.net"] == .sessionOnly })
         await #expect(
             try storage.setCookies(

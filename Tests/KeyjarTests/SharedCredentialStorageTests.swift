@@ -75,11 +75,11 @@ struct SharedCredentialStorageTests {
         #expect(peer == "alice\n", "another process sees the permanent credential only")
 
         // With alice gone, sam (the only user left) answers.
-        try a.removeCredential(user: "alice", for: space(host))
+        try await a.removeCredential(user: "alice", for: space(host))
         #expect(await eventually { !b.permanentCredentials.contains { $0.space.host == host } })
         #expect(b.defaultCredential(for: space(host))?.user == "sam")
         #expect(a.credentials(for: space(host))?.keys.map { $0 } == ["sam"])
-        try b.removeCredential(user: "sam", for: space(host))
+        try await b.removeCredential(user: "sam", for: space(host))
         #expect(a.credentials(for: space(host)) == nil)
     }
 
