@@ -19,6 +19,8 @@ let package = Package(
         .library(name: "Keyjar", targets: ["Keyjar"]),
         .library(name: "KeyjarAuth", targets: ["KeyjarAuth"]),
         .library(name: "KeyjarHTTPCache", targets: ["KeyjarHTTPCache"]),
+        // URLLoader.Configuration.responseCache takes one: an application must be able to name it.
+        .library(name: "KeyjarResponseCache", targets: ["KeyjarResponseCache"]),
         .library(name: "KeyjarLoader", targets: ["KeyjarLoader"]),
         .executable(name: "keyjard", targets: ["KeyjarDaemon"]),
         .executable(name: "keyjar", targets: ["KeyjarCLI"]),
@@ -36,7 +38,7 @@ let package = Package(
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
-        // System libraries, found through pkg-config; each names its Debian provider.
+        // System libraries, found through pkg-config (but libsecret); each names its Debian provider.
         .systemLibrary(
             name: "CLibPSL",
             pkgConfig: "libpsl",
@@ -47,9 +49,12 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
         ),
+        // libsecret without pkg-config: its flags carry -pthread, which SwiftPM refuses with a
+        // warning in every package that depends on Keyjar. The shim declares what Keyjar uses
+        // (checked against the real headers by scripts/check-libsecret-abi) and the module map
+        // links the libraries.
         .systemLibrary(
             name: "CLibSecret",
-            pkgConfig: "libsecret-1",
             providers: [.apt(["libsecret-1-dev"])]
         ),
         .systemLibrary(
@@ -244,7 +249,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "KeyjarTestPeer",
-            dependencies: ["Keyjar", "KeyjarCore", "KeyjarHTTPCache", "KeyjarResponseCache"],
+            dependencies: ["Keyjar", "KeyjarCore", "KeyjarHTTPCache", "KeyjarLoader", "KeyjarResponseCache"],
             path: "Tests/KeyjarTestPeer",
             swiftSettings: swiftSettings
         ),
@@ -269,7 +274,7 @@ let package = Package(
             name: "KeyjarLoaderTests",
             dependencies: [
                 "KeyjarLoader", "Keyjar", "KeyjarAuth", "KeyjarCore", "KeyjarLocks", "KeyjarTestSupport",
-                "KeyjarDaemon", "KeyjarResponseCache",
+                "KeyjarDaemon", "KeyjarResponseCache", "KeyjarTestPeer",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             exclude: ["Servers"],

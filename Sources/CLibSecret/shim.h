@@ -1,7 +1,189 @@
-/* secret-paths.h (searching by D-Bus path, below) is behind this acknowledgement; it has not
- * changed since libsecret 0.7. */
-#define SECRET_API_SUBJECT_TO_CHANGE
-#include <libsecret/secret.h>
+/*
+ * libsecret, GLib and GIO as Keyjar uses them, declared here rather than taken from their
+ * headers. Those headers are only found through pkg-config, and pkg-config's flags for
+ * libsecret-1 include -pthread, which SwiftPM refuses ("prohibited flag(s): -pthread") with a
+ * warning in every build of every package that depends on Keyjar, even one that never links
+ * this module. Declared here, the module needs no flags at all: module.modulemap links the
+ * libraries.
+ *
+ * Only what Keyjar calls is declared. Every declaration must match the system headers exactly;
+ * scripts/check-libsecret-abi compiles this file, the functions below included, after
+ * <libsecret/secret.h> (scripts/test runs it): the compiler rejects any prototype or typedef that
+ * differs, and assertions compare the layouts of the structures and the values of the
+ * constants, which in that check carry a keyjar_abi_ prefix (KEYJAR_ABI) so as not to clash
+ * with the real ones.
+ */
+#include <stddef.h>
+
+#ifdef KEYJAR_ABI_CHECK
+#define KEYJAR_ABI(name) keyjar_abi_##name
+#else
+#define KEYJAR_ABI(name) name
+#endif
+
+/* GLib's basic types (gtypes.h, glibconfig.h for x86_64 and aarch64 Linux, gquark.h). */
+typedef char gchar;
+typedef int gint;
+typedef gint gboolean;
+typedef unsigned int guint;
+typedef unsigned int guint32;
+typedef unsigned long gsize;
+typedef guint32 GQuark;
+typedef void *gpointer;
+typedef const void *gconstpointer;
+typedef guint (*GHashFunc)(gconstpointer key);
+typedef gboolean (*GEqualFunc)(gconstpointer a, gconstpointer b);
+typedef void (*GDestroyNotify)(gpointer data);
+
+/* Types Keyjar only holds pointers to. */
+typedef struct _GHashTable GHashTable;
+typedef struct _GVariant GVariant;
+typedef struct _GVariantType GVariantType;
+typedef struct _GCancellable GCancellable;
+typedef struct _GDBusConnection GDBusConnection;
+typedef struct _GDBusProxy GDBusProxy;
+typedef struct _SecretService SecretService;
+typedef struct _SecretCollection SecretCollection;
+
+/* Types whose fields Keyjar reads or which it allocates itself. */
+typedef struct _GError GError;
+struct KEYJAR_ABI(_GError) {
+    GQuark domain;
+    gint code;
+    gchar *message;
+};
+
+typedef struct _GVariantIter GVariantIter;
+struct KEYJAR_ABI(_GVariantIter) {
+    gsize x[16];
+};
+
+typedef enum {
+    KEYJAR_ABI(SECRET_SCHEMA_ATTRIBUTE_STRING) = 0,
+    KEYJAR_ABI(SECRET_SCHEMA_ATTRIBUTE_INTEGER) = 1,
+    KEYJAR_ABI(SECRET_SCHEMA_ATTRIBUTE_BOOLEAN) = 2,
+} KEYJAR_ABI(SecretSchemaAttributeType);
+
+typedef struct {
+    const gchar *name;
+    KEYJAR_ABI(SecretSchemaAttributeType) type;
+} KEYJAR_ABI(SecretSchemaAttribute);
+
+typedef enum {
+    KEYJAR_ABI(SECRET_SCHEMA_NONE) = 0,
+    KEYJAR_ABI(SECRET_SCHEMA_DONT_MATCH_NAME) = 1 << 1,
+} KEYJAR_ABI(SecretSchemaFlags);
+
+typedef struct {
+    const gchar *name;
+    KEYJAR_ABI(SecretSchemaFlags) flags;
+    KEYJAR_ABI(SecretSchemaAttribute) attributes[32];
+    /* <private> */
+    gint reserved;
+    gpointer reserved1;
+    gpointer reserved2;
+    gpointer reserved3;
+    gpointer reserved4;
+    gpointer reserved5;
+    gpointer reserved6;
+    gpointer reserved7;
+} KEYJAR_ABI(SecretSchema);
+
+typedef enum {
+    KEYJAR_ABI(SECRET_SERVICE_NONE) = 0,
+    KEYJAR_ABI(SECRET_SERVICE_OPEN_SESSION) = 1 << 1,
+    KEYJAR_ABI(SECRET_SERVICE_LOAD_COLLECTIONS) = 1 << 2,
+} KEYJAR_ABI(SecretServiceFlags);
+
+typedef enum {
+    KEYJAR_ABI(SECRET_COLLECTION_NONE) = 0,
+    KEYJAR_ABI(SECRET_COLLECTION_LOAD_ITEMS) = 1 << 1,
+} KEYJAR_ABI(SecretCollectionFlags);
+
+typedef enum {
+    KEYJAR_ABI(SECRET_ERROR_PROTOCOL) = 1,
+    KEYJAR_ABI(SECRET_ERROR_IS_LOCKED) = 2,
+    KEYJAR_ABI(SECRET_ERROR_NO_SUCH_OBJECT) = 3,
+    KEYJAR_ABI(SECRET_ERROR_ALREADY_EXISTS) = 4,
+} KEYJAR_ABI(SecretError);
+
+/* The GDBusError codes Keyjar tells apart (gioenums.h; the others are not declared). */
+typedef enum {
+    KEYJAR_ABI(G_DBUS_ERROR_SERVICE_UNKNOWN) = 2,
+    KEYJAR_ABI(G_DBUS_ERROR_NAME_HAS_NO_OWNER) = 3,
+    KEYJAR_ABI(G_DBUS_ERROR_NO_SERVER) = 11,
+    KEYJAR_ABI(G_DBUS_ERROR_DISCONNECTED) = 15,
+    KEYJAR_ABI(G_DBUS_ERROR_FILE_NOT_FOUND) = 17,
+    KEYJAR_ABI(G_DBUS_ERROR_SPAWN_CHILD_EXITED) = 25,
+    KEYJAR_ABI(G_DBUS_ERROR_SPAWN_FAILED) = 27,
+    KEYJAR_ABI(G_DBUS_ERROR_SPAWN_SERVICE_NOT_FOUND) = 31,
+    KEYJAR_ABI(G_DBUS_ERROR_UNKNOWN_OBJECT) = 41,
+} KEYJAR_ABI(GDBusError);
+
+typedef enum {
+    KEYJAR_ABI(G_DBUS_CALL_FLAGS_NONE) = 0,
+} KEYJAR_ABI(GDBusCallFlags);
+
+#ifndef KEYJAR_ABI_CHECK
+/* secret-types.h; a macro there too. */
+#define SECRET_COLLECTION_DEFAULT "default"
+#endif
+
+/* GLib */
+void g_free(gpointer mem);
+gchar *g_strdup(const gchar *str);
+void g_strfreev(gchar **str_array);
+guint g_str_hash(gconstpointer v);
+/* In parentheses: newer GLib headers also define g_str_equal as a macro. */
+gboolean(g_str_equal)(gconstpointer v1, gconstpointer v2);
+GHashTable *g_hash_table_new_full(
+    GHashFunc hash_func, GEqualFunc key_equal_func, GDestroyNotify key_destroy_func, GDestroyNotify value_destroy_func);
+gboolean g_hash_table_replace(GHashTable *hash_table, gpointer key, gpointer value);
+gpointer g_hash_table_lookup(GHashTable *hash_table, gconstpointer key);
+void g_hash_table_unref(GHashTable *hash_table);
+void g_error_free(GError *error);
+void g_propagate_error(GError **dest, GError *src);
+GVariant *g_variant_new(const gchar *format_string, ...);
+void g_variant_get(GVariant *value, const gchar *format_string, ...);
+gboolean g_variant_is_of_type(GVariant *value, const GVariantType *type);
+gsize g_variant_iter_init(GVariantIter *iter, GVariant *value);
+gboolean g_variant_iter_next(GVariantIter *iter, const gchar *format_string, ...);
+void g_variant_unref(GVariant *value);
+
+/* GObject */
+void g_object_unref(gpointer object);
+
+/* GIO */
+GQuark g_dbus_error_quark(void);
+gchar *g_dbus_error_get_remote_error(const GError *error);
+GDBusConnection *g_dbus_proxy_get_connection(GDBusProxy *proxy);
+const gchar *g_dbus_proxy_get_name(GDBusProxy *proxy);
+gchar *g_dbus_proxy_get_name_owner(GDBusProxy *proxy);
+GVariant *g_dbus_connection_call_sync(
+    GDBusConnection *connection, const gchar *bus_name, const gchar *object_path, const gchar *interface_name,
+    const gchar *method_name, GVariant *parameters, const GVariantType *reply_type, GDBusCallFlags flags,
+    gint timeout_msec, GCancellable *cancellable, GError **error);
+
+/* libsecret */
+GQuark secret_error_get_quark(void);
+SecretService *secret_service_get_sync(SecretServiceFlags flags, GCancellable *cancellable, GError **error);
+void secret_service_disconnect(void);
+/* secret-paths.h, behind SECRET_API_SUBJECT_TO_CHANGE there; unchanged since libsecret 0.7. */
+gboolean secret_service_search_for_dbus_paths_sync(
+    SecretService *self, const SecretSchema *schema, GHashTable *attributes, GCancellable *cancellable,
+    gchar ***unlocked, gchar ***locked, GError **error);
+SecretCollection *secret_collection_for_alias_sync(
+    SecretService *service, const gchar *alias, SecretCollectionFlags flags, GCancellable *cancellable, GError **error);
+gchar *secret_collection_get_label(SecretCollection *self);
+gboolean secret_collection_get_locked(SecretCollection *self);
+gboolean secret_password_storev_sync(
+    const SecretSchema *schema, GHashTable *attributes, const gchar *collection, const gchar *label,
+    const gchar *password, GCancellable *cancellable, GError **error);
+gchar *secret_password_lookupv_sync(
+    const SecretSchema *schema, GHashTable *attributes, GCancellable *cancellable, GError **error);
+gboolean secret_password_clearv_sync(
+    const SecretSchema *schema, GHashTable *attributes, GCancellable *cancellable, GError **error);
+void secret_password_free(gchar *password);
 
 /*
  * The schema Keyjar stores URL-credential passwords under (documented in Schemas/secret-schema.md).
@@ -41,9 +223,10 @@ static inline void keyjar_attributes_set(GHashTable *attributes, const char *nam
     g_hash_table_replace(attributes, g_strdup(name), g_strdup(value));
 }
 
-/* SecretService is a GDBusProxy subclass; this is G_DBUS_PROXY(), a macro Swift cannot import. */
+/* SecretService is a GDBusProxy subclass (its first member); this is G_DBUS_PROXY() without the
+ * run-time type check, which is a macro Swift cannot import. */
 static inline GDBusProxy *keyjar_service_proxy(SecretService *service) {
-    return G_DBUS_PROXY(service);
+    return (GDBusProxy *)service;
 }
 
 /* One attribute of an item, or NULL; the table keeps the string. */
@@ -67,18 +250,18 @@ static inline gboolean keyjar_error_is_gone_item(const GError *error) {
  * locked or not, without loading a secret and without prompting: SearchItems for the items'
  * paths, then each item's Attributes property. Not through libsecret's searches, which make an
  * item proxy per result and leave a little GIO memory behind for each (LeakSanitizer, libsecret
- * 0.20.5). Returns FALSE with `error` set when the service fails; an item removed meanwhile is
+ * 0.20.5). Returns 0 with `error` set when the service fails; an item removed meanwhile is
  * skipped.
  */
 static inline gboolean keyjar_each_item(void (*each)(void *context, GHashTable *attributes), void *context, GError **error) {
     SecretService *service = secret_service_get_sync(SECRET_SERVICE_NONE, NULL, error);
-    if (service == NULL) return FALSE;
+    if (service == NULL) return 0;
     GHashTable *query = keyjar_attributes_new();
     gchar **unlocked = NULL, **locked = NULL;
     gboolean listed = secret_service_search_for_dbus_paths_sync(
         service, keyjar_credential_schema(), query, NULL, &unlocked, &locked, error);
     g_hash_table_unref(query);
-    GDBusProxy *proxy = G_DBUS_PROXY(service);
+    GDBusProxy *proxy = keyjar_service_proxy(service);
     gchar **lists[2] = { unlocked, locked };
     for (int list = 0; listed && list < 2; list++) {
         for (gchar **path = lists[list]; listed && path != NULL && *path != NULL; path++) {
@@ -86,7 +269,7 @@ static inline gboolean keyjar_each_item(void (*each)(void *context, GHashTable *
             GVariant *reply = g_dbus_connection_call_sync(
                 g_dbus_proxy_get_connection(proxy), g_dbus_proxy_get_name(proxy), *path,
                 "org.freedesktop.DBus.Properties", "Get",
-                g_variant_new("(ss)", "org.freedesktop.Secret.Item", "Attributes"), G_VARIANT_TYPE("(v)"),
+                g_variant_new("(ss)", "org.freedesktop.Secret.Item", "Attributes"), (const GVariantType *)"(v)",
                 G_DBUS_CALL_FLAGS_NONE, -1, NULL, &failure);
             if (reply == NULL) {
                 if (keyjar_error_is_gone_item(failure)) {
@@ -94,13 +277,13 @@ static inline gboolean keyjar_each_item(void (*each)(void *context, GHashTable *
                     continue;
                 }
                 g_propagate_error(error, failure);
-                listed = FALSE;
+                listed = 0;
                 break;
             }
             GVariant *value = NULL;
             g_variant_get(reply, "(v)", &value);
             GHashTable *attributes = keyjar_attributes_new();
-            if (g_variant_is_of_type(value, G_VARIANT_TYPE("a{ss}"))) {
+            if (g_variant_is_of_type(value, (const GVariantType *)"a{ss}")) {
                 GVariantIter iter;
                 const gchar *name, *text;
                 g_variant_iter_init(&iter, value);

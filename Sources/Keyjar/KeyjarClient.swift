@@ -147,6 +147,17 @@ public final class KeyjarClient: Sendable {
         if state.withLock({ $0.connectionListens == true }) { startReaderThread() }
     }
 
+    /// Connects as ``init(configuration:)`` does, without holding a thread of the caller's
+    /// meanwhile: connecting may start keyjard and wait for it (up to 10 s, or
+    /// `KEYJAR_START_TIMEOUT`), and loads the replica.
+    public static func connect(
+        configuration: Configuration = Configuration()
+    ) async throws(KeyjarClientError)
+        -> KeyjarClient
+    {
+        try await awaitBlockingCall { () throws(KeyjarClientError) in try KeyjarClient(configuration: configuration) }
+    }
+
     deinit {
         close()
     }

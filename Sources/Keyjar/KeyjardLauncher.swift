@@ -44,11 +44,7 @@ enum KeyjardLauncher {
         let deadline = Date().addingTimeInterval(timeout)
         let serverLock = directory + "/keyjard.lock"
         if try waitForStartingKeyjard(lockPath: serverLock, socketPath: socketPath, until: deadline) { return }
-        guard let binary = findKeyjard() else {
-            throw unreachable(
-                "no keyjard answers at \(socketPath) and none was found to start (looked next to this program and on PATH)"
-            )
-        }
+        guard let binary = findKeyjard() else { throw unreachable(notFound(socketPath: socketPath)) }
         do {
             try spawn(binary, socketPath: socketPath, logPath: directory + "/keyjard.log", timeout: timeout)
         } catch {
@@ -83,6 +79,19 @@ enum KeyjardLauncher {
 
     private static func unreachable(_ message: String) -> KeyjarClientError {
         KeyjarClientError(code: .unreachable, message: message)
+    }
+
+    /// Why no keyjard can be started, and the ways to provide one. An application that depends
+    /// on the Keyjar package does not get keyjard from its own `swift build`, which builds only
+    /// the products it uses: this is the first message its developer sees.
+    static func notFound(socketPath: String) -> String {
+        var message = "no keyjard answers at \(socketPath) and none was found to start"
+        if let explicit = ProcessInfo.processInfo.environment["KEYJAR_KEYJARD"] {
+            message += " (KEYJAR_KEYJARD is \"\(explicit)\", which is not an executable file)"
+        }
+        return message
+            + ": set KEYJAR_KEYJARD to keyjard's path (an application that depends on Keyjar builds it with"
+            + " `swift build --product keyjard`), install keyjard on PATH, or put it next to this program"
     }
 
     /// `$KEYJAR_KEYJARD`, else `keyjard` next to the running executable, else on PATH.

@@ -78,6 +78,18 @@ public final class SharedCookieStorage: Sendable {
         }
     }
 
+    /// Connects to keyjard as ``init(configuration:fallbackToMemory:)`` does, without holding a
+    /// thread of the caller's meanwhile: connecting may start keyjard and wait for it (up to
+    /// 10 s, or `KEYJAR_START_TIMEOUT`).
+    public static func connect(
+        configuration: KeyjarClient.Configuration = .init(),
+        fallbackToMemory: Bool = false
+    ) async throws(KeyjarClientError) -> SharedCookieStorage {
+        try await awaitBlockingCall { () throws(KeyjarClientError) in
+            try SharedCookieStorage(configuration: configuration, fallbackToMemory: fallbackToMemory)
+        }
+    }
+
     /// A store private to this process, in memory, never touching keyjard: the
     /// ephemeral-session case (`URLSessionConfiguration.ephemeral`).
     public static func ephemeral(policy: CookiePolicy = CookiePolicy()) -> SharedCookieStorage {
@@ -92,7 +104,8 @@ public final class SharedCookieStorage: Sendable {
         }
     }
 
-    /// Stores each item in an in-memory jar; per item nil when stored, else why not.
+    /// Stores each item in an in-memory jar; per item nil when stored, else why not (the
+    /// wire's form, which the public calls turn into ``CookieStoreOutcome``s).
     private func storeInMemory<Item>(
         _ jar: MemoryJar,
         _ items: [Item],
@@ -170,7 +183,8 @@ public final class SharedCookieStorage: Sendable {
     }
 
     /// Stores every Set-Cookie line of a response (one line each, never comma-joined) under the
-    /// accept policy; returns per line nil when stored or the reason it was not.
+    /// accept policy.
+    /// - Returns: per line, whether it was stored or why not.
     @discardableResult
     public func storeCookies(
         fromResponseHeaders setCookieLines: [String],
@@ -178,6 +192,44 @@ public final class SharedCookieStorage: Sendable {
         mainDocumentURL: URL?,
         isTopLevelNavigation: Bool = true,
         httpMethod: String = "GET"
+    ) throws(KeyjarClientError) -> [CookieStoreOutcome] {
+        try storeLines(
+            setCookieLines,
+            for: url,
+            mainDocumentURL: mainDocumentURL,
+            isTopLevelNavigation: isTopLevelNavigation,
+            httpMethod: httpMethod
+        ).map(CookieStoreOutcome.init)
+    }
+
+    /// `storeCookies(fromResponseHeaders:for:mainDocumentURL:isTopLevelNavigation:httpMethod:)`
+    /// without holding a thread of the caller's while keyjard answers (or is reconnected to).
+    @discardableResult
+    public func storeCookies(
+        fromResponseHeaders setCookieLines: [String],
+        for url: URL,
+        mainDocumentURL: URL?,
+        isTopLevelNavigation: Bool = true,
+        httpMethod: String = "GET"
+    ) async throws(KeyjarClientError) -> [CookieStoreOutcome] {
+        try await awaitBlockingCall { () throws(KeyjarClientError) in
+            try self.storeCookies(
+                fromResponseHeaders: setCookieLines,
+                for: url,
+                mainDocumentURL: mainDocumentURL,
+                isTopLevelNavigation: isTopLevelNavigation,
+                httpMethod: httpMethod
+            )
+        }
+    }
+
+    /// The lines' outcomes in the wire's form: nil when stored, else why not.
+    private func storeLines(
+        _ setCookieLines: [String],
+        for url: URL,
+        mainDocumentURL: URL?,
+        isTopLevelNavigation: Bool,
+        httpMethod: String
     ) throws(KeyjarClientError) -> [String?] {
         if case .memory(let jar) = backend {
             guard
@@ -202,9 +254,30 @@ public final class SharedCookieStorage: Sendable {
     /// Stores cookies received for `url` as `HTTPCookieStorage.setCookies(_:for:mainDocumentURL:)`
     /// does: under the accept policy and domain rules (a cookie the policy refuses is skipped,
     /// a session-only rule drops expiry), and only cookies whose domain matches `url`'s host.
-    /// - Returns: per cookie, nil when stored or the reason it was not.
+    /// - Returns: per cookie, whether it was stored or why not.
     @discardableResult
     public func setCookies(
+        _ cookies: [Cookie],
+        for url: URL,
+        mainDocumentURL: URL?
+    ) throws(KeyjarClientError) -> [CookieStoreOutcome] {
+        try setCookieValues(cookies, for: url, mainDocumentURL: mainDocumentURL).map(CookieStoreOutcome.init)
+    }
+
+    /// `setCookies(_:for:mainDocumentURL:)` without holding a thread of the caller's while
+    /// keyjard answers.
+    @discardableResult
+    public func setCookies(
+        _ cookies: [Cookie],
+        for url: URL,
+        mainDocumentURL: URL?
+    ) async throws(KeyjarClientError) -> [CookieStoreOutcome] {
+        try await awaitBlockingCall { () throws(KeyjarClientError) in
+            try self.setCookies(cookies, for: url, mainDocumentURL: mainDocumentURL)
+        }
+    }
+
+    private func setCookieValues(
         _ cookies: [Cookie],
         for url: URL,
         mainDocumentURL: URL?
@@ -258,6 +331,16 @@ public final class SharedCookieStorage: Sendable {
         if let reason = try insert([cookie]).first ?? nil { throw KeyjarClientError(code: .refused, message: reason) }
     }
 
+    /// `setCookie(_:)` without holding a thread of the caller's while keyjard answers.
+    public func setCookie(_ cookie: Cookie) async throws(KeyjarClientError) {
+        try await awaitBlockingCall { () throws(KeyjarClientError) in try self.setCookie(cookie) }
+    }
+
+    /// `deleteCookie(_:)` without holding a thread of the caller's while keyjard answers.
+    public func deleteCookie(_ cookie: Cookie) async throws(KeyjarClientError) {
+        try await awaitBlockingCall { () throws(KeyjarClientError) in try self.deleteCookie(cookie) }
+    }
+
     public func deleteCookie(_ cookie: Cookie) throws(KeyjarClientError) {
         if case .memory(let jar) = backend {
             changeMemory(jar) { jar in jar.remove(cookie.identity).map { [$0] } ?? [] }
@@ -273,6 +356,11 @@ public final class SharedCookieStorage: Sendable {
             return
         }
         try client.removeCookies(createdSince: date)
+    }
+
+    /// `removeCookies(since:)` without holding a thread of the caller's while keyjard answers.
+    public func removeCookies(since date: Date) async throws(KeyjarClientError) {
+        try await awaitBlockingCall { () throws(KeyjarClientError) in try self.removeCookies(since: date) }
     }
 
     /// The accept policy, from the replica.
@@ -292,6 +380,16 @@ public final class SharedCookieStorage: Sendable {
         var policy = self.policy
         policy.domainRules[Host.canonicalDomain(domain)] = action
         try setPolicy(policy)
+    }
+
+    /// `setCookieAcceptPolicy(_:)` without holding a thread of the caller's while keyjard answers.
+    public func setCookieAcceptPolicy(_ acceptPolicy: CookieAcceptPolicy) async throws(KeyjarClientError) {
+        try await awaitBlockingCall { () throws(KeyjarClientError) in try self.setCookieAcceptPolicy(acceptPolicy) }
+    }
+
+    /// `setDomainRule(_:for:)` without holding a thread of the caller's while keyjard answers.
+    public func setDomainRule(_ action: CookieDomainAction?, for domain: String) async throws(KeyjarClientError) {
+        try await awaitBlockingCall { () throws(KeyjarClientError) in try self.setDomainRule(action, for: domain) }
     }
 
     private func setPolicy(_ policy: CookiePolicy) throws(KeyjarClientError) {

@@ -43,6 +43,28 @@ public final class SharedCredentialStorage: URLCredentialStorage, @unchecked Sen
         self.init(client: try KeyjarClient(configuration: configuration))
     }
 
+    /// Connects to keyjard as ``init(configuration:)`` does, without holding a thread of the
+    /// caller's meanwhile (connecting may start keyjard and wait for it).
+    public static func connect(
+        configuration: KeyjarClient.Configuration = .init()
+    ) async throws(KeyjarClientError) -> SharedCredentialStorage {
+        try await awaitBlockingCall { () throws(KeyjarClientError) in
+            try SharedCredentialStorage(configuration: configuration)
+        }
+    }
+
+    /// `store(_:for:makeDefault:)` without holding a thread of the caller's while keyjard and
+    /// the Secret Service answer (storing into a locked keyring makes it prompt the user).
+    public func store(
+        _ credential: URLCredential,
+        for space: URLProtectionSpace,
+        makeDefault: Bool = false
+    ) async throws(KeyjarClientError) {
+        try await awaitBlockingCall { () throws(KeyjarClientError) in
+            try self.store(credential, for: space, makeDefault: makeDefault)
+        }
+    }
+
     // MARK: - Keyjar's API (throwing)
 
     /// Stores a credential by its persistence; with `makeDefault` it becomes the space's default
@@ -94,6 +116,13 @@ public final class SharedCredentialStorage: URLCredentialStorage, @unchecked Sen
         }
     }
 
+    /// `removeCredential(user:for:)` without holding a thread of the caller's while keyjard and
+    /// the Secret Service answer.
+    public func removeCredential(user: String, for space: URLProtectionSpace) async throws(KeyjarClientError) {
+        try await awaitBlockingCall { () throws(KeyjarClientError) in try self.removeCredential(user: user, for: space)
+        }
+    }
+
     /// The stored permanent credentials' metadata (never passwords), from the replica.
     public var permanentCredentials: [CredentialRecord] { client.withReplica { $0.credentials } }
 
@@ -102,6 +131,12 @@ public final class SharedCredentialStorage: URLCredentialStorage, @unchecked Sen
     /// fetched.
     public func choice(for space: ProtectionSpace) -> CredentialChoice {
         CredentialChoice(for: space, among: permanentCredentials + session.records)
+    }
+
+    /// `credential(for:)` without holding a thread of the caller's while keyjard fetches a
+    /// permanent credential's password from the Secret Service (which may prompt).
+    public func credential(for record: CredentialRecord) async -> URLCredential? {
+        await awaitBlockingCall { () -> URLCredential? in self.credential(for: record) }
     }
 
     /// A chosen record with its password (fetched from keyjard for a permanent one); nil when

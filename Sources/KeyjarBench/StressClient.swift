@@ -78,7 +78,7 @@ func runStressClient(socketPath: String, id: Int, seconds: Double, seed: UInt64)
                     for: url,
                     mainDocumentURL: nil
                 )
-                record(name, value, outcomes == [nil])
+                record(name, value, outcomes == [.stored])
             } catch {
                 record(name, value, false)
                 count(error)

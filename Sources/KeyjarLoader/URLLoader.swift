@@ -10,7 +10,7 @@ import Synchronization
 /// they learned along the way (spaces that accepted Basic, certificates the user accepted).
 ///
 /// ```swift
-/// let loader = try URLLoader.shared()
+/// let loader = try await URLLoader.shared()
 /// let (data, response) = try await loader.data(for: URLRequest(url: url))
 /// ```
 public final class URLLoader: Sendable {
@@ -68,23 +68,53 @@ public final class URLLoader: Sendable {
         self.configuration = configuration
     }
 
-    /// A loader on the user's shared store: keyjard's cookies and credentials (keyjard is
-    /// started when needed), and the application's response cache (by default in
-    /// `$XDG_CACHE_HOME/keyjar/<process name>/`; nil for none; a cache that cannot be opened
-    /// leaves the loader without one).
-    public static func shared(
-        client configuration: KeyjarClient.Configuration = .init(),
+    /// A loader on the user's shared store: keyjard's cookies and credentials through a client
+    /// of its own (keyjard is started when needed), and a response cache (by default the
+    /// application's, in `$XDG_CACHE_HOME/keyjar/<process name>/`; nil for none). Most programs
+    /// want the one loader of the process, `shared()`.
+    /// - Throws: `KeyjarClientError` when keyjard cannot be reached; `ResponseCacheError`
+    ///   when the cache cannot be opened (pass `cache: nil` to load without one).
+    public convenience init(
+        sharedStore client: KeyjarClient.Configuration = .init(),
         cache: ResponseCache.Configuration? = .application()
-    ) throws(KeyjarClientError) -> URLLoader {
-        let client = try KeyjarClient(configuration: configuration)
-        return URLLoader(
+    ) throws {
+        let keyjar = try KeyjarClient(configuration: client)
+        let responseCache = try cache.map { configuration throws(ResponseCacheError) in
+            try ResponseCache(configuration: configuration)
+        }
+        self.init(
             configuration: Configuration(
-                cookieStorage: SharedCookieStorage(client: client),
-                credentialStorage: SharedCredentialStorage(client: client),
-                responseCache: cache.flatMap { try? ResponseCache(configuration: $0) }
+                cookieStorage: SharedCookieStorage(client: keyjar),
+                credentialStorage: SharedCredentialStorage(client: keyjar),
+                responseCache: responseCache
             )
         )
     }
+
+    /// The process's loader on the user's shared store, as `URLSession.shared` is its session:
+    /// made by the first call that succeeds (``init(sharedStore:cache:)`` with its defaults),
+    /// and returned by every later one, with its one connection to keyjard and its one
+    /// response cache.
+    /// - Throws: what ``init(sharedStore:cache:)`` throws; a later call tries again.
+    public static func shared() throws -> URLLoader {
+        try sharedLoader.withLock { loader in
+            // Held while the first call connects: callers meanwhile wait for that loader rather
+            // than make their own.
+            if let loader { return loader }
+            let made = try URLLoader()
+            loader = made
+            return made
+        }
+    }
+
+    /// `shared()` without holding a thread of the caller's while the first call connects
+    /// (which may start keyjard and wait for it).
+    public static func shared() async throws -> URLLoader {
+        let result = await awaitBlockingCall { () -> Result<URLLoader, any Error> in Result { try shared() } }
+        return try result.get()
+    }
+
+    private static let sharedLoader = Mutex<URLLoader?>(nil)
 
     /// Starts loading `request`; the delegate hears of it on `delegateQueue` (when nil, on the
     /// connection's own serial queue, which saves a thread hop per message).

@@ -44,7 +44,15 @@ public final class LibSecretStore: SecretStore {
             nil,
             &error
         )
-        if let error { throw Self.consume(error, while: "storing a password") }
+        if let error {
+            let failure = Self.consume(error, while: "storing a password")
+            // With no default collection libsecret only says that an object path does not
+            // exist; say what is missing and what to do.
+            if failure.code == .operationFailed, Self.lacksDefaultCollection() {
+                throw SecretStoreError(.noDefaultCollection, failure.detail)
+            }
+            throw failure
+        }
         guard stored != 0 else {
             throw SecretStoreError(.operationFailed, "libsecret did not store the password and gave no reason")
         }
@@ -121,7 +129,7 @@ public final class LibSecretStore: SecretStore {
         var error: UnsafeMutablePointer<GError>?
         let service = secret_service_get_sync(SECRET_SERVICE_OPEN_SESSION, nil, &error)
         if let error {
-            if let service { g_object_unref(service) }
+            if let service { g_object_unref(UnsafeMutableRawPointer(service)) }
             return .unavailable(reason: Self.consume(error, while: "connecting to the Secret Service").description)
         }
         guard let service else {
@@ -129,7 +137,7 @@ public final class LibSecretStore: SecretStore {
                 reason: SecretStoreError(.serviceUnavailable, "libsecret returned no service").description
             )
         }
-        defer { g_object_unref(service) }
+        defer { g_object_unref(UnsafeMutableRawPointer(service)) }
         guard let owner = g_dbus_proxy_get_name_owner(keyjar_service_proxy(service)) else {
             return .unavailable(
                 reason: SecretStoreError(.serviceUnavailable, "org.freedesktop.secrets has no owner").description
@@ -145,17 +153,14 @@ public final class LibSecretStore: SecretStore {
             &error
         )
         if let error {
-            if let collection { g_object_unref(collection) }
+            if let collection { g_object_unref(UnsafeMutableRawPointer(collection)) }
             return .unavailable(reason: Self.consume(error, while: "finding the default collection").description)
         }
         guard let collection else {
             // Storing would ask the service to create one, which prompts; say so instead.
-            return .unavailable(
-                reason: "The Secret Service has no default collection: create one (e.g. a \"Login\" keyring "
-                    + "in Seahorse) or set an existing one as default, or run keyjard with --secrets file"
-            )
+            return .unavailable(reason: SecretStoreError(.noDefaultCollection, "").description)
         }
-        defer { g_object_unref(collection) }
+        defer { g_object_unref(UnsafeMutableRawPointer(collection)) }
         if secret_collection_get_locked(collection) != 0 {
             return .unavailable(reason: SecretStoreError(.locked, "").description)
         }
@@ -164,6 +169,30 @@ public final class LibSecretStore: SecretStore {
             return String(cString: label)
         }
         return .available(backend: "Secret Service, default collection \"\(label ?? "")\"")
+    }
+
+    /// Whether the Secret Service answers but has no collection under the `default` alias.
+    /// Never prompts; false when the question itself fails (that failure is reported as is).
+    private static func lacksDefaultCollection() -> Bool {
+        var error: UnsafeMutablePointer<GError>?
+        guard let service = secret_service_get_sync(SECRET_SERVICE_NONE, nil, &error) else {
+            if let error { g_error_free(error) }
+            return false
+        }
+        defer { g_object_unref(UnsafeMutableRawPointer(service)) }
+        let collection = secret_collection_for_alias_sync(
+            service,
+            SECRET_COLLECTION_DEFAULT,
+            SECRET_COLLECTION_NONE,
+            nil,
+            &error
+        )
+        if let collection { g_object_unref(UnsafeMutableRawPointer(collection)) }
+        if let error {
+            g_error_free(error)
+            return false
+        }
+        return collection == nil
     }
 
     // MARK: - Attributes and errors

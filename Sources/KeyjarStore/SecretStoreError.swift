@@ -15,7 +15,8 @@ public struct SecretStoreError: Error, CustomStringConvertible {
     /// the cases sit in a private enum rather than a public one.
     public struct Code: Sendable, Hashable, CustomStringConvertible {
         private enum Value: String, Sendable, Hashable {
-            case serviceUnavailable, locked, operationFailed, invalidInput, insecureFile, unreadableFile
+            case serviceUnavailable, noDefaultCollection, locked, operationFailed, invalidInput, insecureFile,
+                unreadableFile
         }
 
         private let value: Value
@@ -26,6 +27,9 @@ public struct SecretStoreError: Error, CustomStringConvertible {
 
         /// No Secret Service answers on the D-Bus session bus, or there is no session bus.
         public static let serviceUnavailable = Code(.serviceUnavailable)
+        /// A Secret Service answers but has no default collection to store into (a keyring daemon
+        /// started without a login keyring): storing would have it prompt to create one.
+        public static let noDefaultCollection = Code(.noDefaultCollection)
         /// The collection or item is locked and could not be unlocked (e.g. the prompt was dismissed).
         public static let locked = Code(.locked)
         /// The backend reported another failure; the message says which.
@@ -62,6 +66,11 @@ public struct SecretStoreError: Error, CustomStringConvertible {
             advice =
                 "No Secret Service is running on the D-Bus session bus: start gnome-keyring-daemon "
                 + "(or another Secret Service such as KeePassXC), or run keyjard with --secrets file "
+                + "(KEYJAR_SECRETS=file for a keyjard that clients start)"
+        case .noDefaultCollection:
+            advice =
+                "The Secret Service has no default collection: create one (e.g. a \"Login\" keyring "
+                + "in Seahorse) or set an existing one as default, or run keyjard with --secrets file "
                 + "(KEYJAR_SECRETS=file for a keyjard that clients start)"
         case .locked:
             advice =

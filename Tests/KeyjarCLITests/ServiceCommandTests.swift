@@ -72,7 +72,9 @@ struct ServiceCommandTests {
                 kill(serving, SIGKILL)
                 try await waitUntil("keyjard \(serving) ending", every: .milliseconds(1)) { kill(serving, 0) != 0 }
             }
-            #expect(result.status == 0 && serving != nil, "round \(round): \(result.error)")
+            // The auto-started keyjard's log says why, when it was the command's own that failed.
+            let log = (try? String(contentsOfFile: daemon.directory.path("run/keyjard.log"), encoding: .utf8)) ?? ""
+            #expect(result.status == 0 && serving != nil, "round \(round): \(result.error)\n\(log)")
             if result.status != 0 { break }
             daemon = try await daemon.restarted()
         }

@@ -185,7 +185,7 @@ struct AuthenticationTests {
             realm: "wrong-realm",
             authenticationMethod: NSURLAuthenticationMethodHTTPBasic
         )
-        try storage.store(
+        try await storage.store(
             URLCredential(user: "alice", password: "stale", persistence: .permanent),
             for: wrongSpace,
             makeDefault: true

@@ -95,7 +95,10 @@ struct CredentialContractTests {
             realm: "keyjar-test",
             authenticationMethod: NSURLAuthenticationMethodHTTPBasic
         )
-        try shared.store(URLCredential(user: "alice", password: "wonderland", persistence: .permanent), for: wrong)
+        try await shared.store(
+            URLCredential(user: "alice", password: "wonderland", persistence: .permanent),
+            for: wrong
+        )
         let delegate = LegacyDelegate(canAuthenticate: true, user: "carol")
         _ = loader(shared).connection(with: URLRequest(url: url), delegate: delegate)
         #expect(await delegate.recorder.wait())
@@ -151,7 +154,7 @@ struct CredentialContractTests {
                 realm: nil,
                 authenticationMethod: NSURLAuthenticationMethodDefault
             )
-            try shared.store(
+            try await shared.store(
                 URLCredential(user: "alice", password: "wonderland", persistence: .permanent),
                 for: perServer
             )
@@ -190,9 +193,9 @@ struct CredentialContractTests {
         // A space keeps no default once its default is removed: zed and yan are left, each
         // alone in a space that has no default.
         for (space, gone, left) in [(perServer, "bob", "zed"), (realm, "alice", "yan")] {
-            try shared.store(URLCredential(user: gone, password: "x", persistence: .permanent), for: space)
-            try shared.store(URLCredential(user: left, password: "x", persistence: .permanent), for: space)
-            try shared.removeCredential(user: gone, for: space)
+            try await shared.store(URLCredential(user: gone, password: "x", persistence: .permanent), for: space)
+            try await shared.store(URLCredential(user: left, password: "x", persistence: .permanent), for: space)
+            try await shared.removeCredential(user: gone, for: space)
         }
         #expect(shared.permanentCredentials.map(\.user).sorted() == ["yan", "zed"])
         #expect(shared.permanentCredentials.filter(\.isDefault).isEmpty)
@@ -218,7 +221,10 @@ struct CredentialContractTests {
             realm: nil,
             authenticationMethod: NSURLAuthenticationMethodDefault
         )
-        try shared.store(URLCredential(user: "proxy", password: "secret", persistence: .permanent), for: proxySpace)
+        try await shared.store(
+            URLCredential(user: "proxy", password: "secret", persistence: .permanent),
+            for: proxySpace
+        )
         let delegate = ChallengeDelegate { _ in .cancel }
         _ = loader(shared, proxy: proxy.url).connection(with: URLRequest(url: server.url("/hello")), delegate: delegate)
         #expect(await delegate.recorder.wait())

@@ -144,7 +144,7 @@ struct LoaderConnectionTests {
         let loader = ephemeralLoader()
         let storage = try #require(loader.configuration.cookieStorage)
         let url = server.url("/echo")
-        try storage.storeCookies(
+        try await storage.storeCookies(
             fromResponseHeaders: ["strict=1; SameSite=Strict; Path=/", "lax=2; Path=/"],
             for: url,
             mainDocumentURL: url

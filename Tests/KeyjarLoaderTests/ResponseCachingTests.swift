@@ -177,7 +177,7 @@ struct ResponseCachingTests {
         let query = "key=cookie&cc=max-age%3D600&cookie=c%3D1"
         _ = await load(request(query), with: loader)
         #expect(jar.cookies.map(\.name) == ["c"])
-        try jar.removeCookies(since: .distantPast)
+        try await jar.removeCookies(since: .distantPast)
         let hit = await load(request(query), with: loader)
         #expect(hit.body == "cached #1")
         #expect(hit.lastResponse?.value(forHTTPHeaderField: "Set-Cookie") == "c=1")

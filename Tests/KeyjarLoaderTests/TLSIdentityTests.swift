@@ -171,7 +171,7 @@ struct TLSIdentityTests {
             realm: nil,
             authenticationMethod: LoaderAuthenticationMethod.clientCertificate
         )
-        try storage.store(alice.credential(persistence: .permanent), for: space)
+        try await storage.store(alice.credential(persistence: .permanent), for: space)
 
         let loader = URLLoader(configuration: .init(credentialStorage: storage))
         let delegate = ChallengeDelegate { seen in

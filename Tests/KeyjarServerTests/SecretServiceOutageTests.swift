@@ -50,6 +50,23 @@ struct SecretServiceOutageTests {
         }
     }
 
+    /// A Secret Service with no collection (a keyring daemon outside a desktop login): libsecret
+    /// only says an object path does not exist; the error says what is missing and what to do.
+    @Test func aSecretServiceWithoutACollectionIsExplained() async throws {
+        let service = try await PrivateSecretService(loginKeyring: false)
+        let daemon = try await DaemonProcess(environment: service.environment)
+        let client = try TestClient(socketPath: daemon.socketPath)
+        let error = Self.outageError(
+            .setCredential(space: Self.space, user: "alice", password: "pw-alice", makeDefault: false),
+            on: client
+        )
+        #expect(error?.code == WireError.secretsUnavailable)
+        #expect(error?.message.contains("has no default collection") == true, "\(error?.message ?? "")")
+        #expect(error?.message.contains("--secrets file") == true)
+        #expect(error?.message.contains("pw-") == false)
+        #expect(try Self.status(client).secretsHealthy == false)
+    }
+
     @Test func credentialsFailClearlyWhileTheSecretServiceIsAwayAndWorkWhenItIsBack() async throws {
         let service = try await PrivateSecretService()
         let daemon = try await DaemonProcess(environment: service.environment)

@@ -8,6 +8,8 @@
 //                                           listening: how many threads each added, the header read
 //   KeyjarTestPeer lookups <url> [listen]   print "ready"; then for each line read, the Cookie
 //                                           header for <url> from the replica (listening if asked)
+//   KeyjarTestPeer shared-loader            whether URLLoader.shared() (sync, async, from another
+//                                           thread) is one loader with one client and one cache
 //   KeyjarTestPeer cache-write <dir> <url>  store "first" for <url> in the response cache at <dir>,
 //                                           print "stored", then write a second body slowly,
 //                                           printing "writing", until killed
@@ -16,6 +18,7 @@ import FoundationNetworking
 import Keyjar
 import KeyjarCore
 import KeyjarHTTPCache
+import KeyjarLoader
 import KeyjarResponseCache
 
 let arguments = Array(CommandLine.arguments.dropFirst())
@@ -39,6 +42,34 @@ if arguments.first == "threads", arguments.count == 2, let url = URL(string: arg
         print("one-shot \(afterOneShot - before) \(oneShotHeader) sequence \(oneShot.sequence)")
         print("replica \(afterReplica - afterOneShot) \(replicaHeader) sequence \(replica.sequence)")
         print("listening \(afterListening - afterReplica) \(replica.isListening)")
+        exit(0)
+    } catch {
+        FileHandle.standardError.write(Data("KeyjarTestPeer: \(error)\n".utf8))
+        exit(1)
+    }
+}
+
+/// `URLLoader.shared()` as synchronous code gets it, and as asynchronous code does (overloading
+/// picks the async one there).
+func sharedFromSynchronousCode() throws -> URLLoader { try URLLoader.shared() }
+func sharedFromAsynchronousCode() async throws -> URLLoader { try await URLLoader.shared() }
+
+if arguments == ["shared-loader"] {
+    do {
+        let first = try sharedFromSynchronousCode()
+        let fromAsync = try await sharedFromAsynchronousCode()
+        let fromThread = try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(with: Result { try sharedFromSynchronousCode() }) }
+        }
+        let loaders = [first, fromAsync, fromThread]
+        let clients = loaders.map { $0.configuration.cookieStorage?.sharedClient }
+        let caches = loaders.map { $0.configuration.responseCache }
+        print(loaders.allSatisfy { $0 === first } ? "same loader" : "different loaders", terminator: ", ")
+        print(
+            clients.allSatisfy { $0 != nil && $0 === clients[0] } ? "same client" : "different clients",
+            terminator: ", "
+        )
+        print(caches.allSatisfy { $0 != nil && $0 === caches[0] } ? "same cache" : "different caches")
         exit(0)
     } catch {
         FileHandle.standardError.write(Data("KeyjarTestPeer: \(error)\n".utf8))
@@ -84,7 +115,7 @@ do {
     case "set" where arguments.count == 3:
         guard let url = URL(string: arguments[1]) else { throw KeyjarClientError(code: .refused, message: "bad URL") }
         let outcomes = try storage.storeCookies(fromResponseHeaders: [arguments[2]], for: url, mainDocumentURL: nil)
-        print(outcomes.first.flatMap { $0 } ?? "stored")
+        if case .rejected(let reason)? = outcomes.first { print(reason) } else { print("stored") }
     case "lookups" where arguments.count == 2 || (arguments.count == 3 && arguments[2] == "listen"):
         guard let url = URL(string: arguments[1]) else { throw KeyjarClientError(code: .refused, message: "bad URL") }
         if arguments.count == 3 { storage.client.startPostingNotifications() }

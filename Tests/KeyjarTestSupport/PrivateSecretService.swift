@@ -12,8 +12,13 @@ public final class PrivateSecretService: @unchecked Sendable {
     public let environment: [String: String]
     private let bus = Process()
     private var keyring: Process?
+    private let loginKeyring: Bool
 
-    public init() async throws {
+    /// Starts the bus and the keyring; with `loginKeyring: false` the keyring has no collection
+    /// at all (as a gnome-keyring-daemon started outside a desktop login), so nothing can be
+    /// stored until one is created.
+    public init(loginKeyring: Bool = true) async throws {
+        self.loginKeyring = loginKeyring
         directory = try TemporaryDirectory()
         for name in ["home", "run"] {
             try FileManager.default.createDirectory(
@@ -60,14 +65,15 @@ public final class PrivateSecretService: @unchecked Sendable {
     public func startKeyring() async throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/gnome-keyring-daemon")
-        process.arguments = ["--unlock", "--foreground", "--components=secrets"]
+        // --unlock with a password on standard input creates (or opens) the login keyring.
+        process.arguments = (loginKeyring ? ["--unlock"] : []) + ["--foreground", "--components=secrets"]
         process.environment = environment
         let input = Pipe()
         process.standardInput = input
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
-        input.fileHandleForWriting.write(Data("throwaway".utf8))
+        if loginKeyring { input.fileHandleForWriting.write(Data("throwaway".utf8)) }
         try input.fileHandleForWriting.close()
         keyring = process
         try await waitForOwner(present: true)

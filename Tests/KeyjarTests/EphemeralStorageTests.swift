@@ -21,12 +21,12 @@ struct EphemeralStorageTests {
         defer { NotificationCenter.default.removeObserver(observer) }
 
         let url = try #require(URL(string: "https://www.example.com/"))
-        #expect(
+        await #expect(
             try ephemeral.storeCookies(
                 fromResponseHeaders: ["e=1; Domain=example.com", "bad=1; Domain=com"],
                 for: url,
                 mainDocumentURL: nil
-            ) == [nil, "Domain=com is a public suffix"]
+            ) == [.stored, .rejected(reason: "Domain=com is a public suffix")]
         )
         #expect(ephemeral.cookieHeader(for: url) == "e=1")
         #expect(notified.value == 1)
@@ -34,12 +34,12 @@ struct EphemeralStorageTests {
         #expect(shared.cookies.isEmpty)
         #expect(try TestClient(socketPath: daemon.socketPath).snapshot().cookies.isEmpty)
 
-        try ephemeral.setCookieAcceptPolicy(.never)
-        #expect(
+        try await ephemeral.setCookieAcceptPolicy(.never)
+        await #expect(
             try ephemeral.storeCookies(fromResponseHeaders: ["f=1"], for: url, mainDocumentURL: nil)
-                == ["The accept policy 'never' refuses this cookie"]
+                == [.rejected(reason: "The accept policy 'never' refuses this cookie")]
         )
-        try ephemeral.deleteCookie(try #require(ephemeral.cookies.first))
+        try await ephemeral.deleteCookie(try #require(ephemeral.cookies.first))
         #expect(ephemeral.cookies.isEmpty)
     }
 
@@ -51,9 +51,9 @@ struct EphemeralStorageTests {
         let b = try #require(URL(string: "https://b.example.com/other"))
         let aRoot = try #require(URL(string: "https://a.example.com/"))
         #expect(
-            try storage.storeCookies(fromResponseHeaders: ["a=1; Path=/app"], for: a, mainDocumentURL: nil) == [nil]
+            try storage.storeCookies(fromResponseHeaders: ["a=1; Path=/app"], for: a, mainDocumentURL: nil) == [.stored]
         )
-        #expect(try storage.storeCookies(fromResponseHeaders: ["b=2"], for: b, mainDocumentURL: nil) == [nil])
+        #expect(try storage.storeCookies(fromResponseHeaders: ["b=2"], for: b, mainDocumentURL: nil) == [.stored])
         for _ in 0..<2 {
             #expect(storage.cookieHeader(for: a) == "a=1")
             #expect(storage.cookieHeader(for: a) == "a=1")
@@ -64,7 +64,7 @@ struct EphemeralStorageTests {
         // A cross-site main document is parsed on its own too: Strict stays home.
         #expect(
             try storage.storeCookies(fromResponseHeaders: ["s=3; SameSite=Strict"], for: b, mainDocumentURL: nil) == [
-                nil
+                .stored
             ]
         )
         let elsewhere = try #require(URL(string: "https://elsewhere.org/"))

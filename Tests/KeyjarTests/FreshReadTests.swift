@@ -71,8 +71,12 @@ struct FreshReadTests {
         #expect(peer.line() == "ready")
         var stale: [String] = []
         for round in 0..<1_000 {
-            let outcomes = try writer.storeCookies(fromResponseHeaders: ["n=\(round)"], for: url, mainDocumentURL: nil)
-            #expect(outcomes == [nil])
+            let outcomes = try await writer.storeCookies(
+                fromResponseHeaders: ["n=\(round)"],
+                for: url,
+                mainDocumentURL: nil
+            )
+            #expect(outcomes == [.stored])
             let seen = peer.lookup()
             if seen != "n=\(round)" { stale.append("round \(round): \(seen ?? "no answer")") }
         }
@@ -86,7 +90,7 @@ struct FreshReadTests {
         let daemon = try await InProcessServer.withSecretService()
         let writer = try storage(for: daemon)
         let url = try #require(URL(string: "https://quiet.example/"))
-        try writer.storeCookies(fromResponseHeaders: ["n=start"], for: url, mainDocumentURL: nil)
+        try await writer.storeCookies(fromResponseHeaders: ["n=start"], for: url, mainDocumentURL: nil)
         let peer = try LookupPeer(daemon, url: url.absoluteString, listening: false)
         #expect(peer.line() == "ready")
         #expect(peer.lookup() == "n=start")
@@ -94,7 +98,7 @@ struct FreshReadTests {
         // read of the pipe), so only a wake-up can change its counts.
         let before = try await Scheduling.settled(pid: peer.pid)
         for round in 0..<1_000 {
-            try writer.storeCookies(fromResponseHeaders: ["n=\(round)"], for: url, mainDocumentURL: nil)
+            try await writer.storeCookies(fromResponseHeaders: ["n=\(round)"], for: url, mainDocumentURL: nil)
         }
         let after = try #require(Scheduling(pid: peer.pid))
         #expect(after.contextSwitches - before.contextSwitches <= 2, "\(before) → \(after)")
@@ -106,7 +110,7 @@ struct FreshReadTests {
         #expect(listening.line() == "ready")
         let listeningBefore = try await Scheduling.settled(pid: listening.pid)
         for round in 0..<100 {
-            try writer.storeCookies(fromResponseHeaders: ["n=\(round)"], for: url, mainDocumentURL: nil)
+            try await writer.storeCookies(fromResponseHeaders: ["n=\(round)"], for: url, mainDocumentURL: nil)
         }
         #expect(
             await eventually {

@@ -36,12 +36,12 @@ struct SharedCookieStorageTests {
         defer { NotificationCenter.default.removeObserver(quietObserver) }
 
         let site = try #require(URL(string: "https://www.example.com/app"))
-        #expect(
+        await #expect(
             try writer.storeCookies(
                 fromResponseHeaders: ["sid=42; Domain=example.com; Secure", "bad=1; Domain=com"],
                 for: site,
                 mainDocumentURL: nil
-            ) == [nil, "Domain=com is a public suffix"]
+            ) == [.stored, .rejected(reason: "Domain=com is a public suffix")]
         )
         // Read-your-writes: the writer's replica has it the moment the call returns.
         #expect(writer.cookieHeader(for: try #require(URL(string: "https://api.example.com/"))) == "sid=42")
@@ -60,9 +60,9 @@ struct SharedCookieStorageTests {
         #expect(quietObserved.value == 0 && !quiet.client.isListening)
 
         // Deleting and policy changes travel the same way.
-        try writer.setCookieAcceptPolicy(.noThirdParty)
+        try await writer.setCookieAcceptPolicy(.noThirdParty)
         #expect(await eventually { reader.cookieAcceptPolicy == .noThirdParty })
-        try writer.deleteCookie(try #require(writer.cookies.first))
+        try await writer.deleteCookie(try #require(writer.cookies.first))
         #expect(await eventually { reader.cookies.isEmpty })
         #expect(throws: KeyjarClientError.self) {
             try writer.setCookie(Cookie(name: "__Host-x", value: "1", domain: "example.com", hostOnly: true))
@@ -78,28 +78,28 @@ struct SharedCookieStorageTests {
         let own = Cookie(name: "t", value: "1", domain: "tracker.net", expires: later)
         let foreign = Cookie(name: "x", value: "1", domain: "other.com")
         // Always: stored for the URL's site; a cookie for another domain is refused.
-        #expect(
+        await #expect(
             try storage.setCookies([own, foreign], for: url, mainDocumentURL: main)
-                == [nil, "Domain=other.com does not match the host cdn.tracker.net"]
+                == [.stored, .rejected(reason: "Domain=other.com does not match the host cdn.tracker.net")]
         )
         // No third party: a cookie for a third-party URL is refused with the reason.
-        try storage.setCookieAcceptPolicy(.noThirdParty)
+        try await storage.setCookieAcceptPolicy(.noThirdParty)
         #expect(await eventually { storage.cookieAcceptPolicy == .noThirdParty })
-        let refused = try storage.setCookies(
+        let refused = try await storage.setCookies(
             [Cookie(name: "u", value: "1", domain: "tracker.net")],
             for: url,
             mainDocumentURL: main
         )
-        #expect(refused == ["tracker.net is a third party to the main document's site news.org"])
+        #expect(refused == [.rejected(reason: "tracker.net is a third party to the main document's site news.org")])
         // A session-only rule keeps the cookie but drops its expiry.
-        try storage.setDomainRule(.sessionOnly, for: "tracker.net")
+        try await storage.setDomainRule(.sessionOnly, for: "tracker.net")
         #expect(await eventually { storage.policy.domainRules["tracker.net"] == .sessionOnly })
-        #expect(
+        await #expect(
             try storage.setCookies(
                 [Cookie(name: "s", value: "1", domain: "tracker.net", expires: later)],
                 for: url,
                 mainDocumentURL: main
-            ) == [nil]
+            ) == [.stored]
         )
         #expect(storage.cookies.first { $0.name == "s" }?.isSession == true)
         #expect(storage.cookies.first { $0.name == "t" }?.isSession == false)
@@ -123,7 +123,7 @@ struct SharedCookieStorageTests {
         #expect(await DaemonProcess.readLine(from: output.fileHandleForReading) == "watching")
 
         let local = try storage(for: daemon)
-        try local.storeCookies(
+        try await local.storeCookies(
             fromResponseHeaders: ["fromA=1"],
             for: try #require(URL(string: "https://example.org/")),
             mainDocumentURL: nil
@@ -152,12 +152,12 @@ struct SharedCookieStorageTests {
         let stream = listening ? client.client.changes() : nil
         #expect(client.client.isListening == listening)
         let site = try #require(URL(string: "https://example.net/"))
-        try client.storeCookies(fromResponseHeaders: ["before=1; Max-Age=600"], for: site, mainDocumentURL: nil)
+        try await client.storeCookies(fromResponseHeaders: ["before=1; Max-Age=600"], for: site, mainDocumentURL: nil)
         #expect(await daemon.stop() == 0)
         // While keyjard is away, calls fail at once with a typed error; reads still answer.
         if listening { #expect(await eventually { !client.client.isConnected }) }
         do {
-            try client.storeCookies(fromResponseHeaders: ["during=1"], for: site, mainDocumentURL: nil)
+            try await client.storeCookies(fromResponseHeaders: ["during=1"], for: site, mainDocumentURL: nil)
             Issue.record("a write succeeded with keyjard stopped")
         } catch {
             #expect(error.code == .unreachable)
@@ -166,14 +166,14 @@ struct SharedCookieStorageTests {
 
         let restarted = try await daemon.restarted()
         let other = try storage(for: restarted)
-        try other.storeCookies(fromResponseHeaders: ["after=1; Max-Age=600"], for: site, mainDocumentURL: nil)
+        try await other.storeCookies(fromResponseHeaders: ["after=1; Max-Age=600"], for: site, mainDocumentURL: nil)
         if listening {
             // The first client reconnects by itself and catches up on what it missed.
             #expect(await eventually { client.client.isConnected && client.client.sequence == 2 })
         }
         #expect(client.cookieHeader(for: site) == "before=1; after=1")
         #expect(client.client.isConnected)
-        try client.storeCookies(fromResponseHeaders: ["again=1; Max-Age=600"], for: site, mainDocumentURL: nil)
+        try await client.storeCookies(fromResponseHeaders: ["again=1; Max-Age=600"], for: site, mainDocumentURL: nil)
         #expect(other.cookieHeader(for: site) == "before=1; after=1; again=1")
         if let stream {
             var names: [(UInt64, String)] = []
@@ -251,4 +251,35 @@ final class LockedCounter: @unchecked Sendable {
 
     func increment() { lock.withLock { count += 1 } }
     var value: Int { lock.withLock { count } }
+}
+
+/// An application that depends on Keyjar has no keyjard beside it (its `swift build` does not
+/// build one) and none on PATH: the error says how to provide one.
+@Suite(.timeLimit(hangLimit))
+struct KeyjardNotFoundTests {
+    @Test(arguments: [nil, "/nonexistent/keyjard"])
+    func theErrorNamesTheWaysToProvideKeyjard(explicit: String?) async throws {
+        let directory = try TemporaryDirectory()
+        // A copy of a Keyjar program in a directory of its own, so no keyjard is next to it.
+        let program = directory.path("app")
+        try FileManager.default.copyItem(
+            atPath: DaemonProcess.builtExecutable(named: "KeyjarTestPeer"),
+            toPath: program
+        )
+        var environment = [
+            "KEYJAR_SOCKET": directory.path("run/keyjar.sock"),
+            "KEYJAR_DATABASE": directory.path("data/store.sqlite3"),
+            "PATH": "/usr/bin:/bin",
+            "HOME": directory.path("."),
+        ]
+        environment["KEYJAR_KEYJARD"] = explicit
+        let result = try await runCommand(program, ["header", "https://example.com/"], environment: environment)
+        #expect(result.status == 1)
+        #expect(result.error.contains("none was found to start"), "\(result.error)")
+        #expect(result.error.contains("set KEYJAR_KEYJARD"))
+        #expect(result.error.contains("swift build --product keyjard"))
+        if let explicit {
+            #expect(result.error.contains("KEYJAR_KEYJARD is \"\(explicit)\", which is not an executable file"))
+        }
+    }
 }

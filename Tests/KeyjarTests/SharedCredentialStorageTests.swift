@@ -40,13 +40,16 @@ struct SharedCredentialStorageTests {
         let b = try credentialStorage(for: daemon)
         let host = "creds-\(UUID().uuidString.prefix(8).lowercased()).example"
 
-        try a.store(
+        try await a.store(
             URLCredential(user: "alice", password: "perm-pw", persistence: .permanent),
             for: space(host),
             makeDefault: true
         )
-        try a.store(URLCredential(user: "sam", password: "session-pw", persistence: .forSession), for: space(host))
-        try a.store(URLCredential(user: "nobody", password: "x", persistence: .none), for: space(host))
+        try await a.store(
+            URLCredential(user: "sam", password: "session-pw", persistence: .forSession),
+            for: space(host)
+        )
+        try await a.store(URLCredential(user: "nobody", password: "x", persistence: .none), for: space(host))
         #expect(throws: KeyjarClientError.self) {
             try a.store(
                 URLCredential(
@@ -72,11 +75,11 @@ struct SharedCredentialStorageTests {
         #expect(peer == "alice\n", "another process sees the permanent credential only")
 
         // With alice gone, sam (the only user left) answers.
-        try a.removeCredential(user: "alice", for: space(host))
+        try await a.removeCredential(user: "alice", for: space(host))
         #expect(await eventually { !b.permanentCredentials.contains { $0.space.host == host } })
         #expect(b.defaultCredential(for: space(host))?.user == "sam")
         #expect(a.credentials(for: space(host))?.keys.map { $0 } == ["sam"])
-        try b.removeCredential(user: "sam", for: space(host))
+        try await b.removeCredential(user: "sam", for: space(host))
         #expect(a.credentials(for: space(host)) == nil)
     }
 
@@ -94,8 +97,8 @@ struct SharedCredentialStorageTests {
 
         // Stored without asking for default: the space's first credential becomes its default
         // (keyjard applies the rule), the second does not.
-        try storage.store(URLCredential(user: "alice", password: "a-pw", persistence: .permanent), for: server)
-        try storage.store(URLCredential(user: "bob", password: "b-pw", persistence: .permanent), for: server)
+        try await storage.store(URLCredential(user: "alice", password: "a-pw", persistence: .permanent), for: server)
+        try await storage.store(URLCredential(user: "bob", password: "b-pw", persistence: .permanent), for: server)
         let records = storage.permanentCredentials.filter { $0.space.host == host }
         #expect(records.first { $0.user == "alice" }?.isDefault == true)
         #expect(records.first { $0.user == "bob" }?.isDefault == false)
@@ -120,7 +123,7 @@ struct SharedCredentialStorageTests {
             realm: "Team Area",
             authenticationMethod: NSURLAuthenticationMethodHTTPBasic
         )
-        try storage.store(URLCredential(user: "carol", password: "c-pw", persistence: .permanent), for: team)
+        try await storage.store(URLCredential(user: "carol", password: "c-pw", persistence: .permanent), for: team)
         #expect(storage.defaultCredential(for: team)?.user == "carol")
         // Never a form, a client certificate or a server-trust space.
         let form = URLProtectionSpace(
@@ -165,7 +168,7 @@ struct SharedCredentialStorageTests {
 
         // One process stores the credential; another's URLSession uses it.
         let writer = try credentialStorage(for: daemon)
-        try writer.store(
+        try await writer.store(
             URLCredential(user: "alice", password: "wonderland", persistence: .permanent),
             for: URLProtectionSpace(
                 host: "127.0.0.1",

@@ -18,7 +18,7 @@ struct URLSessionHelperTests {
                 headerFields: ["Set-Cookie": joined]
             )
         )
-        #expect(try storage.storeCookies(from: response) == [nil, nil, nil])
+        #expect(try storage.storeCookies(from: response) == [.stored, .stored, .stored])
         #expect(Set(storage.cookies.map(\.name)) == ["a", "b", "c"])
 
         var request = URLRequest(url: try #require(URL(string: "https://www.example.com/")))
