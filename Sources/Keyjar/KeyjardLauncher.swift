@@ -184,7 +184,21 @@ enum KeyjardLauncher {
                 line.append(byte)
             }
         }
-        throw unreachable("keyjard (\(binary)) did not become ready; see \(logPath)")
+        let why = lastLine(of: logPath).map { ": \($0)" } ?? ""
+        throw unreachable("keyjard (\(binary)) did not become ready; see \(logPath)\(why)")
+    }
+}
+
+extension KeyjardLauncher {
+    /// The last line of keyjard's log, where a keyjard that stops before serving says why. Only
+    /// the end is read: every start appends to the same log.
+    static func lastLine(of logPath: String) -> String? {
+        guard let file = FileHandle(forReadingAtPath: logPath) else { return nil }
+        defer { try? file.close() }
+        guard let size = try? file.seekToEnd() else { return nil }
+        try? file.seek(toOffset: size > 4096 ? size - 4096 : 0)
+        guard let data = try? file.readToEnd() else { return nil }
+        return String(decoding: data, as: UTF8.self).split(separator: "\n").last.map(String.init)
     }
 }
 

@@ -254,7 +254,7 @@ final class LockedCounter: @unchecked Sendable {
 }
 
 /// An application that depends on Keyjar has no keyjard beside it (its `swift build` does not
-/// build one) and none on PATH: the error says how to provide one.
+/// build one) and none on PATH, or one that cannot start: the error says what to do.
 @Suite(.timeLimit(hangLimit))
 struct KeyjardNotFoundTests {
     @Test(arguments: [nil, "/nonexistent/keyjard"])
@@ -281,5 +281,30 @@ struct KeyjardNotFoundTests {
         if let explicit {
             #expect(result.error.contains("KEYJAR_KEYJARD is \"\(explicit)\", which is not an executable file"))
         }
+    }
+
+    /// A keyjard that stops before it serves: the error quotes the last line of its log, which
+    /// says why, rather than only where the log is.
+    @Test func aKeyjardThatStopsBeforeServingIsQuoted() async throws {
+        let directory = try TemporaryDirectory()
+        let keyjard = directory.path("keyjard")
+        try "#!/bin/sh\necho 'keyjard: cannot open the database /nowhere: permission denied' >&2\nexit 1\n"
+            .write(toFile: keyjard, atomically: true, encoding: .utf8)
+        chmod(keyjard, 0o755)
+        let environment = [
+            "KEYJAR_SOCKET": directory.path("run/keyjar.sock"),
+            "KEYJAR_DATABASE": directory.path("data/store.sqlite3"),
+            "KEYJAR_KEYJARD": keyjard,
+            "PATH": "/usr/bin:/bin",
+            "HOME": directory.path("."),
+        ]
+        let result = try await runCommand(
+            DaemonProcess.builtExecutable(named: "KeyjarTestPeer"),
+            ["header", "https://example.com/"],
+            environment: environment
+        )
+        #expect(result.status == 1)
+        #expect(result.error.contains("did not become ready"), "\(result.error)")
+        #expect(result.error.contains("cannot open the database /nowhere: permission denied"))
     }
 }
