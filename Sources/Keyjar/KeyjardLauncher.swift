@@ -45,12 +45,25 @@ enum KeyjardLauncher {
         let serverLock = directory + "/keyjard.lock"
         if try waitForStartingKeyjard(lockPath: serverLock, socketPath: socketPath, until: deadline) { return }
         guard let binary = findKeyjard() else { throw unreachable(notFound(socketPath: socketPath)) }
-        do {
-            try spawn(binary, socketPath: socketPath, logPath: directory + "/keyjard.log", timeout: timeout)
-        } catch {
-            // Ours lost the race for the serving lock to one started meanwhile: that one serves.
-            if try waitForStartingKeyjard(lockPath: serverLock, socketPath: socketPath, until: deadline) { return }
-            throw error
+        // Ours may lose the race for the serving lock to one started meanwhile (then that one
+        // serves, and is waited for); and that one may itself stop before it serves (killed, or
+        // failing), leaving nobody. Looking again after each, a few times, ends with a keyjard
+        // serving whatever order the others came and went in; one that fails by itself every
+        // time is reported after the last try.
+        var attempts = 0
+        while true {
+            attempts += 1
+            do {
+                try spawn(binary, socketPath: socketPath, logPath: directory + "/keyjard.log", timeout: timeout)
+                return
+            } catch {
+                if try waitForStartingKeyjard(lockPath: serverLock, socketPath: socketPath, until: deadline) { return }
+                if let socket = try? UnixSocket.connect(path: socketPath) {
+                    socket.close()
+                    return
+                }
+                guard attempts < 3, Date() < deadline else { throw error }
+            }
         }
     }
 
