@@ -13,6 +13,11 @@ public enum CookieStoreOutcome: Sendable, Hashable, CustomStringConvertible {
     /// Whether the cookie was stored.
     public var isStored: Bool { self == .stored }
 
+    /// Why the cookie was not stored; nil when it was.
+    public var rejectionReason: String? {
+        if case .rejected(let reason) = self { reason } else { nil }
+    }
+
     public var description: String {
         switch self {
         case .stored: "stored"

@@ -24,7 +24,7 @@ extension KeyjarClient {
 
     /// Stores a response's Set-Cookie lines (one each, never comma-joined) under the accept
     /// policy and domain rules.
-    /// - Returns: per line, nil when stored, else why not.
+    /// - Returns: per line, whether it was stored or why not.
     @discardableResult
     public func storeCookies(
         _ setCookieLines: [String],
@@ -32,23 +32,23 @@ extension KeyjarClient {
         mainDocumentURL: URL? = nil,
         isTopLevelNavigation: Bool = true,
         httpMethod: String = "GET"
-    ) throws(KeyjarClientError) -> [String?] {
+    ) throws(KeyjarClientError) -> [CookieStoreOutcome] {
         let context = Self.context(url, mainDocumentURL, isTopLevelNavigation, httpMethod)
         guard case .cookieOutcomes(let outcomes, _) = try call(.setCookies(headers: setCookieLines, context: context))
         else {
             throw Self.unexpectedReply
         }
-        return outcomes
+        return outcomes.map(CookieStoreOutcome.init)
     }
 
     /// Stores cookies a program built (no accept policy, as `HTTPCookieStorage.setCookie`).
     /// - Returns: per cookie, nil when stored, else why not.
     @discardableResult
-    public func insertCookies(_ cookies: [Cookie]) throws(KeyjarClientError) -> [String?] {
+    public func insertCookies(_ cookies: [Cookie]) throws(KeyjarClientError) -> [CookieStoreOutcome] {
         guard case .cookieOutcomes(let outcomes, _) = try call(.insertCookies(cookies: cookies)) else {
             throw Self.unexpectedReply
         }
-        return outcomes
+        return outcomes.map(CookieStoreOutcome.init)
     }
 
     /// Every stored cookie, or those of `domain` and its subdomains.

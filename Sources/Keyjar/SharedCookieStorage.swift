@@ -248,7 +248,7 @@ public final class SharedCookieStorage: Sendable {
             mainDocumentURL: mainDocumentURL,
             isTopLevelNavigation: isTopLevelNavigation,
             httpMethod: httpMethod
-        )
+        ).map(\.rejectionReason)
     }
 
     /// Stores cookies received for `url` as `HTTPCookieStorage.setCookies(_:for:mainDocumentURL:)`
@@ -322,7 +322,7 @@ public final class SharedCookieStorage: Sendable {
         if case .memory(let jar) = backend {
             return storeInMemory(jar, cookies) { jar, cookie in jar.insert(cookie) }
         }
-        return try client.insertCookies(cookies)
+        return try client.insertCookies(cookies).map(\.rejectionReason)
     }
 
     /// Stores one cookie as a program sets it (no accept policy, as `HTTPCookieStorage`).

@@ -177,8 +177,9 @@ extension CookieCommand {
                 for: try cookieURL(url),
                 mainDocumentURL: try mainDocument.map(cookieURL)
             )
-            let rejections = zip(headers, outcomes).compactMap { header, outcome in
-                outcome.map { (header.split(separator: ";").first.map(String.init) ?? header, $0) }
+            let rejections = zip(headers, outcomes).compactMap { header, outcome -> (String, String)? in
+                guard case .rejected(let reason) = outcome else { return nil }
+                return (header.split(separator: ";").first.map(String.init) ?? header, reason)
             }
             for (cookie, reason) in rejections {
                 // Only the name=value's start: a rejected 5 KB cookie is not echoed whole.
