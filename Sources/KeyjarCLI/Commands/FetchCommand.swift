@@ -379,10 +379,12 @@ struct FetchCommand: AsyncParsableCommand {
         }
         let current = FileManager.default.currentDirectoryPath
         if remoteName {
-            return .file(.serverName(directory: Self.absolute(directory ?? current, in: current), overwrite: overwrite))
+            return .file(
+                .serverName(directory: OutputFile.absolute(directory ?? current, in: current), overwrite: overwrite)
+            )
         }
         guard let output else { return .standardOutput }
-        switch try OutputFile.resolve(output, in: directory.map { Self.absolute($0, in: current) } ?? current) {
+        switch try OutputFile.resolve(output, in: directory.map { OutputFile.absolute($0, in: current) } ?? current) {
         case .standardOutput: return .standardOutput
         case .regular(let path): return .file(.path(path))
         case .special(let path):
@@ -391,11 +393,6 @@ struct FetchCommand: AsyncParsableCommand {
             }
             return .special(path)
         }
-    }
-
-    static func absolute(_ path: String, in directory: String) -> String {
-        let expanded = (path as NSString).expandingTildeInPath
-        return expanded.hasPrefix("/") ? expanded : (directory as NSString).appendingPathComponent(expanded)
     }
 
     /// With -C: the interrupted download of this URL that the file's record describes.
