@@ -160,7 +160,24 @@ func runStressBenchmark() throws {
     // keyjard's final state, as a fresh client sees it, once the halves of credential writes
     // that keyjard's kills cut short are repaired.
     let checker = try KeyjarClient(configuration: .init(socketPath: daemon.socketPath, autoStart: false))
-    guard case .credentialsRepaired(let halves, _) = try checker.call(.repairCredentials),
+    // Once the disk has room again, keyjard must take writes again: when it does not, what
+    // fills its directory says why.
+    let repaired: Response
+    do {
+        repaired = try checker.call(.repairCredentials)
+    } catch {
+        var listing = ""
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: serviceDirectory)) ?? [] {
+            let size = (try? FileManager.default.attributesOfItem(atPath: serviceDirectory + "/" + name)[.size]) ?? "?"
+            listing += " \(name)=\(size)"
+        }
+        var space = statvfs()
+        if statvfs(serviceDirectory, &space) == 0 {
+            listing += "; free \(UInt64(space.f_bavail) * UInt64(space.f_frsize)) bytes"
+        }
+        throw BenchmarkError("keyjard refused the final repair (\(error)); its directory:\(listing)")
+    }
+    guard case .credentialsRepaired(let halves, _) = repaired,
         case .snapshot(let snapshot) = try checker.call(.snapshot),
         case .credentials(let credentials) = try checker.call(.allCredentials)
     else { throw BenchmarkError("keyjard did not answer the final snapshot") }

@@ -66,6 +66,13 @@ public final class StoreDatabase: @unchecked Sendable {
         checkpointer = try Self.wrap { try SQLiteConnection(path: path) }
         // A restarting checkpoint waits for the writer's current transaction (tens of µs).
         try Self.wrap { try checkpointer.execute("PRAGMA busy_timeout = 1000") }
+        // What the last keyjard left in the WAL goes into the database before anything else, and
+        // the WAL file is emptied. The running checkpointer does this only once writes pause for
+        // a second: a keyjard killed more often than that (a crash loop, the stress run's kills)
+        // would otherwise pass an ever longer WAL on to the next, until the WAL alone filled the
+        // disk and no checkpoint could run (the database must grow to take it). A failure here
+        // (the disk already full) is not fatal: the running checkpointer tries again.
+        _ = try? checkpoint(.truncate)
     }
 
     static func wrap<T>(_ body: () throws -> T) throws -> T {
