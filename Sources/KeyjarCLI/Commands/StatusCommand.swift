@@ -25,12 +25,14 @@ struct StatusCommand: ParsableCommand {
     func run() throws {
         let status: ServiceStatus
         do {
-            status = try global.connect().status()
+            let client = try global.connect()
+            do {
+                status = try client.status()
+            } catch {
+                throw CLIError(error)
+            }
         } catch let error as CLIError where error.status == .unreachable && json {
             // Scripts read `reachable` from the object, so it is printed in this case too.
-            Output.line(try Output.json(UnreachableJSON(socketPath: global.socketPath, error: error.message)))
-            throw error
-        } catch let error as KeyjarClientError where CLIError(error).status == .unreachable && json {
             Output.line(try Output.json(UnreachableJSON(socketPath: global.socketPath, error: error.message)))
             throw error
         }
