@@ -12,16 +12,11 @@ let swiftSettings: [SwiftSetting] = [
 let package = Package(
     name: "Keyjar",
     products: [
-        .library(name: "KeyjarCore", targets: ["KeyjarCore"]),
-        .library(name: "KeyjarCodec", targets: ["KeyjarCodec"]),
-        .library(name: "KeyjarStore", targets: ["KeyjarStore"]),
-        .library(name: "KeyjarProtocol", targets: ["KeyjarProtocol"]),
+        // What a program may import: the client library, the loader, the model; and the
+        // executables. Everything else is the service's or the tools' insides.
         .library(name: "Keyjar", targets: ["Keyjar"]),
-        .library(name: "KeyjarAuth", targets: ["KeyjarAuth"]),
-        .library(name: "KeyjarHTTPCache", targets: ["KeyjarHTTPCache"]),
-        // URLLoader.Configuration.responseCache takes one: an application must be able to name it.
-        .library(name: "KeyjarResponseCache", targets: ["KeyjarResponseCache"]),
         .library(name: "KeyjarLoader", targets: ["KeyjarLoader"]),
+        .library(name: "KeyjarCore", targets: ["KeyjarCore"]),
         .executable(name: "keyjard", targets: ["KeyjarDaemon"]),
         .executable(name: "keyjar", targets: ["KeyjarCLI"]),
         .executable(name: "keyjar-bench", targets: ["KeyjarBench"]),
@@ -113,14 +108,11 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // The wire format between clients and keyjard: frames and versioned messages.
+        // The wire format between clients and keyjard: frames, versioned messages and their
+        // codec, the sequence page's layout, default paths. Both sides link it: no NIO here.
         .target(
             name: "KeyjarProtocol",
-            dependencies: [
-                "KeyjarCore", "KeyjarCodec",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "Atomics", package: "swift-atomics"),
-            ],
+            dependencies: ["KeyjarCore", "KeyjarCodec"],
             swiftSettings: swiftSettings
         ),
         // keyjard's server: the socket, the connections, the service that owns the store.
@@ -164,10 +156,26 @@ let package = Package(
             dependencies: ["KeyjarCore", "COpenSSL", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swiftSettings
         ),
-        // The client library: a process's connection to keyjard and its local replica.
+        // The client library: a process's connection to keyjard (its blocking transport, the
+        // sequence page's reader) and its local replica.
         .target(
             name: "Keyjar",
-            dependencies: ["KeyjarCore", "KeyjarCodec", "KeyjarLocks", "KeyjarProtocol"],
+            dependencies: [
+                "KeyjarCore", "KeyjarCodec", "KeyjarLocks", "KeyjarProtocol",
+                .product(name: "Atomics", package: "swift-atomics"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // TLS client identities (a certificate and its key, from PEM or PKCS#12) and certificate
+        // summaries: read by the loader for a challenge and by `keyjar credential add --identity`.
+        .target(
+            name: "KeyjarIdentity",
+            dependencies: [
+                "COpenSSL",
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
             swiftSettings: swiftSettings
         ),
         // URL loading on libcurl with NSURLConnection's delegate contract, wired to the shared
@@ -175,11 +183,8 @@ let package = Package(
         .target(
             name: "KeyjarLoader",
             dependencies: [
-                "Keyjar", "KeyjarAuth", "KeyjarCore", "KeyjarHTTPCache", "KeyjarLocks", "KeyjarResponseCache", "CCurl",
-                "COpenSSL", "CZlib",
-                .product(name: "X509", package: "swift-certificates"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "SwiftASN1", package: "swift-asn1"),
+                "Keyjar", "KeyjarAuth", "KeyjarCore", "KeyjarHTTPCache", "KeyjarIdentity", "KeyjarLocks",
+                "KeyjarResponseCache", "CCurl", "CZlib",
             ],
             swiftSettings: swiftSettings
         ),
@@ -187,8 +192,8 @@ let package = Package(
         .executableTarget(
             name: "KeyjarCLI",
             dependencies: [
-                "Keyjar", "KeyjarAuth", "KeyjarCodec", "KeyjarCore", "KeyjarHTTPCache", "KeyjarLocks", "KeyjarLoader",
-                "KeyjarResponseCache",
+                "Keyjar", "KeyjarAuth", "KeyjarCodec", "KeyjarCore", "KeyjarHTTPCache", "KeyjarIdentity", "KeyjarLocks",
+                "KeyjarLoader", "KeyjarResponseCache",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
@@ -242,7 +247,8 @@ let package = Package(
         .target(
             name: "KeyjarTestSupport",
             dependencies: [
-                "KeyjarCore", "KeyjarProtocol", "KeyjarServer", .product(name: "Logging", package: "swift-log"),
+                "Keyjar", "KeyjarCore", "KeyjarProtocol", "KeyjarServer",
+                .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tests/KeyjarTestSupport",
             swiftSettings: swiftSettings
@@ -288,7 +294,8 @@ let package = Package(
         .testTarget(
             name: "KeyjarServerTests",
             dependencies: [
-                "KeyjarTestSupport", "KeyjarProtocol", "KeyjarCodec", "KeyjarCore", "KeyjarDaemon", "KeyjarServer",
+                "KeyjarTestSupport", "Keyjar", "KeyjarProtocol", "KeyjarCodec", "KeyjarCore", "KeyjarDaemon",
+                "KeyjarServer",
                 "KeyjarStore", .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Keyjar
 import KeyjarCodec
 import KeyjarCore
 import KeyjarProtocol

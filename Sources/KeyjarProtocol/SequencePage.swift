@@ -1,4 +1,3 @@
-import Atomics
 import Glibc
 
 /// keyjard's last committed sequence number, in a page of shared memory beside the socket.
@@ -21,130 +20,30 @@ public enum SequencePage {
         return String(socketPath[..<slash]) + "/keyjard.sequence"
     }
 
-    static let size = 4096
-    static let magic: UInt64 = {
+    package static let size = 4096
+    package static let magic: UInt64 = {
         var value: UInt64 = 0
         withUnsafeMutableBytes(of: &value) { bytes in
             for (index, byte) in "KJSEQ1".utf8.enumerated() { bytes[index] = byte }
         }
         return value
     }()
-    static let sequenceOffset = 8
-    static let pidOffset = 16
+    package static let sequenceOffset = 8
+    package static let pidOffset = 16
 
     /// Why the page could not be opened or made.
     public struct Failure: Error, Sendable, CustomStringConvertible {
         public var path: String
         public var reason: String
         public var description: String { "sequence page \(path): \(reason)" }
+
+        package init(path: String, reason: String) {
+            self.path = path
+            self.reason = reason
+        }
     }
 
-    static func systemFailure(_ path: String, _ call: String) -> Failure {
+    package static func systemFailure(_ path: String, _ call: String) -> Failure {
         Failure(path: path, reason: "\(call): \(String(cString: strerror(errno)))")
-    }
-
-    /// keyjard's side: maps the page writable and publishes sequence numbers.
-    public final class Publisher: @unchecked Sendable {
-        // @unchecked: the mapping lives as long as this object and is only written through
-        // atomic stores; keyjard publishes from its one event loop.
-        private let base: UnsafeMutableRawPointer
-        private let sequence: UnsafeAtomic<UInt64>
-
-        /// Opens (or creates) the page at `path`, private to the user, and publishes `sequence`.
-        public init(path: String, sequence initial: UInt64) throws(Failure) {
-            let descriptor = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
-            guard descriptor >= 0 else { throw systemFailure(path, "open") }
-            defer { close(descriptor) }
-            var status = stat()
-            guard fstat(descriptor, &status) == 0 else { throw systemFailure(path, "fstat") }
-            guard status.st_mode & S_IFMT == S_IFREG else { throw Failure(path: path, reason: "not a regular file") }
-            guard status.st_uid == getuid() else {
-                throw Failure(path: path, reason: "belongs to uid \(status.st_uid), not to you (uid \(getuid()))")
-            }
-            guard fchmod(descriptor, 0o600) == 0 else { throw systemFailure(path, "fchmod") }
-            if status.st_size != SequencePage.size {
-                guard ftruncate(descriptor, off_t(SequencePage.size)) == 0 else {
-                    throw systemFailure(path, "ftruncate")
-                }
-            }
-            let mapped = mmap(nil, SequencePage.size, PROT_READ | PROT_WRITE, MAP_SHARED, descriptor, 0)
-            guard let mapped, mapped != MAP_FAILED else { throw systemFailure(path, "mmap") }
-            base = mapped
-            sequence = UnsafeAtomic(
-                at: (mapped + SequencePage.sequenceOffset).assumingMemoryBound(to: UInt64.AtomicRepresentation.self)
-            )
-            // The number before the magic: a client never reads a valid page with a number
-            // left by a keyjard that served another database.
-            sequence.store(initial, ordering: .releasing)
-            mapped.storeBytes(of: UInt64(getpid()), toByteOffset: SequencePage.pidOffset, as: UInt64.self)
-            UnsafeAtomic<UInt64>(at: mapped.assumingMemoryBound(to: UInt64.AtomicRepresentation.self))
-                .store(SequencePage.magic, ordering: .releasing)
-        }
-
-        deinit {
-            munmap(base, SequencePage.size)
-        }
-
-        /// Makes `value` the published number; call before the commit it ends is acknowledged.
-        public func publish(_ value: UInt64) {
-            sequence.store(value, ordering: .releasing)
-        }
-
-        public var published: UInt64 { sequence.load(ordering: .relaxed) }
-    }
-
-    /// A client's side: the page mapped read-only.
-    public final class Reader: @unchecked Sendable {
-        // @unchecked: a read-only mapping, read through atomic loads, unmapped at deinit.
-        private let base: UnsafeMutableRawPointer
-        private let sequence: UnsafeAtomic<UInt64>
-        /// The file's identity, to tell a page that keyjard replaced from the one mapped.
-        public let device: UInt64
-        public let inode: UInt64
-
-        /// Maps the page at `path`; fails when it is missing (a keyjard without one), not the
-        /// user's, readable by others, or not a page keyjard wrote.
-        public init(path: String) throws(Failure) {
-            let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
-            guard descriptor >= 0 else { throw systemFailure(path, "open") }
-            defer { close(descriptor) }
-            var status = stat()
-            guard fstat(descriptor, &status) == 0 else { throw systemFailure(path, "fstat") }
-            guard status.st_mode & S_IFMT == S_IFREG, status.st_uid == getuid(), status.st_mode & 0o077 == 0,
-                status.st_size >= SequencePage.size
-            else {
-                throw Failure(path: path, reason: "not a private, page-sized file of this user")
-            }
-            let mapped = mmap(nil, SequencePage.size, PROT_READ, MAP_SHARED, descriptor, 0)
-            guard let mapped, mapped != MAP_FAILED else { throw systemFailure(path, "mmap") }
-            guard
-                UnsafeAtomic<UInt64>(at: mapped.assumingMemoryBound(to: UInt64.AtomicRepresentation.self))
-                    .load(ordering: .acquiring) == SequencePage.magic
-            else {
-                munmap(mapped, SequencePage.size)
-                throw Failure(path: path, reason: "not a keyjard sequence page")
-            }
-            base = mapped
-            sequence = UnsafeAtomic(
-                at: (mapped + SequencePage.sequenceOffset).assumingMemoryBound(to: UInt64.AtomicRepresentation.self)
-            )
-            device = UInt64(status.st_dev)
-            inode = UInt64(status.st_ino)
-        }
-
-        deinit {
-            munmap(base, SequencePage.size)
-        }
-
-        /// keyjard's last committed sequence number.
-        @inline(__always)
-        public var latest: UInt64 { sequence.load(ordering: .acquiring) }
-
-        /// Whether `path` still names the file this reader mapped.
-        public func isCurrent(at path: String) -> Bool {
-            var status = stat()
-            guard lstat(path, &status) == 0 else { return false }
-            return UInt64(status.st_dev) == device && UInt64(status.st_ino) == inode
-        }
     }
 }

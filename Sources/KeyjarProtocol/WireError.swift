@@ -11,18 +11,16 @@ public struct WireError: Error, Sendable, Hashable, Codable, CustomStringConvert
 
     public var description: String { "\(message) (keyjar error \(code))" }
 
-    // Protocol
-    public static let malformedFrame: UInt16 = 1
-    public static let unsupportedVersion: UInt16 = 2
-    public static let malformedMessage: UInt16 = 3
-    public static let handshakeRequired: UInt16 = 4
-    // Requests
-    public static let invalidArgument: UInt16 = 10
-    public static let notFound: UInt16 = 11
-    public static let cookieRejected: UInt16 = 12
-    // Service
-    public static let storageFailure: UInt16 = 20
-    public static let secretsUnavailable: UInt16 = 21
-    public static let overloaded: UInt16 = 22
-    public static let shuttingDown: UInt16 = 23
+    // The numbers, as ``code`` holds them (named once, in ``WireErrorCode``).
+    public static let malformedFrame = WireErrorCode.malformedFrame.rawValue
+    public static let unsupportedVersion = WireErrorCode.unsupportedVersion.rawValue
+    public static let malformedMessage = WireErrorCode.malformedMessage.rawValue
+    public static let handshakeRequired = WireErrorCode.handshakeRequired.rawValue
+    public static let invalidArgument = WireErrorCode.invalidArgument.rawValue
+    public static let notFound = WireErrorCode.notFound.rawValue
+    public static let cookieRejected = WireErrorCode.cookieRejected.rawValue
+    public static let storageFailure = WireErrorCode.storageFailure.rawValue
+    public static let secretsUnavailable = WireErrorCode.secretsUnavailable.rawValue
+    public static let overloaded = WireErrorCode.overloaded.rawValue
+    public static let shuttingDown = WireErrorCode.shuttingDown.rawValue
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Keyjar
 import KeyjarCodec
 import KeyjarCore
 import KeyjarProtocol

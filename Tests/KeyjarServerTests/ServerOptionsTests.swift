@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Keyjar
 import KeyjarCore
 import KeyjarProtocol
 import KeyjarTestSupport

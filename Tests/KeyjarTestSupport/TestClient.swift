@@ -1,12 +1,13 @@
+package import Keyjar
 public import KeyjarProtocol
 
 /// The protocol client the server tests use (the wire format itself, not the client library).
-public typealias TestClient = WireConnection
+package typealias TestClient = WireConnection
 
 extension WireConnection {
     /// Sets cookies as a response from `url` would, returning each line's outcome.
     @discardableResult
-    public func setCookies(_ headers: [String], from url: String, mainDocument: String? = nil) throws -> [String?] {
+    package func setCookies(_ headers: [String], from url: String, mainDocument: String? = nil) throws -> [String?] {
         let response = try call(
             .setCookies(headers: headers, context: WireCookieContext(url: url, mainDocumentURL: mainDocument))
         )
@@ -14,13 +15,13 @@ extension WireConnection {
         return outcomes
     }
 
-    public func cookieHeader(for url: String) throws -> String? {
+    package func cookieHeader(for url: String) throws -> String? {
         let response = try call(.cookieHeader(context: WireCookieContext(url: url)))
         guard case .cookieHeader(let header) = response else { throw ConnectionError("unexpected \(response)") }
         return header
     }
 
-    public func snapshot() throws -> StoreSnapshot {
+    package func snapshot() throws -> StoreSnapshot {
         let response = try call(.snapshot)
         guard case .snapshot(let snapshot) = response else { throw ConnectionError("unexpected \(response)") }
         return snapshot

@@ -4,6 +4,7 @@ import FoundationNetworking
 import Glibc
 import Keyjar
 import KeyjarCore
+import KeyjarIdentity
 import KeyjarLoader
 
 /// `keyjar credential …`: the shared URL credential storage.

@@ -1,21 +1,21 @@
-public import Foundation
+package import Foundation
 import Glibc
 
 /// A connected Unix stream socket: connect, send everything, receive with a timeout.
-public struct UnixSocket: Sendable {
-    public let descriptor: CInt
+package struct UnixSocket: Sendable {
+    package let descriptor: CInt
 
     /// Why a connect failed; `errno` tells "nobody listens" (ENOENT, ECONNREFUSED) from others.
-    public struct ConnectError: Error, Sendable, CustomStringConvertible {
-        public var path: String
-        public var errno: Int32
+    package struct ConnectError: Error, Sendable, CustomStringConvertible {
+        package var path: String
+        package var errno: Int32
 
         /// True when no keyjard is serving the path (so starting one may help).
-        public var nobodyListening: Bool { errno == ENOENT || errno == ECONNREFUSED }
-        public var description: String { "cannot connect to \(path): \(String(cString: strerror(errno)))" }
+        package var nobodyListening: Bool { errno == ENOENT || errno == ECONNREFUSED }
+        package var description: String { "cannot connect to \(path): \(String(cString: strerror(errno)))" }
     }
 
-    public static func connect(path: String) throws(ConnectError) -> UnixSocket {
+    package static func connect(path: String) throws(ConnectError) -> UnixSocket {
         let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard descriptor >= 0 else { throw ConnectError(path: path, errno: errno) }
         var address = sockaddr_un()
@@ -41,7 +41,7 @@ public struct UnixSocket: Sendable {
         return UnixSocket(descriptor: descriptor)
     }
 
-    public func sendAll(_ bytes: [UInt8]) throws(ConnectionError) {
+    package func sendAll(_ bytes: [UInt8]) throws(ConnectionError) {
         var offset = 0
         while offset < bytes.count {
             let written = bytes[offset...].withUnsafeBytes {
@@ -55,7 +55,7 @@ public struct UnixSocket: Sendable {
 
     /// Reads what is available into `buffer`: the byte count, 0 at end of stream, nil when
     /// nothing arrived within `timeout`.
-    public func receive(into buffer: inout [UInt8], timeout: TimeInterval) throws(ConnectionError) -> Int? {
+    package func receive(into buffer: inout [UInt8], timeout: TimeInterval) throws(ConnectionError) -> Int? {
         var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
         let ready = poll(&poller, 1, Int32(max(0, min(timeout, 3600)) * 1000))
         if ready == 0 || (ready < 0 && errno == EINTR) { return nil }
@@ -73,7 +73,7 @@ public struct UnixSocket: Sendable {
     /// (``receiveWithoutSleeping(into:until:)``) before it waits in the kernel: long enough for
     /// keyjard to answer a one-cookie write, whose reply a cross-CPU wake-up would delay
     /// (docs/performance.md). Bounded, so a slow answer (an import) costs at most this much CPU.
-    public static let awakeForReply: UInt64 = 250_000
+    package static let awakeForReply: UInt64 = 250_000
 
     /// Reads what arrives before `deadline` (``monotonicNanoseconds()``) without sleeping:
     /// tries a non-blocking read, yields the CPU, and tries again. The count, 0 at end of
@@ -83,7 +83,7 @@ public struct UnixSocket: Sendable {
     /// more than keyjard needs to commit and answer. A caller that has just sent a
     /// request and expects its reply within that time gets it sooner by staying awake, and
     /// yielding between tries lets keyjard have the CPU if it shares this one.
-    public func receiveWithoutSleeping(
+    package func receiveWithoutSleeping(
         into buffer: inout [UInt8],
         until deadline: UInt64
     ) throws(ConnectionError) -> Int? {
@@ -104,7 +104,7 @@ public struct UnixSocket: Sendable {
 
     /// Reads what is available, waiting for it in the kernel as long as it takes: the count,
     /// 0 at end of stream (or when ``shutdownBoth()`` was called meanwhile).
-    public func receiveBlocking(into buffer: inout [UInt8]) throws(ConnectionError) -> Int {
+    package func receiveBlocking(into buffer: inout [UInt8]) throws(ConnectionError) -> Int {
         while true {
             let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
             if count >= 0 { return count }
@@ -118,7 +118,7 @@ public struct UnixSocket: Sendable {
 
     /// Waits until bytes or the end of stream can be read, without reading: true when they
     /// can, false when `timeout` ran out.
-    public func waitForBytes(timeout: TimeInterval) throws(ConnectionError) -> Bool {
+    package func waitForBytes(timeout: TimeInterval) throws(ConnectionError) -> Bool {
         var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
         let ready = poll(&poller, 1, Int32(max(0, min(timeout, 3600)) * 1000))
         if ready < 0 && errno != EINTR { throw ConnectionError("poll failed: \(String(cString: strerror(errno)))") }
@@ -127,13 +127,13 @@ public struct UnixSocket: Sendable {
 
     /// Wakes a thread blocked in `waitForBytes`, `receive` or `receiveBlocking` and ends the
     /// connection.
-    public func shutdownBoth() { shutdown(descriptor, Int32(SHUT_RDWR)) }
+    package func shutdownBoth() { shutdown(descriptor, Int32(SHUT_RDWR)) }
 
-    public func close() { Glibc.close(descriptor) }
+    package func close() { Glibc.close(descriptor) }
 }
 
 /// CLOCK_MONOTONIC in nanoseconds.
-public func monotonicNanoseconds() -> UInt64 {
+package func monotonicNanoseconds() -> UInt64 {
     var now = timespec()
     clock_gettime(CLOCK_MONOTONIC, &now)
     return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)

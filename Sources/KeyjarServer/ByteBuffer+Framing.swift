@@ -1,3 +1,4 @@
+import KeyjarProtocol
 public import NIOCore
 
 extension ByteBuffer {

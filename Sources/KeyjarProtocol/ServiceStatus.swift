@@ -1,3 +1,5 @@
+public import KeyjarCore
+
 /// What keyjard reports about itself.
 public struct ServiceStatus: Sendable, Hashable, Codable {
     public var version: String

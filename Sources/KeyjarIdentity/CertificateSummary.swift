@@ -26,7 +26,7 @@ public struct CertificateSummary: Sendable, Hashable, CustomStringConvertible {
     /// libcurl's pin for the certificate's public key: `sha256//` and the base64 SHA-256 of its
     /// SubjectPublicKeyInfo. A connection pinned to it is refused during the handshake, before
     /// anything is sent, by a server holding another key.
-    let publicKeyPin: String
+    package let publicKeyPin: String
 
     /// - Throws: swift-certificates' error when the bytes are not an X.509 certificate.
     public init(der: Data) throws {

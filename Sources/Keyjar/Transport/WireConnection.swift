@@ -1,4 +1,5 @@
-public import Foundation
+package import Foundation
+package import KeyjarProtocol
 
 /// A blocking connection to keyjard speaking the wire protocol directly: one request at a
 /// time, replies matched by id, pushed events kept aside. For tools, benchmarks and tests; the
@@ -8,24 +9,24 @@ public import Foundation
 /// let connection = try WireConnection(socketPath: KeyjarPaths.defaultSocketPath())
 /// let reply = try connection.call(.status)
 /// ```
-public final class WireConnection {
+package final class WireConnection {
     /// Sending goes through this copy, so that one thread may send while another receives
     /// (the reader is mutated by every read).
     private let socket: UnixSocket
     private var reader: ServerMessageReader
     private var nextID: UInt64 = 0
     /// Events and snapshots that arrived while waiting for a reply.
-    public private(set) var pushed: [ServerMessage] = []
+    package private(set) var pushed: [ServerMessage] = []
     /// When not nil, every payload received is appended here as sent (for protocol checks).
-    public var recordedPayloads: [[UInt8]]? {
+    package var recordedPayloads: [[UInt8]]? {
         get { reader.recordedPayloads }
         set { reader.recordedPayloads = newValue }
     }
     /// True once keyjard closed the connection.
-    public private(set) var isClosed = false
+    package private(set) var isClosed = false
 
     /// Connects; with `hello`, also performs the handshake.
-    public init(socketPath: String, hello: Bool = true, client: String = "keyjar-connection") throws {
+    package init(socketPath: String, hello: Bool = true, client: String = "keyjar-connection") throws {
         do {
             socket = try UnixSocket.connect(path: socketPath)
         } catch {
@@ -41,25 +42,25 @@ public final class WireConnection {
     deinit { socket.close() }
 
     /// Sends raw bytes (for malformed-input tests).
-    public func sendRaw(_ bytes: [UInt8]) throws {
+    package func sendRaw(_ bytes: [UInt8]) throws {
         try socket.sendAll(bytes)
     }
 
     @discardableResult
-    public func send(_ request: Request) throws -> UInt64 {
+    package func send(_ request: Request) throws -> UInt64 {
         nextID += 1
         try sendRaw(Framing.frame(MessageCoding.encode(ClientMessage(id: nextID, request: request))))
         return nextID
     }
 
     /// The next message from keyjard, nil on end of stream or after `timeout`.
-    public func receive(timeout: TimeInterval = 10) throws -> ServerMessage? {
+    package func receive(timeout: TimeInterval = 10) throws -> ServerMessage? {
         guard let payload = try receiveRaw(timeout: timeout) else { return nil }
         return try MessageCoding.decode(ServerMessage.self, from: payload)
     }
 
     /// The next frame's payload as sent, undecoded; nil on end of stream or after `timeout`.
-    public func receiveRaw(timeout: TimeInterval = 10) throws -> [UInt8]? {
+    package func receiveRaw(timeout: TimeInterval = 10) throws -> [UInt8]? {
         let deadline = Date().addingTimeInterval(timeout)
         while true {
             if let payload = try reader.nextPayload() { return payload }
@@ -74,7 +75,7 @@ public final class WireConnection {
 
     /// Sends a request and returns its reply; pushed messages meanwhile are kept in `pushed`.
     /// - Throws: the request's ``WireError`` when keyjard refused it, else ``ConnectionError``.
-    public func call(_ request: Request, timeout: TimeInterval = 10) throws -> Response {
+    package func call(_ request: Request, timeout: TimeInterval = 10) throws -> Response {
         let id = try send(request)
         // A pushed event may come first (keyjard sends a writer its event just before the
         // reply), so the time awake is counted from the send, not per message.
@@ -96,15 +97,15 @@ public final class WireConnection {
     }
 
     /// The next pushed event or snapshot (already received ones first).
-    public func nextPushed(timeout: TimeInterval = 10) throws -> ServerMessage? {
+    package func nextPushed(timeout: TimeInterval = 10) throws -> ServerMessage? {
         if !pushed.isEmpty { return pushed.removeFirst() }
         return try receive(timeout: timeout)
     }
 }
 
 /// A connection-level failure: could not connect, the peer closed, or no reply in time.
-public struct ConnectionError: Error, Sendable, CustomStringConvertible {
-    public var description: String
+package struct ConnectionError: Error, Sendable, CustomStringConvertible {
+    package var description: String
 
-    public init(_ description: String) { self.description = description }
+    package init(_ description: String) { self.description = description }
 }

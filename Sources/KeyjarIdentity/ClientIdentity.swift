@@ -27,9 +27,9 @@ public struct ClientIdentity: Sendable, Hashable, CustomStringConvertible {
     /// The certificate that belongs to the key.
     public let certificate: CertificateSummary
     /// The certificates, PEM, the one that belongs to the key first.
-    let certificatesPEM: String
+    package let certificatesPEM: String
     /// The private key, unencrypted PKCS#8 PEM.
-    let privateKeyPEM: String
+    package let privateKeyPEM: String
 
     /// Reads a PEM text or PKCS#12 bundle (told apart by content).
     /// - Throws: ``ReadError`` saying what is missing or wrong.

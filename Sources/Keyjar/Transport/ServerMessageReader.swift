@@ -1,4 +1,5 @@
-public import Foundation
+package import Foundation
+package import KeyjarProtocol
 
 /// The receiving side of a client's connection to keyjard: the socket's bytes cut into frames
 /// and decoded into ``ServerMessage``s, and the one loop that waits for a request's reply.
@@ -6,19 +7,19 @@ public import Foundation
 /// Every client of keyjard reads through this: the `Keyjar` library (its handshake, its
 /// one-shot calls, a caller waiting for its reply, its reader thread) and ``WireConnection``.
 /// Not thread-safe: a client shares one behind a lock.
-public struct ServerMessageReader: Sendable {
-    public let socket: UnixSocket
+package struct ServerMessageReader: Sendable {
+    package let socket: UnixSocket
     private var parser = FrameParser()
     private var buffer = [UInt8](repeating: 0, count: 65_536)
     /// When not nil, every payload is appended here as received (for protocol checks).
-    public var recordedPayloads: [[UInt8]]?
+    package var recordedPayloads: [[UInt8]]?
 
-    public init(socket: UnixSocket) {
+    package init(socket: UnixSocket) {
         self.socket = socket
     }
 
     /// Why no reply came.
-    public enum Failure: Error, Sendable {
+    package enum Failure: Error, Sendable {
         /// keyjard refused the request.
         case refused(WireError)
         /// keyjard refused the whole connection (a failure without an id), and closes it.
@@ -30,7 +31,7 @@ public struct ServerMessageReader: Sendable {
     }
 
     /// How to wait for bytes when none are buffered.
-    public enum Wait: Sendable {
+    package enum Wait: Sendable {
         /// Once, without blocking.
         case none
         /// Poll without sleeping until this ``monotonicNanoseconds()`` instant, then nothing.
@@ -42,7 +43,7 @@ public struct ServerMessageReader: Sendable {
     }
 
     /// The next whole message among the bytes already received, without reading.
-    public mutating func nextBuffered() throws(Failure) -> ServerMessage? {
+    package mutating func nextBuffered() throws(Failure) -> ServerMessage? {
         guard var payload = try nextPayload() else { return nil }
         defer { Framing.wipe(&payload, upTo: payload.count) }
         do {
@@ -53,7 +54,7 @@ public struct ServerMessageReader: Sendable {
     }
 
     /// The next whole frame's payload among the bytes already received, undecoded.
-    public mutating func nextPayload() throws(Failure) -> [UInt8]? {
+    package mutating func nextPayload() throws(Failure) -> [UInt8]? {
         do {
             guard let payload = try parser.next() else { return nil }
             recordedPayloads?.append(payload)
@@ -65,7 +66,7 @@ public struct ServerMessageReader: Sendable {
 
     /// Reads what the socket has, waiting as `wait` says; false when nothing came in time.
     /// - Throws: `.closed` at end of stream or on a failed read.
-    public mutating func read(_ wait: Wait) throws(Failure) -> Bool {
+    package mutating func read(_ wait: Wait) throws(Failure) -> Bool {
         let count: Int?
         do {
             switch wait {
@@ -91,7 +92,7 @@ public struct ServerMessageReader: Sendable {
     /// (a reply usually comes within tens of microseconds, and sleeping would cost a wake-up
     /// across CPUs; 0 polls once), then blocking until `deadline`. Every other message (pushed
     /// events, other requests' replies) goes to `other`, in order. Nil at the deadline.
-    public mutating func reply(
+    package mutating func reply(
         to id: UInt64,
         awakeUntil: UInt64,
         deadline: Date,
