@@ -104,7 +104,7 @@ let package = Package(
         .target(
             name: "KeyjarStore",
             dependencies: [
-                "KeyjarCore", "KeyjarCodec", "KeyjarLocks", "KeyjarSQLite", "CSQLite", "CLibSecret", "CMallocInfo",
+                "KeyjarCore", "KeyjarCodec", "KeyjarLocks", "KeyjarSQLite", "CLibSecret", "CMallocInfo",
             ],
             swiftSettings: swiftSettings
         ),
@@ -239,7 +239,7 @@ let package = Package(
         ),
         .testTarget(
             name: "KeyjarStoreTests",
-            dependencies: ["KeyjarStore", "KeyjarTestSupport"],
+            dependencies: ["KeyjarStore", "KeyjarCore", "KeyjarTestSupport"],
             swiftSettings: swiftSettings
         ),
         // Test helpers shared by the suites that run real processes: temp dirs, a spawned
@@ -297,6 +297,7 @@ let package = Package(
                 "KeyjarTestSupport", "Keyjar", "KeyjarProtocol", "KeyjarCodec", "KeyjarCore", "KeyjarDaemon",
                 "KeyjarServer",
                 "KeyjarStore", .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),

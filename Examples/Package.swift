@@ -16,13 +16,13 @@ let examples: [(name: String, products: [String])] = [
     ("SharedCookies", ["Keyjar"]),
     ("SharedCredentials", ["Keyjar"]),
     ("OneShotClient", ["Keyjar", "KeyjarCore"]),
-    ("WireProtocol", ["KeyjarProtocol"]),
+    ("WireProtocol", []),
     ("URLSessionCookies", ["Keyjar"]),
     ("LoadURL", ["KeyjarLoader"]),
     ("LoaderDelegate", ["KeyjarLoader"]),
     ("Download", ["KeyjarLoader"]),
-    ("ResponseCacheChoice", ["KeyjarLoader", "KeyjarResponseCache"]),
-    ("CookieEngine", ["KeyjarCore", "KeyjarCodec"]),
+    ("ResponseCacheChoice", ["KeyjarLoader"]),
+    ("CookieEngine", ["KeyjarCore"]),
 ]
 
 let package = Package(

@@ -1,7 +1,6 @@
 // The cookie engine alone: RFC 6265bis as pure values, no service.
 // snippet: engine
 import Foundation
-import KeyjarCodec  // the cookie files
 import KeyjarCore
 
 var jar = CookieJar()  // Chromium's limits, the system public suffix list, policy .always
@@ -23,11 +22,6 @@ jar.policy = CookiePolicy(
     acceptPolicy: .onlyFromMainDocumentDomain,
     domainRules: ["ads.example": .block, "news.example": .sessionOnly]
 )
-
-// curl/wget cookies.txt (and Keyjar's JSON, CookieJSONFile), bad lines reported by number.
-let file = NetscapeCookieFile.parse(try String(contentsOfFile: "cookies.txt", encoding: .utf8))
-let report = jar.importCookies(file.cookies, problems: file.problems)
-print(report.imported, report.problems)  // 1 [line 3: …]
 // snippet end
 
 // snippet: rejection

@@ -3,7 +3,6 @@
 import Foundation
 import FoundationNetworking  // URLRequest lives here on Linux
 import KeyjarLoader
-import KeyjarResponseCache
 
 @main
 struct ResponseCacheChoiceExample {

@@ -1,7 +1,51 @@
-// keyjard's protocol without the client library: frames of JSON over the socket.
+// keyjard's protocol without any Keyjar module, as a program in another language would speak
+// it: frames of JSON over the socket (Schemas/protocol.md). Swift programs use `Keyjar`.
 // snippet: wire
-import KeyjarProtocol
+import Foundation
+import Glibc
 
-let keyjar = try WireConnection(socketPath: KeyjarPaths.defaultSocketPath(), client: "my-tool")
-if case .status(let status) = try keyjar.call(.status) { print(status.cookieCount) }
+/// A frame is a 4-byte big-endian length, then that many bytes of JSON.
+func send(_ json: String, to socket: Int32) {
+    let payload = Array(json.utf8)
+    let frame = withUnsafeBytes(of: UInt32(payload.count).bigEndian, Array.init) + payload
+    let sent = frame.withUnsafeBytes { Glibc.send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+    precondition(sent == frame.count, "keyjard is gone")
+}
+
+func receive(from socket: Int32) -> [String: Any] {
+    func read(_ count: Int) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: count)
+        var done = 0
+        while done < count {
+            let got = bytes[done...].withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) }
+            precondition(got > 0, "keyjard closed the connection")
+            done += got
+        }
+        return bytes
+    }
+    let length = read(4).reduce(0) { $0 << 8 | Int($1) }
+    return (try? JSONSerialization.jsonObject(with: Data(read(length)))) as? [String: Any] ?? [:]
+}
+
+// The socket: $KEYJAR_SOCKET, else $XDG_RUNTIME_DIR/keyjar/keyjar.sock.
+let environment = ProcessInfo.processInfo.environment
+let path = environment["KEYJAR_SOCKET"] ?? (environment["XDG_RUNTIME_DIR"] ?? "/tmp") + "/keyjar/keyjar.sock"
+let socket = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+var address = sockaddr_un()
+address.sun_family = sa_family_t(AF_UNIX)
+withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: path.utf8.prefix($0.count - 1)) }
+let connected = withUnsafePointer(to: &address) {
+    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+        connect(socket, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+    }
+}
+precondition(connected == 0, "no keyjard at \(path)")
+
+// A hello first, then requests with ids; the reply carries the id back.
+send(#"{"id": 1, "request": {"hello": {"version": 2, "client": "my-tool"}}}"#, to: socket)
+_ = receive(from: socket)
+send(#"{"id": 2, "request": {"status": {}}}"#, to: socket)
+let reply = receive(from: socket)["reply"] as? [String: Any]
+let status = (reply?["response"] as? [String: Any])?["status"] as? [String: Any]
+print((status?["status"] as? [String: Any])?["cookieCount"] ?? "no status")
 // snippet end

@@ -1,7 +1,6 @@
 import ArgumentParser
 import Foundation
 import Keyjar
-import KeyjarProtocol
 
 /// Where keyjard is, shared by every command that talks to it.
 struct GlobalOptions: ParsableArguments {
