@@ -1,5 +1,5 @@
 package import Keyjar
-public import KeyjarProtocol
+package import KeyjarProtocol
 
 /// The protocol client the server tests use (the wire format itself, not the client library).
 package typealias TestClient = WireConnection
