@@ -76,6 +76,9 @@ let package = Package(
         // glibc's malloc.h (heap statistics for the benchmark, malloc_trim for the store).
         .systemLibrary(name: "CMallocInfo"),
 
+        // Directories private to the user (0700, theirs): the socket's, the store's, a cache's.
+        .target(name: "KeyjarFiles", swiftSettings: swiftSettings),
+
         // A lock that sanitizers see (Synchronization.Mutex is invisible to ThreadSanitizer).
         .target(name: "KeyjarLocks", swiftSettings: swiftSettings),
 
@@ -104,7 +107,7 @@ let package = Package(
         .target(
             name: "KeyjarStore",
             dependencies: [
-                "KeyjarCore", "KeyjarCodec", "KeyjarLocks", "KeyjarSQLite", "CLibSecret", "CMallocInfo",
+                "KeyjarCore", "KeyjarCodec", "KeyjarFiles", "KeyjarLocks", "KeyjarSQLite", "CLibSecret", "CMallocInfo",
             ],
             swiftSettings: swiftSettings
         ),
@@ -119,7 +122,7 @@ let package = Package(
         .target(
             name: "KeyjarServer",
             dependencies: [
-                "KeyjarCore", "KeyjarCodec", "KeyjarProtocol", "KeyjarStore",
+                "KeyjarCore", "KeyjarCodec", "KeyjarFiles", "KeyjarProtocol", "KeyjarStore",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -147,7 +150,7 @@ let package = Package(
         // one file per body), under KeyjarHTTPCache's rules.
         .target(
             name: "KeyjarResponseCache",
-            dependencies: ["KeyjarHTTPCache", "KeyjarLocks", "KeyjarSQLite"],
+            dependencies: ["KeyjarFiles", "KeyjarHTTPCache", "KeyjarLocks", "KeyjarSQLite"],
             swiftSettings: swiftSettings
         ),
         // HTTP authentication as pure values: challenge parsing, scheme choice, Basic and Digest.
@@ -161,7 +164,7 @@ let package = Package(
         .target(
             name: "Keyjar",
             dependencies: [
-                "KeyjarCore", "KeyjarCodec", "KeyjarLocks", "KeyjarProtocol",
+                "KeyjarCore", "KeyjarCodec", "KeyjarFiles", "KeyjarLocks", "KeyjarProtocol",
                 .product(name: "Atomics", package: "swift-atomics"),
             ],
             swiftSettings: swiftSettings
@@ -223,6 +226,11 @@ let package = Package(
         .testTarget(
             name: "KeyjarAuthTests",
             dependencies: ["KeyjarAuth", "KeyjarCore", "KeyjarTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "KeyjarFilesTests",
+            dependencies: ["KeyjarFiles", "KeyjarTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

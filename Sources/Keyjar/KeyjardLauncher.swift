@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import KeyjarFiles
 import KeyjarProtocol
 
 /// Starts keyjard when no one serves the socket: exactly once even when several processes try
@@ -23,11 +24,11 @@ enum KeyjardLauncher {
     /// Makes sure a keyjard serves `socketPath`, starting one if needed.
     static func ensureRunning(socketPath: String, timeout: TimeInterval = startTimeout) throws(KeyjarClientError) {
         let directory = (socketPath as NSString).deletingLastPathComponent
-        try? FileManager.default.createDirectory(
-            atPath: directory,
-            withIntermediateDirectories: true,
-            attributes: [.posixPermissions: 0o700]
-        )
+        do {
+            try PrivateDirectory.make(directory)
+        } catch {
+            throw unreachable("keyjard cannot be started: the socket directory \(error)")
+        }
         let lock = open(directory + "/autostart.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard lock >= 0 else { throw unreachable("cannot open \(directory)/autostart.lock") }
         defer { close(lock) }

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import KeyjarFiles
 import KeyjarHTTPCache
 import KeyjarSQLite
 
@@ -39,16 +40,10 @@ final class DiskIndex {
         bodies = directory.appendingPathComponent("bodies")
         for path in [directory.path, bodies.path] {
             do {
-                try FileManager.default.createDirectory(
-                    atPath: path,
-                    withIntermediateDirectories: true,
-                    attributes: [.posixPermissions: 0o700]
-                )
+                try PrivateDirectory.make(path)
             } catch {
-                throw ResponseCacheError("cannot create the cache directory \(path): \(error.localizedDescription)")
+                throw ResponseCacheError("the cache directory \(error)")
             }
-            // An existing directory is made private too: bodies can hold anything a site sent.
-            chmod(path, 0o700)
         }
         let indexPath = directory.appendingPathComponent("index.sqlite3").path
         do {

@@ -1,6 +1,7 @@
 import Atomics
 import Foundation
 import Glibc
+import KeyjarFiles
 import KeyjarProtocol
 import KeyjarStore
 public import Logging
@@ -23,14 +24,12 @@ public enum KeyjarServer {
         let directory = try SocketDirectory(socketPath: configuration.socketPath)
         let database: StoreDatabase
         do {
-            try FileManager.default.createDirectory(
-                atPath: (configuration.databasePath as NSString).deletingLastPathComponent,
-                withIntermediateDirectories: true,
-                attributes: [.posixPermissions: 0o700]
-            )
+            try PrivateDirectory.make((configuration.databasePath as NSString).deletingLastPathComponent)
             database = try StoreDatabase(path: configuration.databasePath)
         } catch let error as StoreError {
             throw ServerError(error.message)
+        } catch let error as PrivateDirectory.Failure {
+            throw ServerError("the database's directory \(error)")
         } catch {
             throw ServerError("cannot open the database \(configuration.databasePath): \(error.localizedDescription)")
         }

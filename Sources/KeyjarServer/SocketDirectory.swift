@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import KeyjarFiles
 
 /// The socket's directory, made private to the user, and the lock that makes keyjard the only
 /// server on that socket.
@@ -19,7 +20,11 @@ final class SocketDirectory {
         guard socketPath.utf8.count < 108 else {
             throw ServerError("the socket path \(socketPath) is longer than the 107 bytes a Unix socket allows")
         }
-        try Self.makePrivateDirectory(directory)
+        do {
+            try PrivateDirectory.make(directory)
+        } catch {
+            throw ServerError("the socket directory \(error)")
+        }
         let lockPath = directory + "/keyjard.lock"
         let descriptor = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else {
@@ -57,30 +62,5 @@ final class SocketDirectory {
 
     func removeSocket() {
         unlink(socketPath)
-    }
-
-    private static func makePrivateDirectory(_ path: String) throws {
-        var status = stat()
-        if lstat(path, &status) != 0 {
-            do {
-                try FileManager.default.createDirectory(
-                    atPath: path,
-                    withIntermediateDirectories: true,
-                    attributes: [.posixPermissions: 0o700]
-                )
-            } catch {
-                throw ServerError("cannot create the socket directory \(path): \(error.localizedDescription)")
-            }
-            guard lstat(path, &status) == 0 else { throw ServerError("cannot inspect \(path)") }
-        }
-        guard status.st_mode & S_IFMT == S_IFDIR else { throw ServerError("\(path) is not a directory") }
-        guard status.st_uid == getuid() else {
-            throw ServerError(
-                "the socket directory \(path) belongs to uid \(status.st_uid), not to you (uid \(getuid()))"
-            )
-        }
-        if status.st_mode & 0o777 != 0o700, chmod(path, 0o700) != 0 {
-            throw ServerError("cannot make \(path) private (0700): \(String(cString: strerror(errno)))")
-        }
     }
 }

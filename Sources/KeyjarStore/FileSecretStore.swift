@@ -1,5 +1,6 @@
 import Foundation
 public import KeyjarCore
+import KeyjarFiles
 import KeyjarLocks
 import Synchronization
 
@@ -279,16 +280,10 @@ public final class FileSecretStore: SecretStore {
     }
 
     private func makeDirectory(_ directory: String) throws {
-        var info = stat()
-        if stat(directory, &info) == 0 { return }
         do {
-            try FileManager.default.createDirectory(
-                atPath: directory,
-                withIntermediateDirectories: true,
-                attributes: [.posixPermissions: 0o700]
-            )
+            try PrivateDirectory.make(directory)
         } catch {
-            throw SecretStoreError(.unreadableFile, "cannot create the directory \(directory)", underlying: error)
+            throw SecretStoreError(.unreadableFile, "the directory \(error)", underlying: error)
         }
     }
 

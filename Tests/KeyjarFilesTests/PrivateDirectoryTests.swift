@@ -1,0 +1,63 @@
+import Foundation
+import Glibc
+import KeyjarFiles
+import KeyjarTestSupport
+import Testing
+
+/// The one rule for the socket's, the store's and a cache's directory.
+@Suite struct PrivateDirectoryTests {
+    private func mode(_ path: String) throws -> mode_t {
+        var status = stat()
+        guard stat(path, &status) == 0 else { throw TestSupportError("stat \(path): \(errno)") }
+        return status.st_mode & 0o777
+    }
+
+    @Test func aMissingDirectoryIsMadeWithItsParentsForTheUserAlone() throws {
+        let temporary = try TemporaryDirectory()
+        let path = temporary.path("a/b/c")
+        try PrivateDirectory.make(path)
+        #expect(try mode(temporary.path("a")) == 0o700)
+        #expect(try mode(temporary.path("a/b")) == 0o700)
+        #expect(try mode(path) == 0o700)
+        // Making it again is a no-op, not an error.
+        try PrivateDirectory.make(path)
+    }
+
+    @Test func anExistingLooserDirectoryIsTightened() throws {
+        let temporary = try TemporaryDirectory()
+        let path = temporary.path("shared")
+        #expect(mkdir(path, 0o755) == 0)
+        #expect(chmod(path, 0o755) == 0)
+        try PrivateDirectory.make(path)
+        #expect(try mode(path) == 0o700)
+    }
+
+    @Test func aFileInItsPlaceIsRefusedAndLeftAlone() throws {
+        let temporary = try TemporaryDirectory()
+        let path = temporary.path("file")
+        #expect(FileManager.default.createFile(atPath: path, contents: Data("x".utf8)))
+        #expect(chmod(path, 0o644) == 0)
+        let failure = #expect(throws: PrivateDirectory.Failure.self) { try PrivateDirectory.make(path) }
+        #expect(failure?.description == "\(path) is not a directory")
+        #expect(try mode(path) == 0o644)
+    }
+
+    @Test func aParentThatCannotHoldItSaysWhy() throws {
+        let temporary = try TemporaryDirectory()
+        #expect(FileManager.default.createFile(atPath: temporary.path("file"), contents: nil))
+        let path = temporary.path("file/sub")
+        let failure = #expect(throws: PrivateDirectory.Failure.self) { try PrivateDirectory.make(path) }
+        #expect(failure?.description.hasPrefix("\(path) cannot be created: ") == true)
+    }
+
+    @Test(.enabled(if: getuid() == 0, "only root can give a directory to another user"))
+    func anotherUsersDirectoryIsRefusedAndLeftAsItIs() throws {
+        let temporary = try TemporaryDirectory()
+        let path = temporary.path("theirs")
+        #expect(mkdir(path, 0o755) == 0)
+        #expect(chown(path, 65534, 65534) == 0)
+        let failure = #expect(throws: PrivateDirectory.Failure.self) { try PrivateDirectory.make(path) }
+        #expect(failure?.description == "\(path) belongs to uid 65534, not to you (uid 0)")
+        #expect(try mode(path) == 0o755)
+    }
+}
