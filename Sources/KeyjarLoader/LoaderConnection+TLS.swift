@@ -171,18 +171,7 @@ extension LoaderConnection {
             loader.memory.withLock { _ = $0.clientIdentities.removeValue(forKey: key) }
         }
         // The storage's identity for this server answers unasked, once.
-        if !authentication.triedStoredCredential.contains(space), let stored = storedCredential(for: space) {
-            authentication.triedStoredCredential.insert(space)
-            if let identity = ClientIdentity(credential: stored) {
-                tls.identities[key] = ClientIdentityInUse(
-                    space: space,
-                    identity: identity,
-                    credential: stored,
-                    source: .storage
-                )
-                return startAttempt()
-            }
-        }
+        if startAttemptWithStoredIdentity(space, key: key) { return }
         let error = clientCertificateError(refused: sent != nil, url: url, reason: reason)
         present(
             .clientCertificate(space, error),
@@ -192,6 +181,24 @@ extension LoaderConnection {
             failureResponse: nil,
             error: error
         )
+    }
+
+    /// Starts another attempt with the identity the storage holds for `space`, the first time
+    /// it is asked for that space; false when there is none (or it was tried already).
+    private func startAttemptWithStoredIdentity(_ space: ProtectionSpace, key: String) -> Bool {
+        guard !authentication.triedStoredCredential.contains(space), let stored = storedCredential(for: space) else {
+            return false
+        }
+        authentication.triedStoredCredential.insert(space)
+        guard let identity = ClientIdentity(credential: stored) else { return false }
+        tls.identities[key] = ClientIdentityInUse(
+            space: space,
+            identity: identity,
+            credential: stored,
+            source: .storage
+        )
+        startAttempt()
+        return true
     }
 
     private func clientCertificateError(refused: Bool, url: URL, reason: String) -> URLError {
@@ -232,18 +239,7 @@ extension LoaderConnection {
             )
             startAttempt()
         case .performDefaultHandling:
-            if !authentication.triedStoredCredential.contains(space), let stored = storedCredential(for: space),
-                let identity = ClientIdentity(credential: stored)
-            {
-                authentication.triedStoredCredential.insert(space)
-                tls.identities[key] = ClientIdentityInUse(
-                    space: space,
-                    identity: identity,
-                    credential: stored,
-                    source: .storage
-                )
-                return startAttempt()
-            }
+            if startAttemptWithStoredIdentity(space, key: key) { return }
             fail(error)
         case .cancel:
             deliverCancellation(of: challenge)

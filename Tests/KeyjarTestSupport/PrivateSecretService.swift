@@ -112,9 +112,10 @@ public final class PrivateSecretService: @unchecked Sendable {
     }
 
     private func waitForOwner(present: Bool) async throws {
-        let clock = ContinuousClock()
-        let deadline = clock.now.advanced(by: hangDeadline)
-        while clock.now < deadline {
+        try await waitUntil(
+            "org.freedesktop.secrets \(present ? "appearing" : "going away") on the private bus",
+            every: .milliseconds(20)
+        ) {
             let reply = try await runCommand(
                 "/usr/bin/dbus-send",
                 [
@@ -123,10 +124,8 @@ public final class PrivateSecretService: @unchecked Sendable {
                 ],
                 environment: environment
             )
-            if reply.status == 0, reply.output.contains("boolean \(present)") { return }
-            try await Task.sleep(for: .milliseconds(20))
+            return reply.status == 0 && reply.output.contains("boolean \(present)")
         }
-        throw TestSupportError("org.freedesktop.secrets did not \(present ? "appear" : "go away") on the private bus")
     }
 
     deinit {

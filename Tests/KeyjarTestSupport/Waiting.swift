@@ -54,6 +54,21 @@ public func waitUntil(
     }
 }
 
+/// Like `waitUntil`, for a condition that must itself wait (a command run to check it).
+public func waitUntil(
+    _ what: @autoclosure () -> String,
+    within deadline: Duration = hangDeadline,
+    every interval: Duration = .milliseconds(10),
+    asking condition: () async throws -> Bool
+) async throws {
+    let clock = ContinuousClock()
+    let end = clock.now.advanced(by: deadline)
+    while try await !condition() {
+        guard clock.now < end else { throw WaitTimedOut(what(), after: deadline) }
+        try? await Task.sleep(for: interval)
+    }
+}
+
 /// Runs blocking work (a synchronous API under test, a blocking read) on a thread of its own
 /// and suspends until it returns: the cooperative pool stays free for the other tests.
 public func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
