@@ -111,6 +111,10 @@ struct DownloadStateMachineTests {
             case .continuing(let files, _): files === fixture.files ? "continuing files" : "continuing new"
             }
         },
+        Event(name: "partialOpened") { fixture in
+            fixture.machine.partialOpened(Files(), length: 9)
+            return fixture.machine.offset == 9 ? "opened" : "-"
+        },
         Event(name: "connectionMade") { $0.machine.connectionMade(Connection()) ? "yes" : "no" },
         Event(name: "startOver") { $0.machine.startOver(after: $0.connection) ? "yes" : "no" },
         Event(name: "entityComesWhole") { fixture in
@@ -135,6 +139,12 @@ struct DownloadStateMachineTests {
             fixture.machine.filesReady(Files(), on: fixture.connection)
             return "-"
         },
+        Event(name: "recordedFiles") { $0.machine.recordedFiles(on: $0.connection) === $0.files ? "files" : "nil" },
+        Event(name: "setRecord") { fixture in
+            let before = fixture.machine.record
+            fixture.machine.setRecord(nil)
+            return before != nil && fixture.machine.record == nil ? "cleared" : "-"
+        },
         Event(name: "dataArrived") { $0.machine.dataArrived(on: $0.connection) === $0.files ? "files" : "nil" },
         Event(name: "connectionFinished") { fixture in
             guard let taken = fixture.machine.connectionFinished(fixture.connection) else { return "nil" }
@@ -144,6 +154,11 @@ struct DownloadStateMachineTests {
         Event(name: "committed") { fixture in
             fixture.machine.committed()
             return "-"
+        },
+        Event(name: "commitFailed") { fixture in
+            let before = fixture.machine.files
+            fixture.machine.commitFailed(fixture.files, undecodable: false)
+            return before == nil && fixture.machine.files === fixture.files ? "files back" : "-"
         },
         Event(name: "fail") { fixture in
             guard let failure = fixture.machine.fail() else { return "nil" }
@@ -238,6 +253,50 @@ struct DownloadStateMachineTests {
             .awaitingResponse: ("-", .awaitingResponse), .receiving: ("-", .receiving),
             .alreadyComplete: ("-", .alreadyComplete), .committing: ("-", .finished),
             .finished: ("-", .finished), .failed: ("-", .failed), .cancelled: ("-", .cancelled),
+        ],
+        "partialOpened": [
+            .idle: ("-", .idle),
+            .connecting: ("opened", .connecting),
+            .awaitingResponse: ("-", .awaitingResponse),
+            .receiving: ("-", .receiving),
+            .alreadyComplete: ("-", .alreadyComplete),
+            .committing: ("-", .committing),
+            .finished: ("-", .finished),
+            .failed: ("-", .failed),
+            .cancelled: ("-", .cancelled),
+        ],
+        "recordedFiles": [
+            .idle: ("nil", .idle),
+            .connecting: ("nil", .connecting),
+            .awaitingResponse: ("nil", .awaitingResponse),
+            .receiving: ("files", .receiving),
+            .alreadyComplete: ("nil", .alreadyComplete),
+            .committing: ("nil", .committing),
+            .finished: ("nil", .finished),
+            .failed: ("nil", .failed),
+            .cancelled: ("nil", .cancelled),
+        ],
+        "setRecord": [
+            .idle: ("-", .idle),
+            .connecting: ("cleared", .connecting),
+            .awaitingResponse: ("cleared", .awaitingResponse),
+            .receiving: ("cleared", .receiving),
+            .alreadyComplete: ("cleared", .alreadyComplete),
+            .committing: ("cleared", .committing),
+            .finished: ("-", .finished),
+            .failed: ("-", .failed),
+            .cancelled: ("-", .cancelled),
+        ],
+        "commitFailed": [
+            .idle: ("-", .idle),
+            .connecting: ("-", .connecting),
+            .awaitingResponse: ("-", .awaitingResponse),
+            .receiving: ("-", .receiving),
+            .alreadyComplete: ("-", .alreadyComplete),
+            .committing: ("files back", .committing),
+            .finished: ("-", .finished),
+            .failed: ("-", .failed),
+            .cancelled: ("-", .cancelled),
         ],
         "fail": [
             .idle: ("fail", .failed), .connecting: ("fail keeping files", .failed),
