@@ -161,8 +161,7 @@ extension LoaderConnection {
                 cache.update(url, response: updated)
                 guard let hit = cache.lookup(url) else { return false }
                 // The transfer's own (empty) end is not the load's: it ends here.
-                if let transfer { CurlEngine.shared.cancel(transfer) }
-                transfer = nil
+                if let transfer = machine.abandonTransfer() { CurlEngine.shared.cancel(transfer) }
                 serveFromCache(
                     hit.entry,
                     body: hit.body,

@@ -15,7 +15,6 @@ struct PendingChallenge {
         case http(HTTPChallengeContext)
     }
 
-    let number: Int
     let kind: Kind
     let challenge: URLAuthenticationChallenge
 }
@@ -32,8 +31,7 @@ extension LoaderConnection {
         failureResponse: URLResponse?,
         error: (any Error)?
     ) {
-        challengeCounter += 1
-        let sender = ChallengeSender(connection: self, number: challengeCounter)
+        let sender = ChallengeSender(connection: self, number: machine.nextChallengeNumber())
         let challenge = URLAuthenticationChallenge(
             protectionSpace: space,
             proposedCredential: proposedCredential,
@@ -42,7 +40,7 @@ extension LoaderConnection {
             error: error,
             sender: sender
         )
-        pendingChallenge = PendingChallenge(number: sender.number, kind: kind, challenge: challenge)
+        machine.challengePresented(PendingChallenge(kind: kind, challenge: challenge), number: sender.number)
         switch delegate {
         case let delegate as any LoaderConnectionAuthenticationDelegate:
             deliver { _ in delegate.connection(self, willSendRequestFor: challenge) }
@@ -62,8 +60,7 @@ extension LoaderConnection {
     /// The answer to challenge `number` (later answers and answers after the load ended are
     /// ignored).
     func resolveChallenge(_ number: Int, _ disposition: ChallengeDisposition) {
-        guard !ended, let pending = pendingChallenge, pending.number == number else { return }
-        pendingChallenge = nil
+        guard let pending = machine.challengeResolved(number) else { return }
         switch pending.kind {
         case .serverTrust(let trust, let error):
             resolveServerTrust(pending.challenge, trust: trust, error: error, disposition)
@@ -77,14 +74,13 @@ extension LoaderConnection {
     /// The connection was cancelled: a challenge the delegate holds is cancelled with it, and
     /// the delegate is told so (even though it hears nothing else after `cancel()`).
     func cancelPendingChallenge() {
-        guard let pending = pendingChallenge else { return }
-        pendingChallenge = nil
+        guard let pending = machine.challengeCancelled() else { return }
         deliverCancellation(of: pending.challenge, evenAfterCancel: true)
     }
 
     /// `didCancel` for a challenge the delegate was given.
     func deliverCancellation(of challenge: URLAuthenticationChallenge, evenAfterCancel: Bool = false) {
-        guard let delegate, !ended else { return }
+        guard let delegate, !machine.isEnded else { return }
         let connection = self
         let message: @Sendable () -> Void = { delegate.connection(connection, didCancel: challenge) }
         guard let delegateQueue else {

@@ -12,7 +12,7 @@ extension LoaderConnection {
     /// which is serial too: a hop to another queue costs a thread wake-up per message (tens of
     /// microseconds here), the largest part of a request's overhead over plain libcurl.
     func deliver(_ message: @escaping @Sendable (any LoaderConnectionDelegate) -> Void) {
-        guard let delegate, !ended else { return }
+        guard let delegate, !machine.isEnded else { return }
         guard let delegateQueue else {
             if !isCancelled { message(delegate) }
             return
@@ -28,28 +28,29 @@ extension LoaderConnection {
         _ question: @escaping @Sendable (any LoaderConnectionDelegate) -> Answer,
         ifNoDelegate fallback: Answer
     ) -> Answer {
-        guard let delegate, !ended else { return fallback }
+        guard let delegate, !machine.isEnded else { return fallback }
         guard let delegateQueue else { return isCancelled ? fallback : question(delegate) }
         return delegateQueue.sync { isCancelled ? fallback : question(delegate) }
     }
 
     func finish() {
         deliver { $0.connectionDidFinishLoading(self) }
-        end()
+        end(.finished)
     }
 
     func fail(_ error: URLError) {
         deliver { $0.connection(self, didFailWithError: error) }
-        end()
+        end(.failed)
     }
 
     /// The load is over: no more events are handled and the delegate is released (after the
     /// messages already queued for it).
-    func end() {
-        guard !ended else { return }
-        ended = true
-        transfer = nil
-        stopProtocol()
+    func end(_ ending: Machine.Ending) {
+        let running = machine.protocolStopped()
+        // A transfer still in flight is dropped, not cancelled: it ends by itself and its
+        // events are no longer heard.
+        guard machine.end(ending) else { return }
+        running?.stopLoading()
         // A load that ends without offering its response to the cache stores nothing of it.
         cacheWriter?.writer.cancel()
         cacheWriter = nil

@@ -17,23 +17,20 @@ extension LoaderConnection {
 
     /// Runs this attempt through a registered protocol.
     func startProtocol(_ protocolClass: LoaderProtocol.Type, request: URLRequest) {
-        attempt += 1
-        mode = .streaming
+        guard let attempt = machine.nextAttempt() else { return }
         let client = ProtocolClientBridge(connection: self, attempt: attempt)
         let instance = protocolClass.init(request: request, cachedResponse: nil, client: client)
-        customProtocol = instance
+        machine.protocolStarted(instance, attempt: attempt)
         instance.startLoading()
     }
 
     /// Stops the protocol of the current attempt, if one runs.
     func stopProtocol() {
-        guard let running = customProtocol else { return }
-        customProtocol = nil
-        running.stopLoading()
+        machine.protocolStopped()?.stopLoading()
     }
 
     func handleProtocol(_ event: ProtocolEvent, attempt number: Int) {
-        guard !ended, number == attempt, customProtocol != nil else { return }
+        guard machine.isProtocolCurrent(attempt: number) else { return }
         switch event {
         case .response(let response):
             deliver { $0.connection(self, didReceive: response) }
@@ -66,8 +63,7 @@ extension LoaderConnection {
     }
 
     private func followProtocolRedirect(to proposed: URLRequest, response: URLResponse) {
-        redirectCount += 1
-        guard redirectCount <= loader.configuration.maximumRedirects else {
+        guard machine.redirected(maximum: loader.configuration.maximumRedirects) else {
             fail(
                 LoaderError.make(
                     .httpTooManyRedirects,

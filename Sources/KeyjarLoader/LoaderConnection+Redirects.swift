@@ -18,8 +18,7 @@ extension LoaderConnection {
         }
         // A redirect answers the request: any credential sent got past authentication.
         authenticationSucceeded()
-        redirectCount += 1
-        guard redirectCount <= loader.configuration.maximumRedirects else {
+        guard machine.redirected(maximum: loader.configuration.maximumRedirects) else {
             fail(
                 LoaderError.make(
                     .httpTooManyRedirects,

@@ -9,7 +9,7 @@ import Synchronization
 // The load: one attempt per hop on libcurl, the response head, the body, the end.
 extension LoaderConnection {
     func begin() {
-        guard !ended, !isCancelled else { return }
+        guard !isCancelled, machine.begin() else { return }
         let registered = protocolClass(for: originalRequest)
         let canonical = registered?.canonicalRequest(for: originalRequest) ?? canonicalRequest(originalRequest)
         guard
@@ -18,7 +18,8 @@ extension LoaderConnection {
                 ifNoDelegate: canonical
             )
         else {
-            end()
+            // The delegate refused the first request: the load stops without a word.
+            end(.cancelled)
             return
         }
         setCurrentRequest(request)
@@ -60,7 +61,7 @@ extension LoaderConnection {
     }
 
     func startAttempt() {
-        guard !ended, !isCancelled else { return }
+        guard !machine.isEnded, !isCancelled else { return }
         let request = currentRequest
         if let registered = protocolClass(for: request) {
             startProtocol(registered, request: request)
@@ -140,10 +141,7 @@ extension LoaderConnection {
         }
         prepareTLS(&transferRequest, url: url)
 
-        attempt += 1
-        let number = attempt
-        mode = .awaitingHead
-        multipart = nil
+        guard let number = machine.nextAttempt() else { return }
         uploadedSoFar = 0
         cacheWriter?.writer.cancel()
         cacheWriter = nil
@@ -159,7 +157,7 @@ extension LoaderConnection {
             fail(LoaderError.make(.unknown, "libcurl could not create a transfer", url: url))
             return
         }
-        transfer = newTransfer
+        machine.transferStarted(newTransfer, attempt: number)
         CurlEngine.shared.add(newTransfer)
     }
 
@@ -199,7 +197,7 @@ extension LoaderConnection {
     }
 
     func handle(_ event: TransferEvent, attempt number: Int) {
-        guard !ended, number == attempt, let transfer else { return }
+        guard let transfer = machine.transfer(forAttempt: number) else { return }
         switch event {
         case .head(let head):
             handleHead(head)
@@ -212,22 +210,16 @@ extension LoaderConnection {
                 expectedContentLength: Int(length),
                 textEncodingName: nil
             )
-            mode = .streaming
+            machine.bodyIs(.streaming)
             deliver { $0.connection(self, didReceive: response) }
         case .data(let data):
-            switch mode {
-            case .holding(let head, let response, var held):
-                held.append(data)
-                mode = .holding(head, response, held)
+            switch machine.dataArrived(data) {
+            case .held:
                 transfer.consumed(data.count)
-            case .streaming, .awaitingHead:
-                if var split = multipart {
-                    let pieces = split.splitter.feed(data)
-                    multipart = split
-                    transfer.consumed(data.count)
-                    deliverParts(pieces, of: split.head)
-                    return
-                }
+            case .parts(let pieces, let head):
+                transfer.consumed(data.count)
+                deliverParts(pieces, of: head)
+            case .deliver, nil:
                 cacheWriter?.writer.append(data)
                 let count = data.count
                 deliver { delegate in
@@ -249,8 +241,7 @@ extension LoaderConnection {
         case .completed(let result):
             let pauses = transfer.pauses.load(ordering: .relaxed)
             published.withLock { $0.pauses += pauses }
-            self.transfer = nil
-            handleCompletion(result)
+            handleCompletion(result, body: machine.transferCompleted() ?? .awaitingHead)
         }
     }
 
@@ -272,17 +263,17 @@ extension LoaderConnection {
             }
         }
         if RedirectRule.isRedirect(head) || isChallengeWeAnswer(head) {
-            mode = .holding(head, response, Data())
+            machine.bodyIs(.holding(head, response, Data()))
             return
         }
-        mode = .streaming
         if let contentType = head.value(of: "Content-Type"),
             let splitter = MultipartReplaceSplitter(contentType: contentType)
         {
             // Each part is delivered as a response of its own when it begins.
-            multipart = (splitter, head)
+            machine.bodyIs(.splitting(splitter, head: head))
             return
         }
+        machine.bodyIs(.streaming)
         if cacheResponseHead(head, response: response, request: request, url: url) { return }
         deliver { $0.connection(self, didReceive: response) }
     }
@@ -309,22 +300,22 @@ extension LoaderConnection {
         }
     }
 
-    func handleCompletion(_ result: CurlResult) {
+    func handleCompletion(_ result: CurlResult, body: Machine.Body) {
         guard result.succeeded else {
             let url = currentRequest.url ?? originalRequest.url ?? URL(fileURLWithPath: "/")
-            let awaitingHead = if case .awaitingHead = mode { true } else { false }
+            let awaitingHead = if case .awaitingHead = body { true } else { false }
             if handleTLSFailure(result, url: url, awaitingHead: awaitingHead) { return }
             fail(LoaderError.make(for: result, url: url))
             return
         }
-        switch mode {
-        case .holding(let head, let response, let body):
+        switch body {
+        case .holding(let head, let response, let held):
             if RedirectRule.isRedirect(head) {
-                followRedirect(head, response: response, body: body)
+                followRedirect(head, response: response, body: held)
             } else {
-                answerChallenge(head, response: response, body: body)
+                answerChallenge(head, response: response, body: held)
             }
-        case .streaming, .awaitingHead:
+        case .streaming, .awaitingHead, .splitting:
             authenticationSucceeded()
             clientIdentitiesSucceeded()
             offerToCache()

@@ -56,40 +56,25 @@ public final class LoaderConnection: @unchecked Sendable {
     // Everything below belongs to the connection's serial work (`schedule`): `controlQueue`,
     // or the blocked caller's thread through `executor`.
     var delegate: (any LoaderConnectionDelegate)?
-    var ended = false
-    var attempt = 0
-    var transfer: CurlTransfer?
+    /// The lifecycle: the attempt in flight, the challenge waiting, the end.
+    var machine = Machine()
     /// Whether the request's body stream was given to an attempt (it can be read only once).
     var bodyStreamSent = false
     /// The copy of a streamed request body, for attempts after the first.
     var bodySpool: BodySpool?
-    /// The registered protocol loading the current attempt, when it is not libcurl.
-    var customProtocol: LoaderProtocol?
-    var redirectCount = 0
     /// Whether the load is a top-level navigation whose main-document URL follows redirects.
     var followsMainDocument: Bool
-    var mode = Mode.awaitingHead
     var uploadedSoFar: Int64 = 0
     var cacheState = CacheState.none
     var cacheWriter: CacheWriting?
     /// When the current attempt was sent (a stored response's request time).
     var attemptStarted = Date()
-    /// Set while a multipart/x-mixed-replace body is split into parts.
-    var multipart: (splitter: MultipartReplaceSplitter, head: ResponseHead)?
     var authentication = AuthenticationState()
     var tls = TLSState()
     /// Whether this load reads and writes the credential storage (decided once, in `begin`).
     var usesCredentialStorage = false
-    var challengeCounter = 0
-    var pendingChallenge: PendingChallenge?
 
-    enum Mode {
-        case awaitingHead
-        /// Body bytes go to the delegate.
-        case streaming
-        /// A redirect or a challenge: its body is kept until we know whether it is delivered.
-        case holding(ResponseHead, HTTPURLResponse, Data)
-    }
+    typealias Machine = LoadStateMachine<CurlTransfer, LoaderProtocol, PendingChallenge>
 
     init(
         request: URLRequest,
@@ -130,10 +115,10 @@ public final class LoaderConnection: @unchecked Sendable {
     public func cancel() {
         published.withLock { $0.cancelled = true }
         schedule {
-            if let transfer = self.transfer { CurlEngine.shared.cancel(transfer) }
+            if let transfer = self.machine.transfer { CurlEngine.shared.cancel(transfer) }
             self.stopProtocol()
             self.cancelPendingChallenge()
-            self.end()
+            self.end(.cancelled)
         }
     }
 
