@@ -1,3 +1,5 @@
+import KeyjarSQLite
+
 extension StoreDatabase {
     /// Schema migrations, only ever appended; each runs in its own transaction and sets
     /// `PRAGMA user_version`. `Schemas/store.sql` is the golden dump of the result.
@@ -6,7 +8,7 @@ extension StoreDatabase {
     /// read whole at start and written by primary key), and no AUTOINCREMENT on the change log
     /// (it would rewrite `sqlite_sequence` each time; sequence numbers stay increasing because
     /// only the oldest entries are ever deleted, and the newest never).
-    static let migrations: [(version: Int64, sql: String)] = [
+    static let migrations = SQLiteMigrations([
         (
             1,
             """
@@ -63,5 +65,5 @@ extension StoreDatabase {
             UPDATE change_log SET format = 0, event = '' WHERE event = '{"compacted":{}}';
             """
         ),
-    ]
+    ])
 }

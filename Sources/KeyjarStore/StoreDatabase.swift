@@ -22,7 +22,7 @@ public final class StoreDatabase: @unchecked Sendable {
     // `checkpoint`); everything else is immutable or atomic.
     public let path: String
     /// The schema version this build writes; a database with a higher one is refused.
-    public static var schemaVersion: Int64 { migrations.last?.version ?? 0 }
+    public static var schemaVersion: Int64 { migrations.latest }
     /// How many change-log entries are kept for clients that resynchronise by sequence number.
     public let changeLogLimit: Int
 
@@ -84,26 +84,16 @@ public final class StoreDatabase: @unchecked Sendable {
     }
 
     static func checkVersion(_ connection: SQLiteConnection, path: String) throws {
-        let current = try wrap { try connection.integerPragma("user_version") }
-        guard current <= schemaVersion else {
-            throw StoreError(
-                code: .futureSchema,
-                message: "\(path) has schema version \(current), newer than this keyjard supports (\(schemaVersion)); "
-                    + "it was left untouched: run a newer keyjard or pass another --database"
-            )
-        }
+        guard case .future(let current) = try wrap({ try migrations.start(of: connection) }) else { return }
+        throw StoreError(
+            code: .futureSchema,
+            message: "\(path) has schema version \(current), newer than this keyjard supports (\(schemaVersion)); "
+                + "it was left untouched: run a newer keyjard or pass another --database"
+        )
     }
 
     static func migrate(_ connection: SQLiteConnection, path: String) throws {
-        let current = try wrap { try connection.integerPragma("user_version") }
-        for migration in migrations where migration.version > current {
-            try wrap {
-                try connection.transaction {
-                    try connection.execute(migration.sql)
-                    try connection.execute("PRAGMA user_version = \(migration.version)")
-                }
-            }
-        }
+        try wrap { try migrations.apply(to: connection) }
     }
 
     /// Runs `body` on the writer connection, mapping SQLite failures to ``StoreError``.

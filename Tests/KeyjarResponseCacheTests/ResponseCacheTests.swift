@@ -280,6 +280,52 @@ struct ResponseCacheTests {
         #expect(dump == (try String(contentsOf: golden, encoding: .utf8)))
     }
 
+    /// Runs one SQL statement on an index with Python's sqlite3 (another program, as a newer or
+    /// older Keyjar would be) and returns the first column of its first row.
+    static func sqlite(_ path: String, _ sql: String) async throws -> String {
+        let script = """
+            import sqlite3, sys
+            connection = sqlite3.connect(sys.argv[1])
+            rows = connection.execute(sys.argv[2]).fetchall()
+            connection.commit()
+            print(rows[0][0] if rows else "")
+            """
+        let result = try await runCommand("/usr/bin/env", ["python3", "-c", script, path, sql])
+        guard result.status == 0 else { throw TestSupportError("sqlite3 \(sql): \(result.error)") }
+        return result.output.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    @Test func anIndexFromBeforeVersionsBecomesVersionOneWithItsEntries() async throws {
+        let directory = try TemporaryDirectory()
+        let index = directory.path("cache/index.sqlite3")
+        do {
+            let cache = try Self.onDisk(directory)
+            cache.store(Self.entry("http://example.com/kept"), body: Data("kept".utf8))
+        }
+        // As an index written before the schema had a version.
+        _ = try await Self.sqlite(index, "PRAGMA user_version = 0")
+        #expect(try await Self.sqlite(index, "PRAGMA user_version") == "0")
+        let reopened = try Self.onDisk(directory)
+        #expect(Self.body(reopened, "http://example.com/kept") == "kept")
+        #expect(try await Self.sqlite(index, "PRAGMA user_version") == "1")
+    }
+
+    @Test func anIndexOfANewerKeyjarIsAClearErrorAndLeftUntouched() async throws {
+        let directory = try TemporaryDirectory()
+        let index = directory.path("cache/index.sqlite3")
+        do {
+            let cache = try Self.onDisk(directory)
+            cache.store(Self.entry("http://example.com/theirs"), body: Data("theirs".utf8))
+        }
+        _ = try await Self.sqlite(index, "PRAGMA user_version = 7")
+        let error = #expect(throws: ResponseCacheError.self) { try Self.onDisk(directory) }
+        #expect("\(error.map { "\($0)" } ?? "")".contains("schema version 7, newer than this Keyjar supports (1)"))
+        #expect(try await Self.sqlite(index, "PRAGMA user_version") == "7")
+        #expect(try await Self.sqlite(index, "SELECT count(*) FROM entry") == "1")
+        let bodies = try FileManager.default.contentsOfDirectory(atPath: directory.path("cache/bodies"))
+        #expect(bodies.count == 1)
+    }
+
     @Test func theDefaultDirectoryFollowsXDG() {
         #expect(
             ResponseCache.Configuration.defaultDirectory(application: "app", environment: ["XDG_CACHE_HOME": "/c"]).path
