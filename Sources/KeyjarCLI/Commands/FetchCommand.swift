@@ -363,66 +363,6 @@ struct FetchCommand: AsyncParsableCommand {
 
     /// Where the body goes: standard output, a special file written into as it is, or a
     /// regular file saved whole (through a symbolic link, never replacing it).
-    private enum BodyTarget {
-        case standardOutput
-        case special(String)
-        case file(FetchFile)
-    }
-
-    private func outputTarget() throws(CLIError) -> BodyTarget {
-        let directory = outputDir.map { ($0 as NSString).expandingTildeInPath }
-        if let directory {
-            var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue
-            else {
-                throw .failure("--output-dir \(directory) is not a directory.")
-            }
-        }
-        let current = FileManager.default.currentDirectoryPath
-        if remoteName {
-            return .file(
-                .serverName(directory: OutputFile.absolute(directory ?? current, in: current), overwrite: overwrite)
-            )
-        }
-        guard let output else { return .standardOutput }
-        switch try OutputFile.resolve(output, in: directory.map { OutputFile.absolute($0, in: current) } ?? current) {
-        case .standardOutput: return .standardOutput
-        case .regular(let path): return .file(.path(path))
-        case .special(let path):
-            if continueDownload {
-                throw .usage("-C continues a download in a regular file, and \(output) is not one.")
-            }
-            return .special(path)
-        }
-    }
-
-    /// With -C: the interrupted download of this URL that the file's record describes.
-    private func resumable(_ file: FetchFile, url: URL?) throws(CLIError) -> DownloadResumeData? {
-        guard continueDownload, let url else { return nil }
-        let record: DownloadResumeData?
-        switch file {
-        case .path(let path):
-            do {
-                record = try DownloadResumeData.record(forDestination: path)
-            } catch {
-                throw .failure("\(error.description) Remove it to download from the start.")
-            }
-            if let record, record.url != url {
-                if !silent {
-                    Output.error(
-                        "the partial data for \(path) is of \(record.url.absoluteString); downloading from the start."
-                    )
-                }
-                return nil
-            }
-        case .serverName(let directory, _):
-            record = DownloadResumeData.records(in: directory, for: url).first
-        }
-        if record == nil, !silent { Output.error("nothing to continue for this URL; downloading from the start.") }
-        return record
-    }
-
-    /// Runs the load on one serial queue (delegate, time limit and signals alike) until it ends.
     private func load(
         on queue: DispatchQueue,
         _ make: (@escaping @Sendable (FetchOutcome) -> Void) -> any FetchReceiver,
@@ -452,61 +392,6 @@ struct FetchCommand: AsyncParsableCommand {
         }
         if let receiver = holder.withLock({ $0 }) { ended(receiver) }
         return outcome
-    }
-
-    private func finish(_ outcome: FetchOutcome, answerer: ChallengeAnswerer, client: KeyjarClient) throws {
-        let credential = answerer.credential
-        guard case .finished(let status) = outcome else {
-            if let trust = answerer.refusedCertificate, let leaf = trust.leaf {
-                throw CLIError.failure(
-                    "the certificate of \(trust.host):\(trust.port) is not trusted (\(trust.failureReason)).\n"
-                        + "  subject: \(leaf.subject)\n  issuer: \(leaf.issuer)\n"
-                        + "  valid: \(leaf.notValidBefore.formatted(.iso8601)) to \(leaf.notValidAfter.formatted(.iso8601))\n"
-                        + "  SHA-256: \(leaf.sha256Fingerprint)\n"
-                        + (pinnedSHA256 == nil
-                            ? ""
-                            : "It is not the certificate --pinned-sha256 names: the host presents another one (renewed, or not the server you pinned).\n")
-                        + "If you trust it, run again with --pinned-sha256 \(leaf.sha256Fingerprint.replacingOccurrences(of: ":", with: ""))"
-                        + " (add --persistence permanent to keep trusting it)."
-                )
-            }
-            if case .failed(let error) = outcome { throw error }
-            return
-        }
-        if let credential, answerer.refused {
-            throw CLIError.failure(
-                "the server refused the password for \(credential.user) (HTTP \(status.map(String.init) ?? "?")); nothing was stored."
-            )
-        }
-        if let credential, let space = answerer.answeredSpace, credential.persistence == .permanent {
-            try store(credential, in: space, client: client)
-        }
-        if status == 401 || status == 407, credential == nil, let challenge = answerer.unanswered {
-            // As curl does, the body went out; the status says the load did not get through.
-            let asker = challenge.space.isProxy ? "the proxy" : "the server"
-            let realm = challenge.space.realm.map { " (realm \"\($0)\")" } ?? ""
-            if let user = challenge.failedUser {
-                throw CLIError.failure(
-                    "\(asker) refused the stored password for \(user)\(realm); store the new one with `keyjar credential add`, or pass --user NAME."
-                )
-            }
-            throw CLIError.failure("\(asker) asks for a password\(realm) and none is stored for it; pass --user NAME.")
-        }
-    }
-
-    /// Keeps the accepted password in the shared store: in the user's credential that answers
-    /// there (the one that just failed, say), else in the challenge's space. keyjard makes a
-    /// space's first credential its default, so later loads (and every other program) use it
-    /// without asking.
-    private func store(_ credential: FetchCredential, in challenged: ProtectionSpace, client: KeyjarClient) throws {
-        let space = try client.credentialCandidates(for: challenged)
-            .space(forStoring: credential.user, challengedAt: challenged)
-        try client.setCredential(user: credential.user, password: credential.password, for: space)
-        Output.error("stored the password for \(credential.user) at \(space.summary).")
-    }
-
-    private static func seconds(_ value: Double) -> String {
-        value == value.rounded() ? "\(Int(value)) s" : "\(value) s"
     }
 }
 
