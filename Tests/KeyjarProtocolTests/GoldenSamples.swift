@@ -16,7 +16,9 @@ enum GoldenSample {
 
     static let all: [(name: String, sample: GoldenSample)] = requests + responses + serverMessages
 
-    static let requests: [(name: String, sample: GoldenSample)] = requestCases.map { ($0.0, .client(ClientMessage(id: 42, request: $0.1))) }
+    static let requests: [(name: String, sample: GoldenSample)] = requestCases.map {
+        ($0.0, .client(ClientMessage(id: 42, request: $0.1)))
+    }
 
     static let requestCases: [(String, Request)] = [
         ("request-hello", .hello(version: 2, client: "keyjar-test 1.0")),
@@ -27,7 +29,10 @@ enum GoldenSample {
         ("request-status", .status),
         ("request-cookieHeader", .cookieHeader(context: WireCookieContext(url: "https://www.example.com/a?b=c"))),
         ("request-cookies", .cookies(context: fullContext)),
-        ("request-setCookies", .setCookies(headers: [awkward, "b=2; Domain=example.com; Path=/"], context: fullContext)),
+        (
+            "request-setCookies",
+            .setCookies(headers: [awkward, "b=2; Domain=example.com; Path=/"], context: fullContext)
+        ),
         ("request-insertCookies", .insertCookies(cookies: [fullCookie, minimalCookie])),
         ("request-deleteCookies", .deleteCookies(identities: [fullCookie.identity, minimalCookie.identity])),
         ("request-clearCookies", .clearCookies(domain: nil)),
@@ -50,7 +55,9 @@ enum GoldenSample {
         ("request-repairCredentials", .repairCredentials),
     ]
 
-    static let responses: [(name: String, sample: GoldenSample)] = responseCases.map { ($0.0, .server(.reply(id: 42, response: $0.1))) }
+    static let responses: [(name: String, sample: GoldenSample)] = responseCases.map {
+        ($0.0, .server(.reply(id: 42, response: $0.1)))
+    }
 
     static let responseCases: [(String, Response)] = [
         ("response-hello", .hello(version: 2, server: "keyjard 0.1.0", sequence: 1_234)),
@@ -64,7 +71,10 @@ enum GoldenSample {
         ("response-cookieHeader", .cookieHeader(header: nil)),
         ("response-cookieHeader-header", .cookieHeader(header: "sid=42; theme=dark")),
         ("response-cookies", .cookies(cookies: [fullCookie, minimalCookie])),
-        ("response-cookieOutcomes", .cookieOutcomes(outcomes: [nil, "the Domain attribute is a public suffix"], sequence: 7)),
+        (
+            "response-cookieOutcomes",
+            .cookieOutcomes(outcomes: [nil, "the Domain attribute is a public suffix"], sequence: 7)
+        ),
         ("response-cookieOutcomes-unstored", .cookieOutcomes(outcomes: ["rejected"], sequence: nil)),
         (
             "response-importReport",
@@ -82,7 +92,10 @@ enum GoldenSample {
         ("response-exported", .exported(text: "# Netscape HTTP Cookie File\n.example.com\tTRUE\t/\tFALSE\t0\tn\tv\n")),
         ("response-policy", .policy(policy: CookiePolicy())),
         ("response-credentials", .credentials(records: [fullRecord, minimalRecord])),
-        ("response-credentialChoice", .credentialChoice(candidates: [fullRecord, minimalRecord], preferred: fullRecord)),
+        (
+            "response-credentialChoice",
+            .credentialChoice(candidates: [fullRecord, minimalRecord], preferred: fullRecord)
+        ),
         ("response-credentialChoice-none", .credentialChoice(candidates: [], preferred: nil)),
         ("response-password", .password(password: "s3cr\\t")),
         ("response-password-none", .password(password: nil)),
@@ -94,7 +107,10 @@ enum GoldenSample {
 
     static let serverCases: [(String, ServerMessage)] = [
         ("server-failure", .failure(id: 42, error: WireError(code: WireError.notFound, message: "no such credential"))),
-        ("server-failure-noID", .failure(id: nil, error: WireError(code: WireError.malformedMessage, message: "not valid JSON"))),
+        (
+            "server-failure-noID",
+            .failure(id: nil, error: WireError(code: WireError.malformedMessage, message: "not valid JSON"))
+        ),
         ("server-event-cookies", .event(event: SequencedEvent(sequence: 5, event: .cookies(changes: changes)))),
         ("server-event-policy", .event(event: SequencedEvent(sequence: 6, event: .policy(policy: policy)))),
         (
@@ -113,7 +129,10 @@ enum GoldenSample {
                 )
             )
         ),
-        ("server-snapshot", .snapshot(snapshot: StoreSnapshot(cookies: [], policy: CookiePolicy(), credentials: [], sequence: 0))),
+        (
+            "server-snapshot",
+            .snapshot(snapshot: StoreSnapshot(cookies: [], policy: CookiePolicy(), credentials: [], sequence: 0))
+        ),
         ("server-resynchronise", .resynchronise(sequence: 77)),
     ]
 
