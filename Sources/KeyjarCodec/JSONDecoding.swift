@@ -115,31 +115,37 @@ extension JSONValue {
         return member.value
     }
 
+    @inlinable
     package func string(_ key: String) throws(JSONShapeError) -> String {
         let value = try member(key)
         do { return try value.decodeString() } catch { throw error.under(key) }
     }
 
+    @inlinable
     package func optionalString(_ key: String) throws(JSONShapeError) -> String? {
         guard let value = try optionalMember(key) else { return nil }
         do { return try value.decodeString() } catch { throw error.under(key) }
     }
 
+    @inlinable
     package func bool(_ key: String) throws(JSONShapeError) -> Bool {
         let value = try member(key)
         do { return try value.decodeBool() } catch { throw error.under(key) }
     }
 
+    @inlinable
     package func double(_ key: String) throws(JSONShapeError) -> Double {
         let value = try member(key)
         do { return try value.decodeDouble() } catch { throw error.under(key) }
     }
 
+    @inlinable
     package func optionalDouble(_ key: String) throws(JSONShapeError) -> Double? {
         guard let value = try optionalMember(key) else { return nil }
         do { return try value.decodeDouble() } catch { throw error.under(key) }
     }
 
+    @inlinable
     package func integer<Integer: FixedWidthInteger>(
         _ key: String,
         as type: Integer.Type = Integer.self
@@ -148,6 +154,7 @@ extension JSONValue {
         do { return try value.decodeInteger(type) } catch { throw error.under(key) }
     }
 
+    @inlinable
     package func optionalInteger<Integer: FixedWidthInteger>(
         _ key: String,
         as type: Integer.Type = Integer.self
@@ -156,11 +163,14 @@ extension JSONValue {
         do { return try value.decodeInteger(type) } catch { throw error.under(key) }
     }
 
+    @inlinable
     package func uint64(_ key: String) throws(JSONShapeError) -> UInt64 { try integer(key, as: UInt64.self) }
 
+    @inlinable
     package func int(_ key: String) throws(JSONShapeError) -> Int { try integer(key, as: Int.self) }
 
     /// A member naming one of an enum's cases.
+    @inlinable
     package func rawValue<Value: RawRepresentable>(
         _ key: String,
         as type: Value.Type = Value.self
@@ -184,17 +194,20 @@ extension JSONValue {
 
     // MARK: Scalars
 
+    @inlinable
     package func decodeString() throws(JSONShapeError) -> String {
         guard case .string(let value) = self else { throw .wrongType }
         return value
     }
 
+    @inlinable
     package func decodeBool() throws(JSONShapeError) -> Bool {
         guard case .bool(let value) = self else { throw .wrongType }
         return value
     }
 
     /// Any finite number; one too large for a Double (1e400) is invalid.
+    @inlinable
     package func decodeDouble() throws(JSONShapeError) -> Double {
         guard case .number = self else { throw .wrongType }
         guard let value = double else { throw .invalidValue }
@@ -203,6 +216,7 @@ extension JSONValue {
 
     /// An integer of the type's range, written as digits or as a number with an exact integral
     /// value (`5.0`, `1e2`): Foundation's decoder read both, and clients built on it may send them.
+    @inlinable
     package func decodeInteger<Integer: FixedWidthInteger>(
         _ type: Integer.Type = Integer.self
     ) throws(JSONShapeError) -> Integer {
@@ -212,11 +226,14 @@ extension JSONValue {
         return value
     }
 
+    @inlinable
     package func decodeUInt64() throws(JSONShapeError) -> UInt64 { try decodeInteger(UInt64.self) }
 
+    @inlinable
     package func decodeInt() throws(JSONShapeError) -> Int { try decodeInteger(Int.self) }
 
     /// A string naming one of an enum's cases.
+    @inlinable
     package func decodeRawValue<Value: RawRepresentable>(
         _ type: Value.Type = Value.self
     ) throws(JSONShapeError) -> Value where Value.RawValue == String {

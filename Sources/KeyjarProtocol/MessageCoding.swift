@@ -11,12 +11,15 @@ import KeyjarCodec
 public enum MessageCoding {
     public static func encode(_ message: ClientMessage) -> [UInt8] {
         var writer = JSONWriter()
+        // Room for a common message at once rather than growing into it.
+        writer.bytes.reserveCapacity(256)
         writer.write(message)
         return writer.bytes
     }
 
     public static func encode(_ message: ServerMessage) -> [UInt8] {
         var writer = JSONWriter()
+        writer.bytes.reserveCapacity(256)
         writer.write(message)
         return writer.bytes
     }
