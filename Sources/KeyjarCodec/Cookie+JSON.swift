@@ -45,6 +45,49 @@ extension JSONWriter {
         raw("]")
     }
 
+    /// Cookies as the JSON cookie file has them (``CookieJSONFile``): indented, members sorted
+    /// by name, whole numbers without a fraction — the layout of Foundation's pretty-printing
+    /// encoder, which wrote the files first.
+    package mutating func write(fileCookies cookies: [Cookie]) {
+        guard !cookies.isEmpty else { return raw("[\n\n]") }
+        raw("[\n")
+        for (index, cookie) in cookies.enumerated() {
+            raw(index == 0 ? "  {\n    \"creation\" : " : ",\n  {\n    \"creation\" : ")
+            write(fileNumber: cookie.creation.timeIntervalSince1970)
+            raw(",\n    \"domain\" : ")
+            write(string: cookie.domain)
+            if let expires = cookie.expires {
+                raw(",\n    \"expires\" : ")
+                write(fileNumber: expires.timeIntervalSince1970)
+            }
+            raw(",\n    \"hostOnly\" : ")
+            write(bool: cookie.hostOnly)
+            raw(",\n    \"httpOnly\" : ")
+            write(bool: cookie.httpOnly)
+            raw(",\n    \"lastAccess\" : ")
+            write(fileNumber: cookie.lastAccess.timeIntervalSince1970)
+            raw(",\n    \"name\" : ")
+            write(string: cookie.name)
+            raw(",\n    \"path\" : ")
+            write(string: cookie.path)
+            raw(",\n    \"sameSite\" : ")
+            write(string: cookie.sameSite.rawValue)
+            raw(",\n    \"secure\" : ")
+            write(bool: cookie.secure)
+            raw(",\n    \"value\" : ")
+            write(string: cookie.value)
+            raw("\n  }")
+        }
+        raw("\n]")
+    }
+
+    /// `1735689600` rather than `1735689600.0`.
+    private mutating func write(fileNumber number: Double) {
+        var text = number.isFinite ? "\(number)" : "0"
+        if text.hasSuffix(".0") { text.removeLast(2) }
+        bytes.append(contentsOf: text.utf8)
+    }
+
     package mutating func write(_ identity: Cookie.Identity) {
         raw(#"{"name":"#)
         write(string: identity.name)
@@ -80,23 +123,30 @@ extension JSONWriter {
 
 // MARK: Reading
 
-extension Cookie {
-    /// One pass over the members, each key matched once: looking each field up by name took a
-    /// quarter of a notified client's decoding. The parser refuses duplicate keys, so the order
-    /// of members does not matter.
-    package init(json: JSONValue) throws(JSONShapeError) {
-        var name: String?
-        var value: String?
-        var domain: String?
-        var hostOnly: Bool?
-        var path: String?
-        var expires: Date?
-        var secure: Bool?
-        var httpOnly: Bool?
-        var sameSite: SameSite?
-        var creation: Double?
-        var lastAccess: Double?
+/// A cookie object's members, read in one pass and each key matched once (looking each field up
+/// by name took a quarter of a notified client's decoding); absent ones are nil. The parser
+/// refuses duplicate keys, so the order of members does not matter. The protocol requires
+/// every member but `expires`; the JSON cookie file (``CookieJSONFile``) only the first three.
+struct CookieMembers {
+    var name: String?
+    var value: String?
+    var domain: String?
+    var hostOnly: Bool?
+    var path: String?
+    var expires: Double?
+    var secure: Bool?
+    var httpOnly: Bool?
+    var sameSite: SameSite?
+    var creation: Double?
+    var lastAccess: Double?
+
+    /// `nullIsAbsent`: a member the file may leave out may also be null. `expires` may be null
+    /// everywhere (a session cookie).
+    init(json: JSONValue, nullIsAbsent: Bool) throws(JSONShapeError) {
         for (key, member) in try json.members() {
+            if member.isNull, key == "expires" || (nullIsAbsent && key != "name" && key != "value" && key != "domain") {
+                continue
+            }
             do {
                 switch key {
                 case "name": name = try member.decodeString()
@@ -104,7 +154,7 @@ extension Cookie {
                 case "domain": domain = try member.decodeString()
                 case "hostOnly": hostOnly = try member.decodeBool()
                 case "path": path = try member.decodeString()
-                case "expires": expires = member.isNull ? nil : Date(timeIntervalSince1970: try member.decodeDouble())
+                case "expires": expires = try member.decodeDouble()
                 case "secure": secure = try member.decodeBool()
                 case "httpOnly": httpOnly = try member.decodeBool()
                 case "sameSite": sameSite = try member.decodeRawValue(SameSite.self)
@@ -116,23 +166,29 @@ extension Cookie {
                 throw error.under(key)
             }
         }
-        guard let name else { throw JSONShapeError(.missing("name")) }
-        guard let value else { throw JSONShapeError(.missing("value")) }
-        guard let domain else { throw JSONShapeError(.missing("domain")) }
-        guard let hostOnly else { throw JSONShapeError(.missing("hostOnly")) }
-        guard let path else { throw JSONShapeError(.missing("path")) }
-        guard let secure else { throw JSONShapeError(.missing("secure")) }
-        guard let httpOnly else { throw JSONShapeError(.missing("httpOnly")) }
-        guard let sameSite else { throw JSONShapeError(.missing("sameSite")) }
-        guard let creation else { throw JSONShapeError(.missing("creation")) }
-        guard let lastAccess else { throw JSONShapeError(.missing("lastAccess")) }
+    }
+}
+
+extension Cookie {
+    package init(json: JSONValue) throws(JSONShapeError) {
+        let members = try CookieMembers(json: json, nullIsAbsent: false)
+        guard let name = members.name else { throw JSONShapeError(.missing("name")) }
+        guard let value = members.value else { throw JSONShapeError(.missing("value")) }
+        guard let domain = members.domain else { throw JSONShapeError(.missing("domain")) }
+        guard let hostOnly = members.hostOnly else { throw JSONShapeError(.missing("hostOnly")) }
+        guard let path = members.path else { throw JSONShapeError(.missing("path")) }
+        guard let secure = members.secure else { throw JSONShapeError(.missing("secure")) }
+        guard let httpOnly = members.httpOnly else { throw JSONShapeError(.missing("httpOnly")) }
+        guard let sameSite = members.sameSite else { throw JSONShapeError(.missing("sameSite")) }
+        guard let creation = members.creation else { throw JSONShapeError(.missing("creation")) }
+        guard let lastAccess = members.lastAccess else { throw JSONShapeError(.missing("lastAccess")) }
         self.init(
             name: name,
             value: value,
             domain: domain,
             hostOnly: hostOnly,
             path: path,
-            expires: expires,
+            expires: members.expires.map(Date.init(timeIntervalSince1970:)),
             secure: secure,
             httpOnly: httpOnly,
             sameSite: sameSite,

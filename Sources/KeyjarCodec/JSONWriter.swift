@@ -50,8 +50,10 @@ package struct JSONWriter {
         switch byte {
         case UInt8(ascii: "\""): raw("\\\"")
         case UInt8(ascii: "\\"): raw("\\\\")
+        case 0x08: raw("\\b")
         case 0x09: raw("\\t")
         case 0x0A: raw("\\n")
+        case 0x0C: raw("\\f")
         case 0x0D: raw("\\r")
         default:
             func hexDigit(_ value: UInt8) -> UInt8 {
