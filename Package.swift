@@ -297,6 +297,7 @@ let package = Package(
         .testTarget(
             name: "KeyjarProtocolTests",
             dependencies: ["KeyjarProtocol", "KeyjarCodec", "KeyjarCore", "KeyjarTestSupport"],
+            exclude: ["Golden"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -10,87 +10,38 @@ public import KeyjarCore
 ///   "creation":1735689600.25,"lastAccess":1735689600.25}]
 /// ```
 public enum CookieJSONFile {
-    private struct Entry: Codable {
-        var name: String
-        var value: String
-        var domain: String
-        var hostOnly: Bool?
-        var path: String?
-        var expires: Double?
-        var secure: Bool?
-        var httpOnly: Bool?
-        var sameSite: SameSite?
-        var creation: Double?
-        var lastAccess: Double?
-    }
-
-    /// Decodes one array element on its own, so that one bad entry does not hide the others.
-    private struct FailableEntry: Decodable {
-        var result: Result<Entry, any Error>
-
-        init(from decoder: any Decoder) {
-            result = Result { try Entry(from: decoder) }
-        }
-    }
-
-    /// Encodes cookies as pretty-printed JSON with sorted keys (stable diffs).
+    /// Encodes cookies as indented JSON with sorted keys (stable diffs).
     public static func serialize(_ cookies: [Cookie]) -> Data {
-        let entries = cookies.map { cookie in
-            Entry(
-                name: cookie.name,
-                value: cookie.value,
-                domain: cookie.domain,
-                hostOnly: cookie.hostOnly,
-                path: cookie.path,
-                expires: cookie.expires?.timeIntervalSince1970,
-                secure: cookie.secure,
-                httpOnly: cookie.httpOnly,
-                sameSite: cookie.sameSite,
-                creation: cookie.creation.timeIntervalSince1970,
-                lastAccess: cookie.lastAccess.timeIntervalSince1970
-            )
-        }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        // Encoding plain strings, numbers and booleans cannot fail.
-        return (try? encoder.encode(entries)) ?? Data("[]".utf8)
+        var writer = JSONWriter()
+        writer.write(fileCookies: cookies)
+        return Data(writer.bytes)
     }
 
     /// Decodes a JSON array of cookies. A document that is not such an array is one problem at
-    /// line 0; an entry with a bad field is a problem numbered by its 1-based position.
+    /// line 0; an entry with a bad field is a problem numbered by its 1-based position. Only
+    /// `name`, `value` and `domain` are required: a missing (or null) `hostOnly` is true, `path`
+    /// is "/", `secure`, `httpOnly` false, `sameSite` Unspecified, and a cookie without
+    /// `creation` is one the import gives a fresh time.
     public static func parse(_ data: Data) -> (cookies: [NumberedCookie], problems: [CookieFileProblem]) {
-        let raw: [FailableEntry]
-        do {
-            raw = try JSONDecoder().decode([FailableEntry].self, from: data)
-        } catch {
-            return ([], [CookieFileProblem(line: 0, message: "not a JSON array of cookies: \(describe(error))")])
+        var bytes = Array(data)
+        // Editors on some systems start a UTF-8 file with a byte order mark.
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes.removeFirst(3) }
+        guard let json = JSONReader.parse(bytes) else {
+            return (
+                [], [CookieFileProblem(line: 0, message: "not a JSON array of cookies: the data is not valid JSON")]
+            )
+        }
+        guard case .array(let entries) = json else {
+            return (
+                [], [CookieFileProblem(line: 0, message: "not a JSON array of cookies: field '' has the wrong type")]
+            )
         }
         var cookies: [NumberedCookie] = []
         var problems: [CookieFileProblem] = []
-        for (offset, decoded) in raw.enumerated() {
+        for (offset, entry) in entries.enumerated() {
             let number = offset + 1
             do {
-                let entry = try decoded.result.get()
-                guard entry.expires?.isFinite ?? true, entry.creation?.isFinite ?? true,
-                    entry.lastAccess?.isFinite ?? true
-                else { throw CookieFileProblem(line: number, message: "times must be finite numbers") }
-                let creation = Date(timeIntervalSince1970: entry.creation ?? 0)
-                let cookie = Cookie(
-                    name: entry.name,
-                    value: entry.value,
-                    domain: entry.domain.lowercased(),
-                    hostOnly: entry.hostOnly ?? true,
-                    path: entry.path ?? "/",
-                    expires: entry.expires.map(Date.init(timeIntervalSince1970:)),
-                    secure: entry.secure ?? false,
-                    httpOnly: entry.httpOnly ?? false,
-                    sameSite: entry.sameSite ?? .unspecified,
-                    creation: creation,
-                    lastAccess: entry.lastAccess.map(Date.init(timeIntervalSince1970:))
-                )
-                cookies.append(NumberedCookie(line: number, cookie: cookie, hasCreationTime: entry.creation != nil))
-            } catch let problem as CookieFileProblem {
-                problems.append(problem)
+                cookies.append(try cookie(entry, line: number))
             } catch {
                 problems.append(CookieFileProblem(line: number, message: describe(error)))
             }
@@ -98,19 +49,34 @@ public enum CookieJSONFile {
         return (cookies, problems)
     }
 
-    private static func describe(_ error: any Error) -> String {
-        // The entry's position is reported separately, so array indices are left out of paths.
-        func fieldPath(_ context: DecodingError.Context) -> String {
-            context.codingPath.filter { $0.intValue == nil }.map(\.stringValue).joined(separator: ".")
-        }
-        switch error as? DecodingError {
-        case .keyNotFound(let key, _)?: return "missing field '\(key.stringValue)'"
-        case .typeMismatch(_, let context)?, .valueNotFound(_, let context)?:
-            return "field '\(fieldPath(context))' has the wrong type"
-        case .dataCorrupted(let context)?:
-            let path = fieldPath(context)
-            return path.isEmpty ? "the data is not valid JSON" : "field '\(path)' is invalid"
-        default: return "\(error)"
+    private static func cookie(_ entry: JSONValue, line: Int) throws(JSONShapeError) -> NumberedCookie {
+        let members = try CookieMembers(json: entry, nullIsAbsent: true)
+        guard let name = members.name else { throw JSONShapeError(.missing("name")) }
+        guard let value = members.value else { throw JSONShapeError(.missing("value")) }
+        guard let domain = members.domain else { throw JSONShapeError(.missing("domain")) }
+        let cookie = Cookie(
+            name: name,
+            value: value,
+            domain: domain.lowercased(),
+            hostOnly: members.hostOnly ?? true,
+            path: members.path ?? "/",
+            expires: members.expires.map(Date.init(timeIntervalSince1970:)),
+            secure: members.secure ?? false,
+            httpOnly: members.httpOnly ?? false,
+            sameSite: members.sameSite ?? .unspecified,
+            creation: Date(timeIntervalSince1970: members.creation ?? 0),
+            lastAccess: members.lastAccess.map(Date.init(timeIntervalSince1970:))
+        )
+        return NumberedCookie(line: line, cookie: cookie, hasCreationTime: members.creation != nil)
+    }
+
+    /// The entry's position is reported separately, so paths name only the field.
+    private static func describe(_ error: JSONShapeError) -> String {
+        let field = error.path.joined(separator: ".")
+        switch error.problem {
+        case .missing(let key): return "missing field '\(key)'"
+        case .wrongType: return "field '\(field)' has the wrong type"
+        case .invalidValue: return "field '\(field)' is invalid"
         }
     }
 }

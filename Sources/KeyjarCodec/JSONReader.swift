@@ -2,7 +2,7 @@ import Foundation
 internal import Glibc
 import KeyjarCore
 
-/// A parsed JSON value, for the hand-written fast paths of the wire protocol.
+/// A parsed JSON value, which Keyjar's formats read (JSONDecoding.swift).
 ///
 /// Numbers keep their text so that 64-bit integers stay exact; objects keep their members in
 /// order (they are small, and a linear search beats hashing at this size).
@@ -14,34 +14,7 @@ package enum JSONValue: Sendable {
     case array([JSONValue])
     case object([(key: String, value: JSONValue)])
 
-    /// The member named `key` of an object; nil for a missing key or a non-object.
-    package subscript(key: String) -> JSONValue? {
-        guard case .object(let members) = self else { return nil }
-        return members.first { $0.key == key }?.value
-    }
-
-    package var string: String? {
-        if case .string(let value) = self { return value }
-        return nil
-    }
-
-    package var bool: Bool? {
-        if case .bool(let value) = self { return value }
-        return nil
-    }
-
-    package var uint64: UInt64? {
-        if case .number(let text) = self { return UInt64(text) }
-        return nil
-    }
-
-    package var int: Int? {
-        if case .number(let text) = self { return Int(text) }
-        return nil
-    }
-
-    /// Finite only: Foundation's decoder refuses a number too large for a Double (1e400), and
-    /// the fast path must never accept what it refuses.
+    /// Finite only: a number too large for a Double (1e400) is no time or count Keyjar keeps.
     package var double: Double? {
         guard case .number(let text) = self else { return nil }
         if let value = text.utf8.withContiguousStorageIfAvailable(JSONReader.double) { return value }
@@ -49,32 +22,14 @@ package enum JSONValue: Sendable {
         return copy.withUTF8(JSONReader.double)
     }
 
-    package var array: [JSONValue]? {
-        if case .array(let values) = self { return values }
-        return nil
-    }
-
     package var isNull: Bool {
         if case .null = self { return true }
         return false
     }
-
-    /// The object's keys, for checking that a message has exactly the expected shape.
-    package var keys: [String]? {
-        if case .object(let members) = self { return members.map(\.key) }
-        return nil
-    }
-
-    /// The only member of a single-member object: how `Codable` writes an enum case.
-    package var singleMember: (key: String, value: JSONValue)? {
-        if case .object(let members) = self, members.count == 1 { return members[0] }
-        return nil
-    }
 }
 
-/// A strict JSON parser (RFC 8259) over bytes. It answers nil for anything it does not accept,
-/// and callers then fall back to Foundation's decoder, which also words the error: the fast
-/// path never has to explain, only to be right when it answers.
+/// A strict JSON parser (RFC 8259) over bytes: nil for anything it does not accept, which its
+/// callers report as not valid JSON. Duplicate keys and a byte order mark are refused.
 package struct JSONReader {
     /// Deeper nesting is refused (no message of the protocol comes close), so hostile input
     /// cannot exhaust the stack.
@@ -139,7 +94,7 @@ package struct JSONReader {
         while true {
             skipWhitespace()
             guard current == UInt8(ascii: "\""), let key = string() else { return nil }
-            // Foundation's decoder and this one could disagree on which duplicate wins: refuse.
+            // Readers could disagree on which duplicate wins (Foundation's kept the first): refuse.
             guard !members.contains(where: { $0.key == key }) else { return nil }
             skipWhitespace()
             guard current == UInt8(ascii: ":") else { return nil }

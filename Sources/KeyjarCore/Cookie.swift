@@ -9,7 +9,7 @@ public import Foundation
 /// let cookie = Cookie(name: "sid", value: "42", domain: "example.com", path: "/")
 /// cookie.headerPair   // "sid=42"
 /// ```
-public struct Cookie: Sendable, Hashable, Codable {
+public struct Cookie: Sendable, Hashable {
     /// The cookie name; empty for a nameless cookie, which RFC 6265bis stores and sends as its
     /// value alone.
     public var name: String
@@ -54,7 +54,7 @@ public struct Cookie: Sendable, Hashable, Codable {
     }
 
     /// The key under which a store keeps at most one cookie (RFC 6265bis §5.7 step 23).
-    public struct Identity: Sendable, Hashable, Codable {
+    public struct Identity: Sendable, Hashable {
         public var name: String
         public var domain: String
         public var hostOnly: Bool

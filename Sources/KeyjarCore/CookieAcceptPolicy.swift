@@ -29,7 +29,7 @@ public enum CookieDomainAction: String, Sendable, Hashable, Codable, CaseIterabl
 }
 
 /// The global accept policy and the per-domain rules, as one value.
-public struct CookiePolicy: Sendable, Hashable, Codable {
+public struct CookiePolicy: Sendable, Hashable {
     public var acceptPolicy: CookieAcceptPolicy
     /// Canonical domain (lower-case, no leading dot) → action. The most specific rule wins.
     public var domainRules: [String: CookieDomainAction]

@@ -63,39 +63,3 @@ extension CookieChange {
         }
     }
 }
-
-extension CookieChange: Codable {
-    // An explicit shape for the wire and the change log:
-    // {"kind": "added"|"replaced"|"removed", "cookie": {...}, "old": {...}?, "cause": "..."?}
-    private enum CodingKeys: String, CodingKey { case kind, cookie, old, cause }
-
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        let cookie = try container.decode(Cookie.self, forKey: .cookie)
-        switch try container.decode(String.self, forKey: .kind) {
-        case "added": self = .added(cookie)
-        case "replaced": self = .replaced(old: try container.decode(Cookie.self, forKey: .old), new: cookie)
-        case "removed": self = .removed(cookie, cause: try container.decode(CookieRemovalCause.self, forKey: .cause))
-        case let other:
-            throw DecodingError.dataCorruptedError(
-                forKey: .kind,
-                in: container,
-                debugDescription: "unknown change '\(other)'"
-            )
-        }
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(cookie, forKey: .cookie)
-        switch self {
-        case .added: try container.encode("added", forKey: .kind)
-        case .replaced(let old, _):
-            try container.encode("replaced", forKey: .kind)
-            try container.encode(old, forKey: .old)
-        case .removed(_, let cause):
-            try container.encode("removed", forKey: .kind)
-            try container.encode(cause, forKey: .cause)
-        }
-    }
-}

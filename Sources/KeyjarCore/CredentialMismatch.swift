@@ -1,8 +1,8 @@
 /// A credential's metadata without its password in the secret store, or a password in the
 /// secret store with no credential: what a crash between the two writes of a credential leaves.
 /// Never carries a password.
-public struct CredentialMismatch: Sendable, Hashable, Codable {
-    public enum Kind: String, Sendable, Hashable, Codable {
+public struct CredentialMismatch: Sendable, Hashable {
+    public enum Kind: String, Sendable, Hashable {
         /// keyjard has the credential; the secret store has no password for it.
         case passwordMissing
         /// The secret store has a Keyjar password that no credential owns.

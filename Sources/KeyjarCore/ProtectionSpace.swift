@@ -7,7 +7,7 @@
 /// space.port   // 443 (the effective port)
 /// space.host   // "example.com"
 /// ```
-public struct ProtectionSpace: Sendable, Hashable, Codable {
+public struct ProtectionSpace: Sendable, Hashable {
     public enum AuthenticationMethod: String, Sendable, Hashable, Codable, CaseIterable {
         case `default`, httpBasic, httpDigest, ntlm, negotiate, htmlForm, clientCertificate, serverTrust
 
@@ -48,6 +48,24 @@ public struct ProtectionSpace: Sendable, Hashable, Codable {
         self.protocol = scheme
         self.port = port.flatMap { $0 > 0 ? $0 : nil } ?? Self.defaultPort(for: scheme, proxyType: proxyType)
         self.realm = realm?.isEmpty == true ? nil : realm
+        self.authenticationMethod = authenticationMethod
+        self.proxyType = proxyType
+    }
+
+    /// A space with its fields exactly as given, for a decoder: a peer's space is kept as it
+    /// was sent, as the protocol always did.
+    package init(
+        verbatimHost host: String,
+        port: Int,
+        protocol: String,
+        realm: String?,
+        authenticationMethod: AuthenticationMethod,
+        proxyType: ProxyType
+    ) {
+        self.host = host
+        self.port = port
+        self.protocol = `protocol`
+        self.realm = realm
         self.authenticationMethod = authenticationMethod
         self.proxyType = proxyType
     }
@@ -107,7 +125,7 @@ public struct Credential: Sendable, Hashable, Codable, CustomStringConvertible, 
 }
 
 /// What keyjard stores of a credential besides its password (which lives in the Secret Service).
-public struct CredentialRecord: Sendable, Hashable, Codable {
+public struct CredentialRecord: Sendable, Hashable {
     public var space: ProtectionSpace
     public var user: String
     public var persistence: CredentialPersistence

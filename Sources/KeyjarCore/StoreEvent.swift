@@ -1,7 +1,7 @@
 /// One change to the shared store, as keyjard announces it to every client.
 ///
 /// Each case corresponds to one of Apple's notification names, which clients post under.
-public enum StoreEvent: Sendable, Hashable, Codable {
+public enum StoreEvent: Sendable, Hashable {
     /// Cookies were added, replaced or removed (with the cause).
     case cookies(changes: [CookieChange])
     /// The accept policy or a per-domain rule changed; carries the whole new policy.
@@ -24,8 +24,8 @@ public enum StoreEvent: Sendable, Hashable, Codable {
 }
 
 /// A credential change: the space and user, and what happened. Passwords are never part of it.
-public struct CredentialChange: Sendable, Hashable, Codable {
-    public enum Kind: String, Sendable, Hashable, Codable {
+public struct CredentialChange: Sendable, Hashable {
+    public enum Kind: String, Sendable, Hashable {
         case added, updated, removed, defaultChanged
     }
 
@@ -41,7 +41,7 @@ public struct CredentialChange: Sendable, Hashable, Codable {
 }
 
 /// A store event with its place in keyjard's total order of changes.
-public struct SequencedEvent: Sendable, Hashable, Codable {
+public struct SequencedEvent: Sendable, Hashable {
     /// Strictly increasing across keyjard restarts (it is the change log's key).
     public var sequence: UInt64
     public var event: StoreEvent

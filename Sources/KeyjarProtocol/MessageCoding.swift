@@ -1,67 +1,75 @@
-public import Foundation
+import KeyjarCodec
 
-/// JSON encoding of messages into frame payloads, and decoding with a typed error.
+/// The JSON of the protocol's messages (Schemas/protocol.md), written and read by hand: the one
+/// definition of the format, which Tests/KeyjarProtocolTests/Golden and
+/// Schemas/protocol.schema.json are checked against.
+///
+/// Writing takes a few microseconds per message (Foundation's coders took tens, a large share
+/// of an acknowledged write's budget). Reading accepts what the format allows, in any member
+/// order, with members it does not know ignored and optional ones absent or null; anything else
+/// is a ``WireError/malformedMessage`` that names the field.
 public enum MessageCoding {
-    /// Times travel as Unix seconds (with fractions), the form every other tool reads.
-    public static func encoder() -> JSONEncoder {
-        let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .secondsSince1970
-        return encoder
+    public static func encode(_ message: ClientMessage) -> [UInt8] {
+        var writer = JSONWriter()
+        // Room for a common message at once rather than growing into it.
+        writer.bytes.reserveCapacity(256)
+        writer.write(message)
+        return writer.bytes
     }
 
-    public static func decoder() -> JSONDecoder {
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .secondsSince1970
-        return decoder
+    public static func encode(_ message: ServerMessage) -> [UInt8] {
+        var writer = JSONWriter()
+        writer.bytes.reserveCapacity(256)
+        writer.write(message)
+        return writer.bytes
     }
 
-    /// Encodes any message with Foundation's encoder (client and server messages have faster
-    /// overloads in MessageCoding+FastPath.swift).
-    public static func encode(_ message: some Encodable) -> [UInt8] { encode(codable: message) }
-
-    /// The reference encoding, which the fast paths must match.
-    public static func encode(codable message: some Encodable) -> [UInt8] {
-        // Messages are plain values (strings, numbers, arrays); encoding them cannot fail.
-        (try? Array(encoder().encode(message)))
-            ?? Array(#"{"failure":{"error":{"code":3,"message":"unencodable"}}}"#.utf8)
-    }
-
-    /// Decodes a payload, or describes precisely why it is not a valid message.
-    public static func decode<Message: Decodable>(
-        _ type: Message.Type,
+    public static func decode(
+        _ type: ClientMessage.Type,
         from payload: some Sequence<UInt8>
-    ) throws(WireError) -> Message {
-        try decode(codable: type, from: payload)
+    ) throws(WireError) -> ClientMessage {
+        try decode(payload, as: ClientMessage.init(json:))
     }
 
-    /// The reference decoding, which the fast paths must match.
-    public static func decode<Message: Decodable>(
-        codable type: Message.Type,
+    public static func decode(
+        _ type: ServerMessage.Type,
         from payload: some Sequence<UInt8>
+    ) throws(WireError) -> ServerMessage {
+        // A pushed cookie event as keyjard writes it is read without a tree: every subscriber
+        // of every process decodes each change.
+        if let event = payload.withContiguousStorageIfAvailable(ServerMessage.init(canonicalEvent:)), let event {
+            return event
+        }
+        return try decode(payload, as: ServerMessage.init(json:))
+    }
+
+    private static func decode<Message>(
+        _ payload: some Sequence<UInt8>,
+        as read: (JSONValue) throws(JSONShapeError) -> Message
     ) throws(WireError) -> Message {
-        // The copy may hold a password (a setCredential or password message in a form the fast
-        // path leaves to Foundation): zeroed once decoded.
-        var data = Data(payload)
-        defer { data.resetBytes(in: 0..<data.count) }
+        var parsed = payload.withContiguousStorageIfAvailable(JSONReader.parse)
+        if parsed == nil {
+            // The copy may hold a password (a setCredential request, a password reply): zeroed
+            // once read.
+            var copy = Array(payload)
+            parsed = JSONReader.parse(copy)
+            Framing.wipe(&copy, upTo: copy.count)
+        }
+        guard let json = parsed ?? nil else { throw malformed("not valid JSON") }
         do {
-            return try decoder().decode(type, from: data)
+            return try read(json)
         } catch {
-            throw WireError(code: WireError.malformedMessage, message: "malformed message: \(describe(error))")
+            throw malformed(error.description)
         }
     }
 
-    private static func describe(_ error: any Error) -> String {
-        switch error as? DecodingError {
-        case .dataCorrupted(let context)?:
-            return context.codingPath.isEmpty ? "not valid JSON" : "invalid value at \(path(context))"
-        case .keyNotFound(let key, let context)?: return "missing '\(key.stringValue)' at \(path(context))"
-        case .typeMismatch(_, let context)?, .valueNotFound(_, let context)?: return "wrong type at \(path(context))"
-        default: return "undecodable"
-        }
+    private static func malformed(_ reason: String) -> WireError {
+        WireError(code: WireError.malformedMessage, message: "malformed message: \(reason)")
     }
 
-    private static func path(_ context: DecodingError.Context) -> String {
-        let path = context.codingPath.map(\.stringValue).joined(separator: ".")
-        return path.isEmpty ? "top level" : path
+    /// The pushed message for a logged event, from the event's JSON as the change log keeps it
+    /// (so keyjard encodes each event once, whatever the number of subscribers).
+    public static func eventPayload(sequence: UInt64, eventJSON: String) -> String {
+        #"{"event":{"event":{"sequence":\#(sequence),"event":\#(eventJSON)}}}"#
     }
 }

@@ -12,7 +12,7 @@ public enum ProtocolVersion {
 }
 
 /// A request and its id, from client to keyjard. The first must be ``Request/hello(version:client:)``.
-public struct ClientMessage: Sendable, Hashable, Codable {
+public struct ClientMessage: Sendable, Hashable {
     public var id: UInt64
     public var request: Request
 
@@ -23,7 +23,7 @@ public struct ClientMessage: Sendable, Hashable, Codable {
 }
 
 /// Where a request for cookies comes from: the URL, its main document, and the request kind.
-public struct WireCookieContext: Sendable, Hashable, Codable {
+public struct WireCookieContext: Sendable, Hashable {
     public var url: String
     public var mainDocumentURL: String?
     public var isTopLevelNavigation: Bool
@@ -46,7 +46,7 @@ public struct WireCookieContext: Sendable, Hashable, Codable {
 }
 
 /// Everything a client can ask keyjard.
-public enum Request: Sendable, Hashable, Codable {
+public enum Request: Sendable, Hashable {
     case hello(version: Int, client: String)
     /// Start receiving events. With `after`, first the events after that sequence number, or
     /// a `snapshot` event when they are no longer kept; then every new event.
@@ -94,7 +94,7 @@ public enum Request: Sendable, Hashable, Codable {
 }
 
 /// The whole shared state, current to `sequence`.
-public struct StoreSnapshot: Sendable, Hashable, Codable {
+public struct StoreSnapshot: Sendable, Hashable {
     public var cookies: [Cookie]
     public var policy: CookiePolicy
     public var credentials: [CredentialRecord]
@@ -109,7 +109,7 @@ public struct StoreSnapshot: Sendable, Hashable, Codable {
 }
 
 /// A successful reply.
-public enum Response: Sendable, Hashable, Codable {
+public enum Response: Sendable, Hashable {
     case hello(version: Int, server: String, sequence: UInt64)
     case ok
     /// Stored: the sequence number of the change it made, if any.
@@ -143,7 +143,7 @@ public enum Response: Sendable, Hashable, Codable {
 }
 
 /// Everything keyjard sends: replies (matched by id), and pushed events.
-public enum ServerMessage: Sendable, Hashable, Codable {
+public enum ServerMessage: Sendable, Hashable {
     case reply(id: UInt64, response: Response)
     case failure(id: UInt64?, error: WireError)
     case event(event: SequencedEvent)
@@ -160,22 +160,4 @@ public enum ProtocolLimits {
     /// ``ServerMessage/resynchronise(sequence:)`` and fetch a snapshot, which the jar's limits
     /// bound. The change log keeps no larger event either.
     public static let largestPushedEvent = 1 << 20
-}
-
-extension CookieFileProblem: Codable {
-    enum CodingKeys: String, CodingKey { case line, message }
-
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        self.init(
-            line: try container.decode(Int.self, forKey: .line),
-            message: try container.decode(String.self, forKey: .message)
-        )
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(line, forKey: .line)
-        try container.encode(message, forKey: .message)
-    }
 }

@@ -1,7 +1,7 @@
 public import KeyjarCore
 
 /// What keyjard reports about itself.
-public struct ServiceStatus: Sendable, Hashable, Codable {
+public struct ServiceStatus: Sendable, Hashable {
     public var version: String
     public var protocolVersion: Int
     public var pid: Int32
@@ -24,7 +24,7 @@ public struct ServiceStatus: Sendable, Hashable, Codable {
     public var credentialMismatches: [CredentialMismatch]?
 
     /// What clients' incoming frames hold of keyjard's memory, and its bounds.
-    public struct Inbound: Sendable, Hashable, Codable {
+    public struct Inbound: Sendable, Hashable {
         /// Bytes large frames may reserve at once (`--max-inbound-bytes`).
         public var budget: Int
         public var reserved: Int

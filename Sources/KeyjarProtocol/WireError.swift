@@ -1,6 +1,6 @@
 /// An error reply. Codes are fixed and listed in Schemas/protocol.md; messages are for people
 /// and never contain a password.
-public struct WireError: Error, Sendable, Hashable, Codable, CustomStringConvertible {
+public struct WireError: Error, Sendable, Hashable, CustomStringConvertible {
     public var code: UInt16
     public var message: String
 

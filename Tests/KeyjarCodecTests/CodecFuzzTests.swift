@@ -39,12 +39,11 @@ struct CookieFileFuzzTests {
     }
 }
 
-/// The hand-written event JSON must decode to the same value as the Codable shape.
+/// Events and cookies written by the codec read back equal, by the tree reader and by the reader
+/// of keyjard's own layout.
 struct EventJSONTests {
-    @Test func handWrittenEventJSONDecodesToTheSameEvent() throws {
+    @Test func eventsReadBackEqual() throws {
         var random = SplitMix64(state: 7)
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .secondsSince1970
         for _ in 0..<200 {
             let name = Mutation.randomBytesString(length: Int.random(in: 0..<12, using: &random), using: &random)
             let cookie = Cookie(
@@ -63,14 +62,34 @@ struct EventJSONTests {
             let event = StoreEvent.cookies(changes: [
                 .added(cookie), .replaced(old: cookie, new: cookie), .removed(cookie, cause: .evicted),
             ])
-            let decoded = try decoder.decode(StoreEvent.self, from: Data(StoreEventJSON.encode(event).utf8))
-            #expect(decoded == event)
+            let json = Array(StoreEventJSON.encode(event).utf8)
+            #expect(try StoreEventJSON.decode(json) == event)
+            let canonical = json.withUnsafeBufferPointer { bytes -> StoreEvent? in
+                var reader = JSONReader(bytes: bytes)
+                return StoreEvent(canonical: &reader)
+            }
+            #expect(canonical == event)
             var writer = JSONWriter()
             writer.write(cookies: [cookie, cookie])
-            let array = try decoder.decode([Cookie].self, from: Data(writer.bytes))
-            #expect(array == [cookie, cookie])
+            #expect(try JSONReader.parse(writer.bytes).map(Cookie.array(json:)) == [cookie, cookie])
         }
-        let policy = StoreEvent.policy(policy: CookiePolicy(acceptPolicy: .never))
-        #expect(try decoder.decode(StoreEvent.self, from: Data(StoreEventJSON.encode(policy).utf8)) == policy)
+        let space = ProtectionSpace(host: "example.com", protocol: "https", realm: "r")
+        for event in [
+            StoreEvent.policy(
+                policy: CookiePolicy(acceptPolicy: .never, domainRules: ["a.example": .block, "b.example": .allow])
+            ),
+            .credentials(changes: [CredentialChange(kind: .defaultChanged, space: space, user: "u")]),
+        ] {
+            #expect(try StoreEventJSON.decode(Array(StoreEventJSON.encode(event).utf8)) == event)
+        }
+    }
+
+    @Test func aStoredEventThatIsNotOneSaysWhy() {
+        #expect(throws: StoreEventJSONError(message: "not valid JSON")) { try StoreEventJSON.decode(Array("{".utf8)) }
+        #expect(throws: StoreEventJSONError(message: "invalid value at policy.policy.acceptPolicy")) {
+            try StoreEventJSON.decode(
+                Array(#"{"policy":{"policy":{"acceptPolicy":"sometimes","domainRules":{}}}}"#.utf8)
+            )
+        }
     }
 }

@@ -170,3 +170,95 @@ struct CookieFileTests {
         #expect(CookieJSONFile.parse(Data("not json".utf8)).problems.count == 1)
     }
 }
+
+/// The JSON cookie file as Foundation's coders wrote and read it before the codec replaced them
+/// (outputs recorded from them): the same bytes written, the same cookies and problems read.
+struct CookieJSONFileCompatibilityTests {
+    static let cookies = [
+        Cookie(
+            name: "sid",
+            value: "42",
+            domain: "example.com",
+            hostOnly: false,
+            path: "/",
+            expires: Date(timeIntervalSince1970: 1_767_225_600),
+            secure: true,
+            httpOnly: true,
+            sameSite: .lax,
+            creation: Date(timeIntervalSince1970: 1_735_689_600.25),
+            lastAccess: Date(timeIntervalSince1970: 1_735_689_601.5)
+        ),
+        Cookie(
+            name: "",
+            value: "q\"\\/\u{1}\u{1f}\t\n\r\u{8}\u{c}\u{7f}é🍪\u{2028}",
+            domain: "xn--bcher-kva.example",
+            hostOnly: true,
+            path: "/a/b",
+            sameSite: .unspecified,
+            creation: Date(timeIntervalSince1970: 0)
+        ),
+        Cookie(
+            name: "big",
+            value: "v",
+            domain: "e.example",
+            expires: Date(timeIntervalSince1970: 1e17),
+            sameSite: .none,
+            creation: Date(timeIntervalSince1970: 1e-7),
+            lastAccess: Date(timeIntervalSince1970: 1.5e16)
+        ),
+    ]
+
+    @Test func theFileIsWrittenAsFoundationsEncoderWroteIt() {
+        #expect(
+            String(decoding: CookieJSONFile.serialize(Self.cookies), as: UTF8.self)
+                == "[\n  {\n    \"creation\" : 1735689600.25,\n    \"domain\" : \"example.com\",\n    \"expires\" : 1767225600,\n    \"hostOnly\" : false,\n    \"httpOnly\" : true,\n    \"lastAccess\" : 1735689601.5,\n    \"name\" : \"sid\",\n    \"path\" : \"/\",\n    \"sameSite\" : \"Lax\",\n    \"secure\" : true,\n    \"value\" : \"42\"\n  },\n  {\n    \"creation\" : 0,\n    \"domain\" : \"xn--bcher-kva.example\",\n    \"hostOnly\" : true,\n    \"httpOnly\" : false,\n    \"lastAccess\" : 0,\n    \"name\" : \"\",\n    \"path\" : \"/a/b\",\n    \"sameSite\" : \"Unspecified\",\n    \"secure\" : false,\n    \"value\" : \"q\\\"\\\\/\\u0001\\u001f\\t\\n\\r\\b\\f\u{7F}é🍪 \"\n  },\n  {\n    \"creation\" : 1.1920928955078125e-07,\n    \"domain\" : \"e.example\",\n    \"expires\" : 1e+17,\n    \"hostOnly\" : false,\n    \"httpOnly\" : false,\n    \"lastAccess\" : 1.5e+16,\n    \"name\" : \"big\",\n    \"path\" : \"/\",\n    \"sameSite\" : \"None\",\n    \"secure\" : false,\n    \"value\" : \"v\"\n  }\n]"
+        )
+        #expect(String(decoding: CookieJSONFile.serialize([]), as: UTF8.self) == "[\n\n]")
+    }
+
+    @Test(arguments: [
+        (
+            "[{\"name\":\"ok\",\"value\":\"1\",\"domain\":\"Example.COM\"}, {\"name\":\"noDomain\",\"value\":\"1\"}, {\"name\":\"badType\",\"value\":\"1\",\"domain\":\"example.com\",\"secure\":\"yes\"}, 7, null, {\"name\":\"n\",\"value\":\"v\",\"domain\":\"d\",\"hostOnly\":null,\"path\":null,\"expires\":null,\"secure\":null,\"httpOnly\":null,\"sameSite\":null,\"creation\":null,\"lastAccess\":null,\"extra\":{}}, {\"name\":null,\"value\":\"v\",\"domain\":\"d\"}, {\"name\":\"n\",\"value\":\"v\",\"domain\":\"d\",\"sameSite\":\"lax\"}, {\"name\":\"n\",\"value\":\"v\",\"domain\":\"d\",\"expires\":\"soon\"}, {\"name\":\"n\",\"value\":\"v\",\"domain\":\"d\",\"creation\":5,\"expires\":1e3}]",
+            [
+                "1 false ok|1|example.com|true|/|nil|false|false|unspecified|0.0|0.0",
+                "6 false n|v|d|true|/|nil|false|false|unspecified|0.0|0.0",
+                "10 true n|v|d|true|/|Optional(1000.0)|false|false|unspecified|5.0|5.0",
+            ],
+            [
+                "line 2: missing field \'domain\'", "line 3: field \'secure\' has the wrong type",
+                "line 4: field \'\' has the wrong type", "line 5: field \'\' has the wrong type",
+                "line 7: field \'name\' has the wrong type", "line 8: field \'sameSite\' is invalid",
+                "line 9: field \'expires\' has the wrong type",
+            ]
+        ),
+        ("{\"not\":\"an array\"}", [], ["line 0: not a JSON array of cookies: field \'\' has the wrong type"]),
+        ("not json", [], ["line 0: not a JSON array of cookies: the data is not valid JSON"]),
+        ("", [], ["line 0: not a JSON array of cookies: the data is not valid JSON"]),
+        ("[]", [], []),
+        ("﻿[]", [], []),
+        // Foundation's own words for a number too large; refused alike.
+        (
+            "[{\"name\":\"n\",\"value\":\"v\",\"domain\":\"d\",\"expires\":1e400}]", [],
+            ["line 1: field \'expires\' is invalid"]
+        ),
+        // A duplicate key: Foundation kept the first; the codec refuses such JSON everywhere.
+        (
+            "[{\"name\":\"n\",\"name\":\"m\",\"value\":\"v\",\"domain\":\"d\"}]", [],
+            ["line 0: not a JSON array of cookies: the data is not valid JSON"]
+        ),
+        ("[1,", [], ["line 0: not a JSON array of cookies: the data is not valid JSON"]),
+        (" [ ] ", [], []),
+    ])
+    func theFileIsReadAsFoundationsDecoderReadIt(_ input: String, _ cookies: [String], _ problems: [String]) {
+        let parsed = CookieJSONFile.parse(Data(input.utf8))
+        #expect(
+            parsed.cookies.map {
+                "\($0.line) \($0.hasCreationTime) \($0.cookie.name)|\($0.cookie.value)|\($0.cookie.domain)|"
+                    + "\($0.cookie.hostOnly)|\($0.cookie.path)|\(String(describing: $0.cookie.expires?.timeIntervalSince1970))|"
+                    + "\($0.cookie.secure)|\($0.cookie.httpOnly)|\($0.cookie.sameSite)|"
+                    + "\($0.cookie.creation.timeIntervalSince1970)|\($0.cookie.lastAccess.timeIntervalSince1970)"
+            } == cookies
+        )
+        #expect(parsed.problems.map(\.description) == problems)
+    }
+}

@@ -108,7 +108,8 @@ struct DecimalDoubleTests {
                 #expect(double?.bitPattern == tree?.double?.bitPattern, "\(text)")
                 var again = JSONReader(bytes: bytes)
                 let integer: UInt64? = again.readUInt64().flatMap { again.isAtEnd ? $0 : nil }
-                #expect(integer == tree?.uint64, "\(text)")
+                // What the layout reads, the tree reads the same (the tree also takes `1e2`).
+                #expect(integer == nil || integer == tree.flatMap { try? $0.decodeUInt64() }, "\(text)")
             }
         }
     }

@@ -209,7 +209,7 @@ struct ServerSharingTests {
         let client = try TestClient(socketPath: server.socketPath)
         try client.setCookies(["theme=dark"], from: "https://example.org/")
         let line = try #require(await DaemonProcess.readLine(from: reader))
-        let event = try JSONDecoder().decode(StoreEvent.self, from: Data(line.utf8))
+        let event = try StoreEventJSON.decode(line.utf8)
         guard case .cookies(let changes) = event else {
             Issue.record("unexpected \(event)")
             return

@@ -104,8 +104,8 @@ private struct StatusJSON: Encodable {
     var secretsDetail: String
     var acceptPolicy: String
     var connectedClients: Int
-    var inbound: ServiceStatus.Inbound?
-    var credentialMismatches: [CredentialMismatch]?
+    var inbound: InboundJSON?
+    var credentialMismatches: [MismatchJSON]?
 
     init(_ status: ServiceStatus) {
         version = status.version
@@ -122,7 +122,59 @@ private struct StatusJSON: Encodable {
         secretsDetail = status.secretsDetail
         acceptPolicy = AcceptPolicyArgument(status.acceptPolicy).rawValue
         connectedClients = status.connectedClients
-        inbound = status.inbound
-        credentialMismatches = status.credentialMismatches
+        inbound = status.inbound.map(InboundJSON.init)
+        credentialMismatches = status.credentialMismatches?.map(MismatchJSON.init)
+    }
+
+    /// The fields as the protocol's `inbound` object has them.
+    struct InboundJSON: Encodable {
+        var budget: Int
+        var reserved: Int
+        var peakReserved: Int
+        var buffered: Int
+        var peakBuffered: Int
+        var maximumConnections: Int
+        var pausedConnections: Int
+
+        init(_ inbound: ServiceStatus.Inbound) {
+            budget = inbound.budget
+            reserved = inbound.reserved
+            peakReserved = inbound.peakReserved
+            buffered = inbound.buffered
+            peakBuffered = inbound.peakBuffered
+            maximumConnections = inbound.maximumConnections
+            pausedConnections = inbound.pausedConnections
+        }
+    }
+
+    /// A mismatch as the protocol's `credentialMismatches` elements have it.
+    struct MismatchJSON: Encodable {
+        var kind: String
+        var space: SpaceJSON
+        var user: String
+
+        init(_ mismatch: CredentialMismatch) {
+            kind = mismatch.kind.rawValue
+            space = SpaceJSON(mismatch.space)
+            user = mismatch.user
+        }
+    }
+
+    struct SpaceJSON: Encodable {
+        var host: String
+        var port: Int
+        var `protocol`: String
+        var realm: String?
+        var authenticationMethod: String
+        var proxyType: String
+
+        init(_ space: ProtectionSpace) {
+            host = space.host
+            port = space.port
+            `protocol` = space.protocol
+            realm = space.realm
+            authenticationMethod = space.authenticationMethod.rawValue
+            proxyType = space.proxyType.rawValue
+        }
     }
 }
