@@ -21,6 +21,8 @@ final class StoreService: Sendable {
         var jar: CookieJar
         var clients: [UInt64: ServedClient] = [:]
         var subscribers = SubscriberList<ServedClient>()
+        /// Imports arriving in batches, by connection (``ImportSession``).
+        var importSessions: [UInt64: ImportSession] = [:]
         /// Committed events already sent to their writer, not yet to the other subscribers.
         var pendingBroadcasts: [PendingBroadcast] = []
         var isFlushScheduled = false
@@ -103,6 +105,8 @@ final class StoreService: Sendable {
     func unregister(_ client: ServedClient) {
         state.clients[client.id] = nil
         state.subscribers.remove(id: client.id)
+        // An import whose end never came is dropped: none of it was committed.
+        state.importSessions[client.id] = nil
     }
 
     /// The whole state as a pushed `snapshot` message (cookies written by the fast encoder).
@@ -223,6 +227,7 @@ final class StoreService: Sendable {
         for client in state.clients.values { client.close() }
         state.clients.removeAll()
         state.subscribers.removeAll()
+        state.importSessions.removeAll()
     }
 
     /// Runs credential work that writes both the secret store and the database, or compares
