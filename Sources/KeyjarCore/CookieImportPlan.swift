@@ -7,8 +7,9 @@ public import Foundation
 /// from the jar the plan began with to the trial. A cookie that one batch adds and a later one
 /// pushes out again is in no change, so neither the store nor anyone told of the import sees
 /// it: a 250,000-line file into a jar of 3,300 cookies comes to at most 3,300 additions and
-/// 3,300 removals, not a quarter of a million of each. The plan holds the trial and the net
-/// change only, about twice the jar's limits whatever the size of the file.
+/// 3,300 removals, not a quarter of a million of each. The plan holds the jar it began with and
+/// the trial, each within the jar's limits, whatever the size of the file; the change is
+/// worked out from the two at the end.
 ///
 /// ```swift
 /// var plan = CookieImportPlan(jar: jar)
@@ -16,13 +17,16 @@ public import Foundation
 /// let outcome = plan.outcome  // apply outcome.changes, in order
 /// ```
 public struct CookieImportPlan: Sendable {
+    /// The jar the plan began with.
+    public let original: CookieJar
     /// The jar as it will be once the plan is applied (with nobody else writing meanwhile).
     public private(set) var trial: CookieJar
-    /// The net change so far, at most one per cookie identity, in order of first appearance.
-    public private(set) var changes: [CookieChange] = []
+    private var lastTried: Date
 
     public init(jar: CookieJar) {
+        original = jar
         trial = jar
+        lastTried = Date()
     }
 
     /// Tries the next batch of the file. The report says what the batch held (imported,
@@ -33,15 +37,10 @@ public struct CookieImportPlan: Sendable {
         problems: [CookieFileProblem] = [],
         now: Date = Date()
     ) -> CookieImportReport {
-        var report = trial.importCookies(entries, problems: problems, now: now)
-        // Netting the batch into what came before keeps one change per identity: the plan
-        // never grows past the cookies the jar and the trial hold between them.
-        changes = CookieChange.net(changes + report.changes)
-        report.changes = []
-        report.added = 0
-        report.replaced = 0
-        report.evicted = 0
-        return report
+        lastTried = now
+        // The batch's own changes are not kept: the outcome compares the two jars, so a batch
+        // costs no more memory than the jar's limits and the batch itself.
+        return trial.importCookies(entries, problems: problems, now: now, keepingChanges: false)
     }
 
     /// What the whole file comes to: the counts of the net change, and the change itself with
@@ -50,20 +49,27 @@ public struct CookieImportPlan: Sendable {
     /// part is within the jar's limits.
     public var outcome: CookieImportReport {
         var report = CookieImportReport()
+        var before: [Cookie.Identity: Cookie] = [:]
+        for cookie in original.allCookies { before[cookie.identity] = cookie }
         var removals: [CookieChange] = []
         var others: [CookieChange] = []
-        for change in changes {
-            switch change {
-            case .added:
+        for cookie in trial.allCookies {
+            switch before.removeValue(forKey: cookie.identity) {
+            case nil:
                 report.added += 1
-                others.append(change)
-            case .replaced:
+                others.append(.added(cookie))
+            case let old? where old != cookie:
                 report.replaced += 1
-                others.append(change)
-            case .removed(_, let cause):
-                if cause == .evicted { report.evicted += 1 }
-                removals.append(change)
+                others.append(.replaced(old: old, new: cookie))
+            case _?:
+                break
             }
+        }
+        // What is left of the original jar was pushed out by the file (or had expired).
+        for cookie in original.allCookies where before[cookie.identity] != nil {
+            let expired = cookie.isExpired(at: lastTried)
+            if !expired { report.evicted += 1 }
+            removals.append(.removed(cookie, cause: expired ? .expired : .evicted))
         }
         report.changes = removals + others
         return report
