@@ -1,4 +1,3 @@
-import CMallocInfo
 import Foundation
 import KeyjarCodec
 import KeyjarCore
@@ -85,17 +84,10 @@ extension StoreService {
         let carried = PlanCarrier(consume plan)
         let service = NIOLoopBound(self, eventLoop: eventLoop)
         return threadPool.runIfActive(eventLoop: eventLoop) { () -> (CookieImportPlan, CookieImportReport) in
-            let tried = { () -> (CookieImportPlan, CookieImportReport) in
-                var plan = carried.take()
-                let parsed = Self.parse(text, format: format, firstLine: firstLine)
-                let report = plan.add(parsed.cookies, problems: parsed.problems)
-                return (plan, report)
-            }()
-            // The batch's parse and trial leave megabytes freed in this thread's malloc arena,
-            // which glibc keeps; batches tried on different threads of the pool then added up to
-            // keyjard's peak (75 MB for a 250,000-line file, 56 MB with one arena).
-            malloc_trim(0)
-            return tried
+            var plan = carried.take()
+            let parsed = Self.parse(text, format: format, firstLine: firstLine)
+            let report = plan.add(parsed.cookies, problems: parsed.problems)
+            return (plan, report)
         }.map { (plan: CookieImportPlan, report: CookieImportReport) -> Response in
             // A connection that closed meanwhile has no import any more.
             if case .trying? = service.value.state.importSessions[id] {
