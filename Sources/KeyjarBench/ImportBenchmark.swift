@@ -4,7 +4,8 @@ import Glibc
 /// A cookies.txt of 100,000 and of 600,000 lines (3,000 and 18,000 sites) imported with the
 /// release `keyjar cookie import` into a keyjard with its default limits: lines per second, and
 /// the resident memory of both processes (keyjard's high-water mark, during and after; the
-/// importer's peak, from wait4).
+/// importer's peak, from wait4); then a 250,000-line file with a watcher
+/// (``runWatchedImport(keyjar:directory:)``).
 func runImportBenchmark() throws {
     let directory = NSTemporaryDirectory() + "keyjar-bench-import-\(getpid())"
     try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -15,7 +16,9 @@ func runImportBenchmark() throws {
     guard FileManager.default.isExecutableFile(atPath: keyjar) else {
         throw BenchmarkError("no keyjar beside keyjar-bench: run `swift build -c release` first")
     }
-    for lines in [100_000, 600_000] {
+    // KEYJAR_BENCH_IMPORT_ONLY=watched: only the import with a watcher.
+    let onlyWatched = ProcessInfo.processInfo.environment["KEYJAR_BENCH_IMPORT_ONLY"] == "watched"
+    for lines in onlyWatched ? [] : [100_000, 600_000] {
         let file = directory + "/cookies-\(lines).txt"
         try writeCookiesFile(file, lines: lines)
         let store = directory + "/store-\(lines)"
@@ -38,6 +41,61 @@ func runImportBenchmark() throws {
         print("import_default_limits_\(lines)_keyjard_peak_rss: \(daemon.peakResidentBytes / 1024) KiB")
         print("import_default_limits_\(lines)_keyjard_rss_after: \(daemon.residentBytes / 1024) KiB")
     }
+    try runWatchedImport(keyjar: keyjar, directory: directory)
+}
+
+/// A 250,000-line cookies.txt (6,250 sites) imported while `keyjar watch --json` runs: the bytes
+/// the watcher printed (the file's net change, never a cookie added and evicted again), and the
+/// peak memory of keyjard and the importer.
+private func runWatchedImport(keyjar: String, directory: String) throws {
+    let lines = 250_000
+    let file = directory + "/cookies-watched.txt"
+    try writeCookiesFile(file, lines: lines)
+    let store = directory + "/store-watched"
+    try FileManager.default.createDirectory(atPath: store, withIntermediateDirectories: true)
+    let daemon = try BenchDaemon(directory: store, defaultLimits: true)
+    defer { daemon.stop() }
+    let watched = directory + "/watch.out"
+    let watcher = try spawn(keyjar, ["watch", "--json", "--no-start", "--socket", daemon.socketPath], output: watched)
+    defer {
+        kill(watcher, SIGTERM)
+        var status: Int32 = 0
+        waitpid(watcher, &status, 0)
+    }
+    // A moment for it to subscribe (it prints nothing until the first event).
+    usleep(500_000)
+    let (status, peak) = try runMeasured(
+        keyjar,
+        ["cookie", "import", "--no-start", "--socket", daemon.socketPath, file]
+    )
+    guard status == 0 else { throw BenchmarkError("keyjar cookie import exited with \(status)") }
+    // Until the watcher has printed everything: its output stops growing.
+    var size = -1
+    while true {
+        usleep(500_000)
+        let now = (try? FileManager.default.attributesOfItem(atPath: watched)[.size] as? Int) ?? 0
+        if now == size { break }
+        size = now
+    }
+    print("import_watched_\(lines)_lines_watcher_bytes: \(size) bytes")
+    print("import_watched_\(lines)_lines_keyjar_peak_rss: \(peak / 1024) KiB")
+    print("import_watched_\(lines)_lines_keyjard_peak_rss: \(daemon.peakResidentBytes / 1024) KiB")
+}
+
+/// Starts a program with its standard output to `output` and its errors to /dev/null.
+private func spawn(_ executable: String, _ arguments: [String], output: String) throws -> pid_t {
+    var pid: pid_t = 0
+    var argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
+    defer { for pointer in argv { free(pointer) } }
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+    guard posix_spawn(&pid, executable, &actions, nil, &argv, environ) == 0 else {
+        throw BenchmarkError("cannot start \(executable)")
+    }
+    return pid
 }
 
 /// `lines` cookies, 40 a site, valid for a day; written in pieces, so that this process stays

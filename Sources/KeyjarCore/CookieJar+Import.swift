@@ -7,6 +7,18 @@ extension CookieJar {
         problems: [CookieFileProblem] = [],
         now: Date = Date()
     ) -> CookieImportReport {
+        importCookies(entries, problems: problems, now: now, keepingChanges: true)
+    }
+
+    /// - Parameter keepingChanges: false when the caller works out the change itself
+    ///   (``CookieImportPlan``): the report then has no changes and no counts of them, and
+    ///   the import does not hold an insertion and an eviction for every cookie of the batch.
+    mutating func importCookies(
+        _ entries: [NumberedCookie],
+        problems: [CookieFileProblem],
+        now: Date,
+        keepingChanges: Bool
+    ) -> CookieImportReport {
         var report = CookieImportReport()
         report.problems = problems
         // The limits are enforced once, after the whole batch: per insertion, a 100,000-line
@@ -21,13 +33,18 @@ extension CookieJar {
             switch insert(entry.cookie, keepingCreation: entry.hasCreationTime, now: now, enforcingLimits: false) {
             case .success(let made):
                 report.imported += 1
-                changes += made
                 if let stored = made.first?.cookie { touched.insert(siteKey(for: stored.domain)) }
+                if keepingChanges { changes += made }
             case .failure(let rejection):
                 report.problems.append(CookieFileProblem(line: entry.line, message: rejection.description))
             }
         }
-        changes += enforceLimits(sites: touched, now: now)
+        let evictions = enforceLimits(sites: touched, now: now)
+        guard keepingChanges else {
+            report.problems.sort { $0.line < $1.line }
+            return report
+        }
+        changes += evictions
         // What the import comes to: a cookie it added and the limits pushed out again is no
         // change for the store or anyone told of it.
         report.changes = CookieChange.net(changes)

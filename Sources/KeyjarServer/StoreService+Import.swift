@@ -30,7 +30,135 @@ extension StoreService {
     ///
     /// Each chunk is in the jar only once it is on disk, as for every write; a failure part-way
     /// leaves the chunks before it imported, and the reply is that failure.
+    ///
+    /// A file imported in batches as one (``ImportSession``) goes through ``importBatch(_:format:firstLine:origin:)``
+    /// and ``finishImport(origin:)`` instead.
     func importCookies(
+        _ text: String,
+        format: CookieFileFormat,
+        firstLine: Int?,
+        origin: NIOLoopBound<ServedClient>
+    ) -> EventLoopFuture<Response> {
+        let id = origin.value.id
+        switch ImportSession.Step(
+            textIsEmpty: text.isEmpty,
+            firstLine: firstLine,
+            hasOpenImport: state.importSessions[id] != nil
+        ) {
+        case .whole:
+            return importWhole(text, format: format, firstLine: firstLine, origin: origin)
+        case .begin:
+            guard state.importSessions[id] != nil || state.importSessions.count < ImportSession.maximumOpen else {
+                return eventLoop.makeFailedFuture(
+                    WireError(code: WireError.overloaded, message: "too many cookie imports are under way")
+                )
+            }
+            state.importSessions[id] = .open(plan: CookieImportPlan(jar: state.jar), generation: state.jarGeneration)
+            return eventLoop.makeSucceededFuture(
+                .importReport(imported: 0, expired: 0, problems: [], sequence: nil, added: 0, replaced: 0, evicted: 0)
+            )
+        case .batch:
+            return importBatch(text, format: format, firstLine: firstLine, origin: origin)
+        case .finish:
+            return finishImport(origin: origin)
+        }
+    }
+
+    /// Tries the next batch of a planned import on its trial jar, off the loop; nothing is
+    /// committed. The reply says what the batch held.
+    private func importBatch(
+        _ text: String,
+        format: CookieFileFormat,
+        firstLine: Int?,
+        origin: NIOLoopBound<ServedClient>
+    ) -> EventLoopFuture<Response> {
+        let id = origin.value.id
+        guard case .open(let plan, let generation) = state.importSessions[id] else {
+            return eventLoop.makeFailedFuture(
+                WireError(code: WireError.invalidArgument, message: "the import's previous batch is still being read")
+            )
+        }
+        // The plan travels with the work, its only owner, so that its trial jar is changed in
+        // place rather than copied on write.
+        state.importSessions[id] = .trying(generation: generation)
+        let carried = PlanCarrier(consume plan)
+        let service = NIOLoopBound(self, eventLoop: eventLoop)
+        return threadPool.runIfActive(eventLoop: eventLoop) { () -> (CookieImportPlan, CookieImportReport) in
+            var plan = carried.take()
+            let parsed = Self.parse(text, format: format, firstLine: firstLine)
+            let report = plan.add(parsed.cookies, problems: parsed.problems)
+            return (plan, report)
+        }.map { (plan: CookieImportPlan, report: CookieImportReport) -> Response in
+            // A connection that closed meanwhile has no import any more.
+            if case .trying? = service.value.state.importSessions[id] {
+                service.value.state.importSessions[id] = .open(plan: plan, generation: generation)
+            }
+            return .importReport(
+                imported: report.imported,
+                expired: report.expired,
+                problems: report.problems,
+                sequence: nil,
+                added: 0,
+                replaced: 0,
+                evicted: 0
+            )
+        }.flatMapErrorThrowing { error in
+            service.value.state.importSessions[id] = nil
+            throw error
+        }
+    }
+
+    /// Hands a plan to the thread that tries a batch with no other reference left behind.
+    private final class PlanCarrier: @unchecked Sendable {
+        // @unchecked: set on the loop before the work is submitted, taken once by that work.
+        private var plan: CookieImportPlan?
+
+        init(_ plan: consuming CookieImportPlan) { self.plan = plan }
+
+        func take() -> CookieImportPlan {
+            guard let taken = plan.take() else { preconditionFailure("a plan is taken once") }
+            return taken
+        }
+    }
+
+    /// Applies a planned import's net change in chunks, as ``importWhole(_:format:firstLine:origin:)``
+    /// applies a trial's; the reply gives what the whole file came to.
+    private func finishImport(origin: NIOLoopBound<ServedClient>) -> EventLoopFuture<Response> {
+        let id = origin.value.id
+        guard case .open(let plan, let generation) = state.importSessions.removeValue(forKey: id) else {
+            return eventLoop.makeFailedFuture(
+                WireError(code: WireError.invalidArgument, message: "the import's last batch is still being read")
+            )
+        }
+        var outcome = plan.outcome
+        let changes = outcome.changes
+        outcome.changes = []
+        var progress = ImportProgress(
+            plan: .changes(changes),
+            report: outcome,
+            countsChunks: false,
+            generation: generation
+        )
+        if state.clients.count <= 1 { progress.chunkSize = .max }
+        return importChunks(progress, origin: origin)
+    }
+
+    /// A cookie file, or one batch of it numbered as in the whole file.
+    private static func parse(
+        _ text: String,
+        format: CookieFileFormat,
+        firstLine: Int?
+    ) -> (cookies: [NumberedCookie], problems: [CookieFileProblem]) {
+        var parsed = format == .netscape ? NetscapeCookieFile.parse(text) : CookieJSONFile.parse(Data(text.utf8))
+        if let offset = firstLine.map({ $0 - 1 }), offset > 0 {
+            for index in parsed.cookies.indices { parsed.cookies[index].line += offset }
+            for index in parsed.problems.indices { parsed.problems[index].line += offset }
+        }
+        return parsed
+    }
+
+    /// A whole file, or a batch of its own.
+    private func importWhole(
         _ text: String,
         format: CookieFileFormat,
         firstLine: Int?,
@@ -42,12 +170,7 @@ extension StoreService {
         // applied at once, as one transaction (no trial, no chunks to pay for).
         let othersConnected = state.clients.count > 1
         return threadPool.runIfActive(eventLoop: eventLoop) {
-            var parsed = format == .netscape ? NetscapeCookieFile.parse(text) : CookieJSONFile.parse(Data(text.utf8))
-            // A batch's lines are numbered as in the whole file.
-            if let offset = firstLine.map({ $0 - 1 }), offset > 0 {
-                for index in parsed.cookies.indices { parsed.cookies[index].line += offset }
-                for index in parsed.problems.indices { parsed.problems[index].line += offset }
-            }
+            let parsed = Self.parse(text, format: format, firstLine: firstLine)
             var trial = jar
             guard othersConnected, Self.mayEvict(parsed.cookies, from: &trial) else {
                 var report = CookieImportReport()

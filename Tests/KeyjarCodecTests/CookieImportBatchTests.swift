@@ -68,6 +68,65 @@ struct CookieImportBatchTests {
         #expect(!jar.allCookies.contains { $0.domain == "site0.example" })
     }
 
+    @Test func aPlanOverBatchesIsTheNetChangeOfTheWholeFile() {
+        // Given a jar of 300 older cookies, and limits of 400 (50 a site)
+        let limits = CookieJar.Limits(perSite: 50, perSitePurgedTo: 40, total: 400, totalPurge: 40)
+        var jar = CookieJar(limits: limits)
+        let earlier = testNow.addingTimeInterval(-3_600)
+        let stored = (0..<300).map { index in
+            NumberedCookie(line: index + 1, cookie: cookie("o\(index % 30)", "old\(index / 30).example"))
+        }
+        _ = jar.importCookies(stored, now: earlier)
+        let original = jar
+        // When 20 batches of 200 cookies (100 sites of 40, ten times the jar) go into one plan
+        var plan = CookieImportPlan(jar: original)
+        var oneByOne = original
+        for batch in 0..<20 {
+            let entries = (0..<200).map { offset in
+                let index = batch * 200 + offset
+                return NumberedCookie(
+                    line: index + 1,
+                    cookie: cookie("n\(index % 40)", "new\(index / 40).example"),
+                    hasCreationTime: false
+                )
+            }
+            let report = plan.add(entries, now: testNow)
+            // Each batch's report says what it held; what it comes to waits for the end
+            #expect(report.imported == 200 && report.changes.isEmpty && report.kept == 0 && report.evicted == 0)
+            _ = oneByOne.importCookies(entries, now: testNow)
+        }
+
+        // Then the trial is the jar as batch-by-batch imports leave it...
+        #expect(Set(plan.trial.allCookies) == Set(oneByOne.allCookies))
+        // ...and the plan carries each cookie once: nothing the file added and evicted again
+        let outcome = plan.outcome
+        let identities = outcome.changes.map(\.cookie.identity)
+        #expect(Set(identities).count == identities.count)
+        let kept = Set(plan.trial.allCookies.map(\.identity))
+        for change in outcome.changes {
+            switch change {
+            case .added(let cookie), .replaced(_, let cookie): #expect(kept.contains(cookie.identity))
+            case .removed(let cookie, _): #expect(cookie.domain.hasPrefix("old"))
+            }
+        }
+        #expect(outcome.added == plan.trial.allCookies.filter { $0.domain.hasPrefix("new") }.count)
+        #expect(outcome.evicted == original.count - plan.trial.allCookies.filter { $0.domain.hasPrefix("old") }.count)
+        #expect(outcome.added > 0 && outcome.evicted > 0)
+        // Applied part by part, removals first, the jar never holds more than its limit, and
+        // ends as the trial
+        var applied = original
+        for part in stride(from: 0, to: outcome.changes.count, by: 32) {
+            for change in outcome.changes[part..<min(outcome.changes.count, part + 32)] {
+                switch change {
+                case .added(let cookie), .replaced(_, let cookie): applied.restore(cookie)
+                case .removed(let cookie, _): _ = applied.remove(cookie.identity)
+                }
+            }
+            #expect(applied.count <= limits.total)
+        }
+        #expect(Set(applied.allCookies) == Set(plan.trial.allCookies))
+    }
+
     // MARK: Batches
 
     private func batches(

@@ -285,9 +285,10 @@ extension CookieCommand {
         @Argument(help: ArgumentHelp("The file to read.", valueName: "file"))
         var file: String
 
-        /// Lines (or JSON elements) per request: each batch is one transaction, and neither
-        /// this process nor keyjard ever holds more than one batch of a file of any size. The
-        /// size is keyjard's peak memory against the per-transaction cost (docs/performance.md).
+        /// Lines (or JSON elements) per request: neither this process nor keyjard ever holds
+        /// more than one batch of a file of any size (keyjard holds the plan besides, bounded
+        /// by the jar's limits). The size is keyjard's peak memory against the per-request
+        /// cost (docs/performance.md).
         static let batchSize = 7_500
 
         func run() throws {
@@ -301,6 +302,9 @@ extension CookieCommand {
             let client = try global.connect()
             var total = CookieImportReport()
             var problemCount = 0
+            // keyjard plans the batches as one import, so that subscribers get the net change
+            // of the whole file; it commits at the end.
+            try client.beginCookieImport(format: format)
             func send(_ batches: [CookieFileBatcher.Batch]) throws {
                 for batch in batches {
                     let report = try client.importCookies(batch.text, format: format, firstLine: batch.firstLine)
@@ -327,6 +331,10 @@ extension CookieCommand {
                 Output.error("\(name): \(error.description)")
                 problemCount += 1
             }
+            let outcome = try client.finishCookieImport(format: format)
+            total.added += outcome.added
+            total.replaced += outcome.replaced
+            total.evicted += outcome.evicted
             Output.line(Self.summary(total, rejected: problemCount))
             if problemCount > 0 {
                 throw CLIError.failure(

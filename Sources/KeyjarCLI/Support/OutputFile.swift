@@ -1,3 +1,4 @@
+import CoreFoundation  // struct stat's members resolve there in a release build of keyjar alone
 import Foundation
 import Glibc
 
