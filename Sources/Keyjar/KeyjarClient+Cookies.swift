@@ -80,7 +80,10 @@ extension KeyjarClient {
         format: CookieFileFormat,
         firstLine: Int? = nil
     ) throws(KeyjarClientError) -> CookieImportReport {
-        let response = try call(.importCookies(format: format, text: text, firstLine: firstLine))
+        try Self.importReport(try call(.importCookies(format: format, text: text, firstLine: firstLine)))
+    }
+
+    private static func importReport(_ response: Response) throws(KeyjarClientError) -> CookieImportReport {
         guard
             case .importReport(let imported, let expired, let problems, _, let added, let replaced, let evicted) =
                 response
@@ -99,27 +102,29 @@ extension KeyjarClient {
 
     /// Begins an import of a file that arrives in batches (``importCookies(_:format:firstLine:)``
     /// with each batch's `firstLine`, as `CookieFileBatcher` gives them), planned by keyjard as
-    /// one import: nothing of it is committed before ``finishCookieImport(format:)``, and the
-    /// other clients are told the net change of the whole file, never a cookie that one batch
-    /// adds and a later one evicts. Until then each batch's report says what the batch held
+    /// one import: nothing of it is committed before ``finishCookieImport()``, and the other
+    /// clients are told the net change of the whole file, never a cookie that one batch adds
+    /// and a later one evicts. Until then each batch's report says what the batch held
     /// (`imported`, `expired`, `problems`); `added`, `replaced` and `evicted` come with the end.
     /// A connection that closes before the end leaves the store as it was.
-    ///
-    /// A keyjard older than this imports each batch when it comes and nothing for either end,
-    /// so the same calls work with it.
-    public func beginCookieImport(format: CookieFileFormat) throws(KeyjarClientError) {
-        // There is no line 0: an empty batch numbered 0 is the mark (keyjard's `ImportSession`).
-        _ = try importCookies("", format: format, firstLine: 0)
+    /// - Returns: false when keyjard predates planned imports: each batch is then an import of
+    ///   its own, committed when it is sent, and there is nothing to finish.
+    public func beginCookieImport() throws(KeyjarClientError) -> Bool {
+        do {
+            _ = try call(.beginImport)
+            return true
+        } catch  where error.wireCode == WireErrorCode.malformedMessage.rawValue {
+            return false
+        }
     }
 
-    /// Ends the import begun by ``beginCookieImport(format:)``: keyjard commits what the whole
-    /// file comes to and answers once it is on disk.
+    /// Ends the import begun by ``beginCookieImport()``: keyjard commits what the whole file
+    /// comes to and answers once it is on disk.
     /// - Returns: the cookies of the file added and replacing stored ones, and the stored
     ///   cookies evicted to make room (its `imported` and `expired` are 0: the batches' reports
     ///   counted them).
-    public func finishCookieImport(format: CookieFileFormat) throws(KeyjarClientError) -> CookieImportReport {
-        // An empty batch with a line number is the end mark.
-        try importCookies("", format: format, firstLine: 1)
+    public func finishCookieImport() throws(KeyjarClientError) -> CookieImportReport {
+        try Self.importReport(try call(.finishImport))
     }
 
     /// Every stored cookie as a file; `includeSameSite` adds libsoup's SameSite column to

@@ -127,6 +127,8 @@ extension JSONWriter {
             raw(#","user":"#)
             write(string: user)
         case .repairCredentials: raw(#"{"repairCredentials":{"#)
+        case .beginImport: raw(#"{"beginImport":{"#)
+        case .finishImport: raw(#"{"finishImport":{"#)
         }
         raw("}}")
     }
@@ -143,7 +145,7 @@ extension Request {
         "hello", "subscribe", "follow", "snapshot", "status", "cookieHeader", "cookies", "setCookies",
         "insertCookies", "deleteCookies", "clearCookies", "removeCookiesCreated", "listCookies", "importCookies",
         "exportCookies", "policy", "setPolicy", "credentials", "allCredentials", "credentialChoice", "setCredential",
-        "removeCredential", "setDefaultCredential", "password", "repairCredentials",
+        "removeCredential", "setDefaultCredential", "password", "repairCredentials", "beginImport", "finishImport",
     ]
 
     package init(json: JSONValue) throws(JSONShapeError) {
@@ -211,6 +213,8 @@ extension Request {
         case "removeCredential": return .removeCredential(space: try space(), user: try body.string("user"))
         case "setDefaultCredential": return .setDefaultCredential(space: try space(), user: try body.string("user"))
         case "password": return .password(space: try space(), user: try body.string("user"))
+        case "beginImport": return .beginImport
+        case "finishImport": return .finishImport
         default: return .repairCredentials
         }
     }

@@ -74,6 +74,14 @@ public enum Request: Sendable, Hashable {
     /// element, has in the whole file; problems are numbered from it).
     case importCookies(format: CookieFileFormat, text: String, firstLine: Int? = nil)
     case exportCookies(format: CookieFileFormat, includeSameSite: Bool)
+    /// Begins one file imported in batches: the `importCookies` requests with a `firstLine`
+    /// that follow on this connection are tried together and nothing is committed until
+    /// `finishImport`, so that subscribers get the net change of the whole file. Replied to with
+    /// an empty `importReport`. A connection that closes first leaves the store as it was.
+    case beginImport
+    /// Commits the import `beginImport` began; replied to with the `importReport` of the whole
+    /// file (`added`, `replaced`, `evicted`; the batches' replies counted the rest).
+    case finishImport
 
     case policy
     case setPolicy(policy: CookiePolicy)

@@ -5,11 +5,9 @@ import KeyjarCore
 /// committed when the importer says the file has ended, never what one batch adds and a later
 /// one evicts.
 ///
-/// The protocol has no message for it, so the importer marks it in `importCookies` requests
-/// that mean nothing else: an empty text with `firstLine` 0 (there is no line 0) begins it,
-/// every batch with a `firstLine` after that goes into the plan, and an empty text with a
-/// `firstLine` from 1 on ends it. A keyjard that predates this imports nothing for either mark
-/// and each batch as it comes, so an importer using it works with both.
+/// `beginImport` opens it, every `importCookies` batch with a `firstLine` after that goes into
+/// the plan, and `finishImport` commits it. A keyjard that predates this refuses `beginImport`
+/// as a malformed message; the importer then sends its batches as imports of their own.
 ///
 /// Nothing of the file is committed before its end: a batch's reply tells what the batch held
 /// and carries no sequence number. A connection that closes before the end (the importer
@@ -28,20 +26,11 @@ enum ImportSession {
     enum Step: Equatable {
         /// A whole file or a batch of its own, committed before its reply.
         case whole
-        /// Begin a planned import (any open one on the connection is dropped).
-        case begin
-        /// The next batch of the open import.
+        /// The next batch of the import open on the connection.
         case batch
-        /// The end of the open import: commit its plan.
-        case finish
 
-        init(textIsEmpty: Bool, firstLine: Int?, hasOpenImport: Bool) {
-            switch (textIsEmpty, firstLine) {
-            case (true, 0?): self = .begin
-            case (_, nil): self = .whole
-            case (true, _?): self = hasOpenImport ? .finish : .whole
-            case (false, _?): self = hasOpenImport ? .batch : .whole
-            }
+        init(firstLine: Int?, hasOpenImport: Bool) {
+            self = hasOpenImport && firstLine != nil ? .batch : .whole
         }
     }
 }

@@ -39,29 +39,24 @@ extension StoreService {
         firstLine: Int?,
         origin: NIOLoopBound<ServedClient>
     ) -> EventLoopFuture<Response> {
-        let id = origin.value.id
-        switch ImportSession.Step(
-            textIsEmpty: text.isEmpty,
-            firstLine: firstLine,
-            hasOpenImport: state.importSessions[id] != nil
-        ) {
-        case .whole:
-            return importWhole(text, format: format, firstLine: firstLine, origin: origin)
-        case .begin:
-            guard state.importSessions[id] != nil || state.importSessions.count < ImportSession.maximumOpen else {
-                return eventLoop.makeFailedFuture(
-                    WireError(code: WireError.overloaded, message: "too many cookie imports are under way")
-                )
-            }
-            state.importSessions[id] = .open(plan: CookieImportPlan(jar: state.jar), generation: state.jarGeneration)
-            return eventLoop.makeSucceededFuture(
-                .importReport(imported: 0, expired: 0, problems: [], sequence: nil, added: 0, replaced: 0, evicted: 0)
-            )
-        case .batch:
-            return importBatch(text, format: format, firstLine: firstLine, origin: origin)
-        case .finish:
-            return finishImport(origin: origin)
+        switch ImportSession.Step(firstLine: firstLine, hasOpenImport: state.importSessions[origin.value.id] != nil) {
+        case .whole: return importWhole(text, format: format, firstLine: firstLine, origin: origin)
+        case .batch: return importBatch(text, format: format, firstLine: firstLine, origin: origin)
         }
+    }
+
+    /// Opens a planned import on the connection (``Request/beginImport``), dropping one left open.
+    func beginImport(origin: NIOLoopBound<ServedClient>) -> EventLoopFuture<Response> {
+        let id = origin.value.id
+        guard state.importSessions[id] != nil || state.importSessions.count < ImportSession.maximumOpen else {
+            return eventLoop.makeFailedFuture(
+                WireError(code: WireError.overloaded, message: "too many cookie imports are under way")
+            )
+        }
+        state.importSessions[id] = .open(plan: CookieImportPlan(jar: state.jar), generation: state.jarGeneration)
+        return eventLoop.makeSucceededFuture(
+            .importReport(imported: 0, expired: 0, problems: [], sequence: nil, added: 0, replaced: 0, evicted: 0)
+        )
     }
 
     /// Tries the next batch of a planned import on its trial jar, off the loop; nothing is
@@ -123,13 +118,27 @@ extension StoreService {
 
     /// Applies a planned import's net change in chunks, as ``importWhole(_:format:firstLine:origin:)``
     /// applies a trial's; the reply gives what the whole file came to.
-    private func finishImport(origin: NIOLoopBound<ServedClient>) -> EventLoopFuture<Response> {
+    func finishImport(origin: NIOLoopBound<ServedClient>) -> EventLoopFuture<Response> {
         let id = origin.value.id
-        guard case .open(let plan, let generation) = state.importSessions.removeValue(forKey: id) else {
+        switch state.importSessions.removeValue(forKey: id) {
+        case .open(let plan, let generation)?:
+            return finish(plan, generation: generation, origin: origin)
+        case .trying?:
             return eventLoop.makeFailedFuture(
                 WireError(code: WireError.invalidArgument, message: "the import's last batch is still being read")
             )
+        case nil:
+            return eventLoop.makeFailedFuture(
+                WireError(code: WireError.invalidArgument, message: "no import was begun on this connection")
+            )
         }
+    }
+
+    private func finish(
+        _ plan: CookieImportPlan,
+        generation: UInt64,
+        origin: NIOLoopBound<ServedClient>
+    ) -> EventLoopFuture<Response> {
         var outcome = plan.outcome
         let changes = outcome.changes
         outcome.changes = []

@@ -66,6 +66,10 @@ extension StoreService {
             return .deferred(inCredentialLane { self.repairCredentials(origin: origin) })
         case .importCookies(let format, let text, let firstLine):
             return .deferred(importCookies(text, format: format, firstLine: firstLine, origin: origin))
+        case .beginImport:
+            return .deferred(beginImport(origin: origin))
+        case .finishImport:
+            return .deferred(finishImport(origin: origin))
         case .password(let space, let user):
             do {
                 guard try hasCredential(space, user: user) else {
@@ -316,7 +320,8 @@ extension StoreService {
                 throw WireError(code: WireError.notFound, message: "no stored credential for \(user) at \(space.host)")
             }
             return .committed(sequence: try commit([.setDefaultCredential(space, user: user)], origin: client))
-        case .setCredential, .removeCredential, .password, .status, .repairCredentials, .importCookies:
+        case .setCredential, .removeCredential, .password, .status, .repairCredentials, .importCookies, .beginImport,
+            .finishImport:
             // Answered later, through `handle`.
             throw WireError(code: WireError.invalidArgument, message: "internal routing error")
         }

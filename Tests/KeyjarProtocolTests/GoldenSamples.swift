@@ -53,6 +53,8 @@ enum GoldenSample {
         ("request-setDefaultCredential", .setDefaultCredential(space: proxySpace, user: "bob")),
         ("request-password", .password(space: space, user: "alice")),
         ("request-repairCredentials", .repairCredentials),
+        ("request-beginImport", .beginImport),
+        ("request-finishImport", .finishImport),
     ]
 
     static let responses: [(name: String, sample: GoldenSample)] = responseCases.map {
@@ -269,7 +271,7 @@ enum RequestCase: String, CaseIterable {
     case hello, subscribe, follow, snapshot, status, cookieHeader, cookies, setCookies, insertCookies
     case deleteCookies, clearCookies, removeCookiesCreated, listCookies, importCookies, exportCookies
     case policy, setPolicy, credentials, allCredentials, credentialChoice, setCredential, removeCredential
-    case setDefaultCredential, password, repairCredentials
+    case setDefaultCredential, password, repairCredentials, beginImport, finishImport
 
     init(_ request: Request) {
         switch request {
@@ -298,6 +300,8 @@ enum RequestCase: String, CaseIterable {
         case .setDefaultCredential: self = .setDefaultCredential
         case .password: self = .password
         case .repairCredentials: self = .repairCredentials
+        case .beginImport: self = .beginImport
+        case .finishImport: self = .finishImport
         }
     }
 }

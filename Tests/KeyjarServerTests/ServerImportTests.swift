@@ -1,6 +1,6 @@
 import Foundation
-import KeyjarCodec
 import Keyjar
+import KeyjarCodec
 import KeyjarCore
 import KeyjarProtocol
 import KeyjarTestSupport
@@ -30,7 +30,7 @@ struct ServerImportTests {
         with client: TestClient,
         beforeTheEnd: () throws -> Void = {}
     ) throws -> (batches: [Response], end: Response) {
-        _ = try client.call(.importCookies(format: .netscape, text: "", firstLine: 0), timeout: hangSeconds)
+        _ = try client.call(.beginImport, timeout: hangSeconds)
         var replies: [Response] = []
         for start in stride(from: 0, to: lines.count, by: size) {
             let text = lines[start..<min(lines.count, start + size)].joined()
@@ -42,26 +42,33 @@ struct ServerImportTests {
             )
         }
         try beforeTheEnd()
-        let end = try client.call(
-            .importCookies(format: .netscape, text: "", firstLine: lines.count + 1),
-            timeout: hangSeconds
-        )
+        let end = try client.call(.finishImport, timeout: hangSeconds)
         return (replies, end)
     }
 
-    @Test func theMarksOfAnImportInBatches() {
+    @Test func numberedBatchesGoIntoAnOpenImportAndEverythingElseIsAnImportOfItsOwn() {
         typealias Step = ImportSession.Step
-        // An empty text numbered 0 begins one, whether or not one is open.
-        #expect(Step(textIsEmpty: true, firstLine: 0, hasOpenImport: false) == .begin)
-        #expect(Step(textIsEmpty: true, firstLine: 0, hasOpenImport: true) == .begin)
-        // Numbered batches go into the open one, and an empty numbered text ends it.
-        #expect(Step(textIsEmpty: false, firstLine: 7_501, hasOpenImport: true) == .batch)
-        #expect(Step(textIsEmpty: true, firstLine: 15_001, hasOpenImport: true) == .finish)
-        // Without one open, or without a number, every request is an import of its own.
-        #expect(Step(textIsEmpty: false, firstLine: 7_501, hasOpenImport: false) == .whole)
-        #expect(Step(textIsEmpty: true, firstLine: 1, hasOpenImport: false) == .whole)
-        #expect(Step(textIsEmpty: false, firstLine: nil, hasOpenImport: true) == .whole)
-        #expect(Step(textIsEmpty: true, firstLine: nil, hasOpenImport: true) == .whole)
+        #expect(Step(firstLine: 7_501, hasOpenImport: true) == .batch)
+        #expect(Step(firstLine: 1, hasOpenImport: true) == .batch)
+        #expect(Step(firstLine: 7_501, hasOpenImport: false) == .whole)
+        #expect(Step(firstLine: nil, hasOpenImport: true) == .whole)
+        #expect(Step(firstLine: nil, hasOpenImport: false) == .whole)
+    }
+
+    @Test func finishingWithoutABeginningIsAClearError() async throws {
+        let server = try await InProcessServer()
+        let client = try TestClient(socketPath: server.socketPath)
+        #expect(throws: WireError(code: WireError.invalidArgument, message: "no import was begun on this connection")) {
+            try client.call(.finishImport, timeout: hangSeconds)
+        }
+        // An unnumbered import is still committed at once, with or without an open one.
+        _ = try client.call(.beginImport, timeout: hangSeconds)
+        let reply = try client.call(.importCookies(format: .netscape, text: Self.lines(1, prefix: "now").joined()))
+        guard case .importReport(1, 0, [], let sequence?, _, _, _) = reply else {
+            Issue.record("expected a committed import, got \(reply)")
+            return
+        }
+        #expect(sequence > 0)
     }
 
     @Test func aWatcherOfAnImportThatOverflowsTheJarGetsOnlyWhatItLeaves() async throws {
@@ -195,7 +202,7 @@ struct ServerImportTests {
         // When an importer sends batches of an import and goes away before its end
         do {
             let importer = try TestClient(socketPath: server.socketPath)
-            _ = try importer.call(.importCookies(format: .netscape, text: "", firstLine: 0))
+            _ = try importer.call(.beginImport)
             let reply = try importer.call(
                 .importCookies(format: .netscape, text: Self.lines(100, prefix: "gone").joined(), firstLine: 1)
             )

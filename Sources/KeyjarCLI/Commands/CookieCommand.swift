@@ -303,8 +303,8 @@ extension CookieCommand {
             var total = CookieImportReport()
             var problemCount = 0
             // keyjard plans the batches as one import, so that subscribers get the net change
-            // of the whole file; it commits at the end.
-            try client.beginCookieImport(format: format)
+            // of the whole file; it commits at the end. An older keyjard commits each batch.
+            let planned = try client.beginCookieImport()
             func send(_ batches: [CookieFileBatcher.Batch]) throws {
                 for batch in batches {
                     let report = try client.importCookies(batch.text, format: format, firstLine: batch.firstLine)
@@ -331,10 +331,12 @@ extension CookieCommand {
                 Output.error("\(name): \(error.description)")
                 problemCount += 1
             }
-            let outcome = try client.finishCookieImport(format: format)
-            total.added += outcome.added
-            total.replaced += outcome.replaced
-            total.evicted += outcome.evicted
+            if planned {
+                let outcome = try client.finishCookieImport()
+                total.added += outcome.added
+                total.replaced += outcome.replaced
+                total.evicted += outcome.evicted
+            }
             Output.line(Self.summary(total, rejected: problemCount))
             if problemCount > 0 {
                 throw CLIError.failure(
