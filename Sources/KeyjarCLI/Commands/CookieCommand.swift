@@ -287,7 +287,8 @@ extension CookieCommand {
 
         /// Lines (or JSON elements) per request: each batch is one transaction, and neither
         /// this process nor keyjard ever holds more than one batch of a file of any size. The
-        /// size is keyjard's peak memory against the per-transaction cost (docs/performance.md).
+        /// size is keyjard's peak memory against the per-transaction cost (docs/performance.md,
+        /// Imports).
         static let batchSize = 7_500
 
         func run() throws {
