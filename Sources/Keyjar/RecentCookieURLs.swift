@@ -6,8 +6,8 @@ import Synchronization
 /// The cookie view of the URL this store was last asked about. A client loading the same URL
 /// again and again (polling, an API endpoint) asks with the same URL for the Cookie header
 /// and again for the response's Set-Cookie lines; taking host, port and path out of a
-/// Foundation URL each time (each a parse and a new string) showed in a request's profile,
-/// while comparing the URL's string with the last one costs a few nanoseconds.
+/// Foundation URL is a parse and a new string each time, while comparing the URL's string with
+/// the last one costs a few nanoseconds.
 final class RecentCookieURLs: Sendable {
     private struct Entry {
         var absoluteString: String

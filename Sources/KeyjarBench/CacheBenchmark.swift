@@ -5,7 +5,7 @@ import KeyjarHTTPCache
 import KeyjarLoader
 import KeyjarResponseCache
 
-/// A cached response served to the delegate (issue 20): 1 KB from memory, 1 MB from disk,
+/// A cached response served to the delegate: 1 KB from memory, 1 MB from disk,
 /// against Foundation's `URLSession` + `URLCache` serving the same stored response in the same
 /// run. Both caches are filled directly and asked with return-cache-data-don't-load, so the
 /// network is never involved (a miss would fail, and is counted as an error).

@@ -82,8 +82,9 @@ func runClientBenchmark() throws {
         _ = try writer.storeCookies(fromResponseHeaders: ["n=\(index); Max-Age=600"], for: site, mainDocumentURL: nil)
         starts[writer.client.sequence] = start
         // A change every 3 ms (KEYJAR_BENCH_CLIENT_SPACING_US): time for 99 processes on 2
-        // cores to take each one, so this measures latency, not a backlog. (Longer pauses do
-        // not lower it on this VM: idle vCPUs and cold caches make each wake-up dearer.)
+        // cores to take each one, so this measures latency, not a backlog. Longer pauses do not
+        // lower it: idle CPUs and cold caches make each wake-up dearer (docs/performance.md,
+        // Notifications in other processes).
         usleep(UInt32(spacing))
     }
     // keyjard tells the oldest connection first, and each peer connected after the one before

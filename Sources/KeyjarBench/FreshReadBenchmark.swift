@@ -4,7 +4,7 @@ import Glibc
 import Keyjar
 import KeyjarProtocol
 
-/// Reads after another process's acknowledged write (issue 19): stale reads, the catch-up's
+/// Reads after another process's acknowledged write: stale reads, the catch-up's
 /// cost against a bare round trip, and what a process that does not listen pays per foreign
 /// change.
 func runFreshReadBenchmark(socketPath: String) throws {
@@ -154,7 +154,8 @@ struct FanoutFloor {
         try floor.run()
         let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         floor.waitUntilExit()
-        // "…: median 612 us, p99 … each subscriber 11.2 us" and "middle place #49: median 560 us".
+        // The floor prints "…: median N us, p99 … each subscriber N us" and "middle place #49:
+        // median N us".
         func number(after marker: String) -> Double? {
             guard let range = text.range(of: marker) else { return nil }
             return Double(text[range.upperBound...].prefix { $0.isNumber || $0 == "." })

@@ -236,7 +236,8 @@ extension CookieChange {
 
 extension JSONReader {
     /// A SameSite value as keyjard writes it, matched as bytes (the raw-value initializer's
-    /// string switch costs more than the rest of the cookie's fields); nil for anything else.
+    /// string switch is dearer than the rest of the cookie's fields: docs/performance.md,
+    /// Engine and wire coding); nil for anything else.
     mutating func readSameSite() -> SameSite? {
         if skip(#""Lax""#) { return .lax }
         if skip(#""Unspecified""#) { return .unspecified }

@@ -51,8 +51,8 @@ package enum DecimalDouble {
         return powers
     }()
 
-    /// A 128-bit number by a 64-bit one in two hardware divisions (the generic 128-bit division
-    /// cost several hundred instructions).
+    /// A 128-bit number by a 64-bit one in two hardware divisions, far cheaper than the
+    /// generic 128-bit division (docs/performance.md, Engine and wire coding).
     private static func divide(_ dividend: UInt128, by divisor: UInt64) -> (quotient: UInt128, remainder: UInt64) {
         let (high, highRemainder) = UInt64(dividend >> 64).quotientAndRemainder(dividingBy: divisor)
         // highRemainder < divisor, so the second quotient fits in 64 bits.

@@ -77,7 +77,8 @@ package struct JSONReader {
     private mutating func literal(_ word: StaticString) -> Bool {
         let count = word.utf8CodeUnitCount
         guard bytes.count - position >= count, let base = bytes.baseAddress else { return false }
-        // memcmp: a byte loop through StaticString's accessors costs far more per key.
+        // memcmp: a byte loop through StaticString's accessors costs far more per key
+        // (docs/performance.md, Engine and wire coding).
         guard memcmp(base + position, word.utf8Start, count) == 0 else { return false }
         position += count
         return true

@@ -1,7 +1,7 @@
 import Foundation
 
-/// A minimal JSON writer for Keyjar's formats, appending bytes (String appends piece by piece
-/// cost several times more).
+/// A minimal JSON writer for Keyjar's formats, appending bytes: String appends piece by piece
+/// cost several times as much (docs/performance.md, Engine and wire coding).
 package struct JSONWriter {
     package var bytes: [UInt8] = []
 

@@ -20,8 +20,9 @@ public enum NetscapeCookieFile {
     /// Reads every line; malformed ones come back as problems with their line numbers.
     ///
     /// Lines end at LF, with a CR before it dropped (files written on Windows). The parse runs
-    /// on the UTF-8 bytes: a 100,000-line file is imported in one request, and splitting it
-    /// into `Character`s cost more than storing the cookies.
+    /// on the UTF-8 bytes: keyjard parses every import request (`keyjar cookie import` sends a
+    /// file in batches of thousands of lines), and splitting the text into `Character`s costs
+    /// more than storing its cookies (docs/performance.md, Imports).
     public static func parse(_ text: String) -> (cookies: [NumberedCookie], problems: [CookieFileProblem]) {
         var text = text
         return text.withUTF8 { parse(bytes: $0) }

@@ -1,7 +1,8 @@
 internal import Glibc
 
 /// Byte-level string helpers for the lookup hot path: the generic `UTF8View` algorithms cost
-/// several times more than a `memcmp` on the string's own storage.
+/// several times a `memcmp` on the string's own storage (docs/performance.md, Engine and wire
+/// coding).
 enum Bytes {
     /// Runs `body` on the UTF-8 bytes of `string` without copying native strings.
     @inline(__always)

@@ -7,7 +7,8 @@ import Synchronization
 /// (`sendSynchronousRequest`). When the engine has nothing else to do, that thread also drives
 /// the transfers itself; otherwise an event from the engine wakes it directly, instead of
 /// waking a pool thread that would wake the caller in turn. On a small machine every
-/// cross-thread wake-up costs more than everything else a request does (docs/performance.md).
+/// cross-thread wake-up costs more than everything else a request does (docs/performance.md,
+/// Loader).
 ///
 /// Jobs are serial without a queue: while the caller waits, only its thread runs them (others
 /// post them here), and jobs posted after it stopped waiting go to a serial queue made then,

@@ -9,8 +9,8 @@ import KeyjarResponseCache
 extension LoaderConnection {
     /// Queues a message for the delegate; it is dropped if the connection is cancelled first.
     /// Without a queue of the caller's, the delegate is called right here on the control queue,
-    /// which is serial too: a hop to another queue costs a thread wake-up per message (tens of
-    /// microseconds here), the largest part of a request's overhead over plain libcurl.
+    /// which is serial too: a hop to another queue costs a thread wake-up per message, the
+    /// largest part of a request's overhead over plain libcurl (docs/performance.md, Loader).
     func deliver(_ message: @escaping @Sendable (any LoaderConnectionDelegate) -> Void) {
         guard let delegate, !machine.isEnded else { return }
         guard let delegateQueue else {

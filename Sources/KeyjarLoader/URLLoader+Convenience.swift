@@ -34,7 +34,7 @@ extension URLLoader {
     public func sendSynchronousRequest(_ request: URLRequest) throws -> (Data, URLResponse) {
         let executor = CallerExecutor(makeQueue: LoaderConnection.makeControlQueue)
         // The collector keeps the result and wakes the caller itself: a closure holding two
-        // boxed locks for that cost three allocations more per request.
+        // boxed locks for that would be three allocations more per request.
         let collector = CollectingDelegate(url: request.url, waiter: .caller(executor))
         let connection = LoaderConnection(
             request: request,
@@ -65,8 +65,8 @@ final class CollectingDelegate: LoaderConnectionDelegate, @unchecked Sendable {
 
     private let waiter: Waiter
     private let outcome = Locked<Outcome?>(nil)
-    /// The request's URL, for the errors this reports itself (a weak reference to the
-    /// connection cost a side-table allocation per request).
+    /// The request's URL, for the errors this reports itself (not a weak reference to the
+    /// connection: that is a side-table allocation per request).
     private let url: URL?
     private var response: URLResponse?
     private var data = Data()
@@ -106,8 +106,8 @@ final class CollectingDelegate: LoaderConnectionDelegate, @unchecked Sendable {
     }
 
     func connection(_ connection: LoaderConnection, didReceive data: Data) {
-        // The first piece is taken as it is (Data shares its buffer): a copy into an empty
-        // buffer was an allocation and a copy of the bytes per request.
+        // The first piece is taken as it is (Data shares its buffer), not copied into an empty
+        // buffer: no allocation and no copy for a body that comes in one piece.
         if self.data.isEmpty { self.data = data } else { self.data.append(data) }
     }
 

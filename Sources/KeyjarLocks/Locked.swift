@@ -4,11 +4,10 @@ public import Glibc
 /// `Synchronization.Mutex` throughout Keyjar.
 ///
 /// Why not `Mutex`: on Linux it locks with a futex inside the standard library, which is not
-/// built with ThreadSanitizer, so TSan sees none of the ordering it gives and reported every
-/// access under it as a data race (52 reports in one run of the client and loader suites, each
-/// inside a `withLock`). This one is a `pthread_mutex_t`, which the sanitizers intercept;
-/// uncontended it costs the same. Written here rather than taken from NIO's `NIOLock` because
-/// the client needs a try-lock, which `NIOLock` lacks.
+/// built with ThreadSanitizer, so TSan sees none of the ordering it gives and reports every
+/// access inside a `withLock` as a data race. This one is a `pthread_mutex_t`, which the
+/// sanitizers intercept; uncontended it costs the same. Written here rather than taken from
+/// NIO's `NIOLock` because the client needs a try-lock, which `NIOLock` lacks.
 ///
 /// ```swift
 /// let counter = Locked(0)

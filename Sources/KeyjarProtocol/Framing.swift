@@ -72,8 +72,8 @@ public struct FrameParser: Sendable {
         buffer.append(contentsOf: bytes)
     }
 
-    /// What a read brought. Not generic: called from another module, the generic form ran
-    /// unspecialised, copying byte by byte.
+    /// What a read brought. Not generic: called from another module, a generic form runs
+    /// unspecialised, copying byte by byte (docs/performance.md, Engine and wire coding).
     public mutating func append(_ bytes: ArraySlice<UInt8>) {
         compact()
         buffer.append(contentsOf: bytes)

@@ -4,10 +4,11 @@ import KeyjarCodec
 /// definition of the format, which Tests/KeyjarProtocolTests/Golden and
 /// Schemas/protocol.schema.json are checked against.
 ///
-/// Writing takes a few microseconds per message (Foundation's coders took tens, a large share
-/// of an acknowledged write's budget). Reading accepts what the format allows, in any member
-/// order, with members it does not know ignored and optional ones absent or null; anything else
-/// is a ``WireError/malformedMessage`` that names the field.
+/// Written by hand because a message is coded on every acknowledged write, and Foundation's
+/// coders cost several times as much (docs/performance.md, Engine and wire coding). Reading
+/// accepts what the format allows, in any member order, with members it does not know ignored
+/// and optional ones absent or null; anything else is a ``WireError/malformedMessage`` that
+/// names the field.
 public enum MessageCoding {
     public static func encode(_ message: ClientMessage) -> [UInt8] {
         var writer = JSONWriter()

@@ -7,12 +7,11 @@ import KeyjarSQLite
 /// An application's response cache: a memory tier and, when given a directory, a disk tier
 /// (an SQLite index of entries, each body a file of its own).
 ///
-/// Why not Foundation's `URLCache` (measured on this Linux, swift-corelibs-foundation with
-/// Swift 6.3.1): it keys entries by host, port and path only, so `?page=1` and `?page=2`, and
-/// `http:` and `https:`, answer for each other; a 1 MB hit from its disk tier took 185 ms
-/// (the entry is unarchived whole); its files are readable by other users (0644); it has no
-/// Vary and no streaming. Here the key is the whole URL but its fragment, bodies stream in and
-/// out of files, and everything is 0600 in a 0700 directory.
+/// Why not Foundation's `URLCache`: it keys entries by host, port and path only, so `?page=1`
+/// and `?page=2`, and `http:` and `https:`, answer for each other; it unarchives a disk entry
+/// whole, body included; its files are readable by other users (0644); it has no Vary and no
+/// streaming (docs/performance.md, Response cache). Here the key is the whole URL but its
+/// fragment, bodies stream in and out of files, and everything is 0600 in a 0700 directory.
 ///
 /// A disk entry is written body first (to `bodies/NAME.partial`, renamed when complete), then
 /// indexed in one transaction: a crash leaves at most a body nobody indexed, which the next

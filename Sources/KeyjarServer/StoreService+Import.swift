@@ -10,7 +10,7 @@ extension StoreService {
     /// served between two chunks, so an import of any size holds them up by about this much,
     /// never by the whole file; each chunk's size is set from how fast the last one went, so
     /// that the work per chunk (a transaction, an event, the jar's limits) is not paid more
-    /// often than this needs (docs/performance.md).
+    /// often than this needs (docs/performance.md, Imports).
     static let importChunkBudgetNanoseconds: UInt64 = 2_000_000
     /// The first chunk's size, and the smallest of the later ones (the largest is
     /// ``ServerConfiguration/largestImportChunk``).

@@ -54,8 +54,9 @@ final class StoreService: Sendable {
     let database: StoreDatabase
     let secrets: any SecretStore
     let threadPool: NIOThreadPool
-    /// Runs checkpoints, at a lower CPU priority (nice 10): on a small machine a checkpoint
-    /// competing at full priority delayed the event loop's fan-out to a hundred subscribers.
+    /// Runs checkpoints, at a lower CPU priority (nice 10), so that on a small machine a
+    /// checkpoint does not delay the event loop's fan-out to its subscribers
+    /// (docs/performance.md, Acknowledged writes).
     let checkpointThread: NIOThreadPool
     let logger: Logger
     /// Where clients read the last committed sequence number (``SequencePage``).

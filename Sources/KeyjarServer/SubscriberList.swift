@@ -1,12 +1,13 @@
 /// keyjard's subscribers in the order a change reaches them: oldest connection first.
 ///
 /// Why an order at all: with a hundred clients on a small machine, a change reaches the last
-/// subscriber a millisecond or more after the first (each wake-up costs the kernel several µs
-/// here, and the woken processes share the CPUs), so a client's place in the fan-out is its
-/// latency. A dictionary's order depends on a per-run random hash seed and changes when the
-/// table grows, so every client's latency moved from run to run and within one. In connection
-/// order each client keeps its place for as long as it stays connected, and the programs a user
-/// keeps open come before a tool that connected a moment ago.
+/// subscriber a millisecond or more after the first (each wake-up takes the kernel time, and
+/// the woken processes share the CPUs), so a client's place in the fan-out is its latency
+/// (docs/performance.md, Fan-out). A dictionary's order depends on a per-run random hash seed
+/// and changes when the table grows, so every client's latency would move from run to run and
+/// within one. In connection order each client keeps its place for as long as it stays
+/// connected, and the programs a user keeps open come before a tool that connected a moment
+/// ago.
 ///
 /// Connection ids grow with each accepted connection, so the list is kept sorted by id.
 /// Confined to the service's event loop, like the connections it holds.

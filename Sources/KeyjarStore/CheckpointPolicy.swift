@@ -6,7 +6,7 @@
 /// would search a longer WAL index. So once the WAL is long, a passive pass that got close to
 /// the end is followed by a restarting one: the writer waits while it copies the last few
 /// frames, then starts the WAL over. After writes have paused, a large WAL is truncated.
-/// (The sizes are measured choices: docs/performance.md.)
+/// (The sizes are measured choices: docs/performance.md, Acknowledged writes.)
 public struct CheckpointPolicy: Sendable, Hashable {
     /// A WAL file larger than this is truncated once writes have paused.
     public var walBytesKeptWhenIdle = 4 << 20

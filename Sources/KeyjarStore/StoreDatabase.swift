@@ -64,7 +64,7 @@ public final class StoreDatabase: @unchecked Sendable {
         try Self.migrate(connection, path: path)
         writer = connection
         checkpointer = try Self.wrap { try SQLiteConnection(path: path) }
-        // A restarting checkpoint waits for the writer's current transaction (tens of µs).
+        // A restarting checkpoint waits for the writer's current transaction, a short one.
         try Self.wrap { try checkpointer.execute("PRAGMA busy_timeout = 1000") }
         // What the last keyjard left in the WAL goes into the database before anything else, and
         // the WAL file is emptied. The running checkpointer does this only once writes pause for

@@ -89,9 +89,10 @@ package struct ServerMessageReader: Sendable {
     }
 
     /// Waits for the reply to request `id`: first polling without sleeping until `awakeUntil`
-    /// (a reply usually comes within tens of microseconds, and sleeping would cost a wake-up
-    /// across CPUs; 0 polls once), then blocking until `deadline`. Every other message (pushed
-    /// events, other requests' replies) goes to `other`, in order. Nil at the deadline.
+    /// (a reply usually comes sooner than a wake-up across CPUs would take:
+    /// ``UnixSocket/awakeForReply``; 0 polls once), then blocking until `deadline`. Every other
+    /// message (pushed events, other requests' replies) goes to `other`, in order. Nil at the
+    /// deadline.
     package mutating func reply(
         to id: UInt64,
         awakeUntil: UInt64,

@@ -72,7 +72,8 @@ package struct UnixSocket: Sendable {
     /// How long a caller that has just sent a request reads for its reply without sleeping
     /// (``receiveWithoutSleeping(into:until:)``) before it waits in the kernel: long enough for
     /// keyjard to answer a one-cookie write, whose reply a cross-CPU wake-up would delay
-    /// (docs/performance.md). Bounded, so a slow answer (an import) costs at most this much CPU.
+    /// (docs/performance.md, Replica lookups and writes). Bounded, so a slow answer (an import)
+    /// costs at most this much CPU.
     package static let awakeForReply: UInt64 = 250_000
 
     /// Reads what arrives before `deadline` (``monotonicNanoseconds()``) without sleeping:

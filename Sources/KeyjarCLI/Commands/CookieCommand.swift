@@ -288,7 +288,7 @@ extension CookieCommand {
         /// Lines (or JSON elements) per request: neither this process nor keyjard ever holds
         /// more than one batch of a file of any size (keyjard holds the plan besides, bounded
         /// by the jar's limits). The size is keyjard's peak memory against the per-request
-        /// cost (docs/performance.md).
+        /// cost (docs/performance.md, Imports).
         static let batchSize = 7_500
 
         func run() throws {

@@ -11,7 +11,7 @@ import Synchronization
 /// One thread at a time drives the multi handle (holds the driver role): the engine's own
 /// thread, or a thread blocked in `sendSynchronousRequest` that found the engine with nothing
 /// to do. Such a caller would otherwise sleep while the engine thread works for it, and each of
-/// those two hand-overs is a cross-thread wake-up (tens of microseconds here). Whoever drives
+/// those two hand-overs is a cross-thread wake-up (docs/performance.md, Loader). Whoever drives
 /// runs every transfer's callbacks; when a caller's load is over while other transfers are
 /// still running, the engine thread takes over. A thread that adds a transfer while nothing
 /// loads drives one round itself (so its request is on the wire at once) before handing over.

@@ -92,9 +92,9 @@ final class CurlTransfer: @unchecked Sendable {
     /// How often the receiver's backlog paused this transfer.
     let pauses = Atomic<Int>(0)
 
-    /// Easy handles of finished transfers, reset to libcurl's defaults: making and freeing a
-    /// handle (several KiB, with its own buffers) for every attempt showed in a request's
-    /// profile. A pointer is owned by whoever took it out.
+    /// Easy handles of finished transfers, reset to libcurl's defaults, so that an attempt does
+    /// not make and free a handle (several KiB, with its own buffers) of its own. A pointer is
+    /// owned by whoever took it out.
     private struct IdleHandles: @unchecked Sendable {
         var handles: [UnsafeMutableRawPointer] = []
     }

@@ -65,7 +65,7 @@ struct ResponseHead: Sendable {
     }
 
     /// Field names are ASCII tokens: compared byte by byte, not through Foundation's
-    /// locale-aware comparison (which showed in a request's profile).
+    /// locale-aware comparison, which is far dearer on a request's path.
     static func sameFieldName(_ left: String, _ right: String) -> Bool {
         left.utf8.count == right.utf8.count
             && zip(left.utf8, right.utf8).allSatisfy { asciiLowercased($0) == asciiLowercased($1) }
@@ -109,7 +109,7 @@ struct ResponseHead: Sendable {
         for (index, (name, value)) in fields.enumerated() {
             // A repeated field joins the first spelling of its name. Heads are short, so a scan
             // of the fields before costs less than lower-casing every name into a second
-            // dictionary (as this did; it showed in a request's profile).
+            // dictionary.
             if let first = fields[..<index].first(where: { Self.sameFieldName($0.name, name) }) {
                 dictionary[first.name, default: ""] += ", " + value
             } else {
@@ -162,8 +162,7 @@ struct ResponseHeadParser {
             )
         }
         if lineBytes.starts(with: "HTTP/".utf8) {
-            // Split as bytes: splitting the String walks grapheme clusters, which showed in a
-            // request's profile.
+            // Split as bytes: splitting the String walks grapheme clusters.
             let parts = lineBytes.split(separator: UInt8(ascii: " "), maxSplits: 2, omittingEmptySubsequences: true)
             guard parts.count >= 2, let code = Int(String(decoding: parts[1], as: UTF8.self)),
                 (100...999).contains(code)
