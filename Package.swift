@@ -212,6 +212,14 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The fuzz targets (scripts/fuzz builds them with libFuzzer); in a normal build a replayer
+        // of their inputs. Inside the package because the modules they exercise are not products.
+        .executableTarget(
+            name: "KeyjarFuzz",
+            dependencies: ["KeyjarCore", "KeyjarCodec", "KeyjarAuth", "KeyjarHTTPCache", "KeyjarProtocol", "KeyjarLoader"],
+            path: "Fuzz/Sources/KeyjarFuzz",
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "KeyjarCoreTests",
             dependencies: ["KeyjarCore", "KeyjarTestSupport"],

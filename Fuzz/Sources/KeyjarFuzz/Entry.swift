@@ -1,7 +1,8 @@
 import Foundation
 
-/// SwiftPM links an executable's `main` to `<module>_main`; here that hands control to libFuzzer's
-/// driver (libFuzzer's own `main` is then not linked).
+#if KEYJAR_FUZZ
+/// SwiftPM links an executable's `main` to `<module>_main`; built for fuzzing (scripts/fuzz:
+/// `-DKEYJAR_FUZZ -sanitize=fuzzer,address`) that hands control to libFuzzer's driver.
 @_cdecl("KeyjarFuzz_main")
 func fuzzMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) -> CInt {
     var count = argc
@@ -15,6 +16,28 @@ func LLVMFuzzerRunDriver(
     _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>,
     _ callback: @convention(c) (UnsafePointer<UInt8>, Int) -> CInt
 ) -> CInt
+#else
+/// Built as part of the package (no libFuzzer): replays the inputs in the files and directories
+/// named, e.g. `KEYJAR_FUZZ_TARGET=set-cookie keyjar-fuzz Fuzz/Corpus/set-cookie`, so that a
+/// finding can be rerun under a debugger; the fuzz targets also compile with every build.
+@_cdecl("KeyjarFuzz_main")
+func replayMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) -> CInt {
+    var replayed = 0
+    for index in 1..<Int(argc) {
+        guard let argument = argv[index].map({ String(cString: $0) }) else { continue }
+        let files =
+            (try? FileManager.default.contentsOfDirectory(atPath: argument).sorted().map { argument + "/" + $0 })
+            ?? [argument]
+        for file in files {
+            guard let data = FileManager.default.contents(atPath: file) else { continue }
+            FuzzTarget.selected.run(Array(data))
+            replayed += 1
+        }
+    }
+    print("replayed \(replayed) inputs through \(FuzzTarget.selected.rawValue)")
+    return 0
+}
+#endif
 
 /// libFuzzer's entry point: one binary, the target chosen by `KEYJAR_FUZZ_TARGET` (read once).
 /// A target must never crash, hang or leak on any input, and checks its own invariants with
