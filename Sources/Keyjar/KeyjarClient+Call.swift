@@ -5,21 +5,43 @@ package import KeyjarProtocol
 import Synchronization
 
 extension KeyjarClient {
-    /// A caller waiting for the reply to its request.
+    /// A caller waiting for the reply to its request: pending until ``finish(_:)``, once.
     final class Waiter: @unchecked Sendable {
         // @unchecked: `result` is written once, before `isReady` is set (releasing) and
         // `done.signal()`; it is read only after `isReady` was seen (acquiring) or `done.wait()`.
-        let done = DispatchSemaphore(value: 0)
-        let isReady = Atomic(false)
-        var result: Result<Response, KeyjarClientError>?
+        private let done = DispatchSemaphore(value: 0)
+        private let isReady = Atomic(false)
+        private var outcome: Result<Response, KeyjarClientError>?
 
         func finish(_ outcome: Result<Response, KeyjarClientError>) {
-            result = outcome
+            self.outcome = outcome
             isReady.store(true, ordering: .releasing)
             done.signal()
         }
 
         var isFinished: Bool { isReady.load(ordering: .acquiring) }
+
+        /// The outcome once finished; nil before.
+        var result: Result<Response, KeyjarClientError>? { isFinished ? outcome : nil }
+
+        /// Waits for ``finish(_:)``: without sleeping until `awakeUntil`
+        /// (``monotonicNanoseconds()``), calling `poll` between looks (until it returns false)
+        /// and yielding the CPU; then asleep until it comes or `timeout` passes.
+        ///
+        /// The first part is a bounded spin, kept on purpose: the reply usually comes within
+        /// the time awake (``UnixSocket/awakeForReply``), and a sleeping caller's wake-up across
+        /// CPUs would add 30–70 µs to it (docs/performance.md, "The numbers behind the code's
+        /// comments"). Yielding lets keyjard or the reader thread have this CPU meanwhile.
+        /// - Returns: whether it finished.
+        func wait(awakeUntil: UInt64, polling poll: () -> Bool, thenSleepingFor timeout: TimeInterval) -> Bool {
+            var polls = true
+            while polls, !isFinished, monotonicNanoseconds() < awakeUntil {
+                polls = poll()
+                if polls, !isFinished { sched_yield() }
+            }
+            if !isFinished { _ = done.wait(timeout: .now() + timeout) }
+            return isFinished
+        }
     }
 
     /// What a call sends: a request, or the replica's synchronisation (see
@@ -38,25 +60,25 @@ extension KeyjarClient {
     }
 
     func call(sending outgoing: Outgoing) throws(KeyjarClientError) -> Response {
-        let readsOwnReplies = !hasReaderThread.load(ordering: .acquiring)
+        let readsOwnReplies = !state.withLock { $0.connection.hasReaderThread }
         if readsOwnReplies { _ = try connectedSocket() }
         let waiter = Waiter()
         var (socket, id, sent) = try send(outgoing, for: waiter)
         if !sent, readsOwnReplies {
             // A connection keyjard closed (it restarted) fails the first send, so the request
             // never arrived: it goes once more, on a new connection.
-            state.withLock { _ = $0.waiters.removeValue(forKey: id) }
+            state.withLock { $0.connection.requestAbandoned(id: id) }
             disconnected(socket)
             _ = try connectedSocket()
             (socket, id, sent) = try send(outgoing, for: waiter)
         }
         if !sent {
-            state.withLock { _ = $0.waiters.removeValue(forKey: id) }
+            state.withLock { $0.connection.requestAbandoned(id: id) }
             if readsOwnReplies { disconnected(socket) }
             throw KeyjarClientError(code: .unreachable, message: "the connection to keyjard was lost")
         }
         guard let result = wait(for: waiter, id: id, on: socket) else {
-            state.withLock { _ = $0.waiters.removeValue(forKey: id) }
+            state.withLock { $0.connection.requestAbandoned(id: id) }
             throw KeyjarClientError(
                 code: .timedOut,
                 message: "keyjard did not answer within \(Self.seconds(configuration.requestTimeout)) "
@@ -78,13 +100,9 @@ extension KeyjarClient {
             guard let result = sendSynchronisation(for: waiter, onlyWhenChanged: false) else { throw unreachable }
             return result
         case .request(let request):
-            let prepared = state.withLock { state -> (UnixSocket, UInt64)? in
-                guard let socket = state.socket, !state.closed else { return nil }
-                state.nextID += 1
-                state.waiters[state.nextID] = waiter
-                return (socket, state.nextID)
+            guard let (socket, id) = state.withLock({ $0.connection.requestSent(for: waiter) }) else {
+                throw unreachable
             }
-            guard let (socket, id) = prepared else { throw unreachable }
             var frame = Framing.frame(MessageCoding.encode(ClientMessage(id: id, request: request)))
             let sent: Bool = sendLock.withLock { count in
                 count += 1
@@ -106,8 +124,9 @@ extension KeyjarClient {
     /// sleeps until it comes.
     private func wait(for waiter: Waiter, id: UInt64, on socket: UnixSocket) -> Result<Response, KeyjarClientError>? {
         let deadline = Date().addingTimeInterval(configuration.requestTimeout)
-        if !hasReaderThread.load(ordering: .acquiring) {
-            let awakeUntil = monotonicNanoseconds() + UnixSocket.awakeForReply
+        let awakeUntil = monotonicNanoseconds() + UnixSocket.awakeForReply
+        let readerThread = state.withLock { $0.connection.readerThread }
+        if readerThread == .notStarted {
             while !waiter.isFinished, deadline.timeIntervalSinceNow > 0 {
                 let outcome = receiving.lock.withLock { receiver in
                     receiveReply(
@@ -124,30 +143,38 @@ extension KeyjarClient {
                     break
                 }
             }
+        } else if readerThread == .running(thread: UInt(pthread_self())) {
+            // A notification observer that writes runs on the reader thread: nobody else
+            // would read its reply.
+            let outcome = receiving.lock.withLock { receiver in
+                receiveReply(&receiver, id: id, waiter: waiter, on: socket, awakeUntil: awakeUntil, deadline: deadline)
+            }
+            if outcome == .ended { disconnected(socket) }
         } else {
-            let awakeUntil = monotonicNanoseconds() + UnixSocket.awakeForReply
-            while !waiter.isFinished, monotonicNanoseconds() < awakeUntil {
-                let outcome = receiving.lock.withLockIfAvailable { receiver in
-                    receiveReply(&receiver, id: id, waiter: waiter, on: socket, awakeUntil: 0, deadline: .distantPast)
-                }
-                if outcome == .ended { break }
-                if !waiter.isFinished { sched_yield() }
-            }
-            if isReaderThread {
-                // A notification observer that writes runs on the reader thread: nobody else
-                // would read its reply.
-                let outcome = receiving.lock.withLock { receiver in
-                    receiveReply(&receiver, id: id, waiter: waiter, on: socket, awakeUntil: 0, deadline: deadline)
-                }
-                if outcome == .ended { disconnected(socket) }
-            } else if !waiter.isFinished {
-                _ = waiter.done.wait(timeout: .now() + configuration.requestTimeout)
-            }
+            // Awake, reading the reply here whenever no other thread reads (one try each time);
+            // then asleep until the reader thread hands it over.
+            _ = waiter.wait(
+                awakeUntil: awakeUntil,
+                polling: {
+                    let outcome = receiving.lock.withLockIfAvailable { receiver in
+                        receiveReply(
+                            &receiver,
+                            id: id,
+                            waiter: waiter,
+                            on: socket,
+                            awakeUntil: 0,
+                            deadline: .distantPast
+                        )
+                    }
+                    return outcome != .ended
+                },
+                thenSleepingFor: configuration.requestTimeout
+            )
         }
         // Events this thread took off the socket are announced before the call returns, as
         // they would have been had the reader thread taken them.
         announcePending()
-        return waiter.isFinished ? waiter.result : nil
+        return waiter.result
     }
 
     /// Reads until request `id`'s reply (which finishes `waiter`) or the deadline, dispatching
@@ -188,6 +215,4 @@ extension KeyjarClient {
         }
     }
 
-    /// True on the thread that reads keyjard's messages (and so runs notification observers).
-    private var isReaderThread: Bool { readerThread.load(ordering: .relaxed) == UInt(pthread_self()) }
 }

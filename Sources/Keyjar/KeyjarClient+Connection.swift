@@ -3,7 +3,6 @@ import Glibc
 import KeyjarCore
 import KeyjarLocks
 import KeyjarProtocol
-import Synchronization
 
 extension KeyjarClient {
     /// What the socket's reader holds: the connection's receiving side. The reader thread and
@@ -147,60 +146,98 @@ extension KeyjarClient {
         }
     }
 
+    /// Connects as the connection's state machine says, for a caller or the reader thread
+    /// holding ``connectLock``: nothing when another thread connected meanwhile; with a
+    /// replica, `resuming` catches up from its sequence number rather than load a snapshot.
+    /// - Returns: the connected socket.
+    func connect(resuming: Bool, connections: inout Int) throws(KeyjarClientError) -> UnixSocket {
+        switch state.withLock({ $0.connection.connectRequested() }) {
+        case .connect: break
+        case .useExisting(let socket): return socket
+        case .alreadyConnecting:
+            throw KeyjarClientError(code: .unreachable, message: "not connected to keyjard (reconnecting)")
+        case .closed: throw KeyjarClientError(code: .unreachable, message: "the client was closed")
+        }
+        let after = resuming && configuration.keepsReplica ? state.withLock { $0.replica.sequence } : nil
+        let connected: Connected
+        do {
+            connected = try connectAndSynchronise(after: after)
+        } catch {
+            state.withLock { $0.connection.connectFailed() }
+            throw error
+        }
+        connections += 1
+        guard install(connected) else {
+            throw KeyjarClientError(code: .unreachable, message: "the client was closed")
+        }
+        return connected.reader.socket
+    }
+
     /// Makes a connected socket the current one, for callers and the reader thread alike; then
     /// tells keyjard again whether to push everything if that changed during the handshake.
-    func install(_ connected: Connected) {
-        let listens = connected.listens
+    /// False (and the socket closed) when the client was closed meanwhile.
+    func install(_ connected: Connected) -> Bool {
         let reader = connected.reader
         let socket = reader.socket
+        // The reader first: a caller that sends on the socket as soon as it is installed finds
+        // it there to wait on.
         receiving.lock.withLock { receiver in
             receiver.reader = reader
             // Whole messages that came in the same read as the subscribe reply: dispatched now,
             // not when the next message arrives.
             if dispatchBuffered(&receiver) == .ended { socket.shutdownBoth() }
         }
-        state.withLock { state in
-            state.socket = socket
-            state.connectionListens = listens
+        let mode: ClientConnectionStateMachine<Waiter>.Mode =
+            switch connected.listens {
+            case true?: .subscribed
+            case false?: .following
+            case nil: .oneShot
+            }
+        switch state.withLock({ $0.connection.connectSucceeded(socket, mode: mode) }) {
+        case .install:
+            if mode != .oneShot { _ = sendSynchronisation(for: nil, onlyWhenChanged: true) }
+            return true
+        case .discard:
+            receiving.lock.withLock { receiver in
+                if receiver.reads(socket) { receiver.reader = nil }
+            }
+            socket.close()
+            return false
         }
-        if listens != nil { _ = sendSynchronisation(for: nil, onlyWhenChanged: true) }
     }
 
     /// The connected socket; nil when disconnected or closed.
-    func currentSocket() -> UnixSocket? { state.withLock { $0.closed ? nil : $0.socket } }
+    func currentSocket() -> UnixSocket? { state.withLock { $0.connection.socket } }
 
     /// The socket of a client without a reader thread, connecting again (and, with a replica,
     /// catching up from its sequence number) when the last connection was lost.
     func connectedSocket() throws(KeyjarClientError) -> UnixSocket {
         if let socket = currentSocket() { return socket }
-        return try connectLock.withLock { (connections: inout Int) throws(KeyjarClientError) -> UnixSocket in
-            if state.withLock({ $0.closed }) {
-                throw KeyjarClientError(code: .unreachable, message: "the client was closed")
-            }
-            if let socket = currentSocket() { return socket }
-            let after = configuration.keepsReplica ? state.withLock { $0.replica.sequence } : nil
-            let connected = try connectAndSynchronise(after: after)
-            let socket = connected.reader.socket
-            connections += 1
-            install(connected)
-            announcePending()
-            return socket
+        let socket = try connectLock.withLock { (connections: inout Int) throws(KeyjarClientError) -> UnixSocket in
+            try connect(resuming: true, connections: &connections)
         }
+        announcePending()
+        return socket
     }
 
     /// The thread that reads keyjard's messages while the client keeps a replica. It blocks
     /// in the socket without holding the client, so an idle client costs no CPU and dropping
     /// it works: deinit shuts the socket, which wakes the thread.
     func startReaderThread() {
-        guard !hasReaderThread.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        guard state.withLock({ $0.connection.readerThreadNeeded() }) else { return }
         let receiving = self.receiving
         Thread.detachNewThread { [weak self] in
-            self?.readerThread.store(UInt(pthread_self()), ordering: .relaxed)
-            var backoff: TimeInterval = 0.05
+            self?.state.withLock { $0.connection.readerThreadStarted(thread: UInt(pthread_self())) }
             while true {
-                guard let socket = self?.currentSocket() else {
-                    guard let client = self, client.reconnectStep(&backoff) else { return }
+                // The client is held only for a moment at a time, never across the read.
+                guard let next = self?.state.withLock({ $0.connection.readerNext }) else { return }
+                let socket: UnixSocket
+                switch next {
+                case .read(let connected): socket = connected
+                case .reconnect:
+                    guard let client = self, client.reconnectStep() else { return }
                     continue
+                case .stop: return
                 }
                 // One blocking read per message, under the receive lock: a caller waiting for
                 // its reply meanwhile finds the lock taken and waits for this thread to hand
@@ -221,40 +258,32 @@ extension KeyjarClient {
                 guard let client = self else { return }
                 if outcome == .ended { client.disconnected(socket) }
                 client.announcePending()
-                if client.state.withLock({ $0.closed }) { return }
+                if client.state.withLock({ $0.connection.isClosed }) { return }
             }
         }
     }
 
     /// While disconnected: tries to reconnect and resynchronise, waiting longer after each
-    /// failure (up to 2 s). False once the client is closed.
-    func reconnectStep(_ backoff: inout TimeInterval) -> Bool {
-        if state.withLock({ $0.closed }) { return false }
+    /// failure (the state machine's backoff). False once the client is closed.
+    func reconnectStep() -> Bool {
         // Under the lock a caller takes to reconnect (before this thread started, a call may
         // have been connecting): one connection, never two.
         let connected = connectLock.withLock { (connections: inout Int) -> Bool in
-            if currentSocket() != nil { return true }
-            let lastSequence = state.withLock { $0.replica.sequence }
-            guard let reconnected = try? connectAndSynchronise(after: lastSequence) else { return false }
-            connections += 1
-            announcePending()
-            guard !state.withLock({ $0.closed }) else {
-                reconnected.reader.socket.close()
-                return true
-            }
-            install(reconnected)
-            return true
+            (try? connect(resuming: true, connections: &connections)) != nil
         }
         if connected {
-            if state.withLock({ $0.closed }) { return false }
-            // What install dispatched (messages that came with the subscribe reply).
+            // What the handshake and install dispatched (messages that came with the
+            // subscribe reply).
             announcePending()
-            backoff = 0.05
-            return true
+            return !state.withLock { $0.connection.isClosed }
         }
-        Thread.sleep(forTimeInterval: backoff)
-        backoff = min(backoff * 2, 2)
-        return true
+        switch state.withLock({ $0.connection.reconnectFailed() }) {
+        case .retry(let delay):
+            Thread.sleep(forTimeInterval: delay)
+            return true
+        case .stop:
+            return false
+        }
     }
 
     /// Fails every waiting call and forgets the socket (the reader thread, or a one-shot
@@ -266,13 +295,7 @@ extension KeyjarClient {
             return true
         }
         guard current else { return }
-        let waiters = state.withLock { state -> [Waiter] in
-            if state.socket?.descriptor == socket.descriptor { state.socket = nil }
-            state.snapshotRequests.removeAll()
-            state.ignoredReplies.removeAll()
-            defer { state.waiters.removeAll() }
-            return Array(state.waiters.values)
-        }
+        let waiters = state.withLock { $0.connection.connectionLost(socket) }
         socket.close()
         for waiter in waiters {
             waiter.finish(

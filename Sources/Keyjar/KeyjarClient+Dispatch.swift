@@ -25,15 +25,14 @@ extension KeyjarClient {
     func handle(_ message: ServerMessage) {
         switch message {
         case .reply(let id, let response):
-            switch state.withLock({ $0.takeInternalRequest(id) }) {
-            case .snapshot?:
+            switch state.withLock({ $0.connection.replyArrived(id: id) }) {
+            case .resume(let waiter): waiter.finish(.success(response))
+            case .applySnapshot:
                 if case .snapshot(let snapshot) = response { apply(snapshot) }
-            case .ignored?: break
-            case nil: resume(id, .success(response))
+            case .drop: break
             }
         case .failure(let id?, let error):
             // A snapshot that failed: the replica catches up at the next lookup or reconnection.
-            guard state.withLock({ $0.takeInternalRequest(id) }) == nil else { return }
             resume(id, .failure(KeyjarClientError(code: .refused, message: error.message, wireCode: error.code)))
         case .failure(nil, let error):
             // The connection itself failed: keyjard closes it; the client connects again.
@@ -48,13 +47,7 @@ extension KeyjarClient {
     /// whichever thread reads it. Events that come meanwhile update the old replica, which the
     /// snapshot then replaces (it is at least as recent as they are).
     func requestSnapshot() {
-        let prepared = state.withLock { state -> (UnixSocket, UInt64)? in
-            guard let socket = state.socket, !state.closed else { return nil }
-            state.nextID += 1
-            state.snapshotRequests.insert(state.nextID)
-            return (socket, state.nextID)
-        }
-        guard let (socket, id) = prepared else { return }
+        guard let (socket, id) = state.withLock({ $0.connection.snapshotRequested() }) else { return }
         let frame = Framing.frame(MessageCoding.encode(ClientMessage(id: id, request: .snapshot)))
         let sent: Bool = sendLock.withLock { count in
             count += 1
@@ -64,29 +57,12 @@ extension KeyjarClient {
         if !sent { socket.shutdownBoth() }
     }
 
-    /// A request the client sent for itself, whose reply no caller waits for.
-    enum InternalRequest {
-        case snapshot, ignored
-    }
-
+    /// Hands request `id`'s outcome to its caller, if one waits for it.
     func resume(_ id: UInt64, _ result: Result<Response, KeyjarClientError>) {
-        state.withLock { $0.waiters.removeValue(forKey: id) }?.finish(result)
+        if case .resume(let waiter) = state.withLock({ $0.connection.replyArrived(id: id) }) { waiter.finish(result) }
     }
 
     func resumeAll(_ result: Result<Response, KeyjarClientError>) {
-        let waiters = state.withLock { state -> [Waiter] in
-            defer { state.waiters.removeAll() }
-            return Array(state.waiters.values)
-        }
-        for waiter in waiters { waiter.finish(result) }
-    }
-}
-
-extension KeyjarClient.State {
-    /// Forgets request `id` if the client sent it for itself, saying which kind it was.
-    mutating func takeInternalRequest(_ id: UInt64) -> KeyjarClient.InternalRequest? {
-        if snapshotRequests.remove(id) != nil { return .snapshot }
-        if ignoredReplies.remove(id) != nil { return .ignored }
-        return nil
+        for waiter in state.withLock({ $0.connection.connectionRefused() }) { waiter.finish(result) }
     }
 }

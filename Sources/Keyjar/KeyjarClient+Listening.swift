@@ -1,7 +1,6 @@
 import Foundation
 import KeyjarLocks
 import KeyjarProtocol
-import Synchronization
 
 extension KeyjarClient {
     /// Reads the replica under its lock, after catching up when keyjard has committed a change
@@ -37,9 +36,7 @@ extension KeyjarClient {
     func updateListening() {
         guard configuration.keepsReplica else { return }
         _ = sendSynchronisation(for: nil, onlyWhenChanged: true)
-        if state.withLock({ $0.listens }), !hasReaderThread.load(ordering: .acquiring) {
-            startReaderThread()
-        }
+        if state.withLock({ $0.listens }) { startReaderThread() }
     }
 
     /// Sends the request that keeps the replica current in the mode the client is in right
@@ -54,19 +51,13 @@ extension KeyjarClient {
         onlyWhenChanged: Bool
     ) -> (socket: UnixSocket, id: UInt64, sent: Bool)? {
         sendLock.withLock { count -> (socket: UnixSocket, id: UInt64, sent: Bool)? in
-            let prepared = state.withLock { state -> (UnixSocket, UInt64, Request)? in
-                guard let socket = state.socket, !state.closed else { return nil }
-                let listens = state.listens
-                if onlyWhenChanged, state.connectionListens == listens { return nil }
-                state.connectionListens = listens
-                state.nextID += 1
-                if let waiter {
-                    state.waiters[state.nextID] = waiter
-                } else {
-                    state.ignoredReplies.insert(state.nextID)
-                }
-                let after = state.replica.sequence
-                return (socket, state.nextID, listens ? .subscribe(after: after) : .follow(after: after))
+            let prepared = state.withLock { state in
+                state.connection.synchronisationSent(
+                    listens: state.listens,
+                    after: state.replica.sequence,
+                    for: waiter,
+                    onlyWhenChanged: onlyWhenChanged
+                )
             }
             guard let (socket, id, request) = prepared else { return nil }
             count += 1

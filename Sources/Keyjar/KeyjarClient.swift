@@ -2,7 +2,6 @@ public import Foundation
 public import KeyjarCore
 import KeyjarLocks
 import KeyjarProtocol
-import Synchronization
 
 /// A process's connection to keyjard, in one of two modes.
 ///
@@ -84,22 +83,13 @@ public final class KeyjarClient: Sendable {
 
     struct State: Sendable {
         var replica: Replica
-        var socket: UnixSocket?
-        var nextID: UInt64 = 0
-        var waiters: [UInt64: Waiter] = [:]
-        /// Snapshots asked for after a change too large to push; their replies replace the replica.
-        var snapshotRequests: Set<UInt64> = []
-        /// Replies nobody waits for (a change of listening sent without waiting).
-        var ignoredReplies: Set<UInt64> = []
+        /// The connection's lifecycle and the requests waiting on it.
+        var connection = ClientConnectionStateMachine<Waiter>()
         var listeners: [UUID: AsyncStream<SequencedEvent>.Continuation] = [:]
         var postsNotifications = false
         /// keyjard's page of its last committed sequence number; nil for a one-shot client, or
         /// when keyjard has none (then the client always listens, to stay current).
         var page: SequencePage.Reader?
-        /// Whether the current connection was last told to push everything (subscribe) or
-        /// only this client's own writes (follow); nil before it was told either.
-        var connectionListens: Bool?
-        var closed = false
         /// Announcements not yet made, oldest first; `announcing` while a thread makes them.
         var announcements: [Announcement] = []
         var announcing = false
@@ -121,16 +111,13 @@ public final class KeyjarClient: Sendable {
     /// Taken before `state` when both are needed, never the other way round. The reader thread
     /// holds it while it waits in the socket; any other thread only ever tries it.
     let receiving = ReceiveSide()
-    /// The reader thread's `pthread_self()`; 0 until it runs.
-    let readerThread = Atomic<UInt>(0)
-    /// Set once a reader thread is started (it then reads every reply); callers read their own
-    /// replies before.
-    let hasReaderThread = Atomic(false)
     /// Serialises frames written by several threads; holds how many were sent (a lock around
     /// an empty value shares its address with the lock's own fields, which ThreadSanitizer
     /// then mistook for a race).
     let sendLock = Locked(0)
-    /// Serialises a one-shot client's reconnections; holds how many were made.
+    /// Held by the one thread in the connection's `connecting` state (a caller of a client
+    /// without a reader thread, or the reader thread), so that a second one waits for that
+    /// connection rather than make its own; holds how many were made.
     let connectLock = Locked(0)
 
     /// Connects (starting keyjard if allowed and needed); with a replica, also loads it (and,
@@ -142,9 +129,11 @@ public final class KeyjarClient: Sendable {
         // would be loaded for nothing.
         let jar = configuration.keepsReplica ? CookieJar() : CookieJar(publicSuffixes: .unavailable())
         state = Locked(State(replica: Replica(jar: jar)))
-        install(try connectAndSynchronise(after: nil))
+        _ = try connectLock.withLock { (connections: inout Int) throws(KeyjarClientError) -> UnixSocket in
+            try connect(resuming: false, connections: &connections)
+        }
         announcePending()
-        if state.withLock({ $0.connectionListens == true }) { startReaderThread() }
+        if isListening { startReaderThread() }
     }
 
     /// Connects as ``init(configuration:)`` does, without holding a thread of the caller's
@@ -164,19 +153,14 @@ public final class KeyjarClient: Sendable {
 
     /// Disconnects for good; later calls fail with `.unreachable`.
     public func close() {
-        let socket = state.withLock { state -> UnixSocket? in
-            state.closed = true
-            defer { state.socket = nil }
-            return state.socket
-        }
-        socket?.shutdownBoth()
+        state.withLock { $0.connection.close() }?.shutdownBoth()
     }
 
     /// The sequence number of the last change the replica holds.
     public var sequence: UInt64 { state.withLock { $0.replica.sequence } }
 
     /// Whether a connection to keyjard is up right now.
-    public var isConnected: Bool { state.withLock { $0.socket != nil } }
+    public var isConnected: Bool { state.withLock { $0.connection.socket != nil } }
 
     /// Every change as it is applied to this process's replica: what changed, its cause, its
     /// sequence number. Each call returns a new stream; while one is open the process listens
@@ -227,5 +211,5 @@ public final class KeyjarClient: Sendable {
     public var postsNotifications: Bool { state.withLock { $0.postsNotifications } }
 
     /// Whether keyjard pushes every change to this process (see ``changes()``).
-    public var isListening: Bool { state.withLock { $0.connectionListens == true } }
+    public var isListening: Bool { state.withLock { $0.connection.mode == .subscribed } }
 }

@@ -131,7 +131,9 @@ struct KeyjarClientReadingTests {
             // (nobody else calls this client).
             #expect(
                 await eventually {
-                    client.readerThread.load(ordering: .relaxed) != 0
+                    client.state.withLock { state in
+                        if case .running = state.connection.readerThread { true } else { false }
+                    }
                         && client.receiving.lock.withLockIfAvailable { _ in true } == nil
                 }
             )

@@ -1,8 +1,9 @@
 package import Foundation
 import Glibc
 
-/// A connected Unix stream socket: connect, send everything, receive with a timeout.
-package struct UnixSocket: Sendable {
+/// A connected Unix stream socket: connect, send everything, receive with a timeout. Equal when
+/// the descriptor is (a descriptor closed and reused is a new socket: compare while it is open).
+package struct UnixSocket: Sendable, Equatable {
     package let descriptor: CInt
 
     /// Why a connect failed; `errno` tells "nobody listens" (ENOENT, ECONNREFUSED) from others.
