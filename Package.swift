@@ -216,7 +216,9 @@ let package = Package(
         // of their inputs. Inside the package because the modules they exercise are not products.
         .executableTarget(
             name: "KeyjarFuzz",
-            dependencies: ["KeyjarCore", "KeyjarCodec", "KeyjarAuth", "KeyjarHTTPCache", "KeyjarProtocol", "KeyjarLoader"],
+            dependencies: [
+                "KeyjarCore", "KeyjarCodec", "KeyjarAuth", "KeyjarHTTPCache", "KeyjarProtocol", "KeyjarLoader",
+            ],
             path: "Fuzz/Sources/KeyjarFuzz",
             swiftSettings: swiftSettings
         ),
