@@ -76,7 +76,7 @@ let package = Package(
         // glibc's malloc.h (heap statistics for the benchmark, malloc_trim for the store).
         .systemLibrary(name: "CMallocInfo"),
 
-        // Directories private to the user (0700, theirs): the socket's, the store's, a cache's.
+        // The directories Keyjar keeps files in: made 0700; the socket's and a cache's the user's alone.
         .target(name: "KeyjarFiles", swiftSettings: swiftSettings),
 
         // A lock that sanitizers see (Synchronization.Mutex is invisible to ThreadSanitizer).

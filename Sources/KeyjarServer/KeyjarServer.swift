@@ -24,7 +24,7 @@ public enum KeyjarServer {
         let directory = try SocketDirectory(socketPath: configuration.socketPath)
         let database: StoreDatabase
         do {
-            try PrivateDirectory.make((configuration.databasePath as NSString).deletingLastPathComponent)
+            try PrivateDirectory.makeIfMissing((configuration.databasePath as NSString).deletingLastPathComponent)
             database = try StoreDatabase(path: configuration.databasePath)
         } catch let error as StoreError {
             throw ServerError(error.message)

@@ -281,7 +281,7 @@ public final class FileSecretStore: SecretStore {
 
     private func makeDirectory(_ directory: String) throws {
         do {
-            try PrivateDirectory.make(directory)
+            try PrivateDirectory.makeIfMissing(directory)
         } catch {
             throw SecretStoreError(.unreadableFile, "the directory \(error)", underlying: error)
         }

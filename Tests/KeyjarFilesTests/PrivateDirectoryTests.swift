@@ -32,6 +32,26 @@ import Testing
         #expect(try mode(path) == 0o700)
     }
 
+    /// The store's directory may be one the user chose and shares (`--database /tmp/s.sqlite3`):
+    /// made 0700 when missing, used as it is when not.
+    @Test func aDirectoryTheUserChoseIsMadeIfMissingAndOtherwiseLeftAsItIs() throws {
+        let temporary = try TemporaryDirectory()
+        let missing = temporary.path("new/store")
+        try PrivateDirectory.makeIfMissing(missing)
+        #expect(try mode(temporary.path("new")) == 0o700)
+        #expect(try mode(missing) == 0o700)
+        let shared = temporary.path("shared")
+        #expect(mkdir(shared, 0o755) == 0)
+        #expect(chmod(shared, 0o755) == 0)
+        try PrivateDirectory.makeIfMissing(shared)
+        #expect(try mode(shared) == 0o755)
+        #expect(FileManager.default.createFile(atPath: temporary.path("file"), contents: nil))
+        let failure = #expect(throws: PrivateDirectory.Failure.self) {
+            try PrivateDirectory.makeIfMissing(temporary.path("file"))
+        }
+        #expect(failure?.description == "\(temporary.path("file")) is not a directory")
+    }
+
     @Test func aFileInItsPlaceIsRefusedAndLeftAlone() throws {
         let temporary = try TemporaryDirectory()
         let path = temporary.path("file")
