@@ -323,3 +323,23 @@ public func childEnvironment(_ base: [String: String]) -> [String: String] {
     }
     return environment
 }
+
+/// Puts an executable file at `destination`, a copy of `source` (or a script with `contents`),
+/// written by a child process. A file this process wrote itself could not be run at once: any
+/// other test's fork between our open and close hands the child a copy of the write descriptor,
+/// and until that child calls exec, exec of the file fails with ETXTBSY ("Text file busy").
+/// `install` opens, writes and closes the file in a process no test forks from.
+public func installExecutable(copying source: String, to destination: String) async throws {
+    let result = try await runCommand("/usr/bin/install", ["-m", "0755", source, destination])
+    guard result.status == 0 else {
+        throw TestSupportError("install \(source) \(destination) failed: \(result.error)")
+    }
+}
+
+/// `installExecutable(copying:to:)` for a script: its text goes to a file that is never run,
+/// and `install` makes the executable copy.
+public func installExecutable(script contents: String, at destination: String) async throws {
+    let text = destination + ".text"
+    try contents.write(toFile: text, atomically: true, encoding: .utf8)
+    try await installExecutable(copying: text, to: destination)
+}

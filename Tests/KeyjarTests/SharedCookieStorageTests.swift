@@ -262,10 +262,7 @@ struct KeyjardNotFoundTests {
         let directory = try TemporaryDirectory()
         // A copy of a Keyjar program in a directory of its own, so no keyjard is next to it.
         let program = directory.path("app")
-        try FileManager.default.copyItem(
-            atPath: DaemonProcess.builtExecutable(named: "KeyjarTestPeer"),
-            toPath: program
-        )
+        try await installExecutable(copying: DaemonProcess.builtExecutable(named: "KeyjarTestPeer"), to: program)
         var environment = [
             "KEYJAR_SOCKET": directory.path("run/keyjar.sock"),
             "KEYJAR_DATABASE": directory.path("data/store.sqlite3"),
@@ -288,9 +285,10 @@ struct KeyjardNotFoundTests {
     @Test func aKeyjardThatStopsBeforeServingIsQuoted() async throws {
         let directory = try TemporaryDirectory()
         let keyjard = directory.path("keyjard")
-        try "#!/bin/sh\necho 'keyjard: cannot open the database /nowhere: permission denied' >&2\nexit 1\n"
-            .write(toFile: keyjard, atomically: true, encoding: .utf8)
-        chmod(keyjard, 0o755)
+        try await installExecutable(
+            script: "#!/bin/sh\necho 'keyjard: cannot open the database /nowhere: permission denied' >&2\nexit 1\n",
+            at: keyjard
+        )
         let environment = [
             "KEYJAR_SOCKET": directory.path("run/keyjar.sock"),
             "KEYJAR_DATABASE": directory.path("data/store.sqlite3"),
