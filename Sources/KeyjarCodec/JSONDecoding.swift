@@ -3,8 +3,13 @@
 ///
 /// The path is collected while the error travels outwards (each level puts its key in front),
 /// so decoding that succeeds never builds one.
-package struct JSONShapeError: Error, Sendable, Hashable, CustomStringConvertible {
-    package enum Problem: Sendable, Hashable {
+///
+/// Public (the module is no product, so no user sees it) rather than package, like
+/// ``JSONValue`` and its readers: Swift 6.3 specializes an `@inlinable` generic across modules
+/// only when it is public. As `package`, `required`, `optionalInteger` and `elements` ran
+/// unspecialized in every message's decoding (docs/performance.md, Engine and wire coding).
+public struct JSONShapeError: Error, Sendable, Hashable, CustomStringConvertible {
+    public enum Problem: Sendable, Hashable {
         /// A required member is absent.
         case missing(String)
         /// A value of another JSON type (`null` included, where no value is optional).
@@ -14,26 +19,28 @@ package struct JSONShapeError: Error, Sendable, Hashable, CustomStringConvertibl
         case invalidValue
     }
 
-    package var problem: Problem
+    public var problem: Problem
     /// Member names and array positions ("Index 2"), outermost first.
-    package var path: [String]
+    public var path: [String]
 
-    package init(_ problem: Problem, path: [String] = []) {
+    @inlinable
+    public init(_ problem: Problem, path: [String] = []) {
         self.problem = problem
         self.path = path
     }
 
-    package static let wrongType = JSONShapeError(.wrongType)
-    package static let invalidValue = JSONShapeError(.invalidValue)
+    public static let wrongType = JSONShapeError(.wrongType)
+    public static let invalidValue = JSONShapeError(.invalidValue)
 
     /// The error as met one level further out, under `key`.
-    package func under(_ key: String) -> JSONShapeError {
+    @inlinable
+    public func under(_ key: String) -> JSONShapeError {
         var error = self
         error.path.insert(key, at: 0)
         return error
     }
 
-    package var description: String {
+    public var description: String {
         let place = path.isEmpty ? "top level" : path.joined(separator: ".")
         switch problem {
         case .missing(let key): return "missing '\(key)' at \(place)"
@@ -48,14 +55,14 @@ package struct JSONShapeError: Error, Sendable, Hashable, CustomStringConvertibl
 extension JSONValue {
     /// The members of an object.
     @inlinable
-    package func members() throws(JSONShapeError) -> [(key: String, value: JSONValue)] {
+    public func members() throws(JSONShapeError) -> [(key: String, value: JSONValue)] {
         guard case .object(let members) = self else { throw .wrongType }
         return members
     }
 
     /// The member `key` of an object, read by `read`; absent is an error.
     @inlinable
-    package func required<Value>(
+    public func required<Value>(
         _ key: String,
         _ read: (JSONValue) throws(JSONShapeError) -> Value
     ) throws(JSONShapeError) -> Value {
@@ -69,7 +76,7 @@ extension JSONValue {
 
     /// The member `key` of an object, read by `read`; nil when absent or null.
     @inlinable
-    package func optional<Value>(
+    public func optional<Value>(
         _ key: String,
         _ read: (JSONValue) throws(JSONShapeError) -> Value
     ) throws(JSONShapeError) -> Value? {
@@ -83,7 +90,7 @@ extension JSONValue {
 
     /// Each element of an array read by `read`, positions named as "Index N" in errors.
     @inlinable
-    package func elements<Element>(
+    public func elements<Element>(
         _ read: (JSONValue) throws(JSONShapeError) -> Element
     ) throws(JSONShapeError) -> [Element] {
         guard case .array(let values) = self else { throw .wrongType }
@@ -103,50 +110,50 @@ extension JSONValue {
 
     /// The member `key` of an object; absent is an error.
     @inlinable
-    package func member(_ key: String) throws(JSONShapeError) -> JSONValue {
+    public func member(_ key: String) throws(JSONShapeError) -> JSONValue {
         guard let member = try members().first(where: { $0.key == key }) else { throw JSONShapeError(.missing(key)) }
         return member.value
     }
 
     /// The member `key` of an object; nil when absent or null.
     @inlinable
-    package func optionalMember(_ key: String) throws(JSONShapeError) -> JSONValue? {
+    public func optionalMember(_ key: String) throws(JSONShapeError) -> JSONValue? {
         guard let member = try members().first(where: { $0.key == key }), !member.value.isNull else { return nil }
         return member.value
     }
 
     @inlinable
-    package func string(_ key: String) throws(JSONShapeError) -> String {
+    public func string(_ key: String) throws(JSONShapeError) -> String {
         let value = try member(key)
         do { return try value.decodeString() } catch { throw error.under(key) }
     }
 
     @inlinable
-    package func optionalString(_ key: String) throws(JSONShapeError) -> String? {
+    public func optionalString(_ key: String) throws(JSONShapeError) -> String? {
         guard let value = try optionalMember(key) else { return nil }
         do { return try value.decodeString() } catch { throw error.under(key) }
     }
 
     @inlinable
-    package func bool(_ key: String) throws(JSONShapeError) -> Bool {
+    public func bool(_ key: String) throws(JSONShapeError) -> Bool {
         let value = try member(key)
         do { return try value.decodeBool() } catch { throw error.under(key) }
     }
 
     @inlinable
-    package func double(_ key: String) throws(JSONShapeError) -> Double {
+    public func double(_ key: String) throws(JSONShapeError) -> Double {
         let value = try member(key)
         do { return try value.decodeDouble() } catch { throw error.under(key) }
     }
 
     @inlinable
-    package func optionalDouble(_ key: String) throws(JSONShapeError) -> Double? {
+    public func optionalDouble(_ key: String) throws(JSONShapeError) -> Double? {
         guard let value = try optionalMember(key) else { return nil }
         do { return try value.decodeDouble() } catch { throw error.under(key) }
     }
 
     @inlinable
-    package func integer<Integer: FixedWidthInteger>(
+    public func integer<Integer: FixedWidthInteger>(
         _ key: String,
         as type: Integer.Type = Integer.self
     ) throws(JSONShapeError) -> Integer {
@@ -155,7 +162,7 @@ extension JSONValue {
     }
 
     @inlinable
-    package func optionalInteger<Integer: FixedWidthInteger>(
+    public func optionalInteger<Integer: FixedWidthInteger>(
         _ key: String,
         as type: Integer.Type = Integer.self
     ) throws(JSONShapeError) -> Integer? {
@@ -164,14 +171,14 @@ extension JSONValue {
     }
 
     @inlinable
-    package func uint64(_ key: String) throws(JSONShapeError) -> UInt64 { try integer(key, as: UInt64.self) }
+    public func uint64(_ key: String) throws(JSONShapeError) -> UInt64 { try integer(key, as: UInt64.self) }
 
     @inlinable
-    package func int(_ key: String) throws(JSONShapeError) -> Int { try integer(key, as: Int.self) }
+    public func int(_ key: String) throws(JSONShapeError) -> Int { try integer(key, as: Int.self) }
 
     /// A member naming one of an enum's cases.
     @inlinable
-    package func rawValue<Value: RawRepresentable>(
+    public func rawValue<Value: RawRepresentable>(
         _ key: String,
         as type: Value.Type = Value.self
     ) throws(JSONShapeError) -> Value where Value.RawValue == String {
@@ -181,7 +188,7 @@ extension JSONValue {
 
     /// An enum case written as an object with one member named after the case, among
     /// `cases`; members named otherwise are ignored. The case's body must be an object.
-    package func enumCase(of cases: [String]) throws(JSONShapeError) -> (name: String, body: JSONValue) {
+    public func enumCase(of cases: [String]) throws(JSONShapeError) -> (name: String, body: JSONValue) {
         var found: (name: String, body: JSONValue)?
         for member in try members() where cases.contains(member.key) {
             guard found == nil else { throw .wrongType }
@@ -195,20 +202,20 @@ extension JSONValue {
     // MARK: Scalars
 
     @inlinable
-    package func decodeString() throws(JSONShapeError) -> String {
+    public func decodeString() throws(JSONShapeError) -> String {
         guard case .string(let value) = self else { throw .wrongType }
         return value
     }
 
     @inlinable
-    package func decodeBool() throws(JSONShapeError) -> Bool {
+    public func decodeBool() throws(JSONShapeError) -> Bool {
         guard case .bool(let value) = self else { throw .wrongType }
         return value
     }
 
     /// Any finite number; one too large for a Double (1e400) is invalid.
     @inlinable
-    package func decodeDouble() throws(JSONShapeError) -> Double {
+    public func decodeDouble() throws(JSONShapeError) -> Double {
         guard case .number = self else { throw .wrongType }
         guard let value = double else { throw .invalidValue }
         return value
@@ -217,7 +224,7 @@ extension JSONValue {
     /// An integer of the type's range, written as digits or as a number with an exact integral
     /// value (`5.0`, `1e2`): Foundation's decoder read both, and clients built on it may send them.
     @inlinable
-    package func decodeInteger<Integer: FixedWidthInteger>(
+    public func decodeInteger<Integer: FixedWidthInteger>(
         _ type: Integer.Type = Integer.self
     ) throws(JSONShapeError) -> Integer {
         guard case .number(let text) = self else { throw .wrongType }
@@ -227,14 +234,14 @@ extension JSONValue {
     }
 
     @inlinable
-    package func decodeUInt64() throws(JSONShapeError) -> UInt64 { try decodeInteger(UInt64.self) }
+    public func decodeUInt64() throws(JSONShapeError) -> UInt64 { try decodeInteger(UInt64.self) }
 
     @inlinable
-    package func decodeInt() throws(JSONShapeError) -> Int { try decodeInteger(Int.self) }
+    public func decodeInt() throws(JSONShapeError) -> Int { try decodeInteger(Int.self) }
 
     /// A string naming one of an enum's cases.
     @inlinable
-    package func decodeRawValue<Value: RawRepresentable>(
+    public func decodeRawValue<Value: RawRepresentable>(
         _ type: Value.Type = Value.self
     ) throws(JSONShapeError) -> Value where Value.RawValue == String {
         guard let value = Value(rawValue: try decodeString()) else { throw .invalidValue }

@@ -6,7 +6,7 @@ import KeyjarCore
 ///
 /// Numbers keep their text so that 64-bit integers stay exact; objects keep their members in
 /// order (they are small, and a linear search beats hashing at this size).
-package enum JSONValue: Sendable {
+public enum JSONValue: Sendable {
     case null
     case bool(Bool)
     case number(Substring)
@@ -15,14 +15,15 @@ package enum JSONValue: Sendable {
     case object([(key: String, value: JSONValue)])
 
     /// Finite only: a number too large for a Double (1e400) is no time or count Keyjar keeps.
-    package var double: Double? {
+    public var double: Double? {
         guard case .number(let text) = self else { return nil }
         if let value = text.utf8.withContiguousStorageIfAvailable(JSONReader.double) { return value }
         var copy = String(text)
         return copy.withUTF8(JSONReader.double)
     }
 
-    package var isNull: Bool {
+    @inlinable
+    public var isNull: Bool {
         if case .null = self { return true }
         return false
     }

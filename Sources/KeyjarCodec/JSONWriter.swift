@@ -19,6 +19,17 @@ package struct JSONWriter {
         bytes.append(contentsOf: (number.isFinite ? "\(number)" : "0").utf8)
     }
 
+    // Concrete rather than generic: a generic of this module is not specialized in the
+    // modules that write messages, and every message has a sequence number or an id.
+    package mutating func write(integer: Int) {
+        bytes.append(contentsOf: String(integer).utf8)
+    }
+
+    package mutating func write(integer: UInt64) {
+        bytes.append(contentsOf: String(integer).utf8)
+    }
+
+    /// The other widths (a status's pid, an error's code), written rarely.
     package mutating func write(integer: some BinaryInteger) {
         bytes.append(contentsOf: "\(integer)".utf8)
     }
