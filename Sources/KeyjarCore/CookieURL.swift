@@ -25,7 +25,9 @@ public struct CookieURL: Sendable, Hashable {
         guard let scheme = url.scheme, var host = url.host(percentEncoded: true), !host.isEmpty else { return nil }
         // A host with non-ASCII letters is percent-encoded here, while DNS, libcurl and the
         // Domain attribute know it by its IDNA A-labels (`xn--…`), which `host` gives.
-        if host.contains("%"), let idna = url.host, !idna.isEmpty { host = idna }
+        // (A byte search: `contains("%")` resolves to Foundation's substring search, which cost
+        // a third of a Cookie header's lookup from a URL.)
+        if host.utf8.contains(UInt8(ascii: "%")), let idna = url.host, !idna.isEmpty { host = idna }
         self.init(scheme: scheme, host: host, port: url.port, path: url.path(percentEncoded: true))
     }
 
