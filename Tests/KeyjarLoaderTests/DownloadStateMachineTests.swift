@@ -166,6 +166,19 @@ struct DownloadStateMachineTests {
             #expect(files === fixture.files)
             return failure.keepsFiles ? "fail keeping files" : "fail removing files"
         },
+        Event(name: "setDestination") { fixture in
+            fixture.machine.setDestination("/tmp/other", allowOverwrite: true) ? "set" : "ignored"
+        },
+        Event(name: "verdict 404") { fixture in
+            switch fixture.machine.verdict(onStatus: 404, on: fixture.connection) {
+            case nil: "nil"
+            case .save: "save"
+            case .missing(let statusCode): "missing \(statusCode)"
+            }
+        },
+        Event(name: "hearsChallengeCancellation") {
+            $0.machine.hearsChallengeCancellation(on: $0.connection) ? "yes" : "no"
+        },
         Event(name: "cancel") { fixture in
             guard let cancellation = fixture.machine.cancel() else { return "nil" }
             let connection = cancellation.connection.map { $0 === fixture.connection ? "connection" : "other" }
@@ -304,6 +317,27 @@ struct DownloadStateMachineTests {
             .alreadyComplete: ("fail keeping files", .failed), .committing: ("fail", .failed),
             .finished: ("nil", .finished), .failed: ("nil", .failed), .cancelled: ("nil", .cancelled),
         ],
+        // A resumed download's destination is its record's: every later one is ignored.
+        "setDestination": [
+            .idle: ("ignored", .idle), .connecting: ("ignored", .connecting),
+            .awaitingResponse: ("ignored", .awaitingResponse), .receiving: ("ignored", .receiving),
+            .alreadyComplete: ("ignored", .alreadyComplete), .committing: ("ignored", .committing),
+            .finished: ("ignored", .finished), .failed: ("ignored", .failed), .cancelled: ("ignored", .cancelled),
+        ],
+        // Only the response the download awaits is judged; failing is the shell's next event.
+        "verdict 404": [
+            .idle: ("nil", .idle), .connecting: ("nil", .connecting),
+            .awaitingResponse: ("missing 404", .awaitingResponse), .receiving: ("nil", .receiving),
+            .alreadyComplete: ("nil", .alreadyComplete), .committing: ("nil", .committing),
+            .finished: ("nil", .finished), .failed: ("nil", .failed), .cancelled: ("nil", .cancelled),
+        ],
+        // While the connection loads, and once it was cancelled with the download.
+        "hearsChallengeCancellation": [
+            .idle: ("no", .idle), .connecting: ("no", .connecting),
+            .awaitingResponse: ("yes", .awaitingResponse), .receiving: ("yes", .receiving),
+            .alreadyComplete: ("yes", .alreadyComplete), .committing: ("no", .committing),
+            .finished: ("no", .finished), .failed: ("no", .failed), .cancelled: ("yes", .cancelled),
+        ],
         "cancel": [
             .idle: ("cancel", .cancelled), .connecting: ("cancel files", .cancelled),
             .awaitingResponse: ("cancel connection files", .cancelled),
@@ -350,6 +384,8 @@ struct DownloadStateMachineTests {
         fixture.machine.filesReady(Files(), on: stale)
         #expect(fixture.machine.recordedFiles(on: stale) == nil)
         #expect(fixture.machine.dataArrived(on: stale) == nil)
+        #expect(fixture.machine.verdict(onStatus: 404, on: stale) == nil)
+        #expect(!fixture.machine.hearsChallengeCancellation(on: stale))
         let taken = fixture.machine.connectionFinished(stale)
         #expect(taken == nil)
         #expect(Self.phase(of: fixture.machine) == phase)
@@ -371,7 +407,8 @@ struct DownloadStateMachineTests {
             Issue.record("expected noDestination, got \(String(describing: machine.chooseFiles(for: connection)))")
         }
         // Once one is chosen, new files are made for it and the body goes there
-        machine.destination = ("/tmp/new", true)
+        let set = machine.setDestination("/tmp/new", allowOverwrite: true)
+        #expect(set)
         guard case .create(let destination) = machine.chooseFiles(for: connection) else {
             Issue.record("expected create, got \(String(describing: machine.chooseFiles(for: connection)))")
             return
@@ -386,6 +423,49 @@ struct DownloadStateMachineTests {
         let failure = machine.fail()
         #expect(failure?.files === files && failure?.keepsFiles == false && failure?.resumeData == nil)
         #expect(machine.resumeData == nil && machine.files == nil)
+    }
+
+    @Test func onlyTheFirstDestinationIsTaken() {
+        var machine = Machine(resuming: nil)
+        let first = machine.setDestination("/tmp/first", allowOverwrite: false)
+        let second = machine.setDestination("/tmp/second", allowOverwrite: true)
+        #expect(first && !second)
+        #expect(machine.destination?.path == "/tmp/first" && machine.destination?.allowOverwrite == false)
+        // An ended download takes none.
+        var ended = Machine(resuming: nil)
+        _ = ended.cancel()
+        let afterEnd = ended.setDestination("/tmp/late", allowOverwrite: false)
+        #expect(!afterEnd && ended.destination == nil)
+    }
+
+    @Test func anErrorPageIsMissingUnlessErrorResponsesAreSaved() {
+        var machine = Machine(resuming: nil)
+        let connection = Connection()
+        _ = machine.start()
+        _ = machine.connectionMade(connection)
+        // No status (file:, ftp:, data:), success, redirects kept by the delegate: saved.
+        for status in [nil, 200, 204, 302, 399] as [Int?] {
+            #expect(machine.verdict(onStatus: status, on: connection) == .save, "\(String(describing: status))")
+        }
+        for status in [400, 401, 404, 410, 500, 503] {
+            #expect(machine.verdict(onStatus: status, on: connection) == .missing(statusCode: status))
+        }
+        machine.savesErrorResponses = true
+        #expect(machine.verdict(onStatus: 404, on: connection) == .save)
+    }
+
+    @Test func aChallengeIsCancelledToTheDelegateOnlyFromTheConnectionThatLoads() {
+        var fixture = Self.fixture(in: .receiving)
+        let other = Connection()
+        #expect(fixture.machine.hearsChallengeCancellation(on: fixture.connection))
+        #expect(!fixture.machine.hearsChallengeCancellation(on: other))
+        _ = fixture.machine.cancel()
+        #expect(fixture.machine.hearsChallengeCancellation(on: fixture.connection))
+        #expect(!fixture.machine.hearsChallengeCancellation(on: other))
+        // A download that failed (or finished) hears nothing more.
+        var failed = Self.fixture(in: .receiving)
+        _ = failed.machine.fail()
+        #expect(!failed.machine.hearsChallengeCancellation(on: failed.connection))
     }
 
     @Test func aResumedDownloadAsksFromItsPartialDataUntilTheServerCannotContinue() {

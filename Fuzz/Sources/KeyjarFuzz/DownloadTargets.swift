@@ -40,3 +40,35 @@ func fuzzResumeData(_ bytes: [UInt8]) {
     guard let read = try? DownloadResumeData(Data(bytes)) else { return }
     fuzzCheck((try? DownloadResumeData(read.encoded())) == read, "resume data does not round-trip")
 }
+
+/// A MacBinary file: decoded or refused with a reason, never a crash; see `fuzzMacFile`.
+func fuzzMacBinary(_ bytes: [UInt8]) { fuzzMacFile(bytes, MacBinaryDecoder.init) }
+
+/// A BinHex 4.0 text: decoded or refused with a reason, never a crash; see `fuzzMacFile`.
+func fuzzBinHex(_ bytes: [UInt8]) { fuzzMacFile(bytes, BinHexDecoder.init) }
+
+/// Decodes `bytes` whole and in pieces (their size from the first byte): the two agree, on the
+/// data fork or on the error, and a data fork decoded is as long as its header says.
+private func fuzzMacFile<Decoder: MacFileStreamDecoder>(_ bytes: [UInt8], _ make: () -> Decoder) {
+    var whole = make()
+    let result = Result { () throws(MacFileDecodingError) in try whole.decode(bytes) }
+    var piecewise = make()
+    var dataFork: [UInt8] = []
+    let size = Int(bytes.first ?? 0) % 61 + 1
+    let inPieces = Result { () throws(MacFileDecodingError) in
+        for start in stride(from: 0, to: bytes.count, by: size) {
+            try piecewise.decode(Array(bytes[start..<min(start + size, bytes.count)]), into: &dataFork)
+        }
+        return (header: try piecewise.finish(), dataFork: dataFork)
+    }
+    switch (result, inPieces) {
+    case (.success(let decoded), .success(let again)):
+        fuzzCheck(decoded.header == again.header && decoded.dataFork == again.dataFork, "pieces of \(size) differ")
+        fuzzCheck(decoded.dataFork.count == Int(decoded.header.dataLength), "a data fork of the wrong length")
+    case (.failure(let error), .failure(let again)):
+        fuzzCheck(error == again, "pieces of \(size): \(again), whole: \(error)")
+        _ = error.description
+    default:
+        fuzzCheck(false, "whole: \(result), pieces of \(size): \(inPieces)")
+    }
+}

@@ -62,6 +62,8 @@ enum FuzzTarget: String, CaseIterable {
     case dataURL = "data-url"
     case contentDisposition = "content-disposition"
     case resumeData = "resume-data"
+    case macBinary = "macbinary"
+    case binHex = "binhex"
 
     static let selected: FuzzTarget = {
         let name = ProcessInfo.processInfo.environment["KEYJAR_FUZZ_TARGET"] ?? ""
@@ -87,6 +89,8 @@ enum FuzzTarget: String, CaseIterable {
         case .dataURL: fuzzDataURL(bytes)
         case .contentDisposition: fuzzContentDisposition(bytes)
         case .resumeData: fuzzResumeData(bytes)
+        case .macBinary: fuzzMacBinary(bytes)
+        case .binHex: fuzzBinHex(bytes)
         case .cacheHeaders: fuzzCacheHeaders(bytes)
         }
     }

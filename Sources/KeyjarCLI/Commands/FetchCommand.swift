@@ -316,6 +316,8 @@ struct FetchCommand: AsyncParsableCommand {
                     resuming: resuming,
                     startImmediately: false
                 )
+                // As curl: an error page is saved (and the status 0) unless --fail refuses it.
+                delegate.download?.savesErrorResponses = true
                 return delegate
             } ended: { receiver in
                 saved.withLock { $0 = (receiver as? FetchDownloadDelegate)?.savedPath }

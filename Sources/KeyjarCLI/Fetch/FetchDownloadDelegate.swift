@@ -66,9 +66,11 @@ final class FetchDownloadDelegate: LoaderDownloadDelegate, FetchReceiver, @unche
     func download(
         _ download: LoaderDownload,
         willSend request: URLRequest,
-        redirectResponse: URLResponse
+        redirectResponse: URLResponse?
     ) -> URLRequest? {
-        options.redirect(request, after: download.responseHeadLines) { Output.write($0) }
+        // The first request goes as it is; redirects follow the command's options.
+        guard redirectResponse != nil else { return request }
+        return options.redirect(request, after: download.responseHeadLines) { Output.write($0) }
     }
 
     func download(_ download: LoaderDownload, willSendRequestFor challenge: URLAuthenticationChallenge) {

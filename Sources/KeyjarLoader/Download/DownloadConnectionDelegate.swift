@@ -7,16 +7,21 @@ final class DownloadConnectionDelegate: LoaderConnectionAuthenticationDelegate, 
     /// Held until the connection ends and lets its delegate go: a download in flight keeps
     /// itself alive, as a connection does.
     let download: LoaderDownload
+    /// The download's delegate when the connection was made: `cancel()` lets the download
+    /// forget it, but a challenge it held on this connection is still cancelled to it.
+    let delegate: (any LoaderDownloadDelegate)?
 
-    init(download: LoaderDownload) { self.download = download }
+    init(download: LoaderDownload, delegate: (any LoaderDownloadDelegate)?) {
+        self.download = download
+        self.delegate = delegate
+    }
 
     func connection(
         _ connection: LoaderConnection,
         willSend request: URLRequest,
         redirectResponse: URLResponse?
     ) -> URLRequest? {
-        guard let redirectResponse else { return request }
-        return download.redirect(request, response: redirectResponse)
+        download.willSend(request, redirectResponse: redirectResponse)
     }
 
     func connection(_ connection: LoaderConnection, didReceive response: URLResponse) {
@@ -45,5 +50,9 @@ final class DownloadConnectionDelegate: LoaderConnectionAuthenticationDelegate, 
 
     func connection(_ connection: LoaderConnection, willSendRequestFor challenge: URLAuthenticationChallenge) {
         download.challenge(challenge)
+    }
+
+    func connection(_ connection: LoaderConnection, didCancel challenge: URLAuthenticationChallenge) {
+        download.challengeCancelled(challenge, on: connection, delegate: delegate)
     }
 }

@@ -12,6 +12,7 @@ import Foundation
 /// ```
 /// idle ─start─▶ connecting ─connectionMade─▶ awaitingResponse
 /// awaitingResponse ─startOver─▶ connecting           (the server cannot continue: whole again)
+/// awaitingResponse ─verdict: missing, then fail─▶ failed (an error page is not the file)
 /// awaitingResponse ─resumeAccepted / filesReady─▶ receiving
 /// awaitingResponse ─entityAlreadyComplete─▶ alreadyComplete
 /// awaitingResponse, receiving, alreadyComplete ─connectionFinished─▶ committing ─committed─▶ finished
@@ -38,8 +39,9 @@ struct DownloadStateMachine<Connection: AnyObject, Files: AnyObject> {
         case finished
         /// Ended with an error (the delegate was told).
         case failed
-        /// Ended by `cancel()`: the delegate hears nothing more.
-        case cancelled
+        /// Ended by `cancel()`: the delegate hears nothing more, but that a challenge it held
+        /// on the connection that was loading (if any) is cancelled too.
+        case cancelled(Connection?)
     }
 
     /// What the request to send needs (`connect`).
@@ -59,6 +61,15 @@ struct DownloadStateMachine<Connection: AnyObject, Files: AnyObject> {
         case create(destination: (path: String, allowOverwrite: Bool))
         /// The delegate chose no destination: the download fails.
         case noDestination
+    }
+
+    /// What a response to the request for the whole entity means.
+    enum ResponseVerdict: Equatable {
+        /// It is the entity: it is saved.
+        case save
+        /// An HTTP status of 400 or more: the server has no such file, and its error page is
+        /// not saved in its place; the download fails.
+        case missing(statusCode: Int)
     }
 
     /// What ending with an error does with the partial data.
@@ -82,10 +93,14 @@ struct DownloadStateMachine<Connection: AnyObject, Files: AnyObject> {
     private(set) var state = State.idle
     /// The download this one continues, if any.
     let resuming: DownloadResumeData?
-    /// Where the data is saved, once decided (by a resumed download, the delegate or the caller).
-    var destination: (path: String, allowOverwrite: Bool)?
+    /// Where the data is saved, once decided (by a resumed download, the delegate or the
+    /// caller): the first choice stands (``setDestination(_:allowOverwrite:)``).
+    private(set) var destination: (path: String, allowOverwrite: Bool)?
     /// Whether a failed download removes its partial data instead of keeping it to continue.
     var deletesFileUponFailure = false
+    /// Whether an error page (HTTP 400 or more) is saved as the file instead of failing the
+    /// download: Keyjar's own, for a curl-like tool; NSURLDownload has no such choice.
+    var savesErrorResponses = false
     /// How an encoded file type is decoded once complete (the delegate's choice).
     var decoding: SourceDecoding?
     /// The partial data, once opened; nil again once taken to be committed or when the
@@ -123,6 +138,14 @@ struct DownloadStateMachine<Connection: AnyObject, Files: AnyObject> {
         }
     }
 
+    /// Whether the delegate hears that a challenge it held on `connection` was cancelled: while
+    /// `connection` is the current one, and after `cancel()` stopped it (the one message that
+    /// may follow `cancel()`, as for a connection, so that a delegate can close its prompt).
+    func hearsChallengeCancellation(on connection: Connection) -> Bool {
+        if case .cancelled(let cancelled) = state { return cancelled === connection }
+        return isCurrent(connection)
+    }
+
     /// Whether `connection` is the one loading and the download has not ended.
     func isCurrent(_ connection: Connection) -> Bool {
         switch state {
@@ -131,6 +154,15 @@ struct DownloadStateMachine<Connection: AnyObject, Files: AnyObject> {
         case .idle, .connecting, .committing, .finished, .failed, .cancelled:
             false
         }
+    }
+
+    /// `setDestination(_:allowOverwrite:)`: NSURLDownload takes the first and ignores every
+    /// later one; a resumed download's destination is its record's. False when ignored (also
+    /// once the download ended).
+    mutating func setDestination(_ path: String, allowOverwrite: Bool) -> Bool {
+        guard destination == nil, !isEnded else { return false }
+        destination = (path, allowOverwrite)
+        return true
     }
 
     // MARK: Starting and connecting
@@ -176,6 +208,15 @@ struct DownloadStateMachine<Connection: AnyObject, Files: AnyObject> {
     }
 
     // MARK: The response
+
+    /// The response `connection` received to the request for the whole entity (a 200 to a
+    /// resume included): nil when `connection` is no longer current. `statusCode` is nil for a
+    /// scheme without one (`file:`, `ftp:`, `data:`; their missing files fail the load itself).
+    func verdict(onStatus statusCode: Int?, on connection: Connection) -> ResponseVerdict? {
+        guard case .awaitingResponse(let current) = state, current === connection else { return nil }
+        guard let statusCode, statusCode >= 400, !savesErrorResponses else { return .save }
+        return .missing(statusCode: statusCode)
+    }
 
     /// A resumed request was answered with a 200: the entity is saved from its first byte.
     mutating func entityComesWhole(on connection: Connection) {
@@ -287,7 +328,7 @@ struct DownloadStateMachine<Connection: AnyObject, Files: AnyObject> {
         guard !isEnded else { return nil }
         defer { files = nil }
         let cancellation = Cancellation(connection: connection, files: files, record: record)
-        state = .cancelled
+        state = .cancelled(cancellation.connection)
         return cancellation
     }
 }

@@ -66,7 +66,7 @@ extension LoaderDownload {
                 startOver(after: connection)
                 return false
             }
-            guard decideDecoding(response, url: connection.currentRequest.url) else { return false }
+            decideDecoding(response)
             guard state.withLock({ $0.machine.resumeAccepted(on: connection) }) else { return false }
             tellDelegate { $0.download(self, willResumeWith: response, fromByte: offset) }
             return true
@@ -76,7 +76,7 @@ extension LoaderDownload {
             // the `bytes */LENGTH` RFC 9110 asks for, as lighttpd sends it, the recorded length
             // tells.)
             state.withLock { $0.machine.entityAlreadyComplete(on: connection) }
-            guard decideDecoding(response, url: connection.currentRequest.url) else { return false }
+            decideDecoding(response)
             tellDelegate { $0.download(self, willResumeWith: response, fromByte: offset) }
             return false
         case 416:
@@ -85,11 +85,12 @@ extension LoaderDownload {
         case 200:
             return true
         default:
-            // An error page is not the entity: the partial data stays for another try.
+            // An error page is not the entity: the partial data stays for another try. 400 or
+            // more: the file is missing, the error a new download of it gets.
             connection.cancel()
             fail(
                 LoaderError.make(
-                    .badServerResponse,
+                    response.statusCode >= 400 ? .fileDoesNotExist : .badServerResponse,
                     "The server answered HTTP \(response.statusCode) to the request to continue the download; the data so far is kept",
                     url: response.url
                 ),

@@ -14,6 +14,14 @@ import KeyjarLocks
 /// process or another, continue with `Range` and `If-Range`: only the remaining bytes are
 /// asked for, and a changed entity comes whole instead.
 ///
+/// A URL the server has no file for fails: an HTTP status of 400 or more (404, 410, 500…) ends the
+/// download with `URLError.fileDoesNotExist` (NSURLErrorFileDoesNotExist, -1100) after the
+/// delegate saw the response, and its error page is not saved. That code because it is the URL
+/// Loading System's for "the requested file does not exist", the one a `file:` or `ftp:`
+/// download of a missing file fails with too, so one check covers every scheme; the status is
+/// in the error's description and in the response the delegate received. A tool that saves
+/// whatever the server sends sets ``savesErrorResponses``.
+///
 /// ```swift
 /// let download = loader.download(with: URLRequest(url: url), delegate: self, directory: "/home/me/Downloads")
 /// // … the delegate hears didCreateDestination("/home/me/Downloads/report.pdf"), then downloadDidFinish.
@@ -55,11 +63,24 @@ public final class LoaderDownload: @unchecked Sendable {
 
     /// Where the data is saved: call it from `decideDestination` (or before `start()`). Without
     /// `allowOverwrite`, an existing file is kept and a unique name is made beside it.
+    ///
+    /// As NSURLDownload's, it may be called once: the first call decides and later ones are
+    /// ignored (a resumed download's destination is its record's, so every call is). Read
+    /// ``destinationPath`` to see which one holds.
     public func setDestination(_ path: String, allowOverwrite: Bool) {
         let absolute =
             path.hasPrefix("/")
             ? path : (FileManager.default.currentDirectoryPath as NSString).appendingPathComponent(path)
-        state.withLock { $0.machine.destination = (absolute, allowOverwrite) }
+        state.withLock { _ = $0.machine.setDestination(absolute, allowOverwrite: allowOverwrite) }
+    }
+
+    /// Whether an error page (an HTTP status of 400 or more) is saved as the file. False by
+    /// default, NSURLDownload's behaviour: such a download fails with `URLError.fileDoesNotExist`
+    /// and nothing is saved. True is for a tool that keeps whatever the server sent, as curl
+    /// does without `--fail`. Set it before `start()`.
+    public var savesErrorResponses: Bool {
+        get { state.withLock { $0.machine.savesErrorResponses } }
+        set { state.withLock { $0.machine.savesErrorResponses = newValue } }
     }
 
     /// The latest response head as it arrived (status line, then `Name: value` lines), for
@@ -142,7 +163,7 @@ public final class LoaderDownload: @unchecked Sendable {
         }
         let connection = loader.connection(
             with: request,
-            delegate: DownloadConnectionDelegate(download: self),
+            delegate: DownloadConnectionDelegate(download: self, delegate: state.withLock { $0.delegate }),
             delegateQueue: delegateQueue,
             startImmediately: false
         )
@@ -165,7 +186,19 @@ public final class LoaderDownload: @unchecked Sendable {
             state.withLock { $0.machine.entityComesWhole(on: connection) }
         }
         tellDelegate { $0.download(self, didReceive: response) }
-        guard decideDecoding(response, url: connection.currentRequest.url) else { return }
+        switch state.withLock({ $0.machine.verdict(onStatus: http?.statusCode, on: connection) }) {
+        case nil:
+            // The delegate cancelled meanwhile.
+            return
+        case .missing(let statusCode):
+            connection.cancel()
+            let url = response.url ?? connection.currentRequest.url
+            fail(Self.missingFile(statusCode: statusCode, url: url), url: url)
+            return
+        case .save:
+            break
+        }
+        decideDecoding(response)
         let needsName = state.withLock { $0.machine.files == nil && $0.machine.destination == nil }
         if needsName {
             let suggested = SuggestedFilename.name(
@@ -239,25 +272,31 @@ public final class LoaderDownload: @unchecked Sendable {
         }
     }
 
-    /// Asks the delegate whether to decode an encoded file type; false when the download failed
-    /// because it cannot be.
-    func decideDecoding(_ response: URLResponse, url: URL?) -> Bool {
-        guard let type = response.mimeType?.lowercased(), SourceDecoding.isEncodedFileType(type),
-            tellDelegate({ $0.download(self, shouldDecodeSourceDataOfMIMEType: type) }) == true
-        else {
-            state.withLock { $0.machine.decoding = nil }
-            return true
+    /// The error of a download the server has no file for (``LoaderDownload``: why this code).
+    static func missingFile(statusCode: Int, url: URL?) -> URLError {
+        let shown = url.map { LoaderConnection.urlWithoutPassword($0).absoluteString } ?? "the URL"
+        let reason = HTTPURLResponse.localizedString(forStatusCode: statusCode)
+        return LoaderError.make(
+            .fileDoesNotExist,
+            "The server has no file to download at \(shown): it answered HTTP \(statusCode) (\(reason)); nothing was saved",
+            url: url
+        )
+    }
+
+    /// Asks the delegate whether to decode a file of an encoding a download decodes: under the
+    /// response's type, then under each other name of the format (``SourceDecoding``), until it
+    /// says yes.
+    func decideDecoding(_ response: URLResponse) {
+        var chosen: SourceDecoding?
+        if let type = response.mimeType?.lowercased() {
+            for name in SourceDecoding.questions(forMIMEType: type) {
+                if tellDelegate({ $0.download(self, shouldDecodeSourceDataOfMIMEType: name) }) == true {
+                    chosen = SourceDecoding(mimeType: type)
+                    break
+                }
+            }
         }
-        do {
-            let decoding = try SourceDecoding.decoding(forMIMEType: type)
-            state.withLock { $0.machine.decoding = decoding }
-            return true
-        } catch {
-            let connection = state.withLock { $0.machine.connection }
-            connection?.cancel()
-            fail(error, url: url)
-            return false
-        }
+        state.withLock { $0.machine.decoding = chosen }
     }
 
     func received(_ data: Data, on connection: LoaderConnection) {
@@ -346,14 +385,32 @@ public final class LoaderDownload: @unchecked Sendable {
         delegate.download(self, didFailWithError: URLError(error.code, userInfo: info))
     }
 
-    func redirect(_ request: URLRequest, response: URLResponse) -> URLRequest? {
-        tellDelegate { $0.download(self, willSend: request, redirectResponse: response) } ?? nil
+    /// The connection's `willSend`, for the first request and each redirect. The delegate's nil
+    /// to the first request stops the download (its connection ends without a word) keeping
+    /// what a resume needs, as `cancelProducingResumeData()` does.
+    func willSend(_ request: URLRequest, redirectResponse: URLResponse?) -> URLRequest? {
+        guard let answer = tellDelegate({ $0.download(self, willSend: request, redirectResponse: redirectResponse) })
+        else { return request }
+        if answer == nil, redirectResponse == nil { _ = cancelProducingResumeData() }
+        return answer
     }
 
     func challenge(_ challenge: URLAuthenticationChallenge) {
         if tellDelegate({ $0.download(self, willSendRequestFor: challenge) }) == nil {
             challenge.sender?.performDefaultHandling(for: challenge)
         }
+    }
+
+    /// A challenge the delegate was given was cancelled on `connection`: told to `delegate` (the
+    /// one the download had when the connection was made) while the connection loads, and once
+    /// after `cancel()`.
+    func challengeCancelled(
+        _ challenge: URLAuthenticationChallenge,
+        on connection: LoaderConnection,
+        delegate: (any LoaderDownloadDelegate)?
+    ) {
+        guard let delegate, state.withLock({ $0.machine.hearsChallengeCancellation(on: connection) }) else { return }
+        delegate.download(self, didCancel: challenge)
     }
 
     // MARK: Helpers
