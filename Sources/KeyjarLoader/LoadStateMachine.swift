@@ -36,7 +36,7 @@ struct LoadStateMachine<Transfer: AnyObject, Protocol: AnyObject, Challenge> {
         case finished
         /// The delegate heard `didFailWithError`.
         case failed
-        /// By `cancel()`, or the delegate refused the first request: the delegate hears nothing.
+        /// By `cancel()`: the delegate hears nothing.
         case cancelled
     }
 

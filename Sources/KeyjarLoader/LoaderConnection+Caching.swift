@@ -21,7 +21,8 @@ extension LoaderConnection {
     struct CacheWriting {
         var entry: CachedEntry
         var writer: ResponseCacheWriter
-        var response: HTTPURLResponse
+        /// What the delegate is shown (`willCacheResponse`).
+        var response: URLResponse
     }
 
     static func policy(_ policy: URLRequest.CachePolicy) -> RequestCachePolicy {
@@ -37,7 +38,11 @@ extension LoaderConnection {
     /// The request's header fields as they will be sent (the loader's additional ones
     /// included), for Vary and the request's own Cache-Control.
     func cacheRequestHeaders(_ request: URLRequest) -> HTTPHeaderFields {
-        var fields = HTTPHeaderFields((request.allHTTPHeaderFields ?? [:]).map { ($0.key, $0.value) })
+        var fields = HTTPHeaderFields(
+            (request.allHTTPHeaderFields ?? [:]).compactMap {
+                ResponseHead.sameFieldName($0.key, LoaderProtocol.propertiesField) ? nil : ($0.key, $0.value)
+            }
+        )
         for (name, value) in loader.configuration.additionalHeaders where !fields.contains(name) {
             fields.append(name, value)
         }
@@ -106,20 +111,10 @@ extension LoaderConnection {
     /// A hit: the stored response (its Age current), its body in pieces, the end, as a load
     /// would deliver them. Its Set-Cookie lines are not stored again.
     func serveFromCache(_ entry: CachedEntry, body: CachedBody, age: TimeInterval, url: URL) {
-        var fields = entry.response.headers
-        fields.replace("Age", with: [String(Int(age.rounded(.down)))])
-        let head = ResponseHead(
-            statusCode: entry.response.statusCode,
-            httpVersion: "HTTP/1.1",
-            reasonPhrase: ResponseHead.standardReasonPhrase(for: entry.response.statusCode),
-            fields: fields.fields.map { (name: $0.name, value: $0.value) }
-        )
-        published.withLock { $0.head = head }
-        guard let response = head.httpResponse(for: url) else {
-            fail(LoaderError.make(.cannotParseResponse, "The cached response cannot be read", url: url))
+        guard deliverCached(entry, age: age, url: url) != nil else {
+            closeBody(body)
             return
         }
-        deliver { $0.connection(self, didReceive: response) }
         switch body {
         case .data(let data):
             if !data.isEmpty { deliver { $0.connection(self, didReceive: data) } }
@@ -133,6 +128,31 @@ extension LoaderConnection {
     }
 
     static let cacheReadChunk = 256 << 10
+
+    /// A stored entry's head, with the status's standard reason phrase (the cache keeps none).
+    static func head(of entry: CachedEntry, age: TimeInterval? = nil) -> ResponseHead {
+        var fields = entry.response.headers
+        if let age { fields.replace("Age", with: [String(Int(age.rounded(.down)))]) }
+        return ResponseHead(
+            statusCode: entry.response.statusCode,
+            httpVersion: "HTTP/1.1",
+            reasonPhrase: ResponseHead.standardReasonPhrase(for: entry.response.statusCode),
+            fields: fields.fields.map { (name: $0.name, value: $0.value) }
+        )
+    }
+
+    /// Delivers a stored response (its Age current) as the load's response; nil, the load
+    /// failed, when it cannot be read.
+    private func deliverCached(_ entry: CachedEntry, age: TimeInterval, url: URL) -> HTTPURLResponse? {
+        let head = Self.head(of: entry, age: age)
+        published.withLock { $0.head = head }
+        guard let response = head.httpResponse(for: url) else {
+            fail(LoaderError.make(.cannotParseResponse, "The cached response cannot be read", url: url))
+            return nil
+        }
+        deliver { $0.connection(self, didReceive: response) }
+        return response
+    }
 
     /// A final response's head: a 304 for a validation answers from the stored entry (as a
     /// 200, its fields updated); an unsafe request's success invalidates what it names;
@@ -151,23 +171,17 @@ extension LoaderConnection {
         }
         if case .validating(let entry) = cacheState {
             cacheState = .none
-            if HTTPCacheRules.confirmsStored(statusCode: head.statusCode) {
-                let updated = HTTPCacheRules.updated(
+            if HTTPCacheRules.confirmsStored(statusCode: head.statusCode), let hit = cache.lookup(url) {
+                var refreshed = hit.entry
+                refreshed.response = HTTPCacheRules.updated(
                     entry.response,
                     notModified: fields,
                     requestTime: attemptStarted,
                     responseTime: Date()
                 )
-                cache.update(url, response: updated)
-                guard let hit = cache.lookup(url) else { return false }
                 // The transfer's own (empty) end is not the load's: it ends here.
                 if let transfer = machine.abandonTransfer() { CurlEngine.shared.cancel(transfer) }
-                serveFromCache(
-                    hit.entry,
-                    body: hit.body,
-                    age: CacheFreshness(of: hit.entry.response, at: Date()).age,
-                    url: url
-                )
+                serveRefreshed(refreshed, body: hit.body, in: cache, url: url)
                 return true
             }
         }
@@ -195,29 +209,60 @@ extension LoaderConnection {
         return false
     }
 
+    /// A validation's 304: the stored response, its fields and times refreshed, is served as a
+    /// hit and, as a response about to be stored again, offered to the delegate first.
+    private func serveRefreshed(_ refreshed: CachedEntry, body: CachedBody, in cache: ResponseCache, url: URL) {
+        let data: Data
+        do {
+            data = try body.load()
+        } catch {
+            return fail(LoaderError.make(.cannotParseResponse, "The cached response's body cannot be read", url: url))
+        }
+        let age = CacheFreshness(of: refreshed.response, at: Date()).age
+        guard let response = deliverCached(refreshed, age: age, url: url) else { return }
+        if !data.isEmpty { deliver { $0.connection(self, didReceive: data) } }
+        switch offer(refreshed, response: response, data: data) {
+        case .unchanged: cache.update(url, response: refreshed.response)
+        case .changed(let changed, let body): cache.store(changed, body: body)
+        // Refused: this response is not stored; the one there was stays as it was.
+        case .refused: break
+        }
+        finish()
+    }
+
     /// At the end of a load: the delegate sees what would be stored (`willCacheResponse`) and
     /// may keep it, change it or refuse it.
     func offerToCache() {
         guard let writing = cacheWriter, let cache = loader.configuration.responseCache else { return }
         cacheWriter = nil
-        let (entry, writer, response) = (writing.entry, writing.writer, writing.response)
-        let policy: URLCache.StoragePolicy = entry.storagePolicy == .allowed ? .allowed : .allowedInMemoryOnly
-        let proposed = CachedURLResponse(
-            response: response,
-            data: writer.bodyForInspection(),
-            userInfo: nil,
-            storagePolicy: policy
-        )
-        guard let accepted = ask({ $0.connection(self, willCacheResponse: proposed) }, ifNoDelegate: proposed) else {
-            writer.cancel()
-            return
-        }
-        if accepted === proposed {
+        let writer = writing.writer
+        switch offer(writing.entry, response: writing.response, data: writer.bodyForInspection()) {
+        case .unchanged:
             writer.finish()
-            return
+        case .changed(let changed, let body):
+            writer.cancel()
+            cache.store(changed, body: body)
+        case .refused:
+            writer.cancel()
         }
-        // Changed by the delegate: its version is stored instead.
-        writer.cancel()
+    }
+
+    /// What the delegate made of a response about to be stored.
+    enum CacheOffer {
+        case unchanged
+        /// Its version is stored instead: the entry and body it amounts to.
+        case changed(CachedEntry, Data)
+        case refused
+    }
+
+    /// Asks the delegate about storing `entry` (shown as `response` and `data`).
+    private func offer(_ entry: CachedEntry, response: URLResponse, data: Data) -> CacheOffer {
+        let policy: URLCache.StoragePolicy = entry.storagePolicy == .allowed ? .allowed : .allowedInMemoryOnly
+        let proposed = CachedURLResponse(response: response, data: data, userInfo: nil, storagePolicy: policy)
+        guard let accepted = ask({ $0.connection(self, willCacheResponse: proposed) }, ifNoDelegate: proposed) else {
+            return .refused
+        }
+        if accepted === proposed { return .unchanged }
         var changed = entry
         changed.storagePolicy =
             switch accepted.storagePolicy {
@@ -225,9 +270,108 @@ extension LoaderConnection {
             case .allowedInMemoryOnly: .allowedInMemoryOnly
             default: .notAllowed
             }
-        changed.userInfo = (accepted.userInfo ?? [:]).reduce(into: [:]) { result, item in
-            if let key = item.key as? String, let value = item.value as? String { result[key] = value }
+        changed.userInfo = CachedUserInfo.stored(accepted.userInfo)
+        // A response of its own replaces the stored fields and status (the cache's rules read
+        // them); the one proposed keeps the fields exactly as they arrived.
+        if accepted.response !== response, let http = accepted.response as? HTTPURLResponse {
+            changed.response.statusCode = http.statusCode
+            changed.response.headers = HTTPCacheRules.fieldsToStore(Self.fields(of: http))
         }
-        cache.store(changed, body: accepted.data)
+        return .changed(changed, accepted.data)
+    }
+
+    /// A response's header fields from Foundation's dictionary (in name order: it keeps none).
+    static func fields(of response: HTTPURLResponse) -> HTTPHeaderFields {
+        HTTPHeaderFields(
+            response.allHeaderFields.compactMap { key, value -> (String, String)? in
+                guard let name = key as? String else { return nil }
+                return (name, "\(value)")
+            }.sorted { $0.0 < $1.0 }
+        )
+    }
+
+    // MARK: Registered protocols
+
+    /// What the cache holds for a protocol's request, as URLProtocol's `cachedResponse` (nil
+    /// when the request's policy ignores the cache): the protocol decides what to do with it.
+    func cachedResponse(forProtocol request: URLRequest) -> CachedURLResponse? {
+        guard let cache = loader.configuration.responseCache, let url = request.url,
+            Self.policy(request.cachePolicy) != .reloadIgnoringCache, let hit = cache.lookup(url),
+            let response = Self.head(of: hit.entry).httpResponse(for: url), let data = try? hit.body.load()
+        else { return nil }
+        return CachedURLResponse(
+            response: response,
+            data: data,
+            userInfo: CachedUserInfo.read(hit.entry.userInfo),
+            storagePolicy: hit.entry.storagePolicy == .allowed ? .allowed : .allowedInMemoryOnly
+        )
+    }
+
+    /// A protocol's response that its storage policy lets into the cache: its body is kept as it
+    /// is reported, and offered to the delegate when the protocol finishes.
+    func startCachingProtocolResponse(_ response: URLResponse, policy: URLCache.StoragePolicy) {
+        cacheWriter?.writer.cancel()
+        cacheWriter = nil
+        guard policy != .notAllowed, let cache = loader.configuration.responseCache, let url = currentRequest.url
+        else { return }
+        let http = response as? HTTPURLResponse
+        var fields = http.map { Self.fields(of: $0) } ?? HTTPHeaderFields()
+        if http == nil, let type = response.mimeType {
+            fields.append("Content-Type", type + (response.textEncodingName.map { "; charset=" + $0 } ?? ""))
+        }
+        let secure = url.scheme?.lowercased() == "https"
+        let entry = CachedEntry(
+            url: url,
+            response: StoredResponse(
+                statusCode: http?.statusCode ?? 200,
+                headers: HTTPCacheRules.fieldsToStore(fields),
+                requestTime: attemptStarted,
+                responseTime: Date(),
+                requestHeaders: cacheRequestHeaders(currentRequest)
+            ),
+            storagePolicy: policy == .allowed && (!secure || cache.configuration.storesSecureResponsesOnDisk)
+                ? .allowed : .allowedInMemoryOnly
+        )
+        cacheWriter = CacheWriting(entry: entry, writer: cache.makeWriter(for: entry), response: response)
+    }
+}
+
+/// A cached response's `userInfo` in the cache's entry, whose user info is a map of strings (what
+/// `keyjar cache list` and other readers show): string values as they are, and, when any value
+/// is another property-list type (the URL Loading System guide's `willCacheResponse` stores a
+/// date), the whole dictionary as a binary property list in base64 under one key of its own.
+enum CachedUserInfo {
+    static let propertyListKey = "keyjar.property-list"
+
+    /// The entry's form of `userInfo`; values that are not property lists are left out.
+    static func stored(_ userInfo: [AnyHashable: Any]?) -> [String: String] {
+        var strings: [String: String] = [:]
+        var others: [String: Any] = [:]
+        for (key, value) in userInfo ?? [:] {
+            guard let key = key as? String, key != propertyListKey else { continue }
+            if let text = value as? String {
+                strings[key] = text
+            } else if PropertyListSerialization.propertyList(value, isValidFor: .binary) {
+                others[key] = value
+            }
+        }
+        guard !others.isEmpty else { return strings }
+        let all = strings.reduce(into: others) { $0[$1.key] = $1.value }
+        if let list = try? PropertyListSerialization.data(fromPropertyList: all, format: .binary, options: 0) {
+            strings[propertyListKey] = list.base64EncodedString()
+        }
+        return strings
+    }
+
+    /// `userInfo` as it was stored; nil when there was none.
+    static func read(_ stored: [String: String]) -> [AnyHashable: Any]? {
+        guard !stored.isEmpty else { return nil }
+        if let encoded = stored[propertyListKey], let list = Data(base64Encoded: encoded),
+            let all = try? PropertyListSerialization.propertyList(from: list, options: [], format: nil)
+                as? [String: Any]
+        {
+            return all
+        }
+        return stored
     }
 }

@@ -6,8 +6,9 @@ import Synchronization
 /// A challenge waiting for its answer, and what it was about.
 struct PendingChallenge {
     enum Kind {
-        /// The server's certificate failed verification.
-        case serverTrust(ServerTrust, URLError)
+        /// The server's certificate, shown to a delegate that checks every one, or because it
+        /// failed verification (then with the error default handling fails the load with).
+        case serverTrust(ServerTrust, URLError?)
         /// The server asked for a client certificate and refused the load without an
         /// acceptable one.
         case clientCertificate(ProtectionSpace, URLError)

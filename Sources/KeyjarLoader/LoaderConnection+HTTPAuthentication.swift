@@ -76,7 +76,9 @@ extension LoaderConnection {
     }
 
     /// Adds what authentication this attempt sends: answers computed from the last
-    /// challenge, or Basic sent pre-emptively to a space that accepted it before.
+    /// challenge, or Basic sent pre-emptively to a space that accepted it before. The
+    /// pre-emptive credential is a kept one, so a load that may not use the credential storage
+    /// (`connectionShouldUseCredentialStorage` answered false) does not send it.
     func prepareAuthentication(_ request: inout TransferRequest, requestSetsAuthorization: Bool) {
         for (name, value) in authentication.headers {
             request.headerLines.removeAll { $0.lowercased().hasPrefix(name.lowercased() + ":") }
@@ -85,7 +87,7 @@ extension LoaderConnection {
         request.curlAuthentication = authentication.curlServerAuthentication
         request.curlProxyAuthentication = authentication.curlProxyAuthentication
         request.proxy = loader.configuration.proxy
-        guard authentication.headers["Authorization"] == nil, !requestSetsAuthorization,
+        guard usesCredentialStorage, authentication.headers["Authorization"] == nil, !requestSetsAuthorization,
             authentication.curlServerAuthentication == nil,
             let known = loader.memory.withLock({ $0.preemptiveBasic(for: request.url) })
         else { return }

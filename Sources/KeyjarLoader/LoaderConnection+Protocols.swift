@@ -3,23 +3,19 @@ import FoundationNetworking
 
 // Registered protocols: which one loads a request, and what its client reports.
 extension LoaderConnection {
-    /// The first class that loads `request`: the configuration's, the process's (last
-    /// registered first), then the loader's own (`data:`); nil leaves it to libcurl.
     func protocolClass(for request: URLRequest) -> LoaderProtocol.Type? {
-        for candidate in loader.configuration.protocolClasses where candidate.canInit(with: request) {
-            return candidate
-        }
-        for candidate in LoaderProtocol.registeredClasses where candidate.canInit(with: request) {
-            return candidate
-        }
-        return DataURLProtocol.canInit(with: request) ? DataURLProtocol.self : nil
+        loader.protocolClass(for: request)
     }
 
     /// Runs this attempt through a registered protocol.
     func startProtocol(_ protocolClass: LoaderProtocol.Type, request: URLRequest) {
         guard let attempt = machine.nextAttempt() else { return }
         let client = ProtocolClientBridge(connection: self, attempt: attempt)
-        let instance = protocolClass.init(request: request, cachedResponse: nil, client: client)
+        let instance = protocolClass.init(
+            request: request,
+            cachedResponse: cachedResponse(forProtocol: request),
+            client: client
+        )
         machine.protocolStarted(instance, attempt: attempt)
         instance.startLoading()
     }
@@ -32,13 +28,16 @@ extension LoaderConnection {
     func handleProtocol(_ event: ProtocolEvent, attempt number: Int) {
         guard machine.isProtocolCurrent(attempt: number) else { return }
         switch event {
-        case .response(let response):
+        case .response(let response, let policy):
+            startCachingProtocolResponse(response, policy: policy)
             deliver { $0.connection(self, didReceive: response) }
         case .data(let data):
+            cacheWriter?.writer.append(data)
             deliver { $0.connection(self, didReceive: data) }
         case .finished:
             // As URLProtocol's are, a protocol is stopped once its load is over, too.
             stopProtocol()
+            offerToCache()
             finish()
         case .failed(let error):
             stopProtocol()
@@ -54,6 +53,8 @@ extension LoaderConnection {
             )
         case .redirected(let request, let response):
             stopProtocol()
+            cacheWriter?.writer.cancel()
+            cacheWriter = nil
             followProtocolRedirect(to: request, response: response)
         case .challenge(let challenge):
             presentProtocolChallenge(challenge)
@@ -109,7 +110,7 @@ extension LoaderConnection {
 
 /// What a registered protocol reported, carried onto the connection's serial work.
 enum ProtocolEvent: @unchecked Sendable {
-    case response(URLResponse)
+    case response(URLResponse, URLCache.StoragePolicy)
     case data(Data)
     case finished
     case failed(any Error)
@@ -144,7 +145,7 @@ final class ProtocolClientBridge: LoaderProtocolClient, @unchecked Sendable {
         didReceive response: URLResponse,
         cacheStoragePolicy policy: URLCache.StoragePolicy
     ) {
-        post(.response(response))
+        post(.response(response, policy))
     }
 
     func urlProtocol(_ protocol: LoaderProtocol, didLoad data: Data) { post(.data(data)) }

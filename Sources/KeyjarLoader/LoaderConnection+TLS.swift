@@ -15,6 +15,12 @@ struct TLSState {
     var triedStoredTrust: Set<String> = []
     /// The identity sent to each host, and where it came from.
     var identities: [String: ClientIdentityInUse] = [:]
+    /// By host: whether the delegate checks every server's certificate (its
+    /// `canAuthenticateAgainst` for a server-trust space), asked once.
+    var delegateEvaluates: [String: Bool] = [:]
+    /// Hosts whose certificate this load settled (the delegate or default handling trusted
+    /// it): not put to the delegate again.
+    var settledServers: Set<String> = []
 }
 
 /// A client identity being sent to a host.
@@ -43,16 +49,80 @@ extension LoaderConnection {
     /// verification, and the client identity for this host.
     func prepareTLS(_ request: inout TransferRequest, url: URL) {
         guard ResponseHead.sameFieldName(url.scheme ?? "", "https") else { return }
-        let key = Self.hostKey(url)
+        (request.acceptedKeyPins, request.clientIdentity) = tlsSettings(for: Self.hostKey(url))
+    }
+
+    /// Keys of certificates trusted for host `key` although they fail verification (accepted in
+    /// this load or remembered by the loader), and the client identity to offer it.
+    private func tlsSettings(for key: String) -> (pins: [String], identity: ClientIdentity?) {
         let remembered = loader.memory.withLock { memory in
             memory.trustedCertificates.isEmpty && memory.clientIdentities.isEmpty
                 ? nil : (memory.trustedCertificates[key], memory.clientIdentities[key])
         }
         var pins = Set(tls.acceptedCertificates[key, default: [:]].values)
         if let trusted = remembered?.0 { pins.formUnion(trusted.values) }
-        request.acceptedKeyPins = pins.sorted()
         if tls.identities[key] == nil, let known = remembered?.1 { tls.identities[key] = known }
-        request.clientIdentity = tls.identities[key]?.identity
+        return (pins.sorted(), tls.identities[key]?.identity)
+    }
+
+    // MARK: Server trust on every TLS connection
+
+    /// Whether the next attempt to `url` first puts the server's certificate to the delegate:
+    /// an https server this load has not settled, and a delegate that says it can authenticate
+    /// against server trust (asked once per server).
+    func needsServerTrustEvaluation(_ url: URL) -> Bool {
+        guard ResponseHead.sameFieldName(url.scheme ?? "", "https"), let host = url.host,
+            let legacy = delegate as? any LoaderConnectionLegacyAuthenticationDelegate
+        else { return false }
+        let key = Self.hostKey(url)
+        guard !tls.settledServers.contains(key) else { return false }
+        if let known = tls.delegateEvaluates[key] { return known }
+        let port = url.port ?? 443
+        let answer = ask(
+            { _ in
+                legacy.connection(
+                    self,
+                    canAuthenticateAgainst: URLProtectionSpace(
+                        host: host,
+                        port: port,
+                        protocol: "https",
+                        realm: nil,
+                        authenticationMethod: LoaderAuthenticationMethod.serverTrust
+                    )
+                )
+            },
+            ifNoDelegate: false
+        )
+        tls.delegateEvaluates[key] = answer
+        return answer
+    }
+
+    /// A handshake with the load's TLS settings and no request, to show the delegate the
+    /// certificate before anything is sent; a handshake that fails goes the way a load's would
+    /// (a server-trust or client-certificate challenge, else the failure).
+    func evaluateServerTrust(_ url: URL) {
+        let settings = tlsSettings(for: Self.hostKey(url))
+        let probe = TLSProbe.run(
+            url,
+            verification: .asTheLoad(acceptedKeyPins: settings.pins),
+            clientIdentity: settings.identity,
+            proxy: loader.configuration.proxy,
+            proxyAuthentication: authentication.curlProxyAuthentication,
+            timeout: currentRequest.timeoutInterval > 0 ? currentRequest.timeoutInterval : 60
+        )
+        guard probe.result.succeeded, !probe.certificates.isEmpty, let host = url.host else {
+            if handleTLSFailure(probe.result, url: url, awaitingHead: true) { return }
+            return fail(LoaderError.make(for: probe.result, url: url))
+        }
+        let trust = ServerTrust(host: host, port: url.port ?? 443, certificates: probe.certificates, failureReason: "")
+        present(
+            .serverTrust(trust, nil),
+            space: ServerTrustProtectionSpace(serverTrust: trust),
+            proposedCredential: nil,
+            previousFailureCount: 0,
+            failureResponse: nil,
+            error: nil
+        )
     }
 
     /// A load that failed in TLS: a server-trust challenge when the certificate failed
@@ -95,15 +165,11 @@ extension LoaderConnection {
     private func considerServerTrust(_ trust: ServerTrust, url: URL) {
         guard let leaf = trust.leaf else { return }
         let key = Self.hostKey(url)
-        // A decision kept in the storage (this process's or keyjard's) answers unasked, once.
-        if usesCredentialStorage, let storage = loader.configuration.credentialStorage,
-            tls.triedStoredTrust.insert(key + " " + leaf.sha256Fingerprint).inserted,
-            storage.credentials(for: Self.trustSpace(trust).foundationSpace)?.keys.contains(leaf.sha256Fingerprint)
-                == true
+        // A decision kept in the storage (this process's or keyjard's) answers unasked, once,
+        // unless the delegate checks every certificate itself (its default handling uses it).
+        if tls.delegateEvaluates[key] != true, tls.triedStoredTrust.insert(key + " " + leaf.sha256Fingerprint).inserted,
+            adoptStoredTrust(trust, key: key)
         {
-            loader.memory.withLock {
-                $0.trustedCertificates[key, default: [:]][leaf.sha256Fingerprint] = leaf.publicKeyPin
-            }
             return startAttempt()
         }
         let error = LoaderError.make(
@@ -121,17 +187,37 @@ extension LoaderConnection {
         )
     }
 
+    /// Whether the credential storage keeps a decision to trust this certificate (when the load
+    /// may read it); if so the loader remembers its key, pinned by the next attempts.
+    private func adoptStoredTrust(_ trust: ServerTrust, key: String) -> Bool {
+        guard let leaf = trust.leaf, usesCredentialStorage, let storage = loader.configuration.credentialStorage,
+            storage.credentials(for: Self.trustSpace(trust).foundationSpace)?.keys.contains(leaf.sha256Fingerprint)
+                == true
+        else { return false }
+        loader.memory.withLock {
+            $0.trustedCertificates[key, default: [:]][leaf.sha256Fingerprint] = leaf.publicKeyPin
+        }
+        return true
+    }
+
+    /// The answer to a server-trust challenge. `error` is nil when default handling trusts the
+    /// certificate (``ServerTrust/isTrusted``).
     func resolveServerTrust(
         _ challenge: URLAuthenticationChallenge,
         trust: ServerTrust,
-        error: URLError,
+        error: URLError?,
         _ disposition: ChallengeDisposition
     ) {
+        guard let url = currentRequest.url, let leaf = trust.leaf else {
+            return fail(
+                error ?? LoaderError.make(.serverCertificateUntrusted, "The server showed no certificate", url: nil)
+            )
+        }
+        let key = Self.hostKey(url)
         switch disposition {
         case .use(let credential):
-            guard let url = currentRequest.url, let leaf = trust.leaf else { return fail(error) }
-            let key = Self.hostKey(url)
             tls.acceptedCertificates[key, default: [:]][leaf.sha256Fingerprint] = leaf.publicKeyPin
+            tls.settledServers.insert(key)
             if credential.persistence != .none {
                 loader.memory.withLock {
                     $0.trustedCertificates[key, default: [:]][leaf.sha256Fingerprint] = leaf.publicKeyPin
@@ -154,7 +240,14 @@ extension LoaderConnection {
                 )
             )
         case .continueWithoutCredential, .performDefaultHandling, .rejectProtectionSpace:
-            fail(error)
+            // Default evaluation: verification, or a decision kept earlier.
+            guard let error else {
+                tls.settledServers.insert(key)
+                return startAttempt()
+            }
+            guard adoptStoredTrust(trust, key: key) else { return fail(error) }
+            tls.settledServers.insert(key)
+            startAttempt()
         }
     }
 

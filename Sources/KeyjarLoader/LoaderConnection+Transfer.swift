@@ -11,6 +11,10 @@ extension LoaderConnection {
     func begin() {
         guard !isCancelled, machine.begin() else { return }
         let registered = protocolClass(for: originalRequest)
+        // A request nothing here loads fails before the delegate is asked anything.
+        guard registered != nil || URLLoader.loadsItself(originalRequest) else {
+            return fail(Self.unsupportedURLError(originalRequest))
+        }
         let canonical = registered?.canonicalRequest(for: originalRequest) ?? canonicalRequest(originalRequest)
         guard
             let request = ask(
@@ -18,12 +22,17 @@ extension LoaderConnection {
                 ifNoDelegate: canonical
             )
         else {
-            // The delegate refused the first request: the load stops without a word.
-            end(.cancelled)
-            return
+            return fail(
+                LoaderError.make(
+                    .cancelled,
+                    "The delegate refused the request: willSend returned nil for it",
+                    url: canonical.url
+                )
+            )
         }
         setCurrentRequest(request)
-        // A registered protocol answers for itself: no response cache, no credential storage.
+        // A registered protocol answers from the cache itself: it is given what the cache
+        // holds (`cachedResponse`) and decides.
         if protocolClass(for: request) == nil, consultCache(for: request) { return }
         usesCredentialStorage = decideCredentialStorage()
         startAttempt()
@@ -67,16 +76,11 @@ extension LoaderConnection {
             startProtocol(registered, request: request)
             return
         }
-        guard let url = request.url, let scheme = url.scheme, Self.isSupported(scheme: scheme) else {
-            fail(
-                LoaderError.make(
-                    .unsupportedURL,
-                    "\(request.url.map { Self.urlWithoutPassword($0).absoluteString } ?? "The request") is not an http, https, ftp, file or data URL, and no registered protocol loads it",
-                    url: request.url
-                )
-            )
-            return
+        guard let url = request.url, URLLoader.loadsItself(request) else {
+            return fail(Self.unsupportedURLError(request))
         }
+        // A delegate that checks every server's certificate is asked before the first byte.
+        if needsServerTrustEvaluation(url) { return evaluateServerTrust(url) }
         let method = request.httpMethod ?? "GET"
         let fields = request.allHTTPHeaderFields ?? [:]
         let additional = loader.configuration.additionalHeaders
@@ -86,7 +90,9 @@ extension LoaderConnection {
         // their own, and this runs for every attempt.
         func requestSets(_ name: String) -> Bool { fields.keys.contains { ResponseHead.sameFieldName($0, name) } }
         for (name, value) in additional where !requestSets(name) { lines.append(name + ": " + value) }
-        for (name, value) in fields { lines.append(name + ": " + value) }
+        for (name, value) in fields where !ResponseHead.sameFieldName(name, LoaderProtocol.propertiesField) {
+            lines.append(name + ": " + value)
+        }
         if request.httpShouldHandleCookies, !requestSets("Cookie"), let storage = loader.configuration.cookieStorage,
             let header = storage.cookieHeader(
                 // A main document that is the request itself is same-site by definition: nil
@@ -112,31 +118,20 @@ extension LoaderConnection {
         } else if let stream = request.httpBodyStream {
             let length = Self.declaredLength(request)
             if !bodyStreamSent {
-                // Copied as it is sent, so that a retry can send it again.
                 bodyStreamSent = true
-                bodySpool = BodySpool(source: stream)
-                transferRequest.body =
-                    bodySpool.map { .spooling($0, length: length) } ?? .stream(stream, length: length)
+                transferRequest.body = firstSending(of: stream, length: length)
+            } else if let again = sendingAgain(request, length: length) {
+                transferRequest.body = again
             } else {
-                // The delegate may give a new stream; else the copy of the first is sent again.
-                let copy = request
-                if let fresh = ask(
-                    { $0.connection(self, needNewBodyStream: copy).map(UncheckedStream.init) },
-                    ifNoDelegate: nil
-                ) {
-                    transferRequest.body = .stream(fresh.stream, length: length)
-                } else if let spooled = bodySpool?.replay() {
-                    transferRequest.body = .spooled(spooled)
-                } else {
-                    fail(
-                        LoaderError.make(
-                            .requestBodyStreamExhausted,
-                            "The request body stream cannot be sent again: its copy could not be kept and the delegate gave no new stream",
-                            url: url
-                        )
+                return fail(
+                    LoaderError.make(
+                        .requestBodyStreamExhausted,
+                        delegate is any LoaderConnectionBodyStreamDelegate
+                            ? "The request body stream must be sent again and the delegate gave no new stream (needNewBodyStream returned nil)"
+                            : "The request body stream cannot be sent again: its copy could not be kept",
+                        url: url
                     )
-                    return
-                }
+                )
             }
         }
         prepareTLS(&transferRequest, url: url)
@@ -161,12 +156,34 @@ extension LoaderConnection {
         CurlEngine.shared.add(newTransfer)
     }
 
-    static let loadableSchemes = ["http", "https", "ftp", "ftps", "file"]
+    static func unsupportedURLError(_ request: URLRequest) -> URLError {
+        LoaderError.make(
+            .unsupportedURL,
+            "\(request.url.map { urlWithoutPassword($0).absoluteString } ?? "The request") is not an http, https, ftp, file or data URL, and no registered protocol loads it",
+            url: request.url
+        )
+    }
 
-    /// Schemes are ASCII and case-insensitive like field names: compared in place, without a
-    /// lower-cased copy and an array built for every attempt.
-    static func isSupported(scheme: String) -> Bool {
-        loadableSchemes.contains { ResponseHead.sameFieldName($0, scheme) }
+    /// A streamed body's first sending: copied as it goes so that a retry can send it again,
+    /// unless the delegate supplies new streams itself (Apple's rule: implementing
+    /// `needNewBodyStream` opts out of spooling).
+    private func firstSending(of stream: InputStream, length: Int64?) -> TransferRequest.Body {
+        guard !(delegate is any LoaderConnectionBodyStreamDelegate) else { return .stream(stream, length: length) }
+        bodySpool = BodySpool(source: stream)
+        return bodySpool.map { .spooling($0, length: length) } ?? .stream(stream, length: length)
+    }
+
+    /// A streamed body sent again: the delegate's new stream, or the copy of the first; nil
+    /// when there is neither.
+    private func sendingAgain(_ request: URLRequest, length: Int64?) -> TransferRequest.Body? {
+        guard let supplier = delegate as? any LoaderConnectionBodyStreamDelegate else {
+            return bodySpool?.replay().map { .spooled($0) }
+        }
+        let fresh = ask(
+            { _ in supplier.connection(self, needNewBodyStream: request).map(UncheckedStream.init) },
+            ifNoDelegate: nil
+        )
+        return fresh.map { .stream($0.stream, length: length) }
     }
 
     static func declaredLength(_ request: URLRequest) -> Int64? {

@@ -101,6 +101,14 @@ public final class LoaderConnection: @unchecked Sendable {
         DispatchQueue(label: "keyjar.loader.connection", target: .global())
     }
 
+    /// Whether a connection of a loader without protocol classes of its own loads `request`:
+    /// a protocol class registered for the process does, or its scheme is one the loader loads
+    /// itself (http, https, ftp, ftps, file, data). NSURLConnection's `canHandle(_:)`;
+    /// ``URLLoader/canHandle(_:)`` answers for a loader with its configuration's classes.
+    public static func canHandle(_ request: URLRequest) -> Bool {
+        URLLoader.processProtocolClass(for: request) != nil || URLLoader.loadsItself(request)
+    }
+
     /// Starts the load (once; later calls do nothing).
     public func start() {
         let first = published.withLock { state -> Bool in

@@ -116,6 +116,42 @@ public final class URLLoader: Sendable {
 
     private static let sharedLoader = Mutex<URLLoader?>(nil)
 
+    /// Whether this loader loads `request`: a protocol class of its configuration or of the
+    /// process does (``LoaderProtocol/canInit(with:)``), or its scheme is one of its own (http,
+    /// https, ftp, ftps, file, data). NSURLConnection's `canHandle(_:)` for this loader; a
+    /// connection for a request it does not load fails with `.unsupportedURL` before its
+    /// delegate is asked anything.
+    public func canHandle(_ request: URLRequest) -> Bool {
+        protocolClass(for: request) != nil || Self.loadsItself(request)
+    }
+
+    /// The first class that loads `request`: the configuration's, the process's (last
+    /// registered first), then the loader's own (`data:`); nil leaves it to libcurl.
+    func protocolClass(for request: URLRequest) -> LoaderProtocol.Type? {
+        for candidate in configuration.protocolClasses where candidate.canInit(with: request) {
+            return candidate
+        }
+        return Self.processProtocolClass(for: request)
+    }
+
+    /// The process's classes (last registered first), then the loader's own (`data:`).
+    static func processProtocolClass(for request: URLRequest) -> LoaderProtocol.Type? {
+        for candidate in LoaderProtocol.registeredClasses where candidate.canInit(with: request) {
+            return candidate
+        }
+        return DataURLProtocol.canInit(with: request) ? DataURLProtocol.self : nil
+    }
+
+    static let loadableSchemes = ["http", "https", "ftp", "ftps", "file"]
+
+    /// Whether libcurl loads `request` (its scheme is one of `loadableSchemes`). Schemes are
+    /// ASCII and case-insensitive like field names: compared in place, without a lower-cased
+    /// copy and an array built for every attempt.
+    static func loadsItself(_ request: URLRequest) -> Bool {
+        guard let scheme = request.url?.scheme else { return false }
+        return loadableSchemes.contains { ResponseHead.sameFieldName($0, scheme) }
+    }
+
     /// Starts loading `request`; the delegate hears of it on `delegateQueue` (when nil, on the
     /// connection's own serial queue, which saves a thread hop per message).
     public func connection(

@@ -27,6 +27,7 @@ struct SeenChallenge: Sendable, Equatable {
     var failureStatus: Int?
     var serverTrust: ServerTrust?
     var errorCode: URLError.Code?
+    var hasError: Bool
 
     init(_ challenge: URLAuthenticationChallenge) {
         let space = challenge.protectionSpace
@@ -40,6 +41,7 @@ struct SeenChallenge: Sendable, Equatable {
         failureStatus = (challenge.failureResponse as? HTTPURLResponse)?.statusCode
         serverTrust = (space as? ServerTrustProtectionSpace)?.serverTrust
         errorCode = (challenge.error as? URLError)?.code
+        hasError = challenge.error != nil
     }
 
     /// The method without Foundation's prefix, for event lists.
@@ -150,6 +152,68 @@ final class LegacyDelegate: LoaderConnectionLegacyAuthenticationDelegate, @unche
             URLCredential(user: user, password: "wonderland", persistence: persistence),
             for: challenge
         )
+    }
+    func connection(_ connection: LoaderConnection, didCancel challenge: URLAuthenticationChallenge) {
+        recorder.record(.challengeCancelled)
+    }
+    func connection(
+        _ connection: LoaderConnection,
+        willSend request: URLRequest,
+        redirectResponse: URLResponse?
+    ) -> URLRequest? {
+        recorder.connection(connection, willSend: request, redirectResponse: redirectResponse)
+    }
+    func connection(_ connection: LoaderConnection, didReceive response: URLResponse) {
+        recorder.connection(connection, didReceive: response)
+    }
+    func connection(_ connection: LoaderConnection, didReceive data: Data) {
+        recorder.connection(connection, didReceive: data)
+    }
+    func connectionDidFinishLoading(_ connection: LoaderConnection) { recorder.connectionDidFinishLoading(connection) }
+    func connection(_ connection: LoaderConnection, didFailWithError error: any Error) {
+        recorder.connection(connection, didFailWithError: error)
+    }
+}
+
+/// The older trio with a script: says it can authenticate against the spaces whose method
+/// `handles` names (server trust: every server's certificate is put to it), answers the
+/// challenges from `answers`, and records the spaces it was asked about.
+final class TrustCheckingDelegate: LoaderConnectionLegacyAuthenticationDelegate, @unchecked Sendable {
+    let recorder = RecordingDelegate()
+    let seen = Locked<[SeenChallenge]>([])
+    let asked = Locked<[String]>([])
+    private let handles: Set<String>
+    private let answers: @Sendable (SeenChallenge) -> TestAnswer
+
+    init(handles: Set<String>, answers: @escaping @Sendable (SeenChallenge) -> TestAnswer) {
+        self.handles = handles
+        self.answers = answers
+    }
+
+    var challenges: [SeenChallenge] { seen.withLock { $0 } }
+
+    func connection(_ connection: LoaderConnection, canAuthenticateAgainst protectionSpace: URLProtectionSpace) -> Bool
+    {
+        asked.withLock { $0.append(protectionSpace.authenticationMethod) }
+        return handles.contains(protectionSpace.authenticationMethod)
+    }
+    func connection(_ connection: LoaderConnection, didReceive challenge: URLAuthenticationChallenge) {
+        let record = SeenChallenge(challenge)
+        seen.withLock { $0.append(record) }
+        recorder.record(
+            .challenge(method: record.shortMethod, failures: record.previousFailureCount, proposed: record.proposedUser)
+        )
+        guard let sender = challenge.sender else { return }
+        switch answers(record) {
+        case .use(let user, let password, let persistence):
+            sender.use(URLCredential(user: user, password: password, persistence: persistence), for: challenge)
+        case .credential(let credential): sender.use(credential, for: challenge)
+        case .continueWithout: sender.continueWithoutCredential(for: challenge)
+        case .cancel: sender.cancel(challenge)
+        case .performDefault: sender.performDefaultHandling(for: challenge)
+        case .reject: sender.rejectProtectionSpaceAndContinue(with: challenge)
+        case .hold: break
+        }
     }
     func connection(_ connection: LoaderConnection, didCancel challenge: URLAuthenticationChallenge) {
         recorder.record(.challengeCancelled)

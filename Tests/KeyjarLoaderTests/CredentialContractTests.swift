@@ -140,6 +140,37 @@ struct CredentialContractTests {
         #expect(try storage(daemon).permanentCredentials.isEmpty)
     }
 
+    /// `connectionShouldUseCredentialStorage` false: a Basic credential the loader kept is not
+    /// sent pre-emptively either, so the delegate hears the challenge.
+    @Test func aDelegateThatRefusesTheStorageIsNotSentAKeptCredential() async throws {
+        let daemon = try await InProcessServer.withSecretService()
+        let shared = loader(try storage(daemon))
+        let keeping = ChallengeDelegate { _ in .use(user: "alice", password: "wonderland", persistence: .forSession) }
+        _ = shared.connection(with: URLRequest(url: server.url("/basic/kept/a?key=k1")), delegate: keeping)
+        #expect(await keeping.recorder.wait())
+        #expect(keeping.recorder.body == "welcome alice")
+
+        let url = server.url("/basic/kept/b?key=k2")
+        let refusing = LegacyDelegate(canAuthenticate: true, storageAllowed: false)
+        _ = shared.connection(with: URLRequest(url: url), delegate: refusing)
+        #expect(await refusing.recorder.wait())
+        #expect(
+            refusing.recorder.events == [
+                .willSend(url: url.absoluteString, redirectStatus: nil), .shouldUseCredentialStorage,
+                .challenge(method: "HTTPBasic", failures: 0, proposed: nil),
+                .response(status: 200), .data(count: 13), .finished,
+            ]
+        )
+        #expect(try server.count("401:k2") == 1)
+
+        // A delegate that allows it is sent it at once, as before.
+        let allowing = LegacyDelegate(canAuthenticate: true, storageAllowed: true)
+        _ = shared.connection(with: URLRequest(url: server.url("/basic/kept/c?key=k3")), delegate: allowing)
+        #expect(await allowing.recorder.wait())
+        #expect(allowing.challenges.isEmpty)
+        #expect(try server.count("401:k3") == 0)
+    }
+
     // MARK: Matching
 
     @Test func aCredentialStoredForTheServerAnswersBasicAndDigestOnRealmsItNeverNamed() async throws {

@@ -211,20 +211,25 @@ struct LoaderConnectionTests {
         #expect(echo.body.count == 300_000)
     }
 
+    private static let streamedPayload = String(repeating: "streamed body ", count: 20_000)
+
+    private func streamed(_ path: String) -> URLRequest {
+        var request = URLRequest(url: server.url(path))
+        request.httpMethod = "POST"
+        request.httpBodyStream = InputStream(data: Data(Self.streamedPayload.utf8))
+        request.setValue(String(Self.streamedPayload.utf8.count), forHTTPHeaderField: "Content-Length")
+        return request
+    }
+
     @Test func aStreamedBodyIsSpooledSoThatA307OrAChallengeSendsItAgain() async throws {
-        let payload = String(repeating: "streamed body ", count: 20_000)
-        func streamed(_ path: String) -> URLRequest {
-            var request = URLRequest(url: server.url(path))
-            request.httpMethod = "POST"
-            request.httpBodyStream = InputStream(data: Data(payload.utf8))
-            request.setValue(String(payload.utf8.count), forHTTPHeaderField: "Content-Length")
-            return request
-        }
-        // The default delegate gives no new stream: the copy made while sending is sent again.
-        let redirected = await load(streamed("/redirect?status=307&to=/echo"), with: ephemeralLoader())
+        let payload = Self.streamedPayload
+        // A delegate without needNewBodyStream: the copy made while sending is sent again.
+        let redirected = SpoolWatchingDelegate()
+        _ = await load(streamed("/redirect?status=307&to=/echo"), with: ephemeralLoader(), delegate: redirected)
         #expect(redirected.error == nil)
         let echo = try decodeEcho(redirected.body)
         #expect(echo.method == "POST" && echo.body == payload)
+        #expect(redirected.spooledAtRedirects.withLock { $0 } == [true])
 
         // An authentication retry sends it again too.
         let answering = ChallengeDelegate { _ in .use(user: "alice", password: "wonderland", persistence: .none) }
@@ -233,15 +238,89 @@ struct LoaderConnectionTests {
         #expect(answering.challenges.count == 1)
         #expect(answering.recorder.body == "welcome alice " + payload)
 
-        // A delegate that gives a new stream is still asked first.
-        let asked = Atomic<Int>(0)
-        let resending = RecordingDelegate(newBodyStream: {
-            asked.add(1, ordering: .relaxed)
-            return InputStream(data: Data(String(repeating: "x", count: payload.utf8.count).utf8))
-        })
+    }
+
+    /// Apple's `needNewBodyStream`: implementing it opts out of spooling, the delegate's stream is
+    /// sent again, and nil fails the load.
+    @Test func aDelegateThatSuppliesBodyStreamsIsAskedAndNothingIsSpooled() async throws {
+        let length = Self.streamedPayload.utf8.count
+        let resending = StreamSupplyingDelegate {
+            InputStream(data: Data(String(repeating: "x", count: length).utf8))
+        }
         _ = await load(streamed("/redirect?status=307&to=/echo"), with: ephemeralLoader(), delegate: resending)
-        #expect(try decodeEcho(resending.body).body == String(repeating: "x", count: payload.utf8.count))
-        #expect(asked.load(ordering: .relaxed) == 1)
+        #expect(try decodeEcho(resending.body).body == String(repeating: "x", count: length))
+        #expect(resending.asked.load(ordering: .relaxed) == 1)
+        #expect(resending.spooledAtRedirects.withLock { $0 } == [false], "no copy of the stream is kept")
+
+        let refusing = StreamSupplyingDelegate { nil }
+        _ = await load(
+            streamed("/redirect?status=307&to=/echo%3Fkey%3Drefused"),
+            with: ephemeralLoader(),
+            delegate: refusing
+        )
+        #expect(refusing.asked.load(ordering: .relaxed) == 1)
+        #expect(refusing.spooledAtRedirects.withLock { $0 } == [false])
+        #expect(refusing.error?.code == .requestBodyStreamExhausted)
+        #expect(refusing.error?.localizedDescription.contains("needNewBodyStream returned nil") == true)
+        #expect(refusing.events.last == .failed(code: URLError.requestBodyStreamExhausted.rawValue))
+        #expect(try server.count("refused") == 0, "the body was not sent again")
+    }
+
+    /// Apple's connection fails a load whose canonical request the delegate refuses.
+    @Test func refusingTheCanonicalRequestFailsTheLoadAsCancelled() async throws {
+        let delegate = RecordingDelegate(willSend: { _, _ in nil })
+        let url = server.url("/hello?key=refused-first")
+        _ = await load(URLRequest(url: url), with: ephemeralLoader(), delegate: delegate)
+        #expect(
+            delegate.events == [
+                .willSend(url: url.absoluteString, redirectStatus: nil), .failed(code: URLError.cancelled.rawValue),
+            ]
+        )
+        #expect(delegate.error?.failingURL == url)
+        #expect(try server.count("refused-first") == 0)
+    }
+
+    @Test func theCanonicalRequestHasAPath() async throws {
+        let bare = try #require(URL(string: "http://127.0.0.1:\(server.port)"))
+        let delegate = await load(URLRequest(url: bare), with: ephemeralLoader())
+        #expect(delegate.events.first == .willSend(url: "http://127.0.0.1:\(server.port)/", redirectStatus: nil))
+        // The server was asked for "/" (it has no such path).
+        #expect(delegate.lastResponse?.statusCode == 404)
+        #expect(try server.count("/") == 1)
+    }
+
+    /// NSURLConnection's `canHandle(_:)`, and a request nothing loads failing before the
+    /// delegate hears anything else.
+    @Test func anUnsupportedSchemeFailsBeforeTheDelegateIsAsked() async throws {
+        #expect(LoaderConnection.canHandle(URLRequest(url: server.url("/hello"))))
+        #expect(LoaderConnection.canHandle(URLRequest(url: URL(string: "data:,x")!)))
+        #expect(LoaderConnection.canHandle(URLRequest(url: URL(fileURLWithPath: "/tmp"))))
+        #expect(!LoaderConnection.canHandle(URLRequest(url: URL(string: "gopher://example.com/")!)))
+        #expect(!ephemeralLoader().canHandle(URLRequest(url: URL(string: "gopher://example.com/")!)))
+
+        let delegate = LegacyDelegate(canAuthenticate: true)
+        let url = URL(string: "gopher://example.com/menu")!
+        _ = ephemeralLoader().connection(with: URLRequest(url: url), delegate: delegate)
+        #expect(await delegate.recorder.wait())
+        #expect(delegate.recorder.events == [.failed(code: URLError.unsupportedURL.rawValue)])
+        #expect(delegate.recorder.error?.failingURL == url)
+    }
+
+    /// Apple's `suggestedFilename`: Content-Disposition, else the URL's last path component, else
+    /// its host (Foundation on Linux says "Unknown").
+    @Test func aResponseSuggestsAFileNameFromItsURL() async throws {
+        let hello = await load(URLRequest(url: server.url("/hello")), with: ephemeralLoader())
+        #expect(hello.lastResponse?.suggestedFilename == "hello")
+        let named = await load(URLRequest(url: server.url("/files/q3%20report.pdf")), with: ephemeralLoader())
+        #expect(named.lastResponse?.suggestedFilename == "q3 report.pdf")
+        let root = await load(URLRequest(url: server.url("/")), with: ephemeralLoader())
+        #expect(root.lastResponse?.suggestedFilename == "127.0.0.1")
+        let url = try #require(URL(string: "https://example.com/files/report.pdf"))
+        let disposition = try #require(
+            HeadForTests.response(url, fields: ["Content-Disposition": "attachment; filename=\"given.pdf\""])
+        )
+        #expect(disposition.suggestedFilename == "given.pdf")
+        #expect(try #require(HeadForTests.response(url, fields: [:])).suggestedFilename == "report.pdf")
     }
 
     /// The copy of a streamed body is open, private and nameless from the moment it exists.
@@ -465,5 +544,16 @@ struct LoaderConnectionTests {
             _ = await load(URLRequest(url: server.url("/no-store")), with: loader, delegate: noStore)
             #expect(offeredNoStore.load(ordering: .relaxed) == 0)
         }
+    }
+}
+
+/// Responses made the way the loader makes them.
+enum HeadForTests {
+    static func response(_ url: URL, fields: [String: String]) -> HTTPURLResponse? {
+        ResponseHead(
+            statusCode: 200,
+            httpVersion: "HTTP/1.1",
+            fields: fields.map { (name: $0.key, value: $0.value) }
+        ).httpResponse(for: url)
     }
 }

@@ -2,11 +2,12 @@ import Foundation
 import FoundationNetworking
 import Glibc
 import Keyjar
-import KeyjarLoader
 import KeyjarLocks
 import KeyjarResponseCache
 import KeyjarTestSupport
 import Synchronization
+
+@testable import KeyjarLoader
 
 /// The Python HTTP server in Servers/loader_server.py, on an ephemeral loopback port.
 final class LoaderTestServer: Sendable {
@@ -87,7 +88,7 @@ enum HeardEvent: Equatable, CustomStringConvertible {
 }
 
 /// A delegate that records every message; `willSendHandler` can steer redirects.
-final class RecordingDelegate: LoaderConnectionDelegate, @unchecked Sendable {
+class RecordingDelegate: LoaderConnectionDelegate, @unchecked Sendable {
     // @unchecked: all state is behind `state`.
     struct State {
         var events: [HeardEvent] = []
@@ -101,23 +102,16 @@ final class RecordingDelegate: LoaderConnectionDelegate, @unchecked Sendable {
     let done = TestSemaphore()
     let willSendHandler: (@Sendable (URLRequest, URLResponse?) -> URLRequest?)?
     let onData: (@Sendable (LoaderConnection, Int) -> Void)?
-    let newBodyStream: (@Sendable () -> InputStream?)?
     let willCache: (@Sendable (CachedURLResponse) -> CachedURLResponse?)?
 
     init(
         willSend: (@Sendable (URLRequest, URLResponse?) -> URLRequest?)? = nil,
         onData: (@Sendable (LoaderConnection, Int) -> Void)? = nil,
-        newBodyStream: (@Sendable () -> InputStream?)? = nil,
         willCache: (@Sendable (CachedURLResponse) -> CachedURLResponse?)? = nil
     ) {
         willSendHandler = willSend
         self.onData = onData
-        self.newBodyStream = newBodyStream
         self.willCache = willCache
-    }
-
-    func connection(_ connection: LoaderConnection, needNewBodyStream request: URLRequest) -> InputStream? {
-        newBodyStream?()
     }
 
     func connection(
@@ -191,6 +185,37 @@ final class RecordingDelegate: LoaderConnectionDelegate, @unchecked Sendable {
             $0.ended = true
         }
         done.signal()
+    }
+}
+
+/// Records, at each redirect, whether the connection keeps a copy of the request's body stream.
+class SpoolWatchingDelegate: RecordingDelegate, @unchecked Sendable {
+    let spooledAtRedirects = Locked<[Bool]>([])
+
+    override func connection(
+        _ connection: LoaderConnection,
+        willSend request: URLRequest,
+        redirectResponse: URLResponse?
+    ) -> URLRequest? {
+        // Called on the connection's own queue (no delegate queue): its state may be read here.
+        if redirectResponse != nil { spooledAtRedirects.withLock { $0.append(connection.bodySpool != nil) } }
+        return super.connection(connection, willSend: request, redirectResponse: redirectResponse)
+    }
+}
+
+/// Supplies the body stream sent again (`needNewBodyStream`), counting the questions.
+final class StreamSupplyingDelegate: SpoolWatchingDelegate, LoaderConnectionBodyStreamDelegate, @unchecked Sendable {
+    let asked = Atomic<Int>(0)
+    private let supply: @Sendable () -> InputStream?
+
+    init(supply: @escaping @Sendable () -> InputStream?) {
+        self.supply = supply
+        super.init()
+    }
+
+    func connection(_ connection: LoaderConnection, needNewBodyStream request: URLRequest) -> InputStream? {
+        asked.add(1, ordering: .relaxed)
+        return supply()
     }
 }
 

@@ -3,6 +3,7 @@ import FoundationNetworking
 import Keyjar
 import KeyjarLocks
 import KeyjarTestSupport
+import Synchronization
 import Testing
 
 @testable import KeyjarLoader
@@ -84,6 +85,73 @@ struct RegisteredProtocolTests {
         connection.cancel()
         #expect(await ScriptedProtocol.stopped.wait())
         #expect(holding.events == [.willSend(url: "x-scripted://hold", redirectStatus: nil)])
+    }
+
+    /// URLProtocol's request properties: they tag a request through copies (Foundation on Linux
+    /// loses its own on copy), `canInit` sees them, and they are never sent.
+    @Test func propertiesTagARequestThroughCopiesAndAreNeverSent() async throws {
+        let server = try await LoaderTestServer()
+        var request = URLRequest(url: server.url("/echo"))
+        #expect(LoaderProtocol.property(forKey: "handled", in: request) == nil)
+        #expect(LoaderProtocol.setProperty(true, forKey: "handled", in: &request))
+        #expect(LoaderProtocol.setProperty(Date(timeIntervalSince1970: 5), forKey: "when", in: &request))
+        var copy = request
+        copy.timeoutInterval = 9
+        #expect(LoaderProtocol.property(forKey: "handled", in: copy) as? Bool == true)
+        #expect(LoaderProtocol.property(forKey: "when", in: copy) as? Date == Date(timeIntervalSince1970: 5))
+        // Not a property list: refused, and nothing else changes.
+        #expect(!LoaderProtocol.setProperty(NSObject(), forKey: "object", in: &request))
+        #expect(LoaderProtocol.property(forKey: "handled", in: request) as? Bool == true)
+        LoaderProtocol.removeProperty(forKey: "when", in: &request)
+        #expect(LoaderProtocol.property(forKey: "when", in: request) == nil)
+        let mutable = NSMutableURLRequest(url: server.url("/echo"))
+        #expect(LoaderProtocol.setProperty("yes", forKey: "tag", in: mutable))
+        #expect(LoaderProtocol.property(forKey: "tag", in: mutable as URLRequest) as? String == "yes")
+        LoaderProtocol.removeProperty(forKey: "tag", in: mutable)
+        #expect(LoaderProtocol.property(forKey: "tag", in: mutable as URLRequest) == nil)
+
+        // A protocol that lets through the requests it tagged.
+        let loader = URLLoader(configuration: .init(protocolClasses: [TaggingProtocol.self]))
+        #expect(loader.protocolClass(for: URLRequest(url: server.url("/echo"))) == TaggingProtocol.self)
+        #expect(loader.protocolClass(for: request) == nil)
+        // The tagged request goes to the server without the field that carries the tag.
+        let echoed = await load(request, with: loader)
+        let echo = try decodeEcho(echoed.body)
+        #expect(echo.path == "/echo")
+        #expect(echo.headers[LoaderProtocol.propertiesField.lowercased()] == nil, "\(echo.headers)")
+    }
+
+    /// URLProtocol's caching: a response its storage policy allows is offered to the delegate
+    /// and stored; the protocol is given it back as `cachedResponse` (user info included).
+    @Test func aProtocolsResponseIsCachedByItsPolicyAndGivenBackToIt() async throws {
+        let cache = try ResponseCache(configuration: .init())
+        let loader = URLLoader(configuration: .init(responseCache: cache, protocolClasses: [RememberingProtocol.self]))
+        let offered = Atomic<Int>(0)
+        func delegate() -> RecordingDelegate {
+            RecordingDelegate(willCache: { proposed in
+                offered.add(1, ordering: .relaxed)
+                return CachedURLResponse(
+                    response: proposed.response,
+                    data: proposed.data,
+                    userInfo: ["stored": Date(timeIntervalSince1970: 7)],
+                    storagePolicy: proposed.storagePolicy
+                )
+            })
+        }
+        let allowed = try #require(URL(string: "x-remembering://allowed/item"))
+        let first = await load(URLRequest(url: allowed), with: loader, delegate: delegate())
+        #expect(first.body == "fresh")
+        #expect(offered.load(ordering: .relaxed) == 1)
+        #expect(cache.lookup(allowed) != nil)
+        let second = await load(URLRequest(url: allowed), with: loader, delegate: delegate())
+        #expect(second.body == "remembered fresh from 1970-01-01T00:00:07Z")
+        #expect(offered.load(ordering: .relaxed) == 2)
+
+        // Not allowed: not offered, not stored.
+        let refused = try #require(URL(string: "x-remembering://refused/item"))
+        #expect(await load(URLRequest(url: refused), with: loader, delegate: delegate()).body == "fresh")
+        #expect(offered.load(ordering: .relaxed) == 2)
+        #expect(cache.lookup(refused) == nil)
     }
 
     @Test func dataURLsAreLoadedThroughTheSameMechanism() async throws {
@@ -281,4 +349,37 @@ final class ScriptedSender: NSObject, URLAuthenticationChallengeSender, @uncheck
     func cancel(_ challenge: URLAuthenticationChallenge) { owner.refused() }
     func performDefaultHandling(for challenge: URLAuthenticationChallenge) { owner.answered("stranger") }
     func rejectProtectionSpaceAndContinue(with challenge: URLAuthenticationChallenge) { owner.answered("stranger") }
+}
+
+/// Loads an http request with a tag of its own, the tagged request going to libcurl: the
+/// classic URLProtocol pattern a property makes possible.
+final class TaggingProtocol: LoaderProtocol, @unchecked Sendable {
+    override class func canInit(with request: URLRequest) -> Bool {
+        request.url?.scheme == "http" && property(forKey: "handled", in: request) == nil
+    }
+    override func startLoading() { respond("untagged") }
+}
+
+/// `x-remembering://allowed/…` and `…/refused/…`: answers "fresh" with that storage policy,
+/// or, when the loader hands it a cached response, what it remembered and when.
+final class RememberingProtocol: LoaderProtocol, @unchecked Sendable {
+    override class func canInit(with request: URLRequest) -> Bool { request.url?.scheme == "x-remembering" }
+
+    override func startLoading() {
+        var body = Data("fresh".utf8)
+        if let cachedResponse {
+            let when = (cachedResponse.userInfo?["stored"] as? Date).map { $0.formatted(.iso8601) } ?? "?"
+            body = Data("remembered \(String(decoding: cachedResponse.data, as: UTF8.self)) from \(when)".utf8)
+        }
+        let response = URLResponse(
+            url: request.url!,
+            mimeType: "text/plain",
+            expectedContentLength: body.count,
+            textEncodingName: "utf-8"
+        )
+        let policy: URLCache.StoragePolicy = request.url?.host == "allowed" ? .allowed : .notAllowed
+        client.urlProtocol(self, didReceive: response, cacheStoragePolicy: policy)
+        client.urlProtocol(self, didLoad: body)
+        client.urlProtocolDidFinishLoading(self)
+    }
 }

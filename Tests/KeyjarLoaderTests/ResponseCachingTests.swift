@@ -212,6 +212,86 @@ struct ResponseCachingTests {
         #expect(try server.count("plainhttp") == 1)
     }
 
+    /// The guide's `willCacheResponse` listing: a new cached response with a date in its
+    /// `userInfo`. What is stored is that response: its fields, data, policy and user info.
+    @Test func aChangedResponseWithPropertyListUserInfoIsWhatIsStored() async throws {
+        let (loader, cache) = try cachingLoader()
+        let url = server.url("/cache?key=changed&cc=max-age%3D600")
+        let cachedDate = Date(timeIntervalSince1970: 1_234_567_890)
+        let changing = RecordingDelegate(willCache: { proposed in
+            let response = HTTPURLResponse(
+                url: proposed.response.url ?? url,
+                statusCode: 200,
+                httpVersion: "HTTP/1.1",
+                headerFields: ["Cache-Control": "max-age=600", "X-Changed": "yes"]
+            )
+            return CachedURLResponse(
+                response: response ?? proposed.response,
+                data: Data("changed body".utf8),
+                userInfo: ["Cached Date": cachedDate, "note": "kept", "count": 3],
+                storagePolicy: .allowedInMemoryOnly
+            )
+        })
+        _ = await load(URLRequest(url: url), with: loader, delegate: changing)
+        #expect(changing.body == "cached #1")
+        let stored = try #require(cache.lookup(url))
+        #expect(LoaderConnection.head(of: stored.entry).values(of: "X-Changed") == ["yes"])
+        #expect(stored.entry.storagePolicy == .allowedInMemoryOnly)
+        #expect(String(decoding: try stored.body.load(), as: UTF8.self) == "changed body")
+        let userInfo = try #require(CachedUserInfo.read(stored.entry.userInfo))
+        #expect(userInfo["Cached Date"] as? Date == cachedDate)
+        #expect(userInfo["note"] as? String == "kept")
+        #expect(userInfo["count"] as? Int == 3)
+        // Served as stored.
+        let hit = await load(URLRequest(url: url), with: loader)
+        #expect(hit.body == "changed body" && hit.lastResponse?.value(forHTTPHeaderField: "X-Changed") == "yes")
+        #expect(try server.count("changed") == 1)
+    }
+
+    /// A validation's 304 stores the refreshed response again: the hook is asked about it too,
+    /// and its answer counts.
+    @Test func theHookIsAskedWhenAValidationRefreshesTheStoredResponse() async throws {
+        let (loader, cache) = try cachingLoader()
+        let query = "key=refreshed&cc=no-cache&etag=%22v1%22"
+        let offered = Locked<[Int]>([])
+        func watching(refuse: Bool) -> RecordingDelegate {
+            RecordingDelegate(willCache: { proposed in
+                offered.withLock { $0.append((proposed.response as? HTTPURLResponse)?.statusCode ?? 0) }
+                return refuse ? nil : proposed
+            })
+        }
+        _ = await load(request(query), with: loader, delegate: watching(refuse: false))
+        let stored = try #require(cache.lookup(server.url("/cache?" + query))).entry
+        let validated = await load(request(query), with: loader, delegate: watching(refuse: false))
+        #expect(validated.body == "cached #1")
+        #expect(try server.count("304:refreshed") == 1)
+        #expect(offered.withLock { $0 } == [200, 200])
+        // Stored again: its times are the validation's.
+        let refreshed = try #require(cache.lookup(server.url("/cache?" + query))).entry
+        #expect(refreshed != stored && refreshed.url == stored.url)
+        // Refused: the refreshed response is not stored, the one there was stays.
+        let refused = await load(request(query), with: loader, delegate: watching(refuse: true))
+        #expect(refused.body == "cached #1" && refused.events.last == .finished)
+        #expect(offered.withLock { $0.count } == 3)
+        #expect(try #require(cache.lookup(server.url("/cache?" + query))).entry == refreshed)
+    }
+
+    /// `returnCacheDataDontLoad` on a miss fails before the network or the credential storage.
+    @Test func returnCacheDataDontLoadFailsOnAMissBeforeAnyWork() async throws {
+        let (loader, _) = try cachingLoader()
+        let delegate = LegacyDelegate(canAuthenticate: true)
+        let miss = request("key=dontload", policy: .returnCacheDataDontLoad)
+        _ = loader.connection(with: miss, delegate: delegate)
+        #expect(await delegate.recorder.wait())
+        #expect(
+            delegate.recorder.events == [
+                .willSend(url: try #require(miss.url).absoluteString, redirectStatus: nil),
+                .failed(code: URLError.resourceUnavailable.rawValue),
+            ]
+        )
+        #expect(try server.count("dontload") == 0)
+    }
+
     @Test func concurrentLoadsOfOneURLAllGetWholeBodies() async throws {
         let (loader, _) = try cachingLoader()
         let query = "key=race&cc=max-age%3D600&repeat=2000"

@@ -3,6 +3,7 @@ import FoundationNetworking
 import Keyjar
 import KeyjarCore
 import KeyjarLoader
+import KeyjarLocks
 import KeyjarTestSupport
 import Testing
 
@@ -106,6 +107,71 @@ struct TLSIdentityTests {
         #expect(await silent.recorder.wait())
         #expect(silent.challenges.isEmpty)
         #expect(silent.recorder.body == "hello world")
+    }
+
+    /// The guide's custom TLS chain validation: a delegate that says it can authenticate against
+    /// server trust is shown every server's certificate before the first request, trusted or
+    /// not; other delegates keep default handling.
+    @Test func aDelegateThatHandlesServerTrustIsAskedAboutEveryServer() async throws {
+        let server = try await LoaderTestServer()
+        let expected = try #require(try presentedFingerprint(server))
+        let serverTrust: Set<String> = [LoaderAuthenticationMethod.serverTrust]
+        let url = server.tlsURL("/hello")
+
+        // 1. A certificate that fails verification: shown with the failure, before anything is
+        //    sent; accepted for the session.
+        let loader = URLLoader(configuration: .init(cookieStorage: .ephemeral()))
+        let accepting = TrustCheckingDelegate(handles: serverTrust) { _ in .credential(Self.accept(.forSession)) }
+        _ = loader.connection(with: URLRequest(url: url), delegate: accepting)
+        #expect(await accepting.recorder.wait())
+        #expect(accepting.recorder.body == "hello world")
+        #expect(accepting.asked.withLock { $0 }.first == LoaderAuthenticationMethod.serverTrust)
+        let untrusted = try #require(accepting.challenges.first)
+        #expect(accepting.challenges.count == 1)
+        #expect(untrusted.method == LoaderAuthenticationMethod.serverTrust && untrusted.port == server.tlsPort)
+        #expect(untrusted.errorCode == .serverCertificateUntrusted)
+        #expect(untrusted.serverTrust?.isTrusted == false)
+        #expect(untrusted.serverTrust?.leaf?.sha256Fingerprint == expected)
+
+        // 2. Now trusted by the loader: still shown, every load, with no error; default
+        //    handling trusts it.
+        let inspecting = TrustCheckingDelegate(handles: serverTrust) { _ in .performDefault }
+        _ = loader.connection(with: URLRequest(url: url), delegate: inspecting)
+        #expect(await inspecting.recorder.wait())
+        #expect(inspecting.recorder.body == "hello world")
+        let trusted = try #require(inspecting.challenges.first)
+        #expect(inspecting.challenges.count == 1)
+        #expect(!trusted.hasError && trusted.serverTrust?.isTrusted == true)
+        #expect(trusted.serverTrust?.leaf?.sha256Fingerprint == expected)
+        #expect(trusted.serverTrust?.failureReason == "")
+
+        // 3. Cancelled: the load fails before any byte of the request is sent.
+        let before = try server.count("/hello")
+        let pinning = TrustCheckingDelegate(handles: serverTrust) { _ in .cancel }
+        _ = loader.connection(with: URLRequest(url: url), delegate: pinning)
+        #expect(await pinning.recorder.wait())
+        #expect(
+            pinning.recorder.events == [
+                .willSend(url: url.absoluteString, redirectStatus: nil),
+                .challenge(method: "ServerTrust", failures: 0, proposed: nil), .challengeCancelled,
+                .failed(code: URLError.userCancelledAuthentication.rawValue),
+            ]
+        )
+        #expect(try server.count("/hello") == before)
+
+        // 4. A delegate that does not handle server trust is not asked: default handling.
+        let other = TrustCheckingDelegate(handles: []) { _ in .cancel }
+        _ = loader.connection(with: URLRequest(url: url), delegate: other)
+        #expect(await other.recorder.wait())
+        #expect(other.recorder.body == "hello world")
+        #expect(other.challenges.isEmpty)
+
+        // 5. On a loader that trusts nothing, default handling refuses the certificate shown.
+        let strict = TrustCheckingDelegate(handles: serverTrust) { _ in .performDefault }
+        _ = URLLoader(configuration: .init()).connection(with: URLRequest(url: url), delegate: strict)
+        #expect(await strict.recorder.wait())
+        #expect(strict.challenges.count == 1)
+        #expect(strict.recorder.error?.code == .serverCertificateUntrusted)
     }
 
     // MARK: Client certificates

@@ -3,8 +3,9 @@ import Glibc
 
 /// A streamed request body copied, as it is first sent, to a private file that has no name
 /// (made 0600 in the temporary directory and unlinked at once), so that a load that must send
-/// it again (a 307 or 308 redirect, an authentication retry) can, without the delegate's
-/// `needNewBodyStream`. The file goes when the load does.
+/// it again (a 307 or 308 redirect, an authentication retry) can. Made only for a delegate
+/// without `needNewBodyStream` (``LoaderConnectionBodyStreamDelegate``): one with it supplies
+/// the stream itself. The file goes when the load does.
 ///
 /// The source stream is read on libcurl's engine thread during the first attempt and, for a
 /// retry, by `replay()` on the connection's work once that attempt ended: never at once.

@@ -126,7 +126,12 @@ struct ResponseHead: Sendable {
     }
 
     func httpResponse(for url: URL) -> HTTPURLResponse? {
-        HTTPURLResponse(url: url, statusCode: statusCode, httpVersion: httpVersion, headerFields: headerDictionary)
+        LoaderHTTPURLResponse(
+            url: url,
+            statusCode: statusCode,
+            httpVersion: httpVersion,
+            headerFields: headerDictionary
+        )
     }
 }
 

@@ -25,8 +25,14 @@ import KeyjarLocks
 ///
 /// `startLoading` and `stopLoading` run on the load's own serial queue; the client may be
 /// called from any thread, in order. A protocol answers its own redirects, challenges and
-/// cookies: the loader passes its redirects and challenges to the delegate, and its responses
-/// are not put in the response cache.
+/// cookies: the loader passes its redirects and challenges to the delegate. Its cache is its
+/// own business too, as URLProtocol's is: the loader does not answer its requests from the
+/// response cache but gives it what the cache holds for the request (``cachedResponse``), and
+/// keeps a response whose `cacheStoragePolicy` allows it (after the delegate's
+/// `willCacheResponse`) when the protocol finishes.
+///
+/// ``property(forKey:in:)`` and `setProperty(_:forKey:in:)` tag requests, typically so
+/// that a protocol recognises a request it made itself and lets it pass (`canInit` false).
 open class LoaderProtocol: @unchecked Sendable {
     /// Whether this class loads `request`.
     open class func canInit(with request: URLRequest) -> Bool { false }
@@ -35,8 +41,9 @@ open class LoaderProtocol: @unchecked Sendable {
     open class func canonicalRequest(for request: URLRequest) -> URLRequest { request }
 
     public let request: URLRequest
-    /// A stored response for the request; the loader's response cache does not answer for
-    /// registered protocols, so this is nil unless the protocol was made by another caller.
+    /// What the loader's response cache holds for the request (its response, body, storage
+    /// policy and `userInfo`), whatever its age: the protocol decides whether it answers. Nil
+    /// when there is none, the loader has no cache, or the request's cache policy ignores it.
     public let cachedResponse: CachedURLResponse?
     public let client: any LoaderProtocolClient
 
@@ -52,6 +59,77 @@ open class LoaderProtocol: @unchecked Sendable {
     /// The load is over: it finished or failed, the connection was cancelled, or it left this
     /// protocol (a redirect). Any later call to the client is ignored.
     open func stopLoading() {}
+
+    // MARK: Properties of requests
+
+    /// The header field that carries a request's protocol properties (a binary property list,
+    /// in base64). Foundation on Linux keeps URLProtocol's properties in the request object and
+    /// drops them whenever a `URLRequest` is copied on write; a header field survives every
+    /// copy, redirect and `willSend` that keeps the request's fields. The loader never sends
+    /// it; a delegate sees it among `allHTTPHeaderFields`.
+    public static let propertiesField = "Keyjar-Protocol-Properties"
+
+    /// The property stored under `key` in `request`; nil when there is none. URLProtocol's
+    /// `property(forKey:in:)`.
+    public class func property(forKey key: String, in request: URLRequest) -> Any? {
+        properties(of: request.value(forHTTPHeaderField: propertiesField))[key]
+    }
+
+    /// Stores `value` under `key` in `request`, for protocols to recognise it (a request a
+    /// protocol made itself, say). URLProtocol's `setProperty(_:forKey:in:)`, with a
+    /// `URLRequest` (Foundation's takes an `NSMutableURLRequest`; so does the overload).
+    /// - Returns: false, storing nothing, when `value` is not a property-list value (a string,
+    ///   number, Boolean, date, data, or an array or dictionary of them), which a request can
+    ///   carry.
+    @discardableResult
+    public class func setProperty(_ value: Any, forKey key: String, in request: inout URLRequest) -> Bool {
+        var stored = properties(of: request.value(forHTTPHeaderField: propertiesField))
+        stored[key] = value
+        guard let encoded = field(for: stored) else { return false }
+        request.setValue(encoded, forHTTPHeaderField: propertiesField)
+        return true
+    }
+
+    /// `setProperty(_:forKey:in:)` on Foundation's mutable request.
+    @discardableResult
+    public class func setProperty(_ value: Any, forKey key: String, in request: NSMutableURLRequest) -> Bool {
+        var stored = properties(of: request.value(forHTTPHeaderField: propertiesField))
+        stored[key] = value
+        guard let encoded = field(for: stored) else { return false }
+        request.setValue(encoded, forHTTPHeaderField: propertiesField)
+        return true
+    }
+
+    /// Removes the property stored under `key` in `request`. URLProtocol's
+    /// `removeProperty(forKey:in:)`.
+    public class func removeProperty(forKey key: String, in request: inout URLRequest) {
+        var stored = properties(of: request.value(forHTTPHeaderField: propertiesField))
+        stored[key] = nil
+        request.setValue(field(for: stored), forHTTPHeaderField: propertiesField)
+    }
+
+    /// `removeProperty(forKey:in:)` on Foundation's mutable request.
+    public class func removeProperty(forKey key: String, in request: NSMutableURLRequest) {
+        var stored = properties(of: request.value(forHTTPHeaderField: propertiesField))
+        stored[key] = nil
+        request.setValue(field(for: stored), forHTTPHeaderField: propertiesField)
+    }
+
+    private static func properties(of field: String?) -> [String: Any] {
+        guard let field, let list = Data(base64Encoded: field),
+            let properties = try? PropertyListSerialization.propertyList(from: list, options: [], format: nil)
+                as? [String: Any]
+        else { return [:] }
+        return properties
+    }
+
+    /// The field's value for `properties`; nil when there are none, or one is not a property list.
+    private static func field(for properties: [String: Any]) -> String? {
+        guard !properties.isEmpty, PropertyListSerialization.propertyList(properties, isValidFor: .binary),
+            let list = try? PropertyListSerialization.data(fromPropertyList: properties, format: .binary, options: 0)
+        else { return nil }
+        return list.base64EncodedString()
+    }
 
     // MARK: Process-wide registration
 

@@ -1,8 +1,13 @@
 public import Foundation
 public import FoundationNetworking
 
-/// A server certificate that failed verification, as a server-trust challenge shows it: the
-/// chain the server presented (its own certificate first) and why verification failed.
+/// A server's certificate as a server-trust challenge shows it: the chain the server presented
+/// (its own certificate first) and, when default handling would refuse it, why.
+///
+/// The challenge comes when the certificate fails verification, and, for a delegate that says
+/// it can authenticate against `NSURLAuthenticationMethodServerTrust`, before the load's first
+/// request to every https server (see
+/// ``LoaderConnectionLegacyAuthenticationDelegate/connection(_:canAuthenticateAgainst:)``).
 ///
 /// Answering the challenge with any credential trusts exactly this certificate (its key, checked
 /// during every later handshake, and its fingerprint) for this host and port, by the
@@ -14,8 +19,16 @@ public struct ServerTrust: Sendable, Hashable {
     public let port: Int
     /// The presented chain, the server's certificate first.
     public let certificates: [CertificateSummary]
-    /// Why verification failed, in libcurl's (OpenSSL's) words.
+    /// Why verification failed, in libcurl's (OpenSSL's) words; empty when default handling
+    /// trusts the certificate (``isTrusted``).
     public let failureReason: String
+
+    /// Whether the handshake trusted the certificate: it passed verification against the
+    /// system's certificate authorities, or its key is one the loader already trusts for this
+    /// host and port (accepted earlier in the load, or for the session). The challenge's
+    /// `error` is nil then. Default handling also trusts a certificate whose decision the
+    /// credential storage keeps (`.permanent`, in keyjard), when the load may read it.
+    public var isTrusted: Bool { failureReason.isEmpty }
 
     /// The server's own certificate, the one a decision is about.
     public var leaf: CertificateSummary? { certificates.first }

@@ -1,21 +1,43 @@
 import CCurl
 import Foundation
 
-/// One TLS handshake and nothing else, after a load failed in TLS: what the server presented and
-/// whether it asked for a client certificate. libcurl reports neither when a verifying
-/// handshake fails (OpenSSL aborts before it collects the chain), so the loader asks again with
-/// verification off and no request at all: nothing is sent to the server.
+/// One TLS handshake and nothing else: what the server presented and whether it asked for a
+/// client certificate, with nothing sent to the server beyond the handshake.
+///
+/// Run with verification off after a load failed in TLS: libcurl reports neither the chain
+/// nor the certificate request when a verifying handshake fails (OpenSSL aborts before it
+/// collects the chain). Run with the load's own TLS settings before its first request to a
+/// server, to show the delegate that server's certificate (a server-trust challenge on every
+/// TLS connection).
 struct TLSProbe {
+    /// How the handshake is checked.
+    enum Verification {
+        /// Not at all: whatever the server presents is read.
+        case off
+        /// As the load's transfers check it: the system's CAs, or (when the load trusts
+        /// certificates that fail verification) verification off and these keys pinned.
+        case asTheLoad(acceptedKeyPins: [String])
+    }
+
     /// The chain the server presented, its own certificate first (empty when the handshake
     /// did not get that far).
     var certificates: [CertificateSummary] = []
     /// Whether the server sent a CertificateRequest.
     var askedForClientCertificate = false
+    /// How the handshake ended, in libcurl's terms.
+    var result = CurlResult(
+        code: CURLE_FAILED_INIT.rawValue,
+        message: "libcurl could not start a handshake",
+        osErrno: 0
+    )
 
     /// Connects to `url`'s host and port over `proxy` (nil: libcurl reads the environment),
-    /// within `timeout`. Blocks; runs on the connection's own serial work, never the engine's.
+    /// within `timeout`, offering `clientIdentity` if the server asks for one. Blocks; runs on
+    /// the connection's own serial work, never the engine's.
     static func run(
         _ url: URL,
+        verification: Verification = .off,
+        clientIdentity: ClientIdentity? = nil,
         proxy: URL?,
         proxyAuthentication: (scheme: Int, user: String, password: String)?,
         timeout: TimeInterval
@@ -25,6 +47,9 @@ struct TLSProbe {
         let requests = UnsafeMutablePointer<Int32>.allocate(capacity: 1)
         requests.initialize(to: 0)
         defer { requests.deallocate() }
+        let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
+        errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
+        defer { errorBuffer.deallocate() }
         func set(_ option: CURLoption, _ value: Int) { _ = keyjar_easy_setopt_long(easy, option, value) }
         func set(_ option: CURLoption, _ value: String) {
             _ = value.withCString { keyjar_easy_setopt_string(easy, option, $0) }
@@ -38,8 +63,28 @@ struct TLSProbe {
         set(CURLOPT_PROTOCOLS_STR, "https")
         set(CURLOPT_NOSIGNAL, 1)
         set(CURLOPT_CONNECT_ONLY, 1)
-        set(CURLOPT_SSL_VERIFYPEER, 0)
-        set(CURLOPT_SSL_VERIFYHOST, 0)
+        switch verification {
+        case .off:
+            set(CURLOPT_SSL_VERIFYPEER, 0)
+            set(CURLOPT_SSL_VERIFYHOST, 0)
+        case .asTheLoad(let pins) where !pins.isEmpty:
+            set(CURLOPT_SSL_VERIFYPEER, 0)
+            set(CURLOPT_SSL_VERIFYHOST, 0)
+            set(CURLOPT_PINNEDPUBLICKEY, pins.joined(separator: ";"))
+        case .asTheLoad:
+            break
+        }
+        if let clientIdentity {
+            set(CURLOPT_SSLCERTTYPE, "PEM")
+            set(CURLOPT_SSLKEYTYPE, "PEM")
+            for (option, text) in [
+                (CURLOPT_SSLCERT_BLOB, clientIdentity.certificatesPEM),
+                (CURLOPT_SSLKEY_BLOB, clientIdentity.privateKeyPEM),
+            ] {
+                var copy = text
+                copy.withUTF8 { bytes in _ = keyjar_easy_setopt_blob(easy, option, bytes.baseAddress, bytes.count) }
+            }
+        }
         set(CURLOPT_CERTINFO, 1)
         set(CURLOPT_FRESH_CONNECT, 1)
         set(CURLOPT_FORBID_REUSE, 1)
@@ -50,10 +95,19 @@ struct TLSProbe {
             set(CURLOPT_PROXYUSERNAME, proxyAuthentication.user)
             set(CURLOPT_PROXYPASSWORD, proxyAuthentication.password)
         }
+        _ = keyjar_easy_setopt_pointer(easy, CURLOPT_ERRORBUFFER, errorBuffer)
         keyjar_easy_trace_certificate_requests(easy, requests)
-        _ = curl_easy_perform(easy)
+        let code = curl_easy_perform(easy)
 
         var probe = TLSProbe()
+        var osErrno = 0
+        _ = keyjar_easy_getinfo_long(easy, CURLINFO_OS_ERRNO, &osErrno)
+        let message = String(cString: errorBuffer)
+        probe.result = CurlResult(
+            code: code.rawValue,
+            message: message.isEmpty ? String(cString: curl_easy_strerror(code)) : message,
+            osErrno: osErrno
+        )
         probe.askedForClientCertificate = requests.pointee > 0
         var raw: UnsafeMutableRawPointer?
         guard keyjar_easy_getinfo_pointer(easy, CURLINFO_CERTINFO, &raw) == CURLE_OK, let raw else { return probe }
