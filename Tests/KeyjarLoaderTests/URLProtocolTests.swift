@@ -295,7 +295,9 @@ struct URLProtocolTests {
         )
     }
 
-    /// The configuration's idle timeout applies to a request that sets none of its own.
+    /// The configuration's idle timeout applies to a request that sets none of its own: 1 s
+    /// without a byte ends a load that the request's default (60 s) would let finish after the
+    /// server's 3 s pause.
     @Test func theConfigurationsTimeoutApplies() async throws {
         let configuration = URLSessionConfiguration.ephemeral
         configuration.timeoutIntervalForRequest = 1
@@ -303,12 +305,12 @@ struct URLProtocolTests {
         let session = URLSession(configuration: configuration)
         defer { session.finishTasksAndInvalidate() }
         let error = await #expect(throws: URLError.self) {
-            _ = try await session.data(for: URLRequest(url: server.url("/slow?key=idle&delay=60")))
+            _ = try await session.data(for: URLRequest(url: server.url("/slow?key=idle&delay=3")))
         }
         #expect(error?.code == .timedOut)
     }
 
-    @Test func cancellingATaskStopsItsLoad() async throws {
+    @Test func aCancelledTaskEndsAsCancelled() async throws {
         let session = session(ephemeralLoader())
         defer { session.finishTasksAndInvalidate() }
         let outcome = Locked<URLError.Code?>(nil)
