@@ -22,6 +22,7 @@ let examples: [(name: String, products: [String])] = [
     ("LoaderDelegate", ["KeyjarLoader"]),
     ("Download", ["KeyjarLoader"]),
     ("ResponseCacheChoice", ["KeyjarLoader"]),
+    ("URLSessionKeyjar", ["KeyjarLoader"]),
     ("CookieEngine", ["KeyjarCore"]),
 ]
 

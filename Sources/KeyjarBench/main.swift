@@ -1,7 +1,7 @@
 // keyjar-bench: Keyjar's performance targets, measured in a release build.
 //
 // Prints one `name: value unit` line per metric so runs can be compared with diff.
-// Run: swift build -c release && .build/release/keyjar-bench [engine] [coding] [store] [service] [import] [client] [loader] [cache] [download]
+// Run: swift build -c release && .build/release/keyjar-bench [engine] [coding] [store] [service] [import] [client] [loader] [cache] [download] [urlsession]
 //      .build/release/keyjar-bench stress   (robustness under kills; not part of the default run)
 import Foundation
 
@@ -39,12 +39,12 @@ if CommandLine.arguments.dropFirst().first == "stress" {
 
 let sections = Set(CommandLine.arguments.dropFirst())
 let unknown = sections.subtracting([
-    "engine", "coding", "store", "service", "import", "client", "loader", "cache", "download",
+    "engine", "coding", "store", "service", "import", "client", "loader", "cache", "download", "urlsession",
 ])
 guard unknown.isEmpty else {
     FileHandle.standardError.write(
         Data(
-            "usage: keyjar-bench [engine] [coding] [store] [service] [import] [client] [loader] [cache] [download]\n"
+            "usage: keyjar-bench [engine] [coding] [store] [service] [import] [client] [loader] [cache] [download] [urlsession]\n"
                 .utf8
         )
     )
@@ -52,7 +52,7 @@ guard unknown.isEmpty else {
 }
 if sections.isEmpty || sections.contains("engine") { runEngineBenchmark() }
 if sections.isEmpty || sections.contains("coding") { runCodingBenchmark() }
-if !sections.isDisjoint(with: ["store", "service", "import", "client", "loader", "cache", "download"])
+if !sections.isDisjoint(with: ["store", "service", "import", "client", "loader", "cache", "download", "urlsession"])
     || sections.isEmpty
 {
     do {
@@ -66,6 +66,7 @@ if !sections.isDisjoint(with: ["store", "service", "import", "client", "loader",
         if sections.isEmpty || sections.contains("loader") { try runLoaderBenchmark() }
         if sections.isEmpty || sections.contains("cache") { try runCacheBenchmark() }
         if sections.isEmpty || sections.contains("download") { try runDownloadBenchmark() }
+        if sections.isEmpty || sections.contains("urlsession") { try runURLSessionBenchmark() }
     } catch {
         FileHandle.standardError.write(Data("keyjar-bench: \(error)\n".utf8))
         exit(1)
