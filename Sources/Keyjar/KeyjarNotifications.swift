@@ -13,7 +13,7 @@ import KeyjarCore
 /// so an observer of `object: nil` hears a change once per poster.
 ///
 /// **When.** Every change a storage's replica applies is posted on the thread that applied it,
-/// in order, with the ``SequencedEvent`` under ``eventKey``: this process's own writes before
+/// in order, with the `SequencedEvent` under ``eventKey``: this process's own writes before
 /// the call returns, and other processes' changes as the replica learns of them. A process
 /// that does not listen learns of them at its next lookup (which catches up first, and posts
 /// them before it answers); one that listens, as keyjard commits them. A process listens while

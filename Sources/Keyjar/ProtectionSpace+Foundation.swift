@@ -2,7 +2,7 @@ import Foundation
 public import FoundationNetworking
 public import KeyjarCore
 
-/// Foundation's `URLProtectionSpace` for a Keyjar ``ProtectionSpace``, compared by value: what
+/// Foundation's `URLProtectionSpace` for a Keyjar `ProtectionSpace`, compared by value: what
 /// `ProtectionSpace.foundationSpace` makes, so what the loader hands to a delegate and what
 /// ``SharedCredentialStorage/allCredentials`` is keyed by.
 ///

@@ -50,8 +50,10 @@ public final class SharedCredentialStorage: URLCredentialStorage, @unchecked Sen
     /// one line, which names the space and says why, never a password.
     public let failureLog: @Sendable (String) -> Void
 
-    /// - Parameter failureLog: where a failed write of an override is reported; standard
-    ///   error unless given.
+    /// - Parameters:
+    ///   - client: the connection to keyjard.
+    ///   - failureLog: where a failed write of an override is reported; standard error unless
+    ///     given.
     public init(
         client: KeyjarClient,
         failureLog: @escaping @Sendable (String) -> Void = SharedCredentialStorage.writeToStandardError
@@ -76,7 +78,7 @@ public final class SharedCredentialStorage: URLCredentialStorage, @unchecked Sen
         FileHandle.standardError.write(Data((line + "\n").utf8))
     }
 
-    /// Connects to keyjard as ``init(configuration:)`` does, without holding a thread of the
+    /// Connects to keyjard as ``init(configuration:failureLog:)`` does, without holding a thread of the
     /// caller's meanwhile (connecting may start keyjard and wait for it).
     public static func connect(
         configuration: KeyjarClient.Configuration = .init()
