@@ -13,6 +13,32 @@ public final class KeyjarHTTPCookie: HTTPCookie, @unchecked Sendable {
         self.cookie = cookie
         super.init(properties: properties)
     }
+
+    /// `Cookie.cookies(withResponseHeaderFields:for:now:publicSuffixes:)` in Foundation's form:
+    /// what `HTTPCookie.cookies(withResponseHeaderFields:for:)` returns, with RFC 6265bis's
+    /// checks and without losing SameSite or Max-Age.
+    public override class func cookies(
+        withResponseHeaderFields headerFields: [String: String],
+        for url: URL
+    )
+        -> [HTTPCookie]
+    {
+        Cookie.cookies(withResponseHeaderFields: headerFields, for: url).compactMap(HTTPCookie.make(from:))
+    }
+
+    /// `Cookie.requestHeaderFields(with:)` for Foundation's cookies.
+    public override class func requestHeaderFields(with cookies: [HTTPCookie]) -> [String: String] {
+        Cookie.requestHeaderFields(with: cookies)
+    }
+}
+
+extension Cookie {
+    /// The header fields that send Foundation's cookies with a request, as
+    /// `Cookie.requestHeaderFields(with:)` writes Keyjar's: `["Cookie": "a=1; b=2"]`,
+    /// `[:]` for none.
+    public static func requestHeaderFields(with cookies: [HTTPCookie]) -> [String: String] {
+        requestHeaderFields(with: cookies.map { Cookie($0) })
+    }
 }
 
 extension HTTPCookie {

@@ -13,8 +13,17 @@ extension KeyjarClient {
 
     /// A change to announce (notification, change streams) once no lock is held, in order.
     enum Announcement: Sendable {
-        case event(SequencedEvent, [AsyncStream<SequencedEvent>.Continuation], notifies: Bool)
-        case resynchronised
+        case event(SequencedEvent, Audience)
+        /// The replica was replaced by a snapshot: what changed is not known.
+        case resynchronised(Audience)
+    }
+
+    /// Who is told of one change: the streams open and the notification posters (the client
+    /// itself when asked to, and its storages) when it was applied.
+    struct Audience: Sendable {
+        var streams: [AsyncStream<SequencedEvent>.Continuation]
+        var postsForClient: Bool
+        var targets: [NotificationTarget]
     }
 
     func apply(_ snapshot: StoreSnapshot) {
@@ -22,7 +31,7 @@ extension KeyjarClient {
         for cookie in snapshot.cookies { jar.restore(cookie, isNew: true) }
         state.withLock { state in
             state.replica = Replica(jar: jar, credentials: snapshot.credentials, sequence: snapshot.sequence)
-            if state.postsNotifications { state.announcements.append(.resynchronised) }
+            if let audience = state.audience() { state.announcements.append(.resynchronised(audience)) }
         }
     }
 
@@ -44,12 +53,9 @@ extension KeyjarClient {
             case .credentials(let changes):
                 for change in changes { Self.apply(change, to: &state.replica.credentials) }
             }
-            // Nothing to announce unless something listens (a catching-up lookup's events).
-            if state.postsNotifications || !state.listeners.isEmpty {
-                state.announcements.append(
-                    .event(event, Array(state.listeners.values), notifies: state.postsNotifications)
-                )
-            }
+            // Announced to whoever is there, a catching-up lookup's events included: a storage
+            // posts every change its replica applies, as Foundation's post their own.
+            if let audience = state.audience() { state.announcements.append(.event(event, audience)) }
         }
     }
 
@@ -90,11 +96,14 @@ extension KeyjarClient {
         while let current = batch {
             for announcement in current {
                 switch announcement {
-                case .event(let event, let listeners, let notifies):
-                    for listener in listeners { listener.yield(event) }
-                    if notifies { KeyjarNotifications.post(event, from: self) }
-                case .resynchronised:
-                    KeyjarNotifications.postResynchronised(self)
+                case .event(let event, let audience):
+                    for stream in audience.streams { stream.yield(event) }
+                    KeyjarNotifications.post(event, client: audience.postsForClient ? self : nil, audience.targets)
+                case .resynchronised(let audience):
+                    KeyjarNotifications.postResynchronised(
+                        client: audience.postsForClient ? self : nil,
+                        audience.targets
+                    )
                 }
             }
             batch = state.withLock { state -> [Announcement]? in

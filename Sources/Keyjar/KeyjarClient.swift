@@ -16,7 +16,9 @@ import KeyjarProtocol
 ///
 /// Nothing else happens while the process does not *listen*: keyjard sends it no changes and
 /// no thread of it wakes up, whatever other processes do. It listens while a ``changes()``
-/// stream is open or after ``startPostingNotifications()``: keyjard then pushes every change, a
+/// stream is open, a storage's observer is in place
+/// (``SharedCookieStorage/addObserver(forName:queue:using:)``), or after
+/// ``startPostingNotifications()``: keyjard then pushes every change, a
 /// reader thread applies it and announces it, in order, with its sequence number; when the
 /// connection is lost that thread reconnects with backoff and resynchronises from the last
 /// sequence number it saw, so no change is missed. A client that does not listen connects
@@ -87,6 +89,10 @@ public final class KeyjarClient: Sendable {
         var connection = ClientConnectionStateMachine<Waiter>()
         var listeners: [UUID: AsyncStream<SequencedEvent>.Continuation] = [:]
         var postsNotifications = false
+        /// The storages made on this client, which post its changes with themselves as object.
+        var targets: [NotificationTarget] = []
+        /// How many observers added through a storage's `addObserver` are in place.
+        var observations = 0
         /// keyjard's page of its last committed sequence number; nil for a one-shot client, or
         /// when keyjard has none (then the client always listens, to stay current).
         var page: SequencePage.Reader?
@@ -96,7 +102,14 @@ public final class KeyjarClient: Sendable {
 
         /// Whether keyjard should push every change: something listens, or there is no other
         /// way to know of changes.
-        var listens: Bool { postsNotifications || !listeners.isEmpty || page == nil }
+        var listens: Bool { postsNotifications || observations > 0 || !listeners.isEmpty || page == nil }
+
+        /// Who is told of a change the replica applies now; nil when nobody is.
+        mutating func audience() -> Audience? {
+            targets.removeAll { $0.object == nil }
+            guard postsNotifications || !listeners.isEmpty || !targets.isEmpty else { return nil }
+            return Audience(streams: Array(listeners.values), postsForClient: postsNotifications, targets: targets)
+        }
 
         /// Whether the replica holds everything keyjard has committed (as far as it can know).
         @inline(__always)
@@ -191,24 +204,50 @@ public final class KeyjarClient: Sendable {
     }
 
     /// Posts every change on `NotificationCenter.default` under Apple's names
-    /// (``KeyjarNotifications``) from now on; the process listens until
-    /// ``stopPostingNotifications()``. Off by default: a process that never looks at
-    /// notifications is then not woken by every other process's change.
+    /// (``KeyjarNotifications``) with this client as object from now on; the process listens
+    /// until ``stopPostingNotifications()``. Not needed for an observer of a storage: storages
+    /// post with themselves as object anyway, and their `addObserver(forName:queue:using:)`
+    /// makes the process listen while the observer is in place. Off by default: a process
+    /// that never looks at notifications is then not woken by every other process's change.
     public func startPostingNotifications() {
         guard configuration.keepsReplica else { return }
         state.withLock { $0.postsNotifications = true }
         updateListening()
     }
 
-    /// Stops posting notifications; the process stops listening unless a ``changes()`` stream
-    /// is open.
+    /// Stops posting notifications with this client as object; the process stops listening
+    /// unless a ``changes()`` stream is open or a storage's observer is in place.
     public func stopPostingNotifications() {
         state.withLock { $0.postsNotifications = false }
         updateListening()
     }
 
-    /// Whether changes are posted as notifications.
+    /// Whether changes are posted as notifications with this client as object.
     public var postsNotifications: Bool { state.withLock { $0.postsNotifications } }
+
+    /// Posts this client's changes of `kind` with `storage` as object from now on, for as long
+    /// as the storage exists.
+    func addNotificationTarget(_ storage: any AnyObject & Sendable, kind: NotificationTarget.Kind) {
+        guard configuration.keepsReplica else { return }
+        state.withLock { state in
+            state.targets.removeAll { $0.object == nil }
+            state.targets.append(NotificationTarget(object: storage, kind: kind))
+        }
+    }
+
+    /// A storage's observer was added: the process listens until it is removed
+    /// (``endObservation()``).
+    func beginObservation() {
+        guard configuration.keepsReplica else { return }
+        state.withLock { $0.observations += 1 }
+        updateListening()
+    }
+
+    func endObservation() {
+        guard configuration.keepsReplica else { return }
+        state.withLock { $0.observations -= 1 }
+        updateListening()
+    }
 
     /// Whether keyjard pushes every change to this process (see ``changes()``).
     public var isListening: Bool { state.withLock { $0.connection.mode == .subscribed } }

@@ -1,29 +1,100 @@
 public import Foundation
 import KeyjarCore
 
-/// Posts keyjard's changes on `NotificationCenter.default` under Apple's names, so code written
-/// for `HTTPCookieStorage` and `URLCredentialStorage` notifications keeps working, once a
-/// client was asked to: ``KeyjarClient/startPostingNotifications()``. (Without it a process
-/// is not woken for other processes' changes at all.)
+/// keyjard's changes on `NotificationCenter.default`, under Apple's names, so code written for
+/// `HTTPCookieStorage` and `URLCredentialStorage` notifications keeps working.
+///
+/// **Who posts, with which object.** A ``SharedCookieStorage`` posts ``cookiesChanged`` and
+/// ``acceptPolicyChanged`` with itself as object, a ``SharedCredentialStorage``
+/// ``credentialStorageChanged``, as Foundation's storages do: an observer registered for the
+/// storage object, under Foundation's names (`.NSHTTPCookieManagerCookiesChanged` is the same
+/// name), hears them with nothing switched on. A ``KeyjarClient`` after
+/// ``KeyjarClient/startPostingNotifications()`` posts every change with itself as object too,
+/// so an observer of `object: nil` hears a change once per poster.
+///
+/// **When.** Every change a storage's replica applies is posted on the thread that applied it,
+/// in order, with the `SequencedEvent` under ``eventKey``: this process's own writes before
+/// the call returns, and other processes' changes as the replica learns of them. A process
+/// that does not listen learns of them at its next lookup (which catches up first, and posts
+/// them before it answers); one that listens, as keyjard commits them. A process listens while
+/// an observer added through a storage's `addObserver(forName:queue:using:)` is in place
+/// (``SharedCookieStorage/addObserver(forName:queue:using:)``), a ``KeyjarClient/changes()``
+/// stream is open, or after ``KeyjarClient/startPostingNotifications()``.
+///
+/// **Why listening is not the default.** Measured on a release build, 2 cores
+/// (`swift build -c release`; 2026-11-25, 17ff2f4): a process that listens is woken for every
+/// change any process makes, 27–31 µs of CPU per change in each listening process, whether a
+/// storage's observer or the client listens (`client_notified_cpu_per_change_per_process`,
+/// `KEYJAR_BENCH_CLIENT_ONLY=notify KEYJAR_BENCH_PEER_MODE=storage KEYJAR_BENCH_CLIENT_PEERS=9
+/// keyjar-bench client`, and `KEYJAR_BENCH_PEER_MODE=client`). One that does not listen is
+/// never woken: 21 ns per change while changes go by, the noise of the measurement
+/// (`client_not_listening_cpu_per_foreign_change`, `KEYJAR_BENCH_CLIENT_ONLY=fresh`). It pays
+/// at its next lookup, which catches up anyway (36–38 µs, one round trip), posting each change:
+/// 0.54 µs with nobody observing, 0.86 µs with one observer (`client_post_unobserved`,
+/// `client_post_observed`, `KEYJAR_BENCH_CLIENT_ONLY=post keyjar-bench client`; the lookup's
+/// own median did not move measurably). So posting is always on, and live delivery costs a
+/// process only once something asked for it.
+///
+/// After the replica was replaced by a snapshot (a long disconnection), what changed is not
+/// known: storages post their names without an event, and a client that posts posts
+/// ``resynchronised``.
 public enum KeyjarNotifications {
     public static let cookiesChanged = Notification.Name(StoreEvent.cookiesChangedNotification)
     public static let acceptPolicyChanged = Notification.Name(StoreEvent.acceptPolicyChangedNotification)
     public static let credentialStorageChanged = Notification.Name(StoreEvent.credentialStorageChangedNotification)
-    /// Posted after the replica was replaced by a snapshot (after a long disconnection).
+    /// Posted by a client that posts (``KeyjarClient/startPostingNotifications()``) after its
+    /// replica was replaced by a snapshot (after a long disconnection).
     public static let resynchronised = Notification.Name("KeyjarReplicaResynchronisedNotification")
 
     /// userInfo key holding the `SequencedEvent`.
     public static let eventKey = "KeyjarEvent"
 
-    static func post(_ event: SequencedEvent, from client: KeyjarClient) {
-        NotificationCenter.default.post(
-            name: Notification.Name(event.event.notificationName),
-            object: client,
-            userInfo: [eventKey: event]
-        )
+    /// Posts one change for the client (when it posts) and for each storage it concerns.
+    static func post(_ event: SequencedEvent, client: KeyjarClient?, _ targets: [NotificationTarget]) {
+        let name = Notification.Name(event.event.notificationName)
+        let userInfo: [AnyHashable: Any] = [eventKey: event]
+        if let client { NotificationCenter.default.post(name: name, object: client, userInfo: userInfo) }
+        for target in targets where target.kind.posts(event.event) {
+            guard let object = target.object else { continue }
+            NotificationCenter.default.post(name: name, object: object, userInfo: userInfo)
+        }
     }
 
-    static func postResynchronised(_ client: KeyjarClient) {
-        NotificationCenter.default.post(name: resynchronised, object: client)
+    /// Tells that the replica was replaced: the client's own name, and each storage's names
+    /// without an event.
+    static func postResynchronised(client: KeyjarClient?, _ targets: [NotificationTarget]) {
+        if let client { NotificationCenter.default.post(name: resynchronised, object: client) }
+        for target in targets {
+            guard let object = target.object else { continue }
+            for name in target.kind.names { NotificationCenter.default.post(name: name, object: object) }
+        }
     }
+}
+
+/// A storage made on a client, which the client's changes are posted for (weakly held: a
+/// storage that is gone posts nothing).
+struct NotificationTarget: Sendable {
+    enum Kind: Sendable {
+        /// A ``SharedCookieStorage``: cookie and policy changes.
+        case cookies
+        /// A ``SharedCredentialStorage``: credential changes.
+        case credentials
+
+        func posts(_ event: StoreEvent) -> Bool {
+            switch event {
+            case .cookies, .policy: self == .cookies
+            case .credentials: self == .credentials
+            }
+        }
+
+        var names: [Notification.Name] {
+            switch self {
+            case .cookies: [KeyjarNotifications.cookiesChanged, KeyjarNotifications.acceptPolicyChanged]
+            case .credentials: [KeyjarNotifications.credentialStorageChanged]
+            }
+        }
+    }
+
+    weak var object: (any AnyObject & Sendable)?
+    let kind: Kind
 }

@@ -1,5 +1,6 @@
 public import Foundation
 public import FoundationNetworking
+import KeyjarCore
 
 /// Using the shared jar with URLSession: Foundation's `HTTPCookieStorage` cannot be subclassed
 /// on Linux, so instead a request gets its Cookie header here, and a response's Set-Cookie
@@ -72,29 +73,9 @@ extension SharedCookieStorage {
         }.flatMap(Self.splitSetCookieHeader)
     }
 
-    /// Foundation joins repeated Set-Cookie headers with ", ". This splits them back: a comma
-    /// starts a new cookie only when what follows looks like `name=` before any `;` (so the
-    /// comma in `Expires=Wed, 09 Jun 2027 …` stays inside its cookie).
+    /// Foundation joins repeated Set-Cookie headers with ", ": this splits them back
+    /// (`Cookie.setCookieLines(inJoinedHeader:)`).
     public static func splitSetCookieHeader(_ value: String) -> [String] {
-        var lines: [String] = []
-        var current = ""
-        let parts = value.split(separator: ",", omittingEmptySubsequences: false)
-        for (index, part) in parts.enumerated() {
-            if index > 0 && startsCookie(part) {
-                lines.append(current)
-                current = String(part.drop { $0 == " " })
-            } else {
-                current += (index > 0 ? "," : "") + part
-            }
-        }
-        lines.append(current)
-        return lines.map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-    }
-
-    private static func startsCookie(_ part: Substring) -> Bool {
-        let beforeSemicolon = part.prefix { $0 != ";" }
-        guard let equals = beforeSemicolon.firstIndex(of: "=") else { return false }
-        let name = beforeSemicolon[..<equals].trimmingCharacters(in: .whitespaces)
-        return !name.isEmpty && !name.contains(" ") && name.first?.isNumber == false
+        Cookie.setCookieLines(inJoinedHeader: value)
     }
 }

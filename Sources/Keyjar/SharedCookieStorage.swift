@@ -8,8 +8,14 @@ import Synchronization
 ///
 /// Lookups answer from this process's replica, which first catches up when another process
 /// has changed something; changes are committed by keyjard before the call returns, and are
-/// seen by every lookup that starts after that, in any process (and announced to the processes
-/// that listen: ``KeyjarClient/changes()``, ``KeyjarClient/startPostingNotifications()``).
+/// seen by every lookup that starts after that, in any process.
+///
+/// Like `HTTPCookieStorage`, it posts ``KeyjarNotifications/cookiesChanged`` and
+/// ``KeyjarNotifications/acceptPolicyChanged`` (Foundation's names) with itself as object, for
+/// every change its replica applies: this process's before the call returns, other processes'
+/// at its next lookup, or as keyjard commits them while the process listens
+/// (``addObserver(forName:queue:using:)``; ``KeyjarNotifications`` says why that is not the
+/// default).
 ///
 /// ```swift
 /// let storage = try SharedCookieStorage()
@@ -57,6 +63,7 @@ public final class SharedCookieStorage: Sendable {
 
     public init(client: KeyjarClient) {
         backend = .shared(client)
+        client.addNotificationTarget(self, kind: .cookies)
     }
 
     private init(memory jar: CookieJar) {
@@ -289,7 +296,6 @@ public final class SharedCookieStorage: Sendable {
         var outcomes: [String?] = Array(repeating: nil, count: cookies.count)
         var accepted: [(index: Int, cookie: Cookie)] = []
         for (index, cookie) in cookies.enumerated() {
-            var cookie = cookie
             guard
                 cookie.hostOnly
                     ? cookie.domain == context.url.host : Host.domainMatches(context.url.host, cookie.domain)
@@ -298,16 +304,10 @@ public final class SharedCookieStorage: Sendable {
                     CookieRejection.domainMismatch(domain: cookie.domain, host: context.url.host).description
                 continue
             }
-            switch verdict {
-            case .reject(let rejection):
-                outcomes[index] = rejection.description
-                continue
-            case .acceptForSession:
-                // Kept for the session only; an already-expired cookie still deletes.
-                if let expires = cookie.expires, expires > Date() { cookie.expires = nil }
-            case .accept: break
+            switch Self.admit(cookie, verdict) {
+            case .failure(let rejection): outcomes[index] = rejection.description
+            case .success(let admitted): accepted.append((index, admitted))
             }
-            accepted.append((index, cookie))
         }
         guard !accepted.isEmpty else { return outcomes }
         let results = try insert(accepted.map(\.cookie))
@@ -325,10 +325,35 @@ public final class SharedCookieStorage: Sendable {
         return try client.insertCookies(cookies).map(\.rejectionReason)
     }
 
-    /// Stores one cookie as a program sets it (no accept policy, as `HTTPCookieStorage`).
-    /// - Throws: `.refused` with the reason when the cookie itself is invalid.
+    /// Stores one cookie as a program sets it, if the accept policy permits, as
+    /// `HTTPCookieStorage.setCookie(_:)` does: `.never` refuses it, and so does a domain rule
+    /// that blocks its domain (a session-only rule keeps it without its expiry). With no
+    /// request, nothing is a third party: the other policies accept it.
+    /// - Throws: `.refused` with the reason when the policy refuses the cookie or the cookie
+    ///   itself is invalid (where Foundation drops it without a word).
     public func setCookie(_ cookie: Cookie) throws(KeyjarClientError) {
-        if let reason = try insert([cookie]).first ?? nil { throw KeyjarClientError(code: .refused, message: reason) }
+        let context = CookieContext(
+            url: CookieURL(scheme: cookie.secure ? "https" : "http", host: cookie.domain, path: cookie.path)
+        )
+        let admitted: Cookie
+        switch Self.admit(cookie, withJar { $0.policyVerdict(for: context) }) {
+        case .failure(let rejection): throw KeyjarClientError(code: .refused, message: rejection.description)
+        case .success(let cookie): admitted = cookie
+        }
+        if let reason = try insert([admitted]).first ?? nil { throw KeyjarClientError(code: .refused, message: reason) }
+    }
+
+    /// A cookie a program hands over, as the policy's verdict lets it be stored, or why not.
+    private static func admit(_ cookie: Cookie, _ verdict: CookieJar.PolicyVerdict) -> Result<Cookie, CookieRejection> {
+        switch verdict {
+        case .reject(let rejection): return .failure(rejection)
+        case .accept: return .success(cookie)
+        case .acceptForSession:
+            // Kept for the session only; an already-expired cookie still deletes.
+            var cookie = cookie
+            if let expires = cookie.expires, expires > Date() { cookie.expires = nil }
+            return .success(cookie)
+        }
     }
 
     /// `setCookie(_:)` without holding a thread of the caller's while keyjard answers.

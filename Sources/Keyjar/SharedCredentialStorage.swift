@@ -10,11 +10,26 @@ import Synchronization
 /// Persistence decides where a credential lives: `.permanent` in keyjard (metadata) and the
 /// Secret Service (password), shared by every process; `.forSession` in this process, shared by
 /// every storage and loader in it until it exits; `.none` nowhere; `.synchronizable` is refused
-/// (there is no cross-device keychain). Lookups follow Keyjar's matching rule
-/// (`CredentialChoice`): a credential stored for a whole server answers a challenge of any
-/// realm and HTTP method there, the most specific stored space first. Spaces are compared by
-/// value, unlike Foundation on Linux, which compares `URLProtectionSpace` objects by identity.
-/// Passwords of permanent credentials are fetched from keyjard when asked for.
+/// (there is no cross-device keychain). Passwords of permanent credentials are fetched from
+/// keyjard when asked for.
+///
+/// As in Foundation, ``credentials(for:)``, ``set(_:for:)`` and ``remove(_:for:)`` work on
+/// exactly the space given. Which credential *answers a challenge* is Keyjar's matching rule
+/// (`CredentialChoice`), behind ``defaultCredential(for:)``, ``proposedCredential(for:)`` and
+/// ``choice(for:)`` (and the loader): a credential stored for a whole server answers a
+/// challenge of any realm and HTTP method there, the most specific stored space first. Spaces
+/// are compared by value, unlike Foundation on Linux, which compares `URLProtectionSpace`
+/// objects by identity; the spaces this storage hands out are ``KeyjarProtectionSpace``s.
+///
+/// The `URLCredentialStorage` overrides cannot throw: a write that fails (a `.permanent`
+/// credential with no Secret Service, keyjard unreachable) is reported to ``failureLog`` and
+/// posts nothing. Keyjar's own calls throw instead: `store(_:for:makeDefault:)`
+/// and `removeCredential(user:for:)`.
+///
+/// It posts ``KeyjarNotifications/credentialStorageChanged`` with itself as object for every
+/// change its replica applies and for every session credential it stores or removes (see
+/// ``KeyjarNotifications`` for when; ``addObserver(forName:queue:using:)`` to hear other
+/// processes' changes as they happen).
 ///
 /// ```swift
 /// let storage = try SharedCredentialStorage()
@@ -27,23 +42,43 @@ import Synchronization
 /// storage.defaultCredential(for: challenge)?.user   // "alice"
 /// ```
 public final class SharedCredentialStorage: URLCredentialStorage, @unchecked Sendable {
-    // @unchecked: no stored state of its own beyond `client` (Sendable) and `session`
-    // (Sendable, behind its lock).
+    // @unchecked: no stored state of its own beyond `client` (Sendable), `session`
+    // (Sendable, behind its lock) and `failureLog` (a Sendable closure), all immutable.
     public let client: KeyjarClient
     private let session: SessionCredentials
+    /// Where the `URLCredentialStorage` overrides, which cannot throw, report a failed write:
+    /// one line, which names the space and says why, never a password.
+    public let failureLog: @Sendable (String) -> Void
 
-    public init(client: KeyjarClient) {
+    /// - Parameters:
+    ///   - client: the connection to keyjard.
+    ///   - failureLog: where a failed write of an override is reported; standard error unless
+    ///     given.
+    public init(
+        client: KeyjarClient,
+        failureLog: @escaping @Sendable (String) -> Void = SharedCredentialStorage.writeToStandardError
+    ) {
         self.client = client
+        self.failureLog = failureLog
         session = .shared
         super.init()
+        client.addNotificationTarget(self, kind: .credentials)
     }
 
     /// Connects to keyjard (starting it if needed).
-    public convenience init(configuration: KeyjarClient.Configuration = .init()) throws(KeyjarClientError) {
-        self.init(client: try KeyjarClient(configuration: configuration))
+    public convenience init(
+        configuration: KeyjarClient.Configuration = .init(),
+        failureLog: @escaping @Sendable (String) -> Void = SharedCredentialStorage.writeToStandardError
+    ) throws(KeyjarClientError) {
+        self.init(client: try KeyjarClient(configuration: configuration), failureLog: failureLog)
     }
 
-    /// Connects to keyjard as ``init(configuration:)`` does, without holding a thread of the
+    /// The default ``failureLog``: the line on standard error.
+    public static func writeToStandardError(_ line: String) {
+        FileHandle.standardError.write(Data((line + "\n").utf8))
+    }
+
+    /// Connects to keyjard as ``init(configuration:failureLog:)`` does, without holding a thread of the
     /// caller's meanwhile (connecting may start keyjard and wait for it).
     public static func connect(
         configuration: KeyjarClient.Configuration = .init()
@@ -167,12 +202,16 @@ public final class SharedCredentialStorage: URLCredentialStorage, @unchecked Sen
 
     // MARK: - URLCredentialStorage
 
-    /// The credentials that may answer a challenge for `space`, one per user (each user's most
-    /// specific), by Keyjar's matching rule.
+    /// The credentials stored for exactly `space` (compared by value), by user: the permanent
+    /// ones and this process's session ones, a user's session credential over its permanent
+    /// one. What ``remove(_:for:)`` removes for that space; which credential answers a
+    /// challenge there is ``defaultCredential(for:)``'s question (``choice(for:)`` lists the
+    /// candidates).
     public override func credentials(for space: URLProtectionSpace) -> [String: URLCredential]? {
+        let key = ProtectionSpace(space)
         var result: [String: URLCredential] = [:]
-        for candidate in choice(for: ProtectionSpace(space)).candidates {
-            result[candidate.record.user] = credential(for: candidate.record)
+        for record in permanentCredentials + session.records where record.space == key {
+            result[record.user] = credential(for: record)
         }
         return result.isEmpty ? nil : result
     }
@@ -186,13 +225,30 @@ public final class SharedCredentialStorage: URLCredentialStorage, @unchecked Sen
         return result
     }
 
+    /// `store(_:for:makeDefault:)`; a failure goes to ``failureLog``.
     public override func set(_ credential: URLCredential, for space: URLProtectionSpace) {
-        try? store(credential, for: space)
+        reportingFailure("store a credential", for: space) { () throws(KeyjarClientError) in
+            try store(credential, for: space)
+        }
     }
 
+    /// `removeCredential(user:for:)` for the credential's user; a failure goes to
+    /// ``failureLog``.
     public override func remove(_ credential: URLCredential, for space: URLProtectionSpace) {
+        remove(credential, for: space, options: nil)
+    }
+
+    /// As ``remove(_:for:)``: Keyjar stores no synchronizable credential, so there is nothing
+    /// for `NSURLCredentialStorageRemoveSynchronizableCredentials` to allow.
+    public override func remove(
+        _ credential: URLCredential,
+        for space: URLProtectionSpace,
+        options: [String: AnyObject]?
+    ) {
         guard let user = credential.user else { return }
-        try? removeCredential(user: user, for: space)
+        reportingFailure("remove a credential", for: space) { () throws(KeyjarClientError) in
+            try removeCredential(user: user, for: space)
+        }
     }
 
     /// The credential that answers a challenge for `space` without asking, by Keyjar's
@@ -201,8 +257,34 @@ public final class SharedCredentialStorage: URLCredentialStorage, @unchecked Sen
         choice(for: ProtectionSpace(space)).preferred.flatMap(credential(for:))
     }
 
+    /// `store(_:for:makeDefault:)` as the space's default; a failure goes to
+    /// ``failureLog``.
     public override func setDefaultCredential(_ credential: URLCredential, for space: URLProtectionSpace) {
-        try? store(credential, for: space, makeDefault: true)
+        reportingFailure("store a default credential", for: space) { () throws(KeyjarClientError) in
+            try store(credential, for: space, makeDefault: true)
+        }
+    }
+
+    /// Runs an override's write; a failure is reported to ``failureLog`` (nothing changed, so
+    /// nothing is posted).
+    private func reportingFailure(
+        _ action: String,
+        for space: URLProtectionSpace,
+        _ write: () throws(KeyjarClientError) -> Void
+    ) {
+        do {
+            try write()
+        } catch {
+            failureLog("keyjar: could not \(action) for \(ProtectionSpace(space).summary): \(error.message)")
+        }
+    }
+}
+
+extension ProtectionSpace {
+    /// The space in a log line: `https://example.com:443 realm "Admin"`, `http proxy p.lan:3128`.
+    var summary: String {
+        let place = isProxy ? "\(proxyType.rawValue) proxy \(host):\(port)" : "\(`protocol`)://\(host):\(port)"
+        return realm.map { place + " realm \"\($0)\"" } ?? place
     }
 }
 
@@ -214,81 +296,6 @@ extension CredentialPersistence {
         case .forSession: .forSession
         // Never stored, so never read back.
         case .permanent, .synchronizable: .permanent
-        }
-    }
-}
-
-extension ProtectionSpace {
-    /// Keyjar's value-type space from Foundation's.
-    public init(_ space: URLProtectionSpace) {
-        let proxyType: ProxyType
-        switch space.proxyType?.lowercased() {
-        case "http"?: proxyType = .http
-        case "https"?: proxyType = .https
-        case "ftp"?: proxyType = .ftp
-        case "socks"?, "socksv5"?: proxyType = .socks
-        default: proxyType = .none
-        }
-        self.init(
-            host: space.host,
-            port: space.port,
-            protocol: space.protocol ?? proxyType.rawValue,
-            realm: space.realm,
-            authenticationMethod: AuthenticationMethod(foundation: space.authenticationMethod),
-            proxyType: proxyType
-        )
-    }
-
-    /// Foundation's form of this space.
-    public var foundationSpace: URLProtectionSpace {
-        if isProxy {
-            return URLProtectionSpace(
-                proxyHost: host,
-                port: port,
-                type: proxyType.rawValue.uppercased(),
-                realm: realm,
-                authenticationMethod: authenticationMethod.foundation
-            )
-        }
-        return URLProtectionSpace(
-            host: host,
-            port: port,
-            protocol: self.protocol,
-            realm: realm,
-            authenticationMethod: authenticationMethod.foundation
-        )
-    }
-}
-
-extension ProtectionSpace.AuthenticationMethod {
-    // Foundation on Linux marks these two constants unavailable; their values are Apple's.
-    static let clientCertificateMethod = "NSURLAuthenticationMethodClientCertificate"
-    static let serverTrustMethod = "NSURLAuthenticationMethodServerTrust"
-
-    /// From Foundation's `NSURLAuthenticationMethod…` strings.
-    public init(foundation method: String) {
-        switch method {
-        case NSURLAuthenticationMethodHTTPBasic: self = .httpBasic
-        case NSURLAuthenticationMethodHTTPDigest: self = .httpDigest
-        case NSURLAuthenticationMethodHTMLForm: self = .htmlForm
-        case NSURLAuthenticationMethodNTLM: self = .ntlm
-        case NSURLAuthenticationMethodNegotiate: self = .negotiate
-        case Self.clientCertificateMethod: self = .clientCertificate
-        case Self.serverTrustMethod: self = .serverTrust
-        default: self = .default
-        }
-    }
-
-    public var foundation: String {
-        switch self {
-        case .default: return NSURLAuthenticationMethodDefault
-        case .httpBasic: return NSURLAuthenticationMethodHTTPBasic
-        case .httpDigest: return NSURLAuthenticationMethodHTTPDigest
-        case .htmlForm: return NSURLAuthenticationMethodHTMLForm
-        case .ntlm: return NSURLAuthenticationMethodNTLM
-        case .negotiate: return NSURLAuthenticationMethodNegotiate
-        case .clientCertificate: return Self.clientCertificateMethod
-        case .serverTrust: return Self.serverTrustMethod
         }
     }
 }

@@ -36,6 +36,7 @@ func runClientBenchmark() throws {
     let count = Int(environment["KEYJAR_BENCH_CLIENT_COUNT"] ?? "")
 
     if only == "fresh" { return try runFreshReadBenchmark(socketPath: daemon.socketPath) }
+    if only == "post" { return try runNotificationCostBenchmark(socketPath: daemon.socketPath) }
 
     let urls = (0..<500).compactMap { URL(string: "https://www.site\($0).com/some/path") }
     var samples: [UInt64] = []
@@ -62,6 +63,7 @@ func runClientBenchmark() throws {
     if only == nil {
         report("client_set_cookie_acked", samples: writes)
         try runFreshReadBenchmark(socketPath: daemon.socketPath)
+        try runNotificationCostBenchmark(socketPath: daemon.socketPath)
     }
 
     // A writes, B (one of 100 connected clients) is notified; and every one of the 99 others.
@@ -205,13 +207,23 @@ func runNotifyPeer(socketPath: String, events: Int) -> Never {
         guard let event = notification.userInfo?[KeyjarNotifications.eventKey] as? SequencedEvent else { return }
         arrivals.record(event.sequence, at: now)
     }
-    // How the peer listens: Apple-named notifications (the default), or `changes()`.
-    if ProcessInfo.processInfo.environment["KEYJAR_BENCH_PEER_MODE"] == "stream" {
+    // How the peer listens: Apple-named notifications from the client (the default), from a
+    // storage observed through its `addObserver`, or `changes()`.
+    var observation: KeyjarObservation?
+    switch ProcessInfo.processInfo.environment["KEYJAR_BENCH_PEER_MODE"] {
+    case "stream":
         let changes = client.changes()
         Task.detached {
             for await event in changes { arrivals.record(event.sequence, at: nanoseconds()) }
         }
-    } else {
+    case "storage":
+        observation = SharedCookieStorage(client: client).addObserver(forName: KeyjarNotifications.cookiesChanged) {
+            notification in
+            let now = nanoseconds()
+            guard let event = notification.userInfo?[KeyjarNotifications.eventKey] as? SequencedEvent else { return }
+            arrivals.record(event.sequence, at: now)
+        }
+    default:
         client.startPostingNotifications()
     }
     FileHandle.standardOutput.write(Data("ready\n".utf8))
@@ -220,6 +232,7 @@ func runNotifyPeer(socketPath: String, events: Int) -> Never {
     let received = withExtendedLifetime(client) { arrivals.wait(timeout: 120) }
     let cpu = processCPUNanoseconds() - cpuBefore
     NotificationCenter.default.removeObserver(observer)
+    observation?.cancel()
     FileHandle.standardOutput.write(Data((received.map { "\($0.0) \($0.1)\n" }.joined() + "cpu \(cpu)\n").utf8))
     exit(0)
 }

@@ -34,17 +34,37 @@ extension CookieJar {
         context: CookieContext,
         now: Date = Date()
     ) -> Result<[CookieChange], CookieRejection> {
-        let host = context.url.host
         var sessionOnly = false
         if let rejection = policyRejection(for: context, sessionOnly: &sessionOnly) { return .failure(rejection) }
+        var cookie: Cookie
+        switch makeCookie(from: parsed, context: context, now: now) {
+        case .failure(let rejection): return .failure(rejection)
+        case .success(let made): cookie = made
+        }
+        if sessionOnly, let date = cookie.expires, date > now { cookie.expires = nil }
+        if !cookie.secure && !context.url.isSecure, let shadowed = secureCookieShadowed(by: cookie) {
+            return .failure(.wouldOverwriteSecureCookie(name: shadowed.name))
+        }
+        return put(cookie, api: context.api, now: now, keepCreationOfOld: true)
+    }
 
+    /// The cookie a parsed Set-Cookie makes in response to `context` by the storage model, or
+    /// why it makes none: expiry, domain and path, and the rules on the cookie's own attributes
+    /// and its origin. Neither the accept policy nor the cookies the jar holds are consulted:
+    /// storing (`store(_:context:now:)`) adds those, and
+    /// `Cookie.cookies(withResponseHeaderFields:for:now:publicSuffixes:)` is this alone.
+    mutating func makeCookie(
+        from parsed: SetCookie,
+        context: CookieContext,
+        now: Date
+    ) -> Result<Cookie, CookieRejection> {
+        let host = context.url.host
         var expires: Date?
         if let maxAge = parsed.maxAge {
             expires = maxAge <= 0 ? .distantPast : now.addingTimeInterval(min(TimeInterval(maxAge), limits.maximumAge))
         } else if let date = parsed.expires {
             expires = min(date, now.addingTimeInterval(limits.maximumAge))
         }
-        if sessionOnly, let date = expires, date > now { expires = nil }
 
         var domain = host
         var hostOnly = true
@@ -79,10 +99,7 @@ extension CookieJar {
             return .failure(.sameSiteFromCrossSiteRequest(cookie.sameSite))
         }
         if let rejection = Self.attributeRejection(cookie) { return .failure(rejection) }
-        if !cookie.secure && !context.url.isSecure, let shadowed = secureCookieShadowed(by: cookie) {
-            return .failure(.wouldOverwriteSecureCookie(name: shadowed.name))
-        }
-        return put(cookie, api: context.api, now: now, keepCreationOfOld: true)
+        return .success(cookie)
     }
 
     /// What the accept policy and domain rules say about storing a cookie from `context`.

@@ -43,4 +43,22 @@ struct HTTPCookieConversionTests {
         let expires = try #require(withMaxAge.expires)
         #expect(abs(expires.timeIntervalSince(withMaxAge.creation) - 60) < 0.001)
     }
+
+    /// Foundation's class methods, through Keyjar's cookie: a response's fields give the cookies
+    /// a storage would accept, with SameSite kept; cookies give the Cookie field.
+    @Test func headerFieldsConvertThroughKeyjarsCookie() throws {
+        let url = try #require(URL(string: "https://www.example.com/"))
+        let fromResponse = KeyjarHTTPCookie.cookies(
+            withResponseHeaderFields: ["Set-Cookie": "a=1; SameSite=Lax, wide=1; Domain=com", "Content-Length": "0"],
+            for: url
+        )
+        #expect(fromResponse.map(\.name) == ["a"])
+        #expect((fromResponse.first as? KeyjarHTTPCookie)?.cookie.sameSite == .lax)
+        let plain = try #require(
+            HTTPCookie(properties: [.name: "c", .value: "3", .domain: "www.example.com", .path: "/"])
+        )
+        #expect(Cookie.requestHeaderFields(with: [plain] + fromResponse) == ["Cookie": "c=3; a=1"])
+        #expect(KeyjarHTTPCookie.requestHeaderFields(with: fromResponse) == ["Cookie": "a=1"])
+        #expect(Cookie.requestHeaderFields(with: [HTTPCookie]()) == [:])
+    }
 }

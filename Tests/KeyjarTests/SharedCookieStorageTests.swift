@@ -105,6 +105,44 @@ struct SharedCookieStorageTests {
         #expect(storage.cookies.first { $0.name == "t" }?.isSession == false)
     }
 
+    /// As `HTTPCookieStorage.setCookie(_:)`: stored only if the accept policy permits.
+    @Test func setCookieHonoursTheAcceptPolicy() async throws {
+        let daemon = try await InProcessServer.withSecretService()
+        let storage = try storage(for: daemon)
+        let later = Date().addingTimeInterval(3600)
+        try await storage.setCookieAcceptPolicy(.never)
+        do {
+            try await storage.setCookie(Cookie(name: "n", value: "1", domain: "example.com"))
+            Issue.record("a cookie was stored under the accept policy 'never'")
+        } catch {
+            #expect(error.code == .refused)
+            #expect(error.message == "The accept policy 'never' refuses this cookie")
+        }
+        #expect(storage.cookies.isEmpty)
+        // A domain rule outranks the policy: a session-only one stores the cookie without its
+        // expiry, a blocking one refuses it whatever the policy.
+        try await storage.setDomainRule(.sessionOnly, for: "example.com")
+        try await storage.setCookie(
+            Cookie(name: "s", value: "1", domain: "www.example.com", hostOnly: true, expires: later)
+        )
+        #expect(storage.cookies.map(\.name) == ["s"] && storage.cookies.first?.isSession == true)
+        try await storage.setCookieAcceptPolicy(.always)
+        try await storage.setDomainRule(.block, for: "blocked.example")
+        #expect(throws: KeyjarClientError.self) {
+            try storage.setCookie(Cookie(name: "b", value: "1", domain: "blocked.example"))
+        }
+        // No request, so no third party: a third-party policy accepts it.
+        try await storage.setCookieAcceptPolicy(.noThirdParty)
+        try await storage.setCookie(Cookie(name: "t", value: "1", domain: "tracker.example", expires: later))
+        #expect(storage.cookies.map(\.name).sorted() == ["s", "t"])
+
+        let ephemeral = SharedCookieStorage.ephemeral(policy: CookiePolicy(acceptPolicy: .never))
+        #expect(throws: KeyjarClientError.self) {
+            try ephemeral.setCookie(Cookie(name: "e", value: "1", domain: "example.com"))
+        }
+        #expect(ephemeral.cookies.isEmpty)
+    }
+
     @Test func aSeparateProcessSeesTheChangeAndIsNotified() async throws {
         let daemon = try await InProcessServer.withSecretService()
         let peer = DaemonProcess.builtExecutable(named: "KeyjarTestPeer")

@@ -113,7 +113,9 @@ struct SharedCredentialStorageTests {
                 authenticationMethod: method
             )
             #expect(storage.defaultCredential(for: challenge)?.password == "a-pw")
-            #expect(Set(storage.credentials(for: challenge)?.keys.map { $0 } ?? []) == ["alice", "bob"])
+            #expect(storage.choice(for: ProtectionSpace(challenge)).candidates.map(\.record.user) == ["alice", "bob"])
+            // The challenge's own space holds nothing: credentials(for:) is per space.
+            #expect(storage.credentials(for: challenge) == nil)
         }
         // A more specific credential wins over the server-wide one.
         let team = URLProtectionSpace(
