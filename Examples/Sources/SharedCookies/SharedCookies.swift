@@ -24,14 +24,12 @@ struct SharedCookiesExample {
         var request = URLRequest(url: url)
         request.setValue(cookies.cookieHeader(for: url), forHTTPHeaderField: "Cookie")
 
-        // Every change made by any process, as Apple-named notifications or as typed events. The
-        // process listens (and is woken for other processes' changes) only once it asks to:
-        let observer = NotificationCenter.default.addObserver(
-            forName: KeyjarNotifications.cookiesChanged,
-            object: nil,
-            queue: nil
-        ) { note in print("notified:", note.name.rawValue) }
-        cookies.client.startPostingNotifications()
+        // Every change made by any process, as Apple-named notifications with the storage as
+        // object (an observer of NotificationCenter ported from Foundation hears them too), or as
+        // typed events. The process is woken for other processes' changes only while it listens:
+        let observation = cookies.addObserver(forName: KeyjarNotifications.cookiesChanged) { note in
+            print("notified:", note.name.rawValue)
+        }
         let changes = cookies.client.changes()  // listening from here on
 
         try await cookies.storeCookies(fromResponseHeaders: ["theme=dark"], for: url, mainDocumentURL: nil)
@@ -39,7 +37,7 @@ struct SharedCookiesExample {
             print(change.sequence, change.event)
             break  // a watcher would keep looping; this program stops after the first change
         }
-        NotificationCenter.default.removeObserver(observer)
+        observation.cancel()
     }
 }
 // snippet end
