@@ -211,7 +211,8 @@ public final class SharedCredentialStorage: URLCredentialStorage, @unchecked Sen
         let key = ProtectionSpace(space)
         var result: [String: URLCredential] = [:]
         for record in permanentCredentials + session.records where record.space == key {
-            result[record.user] = credential(for: record)
+            // A session record whose password is gone must not erase the permanent credential.
+            if let credential = credential(for: record) { result[record.user] = credential }
         }
         return result.isEmpty ? nil : result
     }

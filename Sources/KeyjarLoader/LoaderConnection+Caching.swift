@@ -295,10 +295,16 @@ extension LoaderConnection {
     /// What the cache holds for a protocol's request, as URLProtocol's `cachedResponse` (nil
     /// when the request's policy ignores the cache): the protocol decides what to do with it.
     func cachedResponse(forProtocol request: URLRequest) -> CachedURLResponse? {
+        // Keyed by URL alone, so only a GET's entry answers (as for the loader's own loads).
         guard let cache = loader.configuration.responseCache, let url = request.url,
-            Self.policy(request.cachePolicy) != .reloadIgnoringCache, let hit = cache.lookup(url),
-            let response = Self.head(of: hit.entry).httpResponse(for: url), let data = try? hit.body.load()
+            HTTPCacheRules.isCacheableMethod(request.httpMethod ?? "GET"),
+            Self.policy(request.cachePolicy) != .reloadIgnoringCache, let hit = cache.lookup(url)
         else { return nil }
+        guard let response = Self.head(of: hit.entry).httpResponse(for: url) else {
+            closeBody(hit.body)
+            return nil
+        }
+        guard let data = try? hit.body.load() else { return nil }
         return CachedURLResponse(
             response: response,
             data: data,
@@ -312,7 +318,9 @@ extension LoaderConnection {
     func startCachingProtocolResponse(_ response: URLResponse, policy: URLCache.StoragePolicy) {
         cacheWriter?.writer.cancel()
         cacheWriter = nil
-        guard policy != .notAllowed, let cache = loader.configuration.responseCache, let url = currentRequest.url
+        // The cache is keyed by URL alone: another method's response would answer a later GET.
+        guard policy != .notAllowed, let cache = loader.configuration.responseCache, let url = currentRequest.url,
+            HTTPCacheRules.isCacheableMethod(currentRequest.httpMethod ?? "GET")
         else { return }
         let http = response as? HTTPURLResponse
         var fields = http.map { Self.fields(of: $0) } ?? HTTPHeaderFields()

@@ -82,13 +82,13 @@ extension LoaderConnection {
             { _ in
                 legacy.connection(
                     self,
-                    canAuthenticateAgainst: URLProtectionSpace(
+                    // Equal by value to a space the delegate builds with Foundation's constants.
+                    canAuthenticateAgainst: ProtectionSpace(
                         host: host,
                         port: port,
                         protocol: "https",
-                        realm: nil,
-                        authenticationMethod: LoaderAuthenticationMethod.serverTrust
-                    )
+                        authenticationMethod: .serverTrust
+                    ).foundationSpace
                 )
             },
             ifNoDelegate: false
@@ -216,9 +216,13 @@ extension LoaderConnection {
         let key = Self.hostKey(url)
         switch disposition {
         case .use(let credential):
+            // Pinned for this load, so that its connections meet the certificate the delegate
+            // saw. Kept beyond it only when it overrides a failed verification: a kept pin
+            // replaces the CA checks for that host, and a certificate that passed them needs no
+            // decision (kept, it would refuse the server's next key).
             tls.acceptedCertificates[key, default: [:]][leaf.sha256Fingerprint] = leaf.publicKeyPin
             tls.settledServers.insert(key)
-            if credential.persistence != .none {
+            if error != nil, credential.persistence != .none {
                 loader.memory.withLock {
                     $0.trustedCertificates[key, default: [:]][leaf.sha256Fingerprint] = leaf.publicKeyPin
                 }

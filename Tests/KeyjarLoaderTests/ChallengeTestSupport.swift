@@ -5,6 +5,7 @@ import KeyjarLoader
 import KeyjarLocks
 import KeyjarTestSupport
 import Synchronization
+import Testing
 
 /// How a test delegate answers a challenge.
 enum TestAnswer: Sendable {
@@ -70,7 +71,11 @@ final class ChallengeDelegate: LoaderConnectionAuthenticationDelegate, @unchecke
         recorder.record(
             .challenge(method: record.shortMethod, failures: record.previousFailureCount, proposed: record.proposedUser)
         )
-        guard let sender = challenge.sender else { return }
+        guard let sender = challenge.sender else {
+            // Nobody could answer: the load would hang until the hang limit; say why now.
+            Issue.record("a challenge without a sender")
+            return connection.cancel()
+        }
         switch answers(record) {
         case .use(let user, let password, let persistence):
             sender.use(URLCredential(user: user, password: password, persistence: persistence), for: challenge)
@@ -203,7 +208,11 @@ final class TrustCheckingDelegate: LoaderConnectionLegacyAuthenticationDelegate,
         recorder.record(
             .challenge(method: record.shortMethod, failures: record.previousFailureCount, proposed: record.proposedUser)
         )
-        guard let sender = challenge.sender else { return }
+        guard let sender = challenge.sender else {
+            // Nobody could answer: the load would hang until the hang limit; say why now.
+            Issue.record("a challenge without a sender")
+            return connection.cancel()
+        }
         switch answers(record) {
         case .use(let user, let password, let persistence):
             sender.use(URLCredential(user: user, password: password, persistence: persistence), for: challenge)

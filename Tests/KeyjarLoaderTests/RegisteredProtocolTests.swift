@@ -152,6 +152,15 @@ struct RegisteredProtocolTests {
         #expect(await load(URLRequest(url: refused), with: loader, delegate: delegate()).body == "fresh")
         #expect(offered.load(ordering: .relaxed) == 2)
         #expect(cache.lookup(refused) == nil)
+
+        // The cache is keyed by URL alone: a POST's response is not stored, or a later GET
+        // would be answered with it.
+        let posted = try #require(URL(string: "x-remembering://allowed/posted"))
+        var post = URLRequest(url: posted)
+        post.httpMethod = "POST"
+        #expect(await load(post, with: loader, delegate: delegate()).body == "fresh")
+        #expect(offered.load(ordering: .relaxed) == 2)
+        #expect(cache.lookup(posted) == nil)
     }
 
     @Test func dataURLsAreLoadedThroughTheSameMechanism() async throws {

@@ -104,6 +104,19 @@ struct URLProtocolTests {
         #expect(delegate.sent.last == 13)
     }
 
+    /// No stream from the delegate fails the task: the request never goes out without its body.
+    @Test func aStreamedUploadWithoutAStreamFails() async throws {
+        let delegate = SessionRecorder(bodyStream: { nil })
+        let session = session(ephemeralLoader(), delegate: delegate)
+        defer { session.finishTasksAndInvalidate() }
+        var request = URLRequest(url: server.url("/echo?key=nostream"))
+        request.httpMethod = "PUT"
+        session.uploadTask(withStreamedRequest: request).resume()
+        #expect(await delegate.completed.wait())
+        #expect((delegate.error as? URLError)?.code == .requestBodyStreamExhausted)
+        #expect(try server.count("nostream") == 0)
+    }
+
     /// Foundation completes a download task only with a file its own protocols made: through
     /// Keyjar the task fails saying so, before any request, instead of crashing the process.
     @Test func aDownloadTaskFailsSayingWhyInsteadOfCrashing() async throws {

@@ -386,12 +386,12 @@ public final class LoaderDownload: @unchecked Sendable {
     }
 
     /// The connection's `willSend`, for the first request and each redirect. The delegate's nil
-    /// to the first request stops the download (its connection ends without a word) keeping
-    /// what a resume needs, as `cancelProducingResumeData()` does.
+    /// to the first request fails the connection as cancelled, and so the download
+    /// (``fail(_:url:)``: what a resume needs is kept), as for a connection's delegate: a
+    /// download never ends without a word.
     func willSend(_ request: URLRequest, redirectResponse: URLResponse?) -> URLRequest? {
         guard let answer = tellDelegate({ $0.download(self, willSend: request, redirectResponse: redirectResponse) })
         else { return request }
-        if answer == nil, redirectResponse == nil { _ = cancelProducingResumeData() }
         return answer
     }
 

@@ -14,8 +14,9 @@ public protocol LoaderDownloadDelegate: AnyObject, Sendable {
     /// The request about to be sent: first its canonical form (`redirectResponse` nil; again
     /// when a resumed download has to start over from the first byte), then each redirect.
     /// Return it, another to send instead, or nil: nil to a redirect stops there (the redirect
-    /// response is then what is downloaded); nil to the first request stops the download
-    /// silently, keeping a resumed download's partial data as `cancelProducingResumeData()` does.
+    /// response is then what is downloaded); nil to the first request fails the download with
+    /// `URLError.cancelled` (a resumed download's partial data kept, its resume data in the
+    /// error), as nil to a connection's first request fails the load.
     /// Default: the request as it is.
     func download(
         _ download: LoaderDownload,

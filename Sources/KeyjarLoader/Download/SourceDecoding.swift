@@ -155,6 +155,7 @@ enum SourceDecoding: CaseIterable, Sendable {
         var sawInput = false
         while true {
             let count = read(input, source, chunk)
+            if count < 0, errno == EINTR { continue }
             guard count >= 0 else { throw .system("cannot read the downloaded data", errno) }
             if count == 0 { break }
             sawInput = true

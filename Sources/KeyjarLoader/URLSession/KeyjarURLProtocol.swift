@@ -35,7 +35,10 @@ import KeyjarLocks
 /// Basic response a protocol delivers, which waits forever without a delegate and otherwise
 /// sends the request again outside Keyjar; it does not recognise the field led by a space
 /// (which HTTP treats as the same value). Server-trust and client-certificate challenges get
-/// the loader's default handling.
+/// the loader's default handling without the credential storage (the loader reads no storage
+/// for a session's load, so that the delegate is asked first): certificate verification, and
+/// no server-trust decision or client certificate kept in keyjard. For the same reason no
+/// stored credential is sent pre-emptively: a protected URL costs one 401 first.
 ///
 /// **What swift-corelibs-foundation does not allow** (Swift 6.3):
 /// - *Download tasks fail* with `URLError(.unsupportedURL)`: Foundation completes a download

@@ -18,7 +18,18 @@ struct ChallengeMemory {
 // credential in the request's URL answers first, then every challenge comes here.
 extension ProtocolLoad {
     func connection(_ connection: LoaderConnection, didReceive challenge: URLAuthenticationChallenge) {
-        guard let sender = challenge.sender else { return }
+        guard let sender = challenge.sender else {
+            // The loader gives every challenge a sender; without one nobody could answer, and
+            // the task would wait for ever.
+            connection.cancel()
+            return report(
+                LoaderError.make(
+                    .userCancelledAuthentication,
+                    "A challenge came without a sender",
+                    url: connection.currentRequest.url
+                )
+            )
+        }
         guard let (session, task, delegate) = sessionDelegate else {
             return answerByDefault(challenge, sender: sender)
         }
@@ -82,11 +93,7 @@ extension ProtocolLoad {
             }),
             credential.persistence != .none, let storage = loader?.configuration.credentialStorage
         else { return }
-        if let shared = storage as? SharedCredentialStorage {
-            // The load succeeded either way: a credential that could not be stored is asked
-            // for again next time, which is all that failing here changes.
-            try? shared.store(credential, for: space)
-        } else if storage.defaultCredential(for: space) == nil {
+        if storage.defaultCredential(for: space) == nil {
             storage.setDefaultCredential(credential, for: space)
         } else {
             storage.set(credential, for: space)

@@ -123,8 +123,10 @@ final class ProtocolLoad: LoaderConnectionLegacyAuthenticationDelegate, @uncheck
             defer { state.pendingQuestion = nil }
             return (state.connection, state.pendingQuestion)
         }
-        release?()
+        // The connection first: a question given up answers its fallback, which a connection
+        // not yet cancelled would act on (follow the redirect, store the response).
         connection?.cancel()
+        release?()
     }
 
     private var isCancelled: Bool { state.withLock { $0.cancelled } }
@@ -141,9 +143,17 @@ final class ProtocolLoad: LoaderConnectionLegacyAuthenticationDelegate, @uncheck
 
     /// `uploadTask(withStreamedRequest:)`: the body is the stream the delegate gives.
     private func askForBodyStream(_ request: URLRequest) {
-        guard let (session, task, delegate) = sessionDelegate else { return begin(request) }
+        // Without a stream the request would go out with no body at all: a failure, as
+        // URLSession's own protocol reports it.
+        let noStream = LoaderError.make(
+            .requestBodyStreamExhausted,
+            "The streamed request's body stream was not given (needNewBodyStream)",
+            url: request.url
+        )
+        guard let (session, task, delegate) = sessionDelegate else { return report(noStream) }
         session.delegateQueue.addOperation {
             delegate.urlSession(session, task: task) { stream in
+                guard let stream else { return self.report(noStream) }
                 var request = request
                 request.httpBodyStream = stream
                 self.begin(request)
@@ -180,7 +190,7 @@ final class ProtocolLoad: LoaderConnectionLegacyAuthenticationDelegate, @uncheck
     }
 
     /// Ends the task with `error` before or instead of a load.
-    private func report(_ error: any Error) {
+    func report(_ error: any Error) {
         guard !isCancelled else { return }
         tell { $0.urlProtocol($1, didFailWithError: error) }
     }
