@@ -40,7 +40,7 @@ extension LoaderConnection {
     func cacheRequestHeaders(_ request: URLRequest) -> HTTPHeaderFields {
         var fields = HTTPHeaderFields(
             (request.allHTTPHeaderFields ?? [:]).compactMap {
-                ResponseHead.sameFieldName($0.key, LoaderProtocol.propertiesField) ? nil : ($0.key, $0.value)
+                LoaderProtocol.isUnsent($0.key) ? nil : ($0.key, $0.value)
             }
         )
         for (name, value) in loader.configuration.additionalHeaders where !fields.contains(name) {

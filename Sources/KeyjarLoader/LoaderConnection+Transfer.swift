@@ -90,7 +90,7 @@ extension LoaderConnection {
         // their own, and this runs for every attempt.
         func requestSets(_ name: String) -> Bool { fields.keys.contains { ResponseHead.sameFieldName($0, name) } }
         for (name, value) in additional where !requestSets(name) { lines.append(name + ": " + value) }
-        for (name, value) in fields where !ResponseHead.sameFieldName(name, LoaderProtocol.propertiesField) {
+        for (name, value) in fields where !LoaderProtocol.isUnsent(name) {
             lines.append(name + ": " + value)
         }
         if request.httpShouldHandleCookies, !requestSets("Cookie"), let storage = loader.configuration.cookieStorage,

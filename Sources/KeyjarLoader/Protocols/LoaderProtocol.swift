@@ -66,8 +66,13 @@ open class LoaderProtocol: @unchecked Sendable {
     /// in base64). Foundation on Linux keeps URLProtocol's properties in the request object and
     /// drops them whenever a `URLRequest` is copied on write; a header field survives every
     /// copy, redirect and `willSend` that keeps the request's fields. The loader never sends
-    /// it; a delegate sees it among `allHTTPHeaderFields`.
+    /// it; a delegate sees it among `allHTTPHeaderFields`, and a protocol that hands the
+    /// request to another HTTP client should remove it (its values may be private).
     public static let propertiesField = "Keyjar-Protocol-Properties"
+
+    /// Whether a request's field is one the loader keeps to itself (``propertiesField``): the
+    /// one test of what is sent and what a cache's Vary sees.
+    static func isUnsent(_ fieldName: String) -> Bool { ResponseHead.sameFieldName(fieldName, propertiesField) }
 
     /// The property stored under `key` in `request`; nil when there is none. URLProtocol's
     /// `property(forKey:in:)`.
