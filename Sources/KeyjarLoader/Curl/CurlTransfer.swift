@@ -193,22 +193,7 @@ final class CurlTransfer: @unchecked Sendable {
             set(CURLOPT_PROXYUSERNAME, authentication.user)
             set(CURLOPT_PROXYPASSWORD, authentication.password)
         }
-        if !request.acceptedKeyPins.isEmpty {
-            set(CURLOPT_SSL_VERIFYPEER, 0)
-            set(CURLOPT_SSL_VERIFYHOST, 0)
-            set(CURLOPT_PINNEDPUBLICKEY, request.acceptedKeyPins.joined(separator: ";"))
-        }
-        if let identity = request.clientIdentity {
-            set(CURLOPT_SSLCERTTYPE, "PEM")
-            set(CURLOPT_SSLKEYTYPE, "PEM")
-            // libcurl copies blobs; the key text lives in the identity, not in this transfer.
-            for (option, text) in [
-                (CURLOPT_SSLCERT_BLOB, identity.certificatesPEM), (CURLOPT_SSLKEY_BLOB, identity.privateKeyPEM),
-            ] {
-                var copy = text
-                copy.withUTF8 { bytes in _ = keyjar_easy_setopt_blob(easy, option, bytes.baseAddress, bytes.count) }
-            }
-        }
+        CurlTLSOptions.apply(pins: request.acceptedKeyPins, identity: request.clientIdentity, to: easy)
     }
 
     private func configureUpload(method: String, length: Int64) {

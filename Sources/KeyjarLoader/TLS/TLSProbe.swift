@@ -67,23 +67,9 @@ struct TLSProbe {
         case .off:
             set(CURLOPT_SSL_VERIFYPEER, 0)
             set(CURLOPT_SSL_VERIFYHOST, 0)
-        case .asTheLoad(let pins) where !pins.isEmpty:
-            set(CURLOPT_SSL_VERIFYPEER, 0)
-            set(CURLOPT_SSL_VERIFYHOST, 0)
-            set(CURLOPT_PINNEDPUBLICKEY, pins.joined(separator: ";"))
-        case .asTheLoad:
-            break
-        }
-        if let clientIdentity {
-            set(CURLOPT_SSLCERTTYPE, "PEM")
-            set(CURLOPT_SSLKEYTYPE, "PEM")
-            for (option, text) in [
-                (CURLOPT_SSLCERT_BLOB, clientIdentity.certificatesPEM),
-                (CURLOPT_SSLKEY_BLOB, clientIdentity.privateKeyPEM),
-            ] {
-                var copy = text
-                copy.withUTF8 { bytes in _ = keyjar_easy_setopt_blob(easy, option, bytes.baseAddress, bytes.count) }
-            }
+            CurlTLSOptions.apply(pins: [], identity: clientIdentity, to: easy)
+        case .asTheLoad(let pins):
+            CurlTLSOptions.apply(pins: pins, identity: clientIdentity, to: easy)
         }
         set(CURLOPT_CERTINFO, 1)
         set(CURLOPT_FRESH_CONNECT, 1)
