@@ -93,7 +93,11 @@ extension ProtocolLoad {
             }),
             credential.persistence != .none, let storage = loader?.configuration.credentialStorage
         else { return }
-        if storage.defaultCredential(for: space) == nil {
+        if storage is SharedCredentialStorage {
+            // keyjard makes a space's first credential its default; asking for the default
+            // first would fetch a password for nothing. A failure goes to its failureLog.
+            storage.set(credential, for: space)
+        } else if storage.defaultCredential(for: space) == nil {
             storage.setDefaultCredential(credential, for: space)
         } else {
             storage.set(credential, for: space)
