@@ -19,7 +19,7 @@ import KeyjarStore
 /// runs at the end (its findings are the half credentials keyjard's kills left), and every
 /// credential's password must be its last acknowledged one or a later attempt.
 ///
-/// With `KEYJAR_STRESS_DISK_FULL=N` (root only) keyjard's directory is a 64 MiB tmpfs that a
+/// With `KEYJAR_STRESS_DISK_FULL=N` (root only) keyjard's directory is a 256 MiB tmpfs that a
 /// ballast file fills N times, for 0.2–1 s each: writes are refused meanwhile (`refused-20`,
 /// storageFailure), and nothing acknowledged may be lost.
 func runStressBenchmark() throws {
@@ -38,7 +38,11 @@ func runStressBenchmark() throws {
     // keyjard's own directory: the socket, the database and (file backend) the secrets.
     let serviceDirectory = directory + "/service"
     try FileManager.default.createDirectory(atPath: serviceDirectory, withIntermediateDirectories: true)
-    let disk = diskEpisodeTarget > 0 ? try StressDisk(directory: serviceDirectory, size: "64m") : nil
+    // Well above what keyjard itself keeps there under a burst of writes (the WAL stays about
+    // 64 MiB, CheckpointPolicy, beside the database): at 64 MiB the WAL alone filled it, and a
+    // keyjard killed then could not start again (no room for the WAL index), so only the
+    // ballast may fill it.
+    let disk = diskEpisodeTarget > 0 ? try StressDisk(directory: serviceDirectory, size: "256m") : nil
     defer { if disk != nil { umount2(serviceDirectory, Int32(MNT_DETACH)) } }
     // A keyjard started while the disk is full may not open its database: it is tried again
     // until the episode ends.
