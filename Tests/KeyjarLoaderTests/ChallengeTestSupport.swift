@@ -66,25 +66,8 @@ final class ChallengeDelegate: LoaderConnectionAuthenticationDelegate, @unchecke
     var challenges: [SeenChallenge] { seen.withLock { $0 } }
 
     func connection(_ connection: LoaderConnection, willSendRequestFor challenge: URLAuthenticationChallenge) {
-        let record = SeenChallenge(challenge)
-        seen.withLock { $0.append(record) }
-        recorder.record(
-            .challenge(method: record.shortMethod, failures: record.previousFailureCount, proposed: record.proposedUser)
-        )
-        guard let sender = challenge.sender else {
-            // Nobody could answer: the load would hang until the hang limit; say why now.
-            Issue.record("a challenge without a sender")
-            return connection.cancel()
-        }
-        switch answers(record) {
-        case .use(let user, let password, let persistence):
-            sender.use(URLCredential(user: user, password: password, persistence: persistence), for: challenge)
-        case .credential(let credential): sender.use(credential, for: challenge)
-        case .continueWithout: sender.continueWithoutCredential(for: challenge)
-        case .cancel: sender.cancel(challenge)
-        case .performDefault: sender.performDefaultHandling(for: challenge)
-        case .reject: sender.rejectProtectionSpaceAndContinue(with: challenge)
-        case .hold: held.withLock { $0.append(challenge) }
+        answerTestChallenge(challenge, on: connection, seen: seen, recorder: recorder, answers: answers) { challenge in
+            held.withLock { $0.append(challenge) }
         }
     }
 
@@ -203,26 +186,7 @@ final class TrustCheckingDelegate: LoaderConnectionLegacyAuthenticationDelegate,
         return handles.contains(protectionSpace.authenticationMethod)
     }
     func connection(_ connection: LoaderConnection, didReceive challenge: URLAuthenticationChallenge) {
-        let record = SeenChallenge(challenge)
-        seen.withLock { $0.append(record) }
-        recorder.record(
-            .challenge(method: record.shortMethod, failures: record.previousFailureCount, proposed: record.proposedUser)
-        )
-        guard let sender = challenge.sender else {
-            // Nobody could answer: the load would hang until the hang limit; say why now.
-            Issue.record("a challenge without a sender")
-            return connection.cancel()
-        }
-        switch answers(record) {
-        case .use(let user, let password, let persistence):
-            sender.use(URLCredential(user: user, password: password, persistence: persistence), for: challenge)
-        case .credential(let credential): sender.use(credential, for: challenge)
-        case .continueWithout: sender.continueWithoutCredential(for: challenge)
-        case .cancel: sender.cancel(challenge)
-        case .performDefault: sender.performDefaultHandling(for: challenge)
-        case .reject: sender.rejectProtectionSpaceAndContinue(with: challenge)
-        case .hold: break
-        }
+        answerTestChallenge(challenge, on: connection, seen: seen, recorder: recorder, answers: answers) { _ in }
     }
     func connection(_ connection: LoaderConnection, didCancel challenge: URLAuthenticationChallenge) {
         recorder.record(.challengeCancelled)
@@ -243,5 +207,37 @@ final class TrustCheckingDelegate: LoaderConnectionLegacyAuthenticationDelegate,
     func connectionDidFinishLoading(_ connection: LoaderConnection) { recorder.connectionDidFinishLoading(connection) }
     func connection(_ connection: LoaderConnection, didFailWithError error: any Error) {
         recorder.connection(connection, didFailWithError: error)
+    }
+}
+
+/// What the test delegates do with a challenge, whichever method brings it: record it, then
+/// answer as `answers` says (`hold` keeps a held one).
+func answerTestChallenge(
+    _ challenge: URLAuthenticationChallenge,
+    on connection: LoaderConnection,
+    seen: Locked<[SeenChallenge]>,
+    recorder: RecordingDelegate,
+    answers: (SeenChallenge) -> TestAnswer,
+    hold: (URLAuthenticationChallenge) -> Void
+) {
+    let record = SeenChallenge(challenge)
+    seen.withLock { $0.append(record) }
+    recorder.record(
+        .challenge(method: record.shortMethod, failures: record.previousFailureCount, proposed: record.proposedUser)
+    )
+    guard let sender = challenge.sender else {
+        // Nobody could answer: the load would hang until the hang limit; say why now.
+        Issue.record("a challenge without a sender")
+        return connection.cancel()
+    }
+    switch answers(record) {
+    case .use(let user, let password, let persistence):
+        sender.use(URLCredential(user: user, password: password, persistence: persistence), for: challenge)
+    case .credential(let credential): sender.use(credential, for: challenge)
+    case .continueWithout: sender.continueWithoutCredential(for: challenge)
+    case .cancel: sender.cancel(challenge)
+    case .performDefault: sender.performDefaultHandling(for: challenge)
+    case .reject: sender.rejectProtectionSpaceAndContinue(with: challenge)
+    case .hold: hold(challenge)
     }
 }
