@@ -2,8 +2,9 @@ public import Foundation
 
 /// One stored HTTP cookie with every field of the RFC 6265bis storage model (§5.7).
 ///
-/// A cookie's identity is ``Identity``: (name, domain, host-only, path). Storing a cookie with
-/// the identity of an existing one replaces it and keeps the old ``creation`` time.
+/// A cookie's identity is ``Identity``: (name, domain, host-only, path, partition key). Storing
+/// a cookie with the identity of an existing one replaces it and keeps the old ``creation``
+/// time.
 ///
 /// ```swift
 /// let cookie = Cookie(name: "sid", value: "42", domain: "example.com", path: "/")
@@ -26,6 +27,9 @@ public struct Cookie: Sendable, Hashable {
     public var sameSite: SameSite
     public var creation: Date
     public var lastAccess: Date
+    /// The top-level site a partitioned cookie (CHIPS) belongs to; nil for an unpartitioned
+    /// cookie. A partitioned cookie goes only with requests under that same top-level site.
+    public var partitionKey: CookiePartitionKey?
 
     public init(
         name: String,
@@ -38,7 +42,8 @@ public struct Cookie: Sendable, Hashable {
         httpOnly: Bool = false,
         sameSite: SameSite = .unspecified,
         creation: Date = Date(),
-        lastAccess: Date? = nil
+        lastAccess: Date? = nil,
+        partitionKey: CookiePartitionKey? = nil
     ) {
         self.name = name
         self.value = value
@@ -51,31 +56,48 @@ public struct Cookie: Sendable, Hashable {
         self.sameSite = sameSite
         self.creation = creation
         self.lastAccess = lastAccess ?? creation
+        self.partitionKey = partitionKey
     }
 
-    /// The key under which a store keeps at most one cookie (RFC 6265bis §5.7 step 23).
+    /// The key under which a store keeps at most one cookie (RFC 6265bis §5.7 step 23), with
+    /// the partition key beside it: one partition's cookie never replaces another's, nor an
+    /// unpartitioned one.
     public struct Identity: Sendable, Hashable {
         public var name: String
         public var domain: String
         public var hostOnly: Bool
         public var path: String
+        public var partitionKey: CookiePartitionKey?
 
-        public init(name: String, domain: String, hostOnly: Bool, path: String) {
+        public init(
+            name: String,
+            domain: String,
+            hostOnly: Bool,
+            path: String,
+            partitionKey: CookiePartitionKey? = nil
+        ) {
             self.name = name
             self.domain = domain
             self.hostOnly = hostOnly
             self.path = path
+            self.partitionKey = partitionKey
         }
     }
 
-    public var identity: Identity { Identity(name: name, domain: domain, hostOnly: hostOnly, path: path) }
+    public var identity: Identity {
+        Identity(name: name, domain: domain, hostOnly: hostOnly, path: path, partitionKey: partitionKey)
+    }
 
     /// Whether `other` has this cookie's identity; compares in place rather than building two
-    /// `Identity` values (which would copy four strings each).
+    /// `Identity` values (which would copy five strings each).
     @inline(__always)
     func hasIdentity(of other: Cookie) -> Bool {
         hostOnly == other.hostOnly && name == other.name && path == other.path && domain == other.domain
+            && partitionKey == other.partitionKey
     }
+
+    /// Whether this is a partitioned cookie (CHIPS), kept and sent under one top-level site.
+    public var isPartitioned: Bool { partitionKey != nil }
 
     /// A session cookie has no expiry and is discarded when the session ends.
     public var isSession: Bool { expires == nil }
@@ -104,6 +126,7 @@ extension Cookie: CustomStringConvertible {
         if secure { parts.append("secure") }
         if httpOnly { parts.append("httponly") }
         if sameSite != .unspecified { parts.append("samesite=\(sameSite.rawValue)") }
+        if let partitionKey { parts.append("partitioned=\(partitionKey)") }
         return parts.joined(separator: "; ")
     }
 }

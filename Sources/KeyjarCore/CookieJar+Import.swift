@@ -23,7 +23,7 @@ extension CookieJar {
         report.problems = problems
         // The limits are enforced once, after the whole batch: per insertion, a 100,000-line
         // file past the total limit sorted the whole jar every 300 cookies.
-        var touched = Set<String>()
+        var touched = Set<LimitScope>()
         var changes: [CookieChange] = []
         for entry in entries {
             if entry.cookie.isExpired(at: now) {
@@ -33,13 +33,15 @@ extension CookieJar {
             switch insert(entry.cookie, keepingCreation: entry.hasCreationTime, now: now, enforcingLimits: false) {
             case .success(let made):
                 report.imported += 1
-                if let stored = made.first?.cookie { touched.insert(siteKey(for: stored.domain)) }
+                if let stored = made.first?.cookie {
+                    touched.insert(LimitScope(site: siteKey(for: stored.domain), partition: stored.partitionKey))
+                }
                 if keepingChanges { changes += made }
             case .failure(let rejection):
                 report.problems.append(CookieFileProblem(line: entry.line, message: rejection.description))
             }
         }
-        let evictions = enforceLimits(sites: touched, now: now)
+        let evictions = enforceLimits(scopes: touched, now: now)
         guard keepingChanges else {
             report.problems.sort { $0.line < $1.line }
             return report

@@ -9,7 +9,7 @@ extension CookieJar {
     /// - Parameter keepingCreation: false when the source has no creation time (cookies.txt):
     ///   the cookie then gets a fresh one, so cookies inserted in turn keep that order.
     /// - Parameter enforcingLimits: false while a batch is inserted (an import), which then
-    ///   enforces them once, with `enforceLimits(sites:now:)`.
+    ///   enforces them once, with `enforceLimits(scopes:now:)`.
     @discardableResult
     public mutating func insert(
         _ cookie: Cookie,
@@ -23,16 +23,22 @@ extension CookieJar {
             cookie.lastAccess = cookie.creation
         }
         cookie.domain = Host.canonicalDomain(cookie.domain)
+        if let key = cookie.partitionKey {
+            // A key made from a host (`https://www.example.com`) is that host's site's key, the
+            // one requests under it are looked up with.
+            cookie.partitionKey = CookiePartitionKey(canonicalScheme: key.scheme, site: siteKey(for: key.site))
+        }
         if let rejection = validate(&cookie, now: now) { return .failure(rejection) }
         return put(cookie, api: .http, now: now, keepCreationOfOld: false, enforcingLimits: enforcingLimits)
     }
 
-    /// The per-site limit for each of `keys` (sites a batch touched), then the total limit,
-    /// once: what inserting the batch one by one would have enforced after every cookie, at the
-    /// cost of one sort per site and one for the jar instead of one per insertion past a limit.
-    mutating func enforceLimits(sites keys: Set<String>, now: Date) -> [CookieChange] {
+    /// The limit of each of `scopes` (sites and partitions a batch touched), then the total
+    /// limit, once: what inserting the batch one by one would have enforced after every cookie,
+    /// at the cost of one sort per scope and one for the jar instead of one per insertion past a
+    /// limit.
+    mutating func enforceLimits(scopes: Set<LimitScope>, now: Date) -> [CookieChange] {
         var changes: [CookieChange] = []
-        for key in keys { changes += enforceSiteLimit(key, now: now) }
+        for scope in scopes { changes += enforceScopeLimit(scope, now: now) }
         changes += enforceTotalLimit(now: now)
         return changes
     }

@@ -50,7 +50,8 @@ extension CookieJar {
     }
 
     /// Indices, in header order, of the cookies in the request site's bucket that go with the
-    /// request; their last-access times are updated.
+    /// request; their last-access times are updated. Unpartitioned cookies go by the retrieval
+    /// algorithm alone; a partitioned one also needs the request's partition key to be its own.
     private mutating func matchingCookies(
         for context: CookieContext,
         now: Date
@@ -76,12 +77,27 @@ extension CookieJar {
 
         // Sort keys are copied out so that sorting moves integers, not cookies.
         var matched: [(index: Int, pathLength: Int, creation: Date)] = []
+        // Partitioned cookies that match but for their partition, checked after the scan: only
+        // a lookup that meets one pays for working out the request's partition key.
+        var partitioned: [Int] = []
         sites.values[bucketIndex].withUnsafeMutableBufferPointer { bucket in
             guard let base = bucket.baseAddress else { return }
             matched.reserveCapacity(bucket.count)
             for index in bucket.indices where Self.matches(base + index, request) {
+                if base[index].partitionKey != nil {
+                    partitioned.append(index)
+                    continue
+                }
                 base[index].lastAccess = now
                 matched.append((index, base[index].path.utf8.count, base[index].creation))
+            }
+        }
+        if !partitioned.isEmpty {
+            let requestPartition = partitionKey(for: context)
+            for index in partitioned where sites.values[bucketIndex][index].partitionKey == requestPartition {
+                sites.values[bucketIndex][index].lastAccess = now
+                let cookie = sites.values[bucketIndex][index]
+                matched.append((index, cookie.path.utf8.count, cookie.creation))
             }
         }
         if matched.count > 1 {

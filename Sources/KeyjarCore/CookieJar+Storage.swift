@@ -88,7 +88,8 @@ extension CookieJar {
             secure: parsed.secure,
             httpOnly: parsed.httpOnly,
             sameSite: parsed.sameSite,
-            creation: now
+            creation: now,
+            partitionKey: parsed.partitioned ? partitionKey(for: context) : nil
         )
 
         if cookie.secure && !context.url.isSecure { return .failure(.secureFromInsecureOrigin) }
@@ -161,8 +162,12 @@ extension CookieJar {
     }
 
     /// Rules about a cookie's own attributes, shared by responses and imports: SameSite=None
-    /// needs Secure, and the `__Secure-` / `__Host-` prefixes (RFC 6265bis §4.1.3).
+    /// and Partitioned need Secure, and the `__Secure-` / `__Host-` prefixes (RFC 6265bis
+    /// §4.1.3).
     static func attributeRejection(_ cookie: Cookie) -> CookieRejection? {
+        // Partitioned first: a CHIPS cookie is usually SameSite=None too, and Partitioned names
+        // the stricter intent.
+        if cookie.partitionKey != nil && !cookie.secure { return .partitionedWithoutSecure }
         if cookie.sameSite == .none && !cookie.secure { return .sameSiteNoneWithoutSecure }
         if cookie.name.isEmpty {
             if hasPrefix(cookie.value, "__secure-") || hasPrefix(cookie.value, "__host-") {
@@ -192,10 +197,12 @@ extension CookieJar {
         return zip(bytes, prefix).allSatisfy { ($0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0) == $1 }
     }
 
-    /// RFC 6265bis §5.7 step 16: a Secure cookie this insecure one would shadow, if any.
+    /// RFC 6265bis §5.7 step 16: a Secure cookie this insecure one would shadow, if any. Only
+    /// cookies of its own partition count: a partitioned cookie is never sent where an
+    /// unpartitioned one is (nor the other way round), so it shadows nothing there.
     private mutating func secureCookieShadowed(by cookie: Cookie) -> Cookie? {
         sites[siteKey(for: cookie.domain)]?.first { existing in
-            existing.secure && existing.name == cookie.name
+            existing.secure && existing.name == cookie.name && existing.partitionKey == cookie.partitionKey
                 && (Host.domainMatches(existing.domain, cookie.domain)
                     || Host.domainMatches(cookie.domain, existing.domain))
                 && CookiePath.matches(cookie.path, existing.path)
@@ -234,7 +241,10 @@ extension CookieJar {
         cookie.lastAccess = max(cookie.lastAccess, cookie.creation)
         sites[key, default: []].append(cookie)
         count += 1
-        return .success(enforcingLimits ? [.added(cookie)] + enforceLimits(site: key, now: now) : [.added(cookie)])
+        guard enforcingLimits else { return .success([.added(cookie)]) }
+        return .success(
+            [.added(cookie)] + enforceLimits(LimitScope(site: key, partition: cookie.partitionKey), now: now)
+        )
     }
 
     mutating func removeCookie(at index: Int, site key: String) {

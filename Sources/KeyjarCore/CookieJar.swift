@@ -26,19 +26,52 @@ public struct CookieJar: Sendable {
         public var totalPurge: Int
         /// Expiry is capped at this many seconds from now (RFC 6265bis: 400 days at most).
         public var maximumAge: TimeInterval
+        /// Partitioned cookies of one site in one partition; past this, the ones that would be
+        /// evicted first go until the partition's site is within both of its limits. They do not
+        /// count against `perSite`, which is for unpartitioned cookies.
+        public var perSiteInPartition: Int
+        /// Bytes of name and value of one site's partitioned cookies in one partition.
+        public var bytesPerSiteInPartition: Int
 
         public init(
             perSite: Int = 180,
             perSitePurgedTo: Int = 150,
             total: Int = 3300,
             totalPurge: Int = 300,
-            maximumAge: TimeInterval = 400 * 86_400
+            maximumAge: TimeInterval = 400 * 86_400,
+            perSiteInPartition: Int = 180,
+            bytesPerSiteInPartition: Int = 10_240
         ) {
             self.perSite = perSite
             self.perSitePurgedTo = perSitePurgedTo
             self.total = total
             self.totalPurge = totalPurge
             self.maximumAge = maximumAge
+            self.perSiteInPartition = perSiteInPartition
+            self.bytesPerSiteInPartition = bytesPerSiteInPartition
+        }
+
+        // Written out so that limits encoded before the partition limits existed still decode,
+        // with Chromium's values for those.
+        private enum CodingKeys: String, CodingKey {
+            case perSite, perSitePurgedTo, total, totalPurge, maximumAge
+            case perSiteInPartition, bytesPerSiteInPartition
+        }
+
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            let defaults = Limits()
+            self.init(
+                perSite: try container.decode(Int.self, forKey: .perSite),
+                perSitePurgedTo: try container.decode(Int.self, forKey: .perSitePurgedTo),
+                total: try container.decode(Int.self, forKey: .total),
+                totalPurge: try container.decode(Int.self, forKey: .totalPurge),
+                maximumAge: try container.decode(TimeInterval.self, forKey: .maximumAge),
+                perSiteInPartition: try container.decodeIfPresent(Int.self, forKey: .perSiteInPartition)
+                    ?? defaults.perSiteInPartition,
+                bytesPerSiteInPartition: try container.decodeIfPresent(Int.self, forKey: .bytesPerSiteInPartition)
+                    ?? defaults.bytesPerSiteInPartition
+            )
         }
     }
 
@@ -96,7 +129,8 @@ public struct CookieJar: Sendable {
         !(sites[siteKey(for: host)]?.isEmpty ?? true)
     }
 
-    /// How many cookies are stored for the site of `host` (what its limit counts).
+    /// How many cookies are stored for the site of `host`, its partitioned ones included (so at
+    /// least what its unpartitioned limit counts).
     public mutating func cookieCount(forSiteOf host: String) -> Int {
         sites[siteKey(for: host)]?.count ?? 0
     }
@@ -114,6 +148,14 @@ public struct CookieJar: Sendable {
         }
         siteKeyCache[host] = key
         return key
+    }
+
+    /// The partition a request's partitioned cookies are stored in and read from (CHIPS): the
+    /// site of its main document, or the request's own site when it has none (a top-level
+    /// request, or a program fetching a URL).
+    public mutating func partitionKey(for context: CookieContext) -> CookiePartitionKey {
+        let topLevel = context.siteForCookies ?? context.url
+        return CookiePartitionKey(canonicalScheme: topLevel.scheme, site: siteKey(for: topLevel.host))
     }
 
     /// Schemeful same-site (RFC 6265bis §5.2): same registrable domain and same scheme class.

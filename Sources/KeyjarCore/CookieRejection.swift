@@ -15,6 +15,8 @@ public enum CookieRejection: Error, Sendable, Hashable {
     case wouldOverwriteHttpOnlyCookie(name: String)
     case sameSiteFromCrossSiteRequest(SameSite)
     case sameSiteNoneWithoutSecure
+    /// CHIPS: a partitioned cookie must be Secure.
+    case partitionedWithoutSecure
     case prefixRequirementsUnmet(prefix: String, requirement: String)
     case nameLooksLikePrefix
     case invalidCharacter(field: String)
@@ -45,6 +47,7 @@ extension CookieRejection: CustomStringConvertible {
         case .sameSiteFromCrossSiteRequest(let mode):
             return "A SameSite=\(mode.enforced.rawValue) cookie cannot be set by a cross-site subresource request"
         case .sameSiteNoneWithoutSecure: return "SameSite=None requires the Secure attribute"
+        case .partitionedWithoutSecure: return "A Partitioned cookie requires the Secure attribute"
         case .prefixRequirementsUnmet(let prefix, let requirement): return "A \(prefix) cookie must \(requirement)"
         case .nameLooksLikePrefix: return "A nameless cookie's value may not start with __Secure- or __Host-"
         case .invalidCharacter(let field): return "The cookie's \(field) contains a forbidden character"

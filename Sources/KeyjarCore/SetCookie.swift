@@ -16,6 +16,9 @@ public struct SetCookie: Sendable, Hashable {
     public var secure: Bool
     public var httpOnly: Bool
     public var sameSite: SameSite
+    /// The `Partitioned` attribute (CHIPS): the cookie is kept under the top-level site of the
+    /// request that sets it.
+    public var partitioned: Bool
 
     public init(
         name: String,
@@ -26,7 +29,8 @@ public struct SetCookie: Sendable, Hashable {
         path: String? = nil,
         secure: Bool = false,
         httpOnly: Bool = false,
-        sameSite: SameSite = .unspecified
+        sameSite: SameSite = .unspecified,
+        partitioned: Bool = false
     ) {
         self.name = name
         self.value = value
@@ -37,5 +41,6 @@ public struct SetCookie: Sendable, Hashable {
         self.secure = secure
         self.httpOnly = httpOnly
         self.sameSite = sameSite
+        self.partitioned = partitioned
     }
 }

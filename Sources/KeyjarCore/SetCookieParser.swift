@@ -94,6 +94,9 @@ public enum SetCookieParser {
             cookie.httpOnly = true
         case 8 where equalsLowercased(name, "samesite"):
             cookie.sameSite = SameSite(attributeValue: String(decoding: value, as: UTF8.self))
+        case 11 where equalsLowercased(name, "partitioned"):
+            // A flag, as Secure is: a value (`Partitioned=no`) does not unset it (CHIPS).
+            cookie.partitioned = true
         default:
             break
         }
