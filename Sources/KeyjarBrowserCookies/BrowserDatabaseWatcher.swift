@@ -6,7 +6,8 @@ import Glibc
 ///
 /// One watch on the database's directory, not on the files: the directory's watch sees writes
 /// to the database and its `-wal` (IN_MODIFY, IN_CLOSE_WRITE) and a WAL or database that
-/// appears or is replaced (IN_CREATE, IN_MOVED_TO), whereas a watch on a file dies with the
+/// appears or is replaced (IN_CREATE, IN_MOVED_TO) and a journal deleted at a commit
+/// (IN_DELETE), whereas a watch on a file dies with the
 /// file a browser replaces. The `-shm` index is left out: readers (this one's snapshots
 /// included) write to it too.
 public final class BrowserDatabaseWatcher: @unchecked Sendable {
@@ -27,7 +28,8 @@ public final class BrowserDatabaseWatcher: @unchecked Sendable {
         names = [name, name + "-wal", name + "-journal"]
         inotify = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
         guard inotify >= 0 else { throw Self.failure("cannot start inotify") }
-        let mask = UInt32(IN_MODIFY | IN_CLOSE_WRITE | IN_CREATE | IN_MOVED_TO)
+        // IN_DELETE: in rollback-journal mode a transaction commits when its journal is deleted.
+        let mask = UInt32(IN_MODIFY | IN_CLOSE_WRITE | IN_CREATE | IN_MOVED_TO | IN_DELETE)
         guard inotify_add_watch(inotify, directory, mask) >= 0 else {
             let error = Self.failure("cannot watch \(directory)")
             close(inotify)

@@ -92,8 +92,9 @@ struct BrowserImport {
             let found: BrowserCookies
             do {
                 found = try read(profile)
-            } catch let error as CLIError where error.message.contains("stays locked") {
-                // The browser held its lock through every retry: the next write brings another try.
+            } catch let error as CLIError {
+                // Caught mid-write (a lock held through every retry, a journal not yet gone):
+                // the browser's next write brings another try, and the loop goes on.
                 Output.error(error.message)
                 continue
             }
@@ -141,7 +142,9 @@ struct BrowserImport {
         var outcome = Outcome(kept: total.kept)
         if refused > 0 { outcome.skipped.append(("refused by the jar", refused)) }
         if total.expired > 0 { outcome.skipped.append((BrowserCookieSkip.expired.rawValue, total.expired)) }
-        if total.imported > total.kept { outcome.skipped.append(("over the jar's limits", total.imported - total.kept)) }
+        if total.imported > total.kept {
+            outcome.skipped.append(("over the jar's limits", total.imported - total.kept))
+        }
         return outcome
     }
 
@@ -180,6 +183,13 @@ private enum FollowStop {
 
     static func arm(_ descriptor: Int32) {
         Self.descriptor = descriptor
+        // A parent's blocked signals are inherited through exec (a Swift program's worker
+        // threads block SIGTERM, and so do their children): unblocked here, on the thread that
+        // waits, or the stop request would stay pending forever.
+        var unblocked = sigset_t()
+        sigemptyset(&unblocked)
+        for number in signals { sigaddset(&unblocked, number) }
+        pthread_sigmask(SIG_UNBLOCK, &unblocked, nil)
         for number in signals {
             signal(number) { _ in
                 var byte: UInt8 = 1

@@ -328,11 +328,15 @@ extension CookieCommand {
         var follow = false
 
         func validate() throws {
-            if (file == nil) == (fromBrowser == nil) { throw ValidationError("Give either FILE or --from-browser BROWSER.") }
+            if (file == nil) == (fromBrowser == nil) {
+                throw ValidationError("Give either FILE or --from-browser BROWSER.")
+            }
             if fromBrowser == nil, container != nil || !domain.isEmpty || dryRun || follow {
                 throw ValidationError("--container, --domain, --dry-run and --follow go with --from-browser.")
             }
-            if fromBrowser != nil, format != nil { throw ValidationError("--format goes with a file, not --from-browser.") }
+            if fromBrowser != nil, format != nil {
+                throw ValidationError("--format goes with a file, not --from-browser.")
+            }
             if dryRun && follow { throw ValidationError("--dry-run and --follow exclude each other.") }
             for name in domain { _ = try UserInput.domain(name) }
             if let fromBrowser { _ = try BrowserSelection(fromBrowser, container: container) }
