@@ -306,8 +306,8 @@ let package = Package(
         .testTarget(
             name: "KeyjarCLITests",
             dependencies: [
-                "Keyjar", "KeyjarCodec", "KeyjarCore", "KeyjarProtocol", "KeyjarTestSupport", "KeyjarDaemon",
-                "KeyjarCLI",
+                "Keyjar", "KeyjarBrowserCookies", "KeyjarCodec", "KeyjarCore", "KeyjarProtocol", "KeyjarTestSupport",
+                "KeyjarDaemon", "KeyjarCLI",
             ],
             swiftSettings: swiftSettings
         ),
