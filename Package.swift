@@ -228,7 +228,8 @@ let package = Package(
         .executableTarget(
             name: "KeyjarFuzz",
             dependencies: [
-                "KeyjarCore", "KeyjarCodec", "KeyjarAuth", "KeyjarHTTPCache", "KeyjarProtocol", "KeyjarLoader",
+                "KeyjarCore", "KeyjarCodec", "KeyjarAuth", "KeyjarBrowserCookies", "KeyjarHTTPCache", "KeyjarProtocol",
+                "KeyjarLoader",
             ],
             path: "Fuzz/Sources/KeyjarFuzz",
             swiftSettings: swiftSettings
