@@ -215,8 +215,8 @@ let package = Package(
         .executableTarget(
             name: "KeyjarBench",
             dependencies: [
-                "Keyjar", "KeyjarCodec", "KeyjarCore", "KeyjarProtocol", "KeyjarStore", "KeyjarLoader", "CMallocInfo",
-                "CCurl", "KeyjarHTTPCache", "KeyjarResponseCache",
+                "Keyjar", "KeyjarBrowserCookies", "KeyjarCodec", "KeyjarCore", "KeyjarProtocol", "KeyjarStore",
+                "KeyjarLoader", "CMallocInfo", "CCurl", "KeyjarHTTPCache", "KeyjarResponseCache",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
