@@ -162,9 +162,11 @@ public enum BrowserCookieRowDecoder {
         case (1, 0?), (256, _): sameSite = .unspecified
         case (1, _): sameSite = .lax
         case (2, _): sameSite = .strict
-        // Firefox (laxByDefault off, its release default) sends a cookie without SameSite on
-        // cross-site requests too: None is what it does.
-        default: sameSite = .none
+        // 0 is both "None" and, in older schemas, "the server said nothing" (Firefox, with
+        // laxByDefault off, sends those cross-site as well). A Secure one is kept as None; one
+        // that is not cannot be None in the jar (None requires Secure, RFC 6265bis), and is
+        // what a server that said nothing gets: unspecified, Lax by default.
+        default: sameSite = row.isSecure ? .none : .unspecified
         }
         return make(
             name: row.name,

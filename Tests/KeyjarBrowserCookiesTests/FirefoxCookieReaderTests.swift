@@ -51,18 +51,22 @@ struct FirefoxCookieReaderTests {
         var lax = FirefoxFixture(host: "www.example.com", name: "l", value: "1", expires: inADay)
         lax.sameSite = 1
         lax.rawSameSite = 1
-        let none = FirefoxFixture(host: "www.example.com", name: "n", value: "1", expires: inADay)
+        var none = FirefoxFixture(host: "www.example.com", name: "n", value: "1", expires: inADay)
+        none.secure = true
+        // Not Secure and 0: the server said nothing (None would need Secure).
+        let unset = FirefoxFixture(host: "www.example.com", name: "u", value: "1", expires: inADay)
         let expired = FirefoxFixture(host: "www.example.com", name: "old", value: "1", expires: anHourAgo)
         let control = FirefoxFixture(host: "www.example.com", name: "c", value: "a\u{1}b", expires: inADay)
-        let found = try FirefoxCookieReader(profile: profile(home, [hostOnly, lax, none, expired, control]))
+        let found = try FirefoxCookieReader(profile: profile(home, [hostOnly, lax, none, unset, expired, control]))
             .read(now: now)
 
         let byName = Dictionary(uniqueKeysWithValues: found.cookies.map { ($0.name, $0) })
-        #expect(byName.keys.sorted() == ["h", "l", "n"])
+        #expect(byName.keys.sorted() == ["h", "l", "n", "u"])
         #expect(byName["h"]?.hostOnly == true && byName["h"]?.domain == "www.example.com")
         #expect(byName["h"]?.sameSite == .unspecified)
         #expect(byName["l"]?.sameSite == .lax)
         #expect(byName["n"]?.sameSite == SameSite.none)
+        #expect(byName["u"]?.sameSite == .unspecified)
         #expect(found.skipped == [.expired: 1, .controlCharacters: 1])
     }
 
@@ -125,6 +129,24 @@ struct FirefoxCookieReaderTests {
         try Data(repeating: 0x41, count: 8192).write(to: URL(fileURLWithPath: profile.cookieDatabase))
         let error = #expect(throws: BrowserCookieImportError.self) { try FirefoxCookieReader(profile: profile).read() }
         #expect(error?.code == .databaseCorrupt)
+    }
+
+    /// A browser that holds its database exclusively: bounded retries, then an error that says so.
+    @Test func aDatabaseLockedThroughEveryRetryIsAClearError() async throws {
+        let home = try BrowserHome()
+        let profile = try profile(home, [FirefoxFixture(host: ".example.com", name: "a", value: "1", expires: inADay)])
+        let shell = try SQLiteShell(database: profile.cookieDatabase)
+        try await shell.run("BEGIN EXCLUSIVE; DELETE FROM moz_cookies;")
+        let error = await #expect(throws: BrowserCookieImportError.self) {
+            try await onOwnThread { try FirefoxCookieReader(profile: profile).read(now: now) }
+        }
+        #expect(error?.code == .databaseLocked)
+        #expect(error?.message.contains(profile.cookieDatabase) == true && error?.message.contains("locked") == true)
+        // Once the browser lets go, the same read works.
+        try await shell.run("ROLLBACK;")
+        let found = try await onOwnThread { try FirefoxCookieReader(profile: profile).read(now: now) }
+        #expect(found.cookies.map(\.name) == ["a"])
+        try await shell.close()
     }
 
     /// The browser runs: its last writes are still in the WAL, not in the database file.

@@ -175,3 +175,59 @@ struct BrowserImportCommandTests {
         #expect(!text.contains("rotated") && !text.contains("first"))
     }
 }
+
+/// Firefox through the CLI: a Flatpak profile, a container, and a partitioned cookie that must
+/// reach keyjard under its partition (it travels in the JSON cookie file's `partitionKey`).
+@Suite(.timeLimit(hangLimit), .servicesStopCleanly)
+struct FirefoxImportCommandTests {
+    @Test func aContainersCookiesAndAPartitionArriveAsTheBrowserHasThem() async throws {
+        let daemon = try await DaemonProcess()
+        let keyjar = KeyjarCLI(daemon: daemon)
+        let directory = try TemporaryDirectory()
+        let root = directory.path("home/.var/app/org.mozilla.firefox/.mozilla/firefox")
+        try FileManager.default.createDirectory(atPath: root + "/p.default-release", withIntermediateDirectories: true)
+        try "[Profile0]\nName=default-release\nIsRelative=1\nPath=p.default-release\nDefault=1\n"
+            .write(toFile: root + "/profiles.ini", atomically: true, encoding: .utf8)
+        let expires = Date().addingTimeInterval(86_400)
+        var work = BrowserDatabaseFixtures.FirefoxCookie(
+            host: ".example.com",
+            name: "work",
+            value: "w",
+            expires: expires
+        )
+        work.originAttributes = "^userContextId=2"
+        var embedded = BrowserDatabaseFixtures.FirefoxCookie(
+            host: "chat.example.net",
+            name: "embed",
+            value: "e",
+            expires: expires
+        )
+        embedded.secure = true
+        embedded.originAttributes = "^partitionKey=%28https%2Cnews.example%29"
+        let plain = BrowserDatabaseFixtures.FirefoxCookie(
+            host: ".example.com",
+            name: "plain",
+            value: "p",
+            expires: expires
+        )
+        var sql = BrowserDatabaseFixtures.firefoxSchema(userVersion: 16)
+        for cookie in [work, embedded, plain] { sql += BrowserDatabaseFixtures.firefoxInsert(cookie, userVersion: 16) }
+        try BrowserDatabaseFixtures.run(sql, at: root + "/p.default-release/cookies.sqlite")
+        let environment = ["HOME": directory.path("home"), "XDG_CONFIG_HOME": directory.path("home/.config")]
+
+        let inWork = try await keyjar.run(
+            ["cookie", "import", "--from-browser", "firefox", "--container", "Work"],
+            environment: environment
+        )
+        #expect(inWork.output == "imported 1, skipped 2 (2 in another container)\n", "\(inWork.error)")
+        #expect(try await keyjar.ok("cookie", "get", "https://example.com/") == "work=w\n")
+
+        let normal = try await keyjar.run(["cookie", "import", "--from-browser", "firefox"], environment: environment)
+        #expect(normal.output == "imported 2, skipped 1 (1 in another container)\n", "\(normal.error)")
+        // The partitioned cookie goes to chat.example.net only under news.example.
+        let cookies = try #require(
+            try await keyjar.json("cookie", "list", "--json", "--name", "embed") as? [[String: Any]]
+        )
+        #expect(cookies.first?["partitionKey"] as? String == "https://news.example")
+    }
+}
