@@ -67,19 +67,23 @@ public struct ChromiumCookieReader: Sendable {
                 let encrypted = statement.bytes(3)
                 var value = statement.bytes(2)
                 if !encrypted.isEmpty {
-                    if decryptor == nil {
-                        // The Secret Service is asked only for a database that has encrypted values.
-                        var passwords = given ?? []
-                        if given == nil {
-                            let found = ChromiumSafeStoragePassword.lookup(
-                                application: profile.browser.secretServiceApplication
-                            )
-                            lookup = found
-                            passwords = found.passwords + [""]
-                        }
-                        decryptor = ChromiumCookieDecryptor(passwords: passwords, hostHashed: version >= 24)
+                    let isV11 = encrypted.starts(with: Array("v11".utf8))
+                    // The Secret Service is asked only when a v11 value needs its password (v10's
+                    // is built in): a database without one never touches the keyring.
+                    if isV11, given == nil, lookup == nil {
+                        let found = ChromiumSafeStoragePassword.lookup(
+                            application: profile.browser.secretServiceApplication
+                        )
+                        lookup = found
+                        decryptor = ChromiumCookieDecryptor(
+                            passwords: found.passwords + [""],
+                            hostHashed: version >= 24
+                        )
                     }
-                    if encrypted.starts(with: Array("v11".utf8)) { v11Rows += 1 }
+                    if decryptor == nil {
+                        decryptor = ChromiumCookieDecryptor(passwords: given ?? [], hostHashed: version >= 24)
+                    }
+                    if isV11 { v11Rows += 1 }
                     guard case .value(let plaintext) = decryptor?.decrypt(encrypted, hostKey: hostKey) else {
                         result.take(.failure(.undecryptable))
                         continue

@@ -51,9 +51,12 @@ struct BrowserImportCommandTests {
         let keyjar = KeyjarCLI(daemon: daemon)
         var session = Self.cookie("session", "s1", host: "www.example.com", expires: nil)
         session.secure = true
+        // The jar's rules apply as to any import: None without Secure is refused, with why.
+        var insecureNone = Self.cookie("none", "n")
+        insecureNone.sameSite = 0
         let home = try Home([
             Self.cookie("sid", "42"), session, Self.cookie("old", "1", expires: Date().addingTimeInterval(-60)),
-            Self.cookie("bad", "a\u{1}b"), Self.cookie("other", "o", host: "www.example.org"),
+            Self.cookie("bad", "a\u{1}b"), Self.cookie("other", "o", host: "www.example.org"), insecureNone,
         ])
 
         let result = try await keyjar.run(
@@ -61,7 +64,11 @@ struct BrowserImportCommandTests {
             environment: home.environment
         )
         #expect(result.status == 0, "\(result.error)")
-        #expect(result.output == "imported 3, skipped 2 (1 control characters in name or value, 1 expired)\n")
+        #expect(
+            result.output
+                == "imported 3, skipped 3 (1 control characters in name or value, 1 expired, "
+                + "1 refused by the jar: SameSite=None requires the Secure attribute)\n"
+        )
 
         // Host-only and Secure kept: only https to www gets the session cookie.
         #expect(try await keyjar.ok("cookie", "get", "https://www.example.com/") == "sid=42; session=s1\n")

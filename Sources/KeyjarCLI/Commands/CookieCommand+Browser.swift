@@ -120,7 +120,8 @@ struct BrowserImport {
     /// format carries goes along) in `Import.batchSize` batches of one planned import.
     static func send(_ cookies: [Cookie], to client: KeyjarClient) throws -> Outcome {
         var total = CookieImportReport()
-        var refused = 0
+        // The jar's reasons (no values in them: names and domains at most), counted.
+        var refused: [String: Int] = [:]
         let planned = try client.beginCookieImport()
         var start = 0
         while start < cookies.count {
@@ -131,7 +132,7 @@ struct BrowserImport {
             total.expired += report.expired
             total.added += report.added
             total.replaced += report.replaced
-            refused += report.problems.count
+            for problem in report.problems { refused[problem.message, default: 0] += 1 }
             start += batch.count
         }
         if planned {
@@ -140,7 +141,7 @@ struct BrowserImport {
             total.replaced += end.replaced
         }
         var outcome = Outcome(kept: total.kept)
-        if refused > 0 { outcome.skipped.append(("refused by the jar", refused)) }
+        outcome.skipped += refused.map { ("refused by the jar: \($0.key)", $0.value) }
         if total.expired > 0 { outcome.skipped.append((BrowserCookieSkip.expired.rawValue, total.expired)) }
         if total.imported > total.kept {
             outcome.skipped.append(("over the jar's limits", total.imported - total.kept))
