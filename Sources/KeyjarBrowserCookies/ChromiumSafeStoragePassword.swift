@@ -27,6 +27,12 @@ package enum ChromiumSafeStoragePassword {
             guard let attributes = keyjar_attributes_new() else { continue }
             defer { g_hash_table_unref(attributes) }
             keyjar_attributes_set(attributes, "application", application)
+            // Looking up a locked item makes the Secret Service prompt (or fail to, without a
+            // display): find out first, without a prompt, and say so instead.
+            if onlyLockedItems(schema, attributes) {
+                lookup.problem = .locked
+                continue
+            }
             var error: UnsafeMutablePointer<GError>?
             let secret = secret_password_lookupv_sync(schema, attributes, nil, &error)
             if let error {
@@ -76,6 +82,37 @@ package enum ChromiumSafeStoragePassword {
         guard stored != 0 else {
             throw BrowserCookieImportError(.secretServiceUnavailable, "libsecret did not store the password.")
         }
+    }
+
+    /// Whether the items that match are all in locked collections (SearchItems never prompts);
+    /// false when there are none, or when the search itself fails (the lookup then says why).
+    private static func onlyLockedItems(_ schema: UnsafePointer<SecretSchema>?, _ attributes: OpaquePointer) -> Bool {
+        var error: UnsafeMutablePointer<GError>?
+        guard let service = secret_service_get_sync(SECRET_SERVICE_NONE, nil, &error) else {
+            if let error { g_error_free(error) }
+            return false
+        }
+        defer { g_object_unref(UnsafeMutableRawPointer(service)) }
+        var unlocked: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>?
+        var locked: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>?
+        let searched = secret_service_search_for_dbus_paths_sync(
+            service,
+            schema,
+            attributes,
+            nil,
+            &unlocked,
+            &locked,
+            &error
+        )
+        defer {
+            g_strfreev(unlocked)
+            g_strfreev(locked)
+        }
+        if let error {
+            g_error_free(error)
+            return false
+        }
+        return searched != 0 && unlocked?.pointee == nil && locked?.pointee != nil
     }
 
     /// Without a session bus GLib would try X11 autolaunch, whose failure says nothing useful.

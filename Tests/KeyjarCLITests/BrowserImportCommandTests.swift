@@ -128,6 +128,35 @@ struct BrowserImportCommandTests {
         #expect(containerElsewhere.status == 2 && containerElsewhere.error.contains("Firefox's only"))
     }
 
+    /// The browser's password is in a keyring that is locked: keyjar says so (it never prompts).
+    @Test func aLockedKeyringIsNamed() async throws {
+        let daemon = try await DaemonProcess()
+        let keyjar = KeyjarCLI(daemon: daemon)
+        let home = try Home([Self.cookie("sid", "42")])
+        let secrets = try await PrivateSecretService()
+        let stored = try await secrets.secretTool(
+            ["store", "--label=Chromium Safe Storage", "application", "chromium"],
+            input: Self.password
+        )
+        #expect(stored.status == 0, "\(stored.error)")
+        let lock = try await runCommand(
+            "/usr/bin/dbus-send",
+            [
+                "--session", "--print-reply", "--dest=org.freedesktop.secrets", "/org/freedesktop/secrets",
+                "org.freedesktop.Secret.Service.Lock", "array:objpath:/org/freedesktop/secrets/collection/login",
+            ],
+            environment: secrets.environment
+        )
+        #expect(lock.status == 0, "\(lock.error)")
+
+        var environment = secrets.environment.merging(home.environment) { _, new in new }
+        environment["PATH"] = ProcessInfo.processInfo.environment["PATH"]
+        let result = try await keyjar.run(["cookie", "import", "--from-browser", "chromium"], environment: environment)
+        #expect(result.status == 1)
+        #expect(result.error.contains("the Secret Service's keyring is locked"), "\(result.error)")
+        #expect(try await keyjar.ok("cookie", "list").isEmpty)
+    }
+
     /// The browser rotates a session cookie and logs out of another; `--follow` carries both
     /// into the jar, and SIGTERM ends it with status 0 and a summary.
     @Test func followCarriesRotationsAndDeletions() async throws {
