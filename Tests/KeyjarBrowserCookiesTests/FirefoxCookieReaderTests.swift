@@ -131,21 +131,39 @@ struct FirefoxCookieReaderTests {
         #expect(error?.code == .databaseCorrupt)
     }
 
-    /// A browser that holds its database exclusively: bounded retries, then an error that says so.
-    @Test func aDatabaseLockedThroughEveryRetryIsAClearError() async throws {
+    /// A browser that holds its database exclusively in the middle of a write: after the
+    /// bounded retries its files are copied, and the copy shows what was committed.
+    @Test func aDatabaseHeldExclusivelyIsReadFromACopyOfItsFiles() async throws {
         let home = try BrowserHome()
         let profile = try profile(home, [FirefoxFixture(host: ".example.com", name: "a", value: "1", expires: inADay)])
         let shell = try SQLiteShell(database: profile.cookieDatabase)
-        try await shell.run("BEGIN EXCLUSIVE; DELETE FROM moz_cookies;")
-        let error = await #expect(throws: BrowserCookieImportError.self) {
-            try await onOwnThread { try FirefoxCookieReader(profile: profile).read(now: now) }
-        }
-        #expect(error?.code == .databaseLocked)
-        #expect(error?.message.contains(profile.cookieDatabase) == true && error?.message.contains("locked") == true)
-        // Once the browser lets go, the same read works.
-        try await shell.run("ROLLBACK;")
+        try await shell.run("PRAGMA cache_size = 1; BEGIN EXCLUSIVE; DELETE FROM moz_cookies;")
         let found = try await onOwnThread { try FirefoxCookieReader(profile: profile).read(now: now) }
         #expect(found.cookies.map(\.name) == ["a"])
+        try await shell.run("ROLLBACK;")
+        try await shell.close()
+    }
+
+    /// Chromium's way: exclusive locking mode with a WAL, so no reader ever gets in and the
+    /// newest cookies are in the WAL only.
+    @Test func anExclusiveWALIsReadWithItsFrames() async throws {
+        let home = try BrowserHome()
+        let profile = try profile(
+            home,
+            [FirefoxFixture(host: ".example.com", name: "old", value: "1", expires: inADay)]
+        )
+        let shell = try SQLiteShell(database: profile.cookieDatabase)
+        try await shell.run(
+            "PRAGMA locking_mode = EXCLUSIVE; PRAGMA journal_mode = WAL; PRAGMA wal_autocheckpoint = 0;"
+        )
+        try await shell.run(
+            BrowserDatabaseFixtures.firefoxInsert(
+                FirefoxFixture(host: ".example.com", name: "fresh", value: "2", expires: inADay),
+                userVersion: 16
+            )
+        )
+        let found = try await onOwnThread { try FirefoxCookieReader(profile: profile).read(now: now) }
+        #expect(found.cookies.map(\.name).sorted() == ["fresh", "old"])
         try await shell.close()
     }
 
