@@ -42,8 +42,11 @@ public struct ChromiumCookieReader: Sendable {
                 )
             }
             let columns = try database.columns(of: "cookies")
-            let persistent = columns.contains("has_expires") ? "has_expires" : "is_persistent"
-            let missing = Self.requiredColumns.union([persistent]).subtracting(columns).sorted()
+            // Either flag at 0 makes a session cookie; older databases have only one of them.
+            let flags = ["has_expires", "is_persistent"].filter(columns.contains)
+            let persistent = flags.isEmpty ? "has_expires" : flags.map { "\($0) != 0" }.joined(separator: " AND ")
+            let missing = Self.requiredColumns.union(flags.isEmpty ? ["has_expires"] : [])
+                .subtracting(columns).sorted()
             guard missing.isEmpty else {
                 throw BrowserCookieImportError(
                     .unsupportedSchema,
