@@ -4,7 +4,7 @@ public import KeyjarCore
 
 /// An `HTTPCookie` that remembers the Keyjar cookie it came from, so that what Foundation on
 /// Linux drops (SameSite, the exact expiry of a Max-Age cookie, the host-only flag, creation
-/// time) survives a trip through Foundation's type.
+/// time, the partition key) survives a trip through Foundation's type.
 public final class KeyjarHTTPCookie: HTTPCookie, @unchecked Sendable {
     // @unchecked: immutable after init, like its superclass.
     public let cookie: Cookie
@@ -43,7 +43,8 @@ extension Cookie {
 
 extension HTTPCookie {
     /// Foundation's form of a Keyjar cookie (a ``KeyjarHTTPCookie``): domain with a leading dot
-    /// unless host-only, HttpOnly and SameSite as properties, expiry as a date.
+    /// unless host-only, HttpOnly, SameSite and a partitioned cookie's key (``partitionKeyProperty``)
+    /// as properties, expiry as a date.
     public static func make(from cookie: Cookie) -> HTTPCookie? {
         var properties: [HTTPCookiePropertyKey: Any] = [
             .name: cookie.name, .value: cookie.value, .path: cookie.path,
@@ -53,8 +54,13 @@ extension HTTPCookie {
         if cookie.secure { properties[.secure] = "TRUE" }
         if cookie.httpOnly { properties[HTTPCookiePropertyKey("HttpOnly")] = "TRUE" }
         if cookie.sameSite != .unspecified { properties[HTTPCookiePropertyKey("SameSite")] = cookie.sameSite.rawValue }
+        if let partitionKey = cookie.partitionKey { properties[partitionKeyProperty] = partitionKey.serialized }
         return KeyjarHTTPCookie(cookie, properties: properties)
     }
+
+    /// The property holding a partitioned cookie's partition key (`https://example.com`):
+    /// Foundation has none, so a cookie made from properties states it here, or is unpartitioned.
+    public static let partitionKeyProperty = HTTPCookiePropertyKey("PartitionKey")
 }
 
 extension Cookie {
@@ -76,6 +82,9 @@ extension Cookie {
             expires = created.addingTimeInterval(TimeInterval(maxAge))
         }
         let sameSite = (properties[HTTPCookiePropertyKey("SameSite")] as? String).map(SameSite.init(attributeValue:))
+        let partitionKey = (properties[HTTPCookie.partitionKeyProperty] as? String).flatMap(
+            CookiePartitionKey.init(serialized:)
+        )
         self.init(
             name: httpCookie.name,
             value: httpCookie.value,
@@ -86,7 +95,8 @@ extension Cookie {
             secure: httpCookie.isSecure,
             httpOnly: httpCookie.isHTTPOnly,
             sameSite: sameSite ?? .unspecified,
-            creation: created
+            creation: created,
+            partitionKey: partitionKey
         )
     }
 }

@@ -135,6 +135,22 @@ public struct CookieJar: Sendable {
         sites[siteKey(for: host)]?.count ?? 0
     }
 
+    /// How much of its partition limits the cookies of `host`'s site under `partition` use:
+    /// their count and the bytes of their names and values.
+    public mutating func partitionUsage(
+        forSiteOf host: String,
+        in partition: CookiePartitionKey
+    ) -> (
+        count: Int, bytes: Int
+    ) {
+        var usage = (count: 0, bytes: 0)
+        for cookie in sites[siteKey(for: host)] ?? [] where cookie.partitionKey == partition {
+            usage.count += 1
+            usage.bytes += cookie.name.utf8.count + cookie.value.utf8.count
+        }
+        return usage
+    }
+
     // MARK: - Sites
 
     /// The registrable domain of `host`, or the host itself when it has none (IP addresses,

@@ -242,6 +242,7 @@ extension StoreService {
     private func handleOnLoop(_ request: Request, from client: ServedClient) throws(WireError) -> Response {
         switch request {
         case .hello(let version, _):
+            client.seesPartitionedCookies = ProtocolVersion.seesPartitionedCookies(version)
             return .hello(
                 version: version,
                 server: KeyjarServer.version,
@@ -252,7 +253,7 @@ extension StoreService {
         case .follow(let after):
             return try follow(client, after: after)
         case .snapshot:
-            return .snapshot(snapshot: try snapshot())
+            return .snapshot(snapshot: try snapshot(for: client))
 
         case .cookieHeader(let wire):
             return .cookieHeader(header: state.jar.cookieHeader(for: try Self.context(wire)))
@@ -280,6 +281,7 @@ extension StoreService {
             return .cookies(
                 cookies: state.jar.allCookies.filter { cookie in
                     !cookie.isExpired(at: now) && (domain.map { Host.domainMatches(cookie.domain, $0) } ?? true)
+                        && (client.seesPartitionedCookies || !cookie.isPartitioned)
                 }.sorted(by: Self.listingOrder)
             )
         case .exportCookies(let format, let includeSameSite):
@@ -287,7 +289,10 @@ extension StoreService {
             let cookies = state.jar.allCookies.filter { !$0.isExpired(at: now) }.sorted(by: Self.listingOrder)
             switch format {
             case .netscape:
-                return .exported(text: NetscapeCookieFile.serialize(cookies, includeSameSite: includeSameSite))
+                return .exported(
+                    text: NetscapeCookieFile.serialize(cookies, includeSameSite: includeSameSite),
+                    omitted: cookies.count { !NetscapeCookieFile.canCarry($0) }
+                )
             case .json: return .exported(text: String(decoding: CookieJSONFile.serialize(cookies), as: UTF8.self))
             }
 
