@@ -14,6 +14,15 @@ public final class KeyjarHTTPCookie: HTTPCookie, @unchecked Sendable {
         super.init(properties: properties)
     }
 
+    /// Foundation's properties, and a partitioned cookie's key under
+    /// ``Foundation/HTTPCookie/partitionKeyProperty`` (Foundation on Linux keeps no property it
+    /// does not know, so the key is added here rather than given to `init(properties:)`).
+    public override var properties: [HTTPCookiePropertyKey: Any]? {
+        var properties = super.properties ?? [:]
+        if let partitionKey = cookie.partitionKey { properties[HTTPCookie.partitionKeyProperty] = partitionKey.serialized }
+        return properties
+    }
+
     /// `Cookie.cookies(withResponseHeaderFields:for:now:publicSuffixes:)` in Foundation's form:
     /// what `HTTPCookie.cookies(withResponseHeaderFields:for:)` returns, with RFC 6265bis's
     /// checks and without losing SameSite or Max-Age.
@@ -54,12 +63,12 @@ extension HTTPCookie {
         if cookie.secure { properties[.secure] = "TRUE" }
         if cookie.httpOnly { properties[HTTPCookiePropertyKey("HttpOnly")] = "TRUE" }
         if cookie.sameSite != .unspecified { properties[HTTPCookiePropertyKey("SameSite")] = cookie.sameSite.rawValue }
-        if let partitionKey = cookie.partitionKey { properties[partitionKeyProperty] = partitionKey.serialized }
         return KeyjarHTTPCookie(cookie, properties: properties)
     }
 
-    /// The property holding a partitioned cookie's partition key (`https://example.com`):
-    /// Foundation has none, so a cookie made from properties states it here, or is unpartitioned.
+    /// The property in which a ``KeyjarHTTPCookie`` shows a partitioned cookie's partition key
+    /// (`https://example.com`). Foundation has no such property: an `HTTPCookie` made from
+    /// properties is an unpartitioned cookie.
     public static let partitionKeyProperty = HTTPCookiePropertyKey("PartitionKey")
 }
 
@@ -82,9 +91,6 @@ extension Cookie {
             expires = created.addingTimeInterval(TimeInterval(maxAge))
         }
         let sameSite = (properties[HTTPCookiePropertyKey("SameSite")] as? String).map(SameSite.init(attributeValue:))
-        let partitionKey = (properties[HTTPCookie.partitionKeyProperty] as? String).flatMap(
-            CookiePartitionKey.init(serialized:)
-        )
         self.init(
             name: httpCookie.name,
             value: httpCookie.value,
@@ -95,8 +101,7 @@ extension Cookie {
             secure: httpCookie.isSecure,
             httpOnly: httpCookie.isHTTPOnly,
             sameSite: sameSite ?? .unspecified,
-            creation: created,
-            partitionKey: partitionKey
+            creation: created
         )
     }
 }

@@ -35,7 +35,9 @@ extension CookieJar {
         now: Date = Date()
     ) -> Result<[CookieChange], CookieRejection> {
         var sessionOnly = false
-        if let rejection = policyRejection(for: context, sessionOnly: &sessionOnly) { return .failure(rejection) }
+        if let rejection = policyRejection(for: context, partitioned: parsed.partitioned, sessionOnly: &sessionOnly) {
+            return .failure(rejection)
+        }
         var cookie: Cookie
         switch makeCookie(from: parsed, context: context, now: now) {
         case .failure(let rejection): return .failure(rejection)
@@ -115,12 +117,21 @@ extension CookieJar {
     /// Set-Cookie goes through, for callers storing cookies they built themselves).
     public mutating func policyVerdict(for context: CookieContext) -> PolicyVerdict {
         var sessionOnly = false
-        if let rejection = policyRejection(for: context, sessionOnly: &sessionOnly) { return .reject(rejection) }
+        if let rejection = policyRejection(for: context, partitioned: false, sessionOnly: &sessionOnly) {
+            return .reject(rejection)
+        }
         return sessionOnly ? .acceptForSession : .accept
     }
 
-    /// The accept policy and domain rules' verdict on storing from `context`.
-    private mutating func policyRejection(for context: CookieContext, sessionOnly: inout Bool) -> CookieRejection? {
+    /// The accept policy and domain rules' verdict on storing from `context`. A partitioned
+    /// cookie passes the third-party policies, as browsers that block third-party cookies let
+    /// partitioned ones through: kept under one top-level site, it cannot follow a user across
+    /// sites, which is what those policies are for. A domain rule and `never` still refuse it.
+    private mutating func policyRejection(
+        for context: CookieContext,
+        partitioned: Bool,
+        sessionOnly: inout Bool
+    ) -> CookieRejection? {
         if let rule = policy.rule(for: context.url.host) {
             // A rule decides on its own: it outranks the global accept policy.
             switch rule.action {
@@ -137,7 +148,7 @@ extension CookieJar {
         case .never:
             return .blockedByPolicy(.never)
         case .onlyFromMainDocumentDomain, .noThirdParty, .grandfatheredThirdParty:
-            guard isThirdParty(context), let site = context.siteForCookies else { return nil }
+            guard !partitioned, isThirdParty(context), let site = context.siteForCookies else { return nil }
             if policy.acceptPolicy == .grandfatheredThirdParty, hasCookies(forSiteOf: context.url.host) { return nil }
             return .thirdParty(site: siteKey(for: context.url.host), mainDocumentSite: siteKey(for: site.host))
         }

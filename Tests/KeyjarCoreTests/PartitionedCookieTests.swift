@@ -80,6 +80,40 @@ struct PartitionedCookieTests {
         #expect(jar.header(for: Self.widget) == "")
     }
 
+    @Test(arguments: [CookieAcceptPolicy.onlyFromMainDocumentDomain, .noThirdParty, .grandfatheredThirdParty])
+    func thirdPartyPoliciesLetPartitionedCookiesThrough(policy: CookieAcceptPolicy) {
+        // Given a jar that refuses third-party cookies
+        var jar = CookieJar()
+        jar.policy.acceptPolicy = policy
+        // Then the embedded widget's ordinary cookie is refused, its partitioned one kept
+        #expect(jar.setEmbedded("plain=1; Secure; SameSite=None", under: Self.news) != nil)
+        #expect(jar.setEmbedded(Self.chips, under: Self.news) == nil)
+        #expect(jar.allCookies.map(\.name) == ["id"])
+        // ...and sent to the widget under that site only
+        #expect(jar.embeddedHeader(under: Self.news) == "id=1")
+        #expect(jar.embeddedHeader(under: Self.shop) == "")
+    }
+
+    @Test func noThirdPartySendsAThirdPartyRequestItsPartitionedCookiesOnly() {
+        // Given a widget's ordinary cookie set while it was visited directly, and its partitioned one
+        var jar = CookieJar()
+        jar.accept("plain=1; Secure; SameSite=None", from: Self.widget)
+        #expect(jar.setEmbedded(Self.chips, under: Self.news) == nil)
+        #expect(jar.embeddedHeader(under: Self.news) == "plain=1; id=1")
+        // When third-party cookies are no longer sent
+        jar.policy.acceptPolicy = .noThirdParty
+        // Then the embedded widget gets its partitioned cookie only, and all of them first-party
+        #expect(jar.embeddedHeader(under: Self.news) == "id=1")
+        #expect(jar.header(for: Self.widget) == "plain=1")
+        // ...while never and a blocking rule still refuse partitioned cookies too
+        jar.policy.acceptPolicy = .never
+        #expect(jar.setEmbedded("other=1; Secure; SameSite=None; Partitioned", under: Self.news) != nil)
+        jar.policy.acceptPolicy = .always
+        jar.policy.domainRules["widget.com"] = .block
+        #expect(jar.setEmbedded("other=1; Secure; SameSite=None; Partitioned", under: Self.news) != nil)
+        #expect(jar.embeddedHeader(under: Self.news) == "")
+    }
+
     @Test func aDomainAttributeSharesTheCookieWithinItsPartitionOnly() {
         var jar = CookieJar()
         // CHIPS dropped its early "no Domain" rule; `__Host-` is recommended, not required.
