@@ -19,7 +19,9 @@ public final class KeyjarHTTPCookie: HTTPCookie, @unchecked Sendable {
     /// does not know, so the key is added here rather than given to `init(properties:)`).
     public override var properties: [HTTPCookiePropertyKey: Any]? {
         var properties = super.properties ?? [:]
-        if let partitionKey = cookie.partitionKey { properties[HTTPCookie.partitionKeyProperty] = partitionKey.serialized }
+        if let partitionKey = cookie.partitionKey {
+            properties[HTTPCookie.partitionKeyProperty] = partitionKey.serialized
+        }
         return properties
     }
 

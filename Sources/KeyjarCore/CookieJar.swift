@@ -129,6 +129,11 @@ public struct CookieJar: Sendable {
         !(sites[siteKey(for: host)]?.isEmpty ?? true)
     }
 
+    /// Whether the site of `host` has cookies that are not partitioned.
+    mutating func hasUnpartitionedCookies(forSiteOf host: String) -> Bool {
+        sites[siteKey(for: host)]?.contains { $0.partitionKey == nil } ?? false
+    }
+
     /// How many cookies are stored for the site of `host`, its partitioned ones included (so at
     /// least what its unpartitioned limit counts).
     public mutating func cookieCount(forSiteOf host: String) -> Int {

@@ -1,3 +1,4 @@
+import KeyjarCodec
 import KeyjarCore
 import KeyjarProtocol
 import KeyjarStore
@@ -11,8 +12,8 @@ extension StoreService {
     struct PendingBroadcast {
         var frame: ByteBuffer
         var sentTo: UInt64?
-        /// What a client that cannot see partitioned cookies gets instead (`resynchronise`),
-        /// when the event carries one.
+        /// What a client that cannot see partitioned cookies gets instead, when the event
+        /// carries one (``frameWithoutPartitioned(_:)``).
         var withoutPartitioned: ByteBuffer?
     }
 
@@ -38,7 +39,7 @@ extension StoreService {
                 : Array(MessageCoding.eventPayload(sequence: event.sequence, eventJSON: event.json).utf8)
             let frame = ByteBuffer(framing: payload, allocator: ByteBufferAllocator())
             state.recentEvents.append(sequence: event.sequence, frame: frame)
-            let withoutPartitioned = event.event.hasPartitionedCookie ? Self.resynchroniseFrame(event.sequence) : nil
+            let withoutPartitioned = event.event.hasPartitionedCookie ? Self.frameWithoutPartitioned(event) : nil
             if let direct { deliver(direct.seesPartitionedCookies ? frame : withoutPartitioned ?? frame, to: direct) }
             if othersListen {
                 state.pendingBroadcasts.append(
@@ -159,9 +160,30 @@ extension StoreService {
 
     // MARK: Clients without partitioned cookies
 
-    /// `resynchronise` for event `sequence`: a client of protocol version 1 or 2 is sent this
-    /// instead of an event with a partitioned cookie, and asks for a snapshot, which leaves them
-    /// out (``snapshot(for:)``).
+    /// A live event with a partitioned cookie, as a client of protocol version 1 or 2 is sent
+    /// it: the same sequence number with the other changes (none, maybe), so that it neither
+    /// sees the cookie nor has to fetch a snapshot (a widget refreshing a partitioned cookie on
+    /// every page would otherwise cost every such client the whole store each time). One too
+    /// large to push stays `resynchronise`.
+    static func frameWithoutPartitioned(_ event: StoreDatabase.LoggedEvent) -> ByteBuffer {
+        guard case .cookies(let changes) = event.event else { return resynchroniseFrame(event.sequence) }
+        let kept = changes.filter { change in
+            switch change {
+            case .added(let cookie), .removed(let cookie, _): !cookie.isPartitioned
+            case .replaced(let old, let new): !old.isPartitioned && !new.isPartitioned
+            }
+        }
+        let json = StoreEventJSON.encode(.cookies(changes: kept))
+        guard json.utf8.count <= ProtocolLimits.largestPushedEvent else { return resynchroniseFrame(event.sequence) }
+        return ByteBuffer(
+            framing: Array(MessageCoding.eventPayload(sequence: event.sequence, eventJSON: json).utf8),
+            allocator: ByteBufferAllocator()
+        )
+    }
+
+    /// `resynchronise` for event `sequence`: a client of protocol version 1 or 2 catching up from
+    /// kept events is sent this instead of one with a partitioned cookie, and asks for a
+    /// snapshot, which leaves them out (``snapshot(for:)``).
     static func resynchroniseFrame(_ sequence: UInt64) -> ByteBuffer {
         ByteBuffer(
             framing: MessageCoding.encode(ServerMessage.resynchronise(sequence: sequence)),

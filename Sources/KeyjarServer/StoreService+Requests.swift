@@ -258,7 +258,10 @@ extension StoreService {
         case .cookieHeader(let wire):
             return .cookieHeader(header: state.jar.cookieHeader(for: try Self.context(wire)))
         case .cookies(let wire):
-            return .cookies(cookies: state.jar.cookies(for: try Self.context(wire)))
+            let cookies = state.jar.cookies(for: try Self.context(wire))
+            return .cookies(
+                cookies: client.seesPartitionedCookies ? cookies : cookies.filter { !$0.isPartitioned }
+            )
         case .setCookies(let headers, let wire):
             let context = try Self.context(wire)
             return try storeEach(headers, origin: client) { jar, header in jar.setCookie(header, context: context) }
@@ -286,14 +289,22 @@ extension StoreService {
             )
         case .exportCookies(let format, let includeSameSite):
             let now = Date()
-            let cookies = state.jar.allCookies.filter { !$0.isExpired(at: now) }.sorted(by: Self.listingOrder)
+            let unexpired = state.jar.allCookies.filter { !$0.isExpired(at: now) }
+            // An older client's JSON reader would read a partitioned cookie as an ordinary one.
+            let cookies = (client.seesPartitionedCookies ? unexpired : unexpired.filter { !$0.isPartitioned })
+                .sorted(by: Self.listingOrder)
+            let hidden = unexpired.count - cookies.count
             switch format {
             case .netscape:
                 return .exported(
                     text: NetscapeCookieFile.serialize(cookies, includeSameSite: includeSameSite),
-                    omitted: cookies.count { !NetscapeCookieFile.canCarry($0) }
+                    omitted: hidden + cookies.count { !NetscapeCookieFile.canCarry($0) }
                 )
-            case .json: return .exported(text: String(decoding: CookieJSONFile.serialize(cookies), as: UTF8.self))
+            case .json:
+                return .exported(
+                    text: String(decoding: CookieJSONFile.serialize(cookies), as: UTF8.self),
+                    omitted: hidden
+                )
             }
 
         case .policy:

@@ -58,7 +58,8 @@ struct EventJSONTests {
                 sameSite: SameSite.allCases.randomElement(using: &random) ?? .lax,
                 creation: Date(timeIntervalSince1970: Double.random(in: 0...2e9, using: &random)),
                 lastAccess: Date(timeIntervalSince1970: 1e9 + 0.1),
-                partitionKey: Bool.random(using: &random) ? CookiePartitionKey(scheme: "https", site: "news.example") : nil
+                partitionKey: Bool.random(using: &random)
+                    ? CookiePartitionKey(scheme: "https", site: "news.example") : nil
             )
             let event = StoreEvent.cookies(changes: [
                 .added(cookie), .replaced(old: cookie, new: cookie), .removed(cookie, cause: .evicted),

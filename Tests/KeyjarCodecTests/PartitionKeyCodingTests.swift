@@ -30,13 +30,17 @@ struct PartitionKeyCodingTests {
         #expect(parsed.cookies.map(\.cookie.partitionKey) == [Self.key, nil])
     }
 
-    @Test(arguments: [#""partitionKey":"news.example""#, #""partitionKey":"https://news.example/x""#, #""partitionKey":7"#])
+    @Test(arguments: [
+        #""partitionKey":"news.example""#, #""partitionKey":"https://news.example/x""#, #""partitionKey":7"#,
+    ])
     func aFileEntryWithABadKeyIsAProblemNotAnUnpartitionedCookie(member: String) {
         let file = Data((#"[{"name":"id","value":"1","domain":"chat.example","secure":true,"# + member + "}]").utf8)
         let parsed = CookieJSONFile.parse(file)
         #expect(parsed.cookies.isEmpty)
         let messages = parsed.problems.map { $0.message }
-        #expect(messages == ["field 'partitionKey' is invalid"] || messages == ["field 'partitionKey' has the wrong type"])
+        #expect(
+            messages == ["field 'partitionKey' is invalid"] || messages == ["field 'partitionKey' has the wrong type"]
+        )
     }
 
     @Test func theWireIdentityCarriesTheKey() throws {

@@ -36,16 +36,25 @@ struct ServerPartitionedCookieTests {
         let server = try await InProcessServer()
         let client = try Self.client(server, version: ProtocolVersion.current)
         // Given the same embedded service setting a cookie under two top-level sites
-        #expect(try client.setCookies([Self.partitioned], from: Self.chat, mainDocument: "https://news.example/") == [nil])
         #expect(
-            try client.setCookies(["id=2; Secure; Path=/; Partitioned"], from: Self.chat, mainDocument: "https://www.shop.example/a")
+            try client.setCookies([Self.partitioned], from: Self.chat, mainDocument: "https://news.example/") == [nil]
+        )
+        #expect(
+            try client.setCookies(
+                ["id=2; Secure; Path=/; Partitioned"],
+                from: Self.chat,
+                mainDocument: "https://www.shop.example/a"
+            )
                 == [nil]
         )
         // Then each site gets its own, and the service's own pages get neither
         #expect(try Self.header(client, Self.chat, under: "https://news.example/x") == "id=1")
         #expect(try Self.header(client, Self.chat, under: "https://shop.example/") == "id=2")
         #expect(try Self.header(client, Self.chat, under: nil) == nil)
-        #expect(try Self.header(client, Self.chat, under: "http://news.example/") == nil, "another scheme is another site")
+        #expect(
+            try Self.header(client, Self.chat, under: "http://news.example/") == nil,
+            "another scheme is another site"
+        )
         // ...and the snapshot holds both, each with its key
         let keys = try client.snapshot().cookies.compactMap(\.partitionKey?.serialized).sorted()
         #expect(keys == ["https://news.example", "https://shop.example"])
@@ -54,7 +63,11 @@ struct ServerPartitionedCookieTests {
     @Test func partitionedWithoutSecureIsRefusedWithTheReason() async throws {
         let server = try await InProcessServer()
         let client = try Self.client(server, version: ProtocolVersion.current)
-        let outcomes = try client.setCookies(["id=1; Partitioned"], from: Self.chat, mainDocument: "https://news.example/")
+        let outcomes = try client.setCookies(
+            ["id=1; Partitioned"],
+            from: Self.chat,
+            mainDocument: "https://news.example/"
+        )
         #expect(outcomes.count == 1)
         #expect(outcomes.first??.contains("Secure") == true)
         #expect(try client.snapshot().cookies.isEmpty)
@@ -69,33 +82,54 @@ struct ServerPartitionedCookieTests {
             guard case .subscribed = try client.call(.subscribe(after: nil)) else { throw ConnectionError("subscribe") }
         }
         // When a partitioned cookie is stored
-        #expect(try writer.setCookies([Self.partitioned], from: Self.chat, mainDocument: "https://news.example/") == [nil])
+        #expect(
+            try writer.setCookies([Self.partitioned], from: Self.chat, mainDocument: "https://news.example/") == [nil]
+        )
         // Then a current subscriber gets the event with the key...
         guard case .event(let event) = try #require(try current.nextPushed()),
             case .cookies(let changes) = event.event
         else { throw ConnectionError("expected an event") }
         #expect(changes.map(\.cookie.partitionKey?.serialized) == ["https://news.example"])
-        // ...and the version-2 one is told to resynchronise, and its snapshot leaves it out
-        guard case .resynchronise(let sequence) = try #require(try old.nextPushed()) else {
-            throw ConnectionError("expected resynchronise")
+        // ...and the version-2 one gets the event without it (same number, nothing in it), and
+        // neither its snapshot, a lookup nor a JSON export shows it
+        guard case .event(let stripped) = try #require(try old.nextPushed()) else {
+            throw ConnectionError("expected an event")
         }
-        #expect(sequence == event.sequence)
+        #expect(stripped.sequence == event.sequence)
+        #expect(stripped.event == .cookies(changes: []))
         #expect(try old.snapshot().cookies.isEmpty)
+        let context = WireCookieContext(url: Self.chat, mainDocumentURL: "https://news.example/")
+        guard case .cookies(let matching) = try old.call(.cookies(context: context)),
+            case .cookies(let matchingNow) = try current.call(.cookies(context: context))
+        else { throw ConnectionError("cookies") }
+        #expect(matching.isEmpty)
+        #expect(matchingNow.map(\.name) == ["id"])
+        guard
+            case .exported(let json, let omitted) = try old.call(.exportCookies(format: .json, includeSameSite: false))
+        else { throw ConnectionError("export") }
+        #expect(omitted == 1)
+        #expect(!json.contains("partitionKey"))
         #expect(try old.snapshot().sequence == event.sequence)
         guard case .cookies(let listed) = try old.call(.listCookies(domain: nil)) else { throw ConnectionError("list") }
         #expect(listed.isEmpty)
         // ...while an unpartitioned cookie reaches it as an ordinary event
         #expect(try writer.setCookies(["plain=1"], from: Self.chat) == [nil])
-        guard case .event(let plain) = try #require(try old.nextPushed()) else { throw ConnectionError("expected an event") }
+        guard case .event(let plain) = try #require(try old.nextPushed()) else {
+            throw ConnectionError("expected an event")
+        }
         #expect(plain.event.cookieChanges.map(\.cookie.name) == ["plain"])
     }
 
     @Test func aVersion2ClientCatchingUpIsToldToResynchroniseAtAPartitionedEvent() async throws {
         let server = try await InProcessServer()
         let writer = try Self.client(server, version: ProtocolVersion.current)
-        guard case .subscribed(let start) = try writer.call(.subscribe(after: nil)) else { throw ConnectionError("subscribe") }
+        guard case .subscribed(let start) = try writer.call(.subscribe(after: nil)) else {
+            throw ConnectionError("subscribe")
+        }
         #expect(try writer.setCookies(["plain=1"], from: Self.chat) == [nil])
-        #expect(try writer.setCookies([Self.partitioned], from: Self.chat, mainDocument: "https://news.example/") == [nil])
+        #expect(
+            try writer.setCookies([Self.partitioned], from: Self.chat, mainDocument: "https://news.example/") == [nil]
+        )
         // When a version-2 client subscribes after the first of them
         let old = try Self.client(server, version: 2)
         _ = try old.call(.subscribe(after: start))
@@ -112,17 +146,29 @@ struct ServerPartitionedCookieTests {
     @Test func cookiesTxtExportLeavesPartitionedCookiesOutAndSaysHowMany() async throws {
         let server = try await InProcessServer()
         let client = try Self.client(server, version: ProtocolVersion.current)
-        #expect(try client.setCookies([Self.partitioned, "plain=1"], from: Self.chat, mainDocument: "https://news.example/") == [nil, nil])
-        guard case .exported(let text, let omitted) = try client.call(.exportCookies(format: .netscape, includeSameSite: false))
+        #expect(
+            try client.setCookies(
+                [Self.partitioned, "plain=1"],
+                from: Self.chat,
+                mainDocument: "https://news.example/"
+            ) == [nil, nil]
+        )
+        guard
+            case .exported(let text, let omitted) = try client.call(
+                .exportCookies(format: .netscape, includeSameSite: false)
+            )
         else { throw ConnectionError("export") }
         #expect(omitted == 1)
         #expect(text.contains("\tplain\t1"))
         #expect(!text.contains("\tid\t1"))
         // ...while the JSON file keeps it, with its key
-        guard case .exported(let json, let none) = try client.call(.exportCookies(format: .json, includeSameSite: false))
+        guard
+            case .exported(let json, let none) = try client.call(.exportCookies(format: .json, includeSameSite: false))
         else { throw ConnectionError("export") }
         #expect(none == 0)
-        #expect(json.contains(#""partitionKey" : "https:\/\/news.example""#) || json.contains(#""partitionKey" : "https://news.example""#))
+        #expect(
+            json.contains(#""partitionKey" : "https:\/\/news.example""#)
+                || json.contains(#""partitionKey" : "https://news.example""#)
+        )
     }
 }
-

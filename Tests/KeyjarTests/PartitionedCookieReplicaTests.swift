@@ -34,4 +34,25 @@ struct PartitionedCookieReplicaTests {
         #expect(try reader.client.cookieHeader(for: chat, mainDocumentURL: news) == "id=1")
         #expect(try reader.client.cookieHeader(for: chat, mainDocumentURL: shop) == nil)
     }
+
+    @Test func cookiesAProgramSetsForAnEmbeddedRequestGoToTheTopLevelSitesPartition() async throws {
+        let daemon = try await InProcessServer.withSecretService()
+        let storage = try storage(for: daemon)
+        let chat = try #require(URL(string: "https://chat.example/widget"))
+        let news = try #require(URL(string: "https://news.example/today"))
+        // Given cookies made from a response's headers (which know no main document: keyed by
+        // the URL's own site)
+        let made = Cookie.cookies(
+            withResponseHeaderFields: ["Set-Cookie": "id=1; Secure; SameSite=None; Partitioned"],
+            for: chat
+        )
+        #expect(made.map(\.partitionKey?.serialized) == ["https://chat.example"])
+        // When a program stores them for the embedded request
+        let outcomes = try await storage.setCookies(made, for: chat, mainDocumentURL: news)
+        #expect(outcomes == [.stored])
+        // Then they are kept under the top-level site, not the widget's own
+        #expect(storage.cookies.map(\.partitionKey?.serialized) == ["https://news.example"])
+        #expect(storage.cookieHeader(for: chat, mainDocumentURL: news) == "id=1")
+        #expect(storage.cookieHeader(for: chat) == nil)
+    }
 }
