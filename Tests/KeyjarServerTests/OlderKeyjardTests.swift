@@ -1,11 +1,10 @@
 import Foundation
+import Keyjar
 import KeyjarCore
 import KeyjarProtocol
 import KeyjarServer
 import KeyjarTestSupport
 import Testing
-
-@testable import Keyjar
 
 /// After an upgrade the keyjard that is still running may be older than the programs that use
 /// it: a client then speaks the newest version that keyjard knows.
@@ -20,8 +19,13 @@ struct OlderKeyjardTests {
             try refused.call(.hello(version: ProtocolVersion.current, client: "new"))
         }
         // When a current client connects, stores and reads cookies
-        let writer = try storage(for: daemon)
-        let reader = try storage(for: daemon)
+        func storage() throws -> SharedCookieStorage {
+            SharedCookieStorage(
+                client: try KeyjarClient(configuration: .init(socketPath: daemon.socketPath, autoStart: false))
+            )
+        }
+        let writer = try storage()
+        let reader = try storage()
         let url = try #require(URL(string: "https://www.example.com/"))
         let outcomes = try await writer.storeCookies(
             fromResponseHeaders: ["sid=42; Secure"],
