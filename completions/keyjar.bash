@@ -229,7 +229,7 @@ _keyjar_cookie_list() {
     repeating_flags=()
     non_repeating_flags=(--no-start --session --persistent --json --version -h --help)
     repeating_options=()
-    non_repeating_options=(--socket --timeout --domain --name)
+    non_repeating_options=(--socket --timeout --domain --name --partition)
     __keyjar_offer_flags_options 0
 
     # Offer option value completions
@@ -244,6 +244,9 @@ _keyjar_cookie_list() {
         return
         ;;
     '--name')
+        return
+        ;;
+    '--partition')
         return
         ;;
     esac
@@ -298,7 +301,7 @@ _keyjar_cookie_delete() {
     repeating_flags=()
     non_repeating_flags=(--no-start --version -h --help)
     repeating_options=()
-    non_repeating_options=(--socket --timeout --domain --name --path)
+    non_repeating_options=(--socket --timeout --domain --name --path --partition)
     __keyjar_offer_flags_options 0
 
     # Offer option value completions
@@ -316,6 +319,9 @@ _keyjar_cookie_delete() {
         return
         ;;
     '--path')
+        return
+        ;;
+    '--partition')
         return
         ;;
     esac

@@ -133,6 +133,7 @@ _keyjar_cookie_list() {
         '--name[Only cookies with this name.]:name:'
         '--session[Only session cookies (no expiry).]'
         '--persistent[Only persistent cookies (with an expiry).]'
+        '--partition[Only cookies partitioned under this top-level site, as list shows it (https\://example.com); '\''none'\'' for unpartitioned ones.]:partition:'
         '--json[Print a JSON array.]'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
@@ -184,6 +185,7 @@ _keyjar_cookie_delete() {
         '--domain[The cookie'\''s domain, as `list` shows it (a leading dot is ignored).]:domain:'
         '--name[The cookie'\''s name.]:name:'
         '--path[Only the cookie with this path.]:path:'
+        '--partition[Only cookies partitioned under this top-level site, as list shows it (https\://example.com); '\''none'\'' for unpartitioned ones.]:partition:'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )

@@ -4,7 +4,7 @@ public import KeyjarCore
 
 /// An `HTTPCookie` that remembers the Keyjar cookie it came from, so that what Foundation on
 /// Linux drops (SameSite, the exact expiry of a Max-Age cookie, the host-only flag, creation
-/// time) survives a trip through Foundation's type.
+/// time, the partition key) survives a trip through Foundation's type.
 public final class KeyjarHTTPCookie: HTTPCookie, @unchecked Sendable {
     // @unchecked: immutable after init, like its superclass.
     public let cookie: Cookie
@@ -12,6 +12,17 @@ public final class KeyjarHTTPCookie: HTTPCookie, @unchecked Sendable {
     init?(_ cookie: Cookie, properties: [HTTPCookiePropertyKey: Any]) {
         self.cookie = cookie
         super.init(properties: properties)
+    }
+
+    /// Foundation's properties, and a partitioned cookie's key under
+    /// ``Foundation/HTTPCookie/partitionKeyProperty`` (Foundation on Linux keeps no property it
+    /// does not know, so the key is added here rather than given to `init(properties:)`).
+    public override var properties: [HTTPCookiePropertyKey: Any]? {
+        var properties = super.properties ?? [:]
+        if let partitionKey = cookie.partitionKey {
+            properties[HTTPCookie.partitionKeyProperty] = partitionKey.serialized
+        }
+        return properties
     }
 
     /// `Cookie.cookies(withResponseHeaderFields:for:now:publicSuffixes:)` in Foundation's form:
@@ -43,7 +54,8 @@ extension Cookie {
 
 extension HTTPCookie {
     /// Foundation's form of a Keyjar cookie (a ``KeyjarHTTPCookie``): domain with a leading dot
-    /// unless host-only, HttpOnly and SameSite as properties, expiry as a date.
+    /// unless host-only, HttpOnly, SameSite and a partitioned cookie's key (``partitionKeyProperty``)
+    /// as properties, expiry as a date.
     public static func make(from cookie: Cookie) -> HTTPCookie? {
         var properties: [HTTPCookiePropertyKey: Any] = [
             .name: cookie.name, .value: cookie.value, .path: cookie.path,
@@ -55,6 +67,11 @@ extension HTTPCookie {
         if cookie.sameSite != .unspecified { properties[HTTPCookiePropertyKey("SameSite")] = cookie.sameSite.rawValue }
         return KeyjarHTTPCookie(cookie, properties: properties)
     }
+
+    /// The property in which a ``KeyjarHTTPCookie`` shows a partitioned cookie's partition key
+    /// (`https://example.com`). Foundation has no such property: an `HTTPCookie` made from
+    /// properties is an unpartitioned cookie.
+    public static let partitionKeyProperty = HTTPCookiePropertyKey("PartitionKey")
 }
 
 extension Cookie {

@@ -24,7 +24,14 @@ extension KeyjarClient {
     /// the missed events (or a snapshot when too old) after a reconnect; then subscribes while
     /// the client listens, else follows. Runs before the socket is shared, so it reads its
     /// replies itself.
-    func connectAndSynchronise(after sequence: UInt64?) throws(KeyjarClientError) -> Connected {
+    ///
+    /// A keyjard older than this client (still running after an upgrade) refuses the current
+    /// protocol version; the client then says hello again in version 2, which such a keyjard
+    /// speaks and which holds everything it can store (it has no partitioned cookies).
+    func connectAndSynchronise(
+        after sequence: UInt64?,
+        protocolVersion: Int = ProtocolVersion.current
+    ) throws(KeyjarClientError) -> Connected {
         let socket: UnixSocket
         do {
             socket = try UnixSocket.connect(path: configuration.socketPath)
@@ -75,9 +82,13 @@ extension KeyjarClient {
             return reply
         }
         var listens: Bool?
+        var olderKeyjard = false
         do throws(KeyjarClientError) {
             do throws(KeyjarClientError) {
-                _ = try exchange(.hello(version: ProtocolVersion.current, client: configuration.clientName))
+                _ = try exchange(.hello(version: protocolVersion, client: configuration.clientName))
+            } catch  where error.wireCode == WireError.unsupportedVersion && protocolVersion > 2 {
+                olderKeyjard = true
+                throw error
             } catch  where error.code == .protocolViolation {
                 // Whatever listens there answered, but not in Keyjar's protocol: as good as no
                 // keyjard, and said so rather than with the decoder's details.
@@ -118,6 +129,8 @@ extension KeyjarClient {
             }
         } catch {
             socket.close()
+            // (It closed its side already.)
+            if olderKeyjard { return try connectAndSynchronise(after: sequence, protocolVersion: 2) }
             throw error
         }
         // The reader may already hold what keyjard sent right after the subscribe reply.

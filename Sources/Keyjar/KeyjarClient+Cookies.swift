@@ -128,16 +128,29 @@ extension KeyjarClient {
     }
 
     /// Every stored cookie as a file; `includeSameSite` adds libsoup's SameSite column to
-    /// cookies.txt (curl then rejects those lines).
+    /// cookies.txt (curl then rejects those lines). cookies.txt cannot carry partitioned
+    /// cookies: ``exportCookiesReportingOmitted(format:includeSameSite:)`` says how many it left out.
     public func exportCookies(
         format: CookieFileFormat,
         includeSameSite: Bool = false
     ) throws(KeyjarClientError) -> String {
-        guard case .exported(let text) = try call(.exportCookies(format: format, includeSameSite: includeSameSite))
+        try exportCookiesReportingOmitted(format: format, includeSameSite: includeSameSite).text
+    }
+
+    /// Every stored cookie as a file, and how many cookies the format could not carry
+    /// (partitioned cookies in cookies.txt, which has no column for their partition key).
+    public func exportCookiesReportingOmitted(
+        format: CookieFileFormat,
+        includeSameSite: Bool = false
+    ) throws(KeyjarClientError) -> (text: String, omitted: Int) {
+        guard
+            case .exported(let text, let omitted) = try call(
+                .exportCookies(format: format, includeSameSite: includeSameSite)
+            )
         else {
             throw Self.unexpectedReply
         }
-        return text
+        return (text, omitted)
     }
 
     private static func context(

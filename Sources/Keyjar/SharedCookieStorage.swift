@@ -292,10 +292,20 @@ public final class SharedCookieStorage: Sendable {
         guard let context = CookieContext(url: url, mainDocumentURL: mainDocumentURL) else {
             throw KeyjarClientError(code: .refused, message: "'\(url)' is not a URL with a host")
         }
-        let verdict = withJar { $0.policyVerdict(for: context) }
+        let (verdict, partitionedVerdict, partitionKey) = withJar { jar in
+            (
+                jar.policyVerdict(for: context), jar.policyVerdict(for: context, partitioned: true),
+                jar.partitionKey(for: context)
+            )
+        }
         var outcomes: [String?] = Array(repeating: nil, count: cookies.count)
         var accepted: [(index: Int, cookie: Cookie)] = []
-        for (index, cookie) in cookies.enumerated() {
+        for (index, original) in cookies.enumerated() {
+            var cookie = original
+            // A partitioned cookie set for this request belongs to its top-level site, whatever
+            // key it was made with (`Cookie.cookies(withResponseHeaderFields:for:)` knows no
+            // main document, so it gives the URL's own).
+            if cookie.isPartitioned { cookie.partitionKey = partitionKey }
             guard
                 cookie.hostOnly
                     ? cookie.domain == context.url.host : Host.domainMatches(context.url.host, cookie.domain)
@@ -304,7 +314,7 @@ public final class SharedCookieStorage: Sendable {
                     CookieRejection.domainMismatch(domain: cookie.domain, host: context.url.host).description
                 continue
             }
-            switch Self.admit(cookie, verdict) {
+            switch Self.admit(cookie, cookie.isPartitioned ? partitionedVerdict : verdict) {
             case .failure(let rejection): outcomes[index] = rejection.description
             case .success(let admitted): accepted.append((index, admitted))
             }

@@ -215,7 +215,7 @@ func runStressBenchmark() throws {
         if !report.replicaMatches { replicaMismatches.append("client \(id): \(report.replicaDifference)") }
         let site = "www.c\(id).stress.example"
         let stored = Dictionary(
-            snapshot.cookies.filter { $0.domain == site }.map { ($0.name, $0.value) },
+            snapshot.cookies.filter { $0.domain == site }.map { ($0.name, stressValue($0.value, $0.partitionKey)) },
             uniquingKeysWith: { first, _ in first }
         )
         for (name, attempts) in report.cookies {

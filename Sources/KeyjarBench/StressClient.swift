@@ -55,6 +55,10 @@ func runStressClient(socketPath: String, id: Int, seconds: Double, seed: UInt64)
     guard let url = URL(string: "https://www.\(site)/") else { preconditionFailure("\(site) makes a URL") }
     let space = ProtectionSpace(host: "c\(id).stress.example", protocol: "https")
     let storage = SharedCookieStorage(client: client)
+    // A quarter of the cookie writes are partitioned (CHIPS): this site embedded by another,
+    // names of their own (p0…p9), recorded with their key so that a lost key is a lost write.
+    guard let topLevel = URL(string: "https://top.stress.example/") else { preconditionFailure("a URL") }
+    let partitionKey = CookiePartitionKey(scheme: "https", site: "stress.example")
 
     func count(_ error: KeyjarClientError) {
         // A refusal by its wire code (Schemas/protocol.md): shuttingDown, secretsUnavailable, …
@@ -72,25 +76,41 @@ func runStressClient(socketPath: String, id: Int, seconds: Double, seed: UInt64)
         let value = "v\(report.operations)"
         switch Int.random(in: 0..<100, using: &random) {
         case 0..<40:
+            let partitioned = Int.random(in: 0..<4, using: &random) == 0
+            let cookieName = partitioned ? "p\(Int.random(in: 0..<10, using: &random))" : name
+            let recorded = partitioned ? stressValue(value, partitionKey) : value
             do {
                 let outcomes = try storage.storeCookies(
-                    fromResponseHeaders: ["\(name)=\(value); Max-Age=86400; Path=/"],
+                    fromResponseHeaders: [
+                        "\(cookieName)=\(value); Max-Age=86400; Path=/"
+                            + (partitioned ? "; Secure; SameSite=None; Partitioned" : "")
+                    ],
                     for: url,
-                    mainDocumentURL: nil
+                    mainDocumentURL: partitioned ? topLevel : nil
                 )
-                record(name, value, outcomes == [.stored])
+                record(cookieName, recorded, outcomes == [.stored])
             } catch {
-                record(name, value, false)
+                record(cookieName, recorded, false)
                 count(error)
             }
         case 40..<55:
+            let partitioned = Int.random(in: 0..<4, using: &random) == 0
+            let cookieName = partitioned ? "p\(Int.random(in: 0..<10, using: &random))" : name
             do {
                 try storage.deleteCookie(
-                    Cookie(name: name, value: "", domain: "www.\(site)", hostOnly: true, path: "/")
+                    Cookie(
+                        name: cookieName,
+                        value: "",
+                        domain: "www.\(site)",
+                        hostOnly: true,
+                        path: "/",
+                        secure: partitioned,
+                        partitionKey: partitioned ? partitionKey : nil
+                    )
                 )
-                record(name, nil, true)
+                record(cookieName, nil, true)
             } catch {
-                record(name, nil, false)
+                record(cookieName, nil, false)
                 count(error)
             }
         case 55..<62:
@@ -158,7 +178,7 @@ func runStressClient(socketPath: String, id: Int, seconds: Double, seed: UInt64)
             continue
         }
         let before = client.sequence
-        let replica = Set(storage.cookies.map { "\($0.identity.name)@\($0.identity.domain)=\($0.value)" })
+        let replica = Set(storage.cookies.map(stressListing))
         let policy = storage.policy
         guard before == snapshot.sequence, client.sequence == before else {
             // Others are still writing: this reading is between two of their changes.
@@ -166,9 +186,7 @@ func runStressClient(socketPath: String, id: Int, seconds: Double, seed: UInt64)
             continue
         }
         let truth = Set(
-            snapshot.cookies.filter { !$0.isExpired(at: Date()) }.map {
-                "\($0.identity.name)@\($0.identity.domain)=\($0.value)"
-            }
+            snapshot.cookies.filter { !$0.isExpired(at: Date()) }.map(stressListing)
         )
         report.replicaMatches = replica == truth && policy == snapshot.policy
         if !report.replicaMatches {
@@ -192,4 +210,15 @@ struct StressRandom: RandomNumberGenerator {
         z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
         return z ^ (z >> 31)
     }
+}
+
+/// A cookie's value as the stress check records it: with its partition key when it has one, so
+/// that a cookie stored without its key does not pass for the one written.
+func stressValue(_ value: String, _ partitionKey: CookiePartitionKey?) -> String {
+    partitionKey.map { value + " in " + $0.serialized } ?? value
+}
+
+/// A cookie in the replica check: its whole identity and value.
+private func stressListing(_ cookie: Cookie) -> String {
+    "\(cookie.name)@\(cookie.hostOnly ? "" : ".")\(cookie.domain)\(cookie.path)=\(stressValue(cookie.value, cookie.partitionKey))"
 }

@@ -3,7 +3,8 @@ package import KeyjarCore
 
 // The JSON of a cookie, its identity and a change to a jar, shared by the wire protocol
 // (Schemas/protocol.md) and keyjard's change log (Schemas/change-log.md): times as Unix
-// seconds, an absent `expires` for a session cookie.
+// seconds, an absent `expires` for a session cookie, an absent `partitionKey` for an
+// unpartitioned one (a partitioned cookie's is `scheme://site`, as browsers store it).
 //
 // Each value has one writer and one reader of the tree. The layout readers at the end read the
 // writer's exact bytes without building a tree (every subscriber decodes every change); they
@@ -32,6 +33,10 @@ extension JSONWriter {
         write(number: cookie.creation.timeIntervalSince1970)
         raw(#","lastAccess":"#)
         write(number: cookie.lastAccess.timeIntervalSince1970)
+        if let partitionKey = cookie.partitionKey {
+            raw(#","partitionKey":"#)
+            write(string: partitionKey.serialized)
+        }
         raw("}")
     }
 
@@ -68,6 +73,10 @@ extension JSONWriter {
             write(fileNumber: cookie.lastAccess.timeIntervalSince1970)
             raw(",\n    \"name\" : ")
             write(string: cookie.name)
+            if let partitionKey = cookie.partitionKey {
+                raw(",\n    \"partitionKey\" : ")
+                write(string: partitionKey.serialized)
+            }
             raw(",\n    \"path\" : ")
             write(string: cookie.path)
             raw(",\n    \"sameSite\" : ")
@@ -97,6 +106,10 @@ extension JSONWriter {
         write(bool: identity.hostOnly)
         raw(#","path":"#)
         write(string: identity.path)
+        if let partitionKey = identity.partitionKey {
+            raw(#","partitionKey":"#)
+            write(string: partitionKey.serialized)
+        }
         raw("}")
     }
 
@@ -139,6 +152,7 @@ struct CookieMembers {
     var sameSite: SameSite?
     var creation: Double?
     var lastAccess: Double?
+    var partitionKey: CookiePartitionKey?
 
     /// `nullIsAbsent`: a member the file may leave out may also be null. `expires` may be null
     /// everywhere (a session cookie).
@@ -160,12 +174,22 @@ struct CookieMembers {
                 case "sameSite": sameSite = try member.decodeRawValue(SameSite.self)
                 case "creation": creation = try member.decodeDouble()
                 case "lastAccess": lastAccess = try member.decodeDouble()
+                case "partitionKey": partitionKey = try member.decodePartitionKey()
                 default: continue
                 }
             } catch {
                 throw error.under(key)
             }
         }
+    }
+}
+
+extension JSONValue {
+    /// A partition key in its `scheme://site` form; anything else is an invalid value, never an
+    /// unpartitioned cookie (that would send it to every site).
+    func decodePartitionKey() throws(JSONShapeError) -> CookiePartitionKey {
+        guard let key = CookiePartitionKey(serialized: try decodeString()) else { throw .invalidValue }
+        return key
     }
 }
 
@@ -193,7 +217,8 @@ extension Cookie {
             httpOnly: httpOnly,
             sameSite: sameSite,
             creation: Date(timeIntervalSince1970: creation),
-            lastAccess: Date(timeIntervalSince1970: lastAccess)
+            lastAccess: Date(timeIntervalSince1970: lastAccess),
+            partitionKey: members.partitionKey
         )
     }
 
@@ -208,7 +233,10 @@ extension Cookie.Identity {
             name: try json.string("name"),
             domain: try json.string("domain"),
             hostOnly: try json.bool("hostOnly"),
-            path: try json.string("path")
+            path: try json.string("path"),
+            partitionKey: try json.optional("partitionKey") { value throws(JSONShapeError) in
+                try value.decodePartitionKey()
+            }
         )
     }
 }
@@ -264,9 +292,14 @@ extension Cookie {
             reader.skip(#","httpOnly":"#), let httpOnly = reader.readBool(),
             reader.skip(#","sameSite":"#), let sameSite = reader.readSameSite(),
             reader.skip(#","creation":"#), let creation = reader.readDouble(),
-            reader.skip(#","lastAccess":"#), let lastAccess = reader.readDouble(),
-            reader.skip("}")
+            reader.skip(#","lastAccess":"#), let lastAccess = reader.readDouble()
         else { return nil }
+        var partitionKey: CookiePartitionKey?
+        if reader.skip(#","partitionKey":"#) {
+            guard let key = reader.readString().flatMap(CookiePartitionKey.init(serialized:)) else { return nil }
+            partitionKey = key
+        }
+        guard reader.skip("}") else { return nil }
         self.init(
             name: name,
             value: value,
@@ -278,7 +311,8 @@ extension Cookie {
             httpOnly: httpOnly,
             sameSite: sameSite,
             creation: Date(timeIntervalSince1970: creation),
-            lastAccess: Date(timeIntervalSince1970: lastAccess)
+            lastAccess: Date(timeIntervalSince1970: lastAccess),
+            partitionKey: partitionKey
         )
     }
 }

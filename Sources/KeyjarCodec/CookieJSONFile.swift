@@ -2,7 +2,8 @@ public import Foundation
 public import KeyjarCore
 
 /// Keyjar's JSON cookie file: an array of objects with every stored field, times as Unix
-/// seconds (fractions kept, so creation order survives a round trip).
+/// seconds (fractions kept, so creation order survives a round trip), and a partitioned
+/// cookie's `partitionKey` (`"https://example.com"`; absent for an unpartitioned cookie).
 ///
 /// ```json
 /// [{"name":"sid","value":"42","domain":"example.com","hostOnly":false,"path":"/",
@@ -65,7 +66,8 @@ public enum CookieJSONFile {
             httpOnly: members.httpOnly ?? false,
             sameSite: members.sameSite ?? .unspecified,
             creation: Date(timeIntervalSince1970: members.creation ?? 0),
-            lastAccess: members.lastAccess.map(Date.init(timeIntervalSince1970:))
+            lastAccess: members.lastAccess.map(Date.init(timeIntervalSince1970:)),
+            partitionKey: members.partitionKey
         )
         return NumberedCookie(line: line, cookie: cookie, hasCreationTime: members.creation != nil)
     }

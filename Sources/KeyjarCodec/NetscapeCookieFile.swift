@@ -190,9 +190,10 @@ public enum NetscapeCookieFile {
     }
 
     /// Writes cookies in curl's layout; `includeSameSite` adds libsoup's eighth column.
+    /// Partitioned cookies are left out (``canCarry(_:)``).
     public static func serialize(_ cookies: [Cookie], includeSameSite: Bool = false) -> String {
         var text = header
-        for cookie in cookies {
+        for cookie in cookies where canCarry(cookie) {
             let domain = (cookie.httpOnly ? httpOnlyPrefix : "") + (cookie.hostOnly ? "" : ".") + cookie.domain
             var fields = [
                 domain, cookie.hostOnly ? "FALSE" : "TRUE", cookie.path, cookie.secure ? "TRUE" : "FALSE",
@@ -204,4 +205,9 @@ public enum NetscapeCookieFile {
         }
         return text
     }
+
+    /// Whether a cookies.txt line can hold `cookie`: not when it is partitioned, since the
+    /// format has no column for the partition key, and a line without it would be read back as
+    /// an unpartitioned cookie that goes to every site.
+    public static func canCarry(_ cookie: Cookie) -> Bool { !cookie.isPartitioned }
 }

@@ -1,22 +1,26 @@
 public import KeyjarCore
 
-/// The JSON form of a ``StoreEvent``, version 1. Keyjar writes it in two places that must not
+/// The JSON form of a ``StoreEvent``, version 2. Keyjar writes it in two places that must not
 /// change together by accident: the wire protocol's `event` messages (Schemas/protocol.md) and
 /// keyjard's change log (Schemas/change-log.md), which records this version beside every
 /// entry. A new shape gets a new version; readers of the log decide what to do with entries of
 /// an older one.
+///
+/// Version 2 added a cookie's `partitionKey` (absent for an unpartitioned cookie), so a
+/// version-1 event reads as the same version-2 event; the reverse would flatten a partitioned
+/// cookie, which is why a reader of version 1 never gets version 2.
 public enum StoreEventJSON {
     /// The version this build writes.
-    public static let version = 1
+    public static let version = 2
 
-    /// The event as version-1 JSON.
+    /// The event as version-2 JSON.
     public static func encode(_ event: StoreEvent) -> String {
         var writer = JSONWriter()
         writer.write(event)
         return writer.output
     }
 
-    /// A version-1 event, or why the bytes are not one.
+    /// A version-1 or version-2 event, or why the bytes are not one.
     public static func decode(_ bytes: some Sequence<UInt8>) throws -> StoreEvent {
         guard let json = JSONReader.parse(Array(bytes)) else { throw StoreEventJSONError(message: "not valid JSON") }
         do {
@@ -27,7 +31,7 @@ public enum StoreEventJSON {
     }
 }
 
-/// Why a change log entry is not a version-1 event.
+/// Why a change log entry is not an event this build reads.
 public struct StoreEventJSONError: Error, Sendable, Hashable, CustomStringConvertible {
     public var message: String
 

@@ -3,6 +3,10 @@
 /// The first three are Apple's `HTTPCookie.AcceptPolicy`; the last two are libsoup's. Sites are
 /// compared by registrable domain (`a.example.co.uk` and `b.example.co.uk` are one site), never
 /// by string suffix.
+///
+/// The third-party policies let partitioned cookies (CHIPS) through, as browsers that block
+/// third-party cookies do: one is kept and sent under a single top-level site, so it cannot
+/// follow a user from site to site.
 public enum CookieAcceptPolicy: String, Sendable, Hashable, Codable, CaseIterable {
     /// Accept every cookie the storage rules allow.
     case always
@@ -10,7 +14,8 @@ public enum CookieAcceptPolicy: String, Sendable, Hashable, Codable, CaseIterabl
     case never
     /// Accept a cookie only when the response's site is the main document's site.
     case onlyFromMainDocumentDomain
-    /// Like `onlyFromMainDocumentDomain`, and also send no cookies on third-party requests.
+    /// Like `onlyFromMainDocumentDomain`, and also send no cookies on third-party requests but
+    /// the partitioned cookies set under the request's top-level site.
     case noThirdParty
     /// Accept third-party cookies only for sites that already have cookies in the jar (set
     /// while they were first party); otherwise like `noThirdParty` for storing.

@@ -57,10 +57,13 @@ extension CookieJar {
         now: Date
     ) -> (bucket: Dictionary<String, [Cookie]>.Index, matched: [(index: Int, pathLength: Int, creation: Date)])? {
         let host = context.url.host
+        // `noThirdParty` sends a third-party request its partitioned cookies only: they were
+        // set under this very top-level site (and stored past the policy for that reason).
+        var partitionedOnly = false
         if let rule = policy.rule(for: host) {
             if rule.action == .block { return nil }
         } else if policy.acceptPolicy == .noThirdParty, isThirdParty(context) {
-            return nil
+            partitionedOnly = true
         }
         let key = siteKey(for: host)
         guard let bucketIndex = sites.index(forKey: key) else { return nil }
@@ -88,6 +91,7 @@ extension CookieJar {
                     partitioned.append(index)
                     continue
                 }
+                if partitionedOnly { continue }
                 base[index].lastAccess = now
                 matched.append((index, base[index].path.utf8.count, base[index].creation))
             }

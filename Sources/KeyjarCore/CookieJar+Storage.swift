@@ -35,7 +35,9 @@ extension CookieJar {
         now: Date = Date()
     ) -> Result<[CookieChange], CookieRejection> {
         var sessionOnly = false
-        if let rejection = policyRejection(for: context, sessionOnly: &sessionOnly) { return .failure(rejection) }
+        if let rejection = policyRejection(for: context, partitioned: parsed.partitioned, sessionOnly: &sessionOnly) {
+            return .failure(rejection)
+        }
         var cookie: Cookie
         switch makeCookie(from: parsed, context: context, now: now) {
         case .failure(let rejection): return .failure(rejection)
@@ -91,6 +93,12 @@ extension CookieJar {
             creation: now,
             partitionKey: parsed.partitioned ? partitionKey(for: context) : nil
         )
+        // A key every reader takes back: a top-level host a URL parser let through (an IPv6
+        // zone, a sub-delimiter) would make a cookie that vanishes on reload and that replicas
+        // cannot decode.
+        if let key = cookie.partitionKey, CookiePartitionKey(serialized: key.serialized) != key {
+            return .failure(.unusablePartitionKey(key.serialized))
+        }
 
         if cookie.secure && !context.url.isSecure { return .failure(.secureFromInsecureOrigin) }
         if cookie.httpOnly && context.api == .nonHTTP { return .failure(.httpOnlyFromNonHTTPAPI) }
@@ -113,14 +121,24 @@ extension CookieJar {
 
     /// The accept policy and domain rules' verdict on storing from `context` (the check every
     /// Set-Cookie goes through, for callers storing cookies they built themselves).
-    public mutating func policyVerdict(for context: CookieContext) -> PolicyVerdict {
+    /// `partitioned`: the cookie is partitioned, which the third-party policies let through.
+    public mutating func policyVerdict(for context: CookieContext, partitioned: Bool = false) -> PolicyVerdict {
         var sessionOnly = false
-        if let rejection = policyRejection(for: context, sessionOnly: &sessionOnly) { return .reject(rejection) }
+        if let rejection = policyRejection(for: context, partitioned: partitioned, sessionOnly: &sessionOnly) {
+            return .reject(rejection)
+        }
         return sessionOnly ? .acceptForSession : .accept
     }
 
-    /// The accept policy and domain rules' verdict on storing from `context`.
-    private mutating func policyRejection(for context: CookieContext, sessionOnly: inout Bool) -> CookieRejection? {
+    /// The accept policy and domain rules' verdict on storing from `context`. A partitioned
+    /// cookie passes the third-party policies, as browsers that block third-party cookies let
+    /// partitioned ones through: kept under one top-level site, it cannot follow a user across
+    /// sites, which is what those policies are for. A domain rule and `never` still refuse it.
+    private mutating func policyRejection(
+        for context: CookieContext,
+        partitioned: Bool,
+        sessionOnly: inout Bool
+    ) -> CookieRejection? {
         if let rule = policy.rule(for: context.url.host) {
             // A rule decides on its own: it outranks the global accept policy.
             switch rule.action {
@@ -137,8 +155,12 @@ extension CookieJar {
         case .never:
             return .blockedByPolicy(.never)
         case .onlyFromMainDocumentDomain, .noThirdParty, .grandfatheredThirdParty:
-            guard isThirdParty(context), let site = context.siteForCookies else { return nil }
-            if policy.acceptPolicy == .grandfatheredThirdParty, hasCookies(forSiteOf: context.url.host) { return nil }
+            guard !partitioned, isThirdParty(context), let site = context.siteForCookies else { return nil }
+            // Only first-party cookies grandfather a site: a partitioned one, let through above,
+            // must not open the door to unpartitioned third-party cookies.
+            if policy.acceptPolicy == .grandfatheredThirdParty, hasUnpartitionedCookies(forSiteOf: context.url.host) {
+                return nil
+            }
             return .thirdParty(site: siteKey(for: context.url.host), mainDocumentSite: siteKey(for: site.host))
         }
     }
@@ -230,7 +252,14 @@ extension CookieJar {
             if keepCreationOfOld { cookie.creation = old.creation }
             cookie.lastAccess = now
             sites[key]?[existingIndex] = cookie
-            return .success([.replaced(old: old, new: cookie)])
+            // A partition's limit counts bytes too, which a longer value adds.
+            guard enforcingLimits, let partition = cookie.partitionKey,
+                cookie.name.utf8.count + cookie.value.utf8.count > old.name.utf8.count + old.value.utf8.count
+            else { return .success([.replaced(old: old, new: cookie)]) }
+            return .success(
+                [.replaced(old: old, new: cookie)]
+                    + enforceScopeLimit(LimitScope(site: key, partition: partition), now: now)
+            )
         }
         if cookie.isExpired(at: now) { return .success([]) }
         if keepCreationOfOld {

@@ -129,10 +129,31 @@ public struct CookieJar: Sendable {
         !(sites[siteKey(for: host)]?.isEmpty ?? true)
     }
 
+    /// Whether the site of `host` has cookies that are not partitioned.
+    mutating func hasUnpartitionedCookies(forSiteOf host: String) -> Bool {
+        sites[siteKey(for: host)]?.contains { $0.partitionKey == nil } ?? false
+    }
+
     /// How many cookies are stored for the site of `host`, its partitioned ones included (so at
     /// least what its unpartitioned limit counts).
     public mutating func cookieCount(forSiteOf host: String) -> Int {
         sites[siteKey(for: host)]?.count ?? 0
+    }
+
+    /// How much of its partition limits the cookies of `host`'s site under `partition` use:
+    /// their count and the bytes of their names and values.
+    public mutating func partitionUsage(
+        forSiteOf host: String,
+        in partition: CookiePartitionKey
+    ) -> (
+        count: Int, bytes: Int
+    ) {
+        var usage = (count: 0, bytes: 0)
+        for cookie in sites[siteKey(for: host)] ?? [] where cookie.partitionKey == partition {
+            usage.count += 1
+            usage.bytes += cookie.name.utf8.count + cookie.value.utf8.count
+        }
+        return usage
     }
 
     // MARK: - Sites

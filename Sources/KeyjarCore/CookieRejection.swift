@@ -17,6 +17,9 @@ public enum CookieRejection: Error, Sendable, Hashable {
     case sameSiteNoneWithoutSecure
     /// CHIPS: a partitioned cookie must be Secure.
     case partitionedWithoutSecure
+    /// The top-level site gives no partition key a reader can take back (an IPv6 zone, a
+    /// sub-delimiter in a host a URL parser let through).
+    case unusablePartitionKey(String)
     case prefixRequirementsUnmet(prefix: String, requirement: String)
     case nameLooksLikePrefix
     case invalidCharacter(field: String)
@@ -48,6 +51,7 @@ extension CookieRejection: CustomStringConvertible {
             return "A SameSite=\(mode.enforced.rawValue) cookie cannot be set by a cross-site subresource request"
         case .sameSiteNoneWithoutSecure: return "SameSite=None requires the Secure attribute"
         case .partitionedWithoutSecure: return "A Partitioned cookie requires the Secure attribute"
+        case .unusablePartitionKey(let key): return "The top-level site '\(key)' cannot key a Partitioned cookie"
         case .prefixRequirementsUnmet(let prefix, let requirement): return "A \(prefix) cookie must \(requirement)"
         case .nameLooksLikePrefix: return "A nameless cookie's value may not start with __Secure- or __Host-"
         case .invalidCharacter(let field): return "The cookie's \(field) contains a forbidden character"

@@ -51,3 +51,16 @@ public struct SequencedEvent: Sendable, Hashable {
         self.event = event
     }
 }
+
+extension StoreEvent {
+    /// Whether a cookie of this event (either side of a replacement) is partitioned.
+    public var hasPartitionedCookie: Bool {
+        guard case .cookies(let changes) = self else { return false }
+        return changes.contains { change in
+            switch change {
+            case .added(let cookie), .removed(let cookie, _): cookie.isPartitioned
+            case .replaced(let old, let new): old.isPartitioned || new.isPartitioned
+            }
+        }
+    }
+}

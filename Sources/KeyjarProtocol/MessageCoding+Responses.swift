@@ -62,9 +62,13 @@ extension JSONWriter {
                 raw(key)
                 write(integer: count)
             }
-        case .exported(let text):
+        case .exported(let text, let omitted):
             raw(#"{"exported":{"text":"#)
             write(string: text)
+            if omitted > 0 {
+                raw(#","omitted":"#)
+                write(integer: omitted)
+            }
         case .policy(let policy):
             raw(#"{"policy":{"policy":"#)
             write(policy)
@@ -158,7 +162,11 @@ extension Response {
                 replaced: try body.optionalInteger("replaced", as: Int.self),
                 evicted: try body.optionalInteger("evicted", as: Int.self)
             )
-        case "exported": return .exported(text: try body.string("text"))
+        case "exported":
+            return .exported(
+                text: try body.string("text"),
+                omitted: try body.optionalInteger("omitted", as: Int.self) ?? 0
+            )
         case "policy": return .policy(policy: try body.required("policy", CookiePolicy.init(json:)))
         case "credentials": return .credentials(records: try body.required("records", CredentialRecord.array(json:)))
         case "credentialChoice":

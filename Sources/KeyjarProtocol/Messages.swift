@@ -6,9 +6,18 @@ public import KeyjarCore
 ///
 /// Version 2 added ``Request/follow(after:)`` and the sequence page (``SequencePage``); a
 /// version-1 client, which always subscribes, is still served.
+///
+/// Version 3 added partitioned cookies (a cookie's and an identity's `partitionKey`; events in
+/// `StoreEventJSON` version 2). A client of an earlier version would read a partitioned cookie
+/// as an ordinary one and send it to every site, so keyjard never shows it one
+/// (``seesPartitionedCookies(_:)``): its snapshots and listings leave them out, and an event
+/// that carries one reaches it as `resynchronise`.
 public enum ProtocolVersion {
-    public static let current = 2
-    public static let supported = 1...2
+    public static let current = 3
+    public static let supported = 1...3
+
+    /// Whether a client of `version` can be sent partitioned cookies.
+    public static func seesPartitionedCookies(_ version: Int) -> Bool { version >= 3 }
 }
 
 /// A request and its id, from client to keyjard. The first must be ``Request/hello(version:client:)``.
@@ -140,7 +149,8 @@ public enum Response: Sendable, Hashable {
         replaced: Int? = nil,
         evicted: Int? = nil
     )
-    case exported(text: String)
+    /// `omitted`: cookies the format cannot carry (partitioned ones in cookies.txt).
+    case exported(text: String, omitted: Int = 0)
     case policy(policy: CookiePolicy)
     case credentials(records: [CredentialRecord])
     /// Candidates most specific first, one per user; `preferred` answers without asking.

@@ -19,9 +19,10 @@ final class ConnectionHandler: ChannelInboundHandler {
     private let service: StoreService
     private let client: ServedClient
     private var logger: Logger
-    private var machine = ConnectionStateMachine()
+    private var machine: ConnectionStateMachine
 
     init(service: StoreService, client: ServedClient, logger: Logger) {
+        self.machine = ConnectionStateMachine(supportedVersions: service.configuration.protocolVersions)
         self.service = service
         self.client = client
         self.logger = logger

@@ -30,6 +30,12 @@ struct ConnectionStateMachine {
 
     private(set) var state = State.awaitingHello
     private var waiting: [ClientMessage] = []
+    /// The versions a hello may ask for (``ServerConfiguration/protocolVersions``).
+    let supportedVersions: ClosedRange<Int>
+
+    init(supportedVersions: ClosedRange<Int> = ProtocolVersion.supported) {
+        self.supportedVersions = supportedVersions
+    }
 
     /// A decoded message arrived.
     mutating func received(_ message: ClientMessage) -> Received {
@@ -43,14 +49,14 @@ struct ConnectionStateMachine {
                     WireError(code: WireError.handshakeRequired, message: "the first request must be hello")
                 )
             }
-            guard ProtocolVersion.supported.contains(version) else {
+            guard supportedVersions.contains(version) else {
                 return close(
                     id: message.id,
                     WireError(
                         code: WireError.unsupportedVersion,
                         message:
                             "protocol version \(version) is not supported; this keyjard speaks "
-                            + "\(ProtocolVersion.supported.lowerBound) to \(ProtocolVersion.supported.upperBound)"
+                            + "\(supportedVersions.lowerBound) to \(supportedVersions.upperBound)"
                     )
                 )
             }

@@ -26,6 +26,9 @@ final class ServedClient {
     /// While the client follows (``Request/follow(after:)``): the sequence number of the last
     /// event it was sent, so that its next write's events come after what it missed.
     var followedTo: UInt64?
+    /// Whether its protocol version (its hello's) has partitioned cookies; until the hello, no
+    /// cookie reaches it anyway.
+    var seesPartitionedCookies = true
     private let limits: Limits
     private var pendingMessages = 0
     private var pendingBytes = 0

@@ -43,6 +43,9 @@ public struct ServerConfiguration: Sendable {
     public var largestImportChunk = 16_384
     /// The pause between two chunks of an import, in which the loop serves the other clients.
     public var importChunkPause: Duration = .microseconds(20)
+    /// The protocol versions a hello may ask for; a narrower range makes this keyjard answer
+    /// as an older one would (how the clients' fallback to an older keyjard is tested).
+    public var protocolVersions = ProtocolVersion.supported
     public var expiryInterval: Duration
 
     public init(

@@ -1,3 +1,5 @@
+import KeyjarCodec
+import KeyjarCore
 import KeyjarProtocol
 import KeyjarStore
 import Logging
@@ -10,6 +12,9 @@ extension StoreService {
     struct PendingBroadcast {
         var frame: ByteBuffer
         var sentTo: UInt64?
+        /// What a client that cannot see partitioned cookies gets instead, when the event
+        /// carries one (``frameWithoutPartitioned(_:)``).
+        var withoutPartitioned: ByteBuffer?
     }
 
     /// Sends new events to their writer at once (so its replica has them before the reply,
@@ -34,8 +39,13 @@ extension StoreService {
                 : Array(MessageCoding.eventPayload(sequence: event.sequence, eventJSON: event.json).utf8)
             let frame = ByteBuffer(framing: payload, allocator: ByteBufferAllocator())
             state.recentEvents.append(sequence: event.sequence, frame: frame)
-            if let direct { deliver(frame, to: direct) }
-            if othersListen { state.pendingBroadcasts.append(PendingBroadcast(frame: frame, sentTo: writer?.id)) }
+            let withoutPartitioned = event.event.hasPartitionedCookie ? Self.frameWithoutPartitioned(event) : nil
+            if let direct { deliver(direct.seesPartitionedCookies ? frame : withoutPartitioned ?? frame, to: direct) }
+            if othersListen {
+                state.pendingBroadcasts.append(
+                    PendingBroadcast(frame: frame, sentTo: writer?.id, withoutPartitioned: withoutPartitioned)
+                )
+            }
         }
         if let follower, let last = events.last?.sequence {
             if direct == nil, let missedSince = follower.followedTo {
@@ -64,7 +74,10 @@ extension StoreService {
         state.pendingBroadcasts.removeAll(keepingCapacity: true)
         for broadcast in pending {
             for client in state.subscribers.clients where client.id != broadcast.sentTo {
-                deliver(broadcast.frame, to: client)
+                deliver(
+                    client.seesPartitionedCookies ? broadcast.frame : broadcast.withoutPartitioned ?? broadcast.frame,
+                    to: client
+                )
             }
         }
     }
@@ -114,7 +127,8 @@ extension StoreService {
         if sequence < state.latestSequence, let held = state.recentEvents.frames(after: sequence),
             held.count <= messageBudget, held.reduce(0, { $0 + $1.frame.readableBytes }) <= byteBudget
         {
-            for entry in held where !client.send(framed: entry.frame) {
+            for entry in held
+            where !client.send(framed: client.seesPartitionedCookies ? entry.frame : Self.withoutPartitioned(entry)) {
                 client.close()
                 throw WireError(code: WireError.overloaded, message: "the missed events did not fit the client's queue")
             }
@@ -124,7 +138,11 @@ extension StoreService {
         do {
             missed = try database.events(after: sequence).flatMap { events in
                 events.count <= messageBudget
-                    ? events.map { MessageCoding.encode(ServerMessage.event(event: $0)) } : nil
+                    ? events.map { event in
+                        client.seesPartitionedCookies || !event.event.hasPartitionedCookie
+                            ? MessageCoding.encode(ServerMessage.event(event: event))
+                            : MessageCoding.encode(ServerMessage.resynchronise(sequence: event.sequence))
+                    } : nil
             }
         } catch {
             throw storageFailure(error)
@@ -134,9 +152,57 @@ extension StoreService {
                 client.close()
                 throw WireError(code: WireError.overloaded, message: "the missed events did not fit the client's queue")
             }
-        } else if !client.send(encoded: try snapshotMessage()) {
+        } else if !client.send(encoded: try snapshotMessage(for: client)) {
             client.close()
             throw WireError(code: WireError.overloaded, message: "the snapshot did not fit the client's queue")
         }
+    }
+
+    // MARK: Clients without partitioned cookies
+
+    /// A live event with a partitioned cookie, as a client of protocol version 1 or 2 is sent
+    /// it: the same sequence number with the other changes (none, maybe), so that it neither
+    /// sees the cookie nor has to fetch a snapshot (a widget refreshing a partitioned cookie on
+    /// every page would otherwise cost every such client the whole store each time). One too
+    /// large to push stays `resynchronise`.
+    static func frameWithoutPartitioned(_ event: StoreDatabase.LoggedEvent) -> ByteBuffer {
+        guard case .cookies(let changes) = event.event else { return resynchroniseFrame(event.sequence) }
+        let kept = changes.filter { change in
+            switch change {
+            case .added(let cookie), .removed(let cookie, _): !cookie.isPartitioned
+            case .replaced(let old, let new): !old.isPartitioned && !new.isPartitioned
+            }
+        }
+        let json = StoreEventJSON.encode(.cookies(changes: kept))
+        guard json.utf8.count <= ProtocolLimits.largestPushedEvent else { return resynchroniseFrame(event.sequence) }
+        return ByteBuffer(
+            framing: Array(MessageCoding.eventPayload(sequence: event.sequence, eventJSON: json).utf8),
+            allocator: ByteBufferAllocator()
+        )
+    }
+
+    /// `resynchronise` for event `sequence`: a client of protocol version 1 or 2 catching up from
+    /// kept events is sent this instead of one with a partitioned cookie, and asks for a
+    /// snapshot, which leaves them out (``snapshot(for:)``).
+    static func resynchroniseFrame(_ sequence: UInt64) -> ByteBuffer {
+        ByteBuffer(
+            framing: MessageCoding.encode(ServerMessage.resynchronise(sequence: sequence)),
+            allocator: ByteBufferAllocator()
+        )
+    }
+
+    /// A kept event's frame for a client that cannot see partitioned cookies. The frame holds
+    /// the event's JSON as written, where `"partitionKey":` appears only as a member name (in a
+    /// string every quote is escaped): finding it means the event carries a partitioned cookie.
+    static func withoutPartitioned(_ entry: (sequence: UInt64, frame: ByteBuffer)) -> ByteBuffer {
+        let marker = Array(#""partitionKey":"#.utf8)
+        let bytes = entry.frame.readableBytesView
+        guard bytes.count >= marker.count else { return entry.frame }
+        var index = bytes.startIndex
+        while let found = bytes[index...].firstIndex(of: marker[0]), bytes.endIndex - found >= marker.count {
+            if bytes[found..<found + marker.count].elementsEqual(marker) { return resynchroniseFrame(entry.sequence) }
+            index = found + 1
+        }
+        return entry.frame
     }
 }

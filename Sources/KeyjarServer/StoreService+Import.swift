@@ -202,12 +202,35 @@ extension StoreService {
         }
     }
 
-    /// Whether importing `entries` could take the jar past its total or a site's limit.
+    /// Whether importing `entries` could take the jar past its total, a site's limit or a
+    /// site's limits in a partition (counting every entry as new: a "may").
     private static func mayEvict(_ entries: [NumberedCookie], from jar: inout CookieJar) -> Bool {
         if jar.count + entries.count > jar.limits.total { return true }
         var perSite: [String: Int] = [:]
-        for entry in entries { perSite[jar.siteKey(for: entry.cookie.domain), default: 0] += 1 }
-        return perSite.contains { site, count in count + jar.cookieCount(forSiteOf: site) > jar.limits.perSite }
+        var perPartition: [PartitionScope: (count: Int, bytes: Int)] = [:]
+        for entry in entries {
+            let site = jar.siteKey(for: entry.cookie.domain)
+            if let partition = entry.cookie.partitionKey {
+                let bytes = entry.cookie.name.utf8.count + entry.cookie.value.utf8.count
+                perPartition[PartitionScope(site: site, partition: partition), default: (0, 0)].count += 1
+                perPartition[PartitionScope(site: site, partition: partition), default: (0, 0)].bytes += bytes
+            } else {
+                perSite[site, default: 0] += 1
+            }
+        }
+        if perSite.contains(where: { site, count in count + jar.cookieCount(forSiteOf: site) > jar.limits.perSite }) {
+            return true
+        }
+        return perPartition.contains { scope, added in
+            let stored = jar.partitionUsage(forSiteOf: scope.site, in: scope.partition)
+            return added.count + stored.count > jar.limits.perSiteInPartition
+                || added.bytes + stored.bytes > jar.limits.bytesPerSiteInPartition
+        }
+    }
+
+    private struct PartitionScope: Hashable {
+        var site: String
+        var partition: CookiePartitionKey
     }
 
     /// An import under way: what is left to apply, and what the file came to.

@@ -242,6 +242,7 @@ extension StoreService {
     private func handleOnLoop(_ request: Request, from client: ServedClient) throws(WireError) -> Response {
         switch request {
         case .hello(let version, _):
+            client.seesPartitionedCookies = ProtocolVersion.seesPartitionedCookies(version)
             return .hello(
                 version: version,
                 server: KeyjarServer.version,
@@ -252,12 +253,15 @@ extension StoreService {
         case .follow(let after):
             return try follow(client, after: after)
         case .snapshot:
-            return .snapshot(snapshot: try snapshot())
+            return .snapshot(snapshot: try snapshot(for: client))
 
         case .cookieHeader(let wire):
             return .cookieHeader(header: state.jar.cookieHeader(for: try Self.context(wire)))
         case .cookies(let wire):
-            return .cookies(cookies: state.jar.cookies(for: try Self.context(wire)))
+            let cookies = state.jar.cookies(for: try Self.context(wire))
+            return .cookies(
+                cookies: client.seesPartitionedCookies ? cookies : cookies.filter { !$0.isPartitioned }
+            )
         case .setCookies(let headers, let wire):
             let context = try Self.context(wire)
             return try storeEach(headers, origin: client) { jar, header in jar.setCookie(header, context: context) }
@@ -280,15 +284,27 @@ extension StoreService {
             return .cookies(
                 cookies: state.jar.allCookies.filter { cookie in
                     !cookie.isExpired(at: now) && (domain.map { Host.domainMatches(cookie.domain, $0) } ?? true)
+                        && (client.seesPartitionedCookies || !cookie.isPartitioned)
                 }.sorted(by: Self.listingOrder)
             )
         case .exportCookies(let format, let includeSameSite):
             let now = Date()
-            let cookies = state.jar.allCookies.filter { !$0.isExpired(at: now) }.sorted(by: Self.listingOrder)
+            let unexpired = state.jar.allCookies.filter { !$0.isExpired(at: now) }
+            // An older client's JSON reader would read a partitioned cookie as an ordinary one.
+            let cookies = (client.seesPartitionedCookies ? unexpired : unexpired.filter { !$0.isPartitioned })
+                .sorted(by: Self.listingOrder)
+            let hidden = unexpired.count - cookies.count
             switch format {
             case .netscape:
-                return .exported(text: NetscapeCookieFile.serialize(cookies, includeSameSite: includeSameSite))
-            case .json: return .exported(text: String(decoding: CookieJSONFile.serialize(cookies), as: UTF8.self))
+                return .exported(
+                    text: NetscapeCookieFile.serialize(cookies, includeSameSite: includeSameSite),
+                    omitted: hidden + cookies.count { !NetscapeCookieFile.canCarry($0) }
+                )
+            case .json:
+                return .exported(
+                    text: String(decoding: CookieJSONFile.serialize(cookies), as: UTF8.self),
+                    omitted: hidden
+                )
             }
 
         case .policy:

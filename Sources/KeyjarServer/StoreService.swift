@@ -111,14 +111,19 @@ final class StoreService: Sendable {
     }
 
     /// The whole state as a pushed `snapshot` message (cookies written by the fast encoder).
-    func snapshotMessage() throws(WireError) -> [UInt8] {
-        MessageCoding.encode(ServerMessage.snapshot(snapshot: try snapshot()))
+    func snapshotMessage(for client: ServedClient) throws(WireError) -> [UInt8] {
+        MessageCoding.encode(ServerMessage.snapshot(snapshot: try snapshot(for: client)))
     }
 
-    func snapshot() throws(WireError) -> StoreSnapshot {
+    /// The whole state; without partitioned cookies for a client whose protocol version has
+    /// none (``ProtocolVersion/seesPartitionedCookies(_:)``).
+    func snapshot(for client: ServedClient?) throws(WireError) -> StoreSnapshot {
+        let cookies =
+            client?.seesPartitionedCookies == false
+            ? state.jar.allCookies.filter { !$0.isPartitioned } : state.jar.allCookies
         do {
             return StoreSnapshot(
-                cookies: state.jar.allCookies,
+                cookies: cookies,
                 policy: state.jar.policy,
                 credentials: try database.credentialRecords(),
                 sequence: state.latestSequence

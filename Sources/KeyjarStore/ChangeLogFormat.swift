@@ -4,6 +4,12 @@
 enum ChangeLogFormat: Int64, Sendable {
     /// An event too large to keep (``StoreDatabase/largestLoggedEvent``); `event` is empty.
     case compacted = 0
-    /// `KeyjarCodec.StoreEventJSON` version 1.
+    /// `KeyjarCodec.StoreEventJSON` version 1: written before cookies had a partition key.
     case storeEventJSONVersion1 = 1
+    /// `KeyjarCodec.StoreEventJSON` version 2: a cookie may carry `partitionKey`.
+    case storeEventJSONVersion2 = 2
+
+    /// The formats this build replays: version 2 reads version 1 as it is (no cookie of it is
+    /// partitioned).
+    var isReplayable: Bool { self == .storeEventJSONVersion1 || self == .storeEventJSONVersion2 }
 }

@@ -65,5 +65,38 @@ extension StoreDatabase {
             UPDATE change_log SET format = 0, event = '' WHERE event = '{"compacted":{}}';
             """
         ),
+        (
+            3,
+            // Partitioned cookies (CHIPS): the partition key joins the cookie's identity, so the
+            // primary key changes, which SQLite can only do by rebuilding the table (the old one
+            // renamed first, so the new one's CREATE statement reads as written). '' is an
+            // unpartitioned cookie: a primary-key column of a WITHOUT ROWID table cannot be NULL,
+            // and a CHECK keeps a partition key in its `scheme://site` shape. The column is not
+            // the last: SQLite 3.40's integrity_check (Debian 12's) reports a false "NULL value"
+            // in a WITHOUT ROWID table whose last column is part of its primary key.
+            """
+            ALTER TABLE cookie RENAME TO cookie_v2;
+            CREATE TABLE cookie (
+                name TEXT NOT NULL,
+                value TEXT NOT NULL,
+                domain TEXT NOT NULL,
+                host_only INTEGER NOT NULL CHECK (host_only IN (0, 1)),
+                path TEXT NOT NULL,
+                partition_key TEXT NOT NULL DEFAULT '' CHECK (partition_key = '' OR partition_key LIKE '%://%'),
+                expires REAL,
+                secure INTEGER NOT NULL CHECK (secure IN (0, 1)),
+                http_only INTEGER NOT NULL CHECK (http_only IN (0, 1)),
+                same_site TEXT NOT NULL CHECK (same_site IN ('Strict', 'Lax', 'None', 'Unspecified')),
+                creation REAL NOT NULL,
+                last_access REAL NOT NULL,
+                PRIMARY KEY (name, domain, host_only, path, partition_key)
+            ) WITHOUT ROWID;
+            INSERT INTO cookie (name, value, domain, host_only, path, expires, secure, http_only, same_site,
+                creation, last_access)
+                SELECT name, value, domain, host_only, path, expires, secure, http_only, same_site,
+                    creation, last_access FROM cookie_v2;
+            DROP TABLE cookie_v2;
+            """
+        ),
     ])
 }

@@ -53,10 +53,19 @@ extension StoreDatabase {
 
     static func readCookies(_ connection: SQLiteConnection, into body: (Cookie) throws -> Void) throws {
         let statement = try connection.statement(
-            "SELECT name, value, domain, host_only, path, expires, secure, http_only, same_site, creation, last_access"
-                + " FROM cookie"
+            "SELECT name, value, domain, host_only, path, expires, secure, http_only, same_site, creation, last_access,"
+                + " partition_key FROM cookie"
         )
         while try statement.step() {
+            // '' is an unpartitioned cookie. A key that does not read as one (the CHECK admits any
+            // `…://…`) was not written by keyjard: that row is left in the file but not loaded,
+            // since loading it unpartitioned would send it to every site.
+            var partitionKey: CookiePartitionKey?
+            let partitionColumn = statement.text(11)
+            if !partitionColumn.isEmpty {
+                guard let key = CookiePartitionKey(serialized: partitionColumn) else { continue }
+                partitionKey = key
+            }
             try body(
                 Cookie(
                     name: statement.text(0),
@@ -69,7 +78,8 @@ extension StoreDatabase {
                     httpOnly: statement.bool(7),
                     sameSite: SameSite(rawValue: statement.text(8)) ?? .unspecified,
                     creation: Date(timeIntervalSince1970: statement.double(9)),
-                    lastAccess: Date(timeIntervalSince1970: statement.double(10))
+                    lastAccess: Date(timeIntervalSince1970: statement.double(10)),
+                    partitionKey: partitionKey
                 )
             )
         }
@@ -133,7 +143,7 @@ extension StoreDatabase {
             while try statement.step() {
                 // An entry this build cannot replay (compacted, or written in another format)
                 // is caught up with by a snapshot, like a trimmed one.
-                guard ChangeLogFormat(rawValue: statement.int64(2)) == .storeEventJSONVersion1 else { return nil }
+                guard ChangeLogFormat(rawValue: statement.int64(2))?.isReplayable == true else { return nil }
                 do {
                     let event = try StoreEventJSON.decode(statement.text(1).utf8)
                     events.append(SequencedEvent(sequence: UInt64(statement.int64(0)), event: event))

@@ -53,7 +53,7 @@ extension StoreDatabase {
                     guard let event = try Self.apply(write, connection) else { continue }
                     let json = StoreEventJSON.encode(event)
                     let compacted = json.utf8.count > largestLoggedEvent
-                    let format: ChangeLogFormat = compacted ? .compacted : .storeEventJSONVersion1
+                    let format: ChangeLogFormat = compacted ? .compacted : .storeEventJSONVersion2
                     let log = try connection.statement(
                         "INSERT INTO change_log (event, format, recorded) VALUES (?, ?, ?)"
                     )
@@ -152,8 +152,9 @@ extension StoreDatabase {
 
     static let upsertCookieSQL =
         "INSERT OR REPLACE INTO cookie (name, value, domain, host_only, path, expires, secure, http_only,"
-        + " same_site, creation, last_access) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-    static let deleteCookieSQL = "DELETE FROM cookie WHERE name = ? AND domain = ? AND host_only = ? AND path = ?"
+        + " same_site, creation, last_access, partition_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    static let deleteCookieSQL =
+        "DELETE FROM cookie WHERE name = ? AND domain = ? AND host_only = ? AND path = ? AND partition_key = ?"
 
     static func upsert(_ cookie: Cookie, with statement: SQLiteStatement) throws {
         statement.reset()
@@ -168,6 +169,7 @@ extension StoreDatabase {
         try statement.bind(9, text: cookie.sameSite.rawValue)
         try statement.bind(10, real: cookie.creation.timeIntervalSince1970)
         try statement.bind(11, real: cookie.lastAccess.timeIntervalSince1970)
+        try statement.bind(12, text: cookie.partitionKey?.serialized ?? "")
         try statement.run()
     }
 
@@ -177,6 +179,7 @@ extension StoreDatabase {
         try statement.bind(2, text: identity.domain)
         try statement.bind(3, integer: identity.hostOnly ? 1 : 0)
         try statement.bind(4, text: identity.path)
+        try statement.bind(5, text: identity.partitionKey?.serialized ?? "")
         try statement.run()
     }
 

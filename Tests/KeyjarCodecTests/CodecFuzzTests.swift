@@ -57,7 +57,9 @@ struct EventJSONTests {
                 httpOnly: Bool.random(using: &random),
                 sameSite: SameSite.allCases.randomElement(using: &random) ?? .lax,
                 creation: Date(timeIntervalSince1970: Double.random(in: 0...2e9, using: &random)),
-                lastAccess: Date(timeIntervalSince1970: 1e9 + 0.1)
+                lastAccess: Date(timeIntervalSince1970: 1e9 + 0.1),
+                partitionKey: Bool.random(using: &random)
+                    ? CookiePartitionKey(scheme: "https", site: "news.example") : nil
             )
             let event = StoreEvent.cookies(changes: [
                 .added(cookie), .replaced(old: cookie, new: cookie), .removed(cookie, cause: .evicted),

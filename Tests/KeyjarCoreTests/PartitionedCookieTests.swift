@@ -80,6 +80,83 @@ struct PartitionedCookieTests {
         #expect(jar.header(for: Self.widget) == "")
     }
 
+    @Test(arguments: [CookieAcceptPolicy.onlyFromMainDocumentDomain, .noThirdParty, .grandfatheredThirdParty])
+    func thirdPartyPoliciesLetPartitionedCookiesThrough(policy: CookieAcceptPolicy) {
+        // Given a jar that refuses third-party cookies
+        var jar = CookieJar()
+        jar.policy.acceptPolicy = policy
+        // Then the embedded widget's ordinary cookie is refused, its partitioned one kept
+        #expect(jar.setEmbedded("plain=1; Secure; SameSite=None", under: Self.news) != nil)
+        #expect(jar.setEmbedded(Self.chips, under: Self.news) == nil)
+        #expect(jar.allCookies.map(\.name) == ["id"])
+        // ...and sent to the widget under that site only
+        #expect(jar.embeddedHeader(under: Self.news) == "id=1")
+        #expect(jar.embeddedHeader(under: Self.shop) == "")
+    }
+
+    @Test func aPartitionedCookieDoesNotGrandfatherItsSite() {
+        // Given a jar that takes third-party cookies only from sites it has cookies of
+        var jar = CookieJar()
+        jar.policy.acceptPolicy = .grandfatheredThirdParty
+        // When the embedded widget first sets a partitioned cookie (let through), then an ordinary one
+        #expect(jar.setEmbedded(Self.chips, under: Self.news) == nil)
+        // Then the ordinary one is still a third-party cookie of a site without first-party cookies
+        #expect(jar.setEmbedded("plain=1; Secure; SameSite=None", under: Self.news) != nil)
+        #expect(jar.allCookies.map(\.name) == ["id"])
+        // ...until the widget is visited directly and sets one itself
+        jar.accept("own=1; Secure; SameSite=None", from: Self.widget)
+        #expect(jar.setEmbedded("plain=1; Secure; SameSite=None", under: Self.news) == nil)
+    }
+
+    @Test func replacingAPartitionedCookieWithALongerValueHoldsThePartitionToItsBytes() throws {
+        // Given a partition 100 bytes short of its 10,240 bytes of names and values
+        var jar = CookieJar()
+        for index in 0..<10 {
+            let value = String(repeating: "v", count: 1_014 - "c\(index)".utf8.count)
+            #expect(
+                jar.setEmbedded(
+                    "c\(index)=\(value); Secure; SameSite=None; Partitioned",
+                    under: Self.news,
+                    now: testNow.addingTimeInterval(Double(index))
+                ) == nil
+            )
+        }
+        #expect(jar.count == 10)
+        // When the newest is set again with 200 more bytes
+        let longer = String(repeating: "w", count: 1_212)
+        #expect(
+            jar.setEmbedded(
+                "c9=\(longer); Secure; SameSite=None; Partitioned",
+                under: Self.news,
+                now: testNow.addingTimeInterval(20)
+            ) == nil
+        )
+        // Then the least recently used goes, and the partition is within its bytes again
+        #expect(jar.count == 9)
+        #expect(!jar.allCookies.contains { $0.name == "c0" })
+        #expect(jar.allCookies.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count } <= 10_240)
+    }
+
+    @Test func noThirdPartySendsAThirdPartyRequestItsPartitionedCookiesOnly() {
+        // Given a widget's ordinary cookie set while it was visited directly, and its partitioned one
+        var jar = CookieJar()
+        jar.accept("plain=1; Secure; SameSite=None", from: Self.widget)
+        #expect(jar.setEmbedded(Self.chips, under: Self.news) == nil)
+        #expect(jar.embeddedHeader(under: Self.news) == "plain=1; id=1")
+        // When third-party cookies are no longer sent
+        jar.policy.acceptPolicy = .noThirdParty
+        // Then the embedded widget gets its partitioned cookie only, and all of them first-party
+        #expect(jar.embeddedHeader(under: Self.news) == "id=1")
+        #expect(jar.header(for: Self.widget) == "plain=1")
+        // ...while never and a blocking rule still refuse partitioned cookies too
+        jar.policy.acceptPolicy = .never
+        #expect(jar.setEmbedded("other=1; Secure; SameSite=None; Partitioned", under: Self.news) != nil)
+        jar.policy.acceptPolicy = .always
+        jar.policy.domainRules["widget.com"] = .block
+        #expect(jar.setEmbedded("other=1; Secure; SameSite=None; Partitioned", under: Self.news) != nil)
+        #expect(jar.embeddedHeader(under: Self.news) == "")
+    }
+
     @Test func aDomainAttributeSharesTheCookieWithinItsPartitionOnly() {
         var jar = CookieJar()
         // CHIPS dropped its early "no Domain" rule; `__Host-` is recommended, not required.

@@ -22,6 +22,7 @@ enum GoldenSample {
 
     static let requestCases: [(String, Request)] = [
         ("request-hello", .hello(version: 2, client: "keyjar-test 1.0")),
+        ("request-hello-3", .hello(version: 3, client: "keyjar-test 1.0")),
         ("request-subscribe", .subscribe(after: nil)),
         ("request-subscribe-after", .subscribe(after: 17)),
         ("request-follow", .follow(after: 18_446_744_073_709_551_615)),
@@ -35,6 +36,9 @@ enum GoldenSample {
         ),
         ("request-insertCookies", .insertCookies(cookies: [fullCookie, minimalCookie])),
         ("request-deleteCookies", .deleteCookies(identities: [fullCookie.identity, minimalCookie.identity])),
+        // Protocol version 3: the partition key.
+        ("request-insertCookies-partitioned", .insertCookies(cookies: [partitionedCookie])),
+        ("request-deleteCookies-partitioned", .deleteCookies(identities: [partitionedCookie.identity])),
         ("request-clearCookies", .clearCookies(domain: nil)),
         ("request-clearCookies-domain", .clearCookies(domain: "example.org")),
         ("request-removeCookiesCreated", .removeCookiesCreated(since: 1_700_000_000.5)),
@@ -92,6 +96,7 @@ enum GoldenSample {
         ),
         ("response-importReport-older", .importReport(imported: 0, expired: 0, problems: [], sequence: nil)),
         ("response-exported", .exported(text: "# Netscape HTTP Cookie File\n.example.com\tTRUE\t/\tFALSE\t0\tn\tv\n")),
+        ("response-exported-omitted", .exported(text: "# Netscape HTTP Cookie File\n", omitted: 2)),
         ("response-policy", .policy(policy: CookiePolicy())),
         ("response-credentials", .credentials(records: [fullRecord, minimalRecord])),
         (
@@ -114,6 +119,17 @@ enum GoldenSample {
             .failure(id: nil, error: WireError(code: WireError.malformedMessage, message: "not valid JSON"))
         ),
         ("server-event-cookies", .event(event: SequencedEvent(sequence: 5, event: .cookies(changes: changes)))),
+        (
+            "server-event-cookies-partitioned",
+            .event(
+                event: SequencedEvent(
+                    sequence: 8,
+                    event: .cookies(changes: [
+                        .added(partitionedCookie), .removed(partitionedCookie, cause: .deleted),
+                    ])
+                )
+            )
+        ),
         ("server-event-policy", .event(event: SequencedEvent(sequence: 6, event: .policy(policy: policy)))),
         (
             "server-event-credentials",
@@ -173,6 +189,19 @@ enum GoldenSample {
         domain: "example.com",
         sameSite: .unspecified,
         creation: Date(timeIntervalSince1970: 1_600_000_000)
+    )
+
+    /// A partitioned cookie (CHIPS): Secure, with the top-level site it was set under.
+    static let partitionedCookie = Cookie(
+        name: "__Host-chat",
+        value: "1",
+        domain: "chat.example",
+        hostOnly: true,
+        path: "/",
+        secure: true,
+        sameSite: .none,
+        creation: Date(timeIntervalSince1970: 1_700_000_000),
+        partitionKey: CookiePartitionKey(scheme: "https", site: "news.example")
     )
 
     static let changes: [CookieChange] = [

@@ -240,7 +240,7 @@ struct StoreDatabaseTests {
             try await python(
                 "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('SELECT group_concat(format) FROM change_log').fetchone()[0])",
                 path
-            ) == "1,7,1"
+            ) == "2,7,2"
         )
     }
 
@@ -274,7 +274,7 @@ struct StoreDatabaseTests {
             "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute(\"SELECT group_concat(format || ':' || (length(event) > 0)) FROM change_log\").fetchone()[0])",
             path
         )
-        #expect(formats == "1:1,1:1,0:0,1:1")
+        #expect(formats == "1:1,1:1,0:0,2:1")
         #expect(try migrated.events(after: 2) == nil)
         #expect(try migrated.events(after: 3)?.map(\.sequence) == [4])
         // ...and the version-1 entries replay as they were written

@@ -24,6 +24,22 @@ struct HTTPCookieConversionTests {
         #expect(Cookie(foundation) == cookie)
     }
 
+    @Test func aPartitionedCookieKeepsItsKeyInFoundationsForm() throws {
+        let key = try #require(CookiePartitionKey(serialized: "https://news.example"))
+        let cookie = Cookie(name: "id", value: "1", domain: "chat.example", secure: true, partitionKey: key)
+        let http = try #require(HTTPCookie.make(from: cookie))
+        #expect(http.properties?[HTTPCookie.partitionKeyProperty] as? String == "https://news.example")
+        #expect(Cookie(http) == cookie)
+        // One made from properties is unpartitioned: Foundation on Linux keeps no unknown property
+        let plain = try #require(
+            HTTPCookie(properties: [
+                .name: "id", .value: "1", .domain: ".chat.example", .path: "/", .secure: "TRUE",
+                HTTPCookie.partitionKeyProperty: "https://news.example",
+            ])
+        )
+        #expect(Cookie(plain).partitionKey == nil)
+    }
+
     @Test func plainHTTPCookiesAreReadAsAppleDefinesThem() throws {
         let now = Date(timeIntervalSince1970: 1_767_225_600)
         let hostOnly = try #require(

@@ -41,7 +41,37 @@ private func describe(_ cookie: Cookie) -> String {
     if cookie.secure { parts.append("secure") }
     if cookie.httpOnly { parts.append("httponly") }
     if cookie.sameSite != .unspecified { parts.append("samesite=\(cookie.sameSite.rawValue.lowercased())") }
+    if let partitionKey = cookie.partitionKey { parts.append("partitioned=\(partitionKey)") }
     return parts.joined(separator: "; ")
+}
+
+/// `--partition`: a partition key as list shows it (`https://example.com`), or `none`.
+enum PartitionArgument: ExpressibleByArgument, Equatable {
+    case none
+    case key(CookiePartitionKey)
+
+    init?(argument: String) {
+        if argument == "none" {
+            self = .none
+        } else if let key = CookiePartitionKey(serialized: argument) {
+            self = .key(key)
+        } else {
+            return nil
+        }
+    }
+
+    static let help = ArgumentHelp(
+        "Only cookies partitioned under this top-level site, as list shows it (https://example.com); "
+            + "'none' for unpartitioned ones.",
+        valueName: "partition"
+    )
+
+    func matches(_ cookie: Cookie) -> Bool {
+        switch self {
+        case .none: !cookie.isPartitioned
+        case .key(let key): cookie.partitionKey == key
+        }
+    }
 }
 
 private func listCookies(_ client: KeyjarClient, domain: String?) throws -> [Cookie] {
@@ -74,6 +104,9 @@ extension CookieCommand {
         @Flag(help: "Only persistent cookies (with an expiry).")
         var persistent = false
 
+        @Option(help: PartitionArgument.help)
+        var partition: PartitionArgument?
+
         @Flag(help: "Print a JSON array.")
         var json = false
 
@@ -87,7 +120,7 @@ extension CookieCommand {
             let cookies = try listCookies(client, domain: try domain.map { try UserInput.domain($0) }).filter {
                 cookie in
                 (name == nil || cookie.name == name) && (!session || cookie.isSession)
-                    && (!persistent || !cookie.isSession)
+                    && (!persistent || !cookie.isSession) && (partition?.matches(cookie) ?? true)
             }
             if json {
                 Output.line(String(decoding: CookieJSONFile.serialize(cookies), as: UTF8.self))
@@ -100,8 +133,12 @@ extension CookieCommand {
     struct Get: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Print the Cookie header that a request to URL would send (nothing when there is none).",
-            discussion:
-                "The header value only, without `Cookie: `, so it can go straight into curl -H or wget --header."
+            discussion: """
+                The header value only, without `Cookie: `, so it can go straight into curl -H or wget \
+                --header. Partitioned cookies (CHIPS) go only with requests under the top-level site \
+                they were set under: --main-document names it (without it, the request is its own \
+                top-level page).
+                """
         )
 
         @OptionGroup var global: GlobalOptions
@@ -139,7 +176,8 @@ extension CookieCommand {
             discussion: """
                 Each argument is one Set-Cookie header value. A cookie that is refused (by the policy, \
                 a public-suffix Domain, a Secure cookie over http, …) is reported with the reason and \
-                the command exits with status 1; the others are still stored.
+                the command exits with status 1; the others are still stored. A Partitioned cookie is \
+                stored under the site of --main-document (else of URL itself).
                 """
         )
 
@@ -215,6 +253,9 @@ extension CookieCommand {
         @Option(help: ArgumentHelp("Only the cookie with this path.", valueName: "path"))
         var path: String?
 
+        @Option(help: PartitionArgument.help)
+        var partition: PartitionArgument?
+
         func validate() throws { _ = try UserInput.domain(domain) }
 
         func run() throws {
@@ -222,6 +263,7 @@ extension CookieCommand {
             let wanted = try UserInput.domain(domain)
             let doomed = try listCookies(client, domain: wanted).filter { cookie in
                 cookie.domain == wanted && cookie.name == name && (path == nil || cookie.path == path)
+                    && (partition?.matches(cookie) ?? true)
             }
             guard !doomed.isEmpty else { throw CLIError.failure("no cookie named '\(name)' is stored for \(domain).") }
             try client.deleteCookies(doomed.map(\.identity))
@@ -488,7 +530,8 @@ extension CookieCommand {
             abstract: "Export every unexpired cookie as cookies.txt or JSON.",
             discussion: """
                 Writes to standard output, or to FILE with -o (created readable by you only: cookies \
-                are often as good as passwords).
+                are often as good as passwords). cookies.txt has no column for a partitioned cookie's \
+                partition key: those are left out, and standard error says how many (JSON keeps them).
                 """
         )
 
@@ -519,11 +562,17 @@ extension CookieCommand {
             // refused at once.
             let target = try OutputFile.resolve(output ?? "-", in: FileManager.default.currentDirectoryPath)
             let client = try global.connect()
-            let text = try client.exportCookies(
+            let (text, omitted) = try client.exportCookiesReportingOmitted(
                 format: fileFormat(format, path: output).format,
                 includeSameSite: includeSameSite
             )
             try target.writePrivately(Array(text.utf8), named: output ?? "standard output")
+            if omitted > 0 {
+                Output.error(
+                    "left out \(omitted) partitioned cookie\(omitted == 1 ? "" : "s"): cookies.txt has no place for "
+                        + "a partition key (--format json keeps them)"
+                )
+            }
         }
     }
 }
