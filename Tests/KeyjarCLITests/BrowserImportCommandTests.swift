@@ -54,9 +54,14 @@ struct BrowserImportCommandTests {
         // The jar's rules apply as to any import: None without Secure is refused, with why.
         var insecureNone = Self.cookie("none", "n")
         insecureNone.sameSite = 0
+        // A partitioned (CHIPS) cookie of an embedded chat, under the news site that embeds it.
+        var embedded = Self.cookie("embed", "e", host: "chat.example.net")
+        embedded.secure = true
+        embedded.sameSite = 0
+        embedded.topFrameSiteKey = "https://news.example"
         let home = try Home([
             Self.cookie("sid", "42"), session, Self.cookie("old", "1", expires: Date().addingTimeInterval(-60)),
-            Self.cookie("bad", "a\u{1}b"), Self.cookie("other", "o", host: "www.example.org"), insecureNone,
+            Self.cookie("bad", "a\u{1}b"), Self.cookie("other", "o", host: "www.example.org"), insecureNone, embedded,
         ])
 
         let result = try await keyjar.run(
@@ -66,7 +71,7 @@ struct BrowserImportCommandTests {
         #expect(result.status == 0, "\(result.error)")
         #expect(
             result.output
-                == "imported 3, skipped 3 (1 control characters in name or value, 1 expired, "
+                == "imported 4, skipped 3 (1 control characters in name or value, 1 expired, "
                 + "1 refused by the jar: SameSite=None requires the Secure attribute)\n"
         )
 
@@ -75,6 +80,10 @@ struct BrowserImportCommandTests {
         #expect(try await keyjar.ok("cookie", "get", "http://www.example.com/") == "sid=42\n")
         #expect(try await keyjar.ok("cookie", "get", "https://shop.example.com/") == "sid=42\n")
         #expect(try await keyjar("cookie", "list", "--session").lines.map { $0.prefix(11) } == ["session=s1;"])
+        let partitioned = try #require(
+            try await keyjar.json("cookie", "list", "--json", "--name", "embed") as? [[String: Any]]
+        )
+        #expect(partitioned.count == 1 && partitioned.first?["partitionKey"] as? String == "https://news.example")
         // No value ever reaches the output.
         #expect(!result.output.contains("42") && !result.error.contains("42"))
     }
