@@ -80,8 +80,9 @@ public final class BrowserDatabaseWatcher: @unchecked Sendable {
         }
     }
 
-    /// Reads every queued event; whether one was about the database or its WAL.
-    private func drainEvents() throws(BrowserCookieImportError) -> Bool {
+    /// Reads every queued event without waiting; whether one was about the database or its WAL
+    /// (inotify queues an event as the write happens, so a write that returned is in the queue).
+    package func drainEvents() throws(BrowserCookieImportError) -> Bool {
         var relevant = false
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         while true {
