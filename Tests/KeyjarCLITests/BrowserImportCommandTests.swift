@@ -187,6 +187,8 @@ struct BrowserImportCommandTests {
             lock.withLock { printed += String(decoding: data, as: UTF8.self) }
         }
         try process.run()
+        // A failure before the SIGTERM below must not leave it running.
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
         try await waitUntil("keyjar following the database") { lock.withLock { printed.contains("following ") } }
         #expect(try await keyjar.ok("cookie", "get", "https://example.com/").contains("sid=first"))
 
