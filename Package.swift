@@ -191,12 +191,23 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // Browsers' cookies (Firefox, the Chromium family): their profiles, a private snapshot of
+        // the live database, Chromium's decryption, each row as the cookie the browser would send.
+        .target(
+            name: "KeyjarBrowserCookies",
+            dependencies: [
+                "KeyjarCore", "KeyjarFiles", "KeyjarSQLite", "CLibSecret",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // The `keyjar` command: the user's and scripts' tool for the shared store.
         .executableTarget(
             name: "KeyjarCLI",
             dependencies: [
-                "Keyjar", "KeyjarAuth", "KeyjarCodec", "KeyjarCore", "KeyjarHTTPCache", "KeyjarIdentity", "KeyjarLocks",
-                "KeyjarLoader", "KeyjarResponseCache",
+                "Keyjar", "KeyjarAuth", "KeyjarBrowserCookies", "KeyjarCodec", "KeyjarCore", "KeyjarHTTPCache",
+                "KeyjarIdentity", "KeyjarLocks", "KeyjarLoader", "KeyjarResponseCache",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
@@ -204,8 +215,8 @@ let package = Package(
         .executableTarget(
             name: "KeyjarBench",
             dependencies: [
-                "Keyjar", "KeyjarCodec", "KeyjarCore", "KeyjarProtocol", "KeyjarStore", "KeyjarLoader", "CMallocInfo",
-                "CCurl", "KeyjarHTTPCache", "KeyjarResponseCache",
+                "Keyjar", "KeyjarBrowserCookies", "KeyjarCodec", "KeyjarCore", "KeyjarProtocol", "KeyjarStore",
+                "KeyjarLoader", "CMallocInfo", "CCurl", "KeyjarHTTPCache", "KeyjarResponseCache",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -217,7 +228,8 @@ let package = Package(
         .executableTarget(
             name: "KeyjarFuzz",
             dependencies: [
-                "KeyjarCore", "KeyjarCodec", "KeyjarAuth", "KeyjarHTTPCache", "KeyjarProtocol", "KeyjarLoader",
+                "KeyjarCore", "KeyjarCodec", "KeyjarAuth", "KeyjarBrowserCookies", "KeyjarHTTPCache", "KeyjarProtocol",
+                "KeyjarLoader",
             ],
             path: "Fuzz/Sources/KeyjarFuzz",
             swiftSettings: swiftSettings
@@ -236,6 +248,12 @@ let package = Package(
         .testTarget(
             name: "KeyjarAuthTests",
             dependencies: ["KeyjarAuth", "KeyjarCore", "KeyjarTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        // Real browser databases built with SQLite, the real Secret Service, real inotify.
+        .testTarget(
+            name: "KeyjarBrowserCookiesTests",
+            dependencies: ["KeyjarBrowserCookies", "KeyjarCore", "KeyjarSQLite", "KeyjarTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -289,8 +307,8 @@ let package = Package(
         .testTarget(
             name: "KeyjarCLITests",
             dependencies: [
-                "Keyjar", "KeyjarCodec", "KeyjarCore", "KeyjarProtocol", "KeyjarTestSupport", "KeyjarDaemon",
-                "KeyjarCLI",
+                "Keyjar", "KeyjarBrowserCookies", "KeyjarCodec", "KeyjarCore", "KeyjarProtocol", "KeyjarTestSupport",
+                "KeyjarDaemon", "KeyjarCLI",
             ],
             swiftSettings: swiftSettings
         ),

@@ -350,9 +350,9 @@ _keyjar_cookie_clear() {
 
 _keyjar_cookie_import() {
     repeating_flags=()
-    non_repeating_flags=(--no-start --version -h --help)
-    repeating_options=()
-    non_repeating_options=(--socket --timeout --format)
+    non_repeating_flags=(--no-start --dry-run --follow --version -h --help)
+    repeating_options=(--domain)
+    non_repeating_options=(--socket --timeout --format --from-browser --container)
     __keyjar_offer_flags_options 1
 
     # Offer option value completions
@@ -365,6 +365,15 @@ _keyjar_cookie_import() {
         ;;
     '--format')
         __keyjar_add_completions -W 'netscape'$'\n''json'
+        return
+        ;;
+    '--from-browser')
+        return
+        ;;
+    '--container')
+        return
+        ;;
+    '--domain')
         return
         ;;
     esac

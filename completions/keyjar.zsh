@@ -106,7 +106,7 @@ _keyjar_cookie() {
             'set:Store cookies as a response from URL would set them, under the accept policy.'
             'delete:Delete the cookies with a name on a domain (exactly that domain, not its subdomains).'
             'clear:Delete every cookie of a domain and its subdomains, or (with --all) every cookie.'
-            'import:Import cookies from a cookies.txt or JSON file ('\''-'\'' for standard input).'
+            'import:Import cookies from a cookies.txt or JSON file ('\''-'\'' for standard input), or from a browser.'
             'export:Export every unexpired cookie as cookies.txt or JSON.'
         )
         _describe -V subcommand subcommands && ret=0
@@ -219,6 +219,11 @@ _keyjar_cookie_import() {
         '--timeout[How long to wait for keyjard'\''s answer before failing with exit status 3 (default\: $KEYJAR_TIMEOUT, else 30).]:seconds:'
         '--format[The file format (default\: json for *.json files, else netscape).]:format:{__keyjar_complete "${___format[@]}"}'
         ':file:'
+        '--from-browser[Import from a browser'\''s cookies instead of a file\: firefox, chrome, chromium, brave, edge, vivaldi or opera, optionally with a profile'\''s name, directory or path after a colon.]:browser\[\:profile\]:'
+        '--container[Firefox only\: the cookies of this container (default\: none).]:name:'
+        '*--domain[Only cookies of this domain and its subdomains (repeatable).]:domain:'
+        '--dry-run[Print how many cookies each site would get; send nothing.]'
+        '--follow[After the import, keep importing what the browser changes until interrupted.]'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )

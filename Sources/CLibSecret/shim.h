@@ -210,6 +210,37 @@ static inline const SecretSchema *keyjar_credential_schema(void) {
 }
 
 /*
+ * The schemas Chromium-family browsers keep their "Safe Storage" password under (the key of
+ * their v11 cookie encryption), keyed by the attribute `application` (`chrome`, `chromium`,
+ * `brave`, ...). Chromium looks them up without matching the schema's name, and so does Keyjar:
+ * an item is found by its application, never by its label, which Electron apps reuse.
+ */
+static inline const SecretSchema *keyjar_chromium_schema_v2(void) {
+    static const SecretSchema schema = {
+        "chrome_libsecret_os_crypt_password_v2",
+        SECRET_SCHEMA_DONT_MATCH_NAME,
+        {
+            { "application", SECRET_SCHEMA_ATTRIBUTE_STRING },
+            { NULL, 0 },
+        },
+    };
+    return &schema;
+}
+
+/* The older schema, for a password a browser stored under it and still uses; matched by name too. */
+static inline const SecretSchema *keyjar_chromium_schema_v1(void) {
+    static const SecretSchema schema = {
+        "chrome_libsecret_os_crypt_password_v1",
+        SECRET_SCHEMA_NONE,
+        {
+            { "application", SECRET_SCHEMA_ATTRIBUTE_STRING },
+            { NULL, 0 },
+        },
+    };
+    return &schema;
+}
+
+/*
  * An attribute table in the shape libsecret's `…v` functions expect: keys and values are
  * g_strdup'ed strings the table owns. g_str_hash/g_str_equal are awkward to pass from Swift
  * as C function pointers, so the table is made here.

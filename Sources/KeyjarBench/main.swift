@@ -39,12 +39,12 @@ if CommandLine.arguments.dropFirst().first == "stress" {
 
 let sections = Set(CommandLine.arguments.dropFirst())
 let unknown = sections.subtracting([
-    "engine", "coding", "store", "service", "import", "client", "loader", "cache", "download", "urlsession",
+    "engine", "coding", "store", "service", "import", "browser", "client", "loader", "cache", "download", "urlsession",
 ])
 guard unknown.isEmpty else {
     FileHandle.standardError.write(
         Data(
-            "usage: keyjar-bench [engine] [coding] [store] [service] [import] [client] [loader] [cache] [download] [urlsession]\n"
+            "usage: keyjar-bench [engine] [coding] [store] [service] [import] [browser] [client] [loader] [cache] [download] [urlsession]\n"
                 .utf8
         )
     )
@@ -52,7 +52,9 @@ guard unknown.isEmpty else {
 }
 if sections.isEmpty || sections.contains("engine") { runEngineBenchmark() }
 if sections.isEmpty || sections.contains("coding") { runCodingBenchmark() }
-if !sections.isDisjoint(with: ["store", "service", "import", "client", "loader", "cache", "download", "urlsession"])
+if !sections.isDisjoint(with: [
+    "store", "service", "import", "browser", "client", "loader", "cache", "download", "urlsession",
+])
     || sections.isEmpty
 {
     do {
@@ -62,6 +64,7 @@ if !sections.isDisjoint(with: ["store", "service", "import", "client", "loader",
         }
         if sections.isEmpty || sections.contains("service") { try runServiceBenchmark() }
         if sections.isEmpty || sections.contains("import") { try runImportBenchmark() }
+        if sections.isEmpty || sections.contains("browser") { try runBrowserImportBenchmark() }
         if sections.isEmpty || sections.contains("client") { try runClientBenchmark() }
         if sections.isEmpty || sections.contains("loader") { try runLoaderBenchmark() }
         if sections.isEmpty || sections.contains("cache") { try runCacheBenchmark() }

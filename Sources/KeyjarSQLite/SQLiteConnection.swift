@@ -129,6 +129,62 @@ package final class SQLiteConnection {
         return statement.int64(0)
     }
 
+    /// Makes this connection wait up to `milliseconds` for a lock another process holds
+    /// (SQLite's own busy handler), instead of failing at once with SQLITE_BUSY. For reading a
+    /// database some other program writes (a browser's cookies), where keyjard's fast retries
+    /// (``retryWhenBusy()``) are not needed.
+    package func waitWhenBusy(milliseconds: Int32) {
+        sqlite3_busy_timeout(handle, milliseconds)
+    }
+
+    /// The names of `table`'s columns, empty when there is no such table: what a reader of a
+    /// database it did not create checks before it selects.
+    package func columns(of table: String) throws -> Set<String> {
+        let statement = try self.statement("SELECT name FROM pragma_table_info(?)")
+        defer { statement.reset() }
+        try statement.bind(1, text: table)
+        var names = Set<String>()
+        while try statement.step() { names.insert(statement.text(0)) }
+        return names
+    }
+
+    /// Copies this database (the pages still only in its WAL included: a reader's view of it)
+    /// into a new database at `path`, with SQLite's online backup.
+    ///
+    /// First takes a read snapshot of the source, waiting through this connection's busy
+    /// handler (``waitWhenBusy(milliseconds:)``) and trying again up to `busyRetries` more times
+    /// while the source stays busy or locked; then copies all pages in one step under that
+    /// snapshot, so a writer that commits meanwhile neither blocks the copy nor tears it.
+    /// - Throws: ``SQLiteError``; its code is SQLITE_BUSY or SQLITE_LOCKED (extended or not)
+    ///   when the source stayed locked.
+    package func backup(into path: String, busyRetries: Int) throws {
+        let destination = try SQLiteConnection(path: path)
+        var attempt = 0
+        while true {
+            do {
+                try execute("BEGIN")
+                // A read transaction starts at its first read: this one takes the snapshot.
+                _ = try integerPragma("schema_version")
+                break
+            } catch let error as SQLiteError {
+                try? execute("ROLLBACK")
+                let primary = error.code & 0xFF
+                guard primary == SQLITE_BUSY || primary == SQLITE_LOCKED, attempt < busyRetries else { throw error }
+                attempt += 1
+            }
+        }
+        defer { try? execute("COMMIT") }
+        guard let backup = sqlite3_backup_init(destination.handle, "main", handle, "main") else {
+            throw destination.error(sqlite3_errcode(destination.handle), sql: nil)
+        }
+        let status = sqlite3_backup_step(backup, -1)
+        let finished = sqlite3_backup_finish(backup)
+        guard status == SQLITE_DONE else {
+            throw SQLiteError(code: status, message: String(cString: sqlite3_errstr(status)), sql: nil)
+        }
+        guard finished == SQLITE_OK else { throw destination.error(finished, sql: nil) }
+    }
+
     package var changes: Int { Int(sqlite3_changes(handle)) }
     package var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
 
@@ -221,6 +277,13 @@ package final class SQLiteStatement {
     package func double(_ column: Int32) -> Double { sqlite3_column_double(handle, column) }
     package func optionalDouble(_ column: Int32) -> Double? { isNull(column) ? nil : double(column) }
     package func bool(_ column: Int32) -> Bool { int64(column) != 0 }
+
+    /// A BLOB (or text) column's bytes; empty for NULL.
+    package func bytes(_ column: Int32) -> [UInt8] {
+        guard let bytes = sqlite3_column_blob(handle, column) else { return [] }
+        let count = Int(sqlite3_column_bytes(handle, column))
+        return Array(UnsafeRawBufferPointer(start: bytes, count: count))
+    }
 
     package func text(_ column: Int32) -> String {
         guard let bytes = sqlite3_column_text(handle, column) else { return "" }

@@ -64,6 +64,7 @@ enum FuzzTarget: String, CaseIterable {
     case resumeData = "resume-data"
     case macBinary = "macbinary"
     case binHex = "binhex"
+    case browserRow = "browser-row"
 
     static let selected: FuzzTarget = {
         let name = ProcessInfo.processInfo.environment["KEYJAR_FUZZ_TARGET"] ?? ""
@@ -92,6 +93,7 @@ enum FuzzTarget: String, CaseIterable {
         case .macBinary: fuzzMacBinary(bytes)
         case .binHex: fuzzBinHex(bytes)
         case .cacheHeaders: fuzzCacheHeaders(bytes)
+        case .browserRow: fuzzBrowserRow(bytes)
         }
     }
 }

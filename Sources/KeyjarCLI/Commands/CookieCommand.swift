@@ -305,7 +305,7 @@ extension CookieCommand {
 
     struct Import: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Import cookies from a cookies.txt or JSON file ('-' for standard input).",
+            abstract: "Import cookies from a cookies.txt or JSON file ('-' for standard input), or from a browser.",
             discussion: """
                 The format is --format, else JSON for a *.json file or for content that starts with \
                 '[' (what `list --json` and `export --format json` print), else cookies.txt. Lines \
@@ -314,6 +314,23 @@ extension CookieCommand {
                 summary goes to standard output: how many cookies the file held, how many the jar \
                 kept (new, or replacing stored ones), how many did not fit its limits (180 a site, \
                 3300 in all, by default) and how many stored cookies were evicted to make room.
+
+                --from-browser reads a browser's own cookie database (while it runs), keeping what \
+                the browser would send: expiry, host-only or domain, Secure, HttpOnly, SameSite, \
+                partition. Firefox: the default profile, else PROFILE (its name or path); cookies \
+                outside containers, else --container's. Chrome, Chromium, Brave, Edge, Vivaldi, \
+                Opera: the last used profile, else PROFILE (`Default`, `Profile 1`, or the name the \
+                browser shows); values are decrypted with the browser's key from the Secret \
+                Service. Expired cookies and values with control characters are skipped and \
+                counted. --follow then re-imports what the browser changes (a rotated session \
+                cookie), and deletes from the jar a cookie it imported that the browser dropped, \
+                until Ctrl-C or SIGTERM (status 0, with a summary).
+
+                Examples:
+                  keyjar cookie import --from-browser firefox
+                  keyjar cookie import --from-browser chrome:"Profile 1" --domain example.com
+                  keyjar cookie import --from-browser firefox --container Work --dry-run
+                  keyjar cookie import --from-browser chromium --domain example.com --follow
                 """
         )
 
@@ -325,7 +342,47 @@ extension CookieCommand {
         var format: FormatArgument?
 
         @Argument(help: ArgumentHelp("The file to read.", valueName: "file"))
-        var file: String
+        var file: String?
+
+        @Option(
+            help: ArgumentHelp(
+                "Import from a browser's cookies instead of a file: firefox, chrome, chromium, brave, edge, vivaldi or opera, optionally with a profile's name, directory or path after a colon.",
+                valueName: "browser[:profile]"
+            )
+        )
+        var fromBrowser: String?
+
+        @Option(help: ArgumentHelp("Firefox only: the cookies of this container (default: none).", valueName: "name"))
+        var container: String?
+
+        @Option(
+            help: ArgumentHelp(
+                "Only cookies of this domain and its subdomains (repeatable).",
+                valueName: "domain"
+            )
+        )
+        var domain: [String] = []
+
+        @Flag(help: "Print how many cookies each site would get; send nothing.")
+        var dryRun = false
+
+        @Flag(help: "After the import, keep importing what the browser changes until interrupted.")
+        var follow = false
+
+        func validate() throws {
+            if (file == nil) == (fromBrowser == nil) {
+                throw ValidationError("Give either FILE or --from-browser BROWSER.")
+            }
+            if fromBrowser == nil, container != nil || !domain.isEmpty || dryRun || follow {
+                throw ValidationError("--container, --domain, --dry-run and --follow go with --from-browser.")
+            }
+            if fromBrowser != nil, format != nil {
+                throw ValidationError("--format goes with a file, not --from-browser.")
+            }
+            if dryRun && follow { throw ValidationError("--dry-run and --follow exclude each other.") }
+            for name in domain { _ = try UserInput.domain(name) }
+            if let fromBrowser { _ = try BrowserSelection(fromBrowser, container: container) }
+        }
 
         /// Lines (or JSON elements) per request: neither this process nor keyjard ever holds
         /// more than one batch of a file of any size (keyjard holds the plan besides, bounded
@@ -334,6 +391,14 @@ extension CookieCommand {
         static let batchSize = 7_500
 
         func run() throws {
+            if let fromBrowser {
+                return try BrowserImport(
+                    selection: BrowserSelection(fromBrowser, container: container),
+                    domains: domain.map { try UserInput.domain($0) },
+                    global: global
+                ).run(dryRun: dryRun, follow: follow)
+            }
+            let file = file ?? "-"
             let name = file == "-" ? "<stdin>" : file
             let input = try open()
             var first = try read(input)
@@ -401,6 +466,7 @@ extension CookieCommand {
         }
 
         private func open() throws(CLIError) -> FileHandle {
+            let file = file ?? "-"
             if file == "-" { return FileHandle.standardInput }
             var isDirectory: ObjCBool = false
             if FileManager.default.fileExists(atPath: file, isDirectory: &isDirectory), isDirectory.boolValue {
@@ -413,6 +479,7 @@ extension CookieCommand {
         }
 
         private func read(_ input: FileHandle) throws(CLIError) -> Data {
+            let file = file ?? "-"
             do {
                 return try input.read(upToCount: 1 << 20) ?? Data()
             } catch {
@@ -428,7 +495,7 @@ extension CookieCommand {
         /// (`keyjar cookie list --json | keyjar cookie import -`); else cookies.txt.
         private func detectedFormat(startingWith start: Data) throws(CLIError) -> CookieFileFormat {
             if let format { return format.format }
-            if file.lowercased().hasSuffix(".json") { return .json }
+            if (file ?? "-").lowercased().hasSuffix(".json") { return .json }
             let firstByte = start.first { ![0x20, 0x09, 0x0A, 0x0D].contains($0) }
             return firstByte == UInt8(ascii: "[") ? .json : .netscape
         }

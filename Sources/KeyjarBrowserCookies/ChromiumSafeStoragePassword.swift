@@ -1,0 +1,125 @@
+internal import CLibSecret
+import Glibc
+
+/// A Chromium-family browser's "Safe Storage" password from the Secret Service: the secret its
+/// v11 cookie key is derived from.
+package enum ChromiumSafeStoragePassword {
+    /// The passwords found (v2 schema's first), and why the Secret Service could not be asked
+    /// when it could not (locked, absent). Never prompts: a locked keyring is reported, not
+    /// unlocked behind the user's back.
+    package struct Lookup: Sendable {
+        package var passwords: [String] = []
+        package var problem: Problem?
+    }
+
+    package enum Problem: Sendable, Hashable {
+        case locked
+        case unavailable(String)
+    }
+
+    package static func lookup(application: String) -> Lookup {
+        var lookup = Lookup()
+        guard hasSessionBus() else {
+            lookup.problem = .unavailable("no D-Bus session bus (DBUS_SESSION_BUS_ADDRESS is not set)")
+            return lookup
+        }
+        for schema in [keyjar_chromium_schema_v2(), keyjar_chromium_schema_v1()] {
+            guard let attributes = keyjar_attributes_new() else { continue }
+            defer { g_hash_table_unref(attributes) }
+            keyjar_attributes_set(attributes, "application", application)
+            // Looking up a locked item makes the Secret Service prompt (or fail to, without a
+            // display): find out first, without a prompt, and say so instead.
+            if onlyLockedItems(schema, attributes) {
+                lookup.problem = .locked
+                continue
+            }
+            var error: UnsafeMutablePointer<GError>?
+            let secret = secret_password_lookupv_sync(schema, attributes, nil, &error)
+            if let error {
+                let locked =
+                    error.pointee.domain == secret_error_get_quark()
+                    && error.pointee.code == Int32(SECRET_ERROR_IS_LOCKED.rawValue)
+                let message = error.pointee.message.map { String(cString: $0) } ?? "no message"
+                g_error_free(error)
+                secret_password_free(secret)
+                // A restarted service leaves libsecret's cached proxy dead (see LibSecretStore).
+                secret_service_disconnect()
+                lookup.problem = locked ? .locked : .unavailable(message)
+                continue
+            }
+            guard let secret else { continue }
+            defer { secret_password_free(secret) }
+            let password = String(cString: secret)
+            if !lookup.passwords.contains(password) { lookup.passwords.append(password) }
+        }
+        return lookup
+    }
+
+    /// Stores `password` as `application`'s Safe Storage password in the default collection,
+    /// as the browser does on its first start: for tests and the benchmark, which build a
+    /// browser's database and need its key where the browser keeps it.
+    package static func store(_ password: String, application: String) throws(BrowserCookieImportError) {
+        guard let attributes = keyjar_attributes_new() else {
+            throw BrowserCookieImportError(.secretServiceUnavailable, "cannot allocate an attribute table.")
+        }
+        defer { g_hash_table_unref(attributes) }
+        keyjar_attributes_set(attributes, "application", application)
+        var error: UnsafeMutablePointer<GError>?
+        let stored = secret_password_storev_sync(
+            keyjar_chromium_schema_v2(),
+            attributes,
+            SECRET_COLLECTION_DEFAULT,
+            "\(application) Safe Storage",
+            password,
+            nil,
+            &error
+        )
+        if let error {
+            let message = error.pointee.message.map { String(cString: $0) } ?? "no message"
+            g_error_free(error)
+            throw BrowserCookieImportError(.secretServiceUnavailable, "cannot store the password: \(message).")
+        }
+        guard stored != 0 else {
+            throw BrowserCookieImportError(.secretServiceUnavailable, "libsecret did not store the password.")
+        }
+    }
+
+    /// Whether the items that match are all in locked collections (SearchItems never prompts);
+    /// false when there are none, or when the search itself fails (the lookup then says why).
+    private static func onlyLockedItems(_ schema: UnsafePointer<SecretSchema>?, _ attributes: OpaquePointer) -> Bool {
+        var error: UnsafeMutablePointer<GError>?
+        guard let service = secret_service_get_sync(SECRET_SERVICE_NONE, nil, &error) else {
+            if let error { g_error_free(error) }
+            return false
+        }
+        defer { g_object_unref(UnsafeMutableRawPointer(service)) }
+        var unlocked: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>?
+        var locked: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>?
+        let searched = secret_service_search_for_dbus_paths_sync(
+            service,
+            schema,
+            attributes,
+            nil,
+            &unlocked,
+            &locked,
+            &error
+        )
+        defer {
+            g_strfreev(unlocked)
+            g_strfreev(locked)
+        }
+        if let error {
+            g_error_free(error)
+            return false
+        }
+        return searched != 0 && unlocked?.pointee == nil && locked?.pointee != nil
+    }
+
+    /// Without a session bus GLib would try X11 autolaunch, whose failure says nothing useful.
+    private static func hasSessionBus() -> Bool {
+        if let address = getenv("DBUS_SESSION_BUS_ADDRESS"), address.pointee != 0 { return true }
+        guard let runtime = getenv("XDG_RUNTIME_DIR") else { return false }
+        var info = stat()
+        return stat(String(cString: runtime) + "/bus", &info) == 0 && info.st_mode & S_IFMT == S_IFSOCK
+    }
+}
