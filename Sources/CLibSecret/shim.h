@@ -227,13 +227,13 @@ static inline const SecretSchema *keyjar_chromium_schema_v2(void) {
     return &schema;
 }
 
-/* The older schema, for a password a browser stored under it and still uses; matched by name too. */
+/* The schema before it (Chromium 55 and older, and what such a profile still has): named
+ * without a version, no attributes at all, so one item for every browser; found by its name. */
 static inline const SecretSchema *keyjar_chromium_schema_v1(void) {
     static const SecretSchema schema = {
-        "chrome_libsecret_os_crypt_password_v1",
+        "chrome_libsecret_os_crypt_password",
         SECRET_SCHEMA_NONE,
         {
-            { "application", SECRET_SCHEMA_ATTRIBUTE_STRING },
             { NULL, 0 },
         },
     };

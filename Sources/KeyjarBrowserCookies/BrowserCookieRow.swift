@@ -11,6 +11,7 @@ public enum BrowserCookieSkip: String, Error, Sendable, Hashable, CaseIterable, 
     case unknownOriginAttribute = "unknown origin attribute"
     case badPartitionKey = "unusable partition key"
     case badDomain = "unusable domain"
+    case badPath = "unusable path"
     case undecryptable = "could not be decrypted"
 
     public static func < (lhs: Self, rhs: Self) -> Bool {
@@ -237,11 +238,16 @@ public enum BrowserCookieRowDecoder {
         partitionKey: CookiePartitionKey?,
         now: Date
     ) -> Result<Cookie, BrowserCookieSkip> {
-        let hostOnly = !host.hasPrefix(".")
-        let domain = String(host.drop { $0 == "." }).lowercased()
+        // The jar's form of the domain (lower case, an IPv6 address without Chromium's brackets),
+        // so that the identity `--follow` keeps is the one the jar stores; an IP address is only
+        // ever itself, as the jar would make it.
+        let domain = Host.canonicalDomain(String(host.drop { $0 == "." }))
+        let hostOnly = !host.hasPrefix(".") || Host.isIPAddress(domain)
         guard !domain.isEmpty, domain.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "/") }) else {
             return .failure(.badDomain)
         }
+        // A browser only stores paths that start with "/"; anything else is not one to widen.
+        guard path.isEmpty || path.hasPrefix("/") else { return .failure(.badPath) }
         // Controls (and DEL) cannot go into a header; a value that is not UTF-8 is no text.
         let isControl = { (byte: UInt8) in byte < 0x20 || byte == 0x7F }
         guard !name.utf8.contains(where: isControl), !value.contains(where: isControl),

@@ -8,8 +8,9 @@ public import KeyjarCore
 /// re-importing on each would send every cookie of a busy site again and again.
 ///
 /// A cookie this state imported that is gone from the browser (a logout, an expiry the browser
-/// purged) is reported as vanished, to be deleted from the jar: the tool follows the browser's
-/// session out as well as in. Cookies the jar got from elsewhere are never deleted.
+/// purged) is reported as vanished, with what was imported, to be deleted from the jar only if
+/// the jar still holds that: the tool follows the browser's session out as well as in, and a
+/// cookie a program stored since (a fresh Set-Cookie of the same identity) stays.
 public struct BrowserFollowState: Sendable {
     private var imported: [Cookie.Identity: Cookie] = [:]
 
@@ -19,7 +20,8 @@ public struct BrowserFollowState: Sendable {
     /// and the identities of imported cookies no longer in the browser.
     public struct Changes: Sendable, Hashable {
         public var changed: [Cookie] = []
-        public var vanished: [Cookie.Identity] = []
+        /// The imported cookies (as imported) no longer in the browser.
+        public var vanished: [Cookie] = []
         public var isEmpty: Bool { changed.isEmpty && vanished.isEmpty }
     }
 
@@ -37,7 +39,11 @@ public struct BrowserFollowState: Sendable {
             if let before = imported[cookie.identity], Self.sendsTheSame(before, cookie) { continue }
             changes.changed.append(cookie)
         }
-        changes.vanished = imported.keys.filter { current[$0] == nil }.sorted { $0.name < $1.name }
+        changes.vanished = imported.filter { current[$0.key] == nil }.map(\.value).sorted {
+            ($0.domain, $0.name, $0.path, $0.partitionKey?.serialized ?? "") < (
+                $1.domain, $1.name, $1.path, $1.partitionKey?.serialized ?? ""
+            )
+        }
         imported = current
         return changes
     }

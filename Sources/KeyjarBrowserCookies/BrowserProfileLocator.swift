@@ -112,8 +112,13 @@ public struct BrowserProfileLocator: Sendable {
                 home + "/snap/brave/current/.config/BraveSoftware/Brave-Browser"
             ]
         case .edge: return chromiumRoots("microsoft-edge", flatpak: "com.microsoft.Edge")
-        case .vivaldi: return chromiumRoots("vivaldi", flatpak: "com.vivaldi.Vivaldi")
-        case .opera: return chromiumRoots("opera", flatpak: "com.opera.Opera")
+        // A snap's HOME is ~/snap/NAME/current: its XDG config directory is under it.
+        case .vivaldi:
+            return chromiumRoots("vivaldi", flatpak: "com.vivaldi.Vivaldi") + [
+                home + "/snap/vivaldi/current/.config/vivaldi"
+            ]
+        case .opera:
+            return chromiumRoots("opera", flatpak: "com.opera.Opera") + [home + "/snap/opera/current/.config/opera"]
         }
     }
 

@@ -13,9 +13,12 @@ public struct ChromiumCookieReader: Sendable {
     ]
 
     public var profile: BrowserProfile
+    /// Only the cookies of these domains and their subdomains (all when empty).
+    public var domains: [String]
 
-    public init(profile: BrowserProfile) {
+    public init(profile: BrowserProfile, domains: [String] = []) {
         self.profile = profile
+        self.domains = domains
     }
 
     /// The cookies the browser would send.
@@ -67,6 +70,7 @@ public struct ChromiumCookieReader: Sendable {
             var v11Rows = 0
             while try statement.step() {
                 let hostKey = statement.text(0)
+                guard BrowserCookies.selects(host: hostKey, domains: domains) else { continue }
                 let encrypted = statement.bytes(3)
                 var value = statement.bytes(2)
                 if !encrypted.isEmpty {
@@ -112,6 +116,7 @@ public struct ChromiumCookieReader: Sendable {
             if v11Rows > 0, decryptor?.hasVerifiedV11Key != true {
                 throw keyError(lookup: lookup, rows: v11Rows)
             }
+            if v11Rows > 0 { result.safeStoragePasswords = given ?? lookup.map { $0.passwords + [""] } }
             return result
         } catch let error as BrowserCookieImportError {
             throw error

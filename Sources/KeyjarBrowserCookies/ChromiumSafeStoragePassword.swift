@@ -23,10 +23,12 @@ package enum ChromiumSafeStoragePassword {
             lookup.problem = .unavailable("no D-Bus session bus (DBUS_SESSION_BUS_ADDRESS is not set)")
             return lookup
         }
-        for schema in [keyjar_chromium_schema_v2(), keyjar_chromium_schema_v1()] {
+        // v2 by the browser's name; v1 items have no attributes (one for every browser), only
+        // their schema's name, which libsecret matches as `xdg:schema`.
+        for (schema, byApplication) in [(keyjar_chromium_schema_v2(), true), (keyjar_chromium_schema_v1(), false)] {
             guard let attributes = keyjar_attributes_new() else { continue }
             defer { g_hash_table_unref(attributes) }
-            keyjar_attributes_set(attributes, "application", application)
+            if byApplication { keyjar_attributes_set(attributes, "application", application) }
             // Looking up a locked item makes the Secret Service prompt (or fail to, without a
             // display): find out first, without a prompt, and say so instead.
             if onlyLockedItems(schema, attributes) {

@@ -13,10 +13,13 @@ public struct FirefoxCookieReader: Sendable {
     public var profile: BrowserProfile
     /// A container's name (`--container`), nil for no container.
     public var container: String?
+    /// Only the cookies of these domains and their subdomains (all when empty).
+    public var domains: [String]
 
-    public init(profile: BrowserProfile, container: String? = nil) {
+    public init(profile: BrowserProfile, container: String? = nil, domains: [String] = []) {
         self.profile = profile
         self.container = container
+        self.domains = domains
     }
 
     /// The cookies a normal window (or the container's tabs) would send.
@@ -52,6 +55,7 @@ public struct FirefoxCookieReader: Sendable {
             )
             var result = BrowserCookies()
             while try statement.step() {
+                guard BrowserCookies.selects(host: statement.text(2), domains: domains) else { continue }
                 let row = FirefoxCookieRow(
                     name: statement.text(0),
                     value: statement.text(1),

@@ -51,6 +51,8 @@ import Testing
         (.brave, ".var/app/com.brave.Browser/config/BraveSoftware/Brave-Browser"),
         (.edge, ".config/microsoft-edge"),
         (.opera, ".var/app/com.opera.Opera/config/opera"),
+        (.opera, "snap/opera/current/.config/opera"),
+        (.vivaldi, "snap/vivaldi/current/.config/vivaldi"),
     ])
     func chromiumBrowsersAreFoundInTheirFlatpakAndSnapHomes(browser: Browser, root: String) throws {
         let home = try BrowserHome()

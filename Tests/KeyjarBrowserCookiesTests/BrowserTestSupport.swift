@@ -6,12 +6,21 @@ import Testing
 typealias ChromiumFixture = BrowserDatabaseFixtures.ChromiumCookie
 typealias FirefoxFixture = BrowserDatabaseFixtures.FirefoxCookie
 
-/// The Safe Storage password every test keeps in the Secret Service for each Chromium browser:
-/// one value, so that tests running at once never replace each other's.
+/// The Safe Storage password every test of this process keeps in the Secret Service for each
+/// Chromium browser: one value, so that tests running at once never replace each other's (the
+/// CLI's tests, in the same process, keep theirs in Secret Services of their own).
 let safeStoragePassword = "test-safe-storage-password"
 
-/// Stores the test password as the browser's, in the test process's Secret Service.
+/// Stores the test password as the browser's, in the test process's Secret Service; only when
+/// that is the throwaway one scripts/test starts (KEYJAR_TEST_SECRET_SERVICE), since the item
+/// replaces the browser's own key, and a real browser's would be lost for good.
 func storeSafeStoragePassword(for browser: Browser) throws {
+    guard ProcessInfo.processInfo.environment["KEYJAR_TEST_SECRET_SERVICE"] == "private" else {
+        throw TestSupportError(
+            "refusing to store a browser's Safe Storage key in a Secret Service that may be the user's: "
+                + "run the suite with scripts/test"
+        )
+    }
     try ChromiumSafeStoragePassword.store(safeStoragePassword, application: browser.secretServiceApplication)
 }
 

@@ -21,8 +21,9 @@ struct ChromiumCookieReaderTests {
     /// v11 values under the password in the real Secret Service; version 24 proves the key by
     /// the host's hash, 23 by the padding and the text.
     @Test(arguments: [23, 24])
-    func v11ValuesAreDecryptedWithThePasswordFromTheSecretService(version: Int) throws {
-        try storeSafeStoragePassword(for: .chromium)
+    func v11ValuesAreDecryptedWithThePasswordFromTheSecretService(version: Int) async throws {
+        // D-Bus calls block their thread: never one of Swift's cooperative pool.
+        try await onOwnThread { try storeSafeStoragePassword(for: .chromium) }
         let home = try BrowserHome()
         var session = cookie("session", "s3ss10n", host: "www.example.com")
         session.expires = nil
@@ -42,7 +43,7 @@ struct ChromiumCookieReaderTests {
             [cookie("sid", "42"), session, partitioned, old, plain]
         )
         let profile = try home.locator.profile(browser: .chromium, named: nil)
-        let found = try ChromiumCookieReader(profile: profile).read(now: now)
+        let found = try await onOwnThread { try ChromiumCookieReader(profile: profile).read(now: now) }
 
         let byName = Dictionary(uniqueKeysWithValues: found.cookies.map { ($0.name, $0) })
         #expect(
@@ -62,8 +63,8 @@ struct ChromiumCookieReaderTests {
         #expect(found.skipped.isEmpty)
     }
 
-    @Test func expiredAndControlCharactersAreCountedNotImported() throws {
-        try storeSafeStoragePassword(for: .brave)
+    @Test func expiredAndControlCharactersAreCountedNotImported() async throws {
+        try await onOwnThread { try storeSafeStoragePassword(for: .brave) }
         let home = try BrowserHome()
         var expired = cookie("old", "1")
         expired.expires = anHourAgo
@@ -71,17 +72,20 @@ struct ChromiumCookieReaderTests {
             ".config/BraveSoftware/Brave-Browser/Default",
             [cookie("ok", "1"), expired, cookie("bad", "a\u{7}b"), cookie("bad2", "x\u{1b}y", .plain)]
         )
-        let found = try ChromiumCookieReader(profile: home.locator.profile(browser: .brave, named: nil)).read(now: now)
+        let profile = try home.locator.profile(browser: .brave, named: nil)
+        let found = try await onOwnThread { try ChromiumCookieReader(profile: profile).read(now: now) }
         #expect(found.cookies.map(\.name) == ["ok"])
         #expect(found.skipped == [.expired: 1, .controlCharacters: 2])
     }
 
-    @Test func aWrongPasswordIsAClearError() throws {
-        try storeSafeStoragePassword(for: .vivaldi)
+    @Test func aWrongPasswordIsAClearError() async throws {
+        try await onOwnThread { try storeSafeStoragePassword(for: .vivaldi) }
         let home = try BrowserHome()
         try home.chromiumProfile(".config/vivaldi/Default", [cookie("sid", "42", .v11(password: "another one"))])
         let profile = try home.locator.profile(browser: .vivaldi, named: nil)
-        let error = #expect(throws: BrowserCookieImportError.self) { try ChromiumCookieReader(profile: profile).read() }
+        let error = await #expect(throws: BrowserCookieImportError.self) {
+            try await onOwnThread { try ChromiumCookieReader(profile: profile).read() }
+        }
         #expect(error?.code == .noKeyVerifies)
         #expect(error?.message.contains("no key opens vivaldi's 1 encrypted cookie value") == true)
         #expect(error?.message.contains("42") == false && error?.message.contains(safeStoragePassword) == false)

@@ -12,17 +12,36 @@ struct BrowserImportCommandTests {
     private static let password = "cli-test-safe-storage-password"
     private static let encryption = BrowserDatabaseFixtures.Encryption.v11(password: password)
 
-    /// A home with a Chromium profile of these cookies, and the environment that points keyjar at it.
+    /// A home with a Chromium profile of these cookies, and the environment that points keyjar at
+    /// it and at a Secret Service of the test's own holding Chromium's key (never the session's:
+    /// a test run outside scripts/test must not replace a real browser's key, and tests running
+    /// at once must not replace each other's).
     private struct Home {
         let directory: TemporaryDirectory
+        let secrets: PrivateSecretService
         var environment: [String: String] {
-            ["HOME": directory.path("home"), "XDG_CONFIG_HOME": directory.path("home/.config")]
+            var environment = secrets.environment
+            environment["HOME"] = directory.path("home")
+            environment["XDG_CONFIG_HOME"] = directory.path("home/.config")
+            environment["PATH"] = ProcessInfo.processInfo.environment["PATH"]
+            return environment
         }
         var database: String { directory.path("home/.config/chromium/Default/Network/Cookies") }
 
-        init(_ cookies: [BrowserDatabaseFixtures.ChromiumCookie]) throws {
-            // Chromium's key, where Chromium keeps it; every test stores the same one.
-            try ChromiumSafeStoragePassword.store(BrowserImportCommandTests.password, application: "chromium")
+        /// - Parameter storingKey: false leaves the key for the test to store its own way.
+        init(_ cookies: [BrowserDatabaseFixtures.ChromiumCookie], storingKey: Bool = true) async throws {
+            secrets = try await PrivateSecretService()
+            if storingKey {
+                // Chromium's key, where Chromium keeps it: its schema, found by `application`.
+                let stored = try await secrets.secretTool(
+                    [
+                        "store", "--label=Chromium Safe Storage", "xdg:schema", "chrome_libsecret_os_crypt_password_v2",
+                        "application", "chromium",
+                    ],
+                    input: BrowserImportCommandTests.password
+                )
+                guard stored.status == 0 else { throw TestSupportError("secret-tool store: \(stored.error)") }
+            }
             directory = try TemporaryDirectory()
             try FileManager.default.createDirectory(
                 atPath: directory.path("home/.config/chromium/Default/Network"),
@@ -32,6 +51,11 @@ struct BrowserImportCommandTests {
             for cookie in cookies { sql += try BrowserDatabaseFixtures.chromiumInsert(cookie, version: 24) }
             try BrowserDatabaseFixtures.run(sql, at: database)
         }
+    }
+
+    /// A Cookie header's pairs, in whatever order the header has them.
+    private static func pairs(_ header: String) -> Set<String> {
+        Set(header.trimmingCharacters(in: .newlines).split(separator: "; ").map(String.init))
     }
 
     private static func cookie(
@@ -59,7 +83,7 @@ struct BrowserImportCommandTests {
         embedded.secure = true
         embedded.sameSite = 0
         embedded.topFrameSiteKey = "https://news.example"
-        let home = try Home([
+        let home = try await Home([
             Self.cookie("sid", "42"), session, Self.cookie("old", "1", expires: Date().addingTimeInterval(-60)),
             Self.cookie("bad", "a\u{1}b"), Self.cookie("other", "o", host: "www.example.org"), insecureNone, embedded,
         ])
@@ -91,7 +115,7 @@ struct BrowserImportCommandTests {
     @Test func domainsSelectAndADryRunSendsNothing() async throws {
         let daemon = try await DaemonProcess()
         let keyjar = KeyjarCLI(daemon: daemon)
-        let home = try Home([
+        let home = try await Home([
             Self.cookie("a", "secret-a", host: ".example.com"), Self.cookie("b", "secret-b", host: "www.example.com"),
             Self.cookie("c", "secret-c", host: "example.org"), Self.cookie("d", "secret-d", host: "notexample.com"),
         ])
@@ -116,7 +140,7 @@ struct BrowserImportCommandTests {
     @Test func errorsNameWhatExists() async throws {
         let daemon = try await DaemonProcess()
         let keyjar = KeyjarCLI(daemon: daemon)
-        let home = try Home([])
+        let home = try await Home([])
         let noProfile = try await keyjar.run(
             ["cookie", "import", "--from-browser", "chromium:Work"],
             environment: home.environment
@@ -137,13 +161,32 @@ struct BrowserImportCommandTests {
         #expect(containerElsewhere.status == 2 && containerElsewhere.error.contains("Firefox's only"))
     }
 
+    /// A profile from before Chromium 56 keeps its key under the older schema: one item without
+    /// attributes, found by the schema's name.
+    @Test func aKeyUnderTheOlderSchemaIsFound() async throws {
+        let daemon = try await DaemonProcess()
+        let keyjar = KeyjarCLI(daemon: daemon)
+        let home = try await Home([Self.cookie("sid", "42")], storingKey: false)
+        let stored = try await home.secrets.secretTool(
+            ["store", "--label=Chrome Safe Storage", "xdg:schema", "chrome_libsecret_os_crypt_password"],
+            input: Self.password
+        )
+        #expect(stored.status == 0, "\(stored.error)")
+        let result = try await keyjar.run(
+            ["cookie", "import", "--from-browser", "chromium"],
+            environment: home.environment
+        )
+        #expect(result.status == 0, "\(result.error)")
+        #expect(result.output == "imported 1, skipped 0\n")
+        #expect(try await keyjar.ok("cookie", "get", "https://example.com/") == "sid=42\n")
+    }
+
     /// The browser's password is in a keyring that is locked: keyjar says so (it never prompts).
     @Test func aLockedKeyringIsNamed() async throws {
         let daemon = try await DaemonProcess()
         let keyjar = KeyjarCLI(daemon: daemon)
-        let home = try Home([Self.cookie("sid", "42")])
-        let secrets = try await PrivateSecretService()
-        let stored = try await secrets.secretTool(
+        let home = try await Home([Self.cookie("sid", "42")], storingKey: false)
+        let stored = try await home.secrets.secretTool(
             ["store", "--label=Chromium Safe Storage", "application", "chromium"],
             input: Self.password
         )
@@ -154,12 +197,11 @@ struct BrowserImportCommandTests {
                 "--session", "--print-reply", "--dest=org.freedesktop.secrets", "/org/freedesktop/secrets",
                 "org.freedesktop.Secret.Service.Lock", "array:objpath:/org/freedesktop/secrets/collection/login",
             ],
-            environment: secrets.environment
+            environment: home.secrets.environment
         )
         #expect(lock.status == 0, "\(lock.error)")
 
-        var environment = secrets.environment.merging(home.environment) { _, new in new }
-        environment["PATH"] = ProcessInfo.processInfo.environment["PATH"]
+        let environment = home.environment
         let result = try await keyjar.run(["cookie", "import", "--from-browser", "chromium"], environment: environment)
         #expect(result.status == 1)
         #expect(result.error.contains("the Secret Service's keyring is locked"), "\(result.error)")
@@ -171,7 +213,7 @@ struct BrowserImportCommandTests {
     @Test func followCarriesRotationsAndDeletions() async throws {
         let daemon = try await DaemonProcess()
         let keyjar = KeyjarCLI(daemon: daemon)
-        let home = try Home([Self.cookie("sid", "first"), Self.cookie("gone", "1")])
+        let home = try await Home([Self.cookie("sid", "first"), Self.cookie("gone", "1"), Self.cookie("mine", "b")])
 
         let process = Process()
         process.executableURL = URL(fileURLWithPath: KeyjarCLI.binary)
@@ -201,13 +243,25 @@ struct BrowserImportCommandTests {
                 try await keyjar.ok("cookie", "get", "https://example.com/").contains("sid=rotated")
             }
         )
-        // … and logs out: the cookie it drops goes from the jar too.
-        try await browser.run("DELETE FROM cookies WHERE name = 'gone';")
+        // A program stores its own value under the identity of another imported cookie …
+        try await keyjar.ok(
+            "cookie",
+            "set",
+            "--url",
+            "https://example.com/",
+            "mine=app; Domain=example.com; Max-Age=3600"
+        )
+        // … and the browser logs out: the cookie it drops goes from the jar too, but the one the
+        // program stored since stays (it is not the browser's any more).
+        try await browser.run("DELETE FROM cookies WHERE name IN ('gone', 'mine');")
         try await waitUntil(
             "the dropped cookie gone from keyjard (keyjar said: \(lock.withLock { printed }))",
             asking: {
-                try await keyjar.ok("cookie", "get", "https://example.com/") == "sid=rotated\n"
+                try await !keyjar.ok("cookie", "get", "https://example.com/").contains("gone=1")
             }
+        )
+        #expect(
+            Self.pairs(try await keyjar.ok("cookie", "get", "https://example.com/")) == ["sid=rotated", "mine=app"]
         )
         try await browser.close()
 

@@ -44,7 +44,7 @@ struct BrowserImport {
         }
         // The watch starts before the first read, so a write between the two is not missed.
         let watcher = try follow ? cliError { try BrowserDatabaseWatcher(database: profile.cookieDatabase) } : nil
-        let found = try read(profile)
+        let found = try read(profile, passwords: nil)
         if dryRun {
             for (site, count) in Self.countsPerSite(found.cookies) { Output.line("\(site): \(count)") }
             Output.line(
@@ -62,16 +62,22 @@ struct BrowserImport {
         guard let watcher else { return }
         var state = BrowserFollowState()
         state.record(found.cookies)
-        try followChanges(profile, watcher: watcher, state: state, client: client)
+        try followChanges(
+            profile,
+            watcher: watcher,
+            state: state,
+            client: client,
+            passwords: found.safeStoragePasswords
+        )
     }
 
-    private func read(_ profile: BrowserProfile) throws -> BrowserCookies {
+    /// `passwords`: Chromium's Safe Storage candidates a read already found (nil: ask the
+    /// Secret Service when a v11 value needs them).
+    private func read(_ profile: BrowserProfile, passwords: [String]?) throws -> BrowserCookies {
         try cliError { () throws -> BrowserCookies in
-            let cookies =
-                profile.browser == .firefox
-                ? try FirefoxCookieReader(profile: profile, container: selection.container).read()
-                : try ChromiumCookieReader(profile: profile).read()
-            return cookies.selecting(domains: domains)
+            profile.browser == .firefox
+                ? try FirefoxCookieReader(profile: profile, container: selection.container, domains: domains).read()
+                : try ChromiumCookieReader(profile: profile, domains: domains).read(now: Date(), passwords: passwords)
         }
     }
 
@@ -80,9 +86,11 @@ struct BrowserImport {
         _ profile: BrowserProfile,
         watcher: BrowserDatabaseWatcher,
         state initial: BrowserFollowState,
-        client: KeyjarClient
+        client: KeyjarClient,
+        passwords initialPasswords: [String]?
     ) throws {
         var state = initial
+        var passwords = initialPasswords
         FollowStop.arm(watcher.stopDescriptor)
         defer { FollowStop.disarm() }
         try Output.flushedLine("following \(profile.cookieDatabase) (Ctrl-C stops)")
@@ -91,7 +99,8 @@ struct BrowserImport {
         while try cliError({ try watcher.waitForChange() }) {
             let found: BrowserCookies
             do {
-                found = try read(profile)
+                found = try read(profile, passwords: passwords)
+                passwords = found.safeStoragePasswords ?? passwords
             } catch let error as CLIError {
                 // Caught mid-write (a lock held through every retry, a journal not yet gone):
                 // the browser's next write brings another try, and the loop goes on.
@@ -101,11 +110,20 @@ struct BrowserImport {
             let changes = state.apply(found.cookies)
             guard !changes.isEmpty else { continue }
             if !changes.changed.isEmpty { updated += try Self.send(changes.changed, to: client).kept }
+            var removedNow = 0
             if !changes.vanished.isEmpty {
-                try client.deleteCookies(changes.vanished)
-                removed += changes.vanished.count
+                // Only what the jar still holds as imported: a cookie a program stored since under
+                // the same identity is not the browser's to take away.
+                let held = Dictionary(
+                    try client.cookies().map { ($0.identity, $0.value) },
+                    uniquingKeysWith: { first, _ in first }
+                )
+                let doomed = changes.vanished.filter { held[$0.identity] == $0.value }.map(\.identity)
+                if !doomed.isEmpty { try client.deleteCookies(doomed) }
+                removedNow = doomed.count
+                removed += removedNow
             }
-            try Output.flushedLine("updated \(changes.changed.count), removed \(changes.vanished.count)")
+            try Output.flushedLine("updated \(changes.changed.count), removed \(removedNow)")
         }
         try Output.flushedLine("stopped following: \(updated) updated, \(removed) removed")
     }
@@ -195,6 +213,9 @@ private enum FollowStop {
             signal(number) { _ in
                 var byte: UInt8 = 1
                 _ = Glibc.write(FollowStop.descriptor, &byte, 1)
+                // A second Ctrl-C ends the process at once (keyjard may be what hangs).
+                signal(SIGINT, SIG_DFL)
+                signal(SIGTERM, SIG_DFL)
             }
         }
     }
