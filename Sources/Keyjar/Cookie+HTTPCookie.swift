@@ -15,7 +15,7 @@ public final class KeyjarHTTPCookie: HTTPCookie, @unchecked Sendable {
     }
 
     /// Foundation's properties, and a partitioned cookie's key under
-    /// ``Foundation/HTTPCookie/partitionKeyProperty`` (Foundation on Linux keeps no property it
+    /// `HTTPCookie.partitionKeyProperty` (Foundation on Linux keeps no property it
     /// does not know, so the key is added here rather than given to `init(properties:)`).
     public override var properties: [HTTPCookiePropertyKey: Any]? {
         var properties = super.properties ?? [:]
