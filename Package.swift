@@ -202,6 +202,17 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // Browsers' databases as the browsers write them, and their keys where they keep them:
+        // for the tests and the benchmark only (never linked into `keyjar`).
+        .target(
+            name: "KeyjarBrowserFixtures",
+            dependencies: [
+                "KeyjarBrowserCookies", "KeyjarSQLite", "CLibSecret",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // The `keyjar` command: the user's and scripts' tool for the shared store.
         .executableTarget(
             name: "KeyjarCLI",
@@ -215,8 +226,9 @@ let package = Package(
         .executableTarget(
             name: "KeyjarBench",
             dependencies: [
-                "Keyjar", "KeyjarBrowserCookies", "KeyjarCodec", "KeyjarCore", "KeyjarProtocol", "KeyjarStore",
-                "KeyjarLoader", "CMallocInfo", "CCurl", "KeyjarHTTPCache", "KeyjarResponseCache",
+                "Keyjar", "KeyjarBrowserCookies", "KeyjarBrowserFixtures", "KeyjarCodec", "KeyjarCore",
+                "KeyjarProtocol",
+                "KeyjarStore", "KeyjarLoader", "CMallocInfo", "CCurl", "KeyjarHTTPCache", "KeyjarResponseCache",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -253,7 +265,9 @@ let package = Package(
         // Real browser databases built with SQLite, the real Secret Service, real inotify.
         .testTarget(
             name: "KeyjarBrowserCookiesTests",
-            dependencies: ["KeyjarBrowserCookies", "KeyjarCore", "KeyjarSQLite", "KeyjarTestSupport"],
+            dependencies: [
+                "KeyjarBrowserCookies", "KeyjarBrowserFixtures", "KeyjarCore", "KeyjarSQLite", "KeyjarTestSupport",
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -307,8 +321,9 @@ let package = Package(
         .testTarget(
             name: "KeyjarCLITests",
             dependencies: [
-                "Keyjar", "KeyjarBrowserCookies", "KeyjarCodec", "KeyjarCore", "KeyjarProtocol", "KeyjarTestSupport",
-                "KeyjarDaemon", "KeyjarCLI",
+                "Keyjar", "KeyjarBrowserCookies", "KeyjarBrowserFixtures", "KeyjarCodec", "KeyjarCore",
+                "KeyjarProtocol",
+                "KeyjarTestSupport", "KeyjarDaemon", "KeyjarCLI",
             ],
             swiftSettings: swiftSettings
         ),

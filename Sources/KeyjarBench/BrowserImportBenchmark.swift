@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import KeyjarBrowserCookies
+import KeyjarBrowserFixtures
 
 /// A Chromium `Cookies` database of 10,000 cookies (meta.version 24, every value v11-encrypted
 /// under a Safe Storage password kept in a private Secret Service, 10 cookies on each of 1,000

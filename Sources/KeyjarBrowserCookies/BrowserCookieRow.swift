@@ -124,7 +124,7 @@ public struct ChromiumCookieRow: Sendable, Hashable {
 /// rule without a database.
 public enum BrowserCookieRowDecoder {
     /// Seconds between 1601-01-01 (Windows' epoch, Chromium's) and 1970-01-01.
-    static let windowsEpochOffset: Int64 = 11_644_473_600
+    package static let windowsEpochOffset: Int64 = 11_644_473_600
 
     /// A Firefox row in the container `userContextID` (0: no container).
     public static func cookie(

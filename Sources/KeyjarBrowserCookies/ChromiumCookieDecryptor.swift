@@ -82,20 +82,4 @@ package struct ChromiumCookieDecryptor {
         else { return nil }
         return bytes
     }
-
-    /// Encrypts as the browser does: for tests and the benchmark, which build browsers' databases.
-    package static func encrypt(
-        _ value: [UInt8],
-        password: String,
-        version: String,
-        hostKey: String?
-    ) throws -> [UInt8] {
-        let plaintext = (hostKey.map { Array(SHA256.hash(data: Array($0.utf8))) } ?? []) + value
-        let sealed = try AES._CBC.encrypt(
-            plaintext,
-            using: key(password: password),
-            iv: AES._CBC.IV(ivBytes: [UInt8](repeating: 0x20, count: 16))
-        )
-        return Array(version.utf8) + Array(sealed)
-    }
 }

@@ -57,35 +57,6 @@ package enum ChromiumSafeStoragePassword {
         return lookup
     }
 
-    /// Stores `password` as `application`'s Safe Storage password in the default collection,
-    /// as the browser does on its first start: for tests and the benchmark, which build a
-    /// browser's database and need its key where the browser keeps it.
-    package static func store(_ password: String, application: String) throws(BrowserCookieImportError) {
-        guard let attributes = keyjar_attributes_new() else {
-            throw BrowserCookieImportError(.secretServiceUnavailable, "cannot allocate an attribute table.")
-        }
-        defer { g_hash_table_unref(attributes) }
-        keyjar_attributes_set(attributes, "application", application)
-        var error: UnsafeMutablePointer<GError>?
-        let stored = secret_password_storev_sync(
-            keyjar_chromium_schema_v2(),
-            attributes,
-            SECRET_COLLECTION_DEFAULT,
-            "\(application) Safe Storage",
-            password,
-            nil,
-            &error
-        )
-        if let error {
-            let message = error.pointee.message.map { String(cString: $0) } ?? "no message"
-            g_error_free(error)
-            throw BrowserCookieImportError(.secretServiceUnavailable, "cannot store the password: \(message).")
-        }
-        guard stored != 0 else {
-            throw BrowserCookieImportError(.secretServiceUnavailable, "libsecret did not store the password.")
-        }
-    }
-
     /// Whether the items that match are all in locked collections (SearchItems never prompts);
     /// false when there are none, or when the search itself fails (the lookup then says why).
     private static func onlyLockedItems(_ schema: UnsafePointer<SecretSchema>?, _ attributes: OpaquePointer) -> Bool {

@@ -1,5 +1,6 @@
 import Foundation
 import KeyjarBrowserCookies
+import KeyjarBrowserFixtures
 import KeyjarTestSupport
 import Testing
 

@@ -1,5 +1,6 @@
 import Foundation
 import KeyjarBrowserCookies
+import KeyjarBrowserFixtures
 import KeyjarCore
 import KeyjarTestSupport
 import Testing

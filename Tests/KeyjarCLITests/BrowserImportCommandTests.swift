@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import KeyjarBrowserCookies
+import KeyjarBrowserFixtures
 import KeyjarTestSupport
 import Testing
 

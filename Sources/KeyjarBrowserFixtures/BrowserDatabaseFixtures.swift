@@ -1,4 +1,5 @@
 package import Foundation
+import KeyjarBrowserCookies
 import KeyjarSQLite
 
 /// Browser cookie databases written as the browsers write them (their tables' real columns,
