@@ -185,6 +185,37 @@ package final class SQLiteConnection {
         guard finished == SQLITE_OK else { throw destination.error(finished, sql: nil) }
     }
 
+    /// Copies this database (the pages still only in its WAL included: a reader's view of it)
+    /// into `destination`, an empty database (an in-memory one, say), with SQLite's online
+    /// backup: all pages in one step under one read snapshot, so a writer that commits meanwhile
+    /// neither blocks the copy nor tears it.
+    ///
+    /// One attempt at the read snapshot, waiting through this connection's busy handler
+    /// (``waitWhenBusy(milliseconds:)``).
+    /// - Throws: ``SQLiteError``; its code is SQLITE_BUSY or SQLITE_LOCKED (extended or not) when
+    ///   the source stayed locked, SQLITE_READONLY_ROLLBACK or _RECOVERY when only a writer could
+    ///   read it (a hot journal, a WAL without its index).
+    package func backup(to destination: SQLiteConnection) throws {
+        try execute("BEGIN")
+        do {
+            // A read transaction starts at its first read: this one takes the snapshot.
+            _ = try integerPragma("schema_version")
+        } catch {
+            try? execute("ROLLBACK")
+            throw error
+        }
+        defer { try? execute("COMMIT") }
+        guard let backup = sqlite3_backup_init(destination.handle, "main", handle, "main") else {
+            throw destination.error(sqlite3_errcode(destination.handle), sql: nil)
+        }
+        let status = sqlite3_backup_step(backup, -1)
+        let finished = sqlite3_backup_finish(backup)
+        guard status == SQLITE_DONE else {
+            throw SQLiteError(code: status, message: String(cString: sqlite3_errstr(status)), sql: nil)
+        }
+        guard finished == SQLITE_OK else { throw destination.error(finished, sql: nil) }
+    }
+
     package var changes: Int { Int(sqlite3_changes(handle)) }
     package var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
 
