@@ -149,43 +149,6 @@ package final class SQLiteConnection {
     }
 
     /// Copies this database (the pages still only in its WAL included: a reader's view of it)
-    /// into a new database at `path`, with SQLite's online backup.
-    ///
-    /// First takes a read snapshot of the source, waiting through this connection's busy
-    /// handler (``waitWhenBusy(milliseconds:)``) and trying again up to `busyRetries` more times
-    /// while the source stays busy or locked; then copies all pages in one step under that
-    /// snapshot, so a writer that commits meanwhile neither blocks the copy nor tears it.
-    /// - Throws: ``SQLiteError``; its code is SQLITE_BUSY or SQLITE_LOCKED (extended or not)
-    ///   when the source stayed locked.
-    package func backup(into path: String, busyRetries: Int) throws {
-        let destination = try SQLiteConnection(path: path)
-        var attempt = 0
-        while true {
-            do {
-                try execute("BEGIN")
-                // A read transaction starts at its first read: this one takes the snapshot.
-                _ = try integerPragma("schema_version")
-                break
-            } catch let error as SQLiteError {
-                try? execute("ROLLBACK")
-                let primary = error.code & 0xFF
-                guard primary == SQLITE_BUSY || primary == SQLITE_LOCKED, attempt < busyRetries else { throw error }
-                attempt += 1
-            }
-        }
-        defer { try? execute("COMMIT") }
-        guard let backup = sqlite3_backup_init(destination.handle, "main", handle, "main") else {
-            throw destination.error(sqlite3_errcode(destination.handle), sql: nil)
-        }
-        let status = sqlite3_backup_step(backup, -1)
-        let finished = sqlite3_backup_finish(backup)
-        guard status == SQLITE_DONE else {
-            throw SQLiteError(code: status, message: String(cString: sqlite3_errstr(status)), sql: nil)
-        }
-        guard finished == SQLITE_OK else { throw destination.error(finished, sql: nil) }
-    }
-
-    /// Copies this database (the pages still only in its WAL included: a reader's view of it)
     /// into `destination`, an empty database (an in-memory one, say), with SQLite's online
     /// backup: all pages in one step under one read snapshot, so a writer that commits meanwhile
     /// neither blocks the copy nor tears it.
