@@ -47,6 +47,33 @@ struct SuggestedFilenameTests {
         #expect(safe.map { $0.utf8.count <= SuggestedFilename.maximumBytes && $0.hasSuffix(".pdf") } == true)
     }
 
+    /// Found by the content-disposition fuzz target (Fuzz/Corpus/content-disposition/
+    /// combining-after-slash): a combining mark after a slash or a dot makes one Character of
+    /// them ("/᫫"), which a split by Character does not take for a slash.
+    @Test func aCombiningMarkNeverHidesASlashOrALeadingDot() throws {
+        #expect(SuggestedFilename.sanitize("../\u{1AEB}../etc/pass\u{301}wd") == "pass\u{301}wd")
+        #expect(SuggestedFilename.sanitize("a/\u{301}b") == "\u{301}b")
+        #expect(SuggestedFilename.sanitize("x\\\u{301}y") == "\u{301}y")
+        #expect(SuggestedFilename.sanitize(".\u{301}hidden") == "\u{301}hidden")
+        #expect(SuggestedFilename.sanitize("/\u{1AEB}") == "\u{1AEB}")
+        // From a URL's path too: the fuzz input's URL, whose last component began with "/᫫".
+        let url = try #require(URL(string: "http://example.com/a/%E1%AB%AB%EF%BF%BDb"))
+        let name = SuggestedFilename.name(contentDisposition: "i", url: url)
+        #expect(!name.unicodeScalars.contains("/") && name == "\u{1AEB}\u{FFFD}b")
+        let deeper = try #require(URL(string: "http://example.com/a/%E1%AB%AB/b%CC%81"))
+        #expect(SuggestedFilename.name(contentDisposition: nil, url: deeper) == "b\u{301}")
+        // One Character longer than the limit before its extension is cut inside, not dropped
+        // whole (which would leave ".txt", a hidden name).
+        let huge = "a" + String(repeating: "\u{301}", count: 300) + ".txt"
+        let cut = try #require(SuggestedFilename.sanitize(huge))
+        #expect(
+            cut.utf8.count <= SuggestedFilename.maximumBytes && cut.hasSuffix(".txt") && cut.unicodeScalars.first == "a"
+        )
+        let hugeExtension = "a." + String(repeating: "\u{301}", count: 300)
+        let first = try #require(SuggestedFilename.sanitize(hugeExtension))
+        #expect(first.utf8.count <= SuggestedFilename.maximumBytes && first.unicodeScalars.first == "a")
+    }
+
     @Test func theNameComesFromTheFieldThenTheURLThenIndexHTML() throws {
         let url = try #require(URL(string: "https://example.com/files/q3%20report.pdf?x=1"))
         #expect(

@@ -135,7 +135,7 @@ public enum SuggestedFilename {
         if let field = contentDisposition, let name = ContentDisposition(field)?.filename, let safe = sanitize(name) {
             return safe
         }
-        if let url, let last = url.path.split(separator: "/").last, let safe = sanitize(String(last)) {
+        if let url, let safe = sanitize(url.path) {
             return safe
         }
         return "index.html"
@@ -143,18 +143,45 @@ public enum SuggestedFilename {
 
     /// The last path component of `name` (slashes and backslashes both end a directory), with
     /// control characters removed and leading dots and spaces stripped; nil when nothing is left.
+    ///
+    /// All of it by Unicode scalar, never by Character: a combining mark after a slash or a dot
+    /// makes one Character of the two (`"/\u{301}"`), which is not equal to "/" or "." — split
+    /// by Character, `../\u{301}..` would keep its slash (found by the content-disposition fuzz
+    /// target).
     public static func sanitize(_ name: String) -> String? {
-        let last = name.split(whereSeparator: { $0 == "/" || $0 == "\\" }).last.map(String.init) ?? ""
-        var cleaned = String(last.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F })
+        let scalars = name.unicodeScalars
+        let last = scalars.split(whereSeparator: { $0 == "/" || $0 == "\\" }).last.map(Array.init) ?? []
+        var cleaned = last.filter { $0.value >= 0x20 && $0.value != 0x7F }[...]
         while let first = cleaned.first, first == "." || first == " " { cleaned.removeFirst() }
         while let end = cleaned.last, end == " " { cleaned.removeLast() }
         guard !cleaned.isEmpty else { return nil }
-        // Cut at a character boundary, the extension kept when it is short.
-        guard cleaned.utf8.count > maximumBytes else { return cleaned }
-        let (stem, suffix) = split(cleaned)
-        var shortened = stem
-        while shortened.utf8.count + suffix.utf8.count > maximumBytes, !shortened.isEmpty { shortened.removeLast() }
-        return shortened + suffix
+        var view = String.UnicodeScalarView()
+        view.append(contentsOf: cleaned)
+        return shortened(String(view))
+    }
+
+    /// `name` (no leading dot) cut to ``maximumBytes``, the extension kept when it is short.
+    /// Scalars go from the end of the stem one by one: a Character may be a letter with hundreds
+    /// of combining marks, and dropping it whole could leave the extension alone, a hidden name.
+    private static func shortened(_ name: String) -> String {
+        guard name.utf8.count > maximumBytes else { return name }
+        let (stem, suffix) = split(name)
+        var kept = Array(stem.unicodeScalars)
+        var bytes = stem.utf8.count
+        while bytes + suffix.utf8.count > maximumBytes, let last = kept.popLast() { bytes -= UTF8.width(last) }
+        var view = String.UnicodeScalarView()
+        if kept.isEmpty {
+            // Even the extension is too long: the name's first scalars (its first is no dot).
+            var total = 0
+            for scalar in name.unicodeScalars {
+                total += UTF8.width(scalar)
+                guard total <= maximumBytes else { break }
+                view.append(scalar)
+            }
+            return String(view)
+        }
+        view.append(contentsOf: kept)
+        return String(view) + suffix
     }
 
     /// `name`, or the first of `stem-1.ext`, `stem-2.ext`, … for which `exists` is false.
