@@ -129,7 +129,7 @@ extension KeyjarClient {
             }
         } catch {
             socket.close()
-            // (It closed its side already.)
+            // keyjard closes a connection whose hello it refused: a new one says hello again.
             if olderKeyjard { return try connectAndSynchronise(after: sequence, protocolVersion: 2) }
             throw error
         }
