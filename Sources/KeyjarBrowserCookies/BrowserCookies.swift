@@ -18,7 +18,7 @@ public struct BrowserCookies: Sendable, Hashable {
     package static func selects(host: String, domains: [String]) -> Bool {
         guard !domains.isEmpty else { return true }
         let domain = Host.canonicalDomain(String(host.drop { $0 == "." }))
-        return domains.contains { domain == $0 || domain.hasSuffix("." + $0) }
+        return domains.contains { Host.domainMatches(domain, $0) }
     }
 
     public var skippedCount: Int { skipped.values.reduce(0, +) }
