@@ -218,4 +218,30 @@ struct ServerTokenTests {
         #expect(users.count == 2 && users.first?.isEmpty == true)
         #expect(users.last.map { !$0.isEmpty && $0.allSatisfy { $0 == "alice" } } == true)
     }
+
+    @Test func aVersion3ClientCatchingUpPastABearerChangeResynchronises() async throws {
+        let server = try await InProcessServer.withSecretService()
+        let current = try Self.client(server)
+        let basic = ProtectionSpace(host: api.host, protocol: "https")
+        _ = try current.call(.setCredential(space: basic, user: "alice", password: "pw", makeDefault: false))
+        try saveToken(current, expires: 4_000_000_000)
+        // Given a version-3 client that missed both changes, catching up from the kept events
+        let old = try Self.client(server, version: 3)
+        _ = try old.call(.subscribe(after: 0))
+        // Then it gets the password's event as it is, and the token's as resynchronise
+        guard case .event(let first)? = try old.nextPushed(), case .resynchronise(let second)? = try old.nextPushed()
+        else {
+            Issue.record("expected an event, then resynchronise")
+            return
+        }
+        #expect(first.sequence == 1 && second == 2)
+        // ...while a current client catching up gets both events
+        let catchingUp = try Self.client(server)
+        _ = try catchingUp.call(.subscribe(after: 0))
+        guard case .event? = try catchingUp.nextPushed(), case .event(let token)? = try catchingUp.nextPushed() else {
+            Issue.record("expected two events")
+            return
+        }
+        #expect(token.event.hasBearerCredential)
+    }
 }
