@@ -42,7 +42,9 @@ public struct OAuthRefreshRequest: Sendable, Hashable, CustomStringConvertible, 
     public var body: Data {
         var fields = [("grant_type", "refresh_token"), ("refresh_token", refreshToken)]
         if let clientID { fields.append(("client_id", clientID)) }
-        return Data(fields.map { OAuthSyntax.formEncoded($0) + "=" + OAuthSyntax.formEncoded($1) }.joined(separator: "&").utf8)
+        return Data(
+            fields.map { OAuthSyntax.formEncoded($0) + "=" + OAuthSyntax.formEncoded($1) }.joined(separator: "&").utf8
+        )
     }
 
     /// Reads the token endpoint's answer to this request.
@@ -177,6 +179,8 @@ public enum OAuthTokenError: Error, Sendable, Hashable, CustomStringConvertible 
     case malformedResponse(String)
     /// A token type other than Bearer (the type as received, if plain).
     case unsupportedTokenType(String)
+    /// No answer from the token endpoint (the transport's reason).
+    case unreachable(String)
 
     /// The refresh token is dead (`invalid_grant`): the user has to log in again.
     public var isInvalidGrant: Bool {
@@ -192,6 +196,7 @@ public enum OAuthTokenError: Error, Sendable, Hashable, CustomStringConvertible 
         case .unexpectedStatus(let status): return "the token endpoint answered HTTP \(status) without an OAuth error"
         case .malformedResponse(let reason): return "the token endpoint's answer is unusable: \(reason)"
         case .unsupportedTokenType(let type): return "the token endpoint issued a \(type) token, not a Bearer token"
+        case .unreachable(let reason): return "the token endpoint could not be reached: \(reason)"
         }
     }
 }

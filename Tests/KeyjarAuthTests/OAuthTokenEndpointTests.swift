@@ -17,12 +17,15 @@ struct OAuthTokenEndpointTests {
             input: String(decoding: request.body, as: UTF8.self)
         )
         #expect(
-            decoded == #"{"client_id": ["cli ent&1"], "grant_type": ["refresh_token"], "refresh_token": ["a+b/c=d&e f%~"]}"#
+            decoded
+                == #"{"client_id": ["cli ent&1"], "grant_type": ["refresh_token"], "refresh_token": ["a+b/c=d&e f%~"]}"#
                 + "\n"
         )
         // §6's example, without a client id: the fields in the order it shows them.
         let plain = try OAuthRefreshRequest(refreshToken: Self.refreshToken)
-        #expect(String(decoding: plain.body, as: UTF8.self) == "grant_type=refresh_token&refresh_token=\(Self.refreshToken)")
+        #expect(
+            String(decoding: plain.body, as: UTF8.self) == "grant_type=refresh_token&refresh_token=\(Self.refreshToken)"
+        )
     }
 
     @Test func refusesRequestsOAuthCannotCarry() {
@@ -106,7 +109,9 @@ struct OAuthTokenEndpointTests {
         do {
             _ = try request.response(
                 status: 400,
-                body: Data(#"{"error":"invalid_grant","error_description":"token \#(Self.refreshToken) is revoked"}"#.utf8)
+                body: Data(
+                    #"{"error":"invalid_grant","error_description":"token \#(Self.refreshToken) is revoked"}"#.utf8
+                )
             )
             Issue.record("invalid_grant was accepted")
         } catch {
@@ -115,7 +120,9 @@ struct OAuthTokenEndpointTests {
             #expect(error == .refused(.invalidGrant, description: nil, status: 400))
         }
         // An unknown code made of the token is not shown either; invalid_client is not invalid_grant.
-        #expect(throws: OAuthTokenError.refused(OAuthErrorCode(rawValue: "unreadable_error"), description: nil, status: 400)) {
+        #expect(
+            throws: OAuthTokenError.refused(OAuthErrorCode(rawValue: "unreadable_error"), description: nil, status: 400)
+        ) {
             try request.response(status: 400, body: Data(#"{"error":"\#(Self.refreshToken)"}"#.utf8))
         }
         do {
@@ -145,7 +152,9 @@ struct OAuthTokenEndpointTests {
         #expect(bearer[0]?.isFinal == false)
         #expect(bearer[1]?.error == .invalidToken && bearer[1]?.rejectsToken == true && bearer[1]?.isFinal == false)
         #expect(bearer[1]?.errorDescription == "The access token expired")
-        #expect(bearer[2]?.error == .insufficientScope && bearer[2]?.scope == "repo read:org" && bearer[2]?.isFinal == true)
+        #expect(
+            bearer[2]?.error == .insufficientScope && bearer[2]?.scope == "repo read:org" && bearer[2]?.isFinal == true
+        )
         #expect(bearer[3]?.error == .invalidRequest && bearer[3]?.isFinal == true && bearer[3]?.realm == nil)
         #expect(bearer[4]?.error == .other("temporarily_unavailable") && bearer[4]?.rejectsToken == false)
         #expect(bearer[5] == nil)

@@ -13,8 +13,8 @@ import Glibc
 ///   it answers a new access token and a new (rotated) refresh token. With a client id set,
 ///   `client_id` must be it (`invalid_client`). `/token?delay=S` answers after S seconds, so
 ///   that racing clients overlap the refresh.
-/// - The test issues tokens and reads the counters through ``issue(lifetime:user:nextLifetime:)``
-///   and ``stats()`` (`/control/…`, read with curl: a client independent of Keyjar's).
+/// - The test issues tokens, expires them and reads the counters through
+///   ``issue(lifetime:user:nextLifetime:)``, ``expireAccessTokens()`` and ``stats()`` (`/control/…`, read with curl: a client independent of Keyjar's).
 public final class TokenServer: Sendable {
     public let port: Int
     private let pid: Int32
@@ -100,6 +100,12 @@ public final class TokenServer: Sendable {
         )
     }
 
+    /// Every access token issued so far expires now (the refresh tokens stay good): the
+    /// server refuses tokens whose stored expiry is still ahead.
+    public func expireAccessTokens() async throws {
+        _ = try await control("/control/expire-all")
+    }
+
     public func stats() async throws -> Stats {
         try JSONDecoder().decode(Stats.self, from: Data(try await control("/control/stats").utf8))
     }
@@ -156,6 +162,11 @@ public final class TokenServer: Sendable {
                     with lock:
                         issued = issue(query.get("user", "alice"), float(query["lifetime"]), float(query.get("next", "3600")))
                     self.json(200, issued)
+                elif url.path == "/control/expire-all":
+                    with lock:
+                        for token, (expires, user) in list(access.items()):
+                            access[token] = (0, user)
+                    self.json(200, {})
                 elif url.path == "/control/stats":
                     with lock:
                         self.json(200, stats)

@@ -64,7 +64,10 @@ func fuzzOAuthTokenResponse(_ bytes: [UInt8]) {
     do {
         let answer = try request.response(status: status, body: body)
         fuzzCheck(!answer.accessToken.isEmpty, "an empty access token")
-        fuzzCheck(answer.accessToken.utf8.allSatisfy { (0x21...0x7E).contains($0) }, "an access token a header cannot carry")
+        fuzzCheck(
+            answer.accessToken.utf8.allSatisfy { (0x21...0x7E).contains($0) },
+            "an access token a header cannot carry"
+        )
         fuzzCheck(answer.tokenType.lowercased() == "bearer", "a token of another type")
         fuzzCheck(answer.expiresIn.map { $0.isFinite && $0 >= 0 } ?? true, "an expiry out of range")
         let text = answer.description + "\(answer)"
