@@ -160,3 +160,48 @@ struct OAuthTokenEndpointTests {
         #expect(bearer[5] == nil)
     }
 }
+
+/// Mutated token endpoint answers: read or refused, never a crash, and never a token (the one
+/// sent, or one in the body) in an error or a description. The `oauth-token` fuzz target
+/// checks the same without end.
+struct OAuthTokenEndpointFuzzTests {
+    static let sent = "Rt-7q2Ks9sent"
+    static let seeds = [
+        #"{"access_token":"2YotnFZFEjr1zCsicMWpAA","token_type":"Bearer","expires_in":3600,"refresh_token":"tGzv3JOkF0XG5Qx2TlKWIA"}"#,
+        #"{"error":"invalid_grant","error_description":"token Rt-7q2Ks9sent was used"}"#,
+        #"{"error":"Rt-7q2Ks9sent","error_description":"2YotnFZFEjr1zCsicMWpAA","access_token":"2YotnFZFEjr1zCsicMWpAA"}"#,
+        #"{"access_token":"tok-abcdef","token_type":"tok-abcdef","expires_in":"60"}"#,
+        #"{"error":"invalid_request","refresh_token":"refresh-xyz1","error_description":"refresh-xyz1 bad"}"#,
+    ]
+
+    @Test(arguments: 0..<4)
+    func noTokenEverReachesAnError(seed: UInt64) throws {
+        var random = SplitMix64(state: seed)
+        let request = try OAuthRefreshRequest(refreshToken: Self.sent)
+        for _ in 0..<2_000 {
+            let text = Mutation.mutate(Self.seeds.randomElement(using: &random) ?? "", using: &random)
+            let status = [200, 400, 401, 500].randomElement(using: &random) ?? 200
+            let body = Data(text.utf8)
+            let object = (try? JSONSerialization.jsonObject(with: body)) as? [String: Any]
+            // Tokens that cannot be a piece of the fixed wording (which has digits only in
+            // "HTTP 400", after a space): 8 characters or more, a digit, no space.
+            let tokens = ([Self.sent] + ["access_token", "refresh_token"].compactMap { object?[$0] as? String })
+                .filter { $0.count >= 8 && !$0.contains(" ") && $0.contains(where: \.isNumber) }
+            do {
+                let answer = try request.response(status: status, body: body)
+                #expect(answer.accessToken.utf8.allSatisfy { (0x21...0x7E).contains($0) })
+                // By difference: other tokens, the same description.
+                let other = OAuthTokenResponse(
+                    accessToken: "other",
+                    tokenType: answer.tokenType,
+                    expiresIn: answer.expiresIn,
+                    refreshToken: answer.refreshToken.map { _ in "other" },
+                    scope: answer.scope
+                )
+                #expect(answer.description == other.description)
+            } catch {
+                for token in tokens { #expect(!error.description.contains(token), "\(text)") }
+            }
+        }
+    }
+}
