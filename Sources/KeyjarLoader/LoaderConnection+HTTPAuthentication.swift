@@ -180,7 +180,7 @@ extension LoaderConnection {
                 previous.source == .storage || previous.source == .preemptive,
                 BearerChallenge(context.selected.challenge)?.isFinal != true,
                 !authentication.refreshedTokens.contains(space),
-                let record = refreshableToken(for: space, user: previous.credential.user, expiredOnly: false)
+                let record = refreshableToken(for: space, user: previous.credential.user)
             {
                 return startTokenRefresh(record, rejected: previous.credential.password, space: space, context: context)
             }
@@ -205,10 +205,11 @@ extension LoaderConnection {
             authentication.triedStoredCredential.insert(space)
             return use(stored, source: .storage, space: space, context: context)
         }
-        // 2b. A stored token that is not offered only because it expired, with what it takes
-        // to refresh it: refreshed (or another process's refresh awaited), once.
+        // 2b. No token offered (the stored one expired, as far as this process knows) but one
+        // Keyjar can refresh: keyjard refreshes it, or awaits another process's refresh, or
+        // answers it as it is when it is good after all; once.
         if context.selected.scheme == .bearer, !authentication.refreshedTokens.contains(space),
-            let record = refreshableToken(for: space, user: nil, expiredOnly: true)
+            let record = refreshableToken(for: space, user: nil)
         {
             return startTokenRefresh(record, rejected: nil, space: space, context: context)
         }
@@ -321,10 +322,7 @@ extension LoaderConnection {
                 authentication.headers[target.headerName] = authorization.headerValue
             case (.bearer, .server):
                 // RFC 6750 §2.1; the password of a token credential is the token.
-                guard !password.isEmpty, password.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {
-                    throw AuthenticationError.controlCharacterInCredential
-                }
-                let header = "Bearer " + password
+                let header = try BearerAuthorization(token: password).headerValue
                 authentication.headers[target.headerName] = header
                 basicHeader = header
             case (.ntlm, .server), (.negotiate, .server):
@@ -411,7 +409,7 @@ extension LoaderConnection {
         case .ntlm: return keyjar_auth_ntlm()
         case .negotiate: return keyjar_auth_negotiate()
         // Never handed to libcurl: Keyjar sends the header itself, and not to proxies.
-        case .bearer: return keyjar_auth_basic()
+        case .bearer: return keyjar_auth_bearer()
         }
     }
 
