@@ -70,9 +70,9 @@ public struct OAuthRefreshRequest: Sendable, Hashable, CustomStringConvertible, 
         guard let accessToken = decoded.access_token, !accessToken.isEmpty else {
             throw .malformedResponse("the response has no access_token")
         }
-        // Sent as a header value: no spaces or control characters (RFC 6750 §2.1 b64token is
-        // stricter; RFC 6749 §A.12 allows VSCHAR; the intersection that is safe in a header).
-        guard accessToken.utf8.allSatisfy(OAuthSyntax.isVisible) else {
+        // A Bearer token is sent as RFC 6750 §2.1's b64token (RFC 6749 §A.12 allows any
+        // VSCHAR, which a Bearer header could not carry).
+        guard BearerAuthorization.isBearerToken(accessToken) else {
             throw .malformedResponse("the access_token has characters a Bearer header cannot carry")
         }
         guard let tokenType = decoded.token_type else { throw .malformedResponse("the response has no token_type") }
@@ -233,8 +233,6 @@ private struct TokenEndpointJSON: Decodable {
 }
 
 enum OAuthSyntax {
-    /// %x21-7E.
-    static func isVisible(_ byte: UInt8) -> Bool { (0x21...0x7E).contains(byte) }
     /// VSCHAR, %x20-7E.
     static func isVisibleOrSpace(_ byte: UInt8) -> Bool { (0x20...0x7E).contains(byte) }
 

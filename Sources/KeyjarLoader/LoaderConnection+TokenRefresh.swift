@@ -103,9 +103,14 @@ enum TokenRefresher {
         refresh: TokenRefresh,
         proxy: URL?
     ) -> Result<OAuthTokenResponse, OAuthTokenError> {
+        // The refresh token travels in the body: over TLS, or to this machine.
         guard let endpoint = URL(string: refresh.endpoint), let scheme = endpoint.scheme?.lowercased(),
-            scheme == "https" || scheme == "http"
-        else { return .failure(.malformedRequest("the token endpoint \(refresh.endpoint) is not an http(s) URL")) }
+            scheme == "https" || (scheme == "http" && isLoopback(endpoint.host(percentEncoded: false) ?? ""))
+        else {
+            return .failure(
+                .malformedRequest("the token endpoint \(refresh.endpoint) is not https (or http to this machine)")
+            )
+        }
         let request: OAuthRefreshRequest
         do {
             request = try OAuthRefreshRequest(refreshToken: refreshToken, clientID: refresh.clientID)
@@ -129,20 +134,27 @@ enum TokenRefresher {
     }
 }
 
+/// 127.0.0.0/8, ::1 and localhost: where http does not leave the machine.
+func isLoopback(_ host: String) -> Bool {
+    let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+    return bare == "::1" || bare.lowercased() == "localhost" || bare.hasPrefix("127.")
+}
+
 extension LoaderConnection {
     /// The stored token credential for `space` (of `user`, when given) that Keyjar may
-    /// refresh: a refresh token and its endpoint stored, not revoked. With `expiredOnly`, only
-    /// one that has expired (one that has not answers the challenge as it is). The matching is
-    /// Keyjar's rule (`CredentialChoice`), asked as if no token had expired yet: the rule
-    /// itself offers no expired token.
-    func refreshableToken(for space: ProtectionSpace, user: String?, expiredOnly: Bool) -> CredentialRecord? {
+    /// refresh: a refresh token and its endpoint stored, not revoked. Whether it needs a
+    /// refresh is keyjard's call (`beginTokenRefresh` answers a good token as it is). The
+    /// matching is Keyjar's rule (`CredentialChoice`), asked as if no token had expired yet:
+    /// the rule itself offers no expired token.
+    func refreshableToken(for space: ProtectionSpace, user: String?) -> CredentialRecord? {
         guard usesCredentialStorage, let shared = loader.configuration.credentialStorage as? SharedCredentialStorage
         else { return nil }
-        let now = Date().timeIntervalSince1970
-        let refreshable = shared.permanentCredentials.filter { record in
-            record.space.authenticationMethod == .httpBearer && record.hasRefreshToken && record.tokenRefresh != nil
-                && !record.isRevoked && (user == nil || record.user == user)
-                && (!expiredOnly || record.isExpired(at: now))
+        // keyjard's records, not the replica's: a replica learns that a credential changed,
+        // not its new expiry, refresh token or revocation (only a fresh snapshot has them).
+        let records = (try? shared.client.credentialRecords()) ?? shared.permanentCredentials
+        let refreshable = records.filter { record in
+            record.space.authenticationMethod == .httpBearer && record.canRefresh
+                && (user == nil || record.user == user)
         }
         guard !refreshable.isEmpty else { return nil }
         return CredentialChoice(for: space, among: refreshable, now: -.infinity).proposed

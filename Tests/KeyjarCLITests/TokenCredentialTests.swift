@@ -74,7 +74,7 @@ struct TokenCredentialTests {
             (["--refresh-token-stdin"], "a\nb\n", "--refresh-token-stdin comes with --token-stdin"),
             (["--token-stdin", "--refresh-token-stdin"], "only-one\n", "two lines"),
             (["--token-stdin"], "one\ntwo\n", "one line"),
-            (["--token-stdin"], "has space\n", "spaces or control characters"),
+            (["--token-stdin"], "has space\n", "a bearer token cannot hold"),
             (["--token-stdin", "--expires", "tomorrow"], "t\n", "ISO 8601"),
             (["--token-stdin", "--expires-in", "60", "--expires", "2030-01-01"], "t\n", "not both"),
             (["--token-stdin", "--token-endpoint", "https://login.example/token"], "t\n", "--refresh-token-stdin"),

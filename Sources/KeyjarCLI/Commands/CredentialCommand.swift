@@ -165,7 +165,7 @@ extension CredentialCommand {
 
         @Option(
             help: ArgumentHelp(
-                "The OAuth token endpoint the refresh token is redeemed at (https URL).",
+                "The OAuth token endpoint the refresh token is redeemed at (https; http only to this machine).",
                 valueName: "url"
             )
         )
@@ -226,8 +226,12 @@ extension CredentialCommand {
             }
             if let tokenEndpoint {
                 let endpoint = try UserInput.url(tokenEndpoint, example: "https://login.example/oauth/token")
-                guard ["https", "http"].contains(endpoint.scheme?.lowercased() ?? "") else {
-                    throw ValidationError("--token-endpoint must be an https (or http) URL.")
+                // The refresh token travels in the body: over TLS, or to this machine.
+                let host = endpoint.host(percentEncoded: false) ?? ""
+                let loopback = ["localhost", "::1", "[::1]"].contains(host.lowercased()) || host.hasPrefix("127.")
+                guard endpoint.scheme?.lowercased() == "https" || (endpoint.scheme?.lowercased() == "http" && loopback)
+                else {
+                    throw ValidationError("--token-endpoint must be an https URL (http only to this machine).")
                 }
             }
             if tokenStdin {
