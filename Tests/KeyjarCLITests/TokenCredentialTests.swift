@@ -80,6 +80,10 @@ struct TokenCredentialTests {
             (["--token-stdin", "--token-endpoint", "https://login.example/token"], "t\n", "--refresh-token-stdin"),
             (["--token-stdin", "--method", "basic"], "t\n", "bearer"),
             (["--token-stdin", "--password-stdin"], "t\n", "not both"),
+            (
+                ["--token-stdin", "--refresh-token-stdin", "--token-endpoint", "http://login.example/token"],
+                "t\nr\n", "http only to this machine"
+            ),
         ]
         for (options, input, reason) in cases {
             let result = try await keyjar.run(["credential", "add", "--url", url] + options, input: input)

@@ -125,6 +125,29 @@ struct BearerTokenTests {
         #expect(try await server.stats().refusedGrants == 1)
     }
 
+    /// A refresh token never goes over plain http to another machine: the load fails saying
+    /// so, before any connection, and the credential is not revoked (the lease is released).
+    @Test func aRefreshTokenIsNotSentOverPlainHTTPToAnotherHost() async throws {
+        let daemon = try await InProcessServer.withSecretService()
+        let storage = try storage(daemon)
+        let issued = try await server.issue(lifetime: -60)
+        try storage.client.setCredential(
+            user: "alice",
+            password: issued.accessToken,
+            for: space,
+            expires: now - 60,
+            refreshToken: issued.refreshToken,
+            tokenRefresh: TokenRefresh(endpoint: "http://login.invalid/token")
+        )
+        let failed = await load(URLRequest(url: server.url("/api/a")), with: loader(storage))
+        let error = try #require(failed.error)
+        #expect(error.code == .userAuthenticationRequired)
+        #expect(error.localizedDescription.contains("is not https (or http to this machine)"), "\(error)")
+        #expect(!error.localizedDescription.contains(issued.refreshToken))
+        #expect(try !record(storage).isRevoked)
+        #expect(try await server.stats().refreshes == 0)
+    }
+
     /// A token the server refuses, with nothing to refresh it by, is a failure like a refused
     /// password: the delegate is asked with previousFailureCount 1 and the token's user
     /// proposed, in a space of the Bearer method.
