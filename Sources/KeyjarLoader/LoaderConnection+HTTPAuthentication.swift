@@ -89,9 +89,9 @@ extension LoaderConnection {
 
     /// Adds what authentication this attempt sends: answers computed from the last
     /// challenge, or Basic or a Bearer token sent pre-emptively to a space that accepted it
-    /// before. The
-    /// pre-emptive credential is a kept one, so a load that may not use the credential storage
-    /// (`connectionShouldUseCredentialStorage` answered false) does not send it.
+    /// before. The pre-emptive credential is a kept one, so a load that may not use the
+    /// credential storage (`connectionShouldUseCredentialStorage` answered false) does not
+    /// send it.
     func prepareAuthentication(_ request: inout TransferRequest, requestSetsAuthorization: Bool) {
         for (name, value) in authentication.headers {
             request.headerLines.removeAll { $0.lowercased().hasPrefix(name.lowercased() + ":") }

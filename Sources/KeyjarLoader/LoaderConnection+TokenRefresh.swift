@@ -8,8 +8,6 @@ import KeyjarCore
 /// never a token.
 struct TokenRefreshFailure: Error, Sendable, CustomStringConvertible {
     let description: String
-    /// The refresh token is dead (`invalid_grant`): keyjard marked the credential revoked.
-    let mustLogInAgain: Bool
 }
 
 /// One OAuth 2 refresh of a stored token credential (RFC 6749 §6) through keyjard's lease, so
@@ -39,7 +37,7 @@ enum TokenRefresher {
             step = try client.beginTokenRefresh(user: user, for: space, rejected: rejected)
         } catch {
             return .failure(
-                .init(description: "The token of \(whose) cannot be refreshed: \(error.message)", mustLogInAgain: false)
+                .init(description: "The token of \(whose) cannot be refreshed: \(error.message)")
             )
         }
         switch step {
@@ -65,8 +63,7 @@ enum TokenRefresher {
                 if case .success = outcome {
                     return .failure(
                         .init(
-                            description: "The refreshed token of \(whose) could not be stored: \(error.message)",
-                            mustLogInAgain: false
+                            description: "The refreshed token of \(whose) could not be stored: \(error.message)"
                         )
                     )
                 }
@@ -80,15 +77,13 @@ enum TokenRefresher {
                         description:
                             "The token endpoint \(refresh.endpoint) no longer accepts the refresh token of \(whose) "
                             + "(invalid_grant); the stored token is marked revoked. Log in again and store the new token: "
-                            + "keyjar credential add --url \(server) --user \(user) --token-stdin …",
-                        mustLogInAgain: true
+                            + "keyjar credential add --url \(server) --user \(user) --token-stdin …"
                     )
                 )
             case .failure(let error):
                 return .failure(
                     .init(
-                        description: "The token of \(whose) could not be refreshed: \(error.description)",
-                        mustLogInAgain: false
+                        description: "The token of \(whose) could not be refreshed: \(error.description)"
                     )
                 )
             }
