@@ -429,9 +429,9 @@ _keyjar_credential() {
 
 _keyjar_credential_add() {
     repeating_flags=()
-    non_repeating_flags=(--no-start --password-stdin --default --version -h --help)
+    non_repeating_flags=(--no-start --password-stdin --token-stdin --refresh-token-stdin --default --version -h --help)
     repeating_options=()
-    non_repeating_options=(--socket --timeout --url --realm --method --proxy --user --persistence --identity)
+    non_repeating_options=(--socket --timeout --url --realm --method --proxy --user --token-endpoint --client-id --expires --expires-in --persistence --identity)
     __keyjar_offer_flags_options 0
 
     # Offer option value completions
@@ -449,7 +449,7 @@ _keyjar_credential_add() {
         return
         ;;
     '--method')
-        __keyjar_add_completions -W 'default'$'\n''basic'$'\n''digest'$'\n''ntlm'$'\n''negotiate'$'\n''html-form'$'\n''client-certificate'$'\n''server-trust'
+        __keyjar_add_completions -W 'default'$'\n''basic'$'\n''digest'$'\n''ntlm'$'\n''negotiate'$'\n''bearer'$'\n''html-form'$'\n''client-certificate'$'\n''server-trust'
         return
         ;;
     '--proxy')
@@ -457,6 +457,18 @@ _keyjar_credential_add() {
         return
         ;;
     '--user')
+        return
+        ;;
+    '--token-endpoint')
+        return
+        ;;
+    '--client-id')
+        return
+        ;;
+    '--expires')
+        return
+        ;;
+    '--expires-in')
         return
         ;;
     '--persistence')
@@ -491,7 +503,7 @@ _keyjar_credential_list() {
         return
         ;;
     '--method')
-        __keyjar_add_completions -W 'default'$'\n''basic'$'\n''digest'$'\n''ntlm'$'\n''negotiate'$'\n''html-form'$'\n''client-certificate'$'\n''server-trust'
+        __keyjar_add_completions -W 'default'$'\n''basic'$'\n''digest'$'\n''ntlm'$'\n''negotiate'$'\n''bearer'$'\n''html-form'$'\n''client-certificate'$'\n''server-trust'
         return
         ;;
     '--proxy')
@@ -526,7 +538,7 @@ _keyjar_credential_show() {
         return
         ;;
     '--method')
-        __keyjar_add_completions -W 'default'$'\n''basic'$'\n''digest'$'\n''ntlm'$'\n''negotiate'$'\n''html-form'$'\n''client-certificate'$'\n''server-trust'
+        __keyjar_add_completions -W 'default'$'\n''basic'$'\n''digest'$'\n''ntlm'$'\n''negotiate'$'\n''bearer'$'\n''html-form'$'\n''client-certificate'$'\n''server-trust'
         return
         ;;
     '--proxy')
@@ -561,7 +573,7 @@ _keyjar_credential_remove() {
         return
         ;;
     '--method')
-        __keyjar_add_completions -W 'default'$'\n''basic'$'\n''digest'$'\n''ntlm'$'\n''negotiate'$'\n''html-form'$'\n''client-certificate'$'\n''server-trust'
+        __keyjar_add_completions -W 'default'$'\n''basic'$'\n''digest'$'\n''ntlm'$'\n''negotiate'$'\n''bearer'$'\n''html-form'$'\n''client-certificate'$'\n''server-trust'
         return
         ;;
     '--proxy')
@@ -596,7 +608,7 @@ _keyjar_credential_default() {
         return
         ;;
     '--method')
-        __keyjar_add_completions -W 'default'$'\n''basic'$'\n''digest'$'\n''ntlm'$'\n''negotiate'$'\n''html-form'$'\n''client-certificate'$'\n''server-trust'
+        __keyjar_add_completions -W 'default'$'\n''basic'$'\n''digest'$'\n''ntlm'$'\n''negotiate'$'\n''bearer'$'\n''html-form'$'\n''client-certificate'$'\n''server-trust'
         return
         ;;
     '--proxy')
