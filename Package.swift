@@ -289,7 +289,7 @@ let package = Package(
         ),
         .testTarget(
             name: "KeyjarStoreTests",
-            dependencies: ["KeyjarStore", "KeyjarCore", "KeyjarTestSupport"],
+            dependencies: ["KeyjarStore", "KeyjarCodec", "KeyjarCore", "KeyjarTestSupport"],
             swiftSettings: swiftSettings
         ),
         // Test helpers shared by the suites that run real processes: temp dirs, a spawned

@@ -34,6 +34,7 @@ typedef const void *gconstpointer;
 typedef guint (*GHashFunc)(gconstpointer key);
 typedef gboolean (*GEqualFunc)(gconstpointer a, gconstpointer b);
 typedef void (*GDestroyNotify)(gpointer data);
+typedef void (*GHFunc)(gpointer key, gpointer value, gpointer user_data);
 
 /* Types Keyjar only holds pointers to. */
 typedef struct _GHashTable GHashTable;
@@ -44,6 +45,8 @@ typedef struct _GDBusConnection GDBusConnection;
 typedef struct _GDBusProxy GDBusProxy;
 typedef struct _SecretService SecretService;
 typedef struct _SecretCollection SecretCollection;
+typedef struct _SecretItem SecretItem;
+typedef struct _SecretValue SecretValue;
 
 /* Types whose fields Keyjar reads or which it allocates itself. */
 typedef struct _GError GError;
@@ -51,6 +54,13 @@ struct KEYJAR_ABI(_GError) {
     GQuark domain;
     gint code;
     gchar *message;
+};
+
+typedef struct _GList GList;
+struct KEYJAR_ABI(_GList) {
+    gpointer data;
+    GList *next;
+    GList *prev;
 };
 
 typedef struct _GVariantIter GVariantIter;
@@ -94,6 +104,13 @@ typedef enum {
     KEYJAR_ABI(SECRET_SERVICE_OPEN_SESSION) = 1 << 1,
     KEYJAR_ABI(SECRET_SERVICE_LOAD_COLLECTIONS) = 1 << 2,
 } KEYJAR_ABI(SecretServiceFlags);
+
+typedef enum {
+    KEYJAR_ABI(SECRET_SEARCH_NONE) = 0,
+    KEYJAR_ABI(SECRET_SEARCH_ALL) = 1 << 1,
+    KEYJAR_ABI(SECRET_SEARCH_UNLOCK) = 1 << 2,
+    KEYJAR_ABI(SECRET_SEARCH_LOAD_SECRETS) = 1 << 3,
+} KEYJAR_ABI(SecretSearchFlags);
 
 typedef enum {
     KEYJAR_ABI(SECRET_COLLECTION_NONE) = 0,
@@ -141,6 +158,8 @@ GHashTable *g_hash_table_new_full(
 gboolean g_hash_table_replace(GHashTable *hash_table, gpointer key, gpointer value);
 gpointer g_hash_table_lookup(GHashTable *hash_table, gconstpointer key);
 void g_hash_table_unref(GHashTable *hash_table);
+void g_hash_table_foreach(GHashTable *hash_table, GHFunc func, gpointer user_data);
+void g_list_free_full(GList *list, GDestroyNotify free_func);
 void g_error_free(GError *error);
 void g_propagate_error(GError **dest, GError *src);
 GVariant *g_variant_new(const gchar *format_string, ...);
@@ -184,6 +203,14 @@ gchar *secret_password_lookupv_sync(
 gboolean secret_password_clearv_sync(
     const SecretSchema *schema, GHashTable *attributes, GCancellable *cancellable, GError **error);
 void secret_password_free(gchar *password);
+GList *secret_service_search_sync(
+    SecretService *service, const SecretSchema *schema, GHashTable *attributes, SecretSearchFlags flags,
+    GCancellable *cancellable, GError **error);
+GHashTable *secret_item_get_attributes(SecretItem *self);
+SecretValue *secret_item_get_secret(SecretItem *self);
+gboolean secret_item_get_locked(SecretItem *self);
+const gchar *secret_value_get(SecretValue *value, gsize *length);
+void secret_value_unref(gpointer value);
 
 /*
  * The schema Keyjar stores URL-credential passwords under (documented in Schemas/secret-schema.md).
@@ -330,4 +357,64 @@ static inline gboolean keyjar_each_item(void (*each)(void *context, GHashTable *
     g_strfreev(locked);
     g_object_unref(service);
     return listed;
+}
+
+/* Calls `each` with an attribute table's names and values (the table keeps the strings). */
+typedef void (*keyjar_attribute_fn)(void *context, const char *name, const char *value);
+struct keyjar_attribute_visit {
+    keyjar_attribute_fn each;
+    void *context;
+};
+static inline void keyjar_attribute_visit_one(gpointer name, gpointer value, gpointer visit) {
+    struct keyjar_attribute_visit *target = (struct keyjar_attribute_visit *)visit;
+    target->each(target->context, (const char *)name, (const char *)value);
+}
+static inline void keyjar_attributes_each(GHashTable *attributes, keyjar_attribute_fn each, void *context) {
+    struct keyjar_attribute_visit visit = { each, context };
+    g_hash_table_foreach(attributes, keyjar_attribute_visit_one, &visit);
+}
+
+/*
+ * Calls `each` with the attributes and the secret of every item, in every collection, whose
+ * `xdg:schema` attribute is `schema_name`: another application's items (git-credential-libsecret's
+ * `org.git.Password`, or a schema `secret-tool` stored under), read for `keyjar credential import`.
+ * libsecret stores the schema's name with every item, also under a schema flagged
+ * DONT_MATCH_NAME (as git's is, to find what older helpers stored), so matching that attribute
+ * alone, with no schema, finds exactly that schema's items and never everything. Locked
+ * collections are unlocked the way any application asks (the Secret Service may prompt); an
+ * item still locked afterwards comes with `locked` set and no secret. `secret` is NULL when no
+ * secret was loaded; it is not NUL-terminated for certain: use `length`.
+ */
+typedef void (*keyjar_schema_item_fn)(
+    void *context, GHashTable *attributes, const char *secret, gsize length, gboolean locked);
+static inline gboolean keyjar_each_item_of_schema(
+    const char *schema_name, keyjar_schema_item_fn each, void *context, GError **error) {
+    SecretService *service = secret_service_get_sync(SECRET_SERVICE_OPEN_SESSION, NULL, error);
+    if (service == NULL) return 0;
+    GHashTable *query = keyjar_attributes_new();
+    keyjar_attributes_set(query, "xdg:schema", schema_name);
+    GError *failure = NULL;
+    GList *items = secret_service_search_sync(
+        service, NULL, query, SECRET_SEARCH_ALL | SECRET_SEARCH_UNLOCK | SECRET_SEARCH_LOAD_SECRETS, NULL, &failure);
+    g_hash_table_unref(query);
+    if (failure != NULL) {
+        g_propagate_error(error, failure);
+        g_list_free_full(items, g_object_unref);
+        g_object_unref(service);
+        return 0;
+    }
+    for (GList *node = items; node != NULL; node = node->next) {
+        SecretItem *item = (SecretItem *)node->data;
+        GHashTable *attributes = secret_item_get_attributes(item);
+        SecretValue *value = secret_item_get_secret(item);
+        gsize length = 0;
+        const char *secret = value != NULL ? secret_value_get(value, &length) : NULL;
+        if (attributes == NULL) attributes = keyjar_attributes_new();
+        each(context, attributes, secret, length, secret_item_get_locked(item));
+        if (value != NULL) secret_value_unref(value);
+        g_hash_table_unref(attributes);
+    }
+    g_list_free_full(items, g_object_unref);
+    g_object_unref(service);
+    return 1;
 }

@@ -65,6 +65,8 @@ enum FuzzTarget: String, CaseIterable {
     case macBinary = "macbinary"
     case binHex = "binhex"
     case browserRow = "browser-row"
+    case netrcFile = "netrc-file"
+    case gitCredentialsFile = "git-credentials-file"
 
     static let selected: FuzzTarget = {
         let name = ProcessInfo.processInfo.environment["KEYJAR_FUZZ_TARGET"] ?? ""
@@ -94,6 +96,8 @@ enum FuzzTarget: String, CaseIterable {
         case .binHex: fuzzBinHex(bytes)
         case .cacheHeaders: fuzzCacheHeaders(bytes)
         case .browserRow: fuzzBrowserRow(bytes)
+        case .netrcFile: fuzzNetrcFile(bytes)
+        case .gitCredentialsFile: fuzzGitCredentialsFile(bytes)
         }
     }
 }
