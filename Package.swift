@@ -218,7 +218,7 @@ let package = Package(
             name: "KeyjarCLI",
             dependencies: [
                 "Keyjar", "KeyjarAuth", "KeyjarBrowserCookies", "KeyjarCodec", "KeyjarCore", "KeyjarHTTPCache",
-                "KeyjarIdentity", "KeyjarLocks", "KeyjarLoader", "KeyjarResponseCache",
+                "KeyjarIdentity", "KeyjarLocks", "KeyjarLoader", "KeyjarResponseCache", "KeyjarStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
