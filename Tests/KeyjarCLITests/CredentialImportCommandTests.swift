@@ -30,6 +30,7 @@ struct CredentialImportCommandTests {
         }
 
         /// Runs and expects success.
+        @discardableResult
         func ok(_ arguments: [String], sourceLocation: SourceLocation = #_sourceLocation) async throws -> String {
             let result = try await run(arguments)
             #expect(result.status == 0, "keyjar \(arguments) failed: \(result.error)", sourceLocation: sourceLocation)
