@@ -416,13 +416,13 @@ _keyjar_credential() {
     unset 'unparsed_words[0]'
     unparsed_words=("${unparsed_words[@]}")
     case "${subcommand}" in
-    add|list|show|remove|default|repair)
+    add|list|show|remove|default|repair|import)
         # Offer subcommand argument completions
         "_keyjar_credential_${subcommand}"
         ;;
     *)
         # Offer subcommand completions
-        COMPREPLY+=($(compgen -W 'add list show remove default repair' -- "${cur}"))
+        COMPREPLY+=($(compgen -W 'add list show remove default repair import' -- "${cur}"))
         ;;
     esac
 }
@@ -449,7 +449,7 @@ _keyjar_credential_add() {
         return
         ;;
     '--method')
-        __keyjar_add_completions -W 'default'$'\n''basic'$'\n''digest'$'\n''ntlm'$'\n''negotiate'$'\n''html-form'$'\n''client-certificate'$'\n''server-trust'
+        __keyjar_add_completions -W 'default'$'\n''basic'$'\n''digest'$'\n''ntlm'$'\n''negotiate'$'\n''bearer'$'\n''html-form'$'\n''client-certificate'$'\n''server-trust'
         return
         ;;
     '--proxy')
@@ -491,7 +491,7 @@ _keyjar_credential_list() {
         return
         ;;
     '--method')
-        __keyjar_add_completions -W 'default'$'\n''basic'$'\n''digest'$'\n''ntlm'$'\n''negotiate'$'\n''html-form'$'\n''client-certificate'$'\n''server-trust'
+        __keyjar_add_completions -W 'default'$'\n''basic'$'\n''digest'$'\n''ntlm'$'\n''negotiate'$'\n''bearer'$'\n''html-form'$'\n''client-certificate'$'\n''server-trust'
         return
         ;;
     '--proxy')
@@ -526,7 +526,7 @@ _keyjar_credential_show() {
         return
         ;;
     '--method')
-        __keyjar_add_completions -W 'default'$'\n''basic'$'\n''digest'$'\n''ntlm'$'\n''negotiate'$'\n''html-form'$'\n''client-certificate'$'\n''server-trust'
+        __keyjar_add_completions -W 'default'$'\n''basic'$'\n''digest'$'\n''ntlm'$'\n''negotiate'$'\n''bearer'$'\n''html-form'$'\n''client-certificate'$'\n''server-trust'
         return
         ;;
     '--proxy')
@@ -561,7 +561,7 @@ _keyjar_credential_remove() {
         return
         ;;
     '--method')
-        __keyjar_add_completions -W 'default'$'\n''basic'$'\n''digest'$'\n''ntlm'$'\n''negotiate'$'\n''html-form'$'\n''client-certificate'$'\n''server-trust'
+        __keyjar_add_completions -W 'default'$'\n''basic'$'\n''digest'$'\n''ntlm'$'\n''negotiate'$'\n''bearer'$'\n''html-form'$'\n''client-certificate'$'\n''server-trust'
         return
         ;;
     '--proxy')
@@ -596,7 +596,7 @@ _keyjar_credential_default() {
         return
         ;;
     '--method')
-        __keyjar_add_completions -W 'default'$'\n''basic'$'\n''digest'$'\n''ntlm'$'\n''negotiate'$'\n''html-form'$'\n''client-certificate'$'\n''server-trust'
+        __keyjar_add_completions -W 'default'$'\n''basic'$'\n''digest'$'\n''ntlm'$'\n''negotiate'$'\n''bearer'$'\n''html-form'$'\n''client-certificate'$'\n''server-trust'
         return
         ;;
     '--proxy')
@@ -622,6 +622,31 @@ _keyjar_credential_repair() {
         return
         ;;
     '--timeout')
+        return
+        ;;
+    esac
+}
+
+_keyjar_credential_import() {
+    repeating_flags=()
+    non_repeating_flags=(--no-start --include-default --replace --dry-run --version -h --help)
+    repeating_options=()
+    non_repeating_options=(--socket --timeout --from --schema)
+    __keyjar_offer_flags_options 1
+
+    # Offer option value completions
+    case "${prev}" in
+    '--socket')
+        return
+        ;;
+    '--timeout')
+        return
+        ;;
+    '--from')
+        __keyjar_add_completions -W 'git-credential-libsecret'$'\n''git-store'$'\n''netrc'$'\n''secret-tool'
+        return
+        ;;
+    '--schema')
         return
         ;;
     esac

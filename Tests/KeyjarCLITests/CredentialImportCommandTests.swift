@@ -105,10 +105,15 @@ struct CredentialImportCommandTests {
         #expect(try await setup.gitGet("https", host).contains("password=s3cret with spaces\n"))
 
         // A different password in the file is left, unless --replace.
-        try String(contentsOfFile: netrc, encoding: .utf8).replacingOccurrences(of: "s3cret with spaces", with: "rotated")
-            .write(toFile: netrc, atomically: true, encoding: .utf8)
+        try String(contentsOfFile: netrc, encoding: .utf8).replacingOccurrences(
+            of: "s3cret with spaces",
+            with: "rotated"
+        )
+        .write(toFile: netrc, atomically: true, encoding: .utf8)
         let left = try await setup.ok(["credential", "import", "--from", "netrc"])
-        #expect(left.contains("left \(netrc):2 alice at any scheme and port of \(host) (a different password is stored"))
+        #expect(
+            left.contains("left \(netrc):2 alice at any scheme and port of \(host) (a different password is stored")
+        )
         #expect(try await setup.gitGet("https", host).contains("password=s3cret with spaces\n"))
         let replaced = try await setup.ok(["credential", "import", "--from", "netrc", "--replace"])
         #expect(replaced.contains("updated \(netrc):2 alice"))
@@ -123,6 +128,52 @@ struct CredentialImportCommandTests {
             environment: setup.environment.merging(["NETRC": setup.home + "/missing-netrc"]) { _, new in new }
         )
         #expect(viaVariable.status == 1 && viaVariable.error.contains(setup.home + "/missing-netrc"))
+    }
+
+    /// Answers every request with the Authorization header it got, as its body.
+    static let echoAuthorization = """
+        import http.server, sys
+        class Echo(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                body = (self.headers.get("Authorization") or "none").encode()
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+            def log_message(self, *args):
+                pass
+        server = http.server.HTTPServer(("127.0.0.1", 0), Echo)
+        print(server.server_address[1], flush=True)
+        server.serve_forever()
+        """
+
+    /// The same .netrc files read by curl (`--netrc-file`) and imported: Keyjar answers with the
+    /// login and password curl sends.
+    @Test(arguments: [
+        "machine 127.0.0.1 login alice password plain\n",
+        "# a comment\nMACHINE 127.0.0.1\n  LOGIN \"al ice\"\n  PASSWORD \"sp ace\\\"quote\\\\back\\ttab\"\n",
+        "macdef init\nmachine 127.0.0.1 login mallory password macro\n\nmachine 127.0.0.1 login bob password after-macro\n",
+        "machine 127.0.0.1 login first password one\nmachine 127.0.0.1 login second password two\n",
+        "machine other.example login x password y\ndefault login anon password dflt\n",
+    ])
+    func curlAndKeyjarAgree(netrcText: String) async throws {
+        let setup = try await Setup()
+        let server = try await LocalHTTPServer(script: Self.echoAuthorization)
+        let netrc = setup.home + "/agree.netrc"
+        try netrcText.write(toFile: netrc, atomically: true, encoding: .utf8)
+        let curl = try await runCommand("/usr/bin/curl", ["-s", "--netrc-file", netrc, server.base + "/"])
+        #expect(curl.status == 0, "\(curl.error)")
+        try await setup.ok(["credential", "import", "--from", "netrc", netrc, "--include-default"])
+        let answer = try await setup.gitGet("http", "127.0.0.1:\(server.port)")
+        var fields: [String: String] = [:]
+        for line in answer.split(separator: "\n") {
+            if let equals = line.firstIndex(of: "=") {
+                fields[String(line[..<equals])] = String(line[line.index(after: equals)...])
+            }
+        }
+        let user = try #require(fields["username"], "keyjar answered nothing: \(answer)")
+        let password = try #require(fields["password"])
+        #expect(curl.output == "Basic " + Data("\(user):\(password)".utf8).base64EncodedString())
     }
 
     @Test func netrcIsOnlyRead() async throws {
@@ -294,7 +345,9 @@ struct CredentialImportCommandTests {
         }
         let output = try await setup.ok(["credential", "import", "--from", "secret-tool", "--schema", schema])
         #expect(output.contains("added item server=any.\(host) user=bob at any scheme and port of any.\(host)\n"))
-        #expect(output.contains("added item port=8443 protocol=https server=\(host) user=alice at https://\(host):8443\n"))
+        #expect(
+            output.contains("added item port=8443 protocol=https server=\(host) user=alice at https://\(host):8443\n")
+        )
         #expect(try await setup.gitGet("https", "\(host):8443").contains("password=alice-pw\n"))
         #expect(try await setup.gitGet("http", "any.\(host)").contains("password=bob-pw\n"))
 
@@ -304,7 +357,9 @@ struct CredentialImportCommandTests {
             input: "vague-pw"
         )
         #expect(vague.status == 0)
-        let refused = try await setup.run(["credential", "import", "--from", "secret-tool", "--schema", schema, "--replace"])
+        let refused = try await setup.run([
+            "credential", "import", "--from", "secret-tool", "--schema", schema, "--replace",
+        ])
         #expect(refused.status == 1 && refused.error.contains("no server or no user attribute"))
         #expect(!refused.error.contains("vague-pw"))
     }

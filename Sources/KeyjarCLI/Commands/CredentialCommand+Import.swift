@@ -12,18 +12,21 @@ extension CredentialCommand {
         static let configuration = CommandConfiguration(
             abstract: "Import the credentials git, curl or another Secret Service application already stored.",
             discussion: """
-                Sources:
-                  git-credential-libsecret  git's libsecret helper's items (schema org.git.Password) \
-                in the Secret Service, with a token's expiry and refresh token (git 2.47); the \
-                repository path (object) is ignored: Keyjar keeps credentials per server.
-                  git-store [FILE]          git's credential-store file (default: ~/.git-credentials \
+                --from git-credential-libsecret: git's libsecret helper's items (schema \
+                org.git.Password) in the Secret Service, with a token's expiry and refresh token \
+                (git 2.47). The repository path (attribute object) is ignored: Keyjar keeps \
+                credentials per server.
+
+                --from git-store [FILE]: git's credential-store file (default: ~/.git-credentials \
                 and $XDG_CONFIG_HOME/git/credentials, those that exist, in git's order).
-                  netrc [FILE]              a .netrc (default: $NETRC, else ~/.netrc). A machine \
-                answers every scheme and port of its host, as with curl --netrc; the default entry \
-                answers every server and is imported only with --include-default; macdef is skipped.
-                  secret-tool --schema NAME items stored with `secret-tool store xdg:schema NAME …` \
-                that have server and user attributes (protocol and port optional; without a \
-                protocol, every scheme and port of the server).
+
+                --from netrc [FILE]: a .netrc (default: $NETRC, else ~/.netrc). A machine answers \
+                every scheme and port of its host, as with curl --netrc; the default entry answers \
+                every server and is imported only with --include-default; macdef is skipped.
+
+                --from secret-tool --schema NAME: items stored with `secret-tool store xdg:schema \
+                NAME …` that have a server and a user attribute (protocol and port optional; \
+                without a protocol, every scheme and port of the server).
 
                 Each credential is added, updated, left unchanged, or left as it is when Keyjar \
                 already stores a different password for it (--replace replaces it); the first of \
@@ -36,7 +39,7 @@ extension CredentialCommand {
                   keyjar credential import --from git-credential-libsecret --dry-run
                   keyjar credential import --from git-store
                   keyjar credential import --from netrc ~/.netrc --include-default
-                  keyjar credential import --from secret-tool --schema org.example.Password --replace
+                  keyjar credential import --from secret-tool --schema org.example.Pw
                 """
         )
 
@@ -202,7 +205,8 @@ extension CredentialCommand {
             } else {
                 // git credential-store's own order (git-credential-store(1), FILES).
                 let environment = ProcessInfo.processInfo.environment
-                let config = environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? Self.home() + "/.config"
+                let config =
+                    environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? Self.home() + "/.config"
                 paths = [Self.home() + "/.git-credentials", config + "/git/credentials"]
                 paths = paths.filter { FileManager.default.fileExists(atPath: $0) }
                 if paths.isEmpty {
@@ -290,7 +294,12 @@ extension CredentialCommand {
                     ?? ProtectionSpace(anySchemeAndPortOf: server)
                 return Found(
                     name: "\(origin) at \(Self.describe(space))",
-                    candidate: CredentialImportCandidate(origin: origin, space: space, user: user, password: item.secret)
+                    candidate: CredentialImportCandidate(
+                        origin: origin,
+                        space: space,
+                        user: user,
+                        password: item.secret
+                    )
                 )
             }
         }
@@ -299,7 +308,7 @@ extension CredentialCommand {
         private static func items(ofSchema schema: String) throws -> [SecretServiceItem] {
             do {
                 return try SecretServiceItems.items(ofSchema: schema)
-            } catch where error.code == .locked {
+            } catch  where error.code == .locked {
                 throw CLIError.failure(
                     "items of schema \(schema) are in a locked keyring that was not unlocked (its prompt was "
                         + "dismissed or could not be shown): unlock it (Seahorse, or gnome-keyring-daemon --unlock) "
@@ -326,7 +335,8 @@ extension CredentialCommand {
                 stored[key] = StoredCredentialSecrets(
                     password: password,
                     expires: record.expires,
-                    refreshToken: record.hasRefreshToken ? try client.refreshToken(user: record.user, for: record.space) : nil
+                    refreshToken: record.hasRefreshToken
+                        ? try client.refreshToken(user: record.user, for: record.space) : nil
                 )
             }
             return stored
