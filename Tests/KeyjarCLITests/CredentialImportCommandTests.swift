@@ -329,6 +329,48 @@ struct CredentialImportCommandTests {
         #expect(try await setup.run(["credential", "list"]).output.isEmpty)
     }
 
+    @Test func aFailedSaveImportsNothing() async throws {
+        let setup = try await Setup()
+        let netrc = setup.home + "/two.netrc"
+        try "machine \(uniqueHost("one")) login a password one\nmachine \(uniqueHost("two")) login b password two\n"
+            .write(toFile: netrc, atomically: true, encoding: .utf8)
+        // The keyring keyjard stores passwords in is locked, and no prompt can unlock it.
+        let lock = try await runCommand(
+            "/usr/bin/dbus-send",
+            [
+                "--session", "--print-reply", "--dest=org.freedesktop.secrets", "/org/freedesktop/secrets",
+                "org.freedesktop.Secret.Service.Lock", "array:objpath:/org/freedesktop/secrets/collection/login",
+            ],
+            environment: setup.secrets.environment
+        )
+        #expect(lock.status == 0, "\(lock.error)")
+        let result = try await setup.run(["credential", "import", "--from", "netrc", netrc])
+        #expect(result.status == 1, "\(result.output)")
+        #expect(result.output.isEmpty)
+        #expect(try await setup.ok(["credential", "list"]).isEmpty)
+        // No password was left behind in the Secret Service either, locked or not.
+        let search = try await runCommand(
+            "/usr/bin/dbus-send",
+            [
+                "--session", "--print-reply", "--dest=org.freedesktop.secrets", "/org/freedesktop/secrets",
+                "org.freedesktop.Secret.Service.SearchItems", "dict:string:string:xdg:schema,org.keyjar.Credential",
+            ],
+            environment: setup.secrets.environment
+        )
+        #expect(search.status == 0 && !search.output.contains("object path"), "\(search.output)\(search.error)")
+    }
+
+    @Test func aCredentialWithoutAUserNameIsSkipped() async throws {
+        let setup = try await Setup()
+        let host = uniqueHost("nouser")
+        let file = setup.home + "/creds"
+        try "https://:token@\(host)\nhttps://alice:pw@\(host)\n".write(toFile: file, atomically: true, encoding: .utf8)
+        let output = try await setup.ok(["credential", "import", "--from", "git-store", file])
+        #expect(output.contains("skipped \(file):1  at https://\(host):443 (no user name)\n"))
+        #expect(output.hasSuffix("1 added, 1 skipped\n"))
+        #expect(try await setup.ok(["credential", "list"]).split(separator: "\n").count == 1)
+    }
+
     @Test func secretToolItemsOfASchema() async throws {
         let setup = try await Setup()
         let host = uniqueHost("secret-tool")

@@ -102,6 +102,7 @@ extension CredentialCommand {
             )
             var outcomes = plan.entries.makeIterator()
             var counts: [String: Int] = [:]
+            var lines: [String] = []
             for item in found {
                 let (verb, note): (String, String)
                 if item.candidate != nil, let entry = outcomes.next() {
@@ -111,7 +112,7 @@ extension CredentialCommand {
                 }
                 counts[verb, default: 0] += 1
                 let extra = [note, item.note].filter { !$0.isEmpty }.joined(separator: "; ")
-                Output.line("\(verb) \(item.name)\(extra.isEmpty ? "" : " (\(extra))")")
+                lines.append("\(verb) \(item.name)\(extra.isEmpty ? "" : " (\(extra))")")
             }
             let writes = plan.writes.map {
                 CredentialWrite(
@@ -122,7 +123,9 @@ extension CredentialCommand {
                     refreshToken: $0.refreshToken
                 )
             }
+            // Stored before anything is said to be: a failed save prints only its error.
             if !dryRun, !writes.isEmpty { try client.saveCredentials(writes) }
+            for line in lines { Output.line(line) }
             let summary = counts.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ")
             Output.line(
                 found.isEmpty
@@ -157,11 +160,21 @@ extension CredentialCommand {
         }
 
         private func read() throws -> [Found] {
-            switch from {
-            case .netrc: try readNetrc()
-            case .gitStore: try readGitStore()
-            case .gitCredentialLibsecret: try readGitLibsecret()
-            case .secretTool: try readSecretTool(schema: schema ?? "")
+            let found =
+                switch from {
+                case .netrc: try readNetrc()
+                case .gitStore: try readGitStore()
+                case .gitCredentialLibsecret: try readGitLibsecret()
+                case .secretTool: try readSecretTool(schema: schema ?? "")
+                }
+            // A credential needs a user name, as everywhere in keyjar (`git-credential store`
+            // does not store `username=` with no name either); git's files may have one without.
+            return found.map { item in
+                guard item.candidate?.user.isEmpty == true else { return item }
+                var skipped = item
+                skipped.candidate = nil
+                skipped.skipped = "no user name"
+                return skipped
             }
         }
 
