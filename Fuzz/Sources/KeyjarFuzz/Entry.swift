@@ -65,6 +65,7 @@ enum FuzzTarget: String, CaseIterable {
     case macBinary = "macbinary"
     case binHex = "binhex"
     case browserRow = "browser-row"
+    case oauthToken = "oauth-token"
     case netrcFile = "netrc-file"
     case gitCredentialsFile = "git-credentials-file"
 
@@ -96,6 +97,7 @@ enum FuzzTarget: String, CaseIterable {
         case .binHex: fuzzBinHex(bytes)
         case .cacheHeaders: fuzzCacheHeaders(bytes)
         case .browserRow: fuzzBrowserRow(bytes)
+        case .oauthToken: fuzzOAuthTokenResponse(bytes)
         case .netrcFile: fuzzNetrcFile(bytes)
         case .gitCredentialsFile: fuzzGitCredentialsFile(bytes)
         }
