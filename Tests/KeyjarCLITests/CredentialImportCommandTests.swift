@@ -103,6 +103,10 @@ struct CredentialImportCommandTests {
         #expect(again.contains("added \(netrc):8 anonymous at every server\n"))
         #expect(try await setup.gitGet("https", "elsewhere.example").contains("password=guest-pw\n"))
         #expect(try await setup.gitGet("https", host).contains("password=s3cret with spaces\n"))
+        // The list shows what they answer, not a scheme and port of their own.
+        let listed = try await setup.ok(["credential", "list"])
+        #expect(listed.contains("*://\(host) (every scheme and port) method default user alice"))
+        #expect(listed.contains("*://* (every server) method default user anonymous"))
 
         // A different password in the file is left, unless --replace.
         try String(contentsOfFile: netrc, encoding: .utf8).replacingOccurrences(

@@ -81,6 +81,8 @@ extension ProtectionSpace {
     /// `https://example.com:443`, or `proxy http://proxy.example:3128`.
     var displayURL: String {
         let shownHost = host.contains(":") ? "[\(host)]" : host
+        // A `.netrc` login's space has no one scheme or port: `*://host` (`*://*` for `default`).
+        if isWildcard { return "\(self.protocol)://\(shownHost)" }
         let address = "\(self.protocol)://\(shownHost):\(port)"
         return isProxy ? "proxy \(address)" : address
     }
@@ -88,6 +90,9 @@ extension ProtectionSpace {
     /// The space in one line, for messages and listings.
     var summary: String {
         var text = displayURL
+        if isWildcard {
+            text += host == ProtectionSpace.anyServer.host ? " (every server)" : " (every scheme and port)"
+        }
         if let realm { text += " realm \"\(realm)\"" }
         text += " method \(MethodArgument(authenticationMethod).rawValue)"
         return text
