@@ -49,18 +49,31 @@ struct GitCredentialCommand: ParsableCommand {
         case "get": try get(Self.readRequest())
         case "store": try store(Self.readRequest())
         case "erase": try erase(Self.readRequest())
+        // git-credential(1): helpers may answer git's capability query in its own format.
+        case "capability": Output.write(Data(GitCredentialCapability.announcement.utf8))
         default: return
         }
     }
 
-    /// git's lines from standard input, up to the blank line that ends them.
+    /// git's lines from standard input, up to the blank line that ends them, as they came: the
+    /// request parser alone splits them (at line feeds, as git does).
     static func readRequest() throws -> GitCredentialRequest {
-        var lines: [String] = []
-        while let line = Swift.readLine(strippingNewline: true), !line.isEmpty { lines.append(line) }
+        var text = ""
+        while let line = Swift.readLine(strippingNewline: false), line != "\n", line != "\r\n" { text += line }
         do {
-            return try GitCredentialRequest.parse(lines.joined(separator: "\n"))
+            return try GitCredentialRequest.parse(text)
         } catch {
             throw CLIError.usage(error.description)
+        }
+    }
+
+    /// Writes the answer; a value git could not carry fails the helper (git then asks its
+    /// user) rather than reaching git split or cut.
+    static func answer(_ response: GitCredentialResponse) throws {
+        do {
+            Output.write(Data(try response.encoded().utf8))
+        } catch {
+            throw CLIError.failure("cannot answer git: \(error.description)")
         }
     }
 
@@ -73,6 +86,17 @@ struct GitCredentialCommand: ParsableCommand {
         request.username.flatMap { $0.isEmpty ? nil : $0 }
     }
 
+    /// The stored credential Keyjar's `get` answered with, when git hands its state back and
+    /// that credential is one of the request's server (and of the user git names, if any): a
+    /// state value is only ever trusted to pick among what the request could reach anyway.
+    private static func answeredCredential(_ request: GitCredentialRequest) -> GitCredentialState? {
+        guard let state = request.keyjarState,
+            CredentialChoice.specificity(of: state.space, for: request.space) != nil,
+            user(request).map({ $0 == state.user }) ?? true
+        else { return nil }
+        return state
+    }
+
     private func get(_ request: GitCredentialRequest) throws {
         guard request.namesServer else { return }
         let client = try global.connect(defaultTimeout: Self.timeout)
@@ -80,7 +104,13 @@ struct GitCredentialCommand: ParsableCommand {
         guard let record = try client.credentialCandidates(for: request.space).answer(forUser: Self.user(request)),
             let password = try client.password(user: record.user, for: record.space)
         else { return }
-        Output.line("username=\(record.user)\npassword=\(password)")
+        var response = GitCredentialResponse(answering: request)
+        response.username = record.user
+        response.password = password
+        // Names the credential for the store or erase that follows (only written when git
+        // announced the state capability).
+        response.state = [GitCredentialState(space: record.space, user: record.user).encoded]
+        try Self.answer(response)
     }
 
     private func store(_ request: GitCredentialRequest) throws {
@@ -88,11 +118,17 @@ struct GitCredentialCommand: ParsableCommand {
         guard request.namesServer, let user = Self.user(request), let password = request.password, !password.isEmpty
         else { return }
         let client = try global.connect(defaultTimeout: Self.timeout)
-        // keyjard makes a space's first credential its default.
-        let space = try client.credentialCandidates(for: request.space).space(
-            forStoring: user,
-            challengedAt: request.space
-        )
+        // The credential that answered, else the one of that user that answers here; keyjard
+        // makes a space's first credential its default.
+        let space: ProtectionSpace
+        if let answered = Self.answeredCredential(request), answered.user == user {
+            space = answered.space
+        } else {
+            space = try client.credentialCandidates(for: request.space).space(
+                forStoring: user,
+                challengedAt: request.space
+            )
+        }
         try client.setCredential(user: user, password: password, for: space)
     }
 
@@ -103,13 +139,21 @@ struct GitCredentialCommand: ParsableCommand {
             )
         }
         let client = try global.connect(defaultTimeout: Self.timeout)
-        let candidates = try client.credentialCandidates(for: request.space).records
-        for record in candidates where Self.user(request) == nil || record.user == Self.user(request) {
+        // The credential that answered and failed, exactly; else every match of the request.
+        let candidates: [(space: ProtectionSpace, user: String)]
+        if let answered = Self.answeredCredential(request) {
+            candidates = [(answered.space, answered.user)]
+        } else {
+            candidates = try client.credentialCandidates(for: request.space).records.filter {
+                Self.user(request) == nil || $0.user == Self.user(request)
+            }.map { ($0.space, $0.user) }
+        }
+        for (space, user) in candidates {
             // Only the password git saw fail: a newer one stored meanwhile stays.
-            if let rejected = request.password, try client.password(user: record.user, for: record.space) != rejected {
+            if let rejected = request.password, try client.password(user: user, for: space) != rejected {
                 continue
             }
-            try client.removeCredential(user: record.user, for: record.space)
+            try client.removeCredential(user: user, for: space)
         }
     }
 }
