@@ -51,6 +51,7 @@ static inline long keyjar_auth_basic(void) { return (long)CURLAUTH_BASIC; }
 static inline long keyjar_auth_digest(void) { return (long)CURLAUTH_DIGEST; }
 static inline long keyjar_auth_ntlm(void) { return (long)CURLAUTH_NTLM; }
 static inline long keyjar_auth_negotiate(void) { return (long)CURLAUTH_NEGOTIATE; }
+static inline long keyjar_auth_bearer(void) { return (long)CURLAUTH_BEARER; }
 static inline curl_version_info_data *keyjar_version_info(void) { return curl_version_info(CURLVERSION_NOW); }
 // In-memory blobs (a client certificate and key); libcurl keeps its own copy.
 static inline CURLcode keyjar_easy_setopt_blob(CURL *handle, CURLoption option, const void *data, size_t length) {

@@ -210,6 +210,29 @@ static inline const SecretSchema *keyjar_credential_schema(void) {
 }
 
 /*
+ * The schema of the OAuth refresh token kept beside a token credential's password: the same
+ * attributes as `org.keyjar.Credential`, another name, so that a lookup of the password (which
+ * matches the schema's name) never returns the refresh token, nor the other way round.
+ */
+static inline const SecretSchema *keyjar_refresh_token_schema(void) {
+    static const SecretSchema schema = {
+        "org.keyjar.RefreshToken",
+        SECRET_SCHEMA_NONE,
+        {
+            { "server", SECRET_SCHEMA_ATTRIBUTE_STRING },
+            { "port", SECRET_SCHEMA_ATTRIBUTE_INTEGER },
+            { "protocol", SECRET_SCHEMA_ATTRIBUTE_STRING },
+            { "realm", SECRET_SCHEMA_ATTRIBUTE_STRING },
+            { "authtype", SECRET_SCHEMA_ATTRIBUTE_STRING },
+            { "proxytype", SECRET_SCHEMA_ATTRIBUTE_STRING },
+            { "user", SECRET_SCHEMA_ATTRIBUTE_STRING },
+            { NULL, 0 },
+        },
+    };
+    return &schema;
+}
+
+/*
  * The schemas Chromium-family browsers keep their "Safe Storage" password under (the key of
  * their v11 cookie encryption), keyed by the attribute `application` (`chrome`, `chromium`,
  * `brave`, ...). Chromium looks them up without matching the schema's name, and so does Keyjar:

@@ -57,3 +57,81 @@ extension KeyjarClient {
         return repaired
     }
 }
+
+/// Tokens: credentials with an expiry and an OAuth refresh token (protocol version 4).
+extension KeyjarClient {
+    /// Stores a permanent credential with its token's metadata: the password (an access token)
+    /// and the refresh token in the Secret Service, the rest in keyjard's database.
+    ///
+    /// - Parameters:
+    ///   - expires: When the password stops working (seconds since 1970); it is never offered after.
+    ///   - refreshToken: An OAuth refresh token to keep beside it (a secret).
+    ///   - tokenRefresh: Where Keyjar refreshes the token with `refreshToken` (RFC 6749 §6).
+    public func setCredential(
+        user: String,
+        password: String,
+        for space: ProtectionSpace,
+        makeDefault: Bool = false,
+        expires: Double?,
+        refreshToken: String? = nil,
+        tokenRefresh: TokenRefresh? = nil
+    ) throws(KeyjarClientError) {
+        _ = try saveCredentials([
+            CredentialWrite(
+                space: space,
+                user: user,
+                password: password,
+                makeDefault: makeDefault,
+                expires: expires,
+                refreshToken: refreshToken,
+                tokenRefresh: tokenRefresh
+            )
+        ])
+    }
+
+    /// Stores several permanent credentials, all or none (one transaction; the secrets written
+    /// are put back if it fails).
+    /// - Returns: the sequence number of the change, nil when nothing changed.
+    @discardableResult
+    public func saveCredentials(_ writes: [CredentialWrite]) throws(KeyjarClientError) -> UInt64? {
+        guard case .committed(let sequence) = try call(.saveCredentials(writes: writes)) else {
+            throw Self.unexpectedReply
+        }
+        return sequence
+    }
+
+    /// The OAuth refresh token stored beside a credential's password; nil when there is none.
+    public func refreshToken(user: String, for space: ProtectionSpace) throws(KeyjarClientError) -> String? {
+        guard case .refreshToken(let token) = try call(.refreshToken(space: space, user: user)) else {
+            throw Self.unexpectedReply
+        }
+        return token
+    }
+
+    /// Asks to refresh a credential's access token, after `rejected` failed (nil when only its
+    /// expiry was seen). keyjard gives one caller at a time the refresh token (a lease, held
+    /// until ``finishTokenRefresh(user:for:outcome:)`` or until this connection closes); the
+    /// others wait and are then given the token it stored. A caller given `.refresh` must report.
+    ///
+    /// - Throws: ``KeyjarClientError`` with wire code `loginRequired` (13) when the token cannot
+    ///   be refreshed (no refresh token stored, or the endpoint refused it): the user logs in again.
+    public func beginTokenRefresh(
+        user: String,
+        for space: ProtectionSpace,
+        rejected: String?
+    ) throws(KeyjarClientError) -> TokenRefreshStep {
+        guard case .tokenRefresh(let step) = try call(.beginTokenRefresh(space: space, user: user, rejected: rejected))
+        else { throw Self.unexpectedReply }
+        return step
+    }
+
+    /// Reports how the refresh this client was leased ended (the new token is stored for every
+    /// process), and ends the lease.
+    public func finishTokenRefresh(
+        user: String,
+        for space: ProtectionSpace,
+        outcome: TokenRefreshOutcome
+    ) throws(KeyjarClientError) {
+        _ = try call(.finishTokenRefresh(space: space, user: user, outcome: outcome))
+    }
+}

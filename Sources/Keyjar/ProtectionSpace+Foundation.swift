@@ -127,6 +127,12 @@ extension ProtectionSpace.ProxyType {
     }
 }
 
+/// The authentication method of a protection space whose credential is an OAuth 2 bearer token
+/// (RFC 6750): Keyjar's addition to Foundation's `NSURLAuthenticationMethod…` strings, for a
+/// `WWW-Authenticate: Bearer` challenge. The credential's password is the token; its user may be
+/// empty.
+public let NSURLAuthenticationMethodHTTPBearer = "NSURLAuthenticationMethodHTTPBearer"
+
 extension ProtectionSpace.AuthenticationMethod {
     // Foundation on Linux marks these two constants unavailable; their values are Apple's.
     static let clientCertificateMethod = "NSURLAuthenticationMethodClientCertificate"
@@ -142,6 +148,7 @@ extension ProtectionSpace.AuthenticationMethod {
         case NSURLAuthenticationMethodNegotiate: self = .negotiate
         case Self.clientCertificateMethod: self = .clientCertificate
         case Self.serverTrustMethod: self = .serverTrust
+        case NSURLAuthenticationMethodHTTPBearer: self = .httpBearer
         default: self = .default
         }
     }
@@ -156,6 +163,7 @@ extension ProtectionSpace.AuthenticationMethod {
         case .negotiate: return NSURLAuthenticationMethodNegotiate
         case .clientCertificate: return Self.clientCertificateMethod
         case .serverTrust: return Self.serverTrustMethod
+        case .httpBearer: return NSURLAuthenticationMethodHTTPBearer
         }
     }
 }

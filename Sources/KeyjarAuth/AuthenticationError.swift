@@ -20,6 +20,8 @@ public enum AuthenticationError: Error, Sendable, Hashable, CustomStringConverti
     case requestBodyRequired
     /// The nonce has been used 2³² − 1 times; a new challenge is needed.
     case nonceCountExhausted
+    /// A stored token that is not RFC 6750's `b64token`, so it cannot be sent as a bearer token.
+    case invalidBearerToken
 
     public var description: String {
         switch self {
@@ -33,6 +35,7 @@ public enum AuthenticationError: Error, Sendable, Hashable, CustomStringConverti
         case .sessionAlgorithmWithoutQualityOfProtection: return "a -sess Digest algorithm needs a qop"
         case .requestBodyRequired: return "qop=auth-int needs the request body"
         case .nonceCountExhausted: return "the Digest nonce count is exhausted"
+        case .invalidBearerToken: return "the stored token has characters a bearer token cannot have"
         }
     }
 }

@@ -6,6 +6,8 @@ public enum AuthenticationScheme: String, Sendable, Hashable, CaseIterable {
     case digest = "Digest"
     case ntlm = "NTLM"
     case negotiate = "Negotiate"
+    /// An OAuth 2 bearer token (RFC 6750).
+    case bearer = "Bearer"
 
     /// The scheme of a challenge, matched case-insensitively; nil for any other scheme.
     public init?(challengeScheme: String) {
@@ -21,6 +23,7 @@ public enum AuthenticationScheme: String, Sendable, Hashable, CaseIterable {
         case .digest: return .httpDigest
         case .ntlm: return .ntlm
         case .negotiate: return .negotiate
+        case .bearer: return .httpBearer
         }
     }
 }

@@ -19,7 +19,9 @@ public struct SelectedChallenge: Sendable, Hashable {
 /// 3. **Digest** by hash strength: SHA-512-256, then SHA-256, then MD5 (a `-sess` variant ranks
 ///    with its base hash). The password never travels, but an eavesdropper can try to guess it
 ///    offline from one exchange, more cheaply the weaker the hash.
-/// 4. **Basic**: the password itself, only base64-encoded, in every request.
+/// 4. **Bearer** (RFC 6750): a token travels in every request, as Basic's password does, but it
+///    is scoped, expires and can be revoked without changing the user's password.
+/// 5. **Basic**: the password itself, only base64-encoded, in every request.
 ///
 /// Equal ranks keep the server's order (RFC 9110 §11.6.1 leaves the choice to the client, and
 /// servers list their preference first). Digest challenges Keyjar cannot answer are skipped:
@@ -49,6 +51,7 @@ public enum ChallengeSelector {
             case .negotiate: found.append(SelectedChallenge(challenge: challenge, scheme: scheme, rank: 6))
             case .ntlm: found.append(SelectedChallenge(challenge: challenge, scheme: scheme, rank: 5))
             case .basic: found.append(SelectedChallenge(challenge: challenge, scheme: scheme, rank: 0))
+            case .bearer: found.append(SelectedChallenge(challenge: challenge, scheme: scheme, rank: 1))
             case .digest:
                 guard let digest = try? DigestChallenge(challenge),
                     digest.qualityOfProtection(canHashBody: canHashBody) != nil

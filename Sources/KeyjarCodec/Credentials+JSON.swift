@@ -40,6 +40,57 @@ extension JSONWriter {
             raw(#","lastUsed":"#)
             write(number: lastUsed)
         }
+        // The token members (protocol version 4) only when set, so that a password
+        // credential's record reads as it always did.
+        if let expires = record.expires {
+            raw(#","expires":"#)
+            write(number: expires)
+        }
+        if record.hasRefreshToken {
+            raw(#","hasRefreshToken":true"#)
+        }
+        if let refresh = record.tokenRefresh {
+            raw(#","tokenRefresh":"#)
+            write(refresh)
+        }
+        if record.isRevoked {
+            raw(#","isRevoked":true"#)
+        }
+        raw("}")
+    }
+
+    package mutating func write(_ refresh: TokenRefresh) {
+        raw(#"{"endpoint":"#)
+        write(string: refresh.endpoint)
+        if let clientID = refresh.clientID {
+            raw(#","clientID":"#)
+            write(string: clientID)
+        }
+        raw("}")
+    }
+
+    /// A credential to store, secrets included: only ever in a request to keyjard.
+    package mutating func write(_ credential: CredentialWrite) {
+        raw(#"{"space":"#)
+        write(credential.space)
+        raw(#","user":"#)
+        write(string: credential.user)
+        raw(#","password":"#)
+        write(string: credential.password)
+        raw(#","makeDefault":"#)
+        write(bool: credential.makeDefault)
+        if let expires = credential.expires {
+            raw(#","expires":"#)
+            write(number: expires)
+        }
+        if let refreshToken = credential.refreshToken {
+            raw(#","refreshToken":"#)
+            write(string: refreshToken)
+        }
+        if let refresh = credential.tokenRefresh {
+            raw(#","tokenRefresh":"#)
+            write(refresh)
+        }
         raw("}")
     }
 
@@ -102,12 +153,39 @@ extension CredentialRecord {
             persistence: try json.rawValue("persistence"),
             isDefault: try json.bool("isDefault"),
             created: try json.double("created"),
-            lastUsed: try json.optionalDouble("lastUsed")
+            lastUsed: try json.optionalDouble("lastUsed"),
+            expires: try json.optionalDouble("expires"),
+            hasRefreshToken: try json.optional("hasRefreshToken") { (value) throws(JSONShapeError) in
+                try value.decodeBool()
+            } ?? false,
+            tokenRefresh: try json.optional("tokenRefresh", TokenRefresh.init(json:)),
+            isRevoked: try json.optional("isRevoked") { (value) throws(JSONShapeError) in try value.decodeBool() }
+                ?? false
         )
     }
 
     package static func array(json: JSONValue) throws(JSONShapeError) -> [CredentialRecord] {
         try json.elements(CredentialRecord.init(json:))
+    }
+}
+
+extension TokenRefresh {
+    package init(json: JSONValue) throws(JSONShapeError) {
+        self.init(endpoint: try json.string("endpoint"), clientID: try json.optionalString("clientID"))
+    }
+}
+
+extension CredentialWrite {
+    package init(json: JSONValue) throws(JSONShapeError) {
+        self.init(
+            space: try json.required("space", ProtectionSpace.init(json:)),
+            user: try json.string("user"),
+            password: try json.string("password"),
+            makeDefault: try json.bool("makeDefault"),
+            expires: try json.optionalDouble("expires"),
+            refreshToken: try json.optionalString("refreshToken"),
+            tokenRefresh: try json.optional("tokenRefresh", TokenRefresh.init(json:))
+        )
     }
 }
 

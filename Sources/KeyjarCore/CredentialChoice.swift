@@ -1,3 +1,5 @@
+public import Foundation
+
 /// Which stored credentials may answer a challenge, most specific first, and which one answers
 /// it without asking anybody: Keyjar's one rule for matching a protection space, used by keyjard,
 /// the client library, the loader and every `keyjar` command.
@@ -13,9 +15,14 @@
 /// 4. no realm with method `default`.
 ///
 /// Method `default` stands for whatever the server asks among Basic, Digest, NTLM and Negotiate;
-/// it never answers an HTML-form, client-certificate or server-trust space. A lookup that names
-/// no realm and method `default` (a program, or git, asking "what do I have for this server?")
-/// also gets the credentials stored under a realm or a specific HTTP method, as a fifth tier.
+/// it never answers an HTML-form, client-certificate or server-trust space, nor a Bearer
+/// challenge (a password is not a token). Below those four come the credentials stored for
+/// every scheme and port of the host (a `.netrc` `machine`, as curl's `--netrc` reads it), then
+/// one stored for every server (`.netrc`'s `default`). A lookup that names no realm and method
+/// `default` (a program, or git, asking "what do I have for this server?") also gets the
+/// credentials stored under a realm or a specific HTTP method, as the last tier.
+///
+/// An expired or revoked credential (``CredentialRecord/isOffered(at:)``) is never a candidate.
 ///
 /// The most specific credential that is its space's default answers without asking; when no
 /// candidate is a default but all belong to one user, the most specific of them does. Otherwise
@@ -36,6 +43,10 @@ public struct CredentialChoice: Sendable, Hashable {
         case sameRealmAnyMethod
         case anyRealmSameMethod
         case anyRealmAnyMethod
+        /// Stored for every scheme and port of the host (``ProtectionSpace/init(anySchemeAndPortOf:)``).
+        case anySchemeAndPort
+        /// Stored for every server (``ProtectionSpace/anyServer``).
+        case anyServer
         /// A lookup that named no challenge: a credential stored under another realm or method.
         case otherSpaceOfOrigin
 
@@ -59,10 +70,15 @@ public struct CredentialChoice: Sendable, Hashable {
     /// The credential to propose to a delegate: the preferred one, else the most specific.
     public var proposed: CredentialRecord? { preferred ?? candidates.first?.record }
 
-    public init(for space: ProtectionSpace, among records: some Sequence<CredentialRecord>) {
+    /// - Parameter now: the time expiry is judged at, in seconds since 1970.
+    public init(
+        for space: ProtectionSpace,
+        among records: some Sequence<CredentialRecord>,
+        now: Double = Date().timeIntervalSince1970
+    ) {
         self.space = space
         var ranked: [Candidate] = []
-        for record in records {
+        for record in records where record.isOffered(at: now) {
             guard let specificity = Self.specificity(of: record.space, for: space) else { continue }
             ranked.append(Candidate(record: record, specificity: specificity))
         }
@@ -80,12 +96,13 @@ public struct CredentialChoice: Sendable, Hashable {
 
     /// How specific a stored space is for a looked-up one; nil when it does not apply at all.
     public static func specificity(of stored: ProtectionSpace, for wanted: ProtectionSpace) -> Specificity? {
+        if stored.isWildcard { return wildcardSpecificity(of: stored, for: wanted) }
         guard stored.host == wanted.host, stored.port == wanted.port, stored.protocol == wanted.protocol,
             stored.proxyType == wanted.proxyType
         else { return nil }
         let sameRealm = stored.realm == wanted.realm
         let sameMethod = stored.authenticationMethod == wanted.authenticationMethod
-        let storedAnyMethod = stored.authenticationMethod == .default && wanted.authenticationMethod.isHTTPChallenge
+        let storedAnyMethod = stored.authenticationMethod == .default && wanted.authenticationMethod.isPasswordChallenge
         switch (sameRealm, sameMethod) {
         case (true, true): return .exactSpace
         case (true, false) where storedAnyMethod: return .sameRealmAnyMethod
@@ -103,6 +120,16 @@ public struct CredentialChoice: Sendable, Hashable {
         return nil
     }
 
+    /// A `.netrc` login answers a server's own space, a password challenge, or a lookup that
+    /// names no challenge; never a proxy, a Bearer challenge, a form or a certificate.
+    private static func wildcardSpecificity(of stored: ProtectionSpace, for wanted: ProtectionSpace) -> Specificity? {
+        guard !wanted.isProxy, stored.realm == nil,
+            wanted.authenticationMethod == .default || wanted.authenticationMethod.isPasswordChallenge
+        else { return nil }
+        if stored.host == ProtectionSpace.anyServer.host { return .anyServer }
+        return stored.host == wanted.host ? .anySchemeAndPort : nil
+    }
+
     private static func isOrderedBefore(_ a: Candidate, _ b: Candidate) -> Bool {
         if a.specificity != b.specificity { return a.specificity < b.specificity }
         if a.record.isDefault != b.record.isDefault { return a.record.isDefault }
@@ -114,14 +141,17 @@ public struct CredentialChoice: Sendable, Hashable {
 }
 
 extension ProtectionSpace.AuthenticationMethod {
-    /// The methods a server names in a `WWW-Authenticate` or `Proxy-Authenticate` challenge:
-    /// the ones a credential stored with method `default` answers.
+    /// The methods a server names in a `WWW-Authenticate` or `Proxy-Authenticate` challenge.
     public var isHTTPChallenge: Bool {
         switch self {
-        case .httpBasic, .httpDigest, .ntlm, .negotiate: true
+        case .httpBasic, .httpDigest, .ntlm, .negotiate, .httpBearer: true
         case .default, .htmlForm, .clientCertificate, .serverTrust: false
         }
     }
+
+    /// The HTTP challenges answered with a user and password: the ones a credential stored with
+    /// method `default` answers (all but Bearer, answered only by a token stored for it).
+    public var isPasswordChallenge: Bool { isHTTPChallenge && self != .httpBearer }
 }
 
 extension CredentialRecord {

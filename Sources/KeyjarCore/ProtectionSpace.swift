@@ -10,6 +10,9 @@
 public struct ProtectionSpace: Sendable, Hashable {
     public enum AuthenticationMethod: String, Sendable, Hashable, Codable, CaseIterable {
         case `default`, httpBasic, httpDigest, ntlm, negotiate, htmlForm, clientCertificate, serverTrust
+        /// An OAuth 2 bearer token (RFC 6750), sent as `Authorization: Bearer`: the password is
+        /// the token. A password stored with method `default` never answers it.
+        case httpBearer
 
         /// Whether a credential of this method has a secret for the Secret Service: all but a
         /// server-trust decision, which is a certificate's fingerprint (public).
@@ -72,6 +75,38 @@ public struct ProtectionSpace: Sendable, Hashable {
 
     public var isProxy: Bool { proxyType != .none }
 
+    /// The `protocol` of a space that answers every scheme and port of its host.
+    public static let anyScheme = "*"
+
+    /// A space for every scheme and port of `host`, with no realm and method `default`: what a
+    /// `.netrc` `machine` means to curl (`--netrc`), which sends its login to that host whatever
+    /// the URL's scheme and port. Such a credential answers below every credential stored for
+    /// the challenge's own origin (``CredentialChoice``).
+    public init(anySchemeAndPortOf host: String) {
+        self.init(
+            verbatimHost: ProtectionSpace(host: host, protocol: "https").host,
+            port: 0,
+            protocol: Self.anyScheme,
+            realm: nil,
+            authenticationMethod: .default,
+            proxyType: .none
+        )
+    }
+
+    /// The space of a `.netrc` `default` entry: every scheme and port of every host, answering
+    /// only where nothing else does.
+    public static let anyServer = ProtectionSpace(
+        verbatimHost: "*",
+        port: 0,
+        protocol: anyScheme,
+        realm: nil,
+        authenticationMethod: .default,
+        proxyType: .none
+    )
+
+    /// Whether the space stands for several origins (``init(anySchemeAndPortOf:)``, ``anyServer``).
+    public var isWildcard: Bool { `protocol` == Self.anyScheme }
+
     /// Whether the space is only ever offered over an encrypted channel.
     public var receivesCredentialSecurely: Bool {
         ["https", "ftps", "wss"].contains(`protocol`) || authenticationMethod == .httpDigest
@@ -124,7 +159,8 @@ public struct Credential: Sendable, Hashable, Codable, CustomStringConvertible, 
     public var debugDescription: String { description }
 }
 
-/// What keyjard stores of a credential besides its password (which lives in the Secret Service).
+/// What keyjard stores of a credential besides its secrets (the password and an OAuth refresh
+/// token, which live in the Secret Service).
 public struct CredentialRecord: Sendable, Hashable {
     public var space: ProtectionSpace
     public var user: String
@@ -132,6 +168,19 @@ public struct CredentialRecord: Sendable, Hashable {
     public var isDefault: Bool
     public var created: Double
     public var lastUsed: Double?
+    /// When the password (an access token, say) stops working, in seconds since 1970; nil when
+    /// it does not expire. An expired credential is never offered (``isOffered(at:)``); it stays
+    /// stored until the user removes it or it is refreshed.
+    public var expires: Double?
+    /// Whether an OAuth refresh token is stored beside the password (git's
+    /// `oauth_refresh_token`, or one Keyjar refreshes with, ``tokenRefresh``).
+    public var hasRefreshToken: Bool
+    /// Where and as which client Keyjar itself may refresh the token (RFC 6749 §6); only with
+    /// ``hasRefreshToken``.
+    public var tokenRefresh: TokenRefresh?
+    /// The token endpoint refused the refresh token (`invalid_grant`): the credential is never
+    /// offered again until it is stored anew (the user logs in again).
+    public var isRevoked: Bool
 
     public init(
         space: ProtectionSpace,
@@ -139,7 +188,11 @@ public struct CredentialRecord: Sendable, Hashable {
         persistence: CredentialPersistence,
         isDefault: Bool,
         created: Double,
-        lastUsed: Double? = nil
+        lastUsed: Double? = nil,
+        expires: Double? = nil,
+        hasRefreshToken: Bool = false,
+        tokenRefresh: TokenRefresh? = nil,
+        isRevoked: Bool = false
     ) {
         self.space = space
         self.user = user
@@ -147,5 +200,57 @@ public struct CredentialRecord: Sendable, Hashable {
         self.isDefault = isDefault
         self.created = created
         self.lastUsed = lastUsed
+        self.expires = expires
+        self.hasRefreshToken = hasRefreshToken
+        self.tokenRefresh = tokenRefresh
+        self.isRevoked = isRevoked
     }
+
+    /// Whether the password has expired at `now` (seconds since 1970).
+    public func isExpired(at now: Double) -> Bool { expires.map { $0 <= now } ?? false }
+
+    /// Whether the credential may answer anything at `now`: neither expired nor revoked.
+    public func isOffered(at now: Double) -> Bool { !isRevoked && !isExpired(at: now) }
+
+    /// Whether Keyjar can get a new password for it by itself (RFC 6749 §6).
+    public var canRefresh: Bool { hasRefreshToken && tokenRefresh != nil && !isRevoked }
+}
+
+/// A permanent credential a client asks keyjard to store: the space and user, the secrets (to
+/// the Secret Service) and the token's metadata. `description` never shows a secret.
+public struct CredentialWrite: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible {
+    public var space: ProtectionSpace
+    public var user: String
+    public var password: String
+    public var makeDefault: Bool
+    /// ``CredentialRecord/expires``.
+    public var expires: Double?
+    /// The OAuth refresh token, stored in the Secret Service beside the password.
+    public var refreshToken: String?
+    /// Where Keyjar refreshes with ``refreshToken``; requires it.
+    public var tokenRefresh: TokenRefresh?
+
+    public init(
+        space: ProtectionSpace,
+        user: String,
+        password: String,
+        makeDefault: Bool = false,
+        expires: Double? = nil,
+        refreshToken: String? = nil,
+        tokenRefresh: TokenRefresh? = nil
+    ) {
+        self.space = space
+        self.user = user
+        self.password = password
+        self.makeDefault = makeDefault
+        self.expires = expires
+        self.refreshToken = refreshToken
+        self.tokenRefresh = tokenRefresh
+    }
+
+    public var description: String {
+        "CredentialWrite(\(space.host) \(space.protocol) \(space.authenticationMethod.rawValue), user: \(user),"
+            + " password: <hidden>\(refreshToken == nil ? "" : ", refresh token: <hidden>"))"
+    }
+    public var debugDescription: String { description }
 }

@@ -285,6 +285,8 @@ extension LoaderConnection {
                 )
                 authentication.digestSessions[space] = session
                 authentication.headers[target.headerName] = authorization.headerValue
+            case (.bearer, .server):
+                authentication.headers[target.headerName] = try BearerAuthorization(token: password).headerValue
             case (.ntlm, .server), (.negotiate, .server):
                 authentication.curlServerAuthentication = (Self.curlScheme(selected.scheme), user, password)
             case (_, .proxy):
@@ -362,6 +364,7 @@ extension LoaderConnection {
         case .digest: return keyjar_auth_digest()
         case .ntlm: return keyjar_auth_ntlm()
         case .negotiate: return keyjar_auth_negotiate()
+        case .bearer: return keyjar_auth_bearer()
         }
     }
 

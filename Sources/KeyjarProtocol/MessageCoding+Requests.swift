@@ -127,6 +127,52 @@ extension JSONWriter {
             raw(#","user":"#)
             write(string: user)
         case .repairCredentials: raw(#"{"repairCredentials":{"#)
+        case .saveCredentials(let writes):
+            // Room for all of it at once, as for setCredential: no freed copy of a secret.
+            bytes.reserveCapacity(
+                bytes.count + 64
+                    + writes.reduce(0) { total, write in
+                        total + 512 + 6
+                            * (write.space.host.utf8.count + (write.space.realm?.utf8.count ?? 0)
+                                + write.user.utf8.count
+                                + write.password.utf8.count + (write.refreshToken?.utf8.count ?? 0)
+                                + (write.tokenRefresh.map { $0.endpoint.utf8.count + ($0.clientID?.utf8.count ?? 0) }
+                                    ?? 0))
+                    }
+            )
+            raw(#"{"saveCredentials":{"writes":["#)
+            for (index, credential) in writes.enumerated() {
+                if index > 0 { raw(",") }
+                write(credential)
+            }
+            raw("]")
+        case .refreshToken(let space, let user):
+            raw(#"{"refreshToken":{"space":"#)
+            write(space)
+            raw(#","user":"#)
+            write(string: user)
+        case .beginTokenRefresh(let space, let user, let rejected):
+            bytes.reserveCapacity(
+                bytes.count + 512 + 6 * (space.host.utf8.count + user.utf8.count + (rejected?.utf8.count ?? 0))
+            )
+            raw(#"{"beginTokenRefresh":{"space":"#)
+            write(space)
+            raw(#","user":"#)
+            write(string: user)
+            if let rejected {
+                raw(#","rejected":"#)
+                write(string: rejected)
+            }
+        case .finishTokenRefresh(let space, let user, let outcome):
+            bytes.reserveCapacity(
+                bytes.count + 512 + 6 * (space.host.utf8.count + user.utf8.count + outcome.secretBytes)
+            )
+            raw(#"{"finishTokenRefresh":{"space":"#)
+            write(space)
+            raw(#","user":"#)
+            write(string: user)
+            raw(#","outcome":"#)
+            write(outcome)
         case .beginImport: raw(#"{"beginImport":{"#)
         case .finishImport: raw(#"{"finishImport":{"#)
         }
@@ -146,6 +192,7 @@ extension Request {
         "insertCookies", "deleteCookies", "clearCookies", "removeCookiesCreated", "listCookies", "importCookies",
         "exportCookies", "policy", "setPolicy", "credentials", "allCredentials", "credentialChoice", "setCredential",
         "removeCredential", "setDefaultCredential", "password", "repairCredentials", "beginImport", "finishImport",
+        "saveCredentials", "refreshToken", "beginTokenRefresh", "finishTokenRefresh",
     ]
 
     package init(json: JSONValue) throws(JSONShapeError) {
@@ -215,6 +262,25 @@ extension Request {
         case "password": return .password(space: try space(), user: try body.string("user"))
         case "beginImport": return .beginImport
         case "finishImport": return .finishImport
+        case "saveCredentials":
+            return .saveCredentials(
+                writes: try body.required("writes") { (value) throws(JSONShapeError) in
+                    try value.elements(CredentialWrite.init(json:))
+                }
+            )
+        case "refreshToken": return .refreshToken(space: try space(), user: try body.string("user"))
+        case "beginTokenRefresh":
+            return .beginTokenRefresh(
+                space: try space(),
+                user: try body.string("user"),
+                rejected: try body.optionalString("rejected")
+            )
+        case "finishTokenRefresh":
+            return .finishTokenRefresh(
+                space: try space(),
+                user: try body.string("user"),
+                outcome: try body.required("outcome", TokenRefreshOutcome.init(json:))
+            )
         default: return .repairCredentials
         }
     }

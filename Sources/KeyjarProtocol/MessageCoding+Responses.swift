@@ -91,6 +91,17 @@ extension JSONWriter {
                 raw(#""password":"#)
                 write(string: password)
             }
+        case .refreshToken(let token):
+            bytes.reserveCapacity(bytes.count + 32 + 6 * (token?.utf8.count ?? 0))
+            raw(#"{"refreshToken":{"#)
+            if let token {
+                raw(#""token":"#)
+                write(string: token)
+            }
+        case .tokenRefresh(let step):
+            bytes.reserveCapacity(bytes.count + 512 + 6 * step.secretBytes)
+            raw(#"{"tokenRefresh":{"step":"#)
+            write(step)
         case .credentialsRepaired(let mismatches, let sequence):
             raw(#"{"credentialsRepaired":{"mismatches":["#)
             for (index, mismatch) in mismatches.enumerated() {
@@ -116,6 +127,7 @@ extension Response {
     static let cases = [
         "hello", "ok", "committed", "subscribed", "snapshot", "status", "cookieHeader", "cookies", "cookieOutcomes",
         "importReport", "exported", "policy", "credentials", "credentialChoice", "password", "credentialsRepaired",
+        "refreshToken", "tokenRefresh",
     ]
 
     package init(json: JSONValue) throws(JSONShapeError) {
@@ -175,6 +187,8 @@ extension Response {
                 preferred: try body.optional("preferred", CredentialRecord.init(json:))
             )
         case "password": return .password(password: try body.optionalString("password"))
+        case "refreshToken": return .refreshToken(token: try body.optionalString("token"))
+        case "tokenRefresh": return .tokenRefresh(step: try body.required("step", TokenRefreshStep.init(json:)))
         default:
             return .credentialsRepaired(
                 mismatches: try body.required("mismatches") { (value) throws(JSONShapeError) in

@@ -181,3 +181,103 @@ extension CookieFileProblem {
         self.init(line: try json.int("line"), message: try json.string("message"))
     }
 }
+
+// MARK: Token refresh
+
+extension JSONWriter {
+    mutating func write(_ step: TokenRefreshStep) {
+        switch step {
+        case .current(let accessToken, let expires):
+            raw(#"{"current":{"accessToken":"#)
+            write(string: accessToken)
+            if let expires {
+                raw(#","expires":"#)
+                write(number: expires)
+            }
+        case .refresh(let refreshToken, let refresh):
+            raw(#"{"refresh":{"refreshToken":"#)
+            write(string: refreshToken)
+            raw(#","tokenRefresh":"#)
+            write(refresh)
+        }
+        raw("}}")
+    }
+
+    mutating func write(_ outcome: TokenRefreshOutcome) {
+        switch outcome {
+        case .refreshed(let accessToken, let refreshToken, let expires):
+            raw(#"{"refreshed":{"accessToken":"#)
+            write(string: accessToken)
+            if let refreshToken {
+                raw(#","refreshToken":"#)
+                write(string: refreshToken)
+            }
+            if let expires {
+                raw(#","expires":"#)
+                write(number: expires)
+            }
+        case .failed(let revoke):
+            raw(#"{"failed":{"revoke":"#)
+            write(bool: revoke)
+        }
+        raw("}}")
+    }
+}
+
+extension TokenRefreshStep {
+    init(json: JSONValue) throws(JSONShapeError) {
+        let (name, body) = try json.enumCase(of: ["current", "refresh"])
+        do throws(JSONShapeError) {
+            switch name {
+            case "current":
+                self = .current(
+                    accessToken: try body.string("accessToken"),
+                    expires: try body.optionalDouble("expires")
+                )
+            default:
+                self = .refresh(
+                    refreshToken: try body.string("refreshToken"),
+                    refresh: try body.required("tokenRefresh", TokenRefresh.init(json:))
+                )
+            }
+        } catch {
+            throw error.under(name)
+        }
+    }
+
+    /// The bytes of its secrets, to reserve room for them escaped.
+    var secretBytes: Int {
+        switch self {
+        case .current(let accessToken, _): accessToken.utf8.count
+        case .refresh(let refreshToken, let refresh): refreshToken.utf8.count + refresh.endpoint.utf8.count
+        }
+    }
+}
+
+extension TokenRefreshOutcome {
+    init(json: JSONValue) throws(JSONShapeError) {
+        let (name, body) = try json.enumCase(of: ["refreshed", "failed"])
+        do throws(JSONShapeError) {
+            switch name {
+            case "refreshed":
+                self = .refreshed(
+                    accessToken: try body.string("accessToken"),
+                    refreshToken: try body.optionalString("refreshToken"),
+                    expires: try body.optionalDouble("expires")
+                )
+            default:
+                self = .failed(revoke: try body.bool("revoke"))
+            }
+        } catch {
+            throw error.under(name)
+        }
+    }
+
+    /// The bytes of its secrets, to reserve room for them escaped.
+    var secretBytes: Int {
+        switch self {
+        case .refreshed(let accessToken, let refreshToken, _): accessToken.utf8.count + (refreshToken?.utf8.count ?? 0)
+        case .failed: 0
+        }
+    }
+}

@@ -12,12 +12,23 @@ public import KeyjarCore
 /// as an ordinary one and send it to every site, so keyjard never shows it one
 /// (``seesPartitionedCookies(_:)``): its snapshots and listings leave them out, and an event
 /// that carries one reaches it as `resynchronise`.
+///
+/// Version 4 added tokens: a credential record's `expires`, `hasRefreshToken`, `tokenRefresh` and
+/// `isRevoked`, the method `httpBearer`, and the requests ``Request/saveCredentials(writes:)``,
+/// ``Request/refreshToken(space:user:)``, ``Request/beginTokenRefresh(space:user:rejected:)`` and
+/// ``Request/finishTokenRefresh(space:user:outcome:)``. A client of an earlier version cannot
+/// read the method `httpBearer`, so keyjard never shows it a bearer credential
+/// (``seesBearerCredentials(_:)``): listings and snapshots leave them out, and an event about
+/// one reaches it without that change.
 public enum ProtocolVersion {
-    public static let current = 3
-    public static let supported = 1...3
+    public static let current = 4
+    public static let supported = 1...4
 
     /// Whether a client of `version` can be sent partitioned cookies.
     public static func seesPartitionedCookies(_ version: Int) -> Bool { version >= 3 }
+
+    /// Whether a client of `version` can be sent credentials of method `httpBearer`.
+    public static func seesBearerCredentials(_ version: Int) -> Bool { version >= 4 }
 }
 
 /// A request and its id, from client to keyjard. The first must be ``Request/hello(version:client:)``.
@@ -108,6 +119,19 @@ public enum Request: Sendable, Hashable {
     /// Finds credentials whose password is missing and passwords no credential owns (a crash
     /// between a credential's two writes), and removes both kinds.
     case repairCredentials
+    /// Stores permanent credentials with their tokens' metadata, all or none: the secrets go to
+    /// the Secret Service, then every record is committed in one transaction (the secrets
+    /// written are put back as they were if it fails). Replied to with `committed`.
+    case saveCredentials(writes: [CredentialWrite])
+    /// Fetches a credential's stored OAuth refresh token (replied to with `refreshToken`).
+    case refreshToken(space: ProtectionSpace, user: String)
+    /// Asks to refresh a credential's access token, `rejected` being the token the caller saw
+    /// fail (nil when it only saw the expiry). One caller at a time per credential is given
+    /// the refresh token (a lease); the others wait and are then given the new access token.
+    /// Replied to with `tokenRefresh`.
+    case beginTokenRefresh(space: ProtectionSpace, user: String, rejected: String?)
+    /// The lease holder's report; replied to with `committed`.
+    case finishTokenRefresh(space: ProtectionSpace, user: String, outcome: TokenRefreshOutcome)
 }
 
 /// The whole shared state, current to `sequence`.
@@ -158,6 +182,8 @@ public enum Response: Sendable, Hashable {
     case password(password: String?)
     /// What `repairCredentials` found and removed.
     case credentialsRepaired(mismatches: [CredentialMismatch], sequence: UInt64?)
+    case refreshToken(token: String?)
+    case tokenRefresh(step: TokenRefreshStep)
 }
 
 /// Everything keyjard sends: replies (matched by id), and pushed events.

@@ -19,6 +19,7 @@ public struct WireError: Error, Sendable, Hashable, CustomStringConvertible {
     public static let invalidArgument = WireErrorCode.invalidArgument.rawValue
     public static let notFound = WireErrorCode.notFound.rawValue
     public static let cookieRejected = WireErrorCode.cookieRejected.rawValue
+    public static let loginRequired = WireErrorCode.loginRequired.rawValue
     public static let storageFailure = WireErrorCode.storageFailure.rawValue
     public static let secretsUnavailable = WireErrorCode.secretsUnavailable.rawValue
     public static let overloaded = WireErrorCode.overloaded.rawValue

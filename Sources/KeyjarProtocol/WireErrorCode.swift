@@ -25,6 +25,9 @@ public struct WireErrorCode: RawRepresentable, Sendable, Hashable, CustomStringC
     public static let notFound = WireErrorCode(rawValue: 11)
     /// The cookie was refused (policy, public suffix, prefix rules …).
     public static let cookieRejected = WireErrorCode(rawValue: 12)
+    /// The credential's token cannot be refreshed (no refresh token stored, or the token
+    /// endpoint refused it): the user has to log in again and store a new token.
+    public static let loginRequired = WireErrorCode(rawValue: 13)
     // Service
     /// The database could not be written (a full disk, an I/O error): nothing was stored.
     public static let storageFailure = WireErrorCode(rawValue: 20)

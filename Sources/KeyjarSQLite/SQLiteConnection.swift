@@ -294,6 +294,7 @@ package enum SQLiteValue {
 
     package static func bool(_ value: Bool) -> SQLiteValue { .integer(value ? 1 : 0) }
     package static func optional(_ value: Double?) -> SQLiteValue { value.map(SQLiteValue.real) ?? .null }
+    package static func optional(_ value: String?) -> SQLiteValue { value.map(SQLiteValue.text) ?? .null }
 }
 
 /// What ``SQLiteConnection/countWALFrames(into:)`` writes to. The connection holds it unretained:

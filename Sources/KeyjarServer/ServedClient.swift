@@ -1,3 +1,4 @@
+import KeyjarCore
 import KeyjarProtocol
 import NIOCore
 
@@ -26,9 +27,14 @@ final class ServedClient {
     /// While the client follows (``Request/follow(after:)``): the sequence number of the last
     /// event it was sent, so that its next write's events come after what it missed.
     var followedTo: UInt64?
-    /// Whether its protocol version (its hello's) has partitioned cookies; until the hello, no
-    /// cookie reaches it anyway.
-    var seesPartitionedCookies = true
+    /// The protocol version of its hello; until the hello, nothing reaches it anyway.
+    var protocolVersion = ProtocolVersion.current
+    /// Whether its protocol version has partitioned cookies.
+    var seesPartitionedCookies: Bool { ProtocolVersion.seesPartitionedCookies(protocolVersion) }
+    /// Whether its protocol version has bearer credentials (method `httpBearer`).
+    var seesBearerCredentials: Bool { ProtocolVersion.seesBearerCredentials(protocolVersion) }
+    /// Whether it may be sent `event` as it is (else a copy without what it cannot read).
+    func sees(_ event: StoreEvent) -> Bool { protocolVersion >= event.minimumProtocolVersion }
     private let limits: Limits
     private var pendingMessages = 0
     private var pendingBytes = 0

@@ -12,9 +12,10 @@ extension StoreService {
     struct PendingBroadcast {
         var frame: ByteBuffer
         var sentTo: UInt64?
-        /// What a client that cannot see partitioned cookies gets instead, when the event
-        /// carries one (``frameWithoutPartitioned(_:)``).
-        var withoutPartitioned: ByteBuffer?
+        /// The first protocol version that reads the event as it is.
+        var minimumVersion: Int
+        /// What an older client gets instead (``frameForOlderClients(_:)``).
+        var downgraded: ByteBuffer?
     }
 
     /// Sends new events to their writer at once (so its replica has them before the reply,
@@ -39,11 +40,17 @@ extension StoreService {
                 : Array(MessageCoding.eventPayload(sequence: event.sequence, eventJSON: event.json).utf8)
             let frame = ByteBuffer(framing: payload, allocator: ByteBufferAllocator())
             state.recentEvents.append(sequence: event.sequence, frame: frame)
-            let withoutPartitioned = event.event.hasPartitionedCookie ? Self.frameWithoutPartitioned(event) : nil
-            if let direct { deliver(direct.seesPartitionedCookies ? frame : withoutPartitioned ?? frame, to: direct) }
+            let minimumVersion = event.event.minimumProtocolVersion
+            let downgraded = minimumVersion > 1 ? Self.frameForOlderClients(event) : nil
+            if let direct { deliver(direct.sees(event.event) ? frame : downgraded ?? frame, to: direct) }
             if othersListen {
                 state.pendingBroadcasts.append(
-                    PendingBroadcast(frame: frame, sentTo: writer?.id, withoutPartitioned: withoutPartitioned)
+                    PendingBroadcast(
+                        frame: frame,
+                        sentTo: writer?.id,
+                        minimumVersion: minimumVersion,
+                        downgraded: downgraded
+                    )
                 )
             }
         }
@@ -75,7 +82,8 @@ extension StoreService {
         for broadcast in pending {
             for client in state.subscribers.clients where client.id != broadcast.sentTo {
                 deliver(
-                    client.seesPartitionedCookies ? broadcast.frame : broadcast.withoutPartitioned ?? broadcast.frame,
+                    client.protocolVersion >= broadcast.minimumVersion
+                        ? broadcast.frame : broadcast.downgraded ?? broadcast.frame,
                     to: client
                 )
             }
@@ -128,7 +136,7 @@ extension StoreService {
             held.count <= messageBudget, held.reduce(0, { $0 + $1.frame.readableBytes }) <= byteBudget
         {
             for entry in held
-            where !client.send(framed: client.seesPartitionedCookies ? entry.frame : Self.withoutPartitioned(entry)) {
+            where !client.send(framed: Self.frame(entry, for: client)) {
                 client.close()
                 throw WireError(code: WireError.overloaded, message: "the missed events did not fit the client's queue")
             }
@@ -139,7 +147,7 @@ extension StoreService {
             missed = try database.events(after: sequence).flatMap { events in
                 events.count <= messageBudget
                     ? events.map { event in
-                        client.seesPartitionedCookies || !event.event.hasPartitionedCookie
+                        client.sees(event.event)
                             ? MessageCoding.encode(ServerMessage.event(event: event))
                             : MessageCoding.encode(ServerMessage.resynchronise(sequence: event.sequence))
                     } : nil
@@ -158,22 +166,31 @@ extension StoreService {
         }
     }
 
-    // MARK: Clients without partitioned cookies
+    // MARK: Clients of older protocol versions
 
-    /// A live event with a partitioned cookie, as a client of protocol version 1 or 2 is sent
-    /// it: the same sequence number with the other changes (none, maybe), so that it neither
-    /// sees the cookie nor has to fetch a snapshot (a widget refreshing a partitioned cookie on
-    /// every page would otherwise cost every such client the whole store each time). One too
-    /// large to push stays `resynchronise`.
-    static func frameWithoutPartitioned(_ event: StoreDatabase.LoggedEvent) -> ByteBuffer {
-        guard case .cookies(let changes) = event.event else { return resynchroniseFrame(event.sequence) }
-        let kept = changes.filter { change in
-            switch change {
-            case .added(let cookie), .removed(let cookie, _): !cookie.isPartitioned
-            case .replaced(let old, let new): !old.isPartitioned && !new.isPartitioned
-            }
+    /// A live event as a client of an older protocol version is sent it: without the changes
+    /// it cannot read (partitioned cookies before version 3, bearer credentials before 4), under
+    /// the same sequence number, so that it neither sees them nor has to fetch a snapshot (a
+    /// widget refreshing a partitioned cookie on every page would otherwise cost every such
+    /// client the whole store each time). One too large to push stays `resynchronise`.
+    static func frameForOlderClients(_ event: StoreDatabase.LoggedEvent) -> ByteBuffer {
+        let kept: StoreEvent
+        switch event.event {
+        case .cookies(let changes):
+            kept = .cookies(
+                changes: changes.filter { change in
+                    switch change {
+                    case .added(let cookie), .removed(let cookie, _): !cookie.isPartitioned
+                    case .replaced(let old, let new): !old.isPartitioned && !new.isPartitioned
+                    }
+                }
+            )
+        case .credentials(let changes):
+            kept = .credentials(changes: changes.filter { $0.space.authenticationMethod != .httpBearer })
+        default:
+            return resynchroniseFrame(event.sequence)
         }
-        let json = StoreEventJSON.encode(.cookies(changes: kept))
+        let json = StoreEventJSON.encode(kept)
         guard json.utf8.count <= ProtocolLimits.largestPushedEvent else { return resynchroniseFrame(event.sequence) }
         return ByteBuffer(
             framing: Array(MessageCoding.eventPayload(sequence: event.sequence, eventJSON: json).utf8),
@@ -181,9 +198,9 @@ extension StoreService {
         )
     }
 
-    /// `resynchronise` for event `sequence`: a client of protocol version 1 or 2 catching up from
-    /// kept events is sent this instead of one with a partitioned cookie, and asks for a
-    /// snapshot, which leaves them out (``snapshot(for:)``).
+    /// `resynchronise` for event `sequence`: a client of an older protocol version catching up
+    /// from kept events is sent this instead of one it cannot read, and asks for a snapshot,
+    /// which leaves out what it cannot read (``snapshot(for:)``).
     static func resynchroniseFrame(_ sequence: UInt64) -> ByteBuffer {
         ByteBuffer(
             framing: MessageCoding.encode(ServerMessage.resynchronise(sequence: sequence)),
@@ -191,17 +208,23 @@ extension StoreService {
         )
     }
 
-    /// A kept event's frame for a client that cannot see partitioned cookies. The frame holds
-    /// the event's JSON as written, where `"partitionKey":` appears only as a member name (in a
-    /// string every quote is escaped): finding it means the event carries a partitioned cookie.
-    static func withoutPartitioned(_ entry: (sequence: UInt64, frame: ByteBuffer)) -> ByteBuffer {
-        let marker = Array(#""partitionKey":"#.utf8)
+    /// A kept event's frame for `client`. The frame holds the event's JSON as written, where a
+    /// member name appears only as one (in a string every quote is escaped): finding
+    /// `"partitionKey":` means the event carries a partitioned cookie, and
+    /// `"authenticationMethod":"httpBearer"` a bearer credential.
+    static func frame(_ entry: (sequence: UInt64, frame: ByteBuffer), for client: ServedClient) -> ByteBuffer {
+        var markers: [[UInt8]] = []
+        if !client.seesPartitionedCookies { markers.append(Array(#""partitionKey":"#.utf8)) }
+        if !client.seesBearerCredentials { markers.append(Array(#""authenticationMethod":"httpBearer""#.utf8)) }
         let bytes = entry.frame.readableBytesView
-        guard bytes.count >= marker.count else { return entry.frame }
-        var index = bytes.startIndex
-        while let found = bytes[index...].firstIndex(of: marker[0]), bytes.endIndex - found >= marker.count {
-            if bytes[found..<found + marker.count].elementsEqual(marker) { return resynchroniseFrame(entry.sequence) }
-            index = found + 1
+        for marker in markers where bytes.count >= marker.count {
+            var index = bytes.startIndex
+            while let found = bytes[index...].firstIndex(of: marker[0]), bytes.endIndex - found >= marker.count {
+                if bytes[found..<found + marker.count].elementsEqual(marker) {
+                    return resynchroniseFrame(entry.sequence)
+                }
+                index = found + 1
+            }
         }
         return entry.frame
     }

@@ -49,9 +49,10 @@ extension StoreService {
                 )
             }
             return .deferred(
-                inCredentialLane {
-                    self.setCredential(space, user: user, password: password, makeDefault: makeDefault, origin: origin)
-                }
+                saveCredentials(
+                    [CredentialWrite(space: space, user: user, password: password, makeDefault: makeDefault)],
+                    origin: origin
+                )
             )
         case .removeCredential(let space, let user):
             guard space.authenticationMethod.keepsSecret else {
@@ -64,6 +65,14 @@ extension StoreService {
             return .deferred(inCredentialLane { self.removeCredential(space, user: user, origin: origin) })
         case .repairCredentials:
             return .deferred(inCredentialLane { self.repairCredentials(origin: origin) })
+        case .saveCredentials(let writes):
+            return .deferred(saveCredentials(writes, origin: origin))
+        case .refreshToken(let space, let user):
+            return .deferred(refreshToken(space, user: user))
+        case .beginTokenRefresh(let space, let user, let rejected):
+            return .deferred(beginTokenRefresh(.init(space: space, user: user), rejected: rejected, origin: origin))
+        case .finishTokenRefresh(let space, let user, let outcome):
+            return .deferred(finishTokenRefresh(.init(space: space, user: user), outcome: outcome, origin: origin))
         case .importCookies(let format, let text, let firstLine):
             return .deferred(importCookies(text, format: format, firstLine: firstLine, origin: origin))
         case .beginImport:
@@ -121,7 +130,7 @@ extension StoreService {
 
     /// Saves a credential's metadata; the space's first credential becomes its default (the
     /// rule is the model's, applied here alone so that every client agrees).
-    private func saveCredential(
+    func saveCredential(
         _ space: ProtectionSpace,
         user: String,
         makeDefault: Bool,
@@ -140,43 +149,16 @@ extension StoreService {
         return try commit([.saveCredential(record)], origin: origin)
     }
 
-    /// Stores the password, then the record. If the record cannot be committed, a password that
-    /// replaced nothing is taken back out, so the store is left as it was.
-    private func setCredential(
-        _ space: ProtectionSpace,
-        user: String,
-        password: String,
-        makeDefault: Bool,
-        origin: NIOLoopBound<ServedClient>
-    ) -> EventLoopFuture<Response> {
-        let existed: Bool
-        do { existed = try hasCredential(space, user: user) } catch { return eventLoop.makeFailedFuture(error) }
-        return offLoop { secrets in try secrets.storePassword(password, for: space, user: user) }.flatMap { _ in
-            do {
-                let sequence = try self.saveCredential(
-                    space,
-                    user: user,
-                    makeDefault: makeDefault,
-                    origin: origin.value
-                )
-                return self.eventLoop.makeSucceededFuture(.committed(sequence: sequence))
-            } catch {
-                guard !existed else { return self.eventLoop.makeFailedFuture(error) }
-                return self.offLoop { secrets in _ = try? secrets.removePassword(for: space, user: user) }
-                    .flatMapThrowing { _ in throw error }
-            }
-        }
-    }
-
-    /// Removes the password, then the record. If the record cannot be removed, the password
-    /// (read first) is put back, so the credential stays whole.
+    /// Removes the secrets, then the record. If the record cannot be removed, the secrets (read
+    /// first) are put back, so the credential stays whole.
     private func removeCredential(
         _ space: ProtectionSpace,
         user: String,
         origin: NIOLoopBound<ServedClient>
     ) -> EventLoopFuture<Response> {
-        offLoop { secrets -> String? in
-            let previous = try secrets.password(for: space, user: user)
+        offLoop { secrets -> StoredSecrets in
+            let previous = try StoredSecrets(of: space, user: user, in: secrets)
+            try secrets.removeSecret(.refreshToken, for: space, user: user)
             try secrets.removePassword(for: space, user: user)
             return previous
         }.flatMap { previous in
@@ -184,8 +166,7 @@ extension StoreService {
                 let sequence = try self.commit([.removeCredential(space, user: user)], origin: origin.value)
                 return self.eventLoop.makeSucceededFuture(.committed(sequence: sequence))
             } catch {
-                guard let previous else { return self.eventLoop.makeFailedFuture(error) }
-                return self.offLoop { secrets in try? secrets.storePassword(previous, for: space, user: user) }
+                return self.offLoop { secrets in previous.restore(space, user: user, in: secrets) }
                     .flatMapThrowing { _ in throw error }
             }
         }
@@ -214,11 +195,11 @@ extension StoreService {
         }
     }
 
-    private func credentialRecords() throws(WireError) -> [CredentialRecord] {
+    func credentialRecords() throws(WireError) -> [CredentialRecord] {
         do { return try database.credentialRecords() } catch { throw storageFailure(error) }
     }
 
-    private func hasCredential(_ space: ProtectionSpace, user: String) throws(WireError) -> Bool {
+    func hasCredential(_ space: ProtectionSpace, user: String) throws(WireError) -> Bool {
         do {
             return try database.credentialRecords().contains { $0.space == space && $0.user == user }
         } catch {
@@ -228,7 +209,7 @@ extension StoreService {
 
     /// Runs a Secret Service call on the thread pool (it blocks on D-Bus) and comes back to the
     /// loop; failures become a wire error that says what to do and never includes a password.
-    private func offLoop<T: Sendable>(_ body: @escaping @Sendable (any SecretStore) throws -> T) -> EventLoopFuture<T> {
+    func offLoop<T: Sendable>(_ body: @escaping @Sendable (any SecretStore) throws -> T) -> EventLoopFuture<T> {
         let secrets = self.secrets
         return threadPool.runIfActive(eventLoop: eventLoop) { try body(secrets) }.flatMapErrorThrowing { error in
             if let error = error as? SecretStoreError {
@@ -242,7 +223,7 @@ extension StoreService {
     private func handleOnLoop(_ request: Request, from client: ServedClient) throws(WireError) -> Response {
         switch request {
         case .hello(let version, _):
-            client.seesPartitionedCookies = ProtocolVersion.seesPartitionedCookies(version)
+            client.protocolVersion = version
             return .hello(
                 version: version,
                 server: KeyjarServer.version,
@@ -320,16 +301,11 @@ extension StoreService {
             return .committed(sequence: try commit([.policy(canonical)], origin: client))
 
         case .credentials(let space):
-            do { return .credentials(records: try database.credentialRecords().filter { $0.space == space }) } catch {
-                throw storageFailure(error)
-            }
+            return .credentials(records: Self.visible(try credentialRecords(), to: client).filter { $0.space == space })
         case .allCredentials:
-            do { return .credentials(records: try database.credentialRecords()) } catch { throw storageFailure(error) }
+            return .credentials(records: Self.visible(try credentialRecords(), to: client))
         case .credentialChoice(let space):
-            let choice: CredentialChoice
-            do { choice = CredentialChoice(for: space, among: try database.credentialRecords()) } catch {
-                throw storageFailure(error)
-            }
+            let choice = CredentialChoice(for: space, among: Self.visible(try credentialRecords(), to: client))
             return .credentialChoice(candidates: choice.candidates.map(\.record), preferred: choice.preferred)
         case .setDefaultCredential(let space, let user):
             guard try hasCredential(space, user: user) else {
@@ -337,7 +313,7 @@ extension StoreService {
             }
             return .committed(sequence: try commit([.setDefaultCredential(space, user: user)], origin: client))
         case .setCredential, .removeCredential, .password, .status, .repairCredentials, .importCookies, .beginImport,
-            .finishImport:
+            .finishImport, .saveCredentials, .refreshToken, .beginTokenRefresh, .finishTokenRefresh:
             // Answered later, through `handle`.
             throw WireError(code: WireError.invalidArgument, message: "internal routing error")
         }

@@ -36,6 +36,8 @@ final class StoreService: Sendable {
         var recentEvents: RecentEvents
         /// The end of the credential work queued so far (see ``StoreService/inCredentialLane(_:)``).
         var credentialLane: EventLoopFuture<Void>?
+        /// Token refreshes in progress and the requests waiting for them.
+        var tokenLeases = TokenRefreshLeases<EventLoopPromise<Void>>()
         /// Storage failures are logged at most once a second (a full disk fails every write).
         var lastStorageFailureLogged = NIODeadline.distantPast
         var storageFailuresNotLogged = 0
@@ -108,6 +110,8 @@ final class StoreService: Sendable {
         state.subscribers.remove(id: client.id)
         // An import whose end never came is dropped: none of it was committed.
         state.importSessions[client.id] = nil
+        // A refresh whose holder went away is someone else's to do.
+        for waiter in state.tokenLeases.releaseAll(heldBy: client.id) { waiter.succeed() }
     }
 
     /// The whole state as a pushed `snapshot` message (cookies written by the fast encoder).
@@ -125,7 +129,7 @@ final class StoreService: Sendable {
             return StoreSnapshot(
                 cookies: cookies,
                 policy: state.jar.policy,
-                credentials: try database.credentialRecords(),
+                credentials: Self.visible(try database.credentialRecords(), to: client),
                 sequence: state.latestSequence
             )
         } catch {

@@ -53,8 +53,8 @@ public final class FileSecretStore: SecretStore {
         }
     }
 
-    public func storePassword(_ password: String, for space: ProtectionSpace, user: String) throws {
-        let key = Item(space: space, user: user, password: password)
+    public func storeSecret(_ password: String, _ kind: SecretKind, for space: ProtectionSpace, user: String) throws {
+        let key = Item(space: space, user: user, password: password, kind: kind)
         try lock.withLock { _ in
             var items = try readItems() ?? []
             if let index = items.firstIndex(where: { $0.hasSameKey(as: key) }) {
@@ -66,16 +66,16 @@ public final class FileSecretStore: SecretStore {
         }
     }
 
-    public func password(for space: ProtectionSpace, user: String) throws -> String? {
-        let key = Item(space: space, user: user, password: "")
+    public func secret(_ kind: SecretKind, for space: ProtectionSpace, user: String) throws -> String? {
+        let key = Item(space: space, user: user, password: "", kind: kind)
         return try lock.withLock { _ in
             try readItems()?.first(where: { $0.hasSameKey(as: key) })?.password
         }
     }
 
     @discardableResult
-    public func removePassword(for space: ProtectionSpace, user: String) throws -> Bool {
-        let key = Item(space: space, user: user, password: "")
+    public func removeSecret(_ kind: SecretKind, for space: ProtectionSpace, user: String) throws -> Bool {
+        let key = Item(space: space, user: user, password: "", kind: kind)
         return try lock.withLock { _ in
             var items = try readItems() ?? []
             let count = items.count
@@ -89,7 +89,8 @@ public final class FileSecretStore: SecretStore {
     public func keys() throws -> [SecretStoreKey] {
         try lock.withLock { _ in
             (try readItems() ?? []).compactMap { item in
-                SecretStoreKey(
+                guard item.kind == nil else { return nil }
+                return SecretStoreKey(
                     server: item.server,
                     port: String(item.port),
                     protocol: item.protocol,
@@ -135,8 +136,11 @@ public final class FileSecretStore: SecretStore {
         var proxytype: String
         var user: String
         var password: String
+        /// Absent for a password (as in files written before refresh tokens); `refreshToken`
+        /// for the refresh token kept beside one.
+        var kind: String?
 
-        init(space: ProtectionSpace, user: String, password: String) {
+        init(space: ProtectionSpace, user: String, password: String, kind: SecretKind) {
             server = space.host
             port = space.port
             self.protocol = space.protocol
@@ -145,10 +149,11 @@ public final class FileSecretStore: SecretStore {
             proxytype = space.proxyType.rawValue
             self.user = user
             self.password = password
+            self.kind = kind == .password ? nil : kind.rawValue
         }
 
         func hasSameKey(as other: Item) -> Bool {
-            server == other.server && port == other.port && self.protocol == other.protocol
+            kind == other.kind && server == other.server && port == other.port && self.protocol == other.protocol
                 && realm == other.realm && authtype == other.authtype && proxytype == other.proxytype
                 && user == other.user
         }

@@ -27,25 +27,25 @@ public final class LibSecretStore: SecretStore {
     /// Creates a store; it connects to the Secret Service lazily, on first use.
     public init() {}
 
-    public func storePassword(_ password: String, for space: ProtectionSpace, user: String) throws {
+    public func storeSecret(_ password: String, _ kind: SecretKind, for space: ProtectionSpace, user: String) throws {
         try checkSessionBus()
         guard !password.utf8.contains(0) else {
-            throw SecretStoreError(.invalidInput, "the password contains a NUL character")
+            throw SecretStoreError(.invalidInput, "the \(kind.noun) contains a NUL character")
         }
         let attributes = try Self.attributes(for: space, user: user)
         defer { g_hash_table_unref(attributes) }
         var error: UnsafeMutablePointer<GError>?
         let stored = secret_password_storev_sync(
-            keyjar_credential_schema(),
+            kind.schema,
             attributes,
             SECRET_COLLECTION_DEFAULT,
-            Self.label(for: space, user: user),
+            Self.label(for: space, user: user, kind: kind),
             password,
             nil,
             &error
         )
         if let error {
-            let failure = Self.consume(error, while: "storing a password")
+            let failure = Self.consume(error, while: "storing a \(kind.noun)")
             // With no default collection libsecret only says that an object path does not
             // exist; say what is missing and what to do.
             if failure.code == .operationFailed, Self.lacksDefaultCollection() {
@@ -54,19 +54,19 @@ public final class LibSecretStore: SecretStore {
             throw failure
         }
         guard stored != 0 else {
-            throw SecretStoreError(.operationFailed, "libsecret did not store the password and gave no reason")
+            throw SecretStoreError(.operationFailed, "libsecret did not store the \(kind.noun) and gave no reason")
         }
     }
 
-    public func password(for space: ProtectionSpace, user: String) throws -> String? {
+    public func secret(_ kind: SecretKind, for space: ProtectionSpace, user: String) throws -> String? {
         try checkSessionBus()
         let attributes = try Self.attributes(for: space, user: user)
         defer { g_hash_table_unref(attributes) }
         var error: UnsafeMutablePointer<GError>?
-        let secret = secret_password_lookupv_sync(keyjar_credential_schema(), attributes, nil, &error)
+        let secret = secret_password_lookupv_sync(kind.schema, attributes, nil, &error)
         if let error {
             secret_password_free(secret)
-            throw Self.consume(error, while: "looking up a password")
+            throw Self.consume(error, while: "looking up a \(kind.noun)")
         }
         guard let secret else { return nil }
         // secret_password_free overwrites the C copy; the Swift copy is the caller's to keep.
@@ -75,13 +75,13 @@ public final class LibSecretStore: SecretStore {
     }
 
     @discardableResult
-    public func removePassword(for space: ProtectionSpace, user: String) throws -> Bool {
+    public func removeSecret(_ kind: SecretKind, for space: ProtectionSpace, user: String) throws -> Bool {
         try checkSessionBus()
         let attributes = try Self.attributes(for: space, user: user)
         defer { g_hash_table_unref(attributes) }
         var error: UnsafeMutablePointer<GError>?
-        let removed = secret_password_clearv_sync(keyjar_credential_schema(), attributes, nil, &error)
-        if let error { throw Self.consume(error, while: "removing a password") }
+        let removed = secret_password_clearv_sync(kind.schema, attributes, nil, &error)
+        if let error { throw Self.consume(error, while: "removing a \(kind.noun)") }
         return removed != 0
     }
 
@@ -228,11 +228,12 @@ public final class LibSecretStore: SecretStore {
     }
 
     /// The item's label as Seahorse and `secret-tool` show it, e.g. `Keyjar: alice@example.com:443 (admin)`.
-    static func label(for space: ProtectionSpace, user: String) -> String {
+    static func label(for space: ProtectionSpace, user: String, kind: SecretKind = .password) -> String {
         let host = space.host.contains(":") ? "[\(space.host)]" : space.host
         let proxy = space.isProxy ? " proxy" : ""
         let realm = space.realm.flatMap { $0.isEmpty ? nil : " (\($0))" } ?? ""
-        return "Keyjar:\(proxy) \(user)@\(host):\(space.port)\(realm)"
+        let what = kind == .refreshToken ? " refresh token" : ""
+        return "Keyjar\(what):\(proxy) \(user)@\(host):\(space.port)\(realm)"
     }
 
     /// Turns a GError into a ``SecretStoreError`` and frees it.
@@ -287,4 +288,19 @@ func currentEnvironment() -> [String: String] {
         if let value = getenv(name) { result[name] = String(cString: value) }
     }
     return result
+}
+
+extension SecretKind {
+    /// The schema items of this kind are stored under (`Schemas/secret-schema.md`).
+    fileprivate var schema: UnsafePointer<SecretSchema> {
+        switch self {
+        case .password: keyjar_credential_schema()
+        case .refreshToken: keyjar_refresh_token_schema()
+        }
+    }
+}
+
+extension SecretKind {
+    /// The secret in words, for an error message (never the secret itself).
+    var noun: String { self == .password ? "password" : "refresh token" }
 }

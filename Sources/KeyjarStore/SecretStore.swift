@@ -21,33 +21,29 @@ public import KeyjarCore
 /// A space's realm `nil` and realm `""` are the same key: the Secret Service has no "absent"
 /// attribute value.
 public protocol SecretStore: Sendable {
-    /// Stores `password` for `user` in `space`, replacing any password already stored there.
+    /// Stores a secret of `kind` for `user` in `space`, replacing any secret of that kind
+    /// already stored there.
     ///
     /// - Parameters:
-    ///   - password: The secret. It is never logged or put into an error message.
-    ///   - space: The protection space the password applies to.
+    ///   - secret: The secret. It is never logged or put into an error message.
+    ///   - kind: The password, or the OAuth refresh token kept beside it.
+    ///   - space: The protection space the secret applies to.
     ///   - user: The user name within `space`.
     /// - Throws: ``SecretStoreError`` when the backend is unreachable, locked or fails.
-    func storePassword(_ password: String, for space: ProtectionSpace, user: String) throws
+    func storeSecret(_ secret: String, _ kind: SecretKind, for space: ProtectionSpace, user: String) throws
 
-    /// Looks up the password stored for `user` in `space`.
+    /// Looks up the secret of `kind` stored for `user` in `space`.
     ///
-    /// - Parameters:
-    ///   - space: The protection space to look in.
-    ///   - user: The user name within `space`.
-    /// - Returns: The password, or `nil` when none is stored.
+    /// - Returns: The secret, or `nil` when none is stored.
     /// - Throws: ``SecretStoreError`` when the backend is unreachable, locked or fails.
-    func password(for space: ProtectionSpace, user: String) throws -> String?
+    func secret(_ kind: SecretKind, for space: ProtectionSpace, user: String) throws -> String?
 
-    /// Removes the password stored for `user` in `space`.
+    /// Removes the secret of `kind` stored for `user` in `space`.
     ///
-    /// - Parameters:
-    ///   - space: The protection space to remove from.
-    ///   - user: The user name within `space`.
-    /// - Returns: `true` if a password was removed, `false` if there was none.
+    /// - Returns: `true` if a secret was removed, `false` if there was none.
     /// - Throws: ``SecretStoreError`` when the backend is unreachable, locked or fails.
     @discardableResult
-    func removePassword(for space: ProtectionSpace, user: String) throws -> Bool
+    func removeSecret(_ kind: SecretKind, for space: ProtectionSpace, user: String) throws -> Bool
 
     /// Lists the key of every password this store holds for Keyjar, without reading a password.
     ///
@@ -66,6 +62,31 @@ public protocol SecretStore: Sendable {
     /// - Returns: ``SecretStoreHealth/available(backend:)`` or
     ///   ``SecretStoreHealth/unavailable(reason:)`` with a sentence saying what to do.
     func health() -> SecretStoreHealth
+}
+
+/// What a secret is: a credential's password, or the OAuth refresh token stored beside an
+/// access token (RFC 6749 §6), kept apart so that a lookup of one never returns the other.
+public enum SecretKind: String, Sendable, Hashable, CaseIterable {
+    case password
+    case refreshToken
+}
+
+extension SecretStore {
+    /// Stores `password` for `user` in `space` (``storeSecret(_:_:for:user:)`` of a password).
+    public func storePassword(_ password: String, for space: ProtectionSpace, user: String) throws {
+        try storeSecret(password, .password, for: space, user: user)
+    }
+
+    /// The password stored for `user` in `space`, or `nil`.
+    public func password(for space: ProtectionSpace, user: String) throws -> String? {
+        try secret(.password, for: space, user: user)
+    }
+
+    /// Removes the password stored for `user` in `space`; `true` if there was one.
+    @discardableResult
+    public func removePassword(for space: ProtectionSpace, user: String) throws -> Bool {
+        try removeSecret(.password, for: space, user: user)
+    }
 }
 
 /// Whether a ``SecretStore`` can be used, as reported by ``SecretStore/health()``.

@@ -98,5 +98,20 @@ extension StoreDatabase {
             DROP TABLE cookie_v2;
             """
         ),
+        (
+            4,
+            // Tokens: when a credential's password expires, whether an OAuth refresh token is
+            // stored beside it in the Secret Service, where Keyjar refreshes it, and whether the
+            // token endpoint refused the refresh token (revoked until stored anew).
+            """
+            ALTER TABLE credential ADD COLUMN expires REAL;
+            ALTER TABLE credential ADD COLUMN has_refresh_token INTEGER NOT NULL DEFAULT 0
+                CHECK (has_refresh_token IN (0, 1));
+            ALTER TABLE credential ADD COLUMN token_endpoint TEXT
+                CHECK (token_endpoint IS NULL OR has_refresh_token = 1);
+            ALTER TABLE credential ADD COLUMN client_id TEXT;
+            ALTER TABLE credential ADD COLUMN revoked INTEGER NOT NULL DEFAULT 0 CHECK (revoked IN (0, 1));
+            """
+        ),
     ])
 }

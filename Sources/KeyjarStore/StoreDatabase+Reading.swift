@@ -98,8 +98,8 @@ extension StoreDatabase {
 
     static func readCredentials(_ connection: SQLiteConnection) throws -> [CredentialRecord] {
         let statement = try connection.statement(
-            "SELECT host, port, protocol, realm, auth_method, proxy_type, user, is_default, created, last_used"
-                + " FROM credential"
+            "SELECT host, port, protocol, realm, auth_method, proxy_type, user, is_default, created, last_used,"
+                + " expires, has_refresh_token, token_endpoint, client_id, revoked FROM credential"
         )
         var records: [CredentialRecord] = []
         while try statement.step() {
@@ -118,7 +118,16 @@ extension StoreDatabase {
                     persistence: .permanent,
                     isDefault: statement.bool(7),
                     created: statement.double(8),
-                    lastUsed: statement.optionalDouble(9)
+                    lastUsed: statement.optionalDouble(9),
+                    expires: statement.optionalDouble(10),
+                    hasRefreshToken: statement.bool(11),
+                    tokenRefresh: statement.isNull(12)
+                        ? nil
+                        : TokenRefresh(
+                            endpoint: statement.text(12),
+                            clientID: statement.isNull(13) ? nil : statement.text(13)
+                        ),
+                    isRevoked: statement.bool(14)
                 )
             )
         }

@@ -15,6 +15,9 @@ extension StoreDatabase {
         case removeCredential(ProtectionSpace, user: String)
         case setDefaultCredential(ProtectionSpace, user: String)
         case credentialUsed(ProtectionSpace, user: String, at: Double)
+        /// The token endpoint refused the credential's refresh token: never offered again until
+        /// it is saved anew.
+        case revokeCredential(ProtectionSpace, user: String)
     }
 
     /// A committed event with its ``StoreEventJSON`` (version ``StoreEventJSON/version``), so
@@ -112,15 +115,24 @@ extension StoreDatabase {
         case .saveCredential(let record):
             let existed = try credentialExists(record.space, user: record.user, connection)
             if record.isDefault { try clearDefaults(record.space, connection) }
+            // Saving replaces the token's metadata with the record's (a new password brings its
+            // own expiry and refresh token, and clears a revocation); `created` stays the first's.
             try connection.statement(
                 "INSERT INTO credential (host, port, protocol, realm, auth_method, proxy_type, user, persistence,"
-                    + " is_default, created, last_used) VALUES (?, ?, ?, ?, ?, ?, ?, 'permanent', ?, ?, ?)"
+                    + " is_default, created, last_used, expires, has_refresh_token, token_endpoint, client_id, revoked)"
+                    + " VALUES (?, ?, ?, ?, ?, ?, ?, 'permanent', ?, ?, ?, ?, ?, ?, ?, ?)"
                     + " ON CONFLICT (host, port, protocol, ifnull(realm, ''), auth_method, proxy_type, user)"
-                    + " DO UPDATE SET is_default = CASE WHEN excluded.is_default THEN 1 ELSE is_default END"
+                    + " DO UPDATE SET is_default = CASE WHEN excluded.is_default THEN 1 ELSE is_default END,"
+                    + " expires = excluded.expires, has_refresh_token = excluded.has_refresh_token,"
+                    + " token_endpoint = excluded.token_endpoint, client_id = excluded.client_id,"
+                    + " revoked = excluded.revoked"
             )
             .bind(
                 spaceValues(record.space) + [
                     .text(record.user), .bool(record.isDefault), .real(record.created), .optional(record.lastUsed),
+                    .optional(record.expires), .bool(record.hasRefreshToken),
+                    .optional(record.tokenRefresh?.endpoint), .optional(record.tokenRefresh?.clientID),
+                    .bool(record.isRevoked),
                 ]
             ).run()
             // A replica learns a new default only from `defaultChanged`, so say it.
@@ -143,6 +155,11 @@ extension StoreDatabase {
             try connection.statement(credentialFilter("UPDATE credential SET is_default = 1"))
                 .bind(spaceValues(space) + [.text(user)]).run()
             return .credentials(changes: [CredentialChange(kind: .defaultChanged, space: space, user: user)])
+        case .revokeCredential(let space, let user):
+            try connection.statement(credentialFilter("UPDATE credential SET revoked = 1"))
+                .bind(spaceValues(space) + [.text(user)]).run()
+            guard connection.changes > 0 else { return nil }
+            return .credentials(changes: [CredentialChange(kind: .updated, space: space, user: user)])
         case .credentialUsed(let space, let user, let time):
             try connection.statement(credentialFilter("UPDATE credential SET last_used = ?"))
                 .bind([.real(time)] + spaceValues(space) + [.text(user)]).run()

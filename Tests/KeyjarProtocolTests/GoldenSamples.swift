@@ -59,6 +59,32 @@ enum GoldenSample {
         ("request-repairCredentials", .repairCredentials),
         ("request-beginImport", .beginImport),
         ("request-finishImport", .finishImport),
+        // Protocol version 4: tokens.
+        ("request-hello-4", .hello(version: 4, client: "keyjar-test 1.0")),
+        ("request-saveCredentials", .saveCredentials(writes: [tokenWrite, netrcWrite])),
+        ("request-refreshToken", .refreshToken(space: bearerSpace, user: "")),
+        ("request-beginTokenRefresh", .beginTokenRefresh(space: bearerSpace, user: "", rejected: "old.t0ken")),
+        ("request-beginTokenRefresh-expired", .beginTokenRefresh(space: bearerSpace, user: "", rejected: nil)),
+        (
+            "request-finishTokenRefresh",
+            .finishTokenRefresh(
+                space: bearerSpace,
+                user: "",
+                outcome: .refreshed(accessToken: "new.t0ken", refreshToken: "r2", expires: 1_800_000_000)
+            )
+        ),
+        (
+            "request-finishTokenRefresh-kept",
+            .finishTokenRefresh(
+                space: bearerSpace,
+                user: "",
+                outcome: .refreshed(accessToken: "new.t0ken", refreshToken: nil, expires: nil)
+            )
+        ),
+        (
+            "request-finishTokenRefresh-failed",
+            .finishTokenRefresh(space: bearerSpace, user: "", outcome: .failed(revoke: true))
+        ),
     ]
 
     static let responses: [(name: String, sample: GoldenSample)] = responseCases.map {
@@ -108,6 +134,24 @@ enum GoldenSample {
         ("response-password-none", .password(password: nil)),
         ("response-credentialsRepaired", .credentialsRepaired(mismatches: mismatches, sequence: 12)),
         ("response-credentialsRepaired-none", .credentialsRepaired(mismatches: [], sequence: nil)),
+        // Protocol version 4: tokens.
+        ("response-credentials-tokens", .credentials(records: [tokenRecord, netrcRecord])),
+        ("response-refreshToken", .refreshToken(token: "r\"1")),
+        ("response-refreshToken-none", .refreshToken(token: nil)),
+        (
+            "response-tokenRefresh-current",
+            .tokenRefresh(step: .current(accessToken: "new.t0ken", expires: 1_800_000_000))
+        ),
+        ("response-tokenRefresh-current-noExpiry", .tokenRefresh(step: .current(accessToken: "t", expires: nil))),
+        (
+            "response-tokenRefresh-refresh",
+            .tokenRefresh(
+                step: .refresh(
+                    refreshToken: "r1",
+                    refresh: TokenRefresh(endpoint: "https://auth.example/token", clientID: "cli")
+                )
+            )
+        ),
     ]
 
     static let serverMessages: [(name: String, sample: GoldenSample)] = serverCases.map { ($0.0, .server($0.1)) }
@@ -144,6 +188,15 @@ enum GoldenSample {
                             CredentialChange(kind: .removed, space: proxySpace, user: "bob"),
                         ]
                     )
+                )
+            )
+        ),
+        (
+            "server-event-credentials-bearer",
+            .event(
+                event: SequencedEvent(
+                    sequence: 8,
+                    event: .credentials(changes: [CredentialChange(kind: .updated, space: bearerSpace, user: "")])
                 )
             )
         ),
@@ -245,6 +298,47 @@ enum GoldenSample {
         created: 0
     )
 
+    static let bearerSpace = ProtectionSpace(host: "api.example", protocol: "https", authenticationMethod: .httpBearer)
+
+    static let tokenWrite = CredentialWrite(
+        space: bearerSpace,
+        user: "",
+        password: "t0k\"en",
+        makeDefault: false,
+        expires: 1_800_000_000.25,
+        refreshToken: "r1",
+        tokenRefresh: TokenRefresh(endpoint: "https://auth.example/token", clientID: "cli")
+    )
+
+    static let netrcWrite = CredentialWrite(
+        space: ProtectionSpace(anySchemeAndPortOf: "ftp.example"),
+        user: "alice",
+        password: "pw",
+        makeDefault: true
+    )
+
+    static let tokenRecord = CredentialRecord(
+        space: bearerSpace,
+        user: "",
+        persistence: .permanent,
+        isDefault: true,
+        created: 1_700_000_000,
+        expires: 1_800_000_000.25,
+        hasRefreshToken: true,
+        tokenRefresh: TokenRefresh(endpoint: "https://auth.example/token", clientID: "cli"),
+        isRevoked: true
+    )
+
+    /// A refresh token kept for git (no endpoint), on a `.netrc`-style space.
+    static let netrcRecord = CredentialRecord(
+        space: ProtectionSpace(anySchemeAndPortOf: "ftp.example"),
+        user: "alice",
+        persistence: .permanent,
+        isDefault: false,
+        created: 0,
+        hasRefreshToken: true
+    )
+
     static let snapshot = StoreSnapshot(
         cookies: [fullCookie, minimalCookie],
         policy: CookiePolicy(acceptPolicy: .onlyFromMainDocumentDomain, domainRules: ["ads.example": .sessionOnly]),
@@ -301,6 +395,7 @@ enum RequestCase: String, CaseIterable {
     case deleteCookies, clearCookies, removeCookiesCreated, listCookies, importCookies, exportCookies
     case policy, setPolicy, credentials, allCredentials, credentialChoice, setCredential, removeCredential
     case setDefaultCredential, password, repairCredentials, beginImport, finishImport
+    case saveCredentials, refreshToken, beginTokenRefresh, finishTokenRefresh
 
     init(_ request: Request) {
         switch request {
@@ -331,6 +426,10 @@ enum RequestCase: String, CaseIterable {
         case .repairCredentials: self = .repairCredentials
         case .beginImport: self = .beginImport
         case .finishImport: self = .finishImport
+        case .saveCredentials: self = .saveCredentials
+        case .refreshToken: self = .refreshToken
+        case .beginTokenRefresh: self = .beginTokenRefresh
+        case .finishTokenRefresh: self = .finishTokenRefresh
         }
     }
 }
@@ -338,6 +437,7 @@ enum RequestCase: String, CaseIterable {
 enum ResponseCase: String, CaseIterable {
     case hello, ok, committed, subscribed, snapshot, status, cookieHeader, cookies, cookieOutcomes
     case importReport, exported, policy, credentials, credentialChoice, password, credentialsRepaired
+    case refreshToken, tokenRefresh
 
     init(_ response: Response) {
         switch response {
@@ -357,6 +457,8 @@ enum ResponseCase: String, CaseIterable {
         case .credentialChoice: self = .credentialChoice
         case .password: self = .password
         case .credentialsRepaired: self = .credentialsRepaired
+        case .refreshToken: self = .refreshToken
+        case .tokenRefresh: self = .tokenRefresh
         }
     }
 }

@@ -43,7 +43,7 @@ extension CookieDomainAction {
 }
 
 enum MethodArgument: String, CaseIterable, ExpressibleByArgument {
-    case `default`, basic, digest, ntlm, negotiate
+    case `default`, basic, digest, ntlm, negotiate, bearer
     case htmlForm = "html-form"
     case clientCertificate = "client-certificate"
     case serverTrust = "server-trust"
@@ -55,6 +55,7 @@ enum MethodArgument: String, CaseIterable, ExpressibleByArgument {
         case .httpDigest: self = .digest
         case .ntlm: self = .ntlm
         case .negotiate: self = .negotiate
+        case .httpBearer: self = .bearer
         case .htmlForm: self = .htmlForm
         case .clientCertificate: self = .clientCertificate
         case .serverTrust: self = .serverTrust
@@ -68,6 +69,7 @@ enum MethodArgument: String, CaseIterable, ExpressibleByArgument {
         case .digest: .httpDigest
         case .ntlm: .ntlm
         case .negotiate: .negotiate
+        case .bearer: .httpBearer
         case .htmlForm: .htmlForm
         case .clientCertificate: .clientCertificate
         case .serverTrust: .serverTrust

@@ -1,0 +1,294 @@
+import Foundation
+import KeyjarCore
+import KeyjarProtocol
+import KeyjarStore
+import NIOCore
+
+// Storing credentials with their tokens, all or none, and refreshing an access token once for
+// every process (RFC 6749 §6).
+extension StoreService {
+    typealias LeaseKey = TokenRefreshLeases<EventLoopPromise<Void>>.Key
+
+    /// What a client of an older protocol version may be shown of `records`: no bearer
+    /// credential before version 4 (it could not read the method).
+    static func visible(_ records: [CredentialRecord], to client: ServedClient?) -> [CredentialRecord] {
+        guard let client, !client.seesBearerCredentials else { return records }
+        return records.filter { $0.space.authenticationMethod != .httpBearer }
+    }
+
+    // MARK: - Saving
+
+    /// Stores `writes`, all or none: each one's secrets go to the secret store (the refresh
+    /// token before the password, so that a crash between them leaves a stale password with the
+    /// new refresh token, which a refresh repairs, never the reverse), then every record is
+    /// committed in one transaction. If a secret cannot be stored, or the commit fails, every
+    /// secret already written is put back as it was.
+    func saveCredentials(_ writes: [CredentialWrite], origin: NIOLoopBound<ServedClient>) -> EventLoopFuture<Response> {
+        do {
+            try Self.validate(writes)
+        } catch {
+            return eventLoop.makeFailedFuture(error)
+        }
+        guard !writes.isEmpty else { return eventLoop.makeSucceededFuture(.committed(sequence: nil)) }
+        return inCredentialLane {
+            self.offLoop { secrets -> [StoredSecrets] in
+                var previous: [StoredSecrets] = []
+                do {
+                    for write in writes where write.space.authenticationMethod.keepsSecret {
+                        previous.append(try StoredSecrets(of: write.space, user: write.user, in: secrets))
+                        if let refreshToken = write.refreshToken {
+                            try secrets.storeSecret(refreshToken, .refreshToken, for: write.space, user: write.user)
+                        } else if previous.last?.refreshToken != nil {
+                            // A new password without one: the old refresh token belongs to the old one.
+                            try secrets.removeSecret(.refreshToken, for: write.space, user: write.user)
+                        }
+                        try secrets.storePassword(write.password, for: write.space, user: write.user)
+                    }
+                } catch {
+                    for (write, stored) in zip(writes.filter(\.space.authenticationMethod.keepsSecret), previous) {
+                        stored.restore(write.space, user: write.user, in: secrets)
+                    }
+                    throw error
+                }
+                return previous
+            }.flatMap { previous in
+                do {
+                    let sequence = try self.commitRecords(for: writes, origin: origin.value)
+                    return self.eventLoop.makeSucceededFuture(.committed(sequence: sequence))
+                } catch {
+                    return self.offLoop { secrets in
+                        for (write, stored) in zip(writes.filter(\.space.authenticationMethod.keepsSecret), previous) {
+                            stored.restore(write.space, user: write.user, in: secrets)
+                        }
+                    }.flatMapThrowing { _ in throw error }
+                }
+            }
+        }
+    }
+
+    /// One transaction for all the records; a space's first credential becomes its default,
+    /// counting those earlier in the same batch.
+    private func commitRecords(for writes: [CredentialWrite], origin: ServedClient) throws(WireError) -> UInt64? {
+        var stored = try credentialRecords()
+        let now = Date().timeIntervalSince1970
+        var records: [StoreDatabase.Write] = []
+        for write in writes {
+            var record = CredentialRecord(
+                space: write.space,
+                user: write.user,
+                persistence: .permanent,
+                isDefault: false,
+                created: now,
+                expires: write.expires,
+                hasRefreshToken: write.refreshToken != nil,
+                tokenRefresh: write.tokenRefresh
+            )
+            record.isDefault = record.becomesDefault(asked: write.makeDefault, stored: stored)
+            stored.append(record)
+            records.append(.saveCredential(record))
+        }
+        return try commit(records, origin: origin)
+    }
+
+    private static func validate(_ writes: [CredentialWrite]) throws(WireError) {
+        var seen = Set<LeaseKey>()
+        for write in writes {
+            func refuse(_ message: String) -> WireError {
+                WireError(code: WireError.invalidArgument, message: "\(message) (\(write.user) at \(write.space.host))")
+            }
+            guard seen.insert(LeaseKey(space: write.space, user: write.user)).inserted else {
+                throw refuse("the same credential is written twice")
+            }
+            if !write.space.authenticationMethod.keepsSecret,
+                !write.password.isEmpty || write.refreshToken != nil || write.expires != nil
+            {
+                throw refuse("a server-trust decision has no password or token")
+            }
+            if write.tokenRefresh != nil, write.refreshToken == nil {
+                throw refuse("a token endpoint without a refresh token")
+            }
+            if let endpoint = write.tokenRefresh?.endpoint {
+                guard let url = URL(string: endpoint), let scheme = url.scheme?.lowercased(),
+                    scheme == "https" || scheme == "http", url.host?.isEmpty == false
+                else {
+                    throw refuse("the token endpoint '\(endpoint)' is not an http or https URL")
+                }
+            }
+            if let expires = write.expires, !expires.isFinite { throw refuse("the expiry is not a time") }
+        }
+    }
+
+    // MARK: - Reading the refresh token
+
+    func refreshToken(_ space: ProtectionSpace, user: String) -> EventLoopFuture<Response> {
+        let record: CredentialRecord?
+        do { record = try credentialRecords().first { $0.space == space && $0.user == user } } catch {
+            return eventLoop.makeFailedFuture(error)
+        }
+        guard let record, record.hasRefreshToken else {
+            return eventLoop.makeSucceededFuture(.refreshToken(token: nil))
+        }
+        return offLoop { secrets in try secrets.secret(.refreshToken, for: space, user: user) }.map {
+            .refreshToken(token: $0)
+        }
+    }
+
+    // MARK: - Refreshing
+
+    /// Gives the caller the credential's refresh lease and its refresh token, or (when another
+    /// process refreshed meanwhile) the new access token; waits while another holds the lease.
+    func beginTokenRefresh(
+        _ key: LeaseKey,
+        rejected: String?,
+        origin: NIOLoopBound<ServedClient>
+    ) -> EventLoopFuture<Response> {
+        let clientID = origin.value.id
+        switch state.tokenLeases.acquire(key, by: clientID) {
+        case .alreadyHeld:
+            return eventLoop.makeFailedFuture(
+                WireError(code: WireError.invalidArgument, message: "this connection is already refreshing that token")
+            )
+        case .busy:
+            let promise = eventLoop.makePromise(of: Void.self)
+            guard state.tokenLeases.enqueue(promise, for: key) else {
+                promise.succeed()
+                return beginTokenRefresh(key, rejected: rejected, origin: origin)
+            }
+            return promise.futureResult.flatMap { self.beginTokenRefresh(key, rejected: rejected, origin: origin) }
+        case .granted(let generation):
+            let service = NIOLoopBound(self, eventLoop: eventLoop)
+            eventLoop.scheduleTask(in: .seconds(TokenRefreshLeases<EventLoopPromise<Void>>.maximumHold)) {
+                for waiter in service.value.state.tokenLeases.expire(key, generation: generation) { waiter.succeed() }
+            }
+            return refreshStep(key, rejected: rejected).always { result in
+                // The lease stays with the caller only while it refreshes.
+                if case .success(.tokenRefresh(.refresh)) = result { return }
+                self.releaseLease(key, by: clientID)
+            }
+        }
+    }
+
+    private func refreshStep(_ key: LeaseKey, rejected: String?) -> EventLoopFuture<Response> {
+        let record: CredentialRecord
+        do {
+            guard let found = try credentialRecords().first(where: { $0.space == key.space && $0.user == key.user })
+            else {
+                throw WireError(
+                    code: WireError.notFound,
+                    message: "no stored credential for \(key.user) at \(key.space.host)"
+                )
+            }
+            record = found
+        } catch {
+            return eventLoop.makeFailedFuture(error)
+        }
+        guard !record.isRevoked else {
+            return eventLoop.makeFailedFuture(Self.loginRequired(key, "the token endpoint refused its refresh token"))
+        }
+        return offLoop { secrets in
+            (
+                try secrets.password(for: key.space, user: key.user),
+                record.hasRefreshToken ? try secrets.secret(.refreshToken, for: key.space, user: key.user) : nil
+            )
+        }.flatMapThrowing { current, refreshToken in
+            // Another process stored a token the caller has not tried: that one.
+            if let current, current != rejected, !record.isExpired(at: Date().timeIntervalSince1970) {
+                return .tokenRefresh(step: .current(accessToken: current, expires: record.expires))
+            }
+            guard let refresh = record.tokenRefresh, let refreshToken else {
+                throw Self.loginRequired(key, "no refresh token and token endpoint are stored for it")
+            }
+            return .tokenRefresh(step: .refresh(refreshToken: refreshToken, refresh: refresh))
+        }
+    }
+
+    /// The lease holder's report: the new token stored for every process (the refresh token
+    /// first, as in ``saveCredentials(_:origin:)``), or the credential revoked, or nothing.
+    func finishTokenRefresh(
+        _ key: LeaseKey,
+        outcome: TokenRefreshOutcome,
+        origin: NIOLoopBound<ServedClient>
+    ) -> EventLoopFuture<Response> {
+        let client = origin.value
+        guard state.tokenLeases.isHeld(key, by: client.id) else {
+            return eventLoop.makeFailedFuture(
+                WireError(
+                    code: WireError.invalidArgument,
+                    message: "no refresh of that token is in progress on this connection (its lease ended)"
+                )
+            )
+        }
+        let finished: EventLoopFuture<Response>
+        switch outcome {
+        case .failed(revoke: false):
+            finished = eventLoop.makeSucceededFuture(.committed(sequence: nil))
+        case .failed(revoke: true):
+            do {
+                let sequence = try commit([.revokeCredential(key.space, user: key.user)], origin: client)
+                finished = eventLoop.makeSucceededFuture(.committed(sequence: sequence))
+            } catch {
+                finished = eventLoop.makeFailedFuture(error)
+            }
+        case .refreshed(let accessToken, let refreshToken, let expires):
+            finished = inCredentialLane {
+                self.offLoop { secrets in
+                    if let refreshToken {
+                        try secrets.storeSecret(refreshToken, .refreshToken, for: key.space, user: key.user)
+                    }
+                    try secrets.storePassword(accessToken, for: key.space, user: key.user)
+                }.flatMapThrowing { _ in
+                    guard
+                        var record = try self.credentialRecords().first(where: {
+                            $0.space == key.space && $0.user == key.user
+                        })
+                    else {
+                        // Removed while it was refreshed: the new token is not resurrected.
+                        throw WireError(code: WireError.notFound, message: "the credential was removed meanwhile")
+                    }
+                    record.expires = expires
+                    record.isRevoked = false
+                    return .committed(sequence: try self.commit([.saveCredential(record)], origin: origin.value))
+                }
+            }
+        }
+        let clientID = client.id
+        return finished.always { _ in self.releaseLease(key, by: clientID) }
+    }
+
+    private func releaseLease(_ key: LeaseKey, by client: UInt64) {
+        for waiter in state.tokenLeases.release(key, by: client) { waiter.succeed() }
+    }
+
+    private static func loginRequired(_ key: LeaseKey, _ why: String) -> WireError {
+        WireError(
+            code: WireError.loginRequired,
+            message: "the token of \(key.user.isEmpty ? "" : "\(key.user) at ")\(key.space.host) cannot be refreshed: "
+                + "\(why); log in again and store the new token (keyjar credential add --token-stdin)"
+        )
+    }
+}
+
+/// A credential's secrets as they were before a write, to put back if the write fails.
+struct StoredSecrets: Sendable {
+    var password: String?
+    var refreshToken: String?
+
+    init(of space: ProtectionSpace, user: String, in secrets: any SecretStore) throws {
+        password = try secrets.password(for: space, user: user)
+        refreshToken = try secrets.secret(.refreshToken, for: space, user: user)
+    }
+
+    /// Best effort: it runs after a failure, whose error is the one reported.
+    func restore(_ space: ProtectionSpace, user: String, in secrets: any SecretStore) {
+        if let password {
+            _ = try? secrets.storePassword(password, for: space, user: user)
+        } else {
+            _ = try? secrets.removePassword(for: space, user: user)
+        }
+        if let refreshToken {
+            _ = try? secrets.storeSecret(refreshToken, .refreshToken, for: space, user: user)
+        } else {
+            _ = try? secrets.removeSecret(.refreshToken, for: space, user: user)
+        }
+    }
+}
