@@ -147,15 +147,20 @@ public struct GitCredentialRequest: Sendable, Hashable, CustomStringConvertible,
         host = String(name)
     }
 
-    /// The strongest challenge among git's `wwwauth[]` values that Keyjar's schemes cover.
+    /// The challenges among git's `wwwauth[]` values that Keyjar's schemes cover, strongest
+    /// first (``ChallengeSelector``: a Bearer token ranks above a Basic password).
+    private var selectedChallenges: [SelectedChallenge] {
+        ChallengeSelector.candidates(
+            in: ChallengeParser.parse(challenges).challenges,
+            supported: [.basic, .digest, .ntlm, .negotiate, .bearer]
+        )
+    }
+
+    /// The realm and scheme of the strongest challenge.
     private mutating func readChallenges() {
-        realm = nil
-        method = .default
-        let parsed = ChallengeParser.parse(challenges).challenges
-        let candidates = ChallengeSelector.candidates(in: parsed, supported: [.basic, .digest, .ntlm, .negotiate])
-        guard let selected = candidates.first else { return }
-        method = selected.scheme.authenticationMethod
-        realm = selected.challenge.realm
+        let selected = selectedChallenges.first
+        method = selected?.scheme.authenticationMethod ?? .default
+        realm = selected?.challenge.realm
     }
 
     /// Whether the request says which server it is about: a protocol and a host.
@@ -163,7 +168,19 @@ public struct GitCredentialRequest: Sendable, Hashable, CustomStringConvertible,
 
     /// The protection space to look a credential up in (no realm and method `default` when
     /// git passed no challenge: any of the server's credentials, by ``CredentialChoice``).
-    public var space: ProtectionSpace {
+    public var space: ProtectionSpace { space(realm: realm, method: method) }
+
+    /// The spaces of every challenge Keyjar can answer, strongest first, to look up in turn: a
+    /// server that offers Bearer and Basic is answered with a stored password when no token is
+    /// stored. Just ``space`` when git passed no challenge.
+    public var spaces: [ProtectionSpace] {
+        let selected = selectedChallenges
+        guard !selected.isEmpty else { return [space] }
+        return selected.map { space(realm: $0.challenge.realm, method: $0.scheme.authenticationMethod) }
+    }
+
+    /// The server's space with that realm and method.
+    public func space(realm: String?, method: ProtectionSpace.AuthenticationMethod) -> ProtectionSpace {
         ProtectionSpace(
             host: host ?? "",
             port: port,
@@ -171,6 +188,12 @@ public struct GitCredentialRequest: Sendable, Hashable, CustomStringConvertible,
             realm: realm,
             authenticationMethod: method
         )
+    }
+
+    /// Whether git hands over a pre-encoded Bearer token (`authtype=Bearer`, `credential=…`).
+    public var bearerToken: String? {
+        guard authType?.lowercased() == "bearer", let credential, !credential.isEmpty else { return nil }
+        return credential
     }
 
     /// Keyjar's own `state[]` value, when git passed one back: which stored credential answered

@@ -50,11 +50,20 @@ public struct GitCredentialState: Sendable, Hashable {
             else { return nil }
         }
         guard let scheme = fields["protocol"], let host = fields["host"], let user = fields["user"],
-            let port = fields["port"].flatMap({ Int($0) }), port > 0,
+            let port = fields["port"].flatMap({ Int($0) }),
             let method = fields["method"].flatMap(ProtectionSpace.AuthenticationMethod.init(rawValue:)),
             let proxy = fields["proxy"].flatMap(ProtectionSpace.ProxyType.init(rawValue:)),
             Set(fields.keys).isSubset(of: ["protocol", "host", "port", "realm", "method", "proxy", "user"])
         else { return nil }
+        if scheme == ProtectionSpace.anyScheme {
+            // A .netrc credential: every scheme and port of a host, or every server.
+            guard port == 0, fields["realm"] == nil, method == .default, proxy == .none, !host.isEmpty else {
+                return nil
+            }
+            self.init(space: host == "*" ? .anyServer : ProtectionSpace(anySchemeAndPortOf: host), user: user)
+            return
+        }
+        guard port > 0 else { return nil }
         self.init(
             space: ProtectionSpace(
                 host: host,

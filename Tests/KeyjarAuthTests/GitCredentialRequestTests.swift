@@ -24,8 +24,34 @@ struct GitCredentialRequestTests {
         )
         #expect(request.method == .httpDigest)
         #expect(request.realm == "Team, Area")
-        let unknown = try GitCredentialRequest.parse("protocol=https\nhost=h\nwwwauth[]=Bearer realm=\"x\"\n")
+        let unknown = try GitCredentialRequest.parse("protocol=https\nhost=h\nwwwauth[]=Mutual realm=\"x\"\n")
         #expect(unknown.method == .default && unknown.realm == nil)
+        #expect(unknown.spaces == [ProtectionSpace(host: "h", protocol: "https")])
+    }
+
+    /// A Bearer challenge (RFC 6750) selects the token method; every challenge Keyjar can answer
+    /// is a space to look up in turn, strongest first, so that a stored password still answers a
+    /// server that also offers Bearer.
+    @Test func aBearerChallengeSelectsTheTokenMethodAndTheOthersFollow() throws {
+        let request = try GitCredentialRequest.parse(
+            "protocol=https\nhost=h\nwwwauth[]=Basic realm=\"git\"\nwwwauth[]=Bearer realm=\"api\", error=\"invalid_token\"\n"
+        )
+        #expect(request.method == .httpBearer && request.realm == "api")
+        #expect(
+            request.spaces == [
+                ProtectionSpace(host: "h", protocol: "https", realm: "api", authenticationMethod: .httpBearer),
+                ProtectionSpace(host: "h", protocol: "https", realm: "git", authenticationMethod: .httpBasic),
+            ]
+        )
+    }
+
+    /// `authtype=Bearer` with a `credential` is a token (the scheme in any case); another scheme's
+    /// pre-encoded value, or an empty one, is not.
+    @Test func aBearerCredentialIsAToken() throws {
+        #expect(try GitCredentialRequest.parse("authtype=bearer\ncredential=t0k\n").bearerToken == "t0k")
+        #expect(try GitCredentialRequest.parse("authtype=Digest\ncredential=x\n").bearerToken == nil)
+        #expect(try GitCredentialRequest.parse("authtype=Bearer\ncredential=\n").bearerToken == nil)
+        #expect(try GitCredentialRequest.parse("credential=t0k\n").bearerToken == nil)
     }
 
     @Test func notTheProtocolIsAnErrorThatNeverRepeatsAPassword() {

@@ -162,6 +162,8 @@ struct GitCredentialStateTests {
                 authenticationMethod: .httpDigest
             ),
             ProtectionSpace(host: "proxy", port: 3128, protocol: "http", realm: "p", proxyType: .http),
+            ProtectionSpace(host: "api.example", protocol: "https", realm: "api", authenticationMethod: .httpBearer),
+            ProtectionSpace(anySchemeAndPortOf: "netrc.example"), .anyServer,
         ]
         for space in spaces {
             for user in ["alice", "a&b=c%d e\r\nf", "", "ü@x"] {
@@ -189,6 +191,8 @@ struct GitCredentialStateTests {
         "keyjar:1?protocol=https&host=h&port=1&method=default&proxy=none&user=%FF",
         "keyjar:1?protocol=https&host=h&port=1&method=default&proxy=none&user=a b",
         "keyjar:1?protocol=https&host=h&port=1&method=default&proxy=none&user",
+        "keyjar:1?protocol=%2A&host=h&port=443&method=default&proxy=none&user=u",
+        "keyjar:1?protocol=%2A&host=h&port=0&method=httpBasic&proxy=none&user=u",
     ])
     func anotherHelpersOrAMalformedValueIsIgnored(value: String) {
         #expect(GitCredentialState(decoding: value) == nil)

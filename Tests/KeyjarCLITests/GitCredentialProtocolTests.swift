@@ -1,4 +1,5 @@
 import Foundation
+import Keyjar
 import KeyjarAuth
 import KeyjarCore
 import KeyjarTestSupport
@@ -125,5 +126,156 @@ struct GitCredentialProtocolTests {
         )
         let nul = try await keyjar.run(["git-credential", "get"], input: "protocol=https\nhost=\(host)\npassword=s3\0\n\n")
         #expect(nul.status == 2 && nul.error.contains("NUL") && !nul.error.contains("s3"), "\(nul.error)")
+    }
+
+    /// keyjard's records and one credential's refresh token, read with the client library (the
+    /// CLI's listing does not show token metadata), on a thread of their own.
+    static func withClient<T: Sendable>(
+        _ daemon: DaemonProcess,
+        _ body: @escaping @Sendable (KeyjarClient) throws -> T
+    ) async throws -> T {
+        let socket = daemon.socketPath
+        return try await onOwnThread {
+            try body(try KeyjarClient(configuration: .init(socketPath: socket, autoStart: false, keepsReplica: false)))
+        }
+    }
+
+    static func records(_ daemon: DaemonProcess, host: String) async throws -> [CredentialRecord] {
+        try await withClient(daemon) { try $0.credentialRecords().filter { $0.space.host == host } }
+    }
+
+    static func refreshToken(_ daemon: DaemonProcess, _ record: CredentialRecord) async throws -> String? {
+        try await withClient(daemon) { try $0.refreshToken(user: record.user, for: record.space) }
+    }
+
+    static var now: Int64 { Int64(Date().timeIntervalSince1970) }
+
+    /// `password_expiry_utc` is stored as the expiry and `oauth_refresh_token` as a secret, and
+    /// both come back with `get`; git before 2.40 hands back neither with its `store`, which then
+    /// keeps them; a new password replaces them; an expired or ephemeral one is not stored.
+    @Test func expiryAndRefreshTokenAreStoredAndReturned() async throws {
+        let daemon = try await DaemonProcess()
+        let keyjar = KeyjarCLI(daemon: daemon)
+        let host = uniqueHost("git-expiry")
+        let expiry = Self.now + 3600
+        let server = "protocol=https\nhost=\(host)\n"
+        try await keyjar.ok(
+            ["git-credential", "store"],
+            input: "\(server)username=alice\npassword=access-1\npassword_expiry_utc=\(expiry)\n"
+                + "oauth_refresh_token=refresh-1\n\n"
+        )
+        var stored = try #require(try await Self.records(daemon, host: host).first)
+        #expect(stored.expires == Double(expiry) && stored.hasRefreshToken && stored.tokenRefresh == nil)
+        #expect(try await Self.refreshToken(daemon, stored) == "refresh-1")
+        let answer = "username=alice\npassword=access-1\noauth_refresh_token=refresh-1\npassword_expiry_utc=\(expiry)\n"
+        #expect(try await keyjar.ok(["git-credential", "get"], input: "\(server)\n") == answer)
+
+        // git 2.39 confirms the password without the attributes it does not know: kept
+        try await keyjar.ok(["git-credential", "store"], input: "\(server)username=alice\npassword=access-1\n\n")
+        #expect(try await keyjar.ok(["git-credential", "get"], input: "\(server)\n") == answer)
+
+        // Neither an expired nor an ephemeral credential is stored
+        for extra in ["password_expiry_utc=\(Self.now - 10)\n", "capability[]=authtype\nephemeral=1\n"] {
+            try await keyjar.ok(
+                ["git-credential", "store"],
+                input: "\(server)username=alice\npassword=access-2\n\(extra)\n"
+            )
+        }
+        #expect(try await keyjar.ok(["git-credential", "get"], input: "\(server)\n") == answer)
+
+        // A new password from git replaces the token and what came with it
+        try await keyjar.ok(["git-credential", "store"], input: "\(server)username=alice\npassword=typed\n\n")
+        stored = try #require(try await Self.records(daemon, host: host).first)
+        #expect(stored.expires == nil && !stored.hasRefreshToken)
+        #expect(try await keyjar.ok(["git-credential", "get"], input: "\(server)\n") == "username=alice\npassword=typed\n")
+        #expect(try await Self.records(daemon, host: host).count == 1)
+    }
+
+    /// keyjard never offers an expired credential, so `get` never returns one; git's `store` of
+    /// a new password then replaces it.
+    @Test func anExpiredCredentialIsNeverReturned() async throws {
+        let daemon = try await DaemonProcess()
+        let keyjar = KeyjarCLI(daemon: daemon)
+        let host = uniqueHost("git-expired")
+        let space = ProtectionSpace(host: host, protocol: "https")
+        let past = Double(Self.now - 60)
+        try await Self.withClient(daemon) {
+            try $0.setCredential(user: "alice", password: "stale", for: space, expires: past, refreshToken: "r")
+        }
+        let server = "protocol=https\nhost=\(host)\n"
+        #expect(try await keyjar.ok(["git-credential", "get"], input: "\(server)\n").isEmpty)
+        #expect(try await keyjar.ok(["git-credential", "get"], input: "\(server)username=alice\n\n").isEmpty)
+
+        try await keyjar.ok(["git-credential", "store"], input: "\(server)username=alice\npassword=fresh\n\n")
+        #expect(try await keyjar.ok(["git-credential", "get"], input: "\(server)\n") == "username=alice\npassword=fresh\n")
+        let records = try await Self.records(daemon, host: host)
+        #expect(records.count == 1 && records.first?.expires == nil && records.first?.hasRefreshToken == false)
+    }
+
+    /// `authtype=Bearer` with `credential` (git 2.46): stored as a token credential (method
+    /// bearer, user "token" when git names none), answered the same way to a git that announced
+    /// authtype and as user and password to one that did not; it answers a Bearer challenge and
+    /// never a Basic one; `store` with the state changes nothing, `erase` removes exactly it.
+    @Test func aBearerTokenIsStoredAndAnsweredAsGitCanUseIt() async throws {
+        let daemon = try await DaemonProcess()
+        let keyjar = KeyjarCLI(daemon: daemon)
+        let host = uniqueHost("git-bearer")
+        let expiry = Self.now + 600
+        let server = "protocol=https\nhost=\(host)\n"
+        let capable = "capability[]=authtype\ncapability[]=state\n"
+        try await keyjar.ok(
+            ["git-credential", "store"],
+            input: "\(capable)\(server)authtype=Bearer\ncredential=tok-1\npassword_expiry_utc=\(expiry)\n\n"
+        )
+        let records = try await Self.records(daemon, host: host)
+        let token = try #require(records.first)
+        #expect(records.count == 1 && token.user == "token")
+        #expect(token.space == ProtectionSpace(host: host, protocol: "https", authenticationMethod: .httpBearer))
+        #expect(token.expires == Double(expiry))
+        let state = GitCredentialState(space: token.space, user: token.user).encoded
+
+        let answer = "\(capable)authtype=Bearer\ncredential=tok-1\npassword_expiry_utc=\(expiry)\nstate[]=\(state)\n"
+        #expect(try await keyjar.ok(["git-credential", "get"], input: "\(capable)\(server)\n") == answer)
+        #expect(
+            try await keyjar.ok(["git-credential", "get"], input: "\(server)\n")
+                == "username=token\npassword=tok-1\npassword_expiry_utc=\(expiry)\n"
+        )
+        let bearerChallenge = "wwwauth[]=Bearer realm=\"api\", error=\"invalid_token\"\n"
+        #expect(try await keyjar.ok(["git-credential", "get"], input: "\(capable)\(server)\(bearerChallenge)\n") == answer)
+
+        // A password of the same server answers Basic; the token never does
+        try await keyjar.ok(
+            ["credential", "add", "--url", "https://\(host)", "--user", "alice", "--password-stdin"],
+            input: "alice-pw\n"
+        )
+        let basic = "wwwauth[]=Basic realm=\"git\"\n"
+        #expect(
+            try await keyjar.ok(["git-credential", "get"], input: "\(capable)\(server)\(basic)\n")
+                .contains("username=alice\npassword=alice-pw\n")
+        )
+        // …and a server offering both is answered with the stronger that is stored
+        #expect(
+            try await keyjar.ok(["git-credential", "get"], input: "\(capable)\(server)\(basic)\(bearerChallenge)\n")
+                == answer
+        )
+
+        // git hands the token back with the state: the same credential, nothing new stored
+        try await keyjar.ok(
+            ["git-credential", "store"],
+            input: "\(capable)\(server)authtype=Bearer\ncredential=tok-1\nstate[]=\(state)\n\n"
+        )
+        #expect(try await Self.records(daemon, host: host).count == 2)
+
+        // A rejected token other than the stored one erases nothing; the stored one, exactly it
+        try await keyjar.ok(
+            ["git-credential", "erase"],
+            input: "\(capable)\(server)authtype=Bearer\ncredential=tok-0\n\n"
+        )
+        #expect(try await Self.records(daemon, host: host).count == 2)
+        try await keyjar.ok(
+            ["git-credential", "erase"],
+            input: "\(capable)\(server)authtype=Bearer\ncredential=tok-1\nstate[]=\(state)\n\n"
+        )
+        #expect(try await Self.records(daemon, host: host).map(\.user) == ["alice"])
     }
 }
