@@ -449,7 +449,7 @@ _keyjar_credential_add() {
         return
         ;;
     '--method')
-        __keyjar_add_completions -W 'default'$'\n''basic'$'\n''digest'$'\n''ntlm'$'\n''negotiate'$'\n''html-form'$'\n''client-certificate'$'\n''server-trust'
+        __keyjar_add_completions -W 'default'$'\n''basic'$'\n''digest'$'\n''ntlm'$'\n''negotiate'$'\n''bearer'$'\n''html-form'$'\n''client-certificate'$'\n''server-trust'
         return
         ;;
     '--proxy')
@@ -491,7 +491,7 @@ _keyjar_credential_list() {
         return
         ;;
     '--method')
-        __keyjar_add_completions -W 'default'$'\n''basic'$'\n''digest'$'\n''ntlm'$'\n''negotiate'$'\n''html-form'$'\n''client-certificate'$'\n''server-trust'
+        __keyjar_add_completions -W 'default'$'\n''basic'$'\n''digest'$'\n''ntlm'$'\n''negotiate'$'\n''bearer'$'\n''html-form'$'\n''client-certificate'$'\n''server-trust'
         return
         ;;
     '--proxy')
@@ -526,7 +526,7 @@ _keyjar_credential_show() {
         return
         ;;
     '--method')
-        __keyjar_add_completions -W 'default'$'\n''basic'$'\n''digest'$'\n''ntlm'$'\n''negotiate'$'\n''html-form'$'\n''client-certificate'$'\n''server-trust'
+        __keyjar_add_completions -W 'default'$'\n''basic'$'\n''digest'$'\n''ntlm'$'\n''negotiate'$'\n''bearer'$'\n''html-form'$'\n''client-certificate'$'\n''server-trust'
         return
         ;;
     '--proxy')
@@ -561,7 +561,7 @@ _keyjar_credential_remove() {
         return
         ;;
     '--method')
-        __keyjar_add_completions -W 'default'$'\n''basic'$'\n''digest'$'\n''ntlm'$'\n''negotiate'$'\n''html-form'$'\n''client-certificate'$'\n''server-trust'
+        __keyjar_add_completions -W 'default'$'\n''basic'$'\n''digest'$'\n''ntlm'$'\n''negotiate'$'\n''bearer'$'\n''html-form'$'\n''client-certificate'$'\n''server-trust'
         return
         ;;
     '--proxy')
@@ -596,7 +596,7 @@ _keyjar_credential_default() {
         return
         ;;
     '--method')
-        __keyjar_add_completions -W 'default'$'\n''basic'$'\n''digest'$'\n''ntlm'$'\n''negotiate'$'\n''html-form'$'\n''client-certificate'$'\n''server-trust'
+        __keyjar_add_completions -W 'default'$'\n''basic'$'\n''digest'$'\n''ntlm'$'\n''negotiate'$'\n''bearer'$'\n''html-form'$'\n''client-certificate'$'\n''server-trust'
         return
         ;;
     '--proxy')
@@ -947,7 +947,7 @@ _keyjar_git-credential() {
     # Offer positional completions
     case "${positional_number}" in
     1)
-        __keyjar_add_completions -W 'get'$'\n''store'$'\n''erase'
+        __keyjar_add_completions -W 'get'$'\n''store'$'\n''erase'$'\n''capability'
         return
         ;;
     esac

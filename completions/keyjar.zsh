@@ -285,7 +285,7 @@ _keyjar_credential() {
 
 _keyjar_credential_add() {
     local -i ret=1
-    local -ar ___method=('default' 'basic' 'digest' 'ntlm' 'negotiate' 'html-form' 'client-certificate' 'server-trust')
+    local -ar ___method=('default' 'basic' 'digest' 'ntlm' 'negotiate' 'bearer' 'html-form' 'client-certificate' 'server-trust')
     local -ar ___proxy=('http' 'https' 'ftp' 'socks')
     local -ar ___persistence=('permanent')
     local -ar arg_specs=(
@@ -311,7 +311,7 @@ _keyjar_credential_add() {
 
 _keyjar_credential_list() {
     local -i ret=1
-    local -ar ___method=('default' 'basic' 'digest' 'ntlm' 'negotiate' 'html-form' 'client-certificate' 'server-trust')
+    local -ar ___method=('default' 'basic' 'digest' 'ntlm' 'negotiate' 'bearer' 'html-form' 'client-certificate' 'server-trust')
     local -ar ___proxy=('http' 'https' 'ftp' 'socks')
     local -ar arg_specs=(
         '--socket[keyjard'\''s socket (default\: $KEYJAR_SOCKET, else $XDG_RUNTIME_DIR/keyjar/keyjar.sock).]:path:'
@@ -333,7 +333,7 @@ _keyjar_credential_list() {
 
 _keyjar_credential_show() {
     local -i ret=1
-    local -ar ___method=('default' 'basic' 'digest' 'ntlm' 'negotiate' 'html-form' 'client-certificate' 'server-trust')
+    local -ar ___method=('default' 'basic' 'digest' 'ntlm' 'negotiate' 'bearer' 'html-form' 'client-certificate' 'server-trust')
     local -ar ___proxy=('http' 'https' 'ftp' 'socks')
     local -ar arg_specs=(
         '--socket[keyjard'\''s socket (default\: $KEYJAR_SOCKET, else $XDG_RUNTIME_DIR/keyjar/keyjar.sock).]:path:'
@@ -357,7 +357,7 @@ _keyjar_credential_show() {
 
 _keyjar_credential_remove() {
     local -i ret=1
-    local -ar ___method=('default' 'basic' 'digest' 'ntlm' 'negotiate' 'html-form' 'client-certificate' 'server-trust')
+    local -ar ___method=('default' 'basic' 'digest' 'ntlm' 'negotiate' 'bearer' 'html-form' 'client-certificate' 'server-trust')
     local -ar ___proxy=('http' 'https' 'ftp' 'socks')
     local -ar arg_specs=(
         '--socket[keyjard'\''s socket (default\: $KEYJAR_SOCKET, else $XDG_RUNTIME_DIR/keyjar/keyjar.sock).]:path:'
@@ -379,7 +379,7 @@ _keyjar_credential_remove() {
 
 _keyjar_credential_default() {
     local -i ret=1
-    local -ar ___method=('default' 'basic' 'digest' 'ntlm' 'negotiate' 'html-form' 'client-certificate' 'server-trust')
+    local -ar ___method=('default' 'basic' 'digest' 'ntlm' 'negotiate' 'bearer' 'html-form' 'client-certificate' 'server-trust')
     local -ar ___proxy=('http' 'https' 'ftp' 'socks')
     local -ar arg_specs=(
         '--socket[keyjard'\''s socket (default\: $KEYJAR_SOCKET, else $XDG_RUNTIME_DIR/keyjar/keyjar.sock).]:path:'
@@ -691,7 +691,7 @@ _keyjar_cache_clear() {
 
 _keyjar_git-credential() {
     local -i ret=1
-    local -ar _operation=('get' 'store' 'erase')
+    local -ar _operation=('get' 'store' 'erase' 'capability')
     local -ar arg_specs=(
         '--socket[keyjard'\''s socket (default\: $KEYJAR_SOCKET, else $XDG_RUNTIME_DIR/keyjar/keyjar.sock).]:path:'
         '--no-start[Fail (exit status 3) instead of starting keyjard when none is serving.]'

@@ -97,12 +97,14 @@ public struct GitCredentialResponse: Sendable, Hashable, CustomStringConvertible
         for (key, value) in announced + fields {
             if value.utf8.contains(where: { $0 == 0x0A || $0 == 0x0D || $0 == 0 }) {
                 throw EncodingError(
-                    description: "the \(key) value holds a line break or NUL, which git's credential protocol cannot carry."
+                    description:
+                        "the \(key) value holds a line break or NUL, which git's credential protocol cannot carry."
                 )
             }
             if key.utf8.count + 1 + value.utf8.count + 1 > Self.maximumLineLength {
                 throw EncodingError(
-                    description: "the \(key) value is longer than git's credential protocol allows (\(Self.maximumLineLength) bytes a line)."
+                    description:
+                        "the \(key) value is longer than git's credential protocol allows (\(Self.maximumLineLength) bytes a line)."
                 )
             }
             text += "\(key)=\(value)\n"

@@ -43,7 +43,8 @@ public struct GitCredentialState: Sendable, Hashable {
     public init?(decoding value: String) {
         guard value.hasPrefix(Self.versionedPrefix) else { return nil }
         var fields: [String: String] = [:]
-        for pair in value.dropFirst(Self.versionedPrefix.count).split(separator: "&", omittingEmptySubsequences: false) {
+        for pair in value.dropFirst(Self.versionedPrefix.count).split(separator: "&", omittingEmptySubsequences: false)
+        {
             guard let equals = pair.firstIndex(of: "="),
                 let decoded = Self.percentDecoded(pair[pair.index(after: equals)...]),
                 fields.updateValue(decoded, forKey: String(pair[..<equals])) == nil

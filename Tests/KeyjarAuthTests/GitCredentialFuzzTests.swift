@@ -36,7 +36,11 @@ struct GitCredentialFuzzTests {
         var parsed = 0
         var written = 0
         for _ in 0..<3_000 {
-            let input = Mutation.mutate(Self.seeds.randomElement(using: &random) ?? "", alphabet: Self.alphabet, using: &random)
+            let input = Mutation.mutate(
+                Self.seeds.randomElement(using: &random) ?? "",
+                alphabet: Self.alphabet,
+                using: &random
+            )
             let request: GitCredentialRequest
             do {
                 request = try GitCredentialRequest.parse(input)
@@ -64,7 +68,8 @@ struct GitCredentialFuzzTests {
             do {
                 text = try response.encoded()
             } catch {
-                let values = [request.username, request.password, request.oauthRefreshToken, request.authType]
+                let values =
+                    [request.username, request.password, request.oauthRefreshToken, request.authType]
                     .compactMap { $0 } + request.state + [request.credential].compactMap { $0 }
                 #expect(values.contains { $0.contains("\r") }, "refused without a carriage return: \(error)")
                 continue

@@ -89,7 +89,9 @@ struct GitCredentialRequestTests {
     /// a vertical tab, a form feed or U+2028 in a password is part of it.
     @Test func onlyALineFeedEndsALine() throws {
         let password = "a\u{0B}b\u{0C}c\u{85}d\u{2028}e\rf"
-        let request = try GitCredentialRequest.parse("protocol=https\r\nhost=h\npassword=\(password)\r\n\r\nusername=late\n")
+        let request = try GitCredentialRequest.parse(
+            "protocol=https\r\nhost=h\npassword=\(password)\r\n\r\nusername=late\n"
+        )
         #expect(request.password == password)
         #expect(request.host == "h" && request.username == nil)
         #expect(try GitCredentialRequest.parse("password=x\r\r\n").password == "x\r")

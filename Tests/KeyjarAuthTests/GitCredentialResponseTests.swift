@@ -82,7 +82,10 @@ struct GitCredentialResponseTests {
     /// booleans are not written.
     @Test func nothingToAnswerIsEmpty() throws {
         #expect(try Self.answer([.authtype, .state]) { _ in }.isEmpty)
-        #expect(try Self.answer([.authtype, .state]) { $0.username = "u" } == "capability[]=authtype\ncapability[]=state\nusername=u\n")
+        #expect(
+            try Self.answer([.authtype, .state]) { $0.username = "u" }
+                == "capability[]=authtype\ncapability[]=state\nusername=u\n"
+        )
     }
 
     @Test func aCredentialWithoutAnAuthtypeIsAnError() throws {
@@ -98,7 +101,10 @@ struct GitCredentialResponseTests {
     func aValueWithALineBreakOrNULIsRefusedWithoutRepeatingIt(secret: String) {
         let fields: [(inout GitCredentialResponse) -> Void] = [
             { $0.username = secret }, { $0.password = secret }, { $0.oauthRefreshToken = secret },
-            { $0.authType = "Bearer"; $0.credential = secret }, { $0.authType = secret }, { $0.state = ["ok", secret] },
+            {
+                $0.authType = "Bearer"
+                $0.credential = secret
+            }, { $0.authType = secret }, { $0.state = ["ok", secret] },
         ]
         for fill in fields {
             do {
@@ -181,7 +187,8 @@ struct GitCredentialStateTests {
     }
 
     @Test(arguments: [
-        "", "keyjar:", "keyjar:2?protocol=https", "other:1?protocol=https&host=h&port=1&method=default&proxy=none&user=u",
+        "", "keyjar:", "keyjar:2?protocol=https",
+        "other:1?protocol=https&host=h&port=1&method=default&proxy=none&user=u",
         "keyjar:1?protocol=https&host=h&port=1&method=default&proxy=none",
         "keyjar:1?protocol=https&host=h&port=0&method=default&proxy=none&user=u",
         "keyjar:1?protocol=https&host=h&port=1&method=magic&proxy=none&user=u",

@@ -1,6 +1,5 @@
 import Foundation
 import Keyjar
-import KeyjarAuth
 import KeyjarCore
 import KeyjarTestSupport
 import Testing
@@ -26,6 +25,12 @@ struct GitCredentialProtocolTests {
         let object = try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any]
         guard object?["realm"] as? String == realm else { return nil }
         return object?["password"] as? String
+    }
+
+    /// Keyjar's `state[]` value for an https space (values already percent-encoded).
+    static func state(host: String, port: Int, realm: String? = nil, method: String, user: String) -> String {
+        "keyjar:1?protocol=https&host=\(host)&port=\(port)" + (realm.map { "&realm=\($0)" } ?? "")
+            + "&method=\(method)&proxy=none&user=\(user)"
     }
 
     @Test func theCapabilityQueryIsAnsweredInGitsFormat() async throws {
@@ -62,14 +67,9 @@ struct GitCredentialProtocolTests {
             ["git-credential", "get"],
             input: "capability[]=state\nprotocol=https\nhost=\(host)\n\(challenge)\n"
         )
-        let expectedState = GitCredentialState(
-            space: ProtectionSpace(host: host, protocol: "https", realm: "Git Area", authenticationMethod: .httpBasic),
-            user: "alice"
-        )
-        #expect(
-            answer == "capability[]=state\nusername=alice\npassword=realm-pw\nstate[]=\(expectedState.encoded)\n"
-        )
-        #expect(expectedState.encoded.contains("realm=Git%20Area") && !answer.contains("server-wide"))
+        // Written out here rather than by KeyjarAuth's encoder, to pin the format git stores.
+        let expectedState = Self.state(host: host, port: 443, realm: "Git%20Area", method: "httpBasic", user: "alice")
+        #expect(answer == "capability[]=state\nusername=alice\npassword=realm-pw\nstate[]=\(expectedState)\n")
 
         // Without the capability: neither the announcement nor the state
         #expect(
@@ -79,25 +79,29 @@ struct GitCredentialProtocolTests {
 
         // git's store carries no challenge (git drops it once it has an answer): the state alone
         // says the realm's credential answered, and it is the one updated.
-        let state = "state[]=other-helper:x\nstate[]=\(expectedState.encoded)\n"
+        let state = "state[]=other-helper:x\nstate[]=\(expectedState)\n"
         try await keyjar.ok(
             ["git-credential", "store"],
             input: "capability[]=state\nprotocol=https\nhost=\(host)\nusername=alice\npassword=rotated\n\(state)\n"
         )
-        #expect(try await Self.storedPassword(keyjar, url, user: "alice", realm: "Git Area", method: "basic") == "rotated")
+        #expect(
+            try await Self.storedPassword(keyjar, url, user: "alice", realm: "Git Area", method: "basic") == "rotated"
+        )
         #expect(try await Self.storedPassword(keyjar, url, user: "alice") == "server-wide")
 
         // A state that names another user than git's, or another server, is not trusted
-        let bobState = GitCredentialState(space: expectedState.space, user: "bob").encoded
-        let elsewhere = GitCredentialState(space: ProtectionSpace(host: "elsewhere.example", protocol: "https"), user: "alice")
-        for foreign in [bobState, elsewhere.encoded] {
+        let bobState = Self.state(host: host, port: 443, realm: "Git%20Area", method: "httpBasic", user: "bob")
+        let elsewhere = Self.state(host: "elsewhere.example", port: 443, method: "default", user: "alice")
+        for foreign in [bobState, elsewhere] {
             try await keyjar.ok(
                 ["git-credential", "store"],
                 input: "protocol=https\nhost=\(host)\nusername=alice\npassword=plain-store\nstate[]=\(foreign)\n\n"
             )
         }
         #expect(try await Self.storedPassword(keyjar, url, user: "alice") == "plain-store")
-        #expect(try await Self.storedPassword(keyjar, url, user: "alice", realm: "Git Area", method: "basic") == "rotated")
+        #expect(
+            try await Self.storedPassword(keyjar, url, user: "alice", realm: "Git Area", method: "basic") == "rotated"
+        )
         #expect(try await keyjar("credential", "list").lines.count == 2)
 
         // erase with the state removes exactly the credential that failed
@@ -124,7 +128,10 @@ struct GitCredentialProtocolTests {
             try await keyjar.ok(["git-credential", "get"], input: "\(extra)protocol=https\nhost=\(host)\n\n")
                 == "username=u\npassword=p\u{2028}q\n"
         )
-        let nul = try await keyjar.run(["git-credential", "get"], input: "protocol=https\nhost=\(host)\npassword=s3\0\n\n")
+        let nul = try await keyjar.run(
+            ["git-credential", "get"],
+            input: "protocol=https\nhost=\(host)\npassword=s3\0\n\n"
+        )
         #expect(nul.status == 2 && nul.error.contains("NUL") && !nul.error.contains("s3"), "\(nul.error)")
     }
 
@@ -187,7 +194,9 @@ struct GitCredentialProtocolTests {
         try await keyjar.ok(["git-credential", "store"], input: "\(server)username=alice\npassword=typed\n\n")
         stored = try #require(try await Self.records(daemon, host: host).first)
         #expect(stored.expires == nil && !stored.hasRefreshToken)
-        #expect(try await keyjar.ok(["git-credential", "get"], input: "\(server)\n") == "username=alice\npassword=typed\n")
+        #expect(
+            try await keyjar.ok(["git-credential", "get"], input: "\(server)\n") == "username=alice\npassword=typed\n"
+        )
         #expect(try await Self.records(daemon, host: host).count == 1)
     }
 
@@ -207,7 +216,9 @@ struct GitCredentialProtocolTests {
         #expect(try await keyjar.ok(["git-credential", "get"], input: "\(server)username=alice\n\n").isEmpty)
 
         try await keyjar.ok(["git-credential", "store"], input: "\(server)username=alice\npassword=fresh\n\n")
-        #expect(try await keyjar.ok(["git-credential", "get"], input: "\(server)\n") == "username=alice\npassword=fresh\n")
+        #expect(
+            try await keyjar.ok(["git-credential", "get"], input: "\(server)\n") == "username=alice\npassword=fresh\n"
+        )
         let records = try await Self.records(daemon, host: host)
         #expect(records.count == 1 && records.first?.expires == nil && records.first?.hasRefreshToken == false)
     }
@@ -232,7 +243,7 @@ struct GitCredentialProtocolTests {
         #expect(records.count == 1 && token.user == "token")
         #expect(token.space == ProtectionSpace(host: host, protocol: "https", authenticationMethod: .httpBearer))
         #expect(token.expires == Double(expiry))
-        let state = GitCredentialState(space: token.space, user: token.user).encoded
+        let state = Self.state(host: host, port: 443, method: "httpBearer", user: "token")
 
         let answer = "\(capable)authtype=Bearer\ncredential=tok-1\npassword_expiry_utc=\(expiry)\nstate[]=\(state)\n"
         #expect(try await keyjar.ok(["git-credential", "get"], input: "\(capable)\(server)\n") == answer)
@@ -241,7 +252,9 @@ struct GitCredentialProtocolTests {
                 == "username=token\npassword=tok-1\npassword_expiry_utc=\(expiry)\n"
         )
         let bearerChallenge = "wwwauth[]=Bearer realm=\"api\", error=\"invalid_token\"\n"
-        #expect(try await keyjar.ok(["git-credential", "get"], input: "\(capable)\(server)\(bearerChallenge)\n") == answer)
+        #expect(
+            try await keyjar.ok(["git-credential", "get"], input: "\(capable)\(server)\(bearerChallenge)\n") == answer
+        )
 
         // A password of the same server answers Basic; the token never does
         try await keyjar.ok(

@@ -281,14 +281,22 @@ struct GitCredentialTests {
         let client: @Sendable () throws -> KeyjarClient = {
             try KeyjarClient(configuration: .init(socketPath: socket, autoStart: false, keepsReplica: false))
         }
-        let tokenSpace = ProtectionSpace(host: "127.0.0.1", port: server.port, protocol: "http", authenticationMethod: .httpBearer)
+        let tokenSpace = ProtectionSpace(
+            host: "127.0.0.1",
+            port: server.port,
+            protocol: "http",
+            authenticationMethod: .httpBearer
+        )
 
         // clone, commit, push: every request answered with the token
         let clone = daemon.directory.path("clone")
         let cloned = try await Self.git(helper + ["clone", "-q", remote, clone], environment)
         #expect(cloned.status == 0, "\(cloned.error)")
         let commit = try await Self.git(
-            ["-C", clone, "-c", "user.name=T", "-c", "user.email=t@example", "commit", "-q", "--allow-empty", "-m", "second"],
+            [
+                "-C", clone, "-c", "user.name=T", "-c", "user.email=t@example", "commit", "-q", "--allow-empty", "-m",
+                "second",
+            ],
             environment
         )
         try #require(commit.status == 0, "\(commit.error)")
@@ -303,7 +311,9 @@ struct GitCredentialTests {
 
         // Expired: not offered, so git fails (it may not prompt); the record stays
         let past = Date().timeIntervalSince1970 - 60
-        try await onOwnThread { try client().setCredential(user: "token", password: token, for: tokenSpace, expires: past) }
+        try await onOwnThread {
+            try client().setCredential(user: "token", password: token, for: tokenSpace, expires: past)
+        }
         let expired = try await Self.git(helper + ["-C", clone, "fetch", "-q"], environment)
         #expect(expired.status != 0)
         #expect(try await onOwnThread { try client().credentialRecords().count } == 1)

@@ -32,7 +32,7 @@ struct GitCredentialCommand: ParsableCommand {
             2.40 drops the expiry and refresh token) is kept. A server's first credential becomes \
             its default. `erase` removes the matching credential (only when its secret is the one \
             git rejected, when git names it), and refuses a request that names no host. With \
-            capability[]=state, `get` adds state[]=keyjar:… naming the credential (never its \
+            capability[]=state, `get` adds state[]=keyjar:1?... naming the credential (never its \
             secret), so that the `store` or `erase` that follows acts on exactly it. \
             `capability` prints the capabilities (authtype, state); other operations are \
             ignored, as git asks of helpers.
@@ -198,7 +198,8 @@ struct GitCredentialCommand: ParsableCommand {
             // expiry and refresh token it was given: what git leaves out is kept, not erased,
             // and a confirmation that brings nothing new changes nothing.
             let storedRefreshToken = existing.hasRefreshToken ? try client.refreshToken(user: user, for: space) : nil
-            if (expires == nil || expires == existing.expires), refreshToken == nil || refreshToken == storedRefreshToken {
+            if expires == nil || expires == existing.expires, refreshToken == nil || refreshToken == storedRefreshToken
+            {
                 return
             }
             expires = expires ?? existing.expires
