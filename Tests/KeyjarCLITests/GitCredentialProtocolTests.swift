@@ -158,7 +158,7 @@ struct GitCredentialProtocolTests {
     static var now: Int64 { Int64(Date().timeIntervalSince1970) }
 
     /// `password_expiry_utc` is stored as the expiry and `oauth_refresh_token` as a secret, and
-    /// both come back with `get`; git before 2.40 hands back neither with its `store`, which then
+    /// both come back with `get`; git before 2.40 hands back neither (2.39 here) with its `store`, which then
     /// keeps them; a new password replaces them; an expired or ephemeral one is not stored.
     @Test func expiryAndRefreshTokenAreStoredAndReturned() async throws {
         let daemon = try await DaemonProcess()
@@ -245,7 +245,8 @@ struct GitCredentialProtocolTests {
         #expect(token.expires == Double(expiry))
         let state = Self.state(host: host, port: 443, method: "httpBearer", user: "token")
 
-        let answer = "\(capable)authtype=Bearer\ncredential=tok-1\npassword_expiry_utc=\(expiry)\nstate[]=\(state)\n"
+        let answer =
+            "\(capable)authtype=Bearer\ncredential=tok-1\nusername=token\npassword_expiry_utc=\(expiry)\nstate[]=\(state)\n"
         #expect(try await keyjar.ok(["git-credential", "get"], input: "\(capable)\(server)\n") == answer)
         #expect(
             try await keyjar.ok(["git-credential", "get"], input: "\(server)\n")

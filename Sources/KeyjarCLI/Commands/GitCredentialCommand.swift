@@ -29,8 +29,8 @@ struct GitCredentialCommand: ParsableCommand {
             stored), oauth_refresh_token is kept beside it, authtype=Bearer with credential= is \
             stored as a bearer token (user "token" unless git names one), and ephemeral=1 is not \
             stored. What git leaves out when it confirms the password Keyjar gave (git before \
-            2.40 drops the expiry and refresh token) is kept. A server's first credential becomes \
-            its default. `erase` removes the matching credential (only when its secret is the one \
+            2.40 drops the expiry, before 2.41 the refresh token) is kept. A server's first \
+            credential becomes its default. `erase` removes the matching credential (only when its secret is the one \
             git rejected, when git names it), and refuses a request that names no host. With \
             capability[]=state, `get` adds state[]=keyjar:1?... naming the credential (never its \
             secret), so that the `store` or `erase` that follows acts on exactly it. \
@@ -119,22 +119,24 @@ struct GitCredentialCommand: ParsableCommand {
         let client = try global.connect(defaultTimeout: Self.timeout)
         // The strongest challenge first; with several users and no default, no answer: git
         // then asks its user. keyjard never offers an expired credential.
-        var answer: CredentialRecord?
+        var found: CredentialRecord?
         for space in request.spaces {
-            answer = try client.credentialCandidates(for: space).answer(forUser: Self.user(request))
-            if answer != nil { break }
+            found = try client.credentialCandidates(for: space).answer(forUser: Self.user(request))
+            if found != nil { break }
         }
-        guard let record = answer, let secret = try client.password(user: record.user, for: record.space) else {
+        guard let record = found, let secret = try client.password(user: record.user, for: record.space) else {
             return
         }
         var response = GitCredentialResponse(answering: request)
+        // The user always: git ignores it beside a credential= but hands it back with its
+        // store or erase, which then know whose token it is even without the state capability.
+        response.username = record.user
         if record.space.authenticationMethod == .httpBearer, request.capabilities.contains(.authtype) {
             // git sends "Authorization: Bearer <token>" itself. Older git gets the token as a
             // password, which hosts that take tokens over Basic accept.
             response.authType = AuthenticationScheme.bearer.rawValue
             response.credential = secret
         } else {
-            response.username = record.user
             response.password = secret
         }
         // git drops a password whose expiry has passed; a fraction of a second is dropped
@@ -195,8 +197,8 @@ struct GitCredentialCommand: ParsableCommand {
             try client.password(user: user, for: space) == secret
         {
             // git confirms what Keyjar answered with. git before 2.40 does not hand back the
-            // expiry and refresh token it was given: what git leaves out is kept, not erased,
-            // and a confirmation that brings nothing new changes nothing.
+            // expiry it was given, before 2.41 the refresh token: what git leaves out is kept,
+            // not erased, and a confirmation that brings nothing new changes nothing.
             let storedRefreshToken = existing.hasRefreshToken ? try client.refreshToken(user: user, for: space) : nil
             if expires == nil || expires == existing.expires, refreshToken == nil || refreshToken == storedRefreshToken
             {
