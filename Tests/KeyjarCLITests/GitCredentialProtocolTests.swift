@@ -114,8 +114,9 @@ struct GitCredentialProtocolTests {
         #expect(try await keyjar("credential", "list").lines.count == 1)
     }
 
-    /// Keys and capabilities git may add later are ignored; a NUL byte is not git's protocol.
-    @Test func unknownKeysAreIgnoredAndANULIsAUsageError() async throws {
+    /// Keys and capabilities git may add later are ignored; a NUL byte is not git's protocol; a
+    /// value with a line break is never written to git.
+    @Test func unknownKeysAreIgnoredAndNoLineBreakOrNULPasses() async throws {
         let daemon = try await DaemonProcess()
         let keyjar = KeyjarCLI(daemon: daemon)
         let host = uniqueHost("git-unknown")
@@ -133,6 +134,17 @@ struct GitCredentialProtocolTests {
             input: "protocol=https\nhost=\(host)\npassword=s3\0\n\n"
         )
         #expect(nul.status == 2 && nul.error.contains("NUL") && !nul.error.contains("s3"), "\(nul.error)")
+
+        // A stored password git could not carry back (a carriage return) fails the answer,
+        // naming the field and never the password; nothing reaches git cut or split.
+        let other = uniqueHost("git-cr")
+        try await keyjar.ok(
+            ["git-credential", "store"],
+            input: "protocol=https\nhost=\(other)\nusername=u\npassword=sec\rret\n\n"
+        )
+        let refused = try await keyjar.run(["git-credential", "get"], input: "protocol=https\nhost=\(other)\n\n")
+        #expect(refused.status == 1 && refused.output.isEmpty, "\(refused.output.debugDescription)")
+        #expect(refused.error.contains("password") && !refused.error.contains("sec"), "\(refused.error)")
     }
 
     /// keyjard's records and one credential's refresh token, read with the client library (the
