@@ -429,9 +429,9 @@ _keyjar_credential() {
 
 _keyjar_credential_add() {
     repeating_flags=()
-    non_repeating_flags=(--no-start --password-stdin --default --version -h --help)
+    non_repeating_flags=(--no-start --password-stdin --token-stdin --refresh-token-stdin --default --version -h --help)
     repeating_options=()
-    non_repeating_options=(--socket --timeout --url --realm --method --proxy --user --persistence --identity)
+    non_repeating_options=(--socket --timeout --url --realm --method --proxy --user --token-endpoint --client-id --expires --expires-in --persistence --identity)
     __keyjar_offer_flags_options 0
 
     # Offer option value completions
@@ -457,6 +457,18 @@ _keyjar_credential_add() {
         return
         ;;
     '--user')
+        return
+        ;;
+    '--token-endpoint')
+        return
+        ;;
+    '--client-id')
+        return
+        ;;
+    '--expires')
+        return
+        ;;
+    '--expires-in')
         return
         ;;
     '--persistence')

@@ -263,7 +263,7 @@ _keyjar_credential() {
     command)
         local -ar subcommands=(
             'add:Store a credential (replacing the user'\''s password if it is already stored).'
-            'list:List stored credentials (never their passwords).'
+            'list:List stored credentials (never their passwords or tokens).'
             'show:Show one credential; its password only with --reveal.'
             'remove:Remove a credential (its password leaves the Secret Service too).'
             'default:Make a stored credential its space'\''s default (the one answered first).'
@@ -298,6 +298,12 @@ _keyjar_credential_add() {
         '--proxy[A proxy'\''s space, of this proxy type.]:type:{__keyjar_complete "${___proxy[@]}"}'
         '--user[The user name (default\: the user in --url).]:name:'
         '--password-stdin[Read the password from standard input (one trailing newline is dropped).]'
+        '--token-stdin[Store a bearer token read from standard input'\''s first line (method bearer).]'
+        '--refresh-token-stdin[With --token-stdin\: standard input'\''s second line is the OAuth refresh token.]'
+        '--token-endpoint[The OAuth token endpoint the refresh token is redeemed at (https; http only to this machine).]:url:'
+        '--client-id[The OAuth client id sent with a refresh.]:id:'
+        '--expires[When the credential expires\: an ISO 8601 time (2026-12-31T23\:59\:59Z) or date (UTC midnight).]:time:'
+        '--expires-in[Seconds from now until the credential expires.]:seconds:'
         '--persistence[How long the credential is kept\: permanent (the only choice here, see above).]:persistence:{__keyjar_complete "${___persistence[@]}"}'
         '--default[Make it the space'\''s default credential.]'
         '--identity[A client certificate and its key\: a PEM file, or a PKCS#12 bundle (its passphrase read like a password); implies --method client-certificate.]:file:'

@@ -63,7 +63,9 @@ extension KeyjarClient {
         let index = records.firstIndex { $0.space == change.space && $0.user == change.user }
         switch change.kind {
         case .added, .updated:
-            if index == nil {
+            if let record = change.record {
+                if let index { records[index] = record } else { records.append(record) }
+            } else if index == nil {
                 records.append(
                     CredentialRecord(
                         space: change.space,

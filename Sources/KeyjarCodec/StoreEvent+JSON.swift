@@ -75,6 +75,10 @@ extension JSONWriter {
         write(change.space)
         raw(#","user":"#)
         write(string: change.user)
+        if let record = change.record {
+            raw(#","record":"#)
+            write(record)
+        }
         raw("}")
     }
 
@@ -121,7 +125,8 @@ extension CredentialChange {
         self.init(
             kind: try json.rawValue("kind"),
             space: try json.required("space", ProtectionSpace.init(json:)),
-            user: try json.string("user")
+            user: try json.string("user"),
+            record: try json.optional("record", CredentialRecord.init(json:))
         )
     }
 }

@@ -32,11 +32,16 @@ public struct CredentialChange: Sendable, Hashable {
     public var kind: Kind
     public var space: ProtectionSpace
     public var user: String
+    /// For `added` and `updated`: the credential's metadata as it now is (never a secret), so
+    /// that a replica's copy has its expiry, refresh token and revocation too. Absent from
+    /// events keyjard wrote before tokens (protocol version 4).
+    public var record: CredentialRecord?
 
-    public init(kind: Kind, space: ProtectionSpace, user: String) {
+    public init(kind: Kind, space: ProtectionSpace, user: String, record: CredentialRecord? = nil) {
         self.kind = kind
         self.space = space
         self.user = user
+        self.record = record
     }
 }
 

@@ -31,8 +31,16 @@ struct AuthenticationState {
         var credential: URLCredential
         var source: Source
         var scheme: AuthenticationScheme
-        /// The Basic header, kept to send pre-emptively once it worked.
+        /// The Basic or Bearer header, kept to send pre-emptively once it worked.
         var basicHeader: String?
+    }
+
+    /// A refresh of a stored token in flight (off the connection's work): where to retry
+    /// with the token it brings.
+    struct PendingRefresh {
+        var space: ProtectionSpace
+        var user: String
+        var context: HTTPChallengeContext
     }
 
     /// Header lines to send on the next attempt (Authorization / Proxy-Authorization).
@@ -46,6 +54,10 @@ struct AuthenticationState {
     var triedURLCredential: Set<ProtectionSpace> = []
     var triedStoredCredential: Set<ProtectionSpace> = []
     var digestSessions: [ProtectionSpace: DigestSession] = [:]
+    /// Spaces whose stored token this load refreshed (or saw refreshed): once per load, so a
+    /// server that refuses every token cannot make it refresh in a loop.
+    var refreshedTokens: Set<ProtectionSpace> = []
+    var pendingRefresh: PendingRefresh?
 
     /// A redirect is a new request: computed headers do not follow it (the next hop gets
     /// pre-emptive Basic if its space is known).
@@ -57,9 +69,9 @@ struct AuthenticationState {
 }
 
 extension LoaderConnection {
-    /// The schemes Keyjar answers itself (Basic, Digest) plus those this libcurl can do.
+    /// The schemes Keyjar answers itself (Basic, Digest, Bearer) plus those this libcurl can do.
     static let supportedSchemes: Set<AuthenticationScheme> = {
-        var schemes: Set<AuthenticationScheme> = [.basic, .digest]
+        var schemes: Set<AuthenticationScheme> = [.basic, .digest, .bearer]
         if let info = keyjar_version_info()?.pointee {
             if info.features & CURL_VERSION_NTLM != 0 { schemes.insert(.ntlm) }
             if info.features & CURL_VERSION_SPNEGO != 0 { schemes.insert(.negotiate) }
@@ -76,9 +88,10 @@ extension LoaderConnection {
     }
 
     /// Adds what authentication this attempt sends: answers computed from the last
-    /// challenge, or Basic sent pre-emptively to a space that accepted it before. The
-    /// pre-emptive credential is a kept one, so a load that may not use the credential storage
-    /// (`connectionShouldUseCredentialStorage` answered false) does not send it.
+    /// challenge, or Basic or a Bearer token sent pre-emptively to a space that accepted it
+    /// before. The pre-emptive credential is a kept one, so a load that may not use the
+    /// credential storage (`connectionShouldUseCredentialStorage` answered false) does not
+    /// send it.
     func prepareAuthentication(_ request: inout TransferRequest, requestSetsAuthorization: Bool) {
         for (name, value) in authentication.headers {
             request.headerLines.removeAll { $0.lowercased().hasPrefix(name.lowercased() + ":") }
@@ -96,7 +109,7 @@ extension LoaderConnection {
             space: known.space,
             credential: known.credential,
             source: .preemptive,
-            scheme: .basic,
+            scheme: known.scheme,
             basicHeader: known.header
         )
     }
@@ -105,7 +118,9 @@ extension LoaderConnection {
     func answerChallenge(_ head: ResponseHead, response: HTTPURLResponse, body: Data) {
         let target: AuthorizationTarget = head.statusCode == 407 ? .proxy : .server
         let parsed = ChallengeParser.parse(head.values(of: target.challengeHeaderName))
-        let candidates = ChallengeSelector.candidates(in: parsed.challenges, supported: Self.supportedSchemes)
+        // A proxy is answered by libcurl, which has no tokens to give it.
+        let supported = target == .proxy ? Self.supportedSchemes.subtracting([.bearer]) : Self.supportedSchemes
+        let candidates = ChallengeSelector.candidates(in: parsed.challenges, supported: supported)
         guard !candidates.isEmpty else { return deliverFinal(response, body: body) }
         let context = HTTPChallengeContext(
             head: head,
@@ -158,11 +173,23 @@ extension LoaderConnection {
                 loader.memory.withLock { $0.forgetPreemptive(space: previous.space) }
             }
             authentication.inUse[context.target] = nil
+            // A stored token the server refused (RFC 6750 §3.1 invalid_token, or no reason):
+            // a refreshed one may do, once. insufficient_scope and invalid_request come with
+            // 403 and 400, never here; a 401 that says either is final all the same.
+            if previous.scheme == .bearer, context.selected.scheme == .bearer,
+                previous.source == .storage || previous.source == .preemptive,
+                BearerChallenge(context.selected.challenge)?.isFinal != true,
+                !authentication.refreshedTokens.contains(space),
+                let record = refreshableToken(for: space, user: previous.credential.user)
+            {
+                return startTokenRefresh(record, rejected: previous.credential.password, space: space, context: context)
+            }
         }
         let failures = authentication.failures[space, default: 0]
 
-        // 1. A user and password in the URL, once.
-        if context.target == .server, let url = currentRequest.url, let user = url.user(percentEncoded: false),
+        // 1. A user and password in the URL, once (a password is not a token).
+        if context.target == .server, context.selected.scheme != .bearer, let url = currentRequest.url,
+            let user = url.user(percentEncoded: false),
             let password = url.password(percentEncoded: false), !authentication.triedURLCredential.contains(space)
         {
             authentication.triedURLCredential.insert(space)
@@ -177,6 +204,14 @@ extension LoaderConnection {
         if !authentication.triedStoredCredential.contains(space), let stored = storedCredential(for: space) {
             authentication.triedStoredCredential.insert(space)
             return use(stored, source: .storage, space: space, context: context)
+        }
+        // 2b. No token offered (the stored one expired, as far as this process knows) but one
+        // Keyjar can refresh: keyjard refreshes it, or awaits another process's refresh, or
+        // answers it as it is when it is good after all; once.
+        if context.selected.scheme == .bearer, !authentication.refreshedTokens.contains(space),
+            let record = refreshableToken(for: space, user: nil)
+        {
+            return startTokenRefresh(record, rejected: nil, space: space, context: context)
         }
         // 3. The delegate, proposed the credential that just failed, else the storage's best.
         let proposed = authentication.lastFailed[space] ?? proposedStoredCredential(for: space)
@@ -246,7 +281,7 @@ extension LoaderConnection {
     }
 
     /// Retries with `credential` answering the selected challenge.
-    private func use(
+    func use(
         _ credential: URLCredential,
         source: AuthenticationState.Source,
         space: ProtectionSpace,
@@ -286,7 +321,10 @@ extension LoaderConnection {
                 authentication.digestSessions[space] = session
                 authentication.headers[target.headerName] = authorization.headerValue
             case (.bearer, .server):
-                authentication.headers[target.headerName] = try BearerAuthorization(token: password).headerValue
+                // RFC 6750 §2.1; the password of a token credential is the token.
+                let header = try BearerAuthorization(token: password).headerValue
+                authentication.headers[target.headerName] = header
+                basicHeader = header
             case (.ntlm, .server), (.negotiate, .server):
                 authentication.curlServerAuthentication = (Self.curlScheme(selected.scheme), user, password)
             case (_, .proxy):
@@ -327,7 +365,13 @@ extension LoaderConnection {
             }
             if stored, let header = inUse.basicHeader, let url = currentRequest.url {
                 loader.memory.withLock {
-                    $0.rememberPreemptive(url: url, space: inUse.space, header: header, credential: inUse.credential)
+                    $0.rememberPreemptive(
+                        url: url,
+                        space: inUse.space,
+                        scheme: inUse.scheme,
+                        header: header,
+                        credential: inUse.credential
+                    )
                 }
             }
         }
@@ -364,6 +408,7 @@ extension LoaderConnection {
         case .digest: return keyjar_auth_digest()
         case .ntlm: return keyjar_auth_ntlm()
         case .negotiate: return keyjar_auth_negotiate()
+        // Never handed to libcurl: Keyjar sends the header itself, and not to proxies.
         case .bearer: return keyjar_auth_bearer()
         }
     }

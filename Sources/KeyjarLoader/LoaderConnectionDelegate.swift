@@ -1,5 +1,6 @@
 public import Foundation
 public import FoundationNetworking
+import Keyjar
 
 /// What a ``LoaderConnection`` tells its delegate: NSURLConnection's data-delegate contract.
 ///
@@ -174,8 +175,12 @@ extension LoaderConnectionLegacyAuthenticationDelegate {
 }
 
 /// Apple's authentication-method names that Foundation on Linux marks unavailable (they need
-/// the Darwin Security framework there); the loader uses them for its own challenges.
+/// the Darwin Security framework there), and Keyjar's own for bearer tokens; the loader uses
+/// them for its own challenges.
 public enum LoaderAuthenticationMethod {
     public static let serverTrust = "NSURLAuthenticationMethodServerTrust"
     public static let clientCertificate = "NSURLAuthenticationMethodClientCertificate"
+    /// A `WWW-Authenticate: Bearer` challenge (RFC 6750): answer it with a credential whose
+    /// password is the token (`NSURLAuthenticationMethodHTTPBearer`).
+    public static let httpBearer = NSURLAuthenticationMethodHTTPBearer
 }

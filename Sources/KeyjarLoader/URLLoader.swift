@@ -1,6 +1,7 @@
 public import Foundation
 public import FoundationNetworking
 public import Keyjar
+import KeyjarAuth
 import KeyjarCore
 import KeyjarLocks
 public import KeyjarResponseCache
@@ -179,12 +180,14 @@ struct SessionMemory {
     /// Client identities a server accepted, by host: sent at once by later loads.
     var clientIdentities: [String: ClientIdentityInUse] = [:]
 
-    /// Spaces where Basic succeeded: later requests under the same directory of the same
-    /// origin send it at once instead of waiting for a 401 (RFC 7617 §2.2).
+    /// Spaces where Basic or a stored Bearer token succeeded: later requests under the same
+    /// directory of the same origin send it at once instead of waiting for a 401 (RFC 7617
+    /// §2.2; a token the server has since refused comes back as a 401 and is refreshed).
     struct KnownBasic {
         var origin: String
         var directory: String
         var space: ProtectionSpace
+        var scheme: AuthenticationScheme
         var header: String
         var credential: URLCredential
     }
@@ -198,13 +201,26 @@ struct SessionMemory {
         return knownBasic.last { $0.origin == origin && path.hasPrefix($0.directory) }
     }
 
-    mutating func rememberPreemptive(url: URL, space: ProtectionSpace, header: String, credential: URLCredential) {
+    mutating func rememberPreemptive(
+        url: URL,
+        space: ProtectionSpace,
+        scheme: AuthenticationScheme,
+        header: String,
+        credential: URLCredential
+    ) {
         let path = url.path.isEmpty ? "/" : url.path
         let directory = path.hasSuffix("/") ? path : String(path[...(path.lastIndex(of: "/") ?? path.startIndex)])
         let origin = RedirectRule.origin(url)
         knownBasic.removeAll { $0.origin == origin && $0.directory == directory }
         knownBasic.append(
-            KnownBasic(origin: origin, directory: directory, space: space, header: header, credential: credential)
+            KnownBasic(
+                origin: origin,
+                directory: directory,
+                space: space,
+                scheme: scheme,
+                header: header,
+                credential: credential
+            )
         )
     }
 

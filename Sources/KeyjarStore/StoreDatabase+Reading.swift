@@ -96,11 +96,17 @@ extension StoreDatabase {
         return policy
     }
 
-    static func readCredentials(_ connection: SQLiteConnection) throws -> [CredentialRecord] {
+    static func readCredentials(
+        _ connection: SQLiteConnection,
+        where filter: String? = nil,
+        _ values: [SQLiteValue] = []
+    ) throws -> [CredentialRecord] {
         let statement = try connection.statement(
             "SELECT host, port, protocol, realm, auth_method, proxy_type, user, is_default, created, last_used,"
                 + " expires, has_refresh_token, token_endpoint, client_id, revoked FROM credential"
+                + (filter.map { " WHERE " + $0 } ?? "")
         )
+        _ = try statement.bind(values)
         var records: [CredentialRecord] = []
         while try statement.step() {
             let space = ProtectionSpace(

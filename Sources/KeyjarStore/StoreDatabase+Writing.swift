@@ -136,7 +136,14 @@ extension StoreDatabase {
                 ]
             ).run()
             // A replica learns a new default only from `defaultChanged`, so say it.
-            var changes = [CredentialChange(kind: existed ? .updated : .added, space: record.space, user: record.user)]
+            var changes = [
+                CredentialChange(
+                    kind: existed ? .updated : .added,
+                    space: record.space,
+                    user: record.user,
+                    record: try readCredential(record.space, user: record.user, connection)
+                )
+            ]
             if record.isDefault {
                 changes.append(CredentialChange(kind: .defaultChanged, space: record.space, user: record.user))
             }
@@ -159,7 +166,14 @@ extension StoreDatabase {
             try connection.statement(credentialFilter("UPDATE credential SET revoked = 1"))
                 .bind(spaceValues(space) + [.text(user)]).run()
             guard connection.changes > 0 else { return nil }
-            return .credentials(changes: [CredentialChange(kind: .updated, space: space, user: user)])
+            return .credentials(changes: [
+                CredentialChange(
+                    kind: .updated,
+                    space: space,
+                    user: user,
+                    record: try readCredential(space, user: user, connection)
+                )
+            ])
         case .credentialUsed(let space, let user, let time):
             try connection.statement(credentialFilter("UPDATE credential SET last_used = ?"))
                 .bind([.real(time)] + spaceValues(space) + [.text(user)]).run()
@@ -212,6 +226,17 @@ extension StoreDatabase {
         "host = ? AND port = ? AND protocol = ? AND ifnull(realm, '') = ifnull(?, '') AND auth_method = ? AND proxy_type = ?"
 
     static func credentialFilter(_ prefix: String) -> String { prefix + " WHERE " + spaceFilter + " AND user = ?" }
+
+    /// The stored record of `user` in `space`, as a change event carries it.
+    static func readCredential(
+        _ space: ProtectionSpace,
+        user: String,
+        _ connection: SQLiteConnection
+    ) throws
+        -> CredentialRecord?
+    {
+        try readCredentials(connection, where: spaceFilter + " AND user = ?", spaceValues(space) + [.text(user)]).first
+    }
 
     static func credentialExists(_ space: ProtectionSpace, user: String, _ connection: SQLiteConnection) throws -> Bool
     {

@@ -47,7 +47,11 @@ struct ChallengeSelectorTests {
             supported: [.ntlm, .basic]
         )
         #expect(choice?.scheme == .ntlm)
-        #expect(ChallengeSelector.strongest(in: ChallengeParser.parse(["Bearer realm=x"]).challenges) == nil)
+        // An unknown scheme is never chosen; Bearer only when the caller supports it.
+        #expect(ChallengeSelector.strongest(in: ChallengeParser.parse(["Newauth realm=x"]).challenges) == nil)
+        let bearer = ChallengeParser.parse(["Bearer realm=x", "Basic realm=x"]).challenges
+        #expect(ChallengeSelector.strongest(in: bearer, supported: [.basic])?.scheme == .basic)
+        #expect(ChallengeSelector.strongest(in: bearer)?.scheme == .bearer)
     }
 
     @Test func digestsKeyjarCannotAnswerAreSkipped() {

@@ -36,7 +36,9 @@ struct ProtectionSpaceChallengeTests {
         #expect(ntlm.authenticationMethod == .ntlm && ntlm.realm == nil)
         let negotiate = try #require(ProtectionSpace(challenge: try challenge("Negotiate abc="), requestURL: url))
         #expect(negotiate.authenticationMethod == .negotiate)
-        let other = try #require(ProtectionSpace(challenge: try challenge("Bearer realm=api"), requestURL: url))
+        let bearer = try #require(ProtectionSpace(challenge: try challenge("Bearer realm=api"), requestURL: url))
+        #expect(bearer.authenticationMethod == .httpBearer && bearer.realm == "api")
+        let other = try #require(ProtectionSpace(challenge: try challenge("Newauth realm=api"), requestURL: url))
         #expect(other.authenticationMethod == .default)
 
         #expect(

@@ -201,4 +201,66 @@ struct CredentialChoiceTests {
         // A space whose default was removed gets the next one saved as default.
         #expect(alice.becomesDefault(asked: false, stored: [record("bob", team, isDefault: false)]))
     }
+
+    // MARK: Tokens
+
+    @Test func anExpiredOrRevokedCredentialIsNeverACandidate() {
+        let challenge = space(realm: "Team", .httpBasic)
+        var expired = record("expired", space(realm: "Team", .httpBasic))
+        expired.expires = 1_000
+        var revoked = record("revoked", space(realm: "Team", .httpBasic))
+        revoked.isRevoked = true
+        var current = record("current", space(realm: nil, .default), isDefault: false)
+        current.expires = 2_000
+        // At 1,500 only the unexpired one is offered, however specific the others are.
+        let choice = CredentialChoice(for: challenge, among: [expired, revoked, current], now: 1_500)
+        #expect(choice.candidates.map(\.record.user) == ["current"])
+        #expect(choice.preferred?.user == "current")
+        // At its own expiry it is gone too: `expires` is the first instant it no longer works.
+        #expect(CredentialChoice(for: challenge, among: [current], now: 2_000).candidates.isEmpty)
+        #expect(expired.isExpired(at: 1_000) && !expired.isExpired(at: 999.5))
+    }
+
+    @Test func aBearerChallengeIsAnsweredOnlyByATokenStoredForBearer() {
+        let challenge = space(realm: "api", .httpBearer)
+        let password = record("password", space(realm: nil, .default))
+        let realmPassword = record("realmPassword", space(realm: "api", .default))
+        let token = record("", space(realm: nil, .httpBearer))
+        // A password stored for any method is not a token; the token stored without a realm is.
+        let choice = CredentialChoice(for: challenge, among: [password, realmPassword, token])
+        #expect(choice.candidates.map(\.record.user) == [""])
+        #expect(choice.candidates.map(\.specificity) == [.anyRealmSameMethod])
+        // ...and a token never answers a Basic challenge.
+        #expect(CredentialChoice(for: space(realm: "api", .httpBasic), among: [token]).candidates.isEmpty)
+        // A lookup that names no challenge (git's) does see it, last.
+        #expect(CredentialChoice(for: space(), among: [token]).candidates.map(\.specificity) == [.otherSpaceOfOrigin])
+    }
+
+    @Test func aNetrcMachineAnswersEverySchemeAndPortOfItsHostBelowTheOrigin() {
+        let machine = record("netrc", ProtectionSpace(anySchemeAndPortOf: "Example.COM"))
+        let everyServer = record("default", .anyServer)
+        let origin = record("origin", space(realm: nil, .default, port: 8080, scheme: "http"), isDefault: false)
+        let challenge = space(realm: "Team", .httpDigest, port: 8080, scheme: "http")
+        // On the origin: its own credential first, then the host's, then every server's.
+        let choice = CredentialChoice(for: challenge, among: [everyServer, machine, origin])
+        #expect(choice.candidates.map(\.record.user) == ["origin", "netrc", "default"])
+        #expect(choice.candidates.map(\.specificity) == [.anyRealmAnyMethod, .anySchemeAndPort, .anyServer])
+        // Any scheme and port of that host, and a lookup naming no challenge.
+        for other in [space(realm: nil, .httpBasic, port: 21, scheme: "ftp"), space()] {
+            #expect(CredentialChoice(for: other, among: [machine]).preferred?.user == "netrc")
+        }
+        // Never another host (but for `default`), a proxy, a Bearer challenge or a certificate.
+        #expect(CredentialChoice(for: space(.httpBasic, host: "example.org"), among: [machine]).candidates.isEmpty)
+        #expect(
+            CredentialChoice(for: space(.httpBasic, host: "example.org"), among: [everyServer]).preferred?.user
+                == "default"
+        )
+        for refused in [
+            space(.httpBasic, scheme: "http", proxy: .http), space(.httpBearer), space(.clientCertificate),
+            space(.serverTrust),
+        ] {
+            #expect(CredentialChoice(for: refused, among: [machine, everyServer]).candidates.isEmpty)
+        }
+        #expect(machine.space.isWildcard && machine.space.host == "example.com" && machine.space.port == 0)
+    }
 }

@@ -196,7 +196,9 @@ enum GoldenSample {
             .event(
                 event: SequencedEvent(
                     sequence: 8,
-                    event: .credentials(changes: [CredentialChange(kind: .updated, space: bearerSpace, user: "")])
+                    event: .credentials(
+                        changes: [CredentialChange(kind: .updated, space: bearerSpace, user: "", record: tokenRecord)]
+                    )
                 )
             )
         ),

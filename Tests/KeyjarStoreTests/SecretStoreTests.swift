@@ -82,6 +82,25 @@ private func checkCommonBehaviour(of store: any SecretStore) throws {
         #expect(try store.password(for: space, user: "alice") == "pw-\(index)", "space \(index) after removal")
         try store.removePassword(for: space, user: "alice")
     }
+
+    // A refresh token is kept beside the password, under the same key, and neither is ever
+    // returned for the other; only passwords are listed as keys.
+    let token = ProtectionSpace(host: uniqueHost(), protocol: "https", authenticationMethod: .httpBearer)
+    try store.storeSecret("refresh", .refreshToken, for: token, user: "")
+    #expect(try store.password(for: token, user: "") == nil)
+    try store.storePassword("access", for: token, user: "")
+    #expect(try store.secret(.refreshToken, for: token, user: "") == "refresh")
+    #expect(try store.password(for: token, user: "") == "access")
+    #expect(try store.keys().filter { $0.space.host == token.host }.count == 1)
+    // A `.netrc` login's wildcard space is listed as itself (not as another program's item).
+    let machine = ProtectionSpace(anySchemeAndPortOf: uniqueHost())
+    try store.storePassword("netrc", for: machine, user: "alice")
+    #expect(try store.keys().contains(SecretStoreKey(space: machine, user: "alice")))
+    #expect(try store.removePassword(for: machine, user: "alice"))
+    #expect(try store.removePassword(for: token, user: ""))
+    #expect(try store.secret(.refreshToken, for: token, user: "") == "refresh")
+    #expect(try store.removeSecret(.refreshToken, for: token, user: ""))
+    #expect(try store.secret(.refreshToken, for: token, user: "") == nil)
 }
 
 /// A password whose bytes are easy to get wrong, named so test output stays readable.

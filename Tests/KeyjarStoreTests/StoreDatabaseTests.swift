@@ -158,7 +158,12 @@ struct StoreDatabaseTests {
         #expect(
             events[0].event
                 == .credentials(changes: [
-                    CredentialChange(kind: .added, space: space, user: "alice"),
+                    CredentialChange(
+                        kind: .added,
+                        space: space,
+                        user: "alice",
+                        record: record("alice", space, isDefault: true)
+                    ),
                     CredentialChange(kind: .defaultChanged, space: space, user: "alice"),
                 ])
         )
@@ -169,7 +174,16 @@ struct StoreDatabaseTests {
         // Saving again is an update, and does not duplicate.
         let again = try database.commit([.saveCredential(record("bob", space, isDefault: false))])
         #expect(
-            again.first?.event == .credentials(changes: [CredentialChange(kind: .updated, space: space, user: "bob")])
+            again.first?.event
+                == .credentials(changes: [
+                    // The record as stored: still the default it was made above.
+                    CredentialChange(
+                        kind: .updated,
+                        space: space,
+                        user: "bob",
+                        record: record("bob", space, isDefault: true)
+                    )
+                ])
         )
         #expect(try database.loadSnapshot().credentials.first { $0.user == "bob" }?.isDefault == true)
         // Removing reports once; removing again changes nothing and logs nothing.

@@ -138,6 +138,43 @@ struct SharedCredentialStorageTests {
         #expect(storage.defaultCredential(for: form) == nil)
     }
 
+    @Test func anotherProcesssTokenRefreshAndRevocationReachTheReplica() async throws {
+        let daemon = try await InProcessServer.withSecretService()
+        let reader = try credentialStorage(for: daemon)
+        let writer = try credentialStorage(for: daemon).client
+        let api = ProtectionSpace(
+            host: "token-\(UUID().uuidString.prefix(8).lowercased()).example",
+            protocol: "https",
+            authenticationMethod: .httpBearer
+        )
+        #expect(reader.choice(for: api).candidates.isEmpty)
+        // Given a token stored by another process, expired already
+        try writer.setCredential(
+            user: "",
+            password: "t0",
+            for: api,
+            expires: 1_000,
+            refreshToken: "r1",
+            tokenRefresh: TokenRefresh(endpoint: "https://auth.example/token")
+        )
+        let stored = try #require(reader.permanentCredentials.first { $0.space == api })
+        #expect(stored.expires == 1_000 && stored.canRefresh)
+        #expect(reader.choice(for: api).candidates.isEmpty, "an expired token is not offered")
+        // When that process refreshes it, this one's copy has the new expiry and offers it
+        _ = try writer.beginTokenRefresh(user: "", for: api, rejected: "t0")
+        try writer.finishTokenRefresh(
+            user: "",
+            for: api,
+            outcome: .refreshed(accessToken: "t1", refreshToken: nil, expires: 4_000_000_000)
+        )
+        #expect(reader.choice(for: api).preferred?.expires == 4_000_000_000)
+        // ...and once the refresh token is refused there, not any more
+        _ = try writer.beginTokenRefresh(user: "", for: api, rejected: "t1")
+        try writer.finishTokenRefresh(user: "", for: api, outcome: .failed(revoke: true))
+        #expect(reader.permanentCredentials.first { $0.space == api }?.isRevoked == true)
+        #expect(reader.choice(for: api).candidates.isEmpty)
+    }
+
     @Test func urlSessionAuthenticatesWithTheSharedStorage() async throws {
         let daemon = try await InProcessServer.withSecretService()
         // A local Basic-auth server: 401 with a realm, 200 for alice:wonderland.

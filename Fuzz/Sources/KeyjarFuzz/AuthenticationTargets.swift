@@ -1,3 +1,4 @@
+import Foundation
 import KeyjarAuth
 
 /// WWW-Authenticate / Proxy-Authenticate values (one field per line): parsing terminates with
@@ -87,4 +88,52 @@ private func maskingSecrets(_ text: String) -> String {
         return key + bytes.dropFirst(key.count).map { $0 == 0 ? 0 : UInt8(ascii: "*") }
     }
     return String(decoding: Array(lines.joined(separator: [UInt8(ascii: "\n")])), as: UTF8.self)
+}
+
+/// A token endpoint's answer to a refresh (RFC 6749 §5.1, §5.2): the first byte picks the
+/// status, the rest is the body. Read or refused with a typed error, never a crash; neither
+/// the refresh token sent nor a token in the body ever appears in a description or an error.
+func fuzzOAuthTokenResponse(_ bytes: [UInt8]) {
+    let statuses = [200, 400, 401, 403, 500, 502]
+    let status = bytes.first.map { statuses[Int($0) % statuses.count] } ?? 200
+    let body = Data(bytes.dropFirst())
+    let sent = "Rt-7q2Ks9fuzz"
+    guard let request = try? OAuthRefreshRequest(refreshToken: sent, clientID: "fuzz") else {
+        return fuzzCheck(false, "a valid request was refused")
+    }
+    // The tokens the body carries, found by Foundation's JSON reader rather than the codec's;
+    // only those that cannot be a piece of the fixed wording (which has digits only in
+    // "HTTP 400", after a space): 8 characters or more, a digit, no space.
+    let tokens = (secretsIn(body) + [sent]).filter {
+        $0.count >= 8 && !$0.contains(" ") && $0.contains(where: \.isNumber)
+    }
+    do {
+        let answer = try request.response(status: status, body: body)
+        fuzzCheck(!answer.accessToken.isEmpty, "an empty access token")
+        fuzzCheck(
+            answer.accessToken.utf8.allSatisfy { (0x21...0x7E).contains($0) },
+            "an access token a header cannot carry"
+        )
+        fuzzCheck(answer.tokenType.lowercased() == "bearer", "a token of another type")
+        fuzzCheck(answer.expiresIn.map { $0.isFinite && $0 >= 0 } ?? true, "an expiry out of range")
+        // By difference: other tokens, the same description.
+        let other = OAuthTokenResponse(
+            accessToken: "other",
+            tokenType: answer.tokenType,
+            expiresIn: answer.expiresIn,
+            refreshToken: answer.refreshToken.map { _ in "other" },
+            scope: answer.scope
+        )
+        fuzzCheck(answer.description == other.description, "a token in a description")
+    } catch {
+        for token in tokens {
+            fuzzCheck(!error.description.contains(token), "a token in an error")
+        }
+    }
+}
+
+/// The string values of the `access_token` and `refresh_token` members of a JSON object.
+private func secretsIn(_ body: Data) -> [String] {
+    guard let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any] else { return [] }
+    return ["access_token", "refresh_token"].compactMap { object[$0] as? String }
 }

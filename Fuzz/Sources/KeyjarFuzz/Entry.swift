@@ -65,6 +65,7 @@ enum FuzzTarget: String, CaseIterable {
     case macBinary = "macbinary"
     case binHex = "binhex"
     case browserRow = "browser-row"
+    case oauthToken = "oauth-token"
 
     static let selected: FuzzTarget = {
         let name = ProcessInfo.processInfo.environment["KEYJAR_FUZZ_TARGET"] ?? ""
@@ -94,6 +95,7 @@ enum FuzzTarget: String, CaseIterable {
         case .binHex: fuzzBinHex(bytes)
         case .cacheHeaders: fuzzCacheHeaders(bytes)
         case .browserRow: fuzzBrowserRow(bytes)
+        case .oauthToken: fuzzOAuthTokenResponse(bytes)
         }
     }
 }

@@ -38,6 +38,9 @@ struct CredentialCommand: ParsableCommand {
               keyjar credential add --proxy http --url http://proxy.example:3128 --user bob
               keyjar credential add --url https://intranet.example \\
                   --method client-certificate --identity alice.p12
+              printf '%s\\n%s\\n' "$ACCESS_TOKEN" "$REFRESH_TOKEN" | keyjar credential add \\
+                  --url https://api.example --token-stdin --expires-in 3600 \\
+                  --refresh-token-stdin --token-endpoint https://login.example/token --client-id cli
               keyjar credential list --json
               keyjar credential show --url https://example.com --user alice --reveal
               keyjar credential default --url https://example.com --user alice
@@ -86,6 +89,11 @@ private struct CredentialJSON: Encodable {
     var persistence: String
     var created: String
     var lastUsed: String?
+    var expires: String?
+    var expired: Bool
+    var revoked: Bool
+    var refreshToken: Bool
+    var tokenEndpoint: String?
     var password: String?
 
     init(_ record: CredentialRecord, password: String? = nil) {
@@ -101,11 +109,17 @@ private struct CredentialJSON: Encodable {
         persistence = record.persistence.rawValue
         created = Output.time(Date(timeIntervalSince1970: record.created))
         lastUsed = record.lastUsed.map { Output.time(Date(timeIntervalSince1970: $0)) }
+        expires = record.expires.map { Output.time(Date(timeIntervalSince1970: $0)) }
+        expired = record.isExpired(at: Date().timeIntervalSince1970)
+        revoked = record.isRevoked
+        refreshToken = record.hasRefreshToken
+        tokenEndpoint = record.tokenRefresh?.endpoint
         self.password = password
     }
 
     enum CodingKeys: String, CodingKey {
-        case url, `protocol`, host, port, realm, method, proxy, user, persistence, created, lastUsed, password
+        case url, `protocol`, host, port, realm, method, proxy, user, persistence, created, lastUsed, expires, expired
+        case revoked, refreshToken, tokenEndpoint, password
         case isDefault = "default"
     }
 }
@@ -121,6 +135,16 @@ extension CredentialCommand {
                 Only permanent persistence is possible here: a session credential lives only inside \
                 the process that stores it (SharedCredentialStorage with .forSession), and keyjar \
                 exits as soon as it has stored it, so it would be gone at once.
+
+                A bearer token (an OAuth 2 access token, a personal access token) is stored with \
+                --token-stdin under method bearer: it answers the server's Bearer challenges and is \
+                sent as "Authorization: Bearer TOKEN". Its user names it (default "token"). Standard \
+                input holds the token on its first line; with --refresh-token-stdin, the OAuth \
+                refresh token on its second line (tokens never contain a line break). With a \
+                refresh token and --token-endpoint, keyjar refreshes an expired or refused token \
+                there once (RFC 6749 section 6) and stores the new one for every program. \
+                --expires and --expires-in give the token's expiry; an expired credential is \
+                never offered (`keyjar credential list` shows it as expired).
                 """
         )
 
@@ -132,6 +156,34 @@ extension CredentialCommand {
 
         @Flag(help: "Read the password from standard input (one trailing newline is dropped).")
         var passwordStdin = false
+
+        @Flag(help: "Store a bearer token read from standard input's first line (method bearer).")
+        var tokenStdin = false
+
+        @Flag(help: "With --token-stdin: standard input's second line is the OAuth refresh token.")
+        var refreshTokenStdin = false
+
+        @Option(
+            help: ArgumentHelp(
+                "The OAuth token endpoint the refresh token is redeemed at (https; http only to this machine).",
+                valueName: "url"
+            )
+        )
+        var tokenEndpoint: String?
+
+        @Option(help: ArgumentHelp("The OAuth client id sent with a refresh.", valueName: "id"))
+        var clientID: String?
+
+        @Option(
+            help: ArgumentHelp(
+                "When the credential expires: an ISO 8601 time (2026-12-31T23:59:59Z) or date (UTC midnight).",
+                valueName: "time"
+            )
+        )
+        var expires: String?
+
+        @Option(help: ArgumentHelp("Seconds from now until the credential expires.", valueName: "seconds"))
+        var expiresIn: Int?
 
         @Option(
             help: ArgumentHelp(
@@ -154,7 +206,57 @@ extension CredentialCommand {
 
         func validate() throws {
             guard space.url != nil else { throw ValidationError("Missing --url: the server the credential is for.") }
+            if expires != nil && expiresIn != nil {
+                throw ValidationError("Give --expires or --expires-in, not both.")
+            }
+            if let expiresIn, expiresIn <= 0 {
+                throw ValidationError("--expires-in takes a number of seconds above 0.")
+            }
+            if let expires { _ = try Self.expiry(expires) }
+            if refreshTokenStdin && !tokenStdin {
+                throw ValidationError(
+                    "--refresh-token-stdin comes with --token-stdin (the access token on the first line)."
+                )
+            }
+            if tokenEndpoint != nil && !refreshTokenStdin {
+                throw ValidationError("--token-endpoint needs the refresh token: add --refresh-token-stdin.")
+            }
+            if clientID != nil && tokenEndpoint == nil {
+                throw ValidationError("--client-id is sent to the token endpoint: add --token-endpoint.")
+            }
+            if let tokenEndpoint {
+                let endpoint = try UserInput.url(tokenEndpoint, example: "https://login.example/oauth/token")
+                // The refresh token travels in the body: over TLS, or to this machine.
+                let host = endpoint.host(percentEncoded: false) ?? ""
+                let loopback = ["localhost", "::1", "[::1]"].contains(host.lowercased()) || host.hasPrefix("127.")
+                guard endpoint.scheme?.lowercased() == "https" || (endpoint.scheme?.lowercased() == "http" && loopback)
+                else {
+                    throw ValidationError("--token-endpoint must be an https URL (http only to this machine).")
+                }
+            }
+            if tokenStdin {
+                if passwordStdin { throw ValidationError("Give --token-stdin or --password-stdin, not both.") }
+                if identity != nil {
+                    throw ValidationError("--token-stdin stores a token, --identity a certificate: give one.")
+                }
+                if space.proxy != nil {
+                    throw ValidationError("Bearer tokens are for servers, not proxies: leave out --proxy.")
+                }
+                if let method = space.method, method.method != .httpBearer {
+                    throw ValidationError(
+                        "--token-stdin stores a bearer token: its method is bearer, not \(method.rawValue)."
+                    )
+                }
+                _ = try UserInput.user(user ?? space.userFromURL ?? Self.tokenUser)
+                return
+            }
+            if space.method?.method == .httpBearer {
+                throw ValidationError("Missing --token-stdin: a bearer credential is a token read from standard input.")
+            }
             if identity != nil {
+                if expires != nil || expiresIn != nil {
+                    throw ValidationError("A client certificate expires when it says; leave out --expires.")
+                }
                 if let method = space.method, method != .clientCertificate {
                     throw ValidationError(
                         "--identity stores a client certificate: its method is client-certificate, not \(method.rawValue)."
@@ -176,8 +278,33 @@ extension CredentialCommand {
             }
         }
 
+        /// The user a token is stored under when none is given.
+        static let tokenUser = "token"
+
+        /// An `--expires` value in seconds since 1970.
+        static func expiry(_ text: String) throws(ValidationError) -> Double {
+            let full = ISO8601DateFormatter()
+            let fractional = ISO8601DateFormatter()
+            fractional.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+            let day = ISO8601DateFormatter()
+            day.formatOptions = [.withFullDate]
+            guard let date = full.date(from: text) ?? fractional.date(from: text) ?? day.date(from: text) else {
+                throw ValidationError(
+                    "--expires takes an ISO 8601 time such as 2026-12-31T23:59:59Z (or a date, 2026-12-31), not \"\(text)\"."
+                )
+            }
+            return date.timeIntervalSince1970
+        }
+
+        /// The expiry the options give, in seconds since 1970.
+        private func expiry() throws -> Double? {
+            if let expiresIn { return Date().timeIntervalSince1970 + Double(expiresIn) }
+            return try expires.map { text throws(ValidationError) in try Self.expiry(text) }
+        }
+
         func run() throws {
             if let identity { return try addIdentity(from: identity) }
+            if tokenStdin { return try addToken() }
             let protectionSpace = try space.exactSpace()
             guard let name = user ?? space.userFromURL else { throw CLIError.usage("--user is required.") }
             let password =
@@ -185,7 +312,40 @@ extension CredentialCommand {
                 ? try PasswordInput.fromStandardInput()
                 : try PasswordInput.prompt("Password for \(name) at \(protectionSpace.displayURL): ")
             let client = try global.connect()
-            try client.setCredential(user: name, password: password, for: protectionSpace, makeDefault: makeDefault)
+            try client.setCredential(
+                user: name,
+                password: password,
+                for: protectionSpace,
+                makeDefault: makeDefault,
+                expires: try expiry()
+            )
+        }
+
+        /// Stores a bearer token (and its refresh token and endpoint) under method bearer.
+        private func addToken() throws {
+            let exact = try space.exactSpace()
+            let protectionSpace = ProtectionSpace(
+                host: exact.host,
+                port: exact.port,
+                protocol: exact.protocol,
+                realm: exact.realm,
+                authenticationMethod: .httpBearer
+            )
+            let name = user ?? space.userFromURL ?? Self.tokenUser
+            let (token, refreshToken) = try TokenInput.read(
+                FileHandle.standardInput.readDataToEndOfFile(),
+                withRefreshToken: refreshTokenStdin
+            )
+            let client = try global.connect()
+            try client.setCredential(
+                user: name,
+                password: token,
+                for: protectionSpace,
+                makeDefault: makeDefault,
+                expires: try expiry(),
+                refreshToken: refreshToken,
+                tokenRefresh: tokenEndpoint.map { TokenRefresh(endpoint: $0, clientID: clientID) }
+            )
         }
 
         /// Reads the identity (asking for a passphrase only when it needs one) and stores it,
@@ -236,8 +396,14 @@ extension CredentialCommand {
 
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "List stored credentials (never their passwords).",
-            discussion: "One line each: space, user, and `(default)` for a space's default credential."
+            abstract: "List stored credentials (never their passwords or tokens).",
+            discussion: """
+                One line each: space, user, and notes: `(default)` for a space's default \
+                credential, `(expires TIME)` or `(expired TIME)`, `(refreshable)` for a token \
+                keyjar can refresh, `(revoked: log in again)` for a token whose refresh token the \
+                token endpoint refused. Expired and revoked credentials answer nothing until \
+                stored again.
+                """
         )
 
         @OptionGroup var global: GlobalOptions
@@ -256,6 +422,7 @@ extension CredentialCommand {
                 Output.line(try Output.json(found.map { CredentialJSON($0) }))
                 return
             }
+            let now = Date().timeIntervalSince1970
             for record in found {
                 let who =
                     switch record.space.authenticationMethod {
@@ -263,7 +430,16 @@ extension CredentialCommand {
                     case .clientCertificate: "identity \(record.user)"
                     default: "user \(record.user)"
                     }
-                Output.line("\(record.space.summary) \(who)\(record.isDefault ? " (default)" : "")")
+                var notes: [String] = []
+                if record.isDefault { notes.append("default") }
+                if let expires = record.expires {
+                    let time = Output.time(Date(timeIntervalSince1970: expires))
+                    notes.append(record.isExpired(at: now) ? "expired \(time)" : "expires \(time)")
+                }
+                if record.tokenRefresh != nil, record.hasRefreshToken { notes.append("refreshable") }
+                // Revoked last and loudest: only logging in again brings it back.
+                if record.isRevoked { notes.append("revoked: log in again") }
+                Output.line("\(record.space.summary) \(who)" + notes.map { " (\($0))" }.joined())
             }
         }
     }

@@ -42,6 +42,14 @@ extension FetchCommand {
             // As curl does, the body went out; the status says the load did not get through.
             let asker = challenge.space.isProxy ? "the proxy" : "the server"
             let realm = challenge.space.realm.map { " (realm \"\($0)\")" } ?? ""
+            if challenge.space.authenticationMethod == .httpBearer {
+                let server = "\(challenge.space.protocol)://\(challenge.space.host):\(challenge.space.port)"
+                let refused = challenge.failedUser.map { "refused the stored token for \($0)\(realm)" }
+                throw CLIError.failure(
+                    "\(asker) \(refused ?? "asks for a bearer token\(realm) and no usable one is stored for it"); "
+                        + "store one with `keyjar credential add --url \(server) --token-stdin`."
+                )
+            }
             if let user = challenge.failedUser {
                 throw CLIError.failure(
                     "\(asker) refused the stored password for \(user)\(realm); store the new one with `keyjar credential add`, or pass --user NAME."

@@ -1,0 +1,202 @@
+import Foundation
+import FoundationNetworking
+import Keyjar
+import KeyjarAuth
+import KeyjarCore
+
+/// Why a stored token could not be refreshed. The text names the credential and the reason,
+/// never a token.
+struct TokenRefreshFailure: Error, Sendable, CustomStringConvertible {
+    let description: String
+}
+
+/// One OAuth 2 refresh of a stored token credential (RFC 6749 §6) through keyjard's lease, so
+/// that however many loads in however many processes find the token expired, one of them
+/// refreshes and the others get its result.
+///
+/// Blocking: run it off the connection's serial work (it waits for keyjard, which may wait for
+/// another process's refresh, and for the token endpoint).
+enum TokenRefresher {
+    /// Returns the access token to retry with: the one this call got from the token endpoint,
+    /// or the one another refresh stored meanwhile.
+    /// - Parameters:
+    ///   - rejected: The access token the server just refused; nil when the token was only
+    ///     seen to have expired.
+    ///   - proxy: The loader's proxy, for the token endpoint too.
+    static func run(
+        user: String,
+        space: ProtectionSpace,
+        rejected: String?,
+        client: KeyjarClient,
+        proxy: URL?
+    ) -> Result<String, TokenRefreshFailure> {
+        let server = "\(space.protocol)://\(space.host):\(space.port)"
+        let whose = "\(user) at \(server)"
+        let step: TokenRefreshStep
+        do {
+            step = try client.beginTokenRefresh(user: user, for: space, rejected: rejected)
+        } catch {
+            return .failure(
+                .init(description: "The token of \(whose) cannot be refreshed: \(error.message)")
+            )
+        }
+        switch step {
+        case .current(let accessToken, _):
+            return .success(accessToken)
+        case .refresh(let refreshToken, let refresh):
+            // The lease is this call's now: every way out ends it.
+            let outcome = requestNewToken(refreshToken: refreshToken, refresh: refresh, proxy: proxy)
+            let finish: TokenRefreshOutcome
+            switch outcome {
+            case .success(let answer):
+                finish = .refreshed(
+                    accessToken: answer.accessToken,
+                    refreshToken: answer.refreshToken,
+                    expires: answer.expires(from: Date().timeIntervalSince1970)
+                )
+            case .failure(let error):
+                finish = .failed(revoke: error.isInvalidGrant)
+            }
+            do {
+                try client.finishTokenRefresh(user: user, for: space, outcome: finish)
+            } catch {
+                if case .success = outcome {
+                    return .failure(
+                        .init(
+                            description: "The refreshed token of \(whose) could not be stored: \(error.message)"
+                        )
+                    )
+                }
+            }
+            switch outcome {
+            case .success(let answer):
+                return .success(answer.accessToken)
+            case .failure(let error) where error.isInvalidGrant:
+                return .failure(
+                    .init(
+                        description:
+                            "The token endpoint \(refresh.endpoint) no longer accepts the refresh token of \(whose) "
+                            + "(invalid_grant); the stored token is marked revoked. Log in again and store the new token: "
+                            + "keyjar credential add --url \(server) --user \(user) --token-stdin …"
+                    )
+                )
+            case .failure(let error):
+                return .failure(
+                    .init(
+                        description: "The token of \(whose) could not be refreshed: \(error.description)"
+                    )
+                )
+            }
+        }
+    }
+
+    /// POSTs the refresh request to the token endpoint with a loader of its own: no cookies,
+    /// no stored credentials (the endpoint authenticates the refresh token, not a user), no
+    /// cache (§5.1: the answer is `no-store`).
+    private static func requestNewToken(
+        refreshToken: String,
+        refresh: TokenRefresh,
+        proxy: URL?
+    ) -> Result<OAuthTokenResponse, OAuthTokenError> {
+        // The refresh token travels in the body: over TLS, or to this machine.
+        guard let endpoint = URL(string: refresh.endpoint), let scheme = endpoint.scheme?.lowercased(),
+            scheme == "https" || (scheme == "http" && isLoopback(endpoint.host(percentEncoded: false) ?? ""))
+        else {
+            return .failure(
+                .malformedRequest("the token endpoint \(refresh.endpoint) is not https (or http to this machine)")
+            )
+        }
+        let request: OAuthRefreshRequest
+        do {
+            request = try OAuthRefreshRequest(refreshToken: refreshToken, clientID: refresh.clientID)
+        } catch {
+            return .failure(error)
+        }
+        var post = URLRequest(url: endpoint)
+        post.httpMethod = "POST"
+        post.httpBody = request.body
+        post.setValue(request.contentType, forHTTPHeaderField: "Content-Type")
+        post.setValue("application/json", forHTTPHeaderField: "Accept")
+        let loader = URLLoader(configuration: .init(proxy: proxy))
+        do {
+            let (data, response) = try loader.sendSynchronousRequest(post)
+            let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+            return Result { () throws(OAuthTokenError) in try request.response(status: status, body: data) }
+        } catch {
+            // A transport failure: the URL error's text names the endpoint, not the body.
+            return .failure(.unreachable(error.localizedDescription))
+        }
+    }
+}
+
+/// 127.0.0.0/8, ::1 and localhost: where http does not leave the machine.
+func isLoopback(_ host: String) -> Bool {
+    let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+    return bare == "::1" || bare.lowercased() == "localhost" || bare.hasPrefix("127.")
+}
+
+extension LoaderConnection {
+    /// The stored token credential for `space` (of `user`, when given) that Keyjar may
+    /// refresh: a refresh token and its endpoint stored, not revoked. Whether it needs a
+    /// refresh is keyjard's call (`beginTokenRefresh` answers a good token as it is). The
+    /// matching is Keyjar's rule (`CredentialChoice`), asked as if no token had expired yet:
+    /// the rule itself offers no expired token.
+    func refreshableToken(for space: ProtectionSpace, user: String?) -> CredentialRecord? {
+        guard usesCredentialStorage, let shared = loader.configuration.credentialStorage as? SharedCredentialStorage
+        else { return nil }
+        // keyjard's records, not the replica's: a replica learns that a credential changed,
+        // not its new expiry, refresh token or revocation (only a fresh snapshot has them).
+        let records = (try? shared.client.credentialRecords()) ?? shared.permanentCredentials
+        let refreshable = records.filter { record in
+            record.space.authenticationMethod == .httpBearer && record.canRefresh
+                && (user == nil || record.user == user)
+        }
+        guard !refreshable.isEmpty else { return nil }
+        return CredentialChoice(for: space, among: refreshable, now: -.infinity).proposed
+    }
+
+    /// Refreshes `record`'s token off the connection's work, then retries the challenged
+    /// request with it (``tokenRefreshEnded(_:)``).
+    func startTokenRefresh(
+        _ record: CredentialRecord,
+        rejected: String?,
+        space: ProtectionSpace,
+        context: HTTPChallengeContext
+    ) {
+        guard let shared = loader.configuration.credentialStorage as? SharedCredentialStorage else {
+            return deliverFinal(context.response, body: context.body)
+        }
+        authentication.refreshedTokens.insert(space)
+        authentication.triedStoredCredential.insert(space)
+        authentication.pendingRefresh = .init(space: space, user: record.user, context: context)
+        let client = shared.client
+        let proxy = loader.configuration.proxy
+        let user = record.user
+        let stored = record.space
+        // Not on the connection's work: keyjard may hold this call while another process
+        // refreshes, and the token endpoint answers when it answers. A cancelled load ends
+        // meanwhile; its refresh still completes and is stored for everyone.
+        DispatchQueue.global().async {
+            let result = TokenRefresher.run(user: user, space: stored, rejected: rejected, client: client, proxy: proxy)
+            self.schedule { self.tokenRefreshEnded(result) }
+        }
+    }
+
+    /// Retries with the refreshed token, or fails the load with why there is none (an
+    /// `invalid_grant` says to log in again).
+    func tokenRefreshEnded(_ result: Result<String, TokenRefreshFailure>) {
+        guard !machine.isEnded, let pending = authentication.pendingRefresh else { return }
+        authentication.pendingRefresh = nil
+        switch result {
+        case .success(let token):
+            use(
+                URLCredential(user: pending.user, password: token, persistence: .permanent),
+                source: .storage,
+                space: pending.space,
+                context: pending.context
+            )
+        case .failure(let failure):
+            fail(LoaderError.make(.userAuthenticationRequired, failure.description, url: currentRequest.url))
+        }
+    }
+}

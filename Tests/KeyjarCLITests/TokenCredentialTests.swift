@@ -1,0 +1,161 @@
+import Foundation
+import KeyjarTestSupport
+import Testing
+
+/// `keyjar credential add --token-stdin …`, `list` with expiry and revocation, and `keyjar
+/// fetch` with stored bearer tokens: against a real keyjard and a real resource server and
+/// token endpoint on 127.0.0.1.
+@Suite(.timeLimit(hangLimit), .servicesStopCleanly)
+struct TokenCredentialTests {
+    static let clientID = "keyjar-cli-test"
+
+    /// Stores `issued`'s tokens for the server, expired a minute ago, refreshable at its endpoint.
+    private func storeExpired(
+        _ issued: TokenServer.Issued,
+        refreshToken: String? = nil,
+        server: TokenServer,
+        keyjar: KeyjarCLI,
+        delay: Double? = nil
+    ) async throws {
+        try await keyjar.ok(
+            [
+                "credential", "add", "--url", server.base, "--user", "alice", "--token-stdin",
+                "--expires", Date(timeIntervalSinceNow: -60).ISO8601Format(),
+                "--refresh-token-stdin", "--token-endpoint", server.tokenEndpoint(delay: delay),
+                "--client-id", Self.clientID,
+            ],
+            input: "\(issued.accessToken)\n\(refreshToken ?? issued.refreshToken)\n"
+        )
+    }
+
+    @Test func tokensAreListedWithTheirExpiryNeverShown() async throws {
+        let daemon = try await DaemonProcess()
+        let keyjar = KeyjarCLI(daemon: daemon)
+        let host = uniqueHost("tokens")
+        try await keyjar.ok(
+            [
+                "credential", "add", "--url", "https://\(host)", "--token-stdin", "--expires-in", "3600",
+                "--refresh-token-stdin", "--token-endpoint", "https://login.\(host)/token", "--client-id", "cli",
+            ],
+            input: "access-1\r\nrefresh-1\r\n"
+        )
+        try await keyjar.ok(
+            [
+                "credential", "add", "--url", "https://\(host):8443", "--user", "ci", "--token-stdin", "--expires",
+                "2001-02-03",
+            ],
+            input: "access-2"
+        )
+        let listed = try await keyjar.ok("credential", "list")
+        let lines = listed.split(separator: "\n").map(String.init)
+        #expect(lines.count == 2, "\(listed)")
+        let fresh = try #require(lines.first { $0.hasPrefix("https://\(host):443 ") })
+        #expect(fresh.contains("method bearer user token (default) (expires "), "\(fresh)")
+        #expect(fresh.hasSuffix("(refreshable)"), "\(fresh)")
+        let old = try #require(lines.first { $0.hasPrefix("https://\(host):8443 ") })
+        #expect(old.hasSuffix("user ci (default) (expired 2001-02-03T00:00:00Z)"), "\(old)")
+        for secret in ["access-1", "refresh-1", "access-2"] { #expect(!listed.contains(secret)) }
+
+        let json = try #require(try await keyjar.json("credential", "list", "--json") as? [[String: Any]])
+        let expired = try #require(json.first { ($0["port"] as? Int) == 8443 })
+        #expect(expired["expired"] as? Bool == true && expired["revoked"] as? Bool == false)
+        #expect(expired["expires"] as? String == "2001-02-03T00:00:00Z")
+        let refreshable = try #require(json.first { ($0["port"] as? Int) == 443 })
+        #expect(refreshable["refreshToken"] as? Bool == true)
+        #expect(refreshable["tokenEndpoint"] as? String == "https://login.\(host)/token")
+        #expect(refreshable["method"] as? String == "bearer")
+    }
+
+    @Test func badTokenInputIsRefusedWithAReason() async throws {
+        let daemon = try await DaemonProcess()
+        let keyjar = KeyjarCLI(daemon: daemon)
+        let url = "https://\(uniqueHost("bad-tokens"))"
+        let cases: [([String], String, String)] = [
+            (["--refresh-token-stdin"], "a\nb\n", "--refresh-token-stdin comes with --token-stdin"),
+            (["--token-stdin", "--refresh-token-stdin"], "only-one\n", "two lines"),
+            (["--token-stdin"], "one\ntwo\n", "one line"),
+            (["--token-stdin"], "has space\n", "a bearer token cannot hold"),
+            (["--token-stdin", "--expires", "tomorrow"], "t\n", "ISO 8601"),
+            (["--token-stdin", "--expires-in", "60", "--expires", "2030-01-01"], "t\n", "not both"),
+            (["--token-stdin", "--token-endpoint", "https://login.example/token"], "t\n", "--refresh-token-stdin"),
+            (["--token-stdin", "--method", "basic"], "t\n", "bearer"),
+            (["--token-stdin", "--password-stdin"], "t\n", "not both"),
+            (
+                ["--token-stdin", "--refresh-token-stdin", "--token-endpoint", "http://login.example/token"],
+                "t\nr\n", "http only to this machine"
+            ),
+        ]
+        for (options, input, reason) in cases {
+            let result = try await keyjar.run(["credential", "add", "--url", url] + options, input: input)
+            #expect(result.status == 2, "\(options): \(result.error)")
+            #expect(result.error.contains(reason), "\(options): \(result.error)")
+        }
+        #expect(try await keyjar.ok("credential", "list", "--url", url).isEmpty)
+    }
+
+    /// `keyjar fetch` with an expired token: refreshed, the page fetched; a second fetch uses
+    /// the stored new token without another refresh.
+    @Test func fetchRefreshesAnExpiredToken() async throws {
+        let daemon = try await DaemonProcess()
+        let keyjar = KeyjarCLI(daemon: daemon)
+        let server = try await TokenServer(clientID: Self.clientID)
+        let issued = try await server.issue(lifetime: -60)
+        try await storeExpired(issued, server: server, keyjar: keyjar)
+        let fetched = try await keyjar.run(["fetch", "\(server.base)/api/page"])
+        #expect(fetched.status == 0, "\(fetched.error)")
+        #expect(fetched.output == "hello alice")
+        let again = try await keyjar.run(["fetch", "\(server.base)/api/other"])
+        #expect(again.output == "hello alice", "\(again.error)")
+        let stats = try await server.stats()
+        #expect(stats.refreshes == 1 && stats.lastClientID == Self.clientID)
+        let listed = try await keyjar.ok("credential", "list")
+        #expect(listed.contains("(expires ") && !listed.contains("expired"), "\(listed)")
+        for secret in [issued.accessToken, issued.refreshToken] {
+            #expect(!fetched.error.contains(secret) && !listed.contains(secret))
+        }
+    }
+
+    /// invalid_grant: `keyjar fetch` fails saying to log in again, and `list` shows the
+    /// credential revoked.
+    @Test func fetchWithARefusedRefreshTokenSaysToLogInAgain() async throws {
+        let daemon = try await DaemonProcess()
+        let keyjar = KeyjarCLI(daemon: daemon)
+        let server = try await TokenServer(clientID: Self.clientID)
+        let issued = try await server.issue(lifetime: -60)
+        try await storeExpired(issued, refreshToken: "rt-unknown-to-the-server", server: server, keyjar: keyjar)
+        let fetched = try await keyjar.run(["fetch", "\(server.base)/api/page"])
+        #expect(fetched.status != 0)
+        #expect(fetched.error.contains("invalid_grant"), "\(fetched.error)")
+        #expect(fetched.error.contains("keyjar credential add --url \(server.base)"), "\(fetched.error)")
+        #expect(fetched.error.contains("--token-stdin"), "\(fetched.error)")
+        #expect(!fetched.error.contains("rt-unknown-to-the-server") && !fetched.error.contains(issued.accessToken))
+        let listed = try await keyjar.ok("credential", "list")
+        #expect(listed.contains("(revoked: log in again)"), "\(listed)")
+        #expect(try await server.stats().refusedGrants == 1)
+    }
+
+    /// Five `keyjar fetch` processes find the same token expired at once: keyjard lets one of
+    /// them refresh, the others wait for its token; the token endpoint counts one refresh and
+    /// every fetch gets the page.
+    @Test func racingFetchesRefreshOnce() async throws {
+        let daemon = try await DaemonProcess()
+        let keyjar = KeyjarCLI(daemon: daemon)
+        let server = try await TokenServer(clientID: Self.clientID)
+        let issued = try await server.issue(lifetime: -60)
+        // The endpoint answers after half a second, so that the processes overlap the refresh.
+        try await storeExpired(issued, server: server, keyjar: keyjar, delay: 0.5)
+        let results = try await withThrowingTaskGroup(of: KeyjarCLI.Result.self) { group in
+            for index in 0..<5 {
+                group.addTask { try await keyjar.run(["fetch", "\(server.base)/api/race-\(index)"]) }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(results.count == 5)
+        for result in results {
+            #expect(result.status == 0 && result.output == "hello alice", "\(result.status): \(result.error)")
+        }
+        let stats = try await server.stats()
+        #expect(stats.refreshes == 1, "\(stats)")
+        #expect(stats.refusedGrants == 0 && stats.served == 5)
+    }
+}

@@ -1,0 +1,247 @@
+import Foundation
+import Keyjar
+import KeyjarCore
+import KeyjarProtocol
+import KeyjarServer
+import KeyjarTestSupport
+import Testing
+
+/// Token credentials through keyjard and the Secret Service: stored with their refresh token
+/// all or none, refreshed once for every process, and never shown to a client of a protocol
+/// version that cannot read them.
+@Suite(.timeLimit(hangLimit), .servicesStopCleanly)
+struct ServerTokenTests {
+    /// Tests run at once against one Secret Service: each has its own host, so that none sees
+    /// another's secrets.
+    let api = ProtectionSpace(
+        host: "api-\(UUID().uuidString.prefix(8).lowercased()).example",
+        protocol: "https",
+        authenticationMethod: .httpBearer
+    )
+    static let refresh = TokenRefresh(endpoint: "https://auth.example/token", clientID: "cli")
+
+    static func client(_ server: InProcessServer, version: Int = ProtocolVersion.current) throws -> TestClient {
+        let client = try TestClient(socketPath: server.socketPath, hello: false)
+        guard case .hello(let answered, _, _) = try client.call(.hello(version: version, client: "v\(version)")) else {
+            throw ConnectionError("no hello")
+        }
+        #expect(answered == version)
+        return client
+    }
+
+    static func records(_ client: TestClient) throws -> [CredentialRecord] {
+        let response = try client.call(.allCredentials)
+        guard case .credentials(let records) = response else { throw ConnectionError("unexpected \(response)") }
+        return records
+    }
+
+    static func secret(_ request: Request, on client: TestClient) throws -> String? {
+        switch try client.call(request) {
+        case .password(let password): return password
+        case .refreshToken(let token): return token
+        case let other: throw ConnectionError("unexpected \(other)")
+        }
+    }
+
+    static func step(_ response: Response) throws -> TokenRefreshStep {
+        guard case .tokenRefresh(let step) = response else { throw ConnectionError("unexpected \(response)") }
+        return step
+    }
+
+    func saveToken(
+        _ client: TestClient,
+        token: String = "t0",
+        refreshToken: String? = "r1",
+        expires: Double? = nil
+    )
+        throws
+    {
+        _ = try client.call(
+            .saveCredentials(writes: [
+                CredentialWrite(
+                    space: api,
+                    user: "",
+                    password: token,
+                    expires: expires,
+                    refreshToken: refreshToken,
+                    tokenRefresh: refreshToken == nil ? nil : Self.refresh
+                )
+            ])
+        )
+    }
+
+    @Test func aTokenIsStoredWithItsRefreshTokenAndANewPasswordDropsIt() async throws {
+        let server = try await InProcessServer.withSecretService()
+        let client = try Self.client(server)
+        try saveToken(client, expires: 4_000_000_000)
+        let record = try #require(try Self.records(client).first)
+        #expect(record.expires == 4_000_000_000 && record.hasRefreshToken && record.tokenRefresh == Self.refresh)
+        #expect(!record.isRevoked && record.isDefault)
+        #expect(try Self.secret(.password(space: api, user: ""), on: client) == "t0")
+        #expect(try Self.secret(.refreshToken(space: api, user: ""), on: client) == "r1")
+        // A plain password stored over it belongs to no refresh token: the old one goes.
+        _ = try client.call(.setCredential(space: api, user: "", password: "t1", makeDefault: false))
+        let replaced = try #require(try Self.records(client).first)
+        #expect(replaced.expires == nil && !replaced.hasRefreshToken && replaced.tokenRefresh == nil)
+        #expect(try Self.secret(.refreshToken(space: api, user: ""), on: client) == nil)
+        #expect(try Self.secret(.password(space: api, user: ""), on: client) == "t1")
+    }
+
+    @Test func aBatchThatCannotBeStoredWholeStoresNothing() async throws {
+        let server = try await InProcessServer.withSecretService()
+        let client = try Self.client(server)
+        let basic = ProtectionSpace(host: api.host, protocol: "https")
+        _ = try client.call(.setCredential(space: basic, user: "alice", password: "old", makeDefault: false))
+        // Given a batch whose second password the Secret Service refuses (a NUL)
+        let writes = [
+            CredentialWrite(space: basic, user: "alice", password: "new"),
+            CredentialWrite(space: api, user: "", password: "t\u{0}0", refreshToken: "r1", tokenRefresh: Self.refresh),
+        ]
+        #expect(throws: WireError.self) { try client.call(.saveCredentials(writes: writes)) }
+        // Then nothing of it is stored: the first password is back as it was, no token record
+        #expect(try Self.records(client).map(\.user) == ["alice"])
+        #expect(try Self.secret(.password(space: basic, user: "alice"), on: client) == "old")
+        #expect(try Self.secret(.refreshToken(space: api, user: ""), on: client) == nil)
+        // ...and a batch naming one credential twice, or an endpoint without a refresh token, is refused
+        for bad in [
+            [writes[0], writes[0]],
+            [CredentialWrite(space: api, user: "", password: "t", tokenRefresh: Self.refresh)],
+        ] {
+            #expect(throws: WireError.self) { try client.call(.saveCredentials(writes: bad)) }
+        }
+        #expect(try Self.records(client).count == 1)
+    }
+
+    @Test func processesRacingOneExpiredTokenRefreshItOnce() async throws {
+        let server = try await InProcessServer.withSecretService()
+        let first = try Self.client(server)
+        let second = try Self.client(server)
+        try saveToken(first, expires: 1_000)
+        // Given two processes that both find the token expired
+        let leased = try Self.step(try first.call(.beginTokenRefresh(space: api, user: "", rejected: "t0")))
+        #expect(leased == .refresh(refreshToken: "r1", refresh: Self.refresh))
+        let waiting = try second.send(.beginTokenRefresh(space: api, user: "", rejected: "t0"))
+        // When the first reports the token it got (and the rotated refresh token)
+        _ = try first.call(
+            .finishTokenRefresh(
+                space: api,
+                user: "",
+                outcome: .refreshed(accessToken: "t1", refreshToken: "r2", expires: 4_000_000_000)
+            )
+        )
+        // Then the second is given that token, not the refresh token: one refresh for both
+        guard case .reply(waiting, let response)? = try second.receive() else {
+            Issue.record("the waiting process got no reply")
+            return
+        }
+        #expect(try Self.step(response) == .current(accessToken: "t1", expires: 4_000_000_000))
+        #expect(try Self.secret(.refreshToken(space: api, user: ""), on: second) == "r2")
+        #expect(try Self.records(second).first?.expires == 4_000_000_000)
+        // ...and once t1 is refused too, the next refresh uses the rotated refresh token
+        #expect(
+            try Self.step(try second.call(.beginTokenRefresh(space: api, user: "", rejected: "t1")))
+                == .refresh(refreshToken: "r2", refresh: Self.refresh)
+        )
+    }
+
+    @Test func aRefusedRefreshTokenRevokesTheCredentialUntilItIsStoredAgain() async throws {
+        let server = try await InProcessServer.withSecretService()
+        let client = try Self.client(server)
+        try saveToken(client, expires: 1_000)
+        _ = try client.call(.beginTokenRefresh(space: api, user: "", rejected: nil))
+        _ = try client.call(.finishTokenRefresh(space: api, user: "", outcome: .failed(revoke: true)))
+        #expect(try Self.records(client).first?.isRevoked == true)
+        let choice = try client.call(.credentialChoice(space: api))
+        #expect(choice == .credentialChoice(candidates: [], preferred: nil), "a revoked token is offered nowhere")
+        do {
+            _ = try client.call(.beginTokenRefresh(space: api, user: "", rejected: nil))
+            Issue.record("a revoked credential was refreshed")
+        } catch let error as WireError {
+            #expect(error.code == WireError.loginRequired)
+            #expect(error.message.contains("log in again") && !error.message.contains("r1"))
+        }
+        // Storing a new token (logging in again) makes it usable
+        try saveToken(client, token: "fresh", refreshToken: "r9", expires: 4_000_000_000)
+        #expect(try Self.records(client).first?.isRevoked == false)
+        guard case .credentialChoice(let candidates, _) = try client.call(.credentialChoice(space: api)) else {
+            Issue.record("no choice")
+            return
+        }
+        #expect(candidates.count == 1)
+    }
+
+    @Test func aLeaseEndsWithItsHoldersConnection() async throws {
+        let server = try await InProcessServer.withSecretService()
+        let setup = try Self.client(server)
+        try saveToken(setup, expires: 1_000)
+        var holder: TestClient? = try Self.client(server)
+        _ = try holder?.call(.beginTokenRefresh(space: api, user: "", rejected: "t0"))
+        let next = try Self.client(server)
+        let waiting = try next.send(.beginTokenRefresh(space: api, user: "", rejected: "t0"))
+        // The holder dies without reporting: the next one is given the lease (and the refresh token)
+        holder = nil
+        guard case .reply(waiting, let response)? = try next.receive() else {
+            Issue.record("the waiting process got no reply")
+            return
+        }
+        #expect(try Self.step(response) == .refresh(refreshToken: "r1", refresh: Self.refresh))
+        // ...and a report from a connection that holds no lease is refused
+        #expect(throws: WireError.self) {
+            try setup.call(.finishTokenRefresh(space: api, user: "", outcome: .failed(revoke: true)))
+        }
+        #expect(try Self.records(setup).first?.isRevoked == false)
+    }
+
+    @Test func aClientOfVersion3NeverSeesABearerCredential() async throws {
+        let server = try await InProcessServer.withSecretService()
+        let old = try Self.client(server, version: 3)
+        _ = try old.call(.subscribe(after: nil))
+        let current = try Self.client(server)
+        let basic = ProtectionSpace(host: api.host, protocol: "https")
+        try saveToken(current, expires: 4_000_000_000)
+        _ = try current.call(.setCredential(space: basic, user: "alice", password: "pw", makeDefault: false))
+        // Listings, choices and snapshots leave the token out
+        #expect(try Self.records(old).map(\.user) == ["alice"])
+        #expect(try old.snapshot().credentials.map(\.user) == ["alice"])
+        #expect(try Self.records(current).count == 2)
+        guard case .credentialChoice(let candidates, _) = try old.call(.credentialChoice(space: basic)) else {
+            Issue.record("no choice")
+            return
+        }
+        #expect(candidates.map(\.user) == ["alice"])
+        // ...and its events carry only what it can read, under the same sequence numbers
+        var users: [[String]] = []
+        while users.count < 2, case .event(let event)? = try old.nextPushed() {
+            guard case .credentials(let changes) = event.event else { continue }
+            users.append(changes.map(\.user))
+        }
+        #expect(users.count == 2 && users.first?.isEmpty == true)
+        #expect(users.last.map { !$0.isEmpty && $0.allSatisfy { $0 == "alice" } } == true)
+    }
+
+    @Test func aVersion3ClientCatchingUpPastABearerChangeResynchronises() async throws {
+        let server = try await InProcessServer.withSecretService()
+        let current = try Self.client(server)
+        let basic = ProtectionSpace(host: api.host, protocol: "https")
+        _ = try current.call(.setCredential(space: basic, user: "alice", password: "pw", makeDefault: false))
+        try saveToken(current, expires: 4_000_000_000)
+        // Given a version-3 client that missed both changes, catching up from the kept events
+        let old = try Self.client(server, version: 3)
+        _ = try old.call(.subscribe(after: 0))
+        // Then it gets the password's event as it is, and the token's as resynchronise
+        guard case .event(let first)? = try old.nextPushed(), case .resynchronise(let second)? = try old.nextPushed()
+        else {
+            Issue.record("expected an event, then resynchronise")
+            return
+        }
+        #expect(first.sequence == 1 && second == 2)
+        // ...while a current client catching up gets both events
+        let catchingUp = try Self.client(server)
+        _ = try catchingUp.call(.subscribe(after: 0))
+        guard case .event? = try catchingUp.nextPushed(), case .event(let token)? = try catchingUp.nextPushed() else {
+            Issue.record("expected two events")
+            return
+        }
+        #expect(token.event.hasBearerCredential)
+    }
+}
