@@ -99,10 +99,6 @@ struct GitCredentialCommand: ParsableCommand {
         request.username.flatMap { $0.isEmpty ? nil : $0 }
     }
 
-    /// The user a Bearer token git hands over without a user name is stored under (as
-    /// `keyjar credential add --token-stdin` does).
-    static let tokenUser = "token"
-
     /// The stored credential Keyjar's `get` answered with, when git hands its state back and
     /// that credential is one of the request's server (and of the user git names, if any): a
     /// state value is only ever trusted to pick among what the request could reach anyway.
@@ -153,7 +149,7 @@ struct GitCredentialCommand: ParsableCommand {
 
     /// What git asks to store: the secret, its user, and the space it is looked up in. A Bearer
     /// token git hands back without a user name (Keyjar answered with none) is the user's the
-    /// state names, else ``tokenUser``'s.
+    /// state names, else the one `keyjar credential add --token-stdin` uses.
     private static func storable(
         _ request: GitCredentialRequest,
         answered: GitCredentialState?
@@ -162,7 +158,7 @@ struct GitCredentialCommand: ParsableCommand {
             // A token is stored for Bearer challenges of its realm, or of the whole server.
             let space = request.method == .httpBearer ? request.space : request.space(realm: nil, method: .httpBearer)
             let stateUser = answered.flatMap { $0.space.authenticationMethod == .httpBearer ? $0.user : nil }
-            return (token, user(request) ?? stateUser ?? tokenUser, space)
+            return (token, user(request) ?? stateUser ?? CredentialCommand.Add.tokenUser, space)
         }
         // A pre-encoded value of another scheme (a Digest response) is no password to keep;
         // a credential without a user name could never be told apart or chosen.
