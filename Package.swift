@@ -218,7 +218,7 @@ let package = Package(
             name: "KeyjarCLI",
             dependencies: [
                 "Keyjar", "KeyjarAuth", "KeyjarBrowserCookies", "KeyjarCodec", "KeyjarCore", "KeyjarHTTPCache",
-                "KeyjarIdentity", "KeyjarLocks", "KeyjarLoader", "KeyjarResponseCache",
+                "KeyjarIdentity", "KeyjarLocks", "KeyjarLoader", "KeyjarResponseCache", "KeyjarStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
@@ -289,7 +289,7 @@ let package = Package(
         ),
         .testTarget(
             name: "KeyjarStoreTests",
-            dependencies: ["KeyjarStore", "KeyjarCore", "KeyjarTestSupport"],
+            dependencies: ["KeyjarStore", "KeyjarCodec", "KeyjarCore", "KeyjarTestSupport"],
             swiftSettings: swiftSettings
         ),
         // Test helpers shared by the suites that run real processes: temp dirs, a spawned

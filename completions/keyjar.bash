@@ -416,13 +416,13 @@ _keyjar_credential() {
     unset 'unparsed_words[0]'
     unparsed_words=("${unparsed_words[@]}")
     case "${subcommand}" in
-    add|list|show|remove|default|repair)
+    add|list|show|remove|default|repair|import)
         # Offer subcommand argument completions
         "_keyjar_credential_${subcommand}"
         ;;
     *)
         # Offer subcommand completions
-        COMPREPLY+=($(compgen -W 'add list show remove default repair' -- "${cur}"))
+        COMPREPLY+=($(compgen -W 'add list show remove default repair import' -- "${cur}"))
         ;;
     esac
 }
@@ -634,6 +634,31 @@ _keyjar_credential_repair() {
         return
         ;;
     '--timeout')
+        return
+        ;;
+    esac
+}
+
+_keyjar_credential_import() {
+    repeating_flags=()
+    non_repeating_flags=(--no-start --include-default --replace --dry-run --version -h --help)
+    repeating_options=()
+    non_repeating_options=(--socket --timeout --from --schema)
+    __keyjar_offer_flags_options 1
+
+    # Offer option value completions
+    case "${prev}" in
+    '--socket')
+        return
+        ;;
+    '--timeout')
+        return
+        ;;
+    '--from')
+        __keyjar_add_completions -W 'git-credential-libsecret'$'\n''git-store'$'\n''netrc'$'\n''secret-tool'
+        return
+        ;;
+    '--schema')
         return
         ;;
     esac

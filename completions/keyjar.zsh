@@ -268,12 +268,13 @@ _keyjar_credential() {
             'remove:Remove a credential (its password leaves the Secret Service too).'
             'default:Make a stored credential its space'\''s default (the one answered first).'
             'repair:Remove credentials whose password is missing and passwords no credential owns.'
+            'import:Import the credentials git, curl or another Secret Service application already stored.'
         )
         _describe -V subcommand subcommands && ret=0
         ;;
     arg)
         case "${words[1]}" in
-        add|list|show|remove|default|repair)
+        add|list|show|remove|default|repair|import)
             "_keyjar_credential_${words[1]}" && ret=0
             ;;
         esac
@@ -411,6 +412,27 @@ _keyjar_credential_repair() {
         '--no-start[Fail (exit status 3) instead of starting keyjard when none is serving.]'
         '--timeout[How long to wait for keyjard'\''s answer before failing with exit status 3 (default\: $KEYJAR_TIMEOUT, else 30).]:seconds:'
         '--dry-run[Only list what would be removed.]'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_keyjar_credential_import() {
+    local -i ret=1
+    local -ar ___from=('git-credential-libsecret' 'git-store' 'netrc' 'secret-tool')
+    local -ar arg_specs=(
+        '--socket[keyjard'\''s socket (default\: $KEYJAR_SOCKET, else $XDG_RUNTIME_DIR/keyjar/keyjar.sock).]:path:'
+        '--no-start[Fail (exit status 3) instead of starting keyjard when none is serving.]'
+        '--timeout[How long to wait for keyjard'\''s answer before failing with exit status 3 (default\: $KEYJAR_TIMEOUT, else 30).]:seconds:'
+        '--from[Where the credentials are.]:source:{__keyjar_complete "${___from[@]}"}'
+        ':file:'
+        '--schema[The schema of the secret-tool items.]:name:'
+        '--include-default[Import a netrc default entry too, as a credential for every server.]'
+        '--replace[Replace a stored credential whose password differs (otherwise it is left).]'
+        '--dry-run[Only print what the import would do.]'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )

@@ -34,6 +34,7 @@ typedef const void *gconstpointer;
 typedef guint (*GHashFunc)(gconstpointer key);
 typedef gboolean (*GEqualFunc)(gconstpointer a, gconstpointer b);
 typedef void (*GDestroyNotify)(gpointer data);
+typedef void (*GHFunc)(gpointer key, gpointer value, gpointer user_data);
 
 /* Types Keyjar only holds pointers to. */
 typedef struct _GHashTable GHashTable;
@@ -44,6 +45,7 @@ typedef struct _GDBusConnection GDBusConnection;
 typedef struct _GDBusProxy GDBusProxy;
 typedef struct _SecretService SecretService;
 typedef struct _SecretCollection SecretCollection;
+typedef struct _SecretValue SecretValue;
 
 /* Types whose fields Keyjar reads or which it allocates itself. */
 typedef struct _GError GError;
@@ -141,6 +143,7 @@ GHashTable *g_hash_table_new_full(
 gboolean g_hash_table_replace(GHashTable *hash_table, gpointer key, gpointer value);
 gpointer g_hash_table_lookup(GHashTable *hash_table, gconstpointer key);
 void g_hash_table_unref(GHashTable *hash_table);
+void g_hash_table_foreach(GHashTable *hash_table, GHFunc func, gpointer user_data);
 void g_error_free(GError *error);
 void g_propagate_error(GError **dest, GError *src);
 GVariant *g_variant_new(const gchar *format_string, ...);
@@ -184,6 +187,13 @@ gchar *secret_password_lookupv_sync(
 gboolean secret_password_clearv_sync(
     const SecretSchema *schema, GHashTable *attributes, GCancellable *cancellable, GError **error);
 void secret_password_free(gchar *password);
+/* secret-paths.h too. */
+gint secret_service_unlock_dbus_paths_sync(
+    SecretService *self, const gchar **paths, GCancellable *cancellable, gchar ***unlocked, GError **error);
+SecretValue *secret_service_get_secret_for_dbus_path_sync(
+    SecretService *self, const gchar *item_path, GCancellable *cancellable, GError **error);
+const gchar *secret_value_get(SecretValue *value, gsize *length);
+void secret_value_unref(gpointer value);
 
 /*
  * The schema Keyjar stores URL-credential passwords under (documented in Schemas/secret-schema.md).
@@ -300,6 +310,41 @@ static inline gboolean keyjar_error_is_gone_item(const GError *error) {
 }
 
 /*
+ * An item's attributes, read as its Attributes property (no item proxy: libsecret's leave a
+ * little GIO memory behind each, which LeakSanitizer reports, libsecret 0.20.5). Returns 1 with
+ * `*attributes` set (the caller unrefs it), -1 for an item removed since it was found (skipped,
+ * not a failure), 0 with `error` set.
+ */
+static inline int keyjar_item_attributes(SecretService *service, const char *path, GHashTable **attributes, GError **error) {
+    GDBusProxy *proxy = keyjar_service_proxy(service);
+    GError *failure = NULL;
+    GVariant *reply = g_dbus_connection_call_sync(
+        g_dbus_proxy_get_connection(proxy), g_dbus_proxy_get_name(proxy), path, "org.freedesktop.DBus.Properties",
+        "Get", g_variant_new("(ss)", "org.freedesktop.Secret.Item", "Attributes"), (const GVariantType *)"(v)",
+        G_DBUS_CALL_FLAGS_NONE, -1, NULL, &failure);
+    if (reply == NULL) {
+        if (keyjar_error_is_gone_item(failure)) {
+            g_error_free(failure);
+            return -1;
+        }
+        g_propagate_error(error, failure);
+        return 0;
+    }
+    GVariant *value = NULL;
+    g_variant_get(reply, "(v)", &value);
+    *attributes = keyjar_attributes_new();
+    if (g_variant_is_of_type(value, (const GVariantType *)"a{ss}")) {
+        GVariantIter iter;
+        const gchar *name, *text;
+        g_variant_iter_init(&iter, value);
+        while (g_variant_iter_next(&iter, "{&s&s}", &name, &text)) keyjar_attributes_set(*attributes, name, text);
+    }
+    g_variant_unref(value);
+    g_variant_unref(reply);
+    return 1;
+}
+
+/*
  * Calls `each` with the attributes of every item under Keyjar's schema, in every collection,
  * locked or not, without loading a secret and without prompting: SearchItems for the items'
  * paths, then each item's Attributes property. Not through libsecret's searches, which make an
@@ -315,42 +360,114 @@ static inline gboolean keyjar_each_item(void (*each)(void *context, GHashTable *
     gboolean listed = secret_service_search_for_dbus_paths_sync(
         service, keyjar_credential_schema(), query, NULL, &unlocked, &locked, error);
     g_hash_table_unref(query);
-    GDBusProxy *proxy = keyjar_service_proxy(service);
     gchar **lists[2] = { unlocked, locked };
     for (int list = 0; listed && list < 2; list++) {
         for (gchar **path = lists[list]; listed && path != NULL && *path != NULL; path++) {
-            GError *failure = NULL;
-            GVariant *reply = g_dbus_connection_call_sync(
-                g_dbus_proxy_get_connection(proxy), g_dbus_proxy_get_name(proxy), *path,
-                "org.freedesktop.DBus.Properties", "Get",
-                g_variant_new("(ss)", "org.freedesktop.Secret.Item", "Attributes"), (const GVariantType *)"(v)",
-                G_DBUS_CALL_FLAGS_NONE, -1, NULL, &failure);
-            if (reply == NULL) {
-                if (keyjar_error_is_gone_item(failure)) {
-                    g_error_free(failure);
-                    continue;
-                }
-                g_propagate_error(error, failure);
+            GHashTable *attributes = NULL;
+            int read = keyjar_item_attributes(service, *path, &attributes, error);
+            if (read < 0) continue;
+            if (read == 0) {
                 listed = 0;
                 break;
             }
-            GVariant *value = NULL;
-            g_variant_get(reply, "(v)", &value);
-            GHashTable *attributes = keyjar_attributes_new();
-            if (g_variant_is_of_type(value, (const GVariantType *)"a{ss}")) {
-                GVariantIter iter;
-                const gchar *name, *text;
-                g_variant_iter_init(&iter, value);
-                while (g_variant_iter_next(&iter, "{&s&s}", &name, &text)) keyjar_attributes_set(attributes, name, text);
-            }
             each(context, attributes);
             g_hash_table_unref(attributes);
-            g_variant_unref(value);
-            g_variant_unref(reply);
         }
     }
     g_strfreev(unlocked);
     g_strfreev(locked);
+    g_object_unref(service);
+    return listed;
+}
+
+/* Calls `each` with an attribute table's names and values (the table keeps the strings). */
+typedef void (*keyjar_attribute_fn)(void *context, const char *name, const char *value);
+struct keyjar_attribute_visit {
+    keyjar_attribute_fn each;
+    void *context;
+};
+static inline void keyjar_attribute_visit_one(gpointer name, gpointer value, gpointer visit) {
+    struct keyjar_attribute_visit *target = (struct keyjar_attribute_visit *)visit;
+    target->each(target->context, (const char *)name, (const char *)value);
+}
+static inline void keyjar_attributes_each(GHashTable *attributes, keyjar_attribute_fn each, void *context) {
+    struct keyjar_attribute_visit visit = { each, context };
+    g_hash_table_foreach(attributes, keyjar_attribute_visit_one, &visit);
+}
+
+/* Whether `path` is one of `paths` (a NULL-terminated list, or NULL). */
+static inline gboolean keyjar_paths_contain(gchar **paths, const char *path) {
+    for (gchar **each = paths; each != NULL && *each != NULL; each++) {
+        if (g_str_equal(*each, path)) return 1;
+    }
+    return 0;
+}
+
+/*
+ * Calls `each` with the attributes and the secret of every item, in every collection, whose
+ * `xdg:schema` attribute is `schema_name`: another application's items (git-credential-libsecret's
+ * `org.git.Password`, or a schema `secret-tool` stored under), read for `keyjar credential import`.
+ * libsecret stores the schema's name with every item, also under a schema flagged
+ * DONT_MATCH_NAME (as git's is, to find what older helpers stored), so matching that attribute
+ * alone, with no schema, finds exactly that schema's items and never everything. Items in a
+ * locked collection are unlocked as git's helper does (SECRET_SEARCH_UNLOCK: the Secret Service
+ * may prompt); one still locked afterwards comes with `locked` set and no secret. By paths, as
+ * keyjar_each_item, not through item proxies. `secret` is not NUL-terminated for certain: use
+ * `length`. An item removed meanwhile is skipped.
+ */
+typedef void (*keyjar_schema_item_fn)(
+    void *context, GHashTable *attributes, const char *secret, gsize length, gboolean locked);
+static inline gboolean keyjar_each_item_of_schema(
+    const char *schema_name, keyjar_schema_item_fn each, void *context, GError **error) {
+    SecretService *service = secret_service_get_sync(SECRET_SERVICE_OPEN_SESSION, NULL, error);
+    if (service == NULL) return 0;
+    GHashTable *query = keyjar_attributes_new();
+    keyjar_attributes_set(query, "xdg:schema", schema_name);
+    gchar **unlocked = NULL, **locked = NULL, **opened = NULL;
+    gboolean listed = secret_service_search_for_dbus_paths_sync(service, NULL, query, NULL, &unlocked, &locked, error);
+    g_hash_table_unref(query);
+    if (listed && locked != NULL && *locked != NULL) {
+        /* A dismissed (or impossible) prompt unlocks nothing; those items are reported locked. */
+        GError *refused = NULL;
+        secret_service_unlock_dbus_paths_sync(service, (const gchar **)locked, NULL, &opened, &refused);
+        if (refused != NULL) g_error_free(refused);
+    }
+    gchar **lists[3] = { unlocked, opened, locked };
+    for (int list = 0; listed && list < 3; list++) {
+        for (gchar **path = lists[list]; listed && path != NULL && *path != NULL; path++) {
+            gboolean still_locked = list == 2;
+            if (still_locked && keyjar_paths_contain(opened, *path)) continue;
+            GHashTable *attributes = NULL;
+            int read = keyjar_item_attributes(service, *path, &attributes, error);
+            if (read < 0) continue;
+            if (read == 0) {
+                listed = 0;
+                break;
+            }
+            SecretValue *value = NULL;
+            if (!still_locked) {
+                GError *failure = NULL;
+                value = secret_service_get_secret_for_dbus_path_sync(service, *path, NULL, &failure);
+                if (failure != NULL) {
+                    gboolean gone = keyjar_error_is_gone_item(failure);
+                    if (gone) g_error_free(failure);
+                    else g_propagate_error(error, failure);
+                    g_hash_table_unref(attributes);
+                    if (gone) continue;
+                    listed = 0;
+                    break;
+                }
+            }
+            gsize length = 0;
+            const char *secret = value != NULL ? secret_value_get(value, &length) : NULL;
+            each(context, attributes, secret, length, still_locked || value == NULL);
+            if (value != NULL) secret_value_unref(value);
+            g_hash_table_unref(attributes);
+        }
+    }
+    g_strfreev(unlocked);
+    g_strfreev(locked);
+    g_strfreev(opened);
     g_object_unref(service);
     return listed;
 }

@@ -144,8 +144,8 @@ extension LoaderConnection {
     func refreshableToken(for space: ProtectionSpace, user: String?) -> CredentialRecord? {
         guard usesCredentialStorage, let shared = loader.configuration.credentialStorage as? SharedCredentialStorage
         else { return nil }
-        // keyjard's records, not the replica's: a replica learns that a credential changed,
-        // not its new expiry, refresh token or revocation (only a fresh snapshot has them).
+        // keyjard's records, not the replica's: this runs only after a refusal, and the replica
+        // may not have caught up yet with another process's refresh or revocation.
         let records = (try? shared.client.credentialRecords()) ?? shared.permanentCredentials
         let refreshable = records.filter { record in
             record.space.authenticationMethod == .httpBearer && record.canRefresh

@@ -237,7 +237,7 @@ public final class LibSecretStore: SecretStore {
     }
 
     /// Turns a GError into a ``SecretStoreError`` and frees it.
-    private static func consume(_ error: UnsafeMutablePointer<GError>, while action: String) -> SecretStoreError {
+    static func consume(_ error: UnsafeMutablePointer<GError>, while action: String) -> SecretStoreError {
         defer { g_error_free(error) }
         // libsecret keeps one service proxy per process, bound to the bus name and session of
         // the service it first reached. After that service restarts, every call through it fails

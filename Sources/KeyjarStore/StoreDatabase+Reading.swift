@@ -109,8 +109,10 @@ extension StoreDatabase {
         _ = try statement.bind(values)
         var records: [CredentialRecord] = []
         while try statement.step() {
+            // As stored, not canonicalised again: a wildcard space's port 0 and protocol `*`
+            // (`ProtectionSpace(anySchemeAndPortOf:)`) would come back as port 80.
             let space = ProtectionSpace(
-                host: statement.text(0),
+                verbatimHost: statement.text(0),
                 port: Int(statement.int64(1)),
                 protocol: statement.text(2),
                 realm: statement.isNull(3) ? nil : statement.text(3),

@@ -66,6 +66,8 @@ enum FuzzTarget: String, CaseIterable {
     case binHex = "binhex"
     case browserRow = "browser-row"
     case oauthToken = "oauth-token"
+    case netrcFile = "netrc-file"
+    case gitCredentialsFile = "git-credentials-file"
 
     static let selected: FuzzTarget = {
         let name = ProcessInfo.processInfo.environment["KEYJAR_FUZZ_TARGET"] ?? ""
@@ -96,6 +98,8 @@ enum FuzzTarget: String, CaseIterable {
         case .cacheHeaders: fuzzCacheHeaders(bytes)
         case .browserRow: fuzzBrowserRow(bytes)
         case .oauthToken: fuzzOAuthTokenResponse(bytes)
+        case .netrcFile: fuzzNetrcFile(bytes)
+        case .gitCredentialsFile: fuzzGitCredentialsFile(bytes)
         }
     }
 }

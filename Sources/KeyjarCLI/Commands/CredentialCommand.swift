@@ -47,7 +47,7 @@ struct CredentialCommand: ParsableCommand {
               keyjar credential remove --url https://example.com --user alice
               keyjar credential repair --dry-run
             """,
-        subcommands: [Add.self, List.self, Show.self, Remove.self, Default.self, Repair.self]
+        subcommands: [Add.self, List.self, Show.self, Remove.self, Default.self, Repair.self, Import.self]
     )
 }
 

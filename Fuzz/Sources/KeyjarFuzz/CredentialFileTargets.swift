@@ -1,0 +1,39 @@
+import KeyjarCodec
+
+/// A netrc file: never a crash; entries come in the file's order, each on a line of the file,
+/// and an error names a line of it.
+func fuzzNetrcFile(_ bytes: [UInt8]) {
+    let text = String(decoding: bytes, as: UTF8.self)
+    let lines = text.utf8.count { $0 == UInt8(ascii: "\n") } + 1
+    do {
+        let entries = try NetrcFile.parse(text)
+        for (entry, next) in zip(entries, entries.dropFirst()) {
+            fuzzCheck(entry.line <= next.line, "entries out of the file's order")
+        }
+        for entry in entries {
+            fuzzCheck((1...lines).contains(entry.line), "an entry on line \(entry.line) of \(lines)")
+            fuzzCheck(entry.password == nil || entry.description.hasSuffix("password <hidden>"), "a password shown")
+        }
+    } catch {
+        fuzzCheck((1...lines).contains(error.line), "an error on line \(error.line) of \(lines)")
+    }
+}
+
+/// A git-credentials file: never a crash; what is read is what git could use (a host, a port in
+/// range, no control character git refuses), on a line of the file.
+func fuzzGitCredentialsFile(_ bytes: [UInt8]) {
+    let text = String(decoding: bytes, as: UTF8.self)
+    let lines = text.utf8.count { $0 == UInt8(ascii: "\n") } + 1
+    do {
+        for entry in try GitCredentialsFile.parse(text) {
+            fuzzCheck((1...lines).contains(entry.line), "an entry on line \(entry.line) of \(lines)")
+            fuzzCheck(!entry.host.isEmpty && !entry.protocol.isEmpty, "an entry without host or scheme")
+            fuzzCheck(entry.port.map { (1...65_535).contains($0) } ?? true, "a port out of range")
+            for value in [entry.user, entry.password, entry.host, entry.path ?? ""] {
+                fuzzCheck(!value.utf8.contains { $0 == 0 || $0 == 10 || $0 == 13 }, "a control character kept")
+            }
+        }
+    } catch {
+        fuzzCheck((1...lines).contains(error.line), "an error on line \(error.line) of \(lines)")
+    }
+}

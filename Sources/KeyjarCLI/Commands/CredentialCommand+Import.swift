@@ -1,0 +1,394 @@
+import ArgumentParser
+import Foundation
+import Glibc
+import Keyjar
+import KeyjarCodec
+import KeyjarCore
+import KeyjarStore
+
+extension CredentialCommand {
+    /// `keyjar credential import --from SOURCE [FILE]`: the credentials another store keeps.
+    struct Import: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Import the credentials git, curl or another Secret Service application already stored.",
+            discussion: """
+                --from git-credential-libsecret: git's libsecret helper's items (schema \
+                org.git.Password) in the Secret Service, with a token's expiry and refresh token \
+                (git 2.47). The repository path (attribute object) is ignored: Keyjar keeps \
+                credentials per server.
+
+                --from git-store [FILE]: git's credential-store file (default: ~/.git-credentials \
+                and $XDG_CONFIG_HOME/git/credentials, those that exist, in git's order).
+
+                --from netrc [FILE]: a .netrc (default: $NETRC, else ~/.netrc). A machine answers \
+                every scheme and port of its host, as with curl --netrc; the default entry answers \
+                every server and is imported only with --include-default; macdef is skipped.
+
+                --from secret-tool --schema NAME: items stored with `secret-tool store xdg:schema \
+                NAME …` that have a server and a user attribute (protocol and port optional; \
+                without a protocol, every scheme and port of the server).
+
+                Each credential is added, updated, left unchanged, or left as it is when Keyjar \
+                already stores a different password for it (--replace replaces it); the first of \
+                duplicates counts, as in curl and git. Every credential is printed with what \
+                happened to it, never its password. All are stored in one transaction: a bad \
+                line, an unreadable file or a locked keyring imports nothing. The source is only \
+                read, never changed.
+
+                Examples:
+                  keyjar credential import --from git-credential-libsecret --dry-run
+                  keyjar credential import --from git-store
+                  keyjar credential import --from netrc ~/.netrc --include-default
+                  keyjar credential import --from secret-tool --schema org.example.Pw
+                """
+        )
+
+        enum Source: String, ExpressibleByArgument, CaseIterable {
+            case gitCredentialLibsecret = "git-credential-libsecret"
+            case gitStore = "git-store"
+            case netrc
+            case secretTool = "secret-tool"
+        }
+
+        @OptionGroup var global: GlobalOptions
+
+        @Option(help: ArgumentHelp("Where the credentials are.", valueName: "source"))
+        var from: Source
+
+        @Argument(help: ArgumentHelp("The file of git-store or netrc (default: see above).", valueName: "file"))
+        var file: String?
+
+        @Option(help: ArgumentHelp("The schema of the secret-tool items.", valueName: "name"))
+        var schema: String?
+
+        @Flag(help: "Import a netrc default entry too, as a credential for every server.")
+        var includeDefault = false
+
+        @Flag(help: "Replace a stored credential whose password differs (otherwise it is left).")
+        var replace = false
+
+        @Flag(help: "Only print what the import would do.")
+        var dryRun = false
+
+        func validate() throws {
+            if file != nil, from != .gitStore, from != .netrc {
+                throw ValidationError("A file is read only --from git-store or --from netrc.")
+            }
+            if from == .secretTool {
+                guard let schema, !schema.isEmpty else {
+                    throw ValidationError("--from secret-tool needs --schema NAME: the xdg:schema of the items.")
+                }
+                if schema == "org.keyjar.Credential" || schema == "org.keyjar.RefreshToken" {
+                    throw ValidationError("\(schema) is Keyjar's own schema: its items are already Keyjar's.")
+                }
+            } else if schema != nil {
+                throw ValidationError("--schema goes with --from secret-tool.")
+            }
+            if includeDefault, from != .netrc {
+                throw ValidationError("--include-default goes with --from netrc.")
+            }
+        }
+
+        func run() throws {
+            // Everything is read and checked before keyjard is asked anything: bad input imports nothing.
+            let found = try read()
+            let client = try global.connect()
+            let candidates = found.compactMap(\.candidate)
+            let plan = CredentialImportPlan(
+                candidates: candidates,
+                stored: try stored(for: candidates, client),
+                replace: replace,
+                now: Date().timeIntervalSince1970
+            )
+            var outcomes = plan.entries.makeIterator()
+            var counts: [String: Int] = [:]
+            var lines: [String] = []
+            for item in found {
+                let (verb, note): (String, String)
+                if item.candidate != nil, let entry = outcomes.next() {
+                    (verb, note) = Self.words(for: entry.outcome, dryRun: dryRun)
+                } else {
+                    (verb, note) = (dryRun ? "would skip" : "skipped", item.skipped ?? "")
+                }
+                counts[verb, default: 0] += 1
+                let extra = [note, item.note].filter { !$0.isEmpty }.joined(separator: "; ")
+                lines.append("\(verb) \(item.name)\(extra.isEmpty ? "" : " (\(extra))")")
+            }
+            let writes = plan.writes.map {
+                CredentialWrite(
+                    space: $0.space,
+                    user: $0.user,
+                    password: $0.password,
+                    expires: $0.expires,
+                    refreshToken: $0.refreshToken
+                )
+            }
+            // Stored before anything is said to be: a failed save prints only its error.
+            if !dryRun, !writes.isEmpty { try client.saveCredentials(writes) }
+            for line in lines { Output.line(line) }
+            let summary = counts.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ")
+            Output.line(
+                found.isEmpty
+                    ? "nothing to import"
+                    : "\(summary)\(dryRun ? " (dry run: nothing was stored)" : "")"
+            )
+        }
+
+        /// What the output says of an outcome: its verb and, for some, why.
+        static func words(for outcome: CredentialImportPlan.Outcome, dryRun: Bool) -> (String, String) {
+            switch outcome {
+            case .added: (dryRun ? "would add" : "added", "")
+            case .updated: (dryRun ? "would update" : "updated", "")
+            case .unchanged: ("unchanged", "")
+            case .left: ("left", "a different password is stored; --replace replaces it")
+            case .duplicate(let origin): (dryRun ? "would skip" : "skipped", "a duplicate of \(origin)")
+            case .expired: (dryRun ? "would skip" : "skipped", "expired")
+            }
+        }
+
+        // MARK: - Reading the source
+
+        /// One credential of the source, or one it has that cannot be imported.
+        struct Found {
+            /// `FILE:LINE user at SPACE`, or the item; never a secret.
+            var name: String
+            var candidate: CredentialImportCandidate?
+            /// Why it is not imported, when it is not.
+            var skipped: String?
+            /// Something said of it either way (a path that was ignored).
+            var note = ""
+        }
+
+        private func read() throws -> [Found] {
+            let found =
+                switch from {
+                case .netrc: try readNetrc()
+                case .gitStore: try readGitStore()
+                case .gitCredentialLibsecret: try readGitLibsecret()
+                case .secretTool: try readSecretTool(schema: schema ?? "")
+                }
+            // A credential needs a user name, as everywhere in keyjar (`git-credential store`
+            // does not store `username=` with no name either); git's files may have one without.
+            return found.map { item in
+                guard item.candidate?.user.isEmpty == true else { return item }
+                var skipped = item
+                skipped.candidate = nil
+                skipped.skipped = "no user name"
+                return skipped
+            }
+        }
+
+        private func readNetrc() throws -> [Found] {
+            let environment = ProcessInfo.processInfo.environment
+            let path = file ?? environment["NETRC"].flatMap { $0.isEmpty ? nil : $0 } ?? Self.home() + "/.netrc"
+            let entries: [NetrcFile.Entry]
+            do {
+                entries = try NetrcFile.parse(try Self.text(of: path))
+            } catch let error as NetrcFile.ParseError {
+                throw CLIError.failure("\(path): \(error); nothing was imported.")
+            }
+            return entries.map { entry in
+                let origin = "\(path):\(entry.line)"
+                let space: ProtectionSpace
+                switch entry.host {
+                case .machine(let name): space = ProtectionSpace(anySchemeAndPortOf: name)
+                case .default: space = .anyServer
+                }
+                var found = Found(name: "\(origin) \(entry.login ?? "(no login)") at \(Self.describe(space))")
+                if case .default = entry.host, !includeDefault {
+                    found.skipped = "a default entry: --include-default imports it"
+                } else if let login = entry.login, let password = entry.password {
+                    found.candidate = CredentialImportCandidate(
+                        origin: origin,
+                        space: space,
+                        user: login,
+                        password: password
+                    )
+                } else {
+                    found.skipped = entry.login == nil ? "no login" : "no password"
+                }
+                return found
+            }
+        }
+
+        private func readGitStore() throws -> [Found] {
+            var paths: [String]
+            if let file {
+                paths = [file]
+            } else {
+                // git credential-store's own order (git-credential-store(1), FILES).
+                let environment = ProcessInfo.processInfo.environment
+                let config =
+                    environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? Self.home() + "/.config"
+                paths = [Self.home() + "/.git-credentials", config + "/git/credentials"]
+                paths = paths.filter { FileManager.default.fileExists(atPath: $0) }
+                if paths.isEmpty {
+                    throw CLIError.failure(
+                        "there is no ~/.git-credentials nor $XDG_CONFIG_HOME/git/credentials: name the file to import."
+                    )
+                }
+            }
+            var found: [Found] = []
+            for path in paths {
+                let entries: [GitCredentialsFile.Entry]
+                do {
+                    entries = try GitCredentialsFile.parse(try Self.text(of: path))
+                } catch let error as GitCredentialsFile.ParseError {
+                    throw CLIError.failure("\(path): \(error); nothing was imported.")
+                }
+                for entry in entries {
+                    let origin = "\(path):\(entry.line)"
+                    let space = ProtectionSpace(host: entry.host, port: entry.port, protocol: entry.protocol)
+                    found.append(
+                        Found(
+                            name: "\(origin) \(entry.user) at \(Self.describe(space))",
+                            candidate: CredentialImportCandidate(
+                                origin: origin,
+                                space: space,
+                                user: entry.user,
+                                password: entry.password
+                            ),
+                            note: entry.path.map { "path \($0) ignored: credentials are per server" } ?? ""
+                        )
+                    )
+                }
+            }
+            return found
+        }
+
+        private func readGitLibsecret() throws -> [Found] {
+            try Self.items(ofSchema: GitLibsecretItem.schema).map { item in
+                let read: GitLibsecretItem
+                do {
+                    read = try GitLibsecretItem(attributes: item.attributes, secret: item.secret)
+                } catch {
+                    throw CLIError.failure("\(error); nothing was imported.")
+                }
+                let space = ProtectionSpace(host: read.server, port: read.port, protocol: read.protocol)
+                let origin = "item \(read)"
+                return Found(
+                    name: "\(origin) at \(Self.describe(space))",
+                    candidate: CredentialImportCandidate(
+                        origin: origin,
+                        space: space,
+                        user: read.user,
+                        password: read.password,
+                        expires: read.expires,
+                        refreshToken: read.refreshToken
+                    ),
+                    note: read.path.map { "path \($0) ignored: credentials are per server" } ?? ""
+                )
+            }
+        }
+
+        private func readSecretTool(schema: String) throws -> [Found] {
+            try Self.items(ofSchema: schema).map { item in
+                let attributes = item.attributes
+                let shown = attributes.filter { $0.key != "xdg:schema" }.sorted { $0.key < $1.key }
+                    .map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+                let origin = "item \(shown)"
+                guard let server = attributes["server"], !server.isEmpty, let user = attributes["user"] else {
+                    throw CLIError.failure(
+                        "\(origin) of schema \(schema) has no server or no user attribute: which credential it is "
+                            + "would be a guess; nothing was imported."
+                    )
+                }
+                let scheme = attributes["protocol"].flatMap { $0.isEmpty ? nil : $0 }
+                let portText = attributes["port"].flatMap { $0.isEmpty || $0 == "0" ? nil : $0 }
+                let port = portText.flatMap(Int.init)
+                guard portText == nil || (port != nil && scheme != nil) else {
+                    throw CLIError.failure(
+                        "\(origin) of schema \(schema) has a port but no protocol, or a port that is not a number: "
+                            + "nothing was imported."
+                    )
+                }
+                let space =
+                    scheme.map { ProtectionSpace(host: server, port: port, protocol: $0) }
+                    ?? ProtectionSpace(anySchemeAndPortOf: server)
+                return Found(
+                    name: "\(origin) at \(Self.describe(space))",
+                    candidate: CredentialImportCandidate(
+                        origin: origin,
+                        space: space,
+                        user: user,
+                        password: item.secret
+                    )
+                )
+            }
+        }
+
+        /// The items of a schema; the Secret Service's failure (a locked keyring) as the command's.
+        private static func items(ofSchema schema: String) throws -> [SecretServiceItem] {
+            do {
+                return try SecretServiceItems.items(ofSchema: schema)
+            } catch  where error.code == .locked {
+                throw CLIError.failure(
+                    "items of schema \(schema) are in a locked keyring that was not unlocked (its prompt was "
+                        + "dismissed or could not be shown): unlock it (Seahorse, or gnome-keyring-daemon --unlock) "
+                        + "and retry; nothing was imported. (\(error.detail))"
+                )
+            } catch {
+                throw CLIError.failure("\(error); nothing was imported.")
+            }
+        }
+
+        /// What Keyjar stores under the candidates' spaces and users: their passwords and token
+        /// metadata, read only for those (never listed).
+        private func stored(
+            for candidates: [CredentialImportCandidate],
+            _ client: KeyjarClient
+        ) throws -> [CredentialImportPlan.Key: StoredCredentialSecrets] {
+            let wanted = Set(candidates.map { CredentialImportPlan.Key(space: $0.space, user: $0.user) })
+            var stored: [CredentialImportPlan.Key: StoredCredentialSecrets] = [:]
+            for record in try client.credentialRecords() {
+                let key = CredentialImportPlan.Key(space: record.space, user: record.user)
+                guard wanted.contains(key), stored[key] == nil else { continue }
+                // A record whose password is gone (`keyjar credential repair`) is replaced like a new one.
+                guard let password = try client.password(user: record.user, for: record.space) else { continue }
+                stored[key] = StoredCredentialSecrets(
+                    password: password,
+                    expires: record.expires,
+                    refreshToken: record.hasRefreshToken
+                        ? try client.refreshToken(user: record.user, for: record.space) : nil
+                )
+            }
+            return stored
+        }
+
+        // MARK: - Files and words
+
+        private static func home() -> String {
+            ProcessInfo.processInfo.environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        }
+
+        /// A source file's text, or an error that names it and says why.
+        private static func text(of path: String) throws(CLIError) -> String {
+            var isDirectory: ObjCBool = false
+            if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
+                throw .failure("cannot read \(path): it is a directory; nothing was imported.")
+            }
+            guard let handle = FileHandle(forReadingAtPath: path) else {
+                throw .failure("cannot read \(path): \(String(cString: strerror(errno))); nothing was imported.")
+            }
+            defer { try? handle.close() }
+            let data: Data
+            do {
+                data = try handle.readToEnd() ?? Data()
+            } catch {
+                let number = (error as NSError).domain == NSPOSIXErrorDomain ? Int32((error as NSError).code) : EIO
+                throw .failure("cannot read \(path): \(String(cString: strerror(number))); nothing was imported.")
+            }
+            guard let text = String(data: data, encoding: .utf8) else {
+                throw .failure("\(path) is not UTF-8 text; nothing was imported.")
+            }
+            return text
+        }
+
+        /// A space as the import shows it: wildcards in words.
+        static func describe(_ space: ProtectionSpace) -> String {
+            if space == .anyServer { return "every server" }
+            if space.isWildcard { return "any scheme and port of \(space.host)" }
+            return space.displayURL
+        }
+    }
+}
