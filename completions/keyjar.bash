@@ -984,7 +984,7 @@ _keyjar_git-credential() {
     # Offer positional completions
     case "${positional_number}" in
     1)
-        __keyjar_add_completions -W 'get'$'\n''store'$'\n''erase'
+        __keyjar_add_completions -W 'get'$'\n''store'$'\n''erase'$'\n''capability'
         return
         ;;
     esac

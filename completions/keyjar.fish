@@ -423,7 +423,7 @@ complete -c 'keyjar' -n '__keyjar_should_offer_completions_for_flags_or_options 
 complete -c 'keyjar' -n '__keyjar_should_offer_completions_for_flags_or_options "keyjar git-credential" socket' -l 'socket' -d 'keyjard\'s socket (default: $KEYJAR_SOCKET, else $XDG_RUNTIME_DIR/keyjar/keyjar.sock).' -rfka ''
 complete -c 'keyjar' -n '__keyjar_should_offer_completions_for_flags_or_options "keyjar git-credential" no-start' -l 'no-start' -d 'Fail (exit status 3) instead of starting keyjard when none is serving.'
 complete -c 'keyjar' -n '__keyjar_should_offer_completions_for_flags_or_options "keyjar git-credential" timeout' -l 'timeout' -d 'How long to wait for keyjard\'s answer before failing with exit status 3 (default: $KEYJAR_TIMEOUT, else 30).' -rfka ''
-complete -c 'keyjar' -n '__keyjar_should_offer_completions_for_positional "keyjar git-credential" -eq 1' -fka 'get store erase'
+complete -c 'keyjar' -n '__keyjar_should_offer_completions_for_positional "keyjar git-credential" -eq 1' -fka 'get store erase capability'
 complete -c 'keyjar' -n '__keyjar_should_offer_completions_for_flags_or_options "keyjar git-credential" version' -l 'version' -d 'Show the version.'
 complete -c 'keyjar' -n '__keyjar_should_offer_completions_for_flags_or_options "keyjar git-credential" h help' -s 'h' -l 'help' -d 'Show help information.'
 complete -c 'keyjar' -n '__keyjar_should_offer_completions_for_flags_or_options "keyjar help" version' -l 'version' -d 'Show the version.'

@@ -719,7 +719,7 @@ _keyjar_cache_clear() {
 
 _keyjar_git-credential() {
     local -i ret=1
-    local -ar _operation=('get' 'store' 'erase')
+    local -ar _operation=('get' 'store' 'erase' 'capability')
     local -ar arg_specs=(
         '--socket[keyjard'\''s socket (default\: $KEYJAR_SOCKET, else $XDG_RUNTIME_DIR/keyjar/keyjar.sock).]:path:'
         '--no-start[Fail (exit status 3) instead of starting keyjard when none is serving.]'

@@ -1,5 +1,7 @@
 import Foundation
 import Glibc
+import Keyjar
+import KeyjarCore
 import KeyjarTestSupport
 import Testing
 
@@ -140,17 +142,26 @@ struct GitCredentialTests {
         #expect(try await keyjar.ok("credential", "list").isEmpty)
     }
 
-    /// Basic auth for alice:wonderland in front of `git http-backend` (CGI).
+    /// Basic auth in front of `git http-backend` (CGI): arguments root, user (`*`: any) and
+    /// password, by default alice:wonderland. A token host that takes the token as the Basic
+    /// password (as git hosts do for git before 2.46, which cannot send Bearer itself) is
+    /// `root '*' TOKEN`.
     static let gitServer = """
-        import base64, http.server, os, subprocess, sys
+        import base64, binascii, http.server, os, subprocess, sys
         root = sys.argv[1]
-        good = "Basic " + base64.b64encode(b"alice:wonderland").decode()
+        user = sys.argv[2] if len(sys.argv) > 2 else "alice"
+        secret = sys.argv[3] if len(sys.argv) > 3 else "wonderland"
+        def allowed(header):
+            if not header.startswith("Basic "): return False
+            try: name, _, password = base64.b64decode(header[6:]).decode().partition(":")
+            except (binascii.Error, UnicodeDecodeError): return False
+            return password == secret and user in ("*", name)
         class H(http.server.BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
             def serve(self):
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length) if length else b""
-                if self.headers.get("Authorization") != good:
+                if not allowed(self.headers.get("Authorization", "")):
                     self.send_response(401)
                     self.send_header("WWW-Authenticate", 'Basic realm="git"')
                     self.send_header("Content-Length", "0"); self.end_headers(); return
@@ -177,6 +188,22 @@ struct GitCredentialTests {
         s.serve_forever()
         """
 
+    /// A bare repository `root/repo.git` with one commit ("first"), its branch main, made from `work`.
+    static func makeRepository(root: String, work: String, _ environment: [String: String]) async throws {
+        for arguments in [
+            ["init", "-q", "--bare", root + "/repo.git"], ["init", "-q", work],
+            [
+                "-C", work, "-c", "user.name=T", "-c", "user.email=t@example", "commit", "-q", "--allow-empty", "-m",
+                "first",
+            ],
+            ["-C", work, "push", "-q", root + "/repo.git", "HEAD:refs/heads/main"],
+            ["--git-dir", root + "/repo.git", "symbolic-ref", "HEAD", "refs/heads/main"],
+        ] {
+            let result = try await Self.git(arguments, environment)
+            try #require(result.status == 0, "git \(arguments): \(result.error)")
+        }
+    }
+
     @Test func gitClonesOverHTTPWithTheSharedCredentialAndForgetsARejectedOne() async throws {
         let daemon = try await DaemonProcess()
         let keyjar = KeyjarCLI(daemon: daemon)
@@ -193,19 +220,7 @@ struct GitCredentialTests {
         let helper = ["-c", "credential.helper=", "-c", "credential.helper=keyjar"]
 
         // A bare repository with one commit, served over HTTP with Basic auth
-        let work = daemon.directory.path("work")
-        for arguments in [
-            ["init", "-q", "--bare", root + "/repo.git"], ["init", "-q", work],
-            [
-                "-C", work, "-c", "user.name=T", "-c", "user.email=t@example", "commit", "-q", "--allow-empty", "-m",
-                "first",
-            ],
-            ["-C", work, "push", "-q", root + "/repo.git", "HEAD:refs/heads/main"],
-            ["--git-dir", root + "/repo.git", "symbolic-ref", "HEAD", "refs/heads/main"],
-        ] {
-            let result = try await Self.git(arguments, environment)
-            try #require(result.status == 0, "git \(arguments): \(result.error)")
-        }
+        try await Self.makeRepository(root: root, work: daemon.directory.path("work"), environment)
         let server = try await LocalHTTPServer(script: Self.gitServer, arguments: [root])
         let remote = "\(server.base)/repo.git"
 
@@ -239,5 +254,78 @@ struct GitCredentialTests {
         let fetch = try await Self.git(helper + ["-C", daemon.directory.path("clone"), "fetch", "-q"], environment)
         #expect(fetch.status != 0)
         #expect(try await keyjar.ok("credential", "list").isEmpty)
+    }
+
+    /// git (2.39 here: no authtype, no password_expiry_utc) clones and pushes over HTTP with a
+    /// token stored as git 2.46 stores one (`authtype=Bearer`): it is given the token as the
+    /// password, which the host takes over Basic. git's `store` keeps the token's expiry it does
+    /// not know about; an expired token is not offered; a rejected one is erased.
+    @Test func gitClonesAndPushesWithAStoredTokenUntilItExpiresOrIsRejected() async throws {
+        let daemon = try await DaemonProcess()
+        let keyjar = KeyjarCLI(daemon: daemon)
+        let root = daemon.directory.path("served")
+        let environment = Self.gitEnvironment(keyjar, home: daemon.directory.path)
+        let helper = ["-c", "credential.helper=", "-c", "credential.helper=\(KeyjarCLI.binary) git-credential"]
+        try await Self.makeRepository(root: root, work: daemon.directory.path("work"), environment)
+        let token = "ghp_" + UUID().uuidString.lowercased()
+        let server = try await LocalHTTPServer(script: Self.gitServer, arguments: [root, "*", token])
+        let remote = "\(server.base)/repo.git"
+        let serverLines = "protocol=http\nhost=127.0.0.1:\(server.port)\n"
+        let expiry = Int64(Date().timeIntervalSince1970) + 3600
+        try await keyjar.ok(
+            ["git-credential", "store"],
+            input: "capability[]=authtype\n\(serverLines)authtype=Bearer\ncredential=\(token)\n"
+                + "password_expiry_utc=\(expiry)\n\n"
+        )
+        let socket = daemon.socketPath
+        let client: @Sendable () throws -> KeyjarClient = {
+            try KeyjarClient(configuration: .init(socketPath: socket, autoStart: false, keepsReplica: false))
+        }
+        let tokenSpace = ProtectionSpace(
+            host: "127.0.0.1",
+            port: server.port,
+            protocol: "http",
+            authenticationMethod: .httpBearer
+        )
+
+        // clone, commit, push: every request answered with the token
+        let clone = daemon.directory.path("clone")
+        let cloned = try await Self.git(helper + ["clone", "-q", remote, clone], environment)
+        #expect(cloned.status == 0, "\(cloned.error)")
+        let commit = try await Self.git(
+            [
+                "-C", clone, "-c", "user.name=T", "-c", "user.email=t@example", "commit", "-q", "--allow-empty", "-m",
+                "second",
+            ],
+            environment
+        )
+        try #require(commit.status == 0, "\(commit.error)")
+        let push = try await Self.git(helper + ["-C", clone, "push", "-q", "origin", "HEAD:main"], environment)
+        #expect(push.status == 0, "\(push.error)")
+        let log = try await Self.git(["--git-dir", root + "/repo.git", "log", "--format=%s", "main"], environment)
+        #expect(log.output == "second\nfirst\n")
+        // git's store (without the expiry it does not know) kept the token as it was
+        let records = try await onOwnThread { try client().credentialRecords() }
+        #expect(records.map(\.space) == [tokenSpace] && records.first?.user == "token")
+        #expect(records.first?.expires == Double(expiry))
+
+        // Expired: not offered, so git fails (it may not prompt); the record stays
+        let past = Date().timeIntervalSince1970 - 60
+        try await onOwnThread {
+            try client().setCredential(user: "token", password: token, for: tokenSpace, expires: past)
+        }
+        let expired = try await Self.git(helper + ["-C", clone, "fetch", "-q"], environment)
+        #expect(expired.status != 0)
+        #expect(try await onOwnThread { try client().credentialRecords().count } == 1)
+
+        // Rejected: git erases it
+        try await keyjar.ok(
+            ["git-credential", "store"],
+            input: "capability[]=authtype\n\(serverLines)authtype=Bearer\ncredential=revoked-token\n\n"
+        )
+        #expect(try await onOwnThread { try client().credentialRecords().map(\.expires) } == [nil])
+        let rejected = try await Self.git(helper + ["-C", clone, "fetch", "-q"], environment)
+        #expect(rejected.status != 0)
+        #expect(try await onOwnThread { try client().credentialRecords() }.isEmpty)
     }
 }
