@@ -1,13 +1,38 @@
-import Foundation
+public import Foundation
 import FoundationNetworking
-import Keyjar
+public import Keyjar
 import KeyjarAuth
-import KeyjarCore
+public import KeyjarCore
 
 /// Why a stored token could not be refreshed. The text names the credential and the reason,
 /// never a token.
-struct TokenRefreshFailure: Error, Sendable, CustomStringConvertible {
-    let description: String
+public struct TokenRefreshFailure: Error, Sendable, CustomStringConvertible {
+    public let description: String
+}
+
+extension URLLoader {
+    /// Refreshes a stored token credential (RFC 6749 §6) as the loader does after a refusal:
+    /// through keyjard's lease, so that every process that finds the token expired makes one
+    /// request to the token endpoint between them. For programs that hand the token on
+    /// (`keyjar git-credential get`) rather than load with it.
+    ///
+    /// Blocking (keyjard may hold the call while another process refreshes): call it from a
+    /// thread that may block, never from Swift's cooperative pool.
+    ///
+    /// - Parameters:
+    ///   - record: A credential whose ``CredentialRecord/canRefresh``.
+    ///   - rejected: The access token a server refused; nil when it only expired.
+    ///   - proxy: The proxy for the token endpoint.
+    /// - Returns: The access token now stored, or why there is none (`invalid_grant` revokes the
+    ///   credential and says to log in again).
+    public static func refreshStoredToken(
+        _ record: CredentialRecord,
+        rejected: String? = nil,
+        client: KeyjarClient,
+        proxy: URL? = nil
+    ) -> Result<String, TokenRefreshFailure> {
+        TokenRefresher.run(user: record.user, space: record.space, rejected: rejected, client: client, proxy: proxy)
+    }
 }
 
 /// One OAuth 2 refresh of a stored token credential (RFC 6749 §6) through keyjard's lease, so

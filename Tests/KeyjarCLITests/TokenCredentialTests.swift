@@ -115,6 +115,33 @@ struct TokenCredentialTests {
         }
     }
 
+    /// git asking for an expired token Keyjar can refresh: the helper refreshes it (once, for
+    /// every process) and answers with the new one, rather than leave git to ask its user.
+    @Test func gitCredentialGetRefreshesAnExpiredToken() async throws {
+        let daemon = try await DaemonProcess()
+        let keyjar = KeyjarCLI(daemon: daemon)
+        let server = try await TokenServer(clientID: Self.clientID)
+        let issued = try await server.issue(lifetime: -60)
+        try await storeExpired(issued, server: server, keyjar: keyjar)
+        let address = String(server.base.dropFirst("http://".count))
+        let request = "capability[]=authtype\nprotocol=http\nhost=\(address)\n\n"
+        let answer = try await keyjar.run(["git-credential", "get"], input: request)
+        #expect(answer.status == 0, "\(answer.error)")
+        let lines = answer.output.split(separator: "\n").map(String.init)
+        let token = try #require(lines.first { $0.hasPrefix("credential=") }).dropFirst("credential=".count)
+        #expect(lines.contains("authtype=Bearer") && !token.isEmpty && token != issued.accessToken[...])
+        let expiry = try #require(
+            lines.first { $0.hasPrefix("password_expiry_utc=") }.flatMap { Double($0.dropFirst(20)) }
+        )
+        #expect(expiry > Date().timeIntervalSince1970)
+        #expect(try await server.stats().refreshes == 1)
+        // Asked again, the stored new token answers: no second refresh
+        let again = try await keyjar.run(["git-credential", "get"], input: request)
+        #expect(again.output.contains("credential=\(token)\n"))
+        #expect(try await server.stats().refreshes == 1)
+        #expect(!answer.output.contains(issued.refreshToken) && !answer.error.contains(issued.refreshToken))
+    }
+
     /// invalid_grant: `keyjar fetch` fails saying to log in again, and `list` shows the
     /// credential revoked.
     @Test func fetchWithARefusedRefreshTokenSaysToLogInAgain() async throws {

@@ -3,6 +3,7 @@ import Foundation
 import Keyjar
 import KeyjarAuth
 import KeyjarCore
+import KeyjarLoader
 
 /// `keyjar git-credential get|store|erase`: git's credential-helper protocol on the shared
 /// credential storage, so git and every Keyjar program share one set of credentials.
@@ -19,7 +20,8 @@ struct GitCredentialCommand: ParsableCommand {
             rule (see `keyjar help credential`): the named user's most specific credential for \
             that scheme, host and port (and the challenge's realm and scheme, wwwauth[], the \
             strongest stored first), else the one that answers unasked. An expired credential is \
-            never returned; a token's expiry comes as password_expiry_utc and a stored refresh \
+            never returned: an expired token Keyjar can refresh (stored with a token endpoint) is \
+            refreshed first, once for every process, and the new one answers. A token's expiry comes as password_expiry_utc and a stored refresh \
             token as oauth_refresh_token. A Bearer token goes to a git that announced \
             capability[]=authtype as authtype=Bearer and credential=, to an older git as \
             username= and password=.
@@ -115,10 +117,15 @@ struct GitCredentialCommand: ParsableCommand {
         let client = try global.connect(defaultTimeout: Self.timeout)
         // The strongest challenge first; with several users and no default, no answer: git
         // then asks its user. keyjard never offers an expired credential.
-        var found: CredentialRecord?
-        for space in request.spaces {
-            found = try client.credentialCandidates(for: space).answer(forUser: Self.user(request))
-            if found != nil { break }
+        var found = try Self.lookUp(request, client: client)
+        // Only expired tokens that Keyjar can refresh answer? Then refresh the one git would
+        // get (once for every process, through keyjard) and answer with the new token, rather
+        // than leave git to ask its user.
+        if found == nil, let expired = try Self.refreshableExpiredToken(request, client: client) {
+            switch URLLoader.refreshStoredToken(expired, client: client) {
+            case .success: found = try Self.lookUp(request, client: client)
+            case .failure(let failure): throw CLIError.failure(failure.description)
+            }
         }
         guard let record = found, let secret = try client.password(user: record.user, for: record.space) else {
             return
@@ -145,6 +152,31 @@ struct GitCredentialCommand: ParsableCommand {
         // announced the state capability).
         response.state = [GitCredentialState(space: record.space, user: record.user).encoded]
         try Self.answer(response)
+    }
+
+    /// The credential that answers git's request: for the strongest challenge first.
+    private static func lookUp(_ request: GitCredentialRequest, client: KeyjarClient) throws -> CredentialRecord? {
+        for space in request.spaces {
+            if let found = try client.credentialCandidates(for: space).answer(forUser: user(request)) { return found }
+        }
+        return nil
+    }
+
+    /// The expired token that would answer git's request (by the same rule, as if it had not
+    /// expired) when Keyjar can refresh it.
+    private static func refreshableExpiredToken(
+        _ request: GitCredentialRequest,
+        client: KeyjarClient
+    ) throws -> CredentialRecord? {
+        let now = Date().timeIntervalSince1970
+        let expired = try client.credentialRecords().filter { $0.canRefresh && $0.isExpired(at: now) }
+        guard !expired.isEmpty else { return nil }
+        for space in request.spaces {
+            let choice = CredentialChoice(for: space, among: expired, now: -.infinity)
+            let candidates = CredentialCandidates(records: choice.candidates.map(\.record), preferred: choice.preferred)
+            if let found = candidates.answer(forUser: user(request)) { return found }
+        }
+        return nil
     }
 
     /// What git asks to store: the secret, its user, and the space it is looked up in. A Bearer
