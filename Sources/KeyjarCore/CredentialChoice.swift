@@ -16,11 +16,11 @@ public import Foundation
 ///
 /// Method `default` stands for whatever the server asks among Basic, Digest, NTLM and Negotiate;
 /// it never answers an HTML-form, client-certificate or server-trust space, nor a Bearer
-/// challenge (a password is not a token). Below those four come the credentials stored for
-/// every scheme and port of the host (a `.netrc` `machine`, as curl's `--netrc` reads it), then
-/// one stored for every server (`.netrc`'s `default`). A lookup that names no realm and method
-/// `default` (a program, or git, asking "what do I have for this server?") also gets the
-/// credentials stored under a realm or a specific HTTP method, as the last tier.
+/// challenge (a password is not a token). A lookup that names no realm and method `default` (a
+/// program, or git, asking "what do I have for this server?") also gets the credentials stored
+/// under a realm or a specific HTTP method, as a fifth tier. Below all of the origin's own come
+/// the credentials stored for every scheme and port of the host (a `.netrc` `machine`, as curl's
+/// `--netrc` reads it), then one stored for every server (`.netrc`'s `default`).
 ///
 /// An expired or revoked credential (``CredentialRecord/isOffered(at:)``) is never a candidate.
 ///
@@ -43,12 +43,13 @@ public struct CredentialChoice: Sendable, Hashable {
         case sameRealmAnyMethod
         case anyRealmSameMethod
         case anyRealmAnyMethod
+        /// A lookup that named no challenge: a credential stored under another realm or method
+        /// of the origin (still the origin's own, so before any `.netrc` login).
+        case otherSpaceOfOrigin
         /// Stored for every scheme and port of the host (``ProtectionSpace/init(anySchemeAndPortOf:)``).
         case anySchemeAndPort
         /// Stored for every server (``ProtectionSpace/anyServer``).
         case anyServer
-        /// A lookup that named no challenge: a credential stored under another realm or method.
-        case otherSpaceOfOrigin
 
         public static func < (a: Specificity, b: Specificity) -> Bool { a.rawValue < b.rawValue }
     }
@@ -194,7 +195,11 @@ public struct CredentialCandidates: Sendable, Hashable {
     /// by a second one in the challenge's own space (which would leave the old one, wrong,
     /// answering elsewhere), else in `space` itself. git's `store` and `keyjar fetch --user`
     /// both follow it.
+    ///
+    /// Never a `.netrc` login's wildcard space: one server's password stored there would be
+    /// sent to every server (or every scheme and port of the host); it goes to `space` instead,
+    /// which then answers before the wildcard.
     public func space(forStoring user: String, challengedAt space: ProtectionSpace) -> ProtectionSpace {
-        answer(forUser: user)?.space ?? space
+        answer(forUser: user).flatMap { $0.space.isWildcard ? nil : $0.space } ?? space
     }
 }

@@ -48,17 +48,33 @@ enum TokenRefresher {
     ///   - rejected: The access token the server just refused; nil when the token was only
     ///     seen to have expired.
     ///   - proxy: The loader's proxy, for the token endpoint too.
+    /// How long the token endpoint gets: less than keyjard holds a lease (30 s), so that the
+    /// answer is reported while this process still holds it.
+    static let endpointTimeout: TimeInterval = 20
+    /// How long asking for the lease may wait: for another process's whole refresh.
+    static let leaseWait: TimeInterval = 45
+
     static func run(
         user: String,
         space: ProtectionSpace,
         rejected: String?,
-        client: KeyjarClient,
+        client shared: KeyjarClient,
         proxy: URL?
     ) -> Result<String, TokenRefreshFailure> {
         let server = "\(space.protocol)://\(space.host):\(space.port)"
         let whose = "\(user) at \(server)"
         let step: TokenRefreshStep
+        let client: KeyjarClient
         do {
+            // A connection of its own: keyjard answers a connection's requests in order, so
+            // while this one waits for another process's refresh the process's other loads
+            // (their cookies) would wait too, and two loads of this process could not both
+            // ask. Long enough a timeout to outwait a refresh that holds the lease to its end.
+            var configuration = shared.configuration
+            configuration.keepsReplica = false
+            configuration.clientName += " (token refresh)"
+            configuration.requestTimeout = max(configuration.requestTimeout, Self.leaseWait)
+            client = try KeyjarClient(configuration: configuration)
             step = try client.beginTokenRefresh(user: user, for: space, rejected: rejected)
         } catch {
             return .failure(
@@ -137,12 +153,14 @@ enum TokenRefresher {
         } catch {
             return .failure(error)
         }
-        var post = URLRequest(url: endpoint)
+        var post = URLRequest(url: endpoint, timeoutInterval: endpointTimeout)
         post.httpMethod = "POST"
         post.httpBody = request.body
         post.setValue(request.contentType, forHTTPHeaderField: "Content-Type")
         post.setValue("application/json", forHTTPHeaderField: "Accept")
-        let loader = URLLoader(configuration: .init(proxy: proxy))
+        // No redirect: a 307 or 308 would post the refresh token again, maybe in clear text to
+        // another host; the endpoint is the one stored, or the refresh fails.
+        let loader = URLLoader(configuration: .init(maximumRedirects: 0, proxy: proxy))
         do {
             let (data, response) = try loader.sendSynchronousRequest(post)
             let status = (response as? HTTPURLResponse)?.statusCode ?? 0

@@ -113,7 +113,10 @@ extension StoreService {
                         }
                     }.flatMapThrowing { health, keys in
                         let mismatches = try keys.map { keys in
-                            CredentialAudit.mismatches(records: try self.credentialRecords(), secrets: keys)
+                            Self.visible(
+                                CredentialAudit.mismatches(records: try self.credentialRecords(), secrets: keys),
+                                to: origin.value
+                            )
                         }
                         return .status(status: self.status(health: health, credentialMismatches: mismatches))
                     }
@@ -191,7 +194,9 @@ extension StoreService {
             let orphans = mismatches.filter { $0.kind == .credentialMissing }
             return self.offLoop { secrets in
                 for orphan in orphans { try secrets.removePassword(for: orphan.space, user: orphan.user) }
-            }.map { _ in .credentialsRepaired(mismatches: mismatches, sequence: sequence) }
+            }.map { _ in
+                .credentialsRepaired(mismatches: Self.visible(mismatches, to: origin.value), sequence: sequence)
+            }
         }
     }
 

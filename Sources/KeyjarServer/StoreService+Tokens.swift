@@ -9,11 +9,18 @@ import NIOCore
 extension StoreService {
     typealias LeaseKey = TokenRefreshLeases<EventLoopPromise<Void>>.Key
 
-    /// What a client of an older protocol version may be shown of `records`: no bearer
-    /// credential before version 4 (it could not read the method).
+    /// What a client of an older protocol version may be shown of `records`: before version 4,
+    /// no bearer credential (it could not read the method), and none that is not offered now
+    /// (its matching rule knows no expiry or revocation, so it would offer them).
     static func visible(_ records: [CredentialRecord], to client: ServedClient?) -> [CredentialRecord] {
         guard let client, !client.seesBearerCredentials else { return records }
-        return records.filter { $0.space.authenticationMethod != .httpBearer }
+        let now = Date().timeIntervalSince1970
+        return records.filter { $0.space.authenticationMethod != .httpBearer && $0.isOffered(at: now) }
+    }
+
+    /// The half credentials an older client may be told about: none of a bearer credential.
+    static func visible(_ mismatches: [CredentialMismatch], to client: ServedClient) -> [CredentialMismatch] {
+        client.seesBearerCredentials ? mismatches : mismatches.filter { $0.space.authenticationMethod != .httpBearer }
     }
 
     // MARK: - Saving
@@ -111,7 +118,11 @@ extension StoreService {
                 guard let url = URL(string: endpoint), let scheme = url.scheme?.lowercased(),
                     scheme == "https" || scheme == "http", url.host?.isEmpty == false
                 else {
-                    throw refuse("the token endpoint '\(endpoint)' is not an http or https URL")
+                    throw refuse("the token endpoint is not an http or https URL")
+                }
+                // It is metadata (SQLite, listings): a secret in it would be shown everywhere.
+                guard url.user == nil, url.password == nil else {
+                    throw refuse("the token endpoint has a user or password in it; give the client id apart")
                 }
             }
             if let expires = write.expires, !expires.isFinite { throw refuse("the expiry is not a time") }
@@ -143,12 +154,20 @@ extension StoreService {
         origin: NIOLoopBound<ServedClient>
     ) -> EventLoopFuture<Response> {
         let clientID = origin.value.id
+        // Its connection closed while it waited: nobody would read the reply, or end a lease.
+        guard state.clients[clientID] != nil else {
+            return eventLoop.makeFailedFuture(WireError(code: WireError.invalidArgument, message: "the client is gone"))
+        }
         switch state.tokenLeases.acquire(key, by: clientID) {
         case .alreadyHeld:
+            // Waiting would stall this very connection (its requests are answered in order), so
+            // its own report could never arrive: a client refreshes on a connection of its own.
             return eventLoop.makeFailedFuture(
                 WireError(code: WireError.invalidArgument, message: "this connection is already refreshing that token")
             )
         case .busy:
+            // Requests on this connection wait behind this one: clients ask on a connection
+            // kept for the refresh, so that their other requests are not held up.
             let promise = eventLoop.makePromise(of: Void.self)
             guard state.tokenLeases.enqueue(promise, for: key) else {
                 promise.succeed()
@@ -210,13 +229,18 @@ extension StoreService {
         origin: NIOLoopBound<ServedClient>
     ) -> EventLoopFuture<Response> {
         let client = origin.value
-        guard state.tokenLeases.isHeld(key, by: client.id) else {
-            return eventLoop.makeFailedFuture(
-                WireError(
-                    code: WireError.invalidArgument,
-                    message: "no refresh of that token is in progress on this connection (its lease ended)"
+        if !state.tokenLeases.isHeld(key, by: client.id) {
+            // A report after its lease ran out (a slow token endpoint) is still the newest token,
+            // and with rotation the only refresh token that works: stored if nobody else has
+            // taken the lease meanwhile, under a lease of its own.
+            guard case .granted = state.tokenLeases.acquire(key, by: client.id) else {
+                return eventLoop.makeFailedFuture(
+                    WireError(
+                        code: WireError.invalidArgument,
+                        message: "another process is refreshing that token now (this refresh's lease ended)"
+                    )
                 )
-            )
+            }
         }
         let finished: EventLoopFuture<Response>
         switch outcome {
@@ -231,23 +255,50 @@ extension StoreService {
             }
         case .refreshed(let accessToken, let refreshToken, let expires):
             finished = inCredentialLane {
-                self.offLoop { secrets in
-                    if let refreshToken {
-                        try secrets.storeSecret(refreshToken, .refreshToken, for: key.space, user: key.user)
+                // In the lane, so no removal runs between this check and the writes: a
+                // credential removed while it was refreshed (a leaked token got rid of) is not
+                // brought back by its refresh.
+                let found: CredentialRecord?
+                do {
+                    found = try self.credentialRecords().first { $0.space == key.space && $0.user == key.user }
+                } catch {
+                    return self.eventLoop.makeFailedFuture(error)
+                }
+                guard found != nil else {
+                    return self.eventLoop.makeFailedFuture(
+                        WireError(code: WireError.notFound, message: "the credential was removed meanwhile")
+                    )
+                }
+                return self.offLoop { secrets -> StoredSecrets in
+                    let previous = try StoredSecrets(of: key.space, user: key.user, in: secrets)
+                    do {
+                        if let refreshToken {
+                            try secrets.storeSecret(refreshToken, .refreshToken, for: key.space, user: key.user)
+                        }
+                        try secrets.storePassword(accessToken, for: key.space, user: key.user)
+                    } catch {
+                        previous.restore(key.space, user: key.user, in: secrets)
+                        throw error
                     }
-                    try secrets.storePassword(accessToken, for: key.space, user: key.user)
-                }.flatMapThrowing { _ in
-                    guard
-                        var record = try self.credentialRecords().first(where: {
-                            $0.space == key.space && $0.user == key.user
-                        })
-                    else {
-                        // Removed while it was refreshed: the new token is not resurrected.
-                        throw WireError(code: WireError.notFound, message: "the credential was removed meanwhile")
+                    return previous
+                }.flatMap { previous in
+                    do {
+                        // Read again: its default flag may have changed on the loop meanwhile.
+                        guard
+                            var record = try self.credentialRecords().first(where: {
+                                $0.space == key.space && $0.user == key.user
+                            })
+                        else {
+                            throw WireError(code: WireError.notFound, message: "the credential was removed meanwhile")
+                        }
+                        record.expires = expires
+                        record.isRevoked = false
+                        let sequence = try self.commit([.saveCredential(record)], origin: origin.value)
+                        return self.eventLoop.makeSucceededFuture(.committed(sequence: sequence))
+                    } catch {
+                        return self.offLoop { secrets in previous.restore(key.space, user: key.user, in: secrets) }
+                            .flatMapThrowing { _ in throw error }
                     }
-                    record.expires = expires
-                    record.isRevoked = false
-                    return .committed(sequence: try self.commit([.saveCredential(record)], origin: origin.value))
                 }
             }
         }

@@ -20,7 +20,8 @@ struct TokenRefreshLeases<Waiter> {
         case granted(generation: UInt64)
         /// Another connection holds it: wait (``enqueue(_:for:)``), then ask again.
         case busy
-        /// The caller already holds it: a second refresh from one connection is a client bug.
+        /// The caller's connection already holds it: it cannot wait for itself (a connection's
+        /// requests are answered in order), so this is refused.
         case alreadyHeld
     }
 
@@ -32,7 +33,9 @@ struct TokenRefreshLeases<Waiter> {
 
     /// How long a lease is held at most (seconds): a holder that neither reports nor closes
     /// (hung on a token endpoint that never answers) must not stall everybody else for good.
-    static var maximumHold: Int64 { 60 }
+    /// The loader gives the token endpoint less (`TokenRefresher.endpointTimeout`), and a
+    /// report that comes later is still stored if nobody took the lease meanwhile.
+    static var maximumHold: Int64 { 30 }
 
     private var leases: [Key: Lease] = [:]
     private var nextGeneration: UInt64 = 0

@@ -33,6 +33,38 @@ struct GitCredentialProtocolTests {
             + "&method=\(method)&proxy=none&user=\(user)"
     }
 
+    /// A `.netrc` `default` login answers git for every server; git's confirmation stores no
+    /// copy of it, a new password for one server stays that server's (in the wildcard it would
+    /// go to every server), and one server refusing it does not erase it for all.
+    @Test func aNetrcLoginIsNeitherOverwrittenNorErasedForOneServer() async throws {
+        let daemon = try await DaemonProcess()
+        let keyjar = KeyjarCLI(daemon: daemon)
+        let host = uniqueHost("git-netrc")
+        // Unique: the Secret Service is shared with tests running at the same time.
+        let user = "u\(UUID().uuidString.prefix(8).lowercased())"
+        let directory = try TemporaryDirectory()
+        let netrc = directory.path("netrc")
+        try "default login \(user) password every-server\n".write(toFile: netrc, atomically: true, encoding: .utf8)
+        try await keyjar.ok(["credential", "import", "--from", "netrc", netrc, "--include-default"])
+        func get(_ server: String) async throws -> String {
+            try await keyjar.ok(["git-credential", "get"], input: "protocol=https\nhost=\(server)\n\n")
+        }
+        let named = "protocol=https\nhost=\(host)\nusername=\(user)\n"
+        #expect(try await get(host).contains("password=every-server\n"))
+        try await keyjar.ok(["git-credential", "store"], input: named + "password=every-server\n\n")
+        #expect(try await keyjar.ok(["credential", "list"]).split(separator: "\n").count == 1, "no copy stored")
+        try await keyjar.ok(["git-credential", "store"], input: named + "password=just-this-one\n\n")
+        #expect(try await get(host).contains("password=just-this-one\n"))
+        #expect(try await get("other.\(host)").contains("password=every-server\n"))
+        // A third server refuses the default login (git without the state capability)
+        try await keyjar.ok(
+            ["git-credential", "erase"],
+            input: "protocol=https\nhost=third.\(host)\nusername=\(user)\npassword=every-server\n\n"
+        )
+        #expect(try await get("other.\(host)").contains("password=every-server\n"))
+        #expect(try await keyjar.ok(["credential", "list"]).split(separator: "\n").count == 2)
+    }
+
     @Test func theCapabilityQueryIsAnsweredInGitsFormat() async throws {
         let daemon = try await DaemonProcess()
         let keyjar = KeyjarCLI(daemon: daemon)

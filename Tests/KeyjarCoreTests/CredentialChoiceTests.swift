@@ -263,4 +263,20 @@ struct CredentialChoiceTests {
         }
         #expect(machine.space.isWildcard && machine.space.host == "example.com" && machine.space.port == 0)
     }
+
+    @Test func aServersOwnCredentialsComeBeforeANetrcLoginAndNothingIsStoredInOne() {
+        let machine = record("alice", ProtectionSpace(anySchemeAndPortOf: "example.com"))
+        let realmOnly = record("alice", space(realm: "Team", .httpBasic), isDefault: false)
+        // A lookup naming no challenge (git's): the server's own realm credential first.
+        let choice = CredentialChoice(for: space(), among: [machine, realmOnly])
+        #expect(choice.candidates.map(\.specificity) == [.otherSpaceOfOrigin])
+        #expect(choice.candidates.first?.record.space.realm == "Team")
+        // Where a new password of alice for a Digest challenge goes: not into the wildcard
+        // (every scheme and port would get this server's password), into the challenge's space.
+        let digest = space(realm: "Other", .httpDigest)
+        let candidates = CredentialChoice(for: digest, among: [machine])
+        #expect(candidates.preferred?.space.isWildcard == true)
+        let stored = CredentialCandidates(records: candidates.candidates.map(\.record), preferred: candidates.preferred)
+        #expect(stored.space(forStoring: "alice", challengedAt: digest) == digest)
+    }
 }

@@ -170,8 +170,8 @@ struct BearerTokenTests {
         #expect(try await server.stats().refreshes == 0)
     }
 
-    /// Several loaders (as several programs would) find the same token expired at once: the
-    /// token endpoint is asked once, and every load gets through with its token.
+    /// Several loaders (as two programs would) find the same token expired at once: the token
+    /// endpoint is asked once, and every load gets through with its token.
     @Test func concurrentLoadsRefreshOnce() async throws {
         let daemon = try await InProcessServer.withSecretService()
         let issued = try await server.issue(lifetime: -60)
@@ -184,7 +184,10 @@ struct BearerTokenTests {
             refreshToken: issued.refreshToken,
             tokenRefresh: TokenRefresh(endpoint: server.tokenEndpoint(delay: 0.3), clientID: "keyjar-test")
         )
-        let loads = try (0..<4).map { _ in try loader(storage(daemon)) }
+        // Two programs of two loads each: loads of one program share its storage (one
+        // connection to keyjard), which must not stop them sharing the refresh too.
+        let programs = try (0..<2).map { _ in try storage(daemon) }
+        let loads = (0..<4).map { index in loader(programs[index % 2]) }
         let bodies = await withTaskGroup(of: String.self) { group in
             for (index, loader) in loads.enumerated() {
                 let url = server.url("/api/\(index)")

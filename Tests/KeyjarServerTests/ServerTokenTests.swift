@@ -3,6 +3,7 @@ import Keyjar
 import KeyjarCore
 import KeyjarProtocol
 import KeyjarServer
+import KeyjarStore
 import KeyjarTestSupport
 import Testing
 
@@ -106,6 +107,16 @@ struct ServerTokenTests {
         for bad in [
             [writes[0], writes[0]],
             [CredentialWrite(space: api, user: "", password: "t", tokenRefresh: Self.refresh)],
+            // An endpoint is metadata, listed everywhere: no secret in it.
+            [
+                CredentialWrite(
+                    space: api,
+                    user: "",
+                    password: "t",
+                    refreshToken: "r",
+                    tokenRefresh: TokenRefresh(endpoint: "https://id:secret@auth.example/token")
+                )
+            ],
         ] {
             #expect(throws: WireError.self) { try client.call(.saveCredentials(writes: bad)) }
         }
@@ -243,5 +254,79 @@ struct ServerTokenTests {
             return
         }
         #expect(token.event.hasBearerCredential)
+    }
+
+    @Test func aWaiterThatWentAwayIsNotGivenTheLease() async throws {
+        let server = try await InProcessServer.withSecretService()
+        let holder = try Self.client(server)
+        try saveToken(holder, expires: 1_000)
+        _ = try holder.call(.beginTokenRefresh(space: api, user: "", rejected: "t0"))
+        var gone: TestClient? = try Self.client(server)
+        _ = try gone?.send(.beginTokenRefresh(space: api, user: "", rejected: "t0"))
+        // Once the connection closed, keyjard no longer counts it among its clients
+        gone = nil
+        let watcher = try Self.client(server)
+        while case .status(let status) = try watcher.call(.status), status.connectedClients > 2 {}
+        // The holder's refresh fails without revoking: the lease is free again, not the
+        // departed waiter's (which nobody would end)
+        _ = try holder.call(.finishTokenRefresh(space: api, user: "", outcome: .failed(revoke: false)))
+        let next = try Self.client(server)
+        #expect(
+            try Self.step(try next.call(.beginTokenRefresh(space: api, user: "", rejected: "t0")))
+                == .refresh(refreshToken: "r1", refresh: Self.refresh)
+        )
+    }
+
+    @Test func aRefreshReportedAfterTheCredentialWasRemovedStoresNothing() async throws {
+        let server = try await InProcessServer.withSecretService()
+        let holder = try Self.client(server)
+        try saveToken(holder, expires: 1_000)
+        _ = try holder.call(.beginTokenRefresh(space: api, user: "", rejected: "t0"))
+        // The user removes the (leaked) token while it is being refreshed
+        _ = try Self.client(server).call(.removeCredential(space: api, user: ""))
+        #expect(throws: WireError.self) {
+            try holder.call(
+                .finishTokenRefresh(
+                    space: api,
+                    user: "",
+                    outcome: .refreshed(accessToken: "t1", refreshToken: "r2", expires: 4_000_000_000)
+                )
+            )
+        }
+        // Neither the new token nor the rotated refresh token reached the Secret Service
+        let secrets = LibSecretStore()
+        #expect(try secrets.password(for: api, user: "") == nil)
+        #expect(try secrets.secret(.refreshToken, for: api, user: "") == nil)
+        #expect(try Self.records(holder).isEmpty)
+    }
+
+    @Test func aVersion3ClientsStatusLeavesOutABearerCredentialsMismatch() async throws {
+        let server = try await InProcessServer.withSecretService()
+        let current = try Self.client(server)
+        try saveToken(current, expires: 4_000_000_000)
+        // A crash took its password (as between a credential's two writes)
+        try LibSecretStore().removePassword(for: api, user: "")
+        // (The listing is absent when the Secret Service could not be read just then, as under
+        // other tests' writes: asked again.)
+        var full: ServiceStatus?
+        while full?.credentialMismatches == nil {
+            guard case .status(let status) = try current.call(.status) else {
+                Issue.record("no status")
+                return
+            }
+            full = status
+        }
+        #expect(full?.credentialMismatches?.contains { $0.space == api } == true)
+        // A version-3 client, which could not read the method, is told of no such mismatch
+        let old = try Self.client(server, version: 3)
+        var filtered: ServiceStatus?
+        while filtered?.credentialMismatches == nil {
+            guard case .status(let status) = try old.call(.status) else {
+                Issue.record("no status")
+                return
+            }
+            filtered = status
+        }
+        #expect(filtered?.credentialMismatches?.contains { $0.space.host == api.host } == false)
     }
 }

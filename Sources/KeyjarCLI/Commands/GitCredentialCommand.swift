@@ -211,12 +211,25 @@ struct GitCredentialCommand: ParsableCommand {
         // The credential that answered (of the same kind: a password or a token), else the one
         // of that user that answers here; keyjard makes a space's first credential its default.
         let space: ProtectionSpace
-        if let answered, answered.user == user,
+        if let answered, answered.user == user, answered.space.isWildcard {
+            // A `.netrc` login answered: confirmed as it is, nothing to do; a new password is
+            // this server's alone (stored in the wildcard it would go to every server).
+            if try client.password(user: user, for: answered.space) == secret { return }
+            space = try client.credentialCandidates(for: lookup).space(forStoring: user, challengedAt: lookup)
+        } else if let answered, answered.user == user,
             (answered.space.authenticationMethod == .httpBearer) == (lookup.authenticationMethod == .httpBearer)
         {
             space = answered.space
         } else {
-            space = try client.credentialCandidates(for: lookup).space(forStoring: user, challengedAt: lookup)
+            let candidates = try client.credentialCandidates(for: lookup)
+            // git (without the state capability) confirming the `.netrc` login Keyjar gave it:
+            // nothing to store, and no copy of it for this server.
+            if let answering = candidates.answer(forUser: user), answering.space.isWildcard,
+                try client.password(user: user, for: answering.space) == secret
+            {
+                return
+            }
+            space = candidates.space(forStoring: user, challengedAt: lookup)
         }
         var expires = request.passwordExpiryUTC.map(Double.init)
         var refreshToken = request.oauthRefreshToken.flatMap { $0.isEmpty ? nil : $0 }
@@ -260,8 +273,10 @@ struct GitCredentialCommand: ParsableCommand {
             targets = [(answered.space, answered.user)]
         } else {
             for space in request.spaces {
+                // Not a `.netrc` login: one server refusing it does not end it for every server.
+                // (A state naming it, above, erases it.)
                 for record in try client.credentialCandidates(for: space).records
-                where Self.user(request) == nil || record.user == Self.user(request) {
+                where !record.space.isWildcard && (Self.user(request) == nil || record.user == Self.user(request)) {
                     targets.append((record.space, record.user))
                 }
             }
