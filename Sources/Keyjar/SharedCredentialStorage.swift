@@ -207,19 +207,24 @@ public final class SharedCredentialStorage: URLCredentialStorage, @unchecked Sen
     /// one. What ``remove(_:for:)`` removes for that space; which credential answers a
     /// challenge there is ``defaultCredential(for:)``'s question (``choice(for:)`` lists the
     /// candidates).
+    /// The usable credentials stored for exactly `space`: an expired or revoked one is not a
+    /// credential anybody should use (``permanentCredentials`` still lists it).
     public override func credentials(for space: URLProtectionSpace) -> [String: URLCredential]? {
         let key = ProtectionSpace(space)
         var result: [String: URLCredential] = [:]
-        for record in permanentCredentials + session.records where record.space == key {
+        let now = Date().timeIntervalSince1970
+        for record in permanentCredentials + session.records where record.space == key && record.isOffered(at: now) {
             // A session record whose password is gone must not erase the permanent credential.
             if let credential = credential(for: record) { result[record.user] = credential }
         }
         return result.isEmpty ? nil : result
     }
 
+    /// Every usable credential (none expired or revoked, as ``credentials(for:)``).
     public override var allCredentials: [URLProtectionSpace: [String: URLCredential]] {
         var result: [URLProtectionSpace: [String: URLCredential]] = [:]
-        for record in permanentCredentials + session.records {
+        let now = Date().timeIntervalSince1970
+        for record in permanentCredentials + session.records where record.isOffered(at: now) {
             guard let credential = credential(for: record) else { continue }
             result[record.space.foundationSpace, default: [:]][record.user] = credential
         }

@@ -160,6 +160,8 @@ struct SharedCredentialStorageTests {
         let stored = try #require(reader.permanentCredentials.first { $0.space == api })
         #expect(stored.expires == 1_000 && stored.canRefresh)
         #expect(reader.choice(for: api).candidates.isEmpty, "an expired token is not offered")
+        #expect(reader.credentials(for: api.foundationSpace) == nil, "nor listed for use")
+        #expect(reader.allCredentials[api.foundationSpace] == nil)
         // When that process refreshes it, this one's copy has the new expiry and offers it
         _ = try writer.beginTokenRefresh(user: "", for: api, rejected: "t0")
         try writer.finishTokenRefresh(
@@ -168,6 +170,7 @@ struct SharedCredentialStorageTests {
             outcome: .refreshed(accessToken: "t1", refreshToken: nil, expires: 4_000_000_000)
         )
         #expect(reader.choice(for: api).preferred?.expires == 4_000_000_000)
+        #expect(reader.credentials(for: api.foundationSpace)?.keys.sorted() == [""])
         // ...and once the refresh token is refused there, not any more
         _ = try writer.beginTokenRefresh(user: "", for: api, rejected: "t1")
         try writer.finishTokenRefresh(user: "", for: api, outcome: .failed(revoke: true))
