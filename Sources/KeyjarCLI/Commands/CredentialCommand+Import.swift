@@ -114,15 +114,7 @@ extension CredentialCommand {
                 let extra = [note, item.note].filter { !$0.isEmpty }.joined(separator: "; ")
                 lines.append("\(verb) \(item.name)\(extra.isEmpty ? "" : " (\(extra))")")
             }
-            let writes = plan.writes.map {
-                CredentialWrite(
-                    space: $0.space,
-                    user: $0.user,
-                    password: $0.password,
-                    expires: $0.expires,
-                    refreshToken: $0.refreshToken
-                )
-            }
+            let writes = plan.writes
             // Stored before anything is said to be: a failed save prints only its error.
             if !dryRun, !writes.isEmpty { try client.saveCredentials(writes) }
             for line in lines { Output.line(line) }
@@ -333,7 +325,7 @@ extension CredentialCommand {
         }
 
         /// What Keyjar stores under the candidates' spaces and users: their passwords and token
-        /// metadata, read only for those (never listed).
+        /// metadata (an update keeps what the source lacks), read only for those (never listed).
         private func stored(
             for candidates: [CredentialImportCandidate],
             _ client: KeyjarClient
@@ -349,7 +341,8 @@ extension CredentialCommand {
                     password: password,
                     expires: record.expires,
                     refreshToken: record.hasRefreshToken
-                        ? try client.refreshToken(user: record.user, for: record.space) : nil
+                        ? try client.refreshToken(user: record.user, for: record.space) : nil,
+                    tokenRefresh: record.tokenRefresh
                 )
             }
             return stored
