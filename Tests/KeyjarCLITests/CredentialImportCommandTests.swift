@@ -389,6 +389,53 @@ struct CredentialImportCommandTests {
         #expect(try await setup.gitGet("https", host).contains("username=alice\npassword=alice-token\n"))
     }
 
+    /// git's libsecret helper keeps a client certificate's passphrase (http.sslCertPasswordProtected)
+    /// in the same schema: protocol cert, an empty server and user, the certificate as object.
+    @Test func gitCredentialLibsecretItemsForOtherThingsAreSkipped() async throws {
+        let setup = try await Setup()
+        let host = uniqueHost("cert")
+        let environment = setup.secrets.environment
+        let certificate = setup.home + "/client.p12"
+        try await storeAsGitCredentialLibsecret(
+            protocol: "cert",
+            host: "",
+            path: certificate,
+            user: "",
+            secret: "cert-passphrase",
+            environment: environment
+        )
+        try await storeAsGitCredentialLibsecret(
+            protocol: "https",
+            host: host,
+            user: "alice",
+            secret: "alice-pw",
+            environment: environment
+        )
+        try await storeAsGitCredentialLibsecret(
+            protocol: "smtp",
+            host: host,
+            port: 587,
+            user: "alice",
+            secret: "smtp-pw",
+            environment: environment
+        )
+
+        let output = try await setup.ok(["credential", "import", "--from", "git-credential-libsecret"])
+        let lines = output.split(separator: "\n").map(String.init).sorted()
+        #expect(
+            lines == [
+                "1 added, 2 skipped",
+                "added item https://alice@\(host) at https://\(host):443",
+                "skipped item cert:///\(certificate) (the passphrase of a client certificate "
+                    + "(http.sslCertPasswordProtected), not a server's)",
+                "skipped item smtp://alice@\(host):587 (protocol smtp: Keyjar keeps http and https credentials)",
+            ]
+        )
+        for secret in ["cert-passphrase", "alice-pw", "smtp-pw"] { #expect(!output.contains(secret)) }
+        #expect(try await setup.gitGet("https", host).contains("username=alice\npassword=alice-pw\n"))
+        #expect(try await setup.ok(["credential", "list"]).split(separator: "\n").count == 1)
+    }
+
     @Test func aLockedKeyringImportsNothing() async throws {
         let setup = try await Setup()
         let host = uniqueHost("locked")

@@ -15,7 +15,8 @@ extension CredentialCommand {
                 --from git-credential-libsecret: git's libsecret helper's items (schema \
                 org.git.Password) in the Secret Service, with a token's expiry and refresh token \
                 (git 2.47). The repository path (attribute object) is ignored: Keyjar keeps \
-                credentials per server.
+                credentials per server. Items that are no http or https credential (a client \
+                certificate's passphrase, protocol cert; git send-email's smtp) are skipped.
 
                 --from git-store [FILE]: git's credential-store file (default: ~/.git-credentials \
                 and $XDG_CONFIG_HOME/git/credentials, those that exist, in git's order).
@@ -252,7 +253,11 @@ extension CredentialCommand {
             try Self.items(ofSchema: GitLibsecretItem.schema).map { item in
                 let read: GitLibsecretItem
                 do {
-                    read = try GitLibsecretItem(attributes: item.attributes, secret: item.secret)
+                    switch try GitLibsecretItem.read(attributes: item.attributes, secret: item.secret) {
+                    case .credential(let credential): read = credential
+                    // git's own (a certificate's passphrase): the user has nothing to fix.
+                    case .other(let name, let reason): return Found(name: "item \(name)", skipped: reason)
+                    }
                 } catch {
                     throw CLIError.failure("\(error); nothing was imported.")
                 }
