@@ -5,6 +5,11 @@
 /// git 2.47 by `password_expiry_utc=SECONDS` and `oauth_refresh_token=TOKEN` lines when git
 /// gave them.
 ///
+/// git's helper also keeps items that are no credential for a web server: the passphrase of a
+/// client certificate (`http.sslCertPasswordProtected`: `protocol=cert`, an empty `server`,
+/// the certificate's file as `object`), and those of git's other protocols (`smtp` for
+/// `git send-email`, `imap`). ``read(attributes:secret:)`` tells those apart, to be skipped.
+///
 /// ```swift
 /// let item = try GitLibsecretItem(
 ///     attributes: ["protocol": "https", "server": "example.com", "user": "alice"],
@@ -19,6 +24,41 @@ public struct GitLibsecretItem: Sendable, Hashable, CustomStringConvertible, Cus
     /// never by its secret.
     public struct ReadError: Error, Sendable, Hashable, CustomStringConvertible {
         public let description: String
+    }
+
+    /// An item of git's schema, as an import takes it.
+    public enum Reading: Sendable, Hashable {
+        /// A credential for an http or https server.
+        case credential(GitLibsecretItem)
+        /// One git stored for something else, named as git would (never by its secret), and why
+        /// it is not a credential for a web server.
+        case other(item: String, reason: String)
+    }
+
+    /// Reads an item of git's schema: a credential for an http or https server, another item
+    /// git's helper stores (``Reading/other(item:reason:)``), or an error for an item git's
+    /// helper could not have stored (no protocol, no user, a port or expiry that is not a number).
+    public static func read(attributes: [String: String], secret: String) throws(ReadError) -> Reading {
+        let name = Self.name(attributes)
+        let scheme = attributes["protocol"] ?? ""
+        // git keeps the scheme of the URL as given; Keyjar's spaces compare it lower-cased.
+        switch scheme.lowercased() {
+        case "http", "https":
+            // git stores no server when its credential has no host (a URL of a path only).
+            guard let server = attributes["server"], !server.isEmpty else {
+                return .other(item: name, reason: "no server: not a credential for a URL")
+            }
+        case "cert":
+            return .other(
+                item: name,
+                reason: "the passphrase of a client certificate (http.sslCertPasswordProtected), not a server's"
+            )
+        case "":
+            break  // the init says what is missing
+        default:
+            return .other(item: name, reason: "protocol \(scheme): Keyjar keeps http and https credentials")
+        }
+        return .credential(try GitLibsecretItem(attributes: attributes, secret: secret))
     }
 
     public var `protocol`: String
@@ -91,7 +131,8 @@ public struct GitLibsecretItem: Sendable, Hashable, CustomStringConvertible, Cus
         let server = attributes["server"] ?? "?"
         let host = server.contains(":") && !server.hasPrefix("[") ? "[\(server)]" : server
         let port = attributes["port"].flatMap { $0.isEmpty ? nil : ":\($0)" } ?? ""
-        let user = attributes["user"].map { "\($0)@" } ?? ""
+        // As git's URLs: an empty user (git's for a certificate) names none.
+        let user = attributes["user"].flatMap { $0.isEmpty ? nil : "\($0)@" } ?? ""
         let path = attributes["object"].flatMap { $0.isEmpty ? nil : "/\($0)" } ?? ""
         return "\(attributes["protocol"] ?? "?")://\(user)\(host)\(port)\(path)"
     }

@@ -35,22 +35,31 @@ public struct CredentialImportCandidate: Sendable, Hashable, CustomStringConvert
     public var debugDescription: String { description }
 }
 
-/// What Keyjar already stores for a candidate's space and user, to compare with.
-/// `description` never shows the secrets.
+/// What Keyjar already stores for a candidate's space and user, to compare with and to keep
+/// in an update. `description` never shows the secrets.
 public struct StoredCredentialSecrets: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible {
     public var password: String
     public var expires: Double?
     public var refreshToken: String?
+    /// ``CredentialRecord/tokenRefresh``: where Keyjar itself refreshes with ``refreshToken``.
+    public var tokenRefresh: TokenRefresh?
 
-    public init(password: String, expires: Double? = nil, refreshToken: String? = nil) {
+    public init(
+        password: String,
+        expires: Double? = nil,
+        refreshToken: String? = nil,
+        tokenRefresh: TokenRefresh? = nil
+    ) {
         self.password = password
         self.expires = expires
         self.refreshToken = refreshToken
+        self.tokenRefresh = tokenRefresh
     }
 
     public var description: String {
         "StoredCredentialSecrets(password: <hidden>, expires: \(expires.map { "\($0)" } ?? "never")"
-            + "\(refreshToken == nil ? "" : ", refresh token: <hidden>"))"
+            + "\(refreshToken == nil ? "" : ", refresh token: <hidden>")"
+            + "\(tokenRefresh.map { ", token endpoint: \($0.endpoint)" } ?? ""))"
     }
     public var debugDescription: String { description }
 }
@@ -63,9 +72,13 @@ public struct StoredCredentialSecrets: Sendable, Hashable, CustomStringConvertib
 /// - One stored with the same password, expiry and refresh token is **unchanged**.
 /// - One stored with the same password but another expiry or refresh token is **updated** (the
 ///   source has the newer token metadata; the password itself is not in question). A source
-///   that has no expiry or refresh token (netrc, git-store) never takes away stored ones.
+///   that has no expiry or refresh token (netrc, git-store) never takes away stored ones: the
+///   write keeps the stored expiry and refresh token where the source has none, and where Keyjar
+///   refreshes the token (``CredentialRecord/tokenRefresh``) unless the source brings another
+///   refresh token.
 /// - One stored with a different password is **left** as it is, unless `replace` is set: then it
-///   is **updated**. Which is right cannot be known; the user is told and decides.
+///   is **updated**, with the source's expiry and refresh token only. Which is right cannot be
+///   known; the user is told and decides.
 /// - A second credential of the source for a space and user it offered already is a
 ///   **duplicate**, never imported: curl, git and git's helpers all answer with the first.
 /// - One that has expired (a token git stored with `password_expiry_utc`) is **expired**, never
@@ -74,7 +87,7 @@ public struct StoredCredentialSecrets: Sendable, Hashable, CustomStringConvertib
 /// ```swift
 /// let plan = CredentialImportPlan(candidates: found, stored: secrets, replace: false)
 /// for entry in plan.entries { print(entry.candidate.origin, entry.outcome) }
-/// client.saveCredentials(plan.writes.map { … })
+/// try client.saveCredentials(plan.writes)
 /// ```
 public struct CredentialImportPlan: Sendable {
     /// A space and user: what one credential is stored under.
@@ -116,6 +129,15 @@ public struct CredentialImportPlan: Sendable {
     public struct Entry: Sendable, Hashable {
         public var candidate: CredentialImportCandidate
         public var outcome: Outcome
+        /// What is sent to keyjard for it, when the outcome writes: the candidate, merged with
+        /// what is stored for an update of the same password.
+        public var write: CredentialWrite?
+
+        init(candidate: CredentialImportCandidate, outcome: Outcome, write: CredentialWrite? = nil) {
+            self.candidate = candidate
+            self.outcome = outcome
+            self.write = write
+        }
     }
 
     /// Every candidate, in the source's order, with what the import does with it.
@@ -140,24 +162,51 @@ public struct CredentialImportPlan: Sendable {
             if let expires = candidate.expires, expires <= now {
                 return Entry(candidate: candidate, outcome: .expired)
             }
-            guard let existing = stored[key] else { return Entry(candidate: candidate, outcome: .added) }
-            let outcome: Outcome
-            if existing.password != candidate.password {
-                outcome = replace ? .updated : .left
-            } else if let expires = candidate.expires, expires != existing.expires {
-                outcome = .updated
-            } else if let token = candidate.refreshToken, token != existing.refreshToken {
-                outcome = .updated
-            } else {
-                outcome = .unchanged
+            guard let existing = stored[key] else {
+                return Entry(candidate: candidate, outcome: .added, write: Self.write(candidate))
             }
-            return Entry(candidate: candidate, outcome: outcome)
+            if existing.password != candidate.password {
+                // A new password comes with its own token fields only: a stored refresh token
+                // and endpoint were issued with the old password, and keyjard deletes that
+                // refresh token when the write carries none.
+                return replace
+                    ? Entry(candidate: candidate, outcome: .updated, write: Self.write(candidate))
+                    : Entry(candidate: candidate, outcome: .left)
+            }
+            let newExpiry = candidate.expires.map { $0 != existing.expires } ?? false
+            let newRefreshToken = candidate.refreshToken.map { $0 != existing.refreshToken } ?? false
+            guard newExpiry || newRefreshToken else { return Entry(candidate: candidate, outcome: .unchanged) }
+            // keyjard replaces the record's token fields with the write's (and deletes a stored
+            // refresh token the write does not carry), so what the source lacks is taken from
+            // what is stored. The endpoint and client id Keyjar refreshes with stay only with the
+            // refresh token they were recorded for: a refresh token is bound to the client it
+            // was issued to (RFC 6749 §6), and sending another one there could be refused as
+            // invalid_grant, which would mark the credential revoked.
+            var write = Self.write(candidate)
+            write.expires = candidate.expires ?? existing.expires
+            write.refreshToken = candidate.refreshToken ?? existing.refreshToken
+            if write.refreshToken != nil, write.refreshToken == existing.refreshToken {
+                write.tokenRefresh = existing.tokenRefresh
+            }
+            return Entry(candidate: candidate, outcome: .updated, write: write)
         }
     }
 
-    /// The credentials to write, in the source's order.
-    public var writes: [CredentialImportCandidate] {
-        entries.filter(\.outcome.writes).map(\.candidate)
+    /// The candidate as it is written: its own password and token fields, and no endpoint (a
+    /// source never has one).
+    private static func write(_ candidate: CredentialImportCandidate) -> CredentialWrite {
+        CredentialWrite(
+            space: candidate.space,
+            user: candidate.user,
+            password: candidate.password,
+            expires: candidate.expires,
+            refreshToken: candidate.refreshToken
+        )
+    }
+
+    /// What to send to keyjard (`saveCredentials`, one transaction), in the source's order.
+    public var writes: [CredentialWrite] {
+        entries.compactMap(\.write)
     }
 
     /// How many entries have each outcome's kind, for the summary line.

@@ -1,4 +1,6 @@
 import Foundation
+import Keyjar
+import KeyjarCore
 import KeyjarTestSupport
 import Testing
 
@@ -303,6 +305,135 @@ struct CredentialImportCommandTests {
         #expect(before.output == after.output && before.output.contains("secret = alice-pw"))
         let again = try await setup.ok(["credential", "import", "--from", "git-credential-libsecret"])
         #expect(again.hasSuffix("1 skipped, 2 unchanged\n"))
+    }
+
+    /// An update of the same password sends keyjard the token fields the record is to have
+    /// (keyjard deletes a stored refresh token the write lacks): what git's item lacks is kept,
+    /// and so is the endpoint Keyjar refreshes at, unless git brings another refresh token.
+    @Test func anUpdateKeepsTheStoredRefreshTokenAndWhereKeyjarRefreshes() async throws {
+        let setup = try await Setup()
+        let host = uniqueHost("keeps")
+        let environment = setup.secrets.environment
+        let socket = setup.daemon.socketPath
+        let client: @Sendable () throws -> KeyjarClient = {
+            try KeyjarClient(configuration: .init(socketPath: socket, autoStart: false, keepsReplica: false))
+        }
+        let space = ProtectionSpace(host: host, protocol: "https")
+        let refresh = TokenRefresh(endpoint: "https://login.\(host)/token", clientID: "cli")
+        let stored: Double = 4_000_000_000
+        try await onOwnThread {
+            for user in ["alice", "bob", "carol"] {
+                try client().setCredential(
+                    user: user,
+                    password: "\(user)-token",
+                    for: space,
+                    expires: stored,
+                    refreshToken: "\(user)-refresh",
+                    tokenRefresh: refresh
+                )
+            }
+        }
+        // alice: a new expiry, no refresh token (git before 2.47 keeps none); bob: another
+        // refresh token, no expiry; carol: another password.
+        for (user, secret) in [
+            ("alice", "alice-token\npassword_expiry_utc=4102444800"),
+            ("bob", "bob-token\noauth_refresh_token=bob-refresh-2"),
+            ("carol", "carol-new\npassword_expiry_utc=4102444800"),
+        ] {
+            try await storeAsGitCredentialLibsecret(
+                protocol: "https",
+                host: host,
+                user: user,
+                secret: secret,
+                environment: environment
+            )
+        }
+        struct Token: Sendable, Equatable {
+            var expires: Double?
+            var refreshToken: String?
+            var tokenRefresh: TokenRefresh?
+        }
+        let tokens: @Sendable () async throws -> [String: Token] = {
+            try await onOwnThread {
+                let keyjar = try client()
+                var tokens: [String: Token] = [:]
+                for record in try keyjar.credentialRecords() where record.space == space {
+                    tokens[record.user] = Token(
+                        expires: record.expires,
+                        refreshToken: try keyjar.refreshToken(user: record.user, for: space),
+                        tokenRefresh: record.tokenRefresh
+                    )
+                }
+                return tokens
+            }
+        }
+
+        let output = try await setup.ok(["credential", "import", "--from", "git-credential-libsecret"])
+        #expect(output.hasSuffix("1 left, 2 updated\n"), "\(output)")
+        #expect(
+            try await tokens() == [
+                "alice": Token(expires: 4_102_444_800, refreshToken: "alice-refresh", tokenRefresh: refresh),
+                "bob": Token(expires: stored, refreshToken: "bob-refresh-2", tokenRefresh: nil),
+                "carol": Token(expires: stored, refreshToken: "carol-refresh", tokenRefresh: refresh),
+            ]
+        )
+        #expect(try await setup.column("has_refresh_token", user: "alice") == "1")
+
+        // --replace: the new password comes with git's token fields only; the old refresh token
+        // and endpoint were the old password's.
+        let replaced = try await setup.ok([
+            "credential", "import", "--from", "git-credential-libsecret", "--replace",
+        ])
+        #expect(replaced.hasSuffix("2 unchanged, 1 updated\n"), "\(replaced)")
+        #expect(try await tokens()["carol"] == Token(expires: 4_102_444_800, refreshToken: nil, tokenRefresh: nil))
+        #expect(try await setup.gitGet("https", host).contains("username=alice\npassword=alice-token\n"))
+    }
+
+    /// git's libsecret helper keeps a client certificate's passphrase (http.sslCertPasswordProtected)
+    /// in the same schema: protocol cert, an empty server and user, the certificate as object.
+    @Test func gitCredentialLibsecretItemsForOtherThingsAreSkipped() async throws {
+        let setup = try await Setup()
+        let host = uniqueHost("cert")
+        let environment = setup.secrets.environment
+        let certificate = setup.home + "/client.p12"
+        try await storeAsGitCredentialLibsecret(
+            protocol: "cert",
+            host: "",
+            path: certificate,
+            user: "",
+            secret: "cert-passphrase",
+            environment: environment
+        )
+        try await storeAsGitCredentialLibsecret(
+            protocol: "https",
+            host: host,
+            user: "alice",
+            secret: "alice-pw",
+            environment: environment
+        )
+        try await storeAsGitCredentialLibsecret(
+            protocol: "smtp",
+            host: host,
+            port: 587,
+            user: "alice",
+            secret: "smtp-pw",
+            environment: environment
+        )
+
+        let output = try await setup.ok(["credential", "import", "--from", "git-credential-libsecret"])
+        let lines = output.split(separator: "\n").map(String.init).sorted()
+        #expect(
+            lines == [
+                "1 added, 2 skipped",
+                "added item https://alice@\(host) at https://\(host):443",
+                "skipped item cert:///\(certificate) (the passphrase of a client certificate "
+                    + "(http.sslCertPasswordProtected), not a server's)",
+                "skipped item smtp://alice@\(host):587 (protocol smtp: Keyjar keeps http and https credentials)",
+            ]
+        )
+        for secret in ["cert-passphrase", "alice-pw", "smtp-pw"] { #expect(!output.contains(secret)) }
+        #expect(try await setup.gitGet("https", host).contains("username=alice\npassword=alice-pw\n"))
+        #expect(try await setup.ok(["credential", "list"]).split(separator: "\n").count == 1)
     }
 
     @Test func aLockedKeyringImportsNothing() async throws {

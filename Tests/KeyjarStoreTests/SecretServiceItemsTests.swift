@@ -66,6 +66,54 @@ struct SecretServiceItemsTests {
         }
     }
 
+    /// git's helper keeps a client certificate's passphrase (http.sslCertPasswordProtected) as
+    /// `protocol=cert` with an empty server and user, and `git send-email`'s as `smtp`: items of
+    /// its schema that are no web credential, told apart from the one beside them.
+    @Test func tellsGitsItemsForOtherThingsApartFromWebCredentials() async throws {
+        let host = uniqueHost()
+        let certificate = "/tmp/\(host)/client.p12"
+        try await storeAsGitCredentialLibsecret(protocol: "https", host: host, user: "alice", secret: "alice-pw")
+        try await storeAsGitCredentialLibsecret(
+            protocol: "cert",
+            host: "",
+            path: certificate,
+            user: "",
+            secret: "cert-passphrase"
+        )
+        try await storeAsGitCredentialLibsecret(protocol: "smtp", host: host, user: "bob", secret: "smtp-pw")
+
+        let items = try SecretServiceItems.items(ofSchema: GitLibsecretItem.schema)
+            .filter { $0.attributes["server"] == host || $0.attributes["object"] == certificate }
+        #expect(items.count == 3)
+        let cert = try #require(items.first { $0.attributes["protocol"] == "cert" })
+        #expect(cert.attributes["server"] == "" && cert.attributes["user"] == "")
+        // What the reader threw before it knew git's other items.
+        #expect(throws: GitLibsecretItem.ReadError.self) {
+            try GitLibsecretItem(attributes: cert.attributes, secret: cert.secret)
+        }
+
+        var credentials: [GitLibsecretItem] = []
+        var others: [String: String] = [:]
+        for item in items {
+            switch try GitLibsecretItem.read(attributes: item.attributes, secret: item.secret) {
+            case .credential(let credential): credentials.append(credential)
+            case .other(let name, let reason): others[name] = reason
+            }
+        }
+        #expect(credentials.map(\.user) == ["alice"] && credentials.first?.password == "alice-pw")
+        #expect(
+            others == [
+                "cert:///\(certificate)":
+                    "the passphrase of a client certificate (http.sslCertPasswordProtected), not a server's",
+                "smtp://bob@\(host)": "protocol smtp: Keyjar keeps http and https credentials",
+            ]
+        )
+        #expect(!"\(others)".contains("cert-passphrase") && !"\(others)".contains("smtp-pw"))
+        for attribute in [("server", host), ("object", certificate)] {
+            _ = try await runCommand("/usr/bin/secret-tool", ["clear", attribute.0, attribute.1])
+        }
+    }
+
     @Test func readsTheItemsOfASchemaGivenByName() async throws {
         let schema = "org.example.Import\(UUID().uuidString.prefix(8))"
         let host = uniqueHost()

@@ -15,7 +15,8 @@ extension CredentialCommand {
                 --from git-credential-libsecret: git's libsecret helper's items (schema \
                 org.git.Password) in the Secret Service, with a token's expiry and refresh token \
                 (git 2.47). The repository path (attribute object) is ignored: Keyjar keeps \
-                credentials per server.
+                credentials per server. Items that are no http or https credential (a client \
+                certificate's passphrase, protocol cert; git send-email's smtp) are skipped.
 
                 --from git-store [FILE]: git's credential-store file (default: ~/.git-credentials \
                 and $XDG_CONFIG_HOME/git/credentials, those that exist, in git's order).
@@ -114,15 +115,7 @@ extension CredentialCommand {
                 let extra = [note, item.note].filter { !$0.isEmpty }.joined(separator: "; ")
                 lines.append("\(verb) \(item.name)\(extra.isEmpty ? "" : " (\(extra))")")
             }
-            let writes = plan.writes.map {
-                CredentialWrite(
-                    space: $0.space,
-                    user: $0.user,
-                    password: $0.password,
-                    expires: $0.expires,
-                    refreshToken: $0.refreshToken
-                )
-            }
+            let writes = plan.writes
             // Stored before anything is said to be: a failed save prints only its error.
             if !dryRun, !writes.isEmpty { try client.saveCredentials(writes) }
             for line in lines { Output.line(line) }
@@ -260,7 +253,11 @@ extension CredentialCommand {
             try Self.items(ofSchema: GitLibsecretItem.schema).map { item in
                 let read: GitLibsecretItem
                 do {
-                    read = try GitLibsecretItem(attributes: item.attributes, secret: item.secret)
+                    switch try GitLibsecretItem.read(attributes: item.attributes, secret: item.secret) {
+                    case .credential(let credential): read = credential
+                    // git's own (a certificate's passphrase): the user has nothing to fix.
+                    case .other(let name, let reason): return Found(name: "item \(name)", skipped: reason)
+                    }
                 } catch {
                     throw CLIError.failure("\(error); nothing was imported.")
                 }
@@ -333,7 +330,7 @@ extension CredentialCommand {
         }
 
         /// What Keyjar stores under the candidates' spaces and users: their passwords and token
-        /// metadata, read only for those (never listed).
+        /// metadata (an update keeps what the source lacks), read only for those (never listed).
         private func stored(
             for candidates: [CredentialImportCandidate],
             _ client: KeyjarClient
@@ -349,7 +346,8 @@ extension CredentialCommand {
                     password: password,
                     expires: record.expires,
                     refreshToken: record.hasRefreshToken
-                        ? try client.refreshToken(user: record.user, for: record.space) : nil
+                        ? try client.refreshToken(user: record.user, for: record.space) : nil,
+                    tokenRefresh: record.tokenRefresh
                 )
             }
             return stored
