@@ -11,14 +11,16 @@ struct FetchDownloadTests {
     let daemon: DaemonProcess
     let keyjar: KeyjarCLI
     let server: DownloadServer
+    /// In front of `server`: a download without Range stalls after 256 KiB, so that a kill
+    /// "midway" comes midway however busy the machine is.
+    let relay: StallingRelay
     let directory: String
 
     init() async throws {
         daemon = try await DaemonProcess()
         keyjar = KeyjarCLI(daemon: daemon)
-        // Slow enough that a kill midway comes midway even while the whole suite competes for the
-        // machine (a 1 MiB file leaves half a minute); the resumed requests are not slowed.
-        server = try await DownloadServer(slowKilobytesPerSecond: 32)
+        server = try await DownloadServer()
+        relay = try await StallingRelay(upstreamPort: server.port, stallAfter: 256 * 1024)
         directory = daemon.directory.path("downloads")
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
     }
@@ -49,7 +51,7 @@ struct FetchDownloadTests {
     @Test func aDownloadKilledOutrightIsContinuedWithOnlyTheRemainingBytes() async throws {
         let entity = Data((0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 2_654_435_761 >> 13) })
         try server.put(entity, as: "image.iso")
-        let url = server.url("/slow/image.iso").absoluteString
+        let url = relay.url("/files/image.iso").absoluteString
         let file = directory + "/image.iso"
         try await killMidway(["-o", file, url], partial: file + ".keyjar-part", bytes: 128 * 1024)
 
@@ -63,7 +65,7 @@ struct FetchDownloadTests {
         #expect(contents() == ["image.iso"])
         #expect(FileManager.default.contents(atPath: file) == entity)
 
-        let requests = await server.requests(for: "/slow/image.iso", atLeast: 2)
+        let requests = await server.requests(for: "/files/image.iso", atLeast: 2)
         let continued = try #require(requests.first { $0.range != nil })
         #expect(continued.range == "bytes=\(kept)-")
         #expect(continued.status == 206)
@@ -71,7 +73,7 @@ struct FetchDownloadTests {
 
         // The same with the server's name: -C -O finds the partial data by its URL.
         try server.put(entity, as: "named.bin")
-        let named = server.url("/slow/named.bin").absoluteString
+        let named = relay.url("/files/named.bin").absoluteString
         try await killMidway(
             ["-O", "--output-dir", directory, named],
             partial: directory + "/named.bin.keyjar-part",
@@ -82,13 +84,13 @@ struct FetchDownloadTests {
         #expect(continuedNamed.status == 0, "\(continuedNamed.error)")
         #expect(continuedNamed.error == "keyjar: saved \(directory)/named.bin.\n")
         #expect(FileManager.default.contents(atPath: directory + "/named.bin") == entity)
-        let namedRequests = await server.requests(for: "/slow/named.bin", atLeast: 2)
+        let namedRequests = await server.requests(for: "/files/named.bin", atLeast: 2)
         #expect(namedRequests.first { $0.range != nil }?.range == "bytes=\(keptNamed)-")
     }
 
     @Test func anInterruptedDownloadSaysHowToContinueAndAChangedFileStartsOver() async throws {
         try server.put(Data(repeating: 7, count: 1 << 20), as: "report.bin")
-        let url = server.url("/slow/report.bin").absoluteString
+        let url = relay.url("/files/report.bin").absoluteString
         let file = directory + "/report.bin"
         let timed = try await keyjar.run(["fetch", "-s", "--max-time", "1.5", "-o", file, url])
         #expect(timed.status == 1)
@@ -103,7 +105,7 @@ struct FetchDownloadTests {
         #expect(resumed.status == 0, "\(resumed.error)")
         #expect(FileManager.default.contents(atPath: file) == changed)
         #expect(contents() == ["report.bin"])
-        let requests = await server.requests(for: "/slow/report.bin", atLeast: 2)
+        let requests = await server.requests(for: "/files/report.bin", atLeast: 2)
         let second = try #require(requests.first { $0.range != nil })
         #expect(second.status == 200 && second.bodyBytes == changed.count)
 
