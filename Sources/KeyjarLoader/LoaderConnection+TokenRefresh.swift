@@ -20,7 +20,7 @@ extension URLLoader {
     /// thread that may block, never from Swift's cooperative pool.
     ///
     /// - Parameters:
-    ///   - record: A credential whose ``CredentialRecord/canRefresh``.
+    ///   - record: A credential that `canRefresh` (a refresh token and endpoint, not revoked).
     ///   - rejected: The access token a server refused; nil when it only expired.
     ///   - proxy: The proxy for the token endpoint.
     /// - Returns: The access token now stored, or why there is none (`invalid_grant` revokes the
