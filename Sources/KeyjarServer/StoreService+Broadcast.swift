@@ -42,7 +42,9 @@ extension StoreService {
             state.recentEvents.append(sequence: event.sequence, frame: frame)
             let minimumVersion = event.event.minimumProtocolVersion
             let downgraded = minimumVersion > 1 ? Self.frameForOlderClients(event) : nil
-            if let direct { deliver(direct.sees(event.event) ? frame : downgraded ?? frame, to: direct) }
+            if let direct {
+                deliver(direct.protocolVersion >= minimumVersion ? frame : downgraded ?? frame, to: direct)
+            }
             if othersListen {
                 state.pendingBroadcasts.append(
                     PendingBroadcast(
