@@ -35,11 +35,31 @@ public struct CachedEntry: Sendable, Hashable {
         self.created = created
     }
 
-    /// What a cache entry is found by: the URL without its fragment (a GET's target).
+    /// What a URL's entries are found by: the URL without its fragment (a GET's target).
     public static func key(for url: URL) -> String {
         var components = URLComponents(url: url, resolvingAgainstBaseURL: true)
         components?.fragment = nil
         return components?.string ?? url.absoluteString
+    }
+
+    /// What one variant of a URL is stored under: the URL's key, then (when the response
+    /// varies) a line feed, which no URL contains, and the request's values of the fields its
+    /// Vary names as JSON with sorted keys: equal values, equal keys. Without Vary, the URL's
+    /// key alone, as before variants were kept.
+    public static func key(for url: URL, varyValues: [String: String?]) -> String {
+        let base = key(for: url)
+        return varyValues.isEmpty ? base : base + "\n" + varyJSON(varyValues)
+    }
+
+    /// This entry's variant key.
+    public var key: String { Self.key(for: url, varyValues: response.varyValues) }
+
+    /// The canonical form of Vary values (the index's `vary` column, and part of a key).
+    static func varyJSON(_ vary: [String: String?]) -> String {
+        let object = vary.mapValues { $0.map { $0 as Any } ?? NSNull() }
+        return (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])).map {
+            String(decoding: $0, as: UTF8.self)
+        } ?? "null"
     }
 }
 

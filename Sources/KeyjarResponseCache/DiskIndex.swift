@@ -5,9 +5,18 @@ import KeyjarHTTPCache
 import KeyjarSQLite
 
 /// The disk tier: `index.sqlite3` (one row per entry) and `bodies/` (one file per body) in a
-/// 0700 directory. Used under the cache's lock, but for ``BodyFile``s, which their writer owns.
-/// The SQL and the body files' life cycle live here and nowhere else
-/// (`Schemas/response-cache.sql` is the golden dump of its schema).
+/// 0700 directory, shared by every process of the application. Used under the cache's lock,
+/// but for ``BodyFile``s, which their writer owns. The SQL and the body files' life cycle live
+/// here and nowhere else (`Schemas/response-cache.sql` is the golden dump of its schema).
+///
+/// Several processes, one directory. A body file is immutable once it has its final name (a
+/// replacement is a new file), and its writer holds `flock(LOCK_EX)` on it from its creation
+/// until the row naming it is committed. A row is only ever committed for a complete file, and
+/// a file is only unlinked after the row naming it is deleted (or was never committed), so a
+/// row always names a whole file, whenever a process is killed. A reader keeps the descriptor
+/// it opened: an eviction or a replacement meanwhile unlinks the name, not what is read. What a
+/// killed writer leaves (a file no row names) is collected by ``leftoverCandidates()`` and
+/// ``collect(_:)``, which skip every file whose lock is held.
 final class DiskIndex {
     let directory: URL
     let bodies: URL
@@ -17,7 +26,10 @@ final class DiskIndex {
 
     /// The index's schema history, only ever appended (`PRAGMA user_version`). Version 1 is the
     /// first schema, written with IF NOT EXISTS: an index made before versions were kept (at 0,
-    /// with the same table) becomes version 1 as it is.
+    /// with the same table) becomes version 1 as it is. Version 2 keeps several variants of a
+    /// URL: `key` becomes the variant's key (``CachedEntry/key(for:varyValues:)``: the URL's
+    /// key, and for a response with Vary a line feed and its `vary` column), `url_key` the
+    /// URL's, indexed to list a URL's variants.
     static let migrations = SQLiteMigrations([
         (
             1,
@@ -39,7 +51,16 @@ final class DiskIndex {
             );
             CREATE INDEX IF NOT EXISTS entry_by_access ON entry (last_access);
             """
-        )
+        ),
+        (
+            2,
+            """
+            ALTER TABLE entry ADD COLUMN url_key TEXT NOT NULL DEFAULT '';
+            UPDATE entry SET url_key = key;
+            UPDATE entry SET key = key || char(10) || vary WHERE vary <> '{}';
+            CREATE INDEX entry_by_url ON entry (url_key);
+            """
+        ),
     ])
 
     init(directory: URL, now: @escaping @Sendable () -> Date) throws(ResponseCacheError) {
@@ -60,10 +81,10 @@ final class DiskIndex {
             if descriptor >= 0 { close(descriptor) }
             connection = try SQLiteConnection(path: indexPath)
             connection.retryWhenBusy()
-            try connection.execute("PRAGMA journal_mode = WAL")
+            try Self.useWAL(connection)
             try connection.execute("PRAGMA synchronous = NORMAL")
             start = try Self.migrations.start(of: connection)
-            if case .known = start { try Self.migrations.apply(to: connection) }
+            if case .known = start { try Self.migrate(connection) }
         } catch {
             throw ResponseCacheError("cannot open the cache index \(indexPath): \(error)")
         }
@@ -74,7 +95,39 @@ final class DiskIndex {
                     + "(\(Self.migrations.latest)); it was left untouched"
             )
         }
-        removeLeftovers()
+    }
+
+    /// WAL is a property of the file, set by whichever process creates the index. Processes
+    /// opening a new index at once can find it locked by that change, and SQLite returns
+    /// SQLITE_BUSY for it without calling the busy handler: tried again for up to a second.
+    private static func useWAL(_ connection: SQLiteConnection) throws {
+        var attempt = 0
+        while true {
+            do {
+                try connection.execute("PRAGMA journal_mode = WAL")
+                return
+            } catch {
+                attempt += 1
+                guard attempt < 500 else { throw error }
+                usleep(2_000)
+            }
+        }
+    }
+
+    /// Applies the migrations, each step in a write transaction that reads the version first:
+    /// processes opening an old index at once all see its old version before they start, and
+    /// a step another has just run must be neither run again (its column would exist) nor
+    /// have its version written back over a later one's. (`SQLiteMigrations.apply` reads the
+    /// version once, before its transactions: right for keyjard's store, which one process
+    /// opens, not for a cache every process of the application opens.)
+    private static func migrate(_ connection: SQLiteConnection) throws {
+        for step in migrations.steps {
+            try connection.transaction {
+                guard try connection.integerPragma("user_version") < step.version else { return }
+                try connection.execute(step.sql)
+                try connection.execute("PRAGMA user_version = \(step.version)")
+            }
+        }
     }
 
     /// The schema as SQLite stores it, for the golden-schema test against
@@ -92,27 +145,63 @@ final class DiskIndex {
 
     // MARK: Body files
 
-    /// A body being written: `NAME.partial` until complete, then `NAME`.
+    /// A body being written: `NAME.partial` until complete, then `NAME`. Its descriptor holds
+    /// `flock(LOCK_EX)` from creation until ``release()``, after the row naming it is committed:
+    /// a held lock tells collectors in every process that a live writer owns the file. A writer
+    /// that is killed loses its lock with its descriptors (the kernel releases it), so a
+    /// collector needs no grace period to tell an abandoned file from one being written.
     final class BodyFile: @unchecked Sendable {
         // @unchecked: owned by one writer at a time.
+        enum State {
+            /// Being written, at `NAME.partial`.
+            case writing(CInt)
+            /// Complete at its final name, the lock still held until its row is committed.
+            case named(CInt)
+            /// Its descriptor closed: indexed, or discarded.
+            case closed
+        }
+
         let name: String
         let partial: URL
         let finalURL: URL
-        private var descriptor: CInt
+        private var state: State
 
-        init?(bodies: URL) {
-            var random = SystemRandomNumberGenerator()
-            name = (0..<4).map { _ in String(random.next() as UInt32, radix: 16) }.joined()
+        private init(name: String, bodies: URL, descriptor: CInt) {
+            self.name = name
             partial = bodies.appendingPathComponent(name + ".partial")
             finalURL = bodies.appendingPathComponent(name)
-            descriptor = open(partial.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-            if descriptor < 0 { return nil }
+            state = .writing(descriptor)
         }
 
-        deinit { if descriptor >= 0 { close(descriptor) } }
+        /// A new, locked, empty body file; nil when none can be made.
+        static func create(in bodies: URL) -> BodyFile? {
+            var random = SystemRandomNumberGenerator()
+            for _ in 0..<3 {
+                let name = (0..<4).map { _ in String(random.next() as UInt32, radix: 16) }.joined()
+                let path = bodies.appendingPathComponent(name + ".partial").path
+                let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+                guard descriptor >= 0 else { return nil }
+                guard DiskIndex.lock(descriptor, wait: true) else {
+                    close(descriptor)
+                    unlink(path)
+                    return nil
+                }
+                // Between the creation and the lock, a collector may have found the file
+                // unlocked and unnamed, and unlinked it: then it is not this file any more.
+                if DiskIndex.isSameFile(descriptor, path) {
+                    return BodyFile(name: name, bodies: bodies, descriptor: descriptor)
+                }
+                close(descriptor)
+            }
+            return nil
+        }
+
+        // Dropped without being indexed (a load abandoned): nothing of it stays.
+        deinit { discard() }
 
         func write(_ data: Data) -> Bool {
-            data.withUnsafeBytes { raw in
+            guard case .writing(let descriptor) = state else { return false }
+            return data.withUnsafeBytes { raw in
                 var offset = 0
                 while offset < raw.count {
                     let written = Glibc.write(descriptor, raw.baseAddress.map { $0 + offset }, raw.count - offset)
@@ -124,43 +213,111 @@ final class DiskIndex {
             }
         }
 
-        /// Closes the body and gives it its final name; false (and nothing left) on failure.
+        /// Gives the complete body its final name, keeping the lock; false (and nothing left)
+        /// on failure.
         func complete() -> Bool {
-            defer { descriptor = -1 }
-            guard close(descriptor) == 0, rename(partial.path, finalURL.path) == 0 else {
+            guard case .writing(let descriptor) = state else { return false }
+            guard rename(partial.path, finalURL.path) == 0 else {
                 unlink(partial.path)
+                close(descriptor)
+                state = .closed
                 return false
             }
+            state = .named(descriptor)
             return true
         }
 
+        /// Lets go of the file once its row is committed (or it is gone).
+        func release() {
+            switch state {
+            case .writing(let descriptor), .named(let descriptor): close(descriptor)
+            case .closed: break
+            }
+            state = .closed
+        }
+
+        /// Removes the file, whichever name it has, then lets go of it.
         func discard() {
-            if descriptor >= 0 { close(descriptor) }
-            descriptor = -1
-            unlink(partial.path)
+            switch state {
+            case .writing: unlink(partial.path)
+            case .named: unlink(finalURL.path)
+            case .closed: return
+            }
+            release()
         }
     }
 
-    func newBodyFile() -> BodyFile? { BodyFile(bodies: bodies) }
+    func newBodyFile() -> BodyFile? { BodyFile.create(in: bodies) }
 
-    /// What a crash left: partial bodies, bodies no entry names, entries whose body is gone.
-    private func removeLeftovers() {
-        let named = Set((try? rows("SELECT body_file FROM entry")) ?? [])
-        let present = (try? FileManager.default.contentsOfDirectory(atPath: bodies.path)) ?? []
-        for file in present where !named.contains(file) {
-            unlink(bodies.appendingPathComponent(file).path)
+    /// `flock(LOCK_EX)`, waiting or not.
+    static func lock(_ descriptor: CInt, wait: Bool) -> Bool {
+        while flock(descriptor, LOCK_EX | (wait ? 0 : LOCK_NB)) != 0 {
+            guard errno == EINTR else { return false }
         }
-        let missing = named.subtracting(present)
-        for file in missing {
-            _ = try? connection.statement("DELETE FROM entry WHERE body_file = ?").bind(.text(file)).run()
+        return true
+    }
+
+    /// Whether `path` still names the file open at `descriptor`.
+    static func isSameFile(_ descriptor: CInt, _ path: String) -> Bool {
+        var open = stat()
+        var named = stat()
+        return fstat(descriptor, &open) == 0 && stat(path, &named) == 0 && open.st_dev == named.st_dev
+            && open.st_ino == named.st_ino
+    }
+
+    // MARK: Leftovers
+
+    /// What may be left over, read without the cache's lock held for long: the files in
+    /// `bodies/` no row names (partial or complete), and the rows (key, file) whose file is
+    /// not there. Each is only a candidate: ``collect(_:)`` checks it again.
+    struct Leftovers {
+        var unnamedFiles: [String]
+        var rowsWithoutFile: [(key: String, file: String)]
+    }
+
+    /// The candidates: `present` is the listing of `bodies/` taken before (so that a file
+    /// a writer indexes meanwhile is at worst a candidate the lock check turns down).
+    func leftoverCandidates(present: [String]) -> Leftovers {
+        var rows: [(key: String, file: String)] = []
+        if let statement = try? connection.statement("SELECT key, body_file FROM entry") {
+            while (try? statement.step()) == true { rows.append((statement.text(0), statement.text(1))) }
+            statement.reset()
         }
+        let named = Set(rows.map(\.file))
+        return Leftovers(
+            unnamedFiles: present.filter { !named.contains($0) },
+            rowsWithoutFile: rows.filter { access(bodies.appendingPathComponent($0.file).path, F_OK) != 0 }
+        )
+    }
+
+    /// Whether a row names `file`.
+    func names(_ file: String) -> Bool {
+        let statement = try? connection.statement("SELECT 1 FROM entry WHERE body_file = ? LIMIT 1").bind(.text(file))
+        defer { statement?.reset() }
+        return (try? statement?.step()) != false
+    }
+
+    /// Deletes the row `key` if it still names `file` and `file` is (still) not there: a body
+    /// removed by hand. A file named by a committed row is unlinked only after that row is
+    /// deleted, so a missing file means the row is stale, never that a writer is at work.
+    func removeRow(_ key: String, ifItNames file: String) {
+        guard access(bodies.appendingPathComponent(file).path, F_OK) != 0 else { return }
+        _ = try? connection.statement("DELETE FROM entry WHERE key = ? AND body_file = ?").bind(
+            .text(key),
+            .text(file)
+        ).run()
     }
 
     private func rows(_ sql: String, _ values: SQLiteValue...) throws -> [String] {
         let statement = try connection.statement(sql).bind(values)
+        defer { statement.reset() }
         var result: [String] = []
         while try statement.step() { result.append(statement.text(0)) }
         return result
+    }
+
+    private func unlinkBodies(_ files: [String]) {
+        for file in files { unlink(bodies.appendingPathComponent(file).path) }
     }
 
     // MARK: Entries
@@ -168,25 +325,55 @@ final class DiskIndex {
     private static let columns =
         "url, status, headers, vary, request_time, response_time, storage_policy, user_info, body_file, body_size, created"
 
-    // A statement read one row from is reset at once: left active, it would hold its read
+    /// A row read: its entry, its key and its body file's name.
+    struct Row {
+        var entry: CachedEntry
+        var key: String
+        var file: String
+    }
+
+    // A statement read from is reset at once: left active, it would hold its read
     // transaction, and a write after another process's would fail (SQLITE_BUSY_SNAPSHOT).
-    func entry(_ key: String) -> (CachedEntry, URL)? {
+    func entry(_ key: String) -> Row? {
         guard
-            let statement = try? connection.statement("SELECT \(Self.columns) FROM entry WHERE key = ?").bind(
+            let statement = try? connection.statement("SELECT \(Self.columns), key FROM entry WHERE key = ?").bind(
                 .text(key)
             )
         else { return nil }
         defer { statement.reset() }
         guard (try? statement.step()) == true, let entry = Self.entry(statement) else { return nil }
-        return (entry, bodies.appendingPathComponent(statement.text(8)))
+        return Row(entry: entry, key: statement.text(11), file: statement.text(8))
     }
 
-    func allEntries() -> [CachedEntry] {
-        guard let statement = try? connection.statement("SELECT \(Self.columns) FROM entry ORDER BY last_access DESC")
+    /// Every variant stored for a URL (by its key).
+    func variants(_ urlKey: String) -> [Row] {
+        guard
+            let statement = try? connection.statement("SELECT \(Self.columns), key FROM entry WHERE url_key = ?").bind(
+                .text(urlKey)
+            )
         else { return [] }
-        var entries: [CachedEntry] = []
+        defer { statement.reset() }
+        var found: [Row] = []
         while (try? statement.step()) == true {
-            if let entry = Self.entry(statement) { entries.append(entry) }
+            if let entry = Self.entry(statement) {
+                found.append(Row(entry: entry, key: statement.text(11), file: statement.text(8)))
+            }
+        }
+        return found
+    }
+
+    func url(of row: Row) -> URL { bodies.appendingPathComponent(row.file) }
+
+    func allEntries() -> [(key: String, entry: CachedEntry)] {
+        guard
+            let statement = try? connection.statement(
+                "SELECT \(Self.columns), key FROM entry ORDER BY last_access DESC"
+            )
+        else { return [] }
+        defer { statement.reset() }
+        var entries: [(String, CachedEntry)] = []
+        while (try? statement.step()) == true {
+            if let entry = Self.entry(statement) { entries.append((statement.text(11), entry)) }
         }
         return entries
     }
@@ -225,50 +412,61 @@ final class DiskIndex {
         json(headers.fields.map { [$0.name, $0.value] })
     }
 
-    private static func varyJSON(_ vary: [String: String?]) -> String {
-        json(vary.mapValues { $0.map { $0 as Any } ?? NSNull() })
-    }
-
-    /// Indexes a complete body under `key`, replacing (and deleting) the entry there was.
-    func insert(_ key: String, _ entry: CachedEntry, body: BodyFile) {
-        let old = (try? rows("SELECT body_file FROM entry WHERE key = ?", .text(key))) ?? []
+    /// Indexes a complete body (its writer's lock still held) under its variant key, replacing
+    /// the entry there was: the row is committed first, then the old body unlinked, then the
+    /// new body's lock let go. On failure the new body is removed.
+    func insert(_ entry: CachedEntry, body: BodyFile) {
+        let key = entry.key
         let lastUse = now().timeIntervalSince1970
+        let old: [String]
         do {
-            try connection.statement(
-                "INSERT OR REPLACE INTO entry (key, \(Self.columns), last_access) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-            ).bind(
-                .text(key),
-                .text(entry.url.absoluteString),
-                .integer(Int64(entry.response.statusCode)),
-                .text(Self.headersJSON(entry.response.headers)),
-                .text(Self.varyJSON(entry.response.varyValues)),
-                .real(entry.response.requestTime.timeIntervalSince1970),
-                .real(entry.response.responseTime.timeIntervalSince1970),
-                .integer(Int64(entry.storagePolicy.rawValue)),
-                .text(Self.json(entry.userInfo)),
-                .text(body.name),
-                .integer(Int64(entry.bodySize)),
-                .real(entry.created.timeIntervalSince1970),
-                .real(lastUse)
-            ).run()
+            old = try connection.transaction {
+                let old = try rows("SELECT body_file FROM entry WHERE key = ?", .text(key))
+                try connection.statement(
+                    "INSERT OR REPLACE INTO entry (key, url_key, \(Self.columns), last_access) "
+                        + "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                ).bind(
+                    .text(key),
+                    .text(CachedEntry.key(for: entry.url)),
+                    .text(entry.url.absoluteString),
+                    .integer(Int64(entry.response.statusCode)),
+                    .text(Self.headersJSON(entry.response.headers)),
+                    .text(CachedEntry.varyJSON(entry.response.varyValues)),
+                    .real(entry.response.requestTime.timeIntervalSince1970),
+                    .real(entry.response.responseTime.timeIntervalSince1970),
+                    .integer(Int64(entry.storagePolicy.rawValue)),
+                    .text(Self.json(entry.userInfo)),
+                    .text(body.name),
+                    .integer(Int64(entry.bodySize)),
+                    .real(entry.created.timeIntervalSince1970),
+                    .real(lastUse)
+                ).run()
+                return old
+            }
         } catch {
-            unlink(body.finalURL.path)
+            body.discard()
             return
         }
-        for file in old where file != body.name { unlink(bodies.appendingPathComponent(file).path) }
+        unlinkBodies(old.filter { $0 != body.name })
+        body.release()
     }
 
-    func update(_ key: String, response: StoredResponse) {
-        _ = try? connection.statement(
-            "UPDATE entry SET status = ?, headers = ?, vary = ?, request_time = ?, response_time = ? WHERE key = ?"
-        ).bind(
+    /// A validated variant's new fields and times; with `stored`, only while the row still
+    /// holds the response with those fields: another process may have replaced it with a new
+    /// response (a new body) since it was read, and the old one's fields must not land on it.
+    func update(_ key: String, response: StoredResponse, ifStored stored: HTTPHeaderFields? = nil) {
+        let condition = stored == nil ? "" : " AND headers = ?"
+        var values: [SQLiteValue] = [
             .integer(Int64(response.statusCode)),
             .text(Self.headersJSON(response.headers)),
-            .text(Self.varyJSON(response.varyValues)),
             .real(response.requestTime.timeIntervalSince1970),
             .real(response.responseTime.timeIntervalSince1970),
-            .text(key)
-        ).run()
+            .text(key),
+        ]
+        if let stored { values.append(.text(Self.headersJSON(stored))) }
+        _ = try? connection.statement(
+            "UPDATE entry SET status = ?, headers = ?, request_time = ?, response_time = ? WHERE key = ?" + condition
+        ).bind(values).run()
     }
 
     func touch(_ key: String) {
@@ -278,22 +476,43 @@ final class DiskIndex {
         ).run()
     }
 
-    func remove(_ keys: [String]) {
-        for key in keys {
-            let files = (try? rows("SELECT body_file FROM entry WHERE key = ?", .text(key))) ?? []
-            _ = try? connection.statement("DELETE FROM entry WHERE key = ?").bind(.text(key)).run()
-            for file in files { unlink(bodies.appendingPathComponent(file).path) }
+    /// Deletes the rows `select` finds (key, then body file) in one transaction, then unlinks
+    /// their bodies: a row never names a file already gone.
+    private func delete(selecting select: String, _ values: SQLiteValue...) {
+        let files: [String]
+        do {
+            files = try connection.transaction {
+                let statement = try connection.statement(select).bind(values)
+                var found: [(String, String)] = []
+                while try statement.step() { found.append((statement.text(0), statement.text(1))) }
+                statement.reset()
+                for (key, _) in found {
+                    try connection.statement("DELETE FROM entry WHERE key = ?").bind(.text(key)).run()
+                }
+                return found.map(\.1)
+            }
+        } catch {
+            return
         }
+        unlinkBodies(files)
+    }
+
+    /// Removes one variant.
+    func remove(key: String) {
+        delete(selecting: "SELECT key, body_file FROM entry WHERE key = ?", .text(key))
+    }
+
+    /// Removes every variant of a URL.
+    func remove(urlKey: String) {
+        delete(selecting: "SELECT key, body_file FROM entry WHERE url_key = ?", .text(urlKey))
     }
 
     func removeAll() {
-        let files = (try? rows("SELECT body_file FROM entry")) ?? []
-        _ = try? connection.execute("DELETE FROM entry")
-        for file in files { unlink(bodies.appendingPathComponent(file).path) }
+        delete(selecting: "SELECT key, body_file FROM entry")
     }
 
     func removeEntries(since date: Date) {
-        remove((try? rows("SELECT key FROM entry WHERE created >= ?", .real(date.timeIntervalSince1970))) ?? [])
+        delete(selecting: "SELECT key, body_file FROM entry WHERE created >= ?", .real(date.timeIntervalSince1970))
     }
 
     func totalSize() -> Int {
@@ -305,18 +524,35 @@ final class DiskIndex {
         return Int(statement.int64(0))
     }
 
-    /// Removes the least recently used entries until the bodies fit `capacity`.
+    /// Removes the least recently used entries until the bodies fit `capacity`: the rows in one
+    /// transaction (another process's eviction at once removes its own choice, never half of
+    /// one), then their files.
     func evict(toFit capacity: Int) {
-        var total = totalSize()
-        guard total > capacity,
-            let statement = try? connection.statement("SELECT key, body_size FROM entry ORDER BY last_access ASC")
-        else { return }
-        var victims: [String] = []
-        while total > capacity, (try? statement.step()) == true {
-            victims.append(statement.text(0))
-            total -= Int(statement.int64(1))
+        guard totalSize() > capacity else { return }
+        let files: [String]
+        do {
+            files = try connection.transaction {
+                var total = 0
+                let sum = try connection.statement("SELECT coalesce(sum(body_size), 0) FROM entry")
+                if try sum.step() { total = Int(sum.int64(0)) }
+                sum.reset()
+                let statement = try connection.statement(
+                    "SELECT key, body_file, body_size FROM entry ORDER BY last_access ASC"
+                )
+                var victims: [(String, String)] = []
+                while total > capacity, try statement.step() {
+                    victims.append((statement.text(0), statement.text(1)))
+                    total -= Int(statement.int64(2))
+                }
+                statement.reset()
+                for (key, _) in victims {
+                    try connection.statement("DELETE FROM entry WHERE key = ?").bind(.text(key)).run()
+                }
+                return victims.map(\.1)
+            }
+        } catch {
+            return
         }
-        statement.reset()
-        remove(victims)
+        unlinkBodies(files)
     }
 }

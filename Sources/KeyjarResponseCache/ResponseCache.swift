@@ -13,9 +13,15 @@ import KeyjarSQLite
 /// streaming (docs/performance.md, Response cache). Here the key is the whole URL but its
 /// fragment, bodies stream in and out of files, and everything is 0600 in a 0700 directory.
 ///
+/// Vary (RFC 9111 §4.1): each response is kept under its request's values of the fields its
+/// Vary names, so a URL has as many stored variants as there were distinct values; a request
+/// gets the one that matches it (``lookup(_:requestHeaders:)``).
+///
 /// A disk entry is written body first (to `bodies/NAME.partial`, renamed when complete), then
-/// indexed in one transaction: a crash leaves at most a body nobody indexed, which the next
-/// open deletes; the index never names a partial body. Sizes are kept under the capacities by
+/// indexed in one transaction; several processes may share the directory (see ``DiskIndex``):
+/// a reader gets a whole body or a miss, and the index never names a partial or missing body,
+/// whenever a process is killed. What a killed writer leaves is collected after the cache is
+/// opened, off the open path (``collectLeftovers()``). Sizes are kept under the capacities by
 /// evicting the least recently used entries.
 public final class ResponseCache: Sendable {
     public struct Configuration: Sendable {
@@ -71,7 +77,8 @@ public final class ResponseCache: Sendable {
 
     struct State {
         var disk: DiskIndex?
-        var memory: [String: MemoryEntry] = [:]
+        /// URL key → variant key → entry.
+        var memory: [String: [String: MemoryEntry]] = [:]
         var memoryUsage = 0
         var clock: UInt64 = 0
     }
@@ -79,7 +86,8 @@ public final class ResponseCache: Sendable {
     public let configuration: Configuration
     let state: Locked<State>
 
-    /// Opens (or creates) the cache; with a directory, removes what a crash left half written.
+    /// Opens (or creates) the cache; with a directory, schedules the collection of what a
+    /// killed process left there (on a utility queue: opening does not wait for it).
     /// - Throws: ``ResponseCacheError`` when the directory or its index cannot be used.
     public init(configuration: Configuration) throws(ResponseCacheError) {
         self.configuration = configuration
@@ -87,38 +95,109 @@ public final class ResponseCache: Sendable {
             try DiskIndex(directory: directory, now: configuration.now)
         }
         state = Locked(State(disk: disk))
+        if disk != nil {
+            DispatchQueue.global(qos: .utility).async { [weak self] in self?.collectLeftovers() }
+        }
     }
 
     // MARK: Reading
 
-    /// The entry stored for `url`, and its body; nil when there is none. (Whether it may
-    /// answer a request, Vary included, is ``HTTPCacheRules``' decision.)
-    public func lookup(_ url: URL) -> (entry: CachedEntry, body: CachedBody)? {
-        let key = CachedEntry.key(for: url)
+    /// The stored variant of `url` that answers a request with `requestHeaders` (its Vary
+    /// values match, ``HTTPCacheRules/selectVariant(_:for:)``), and its body; nil when none
+    /// does. (Whether it may answer, fresh or not, is ``HTTPCacheRules``' decision.)
+    public func lookup(
+        _ url: URL,
+        requestHeaders: HTTPHeaderFields
+    ) -> (entry: CachedEntry, body: CachedBody)? {
+        let urlKey = CachedEntry.key(for: url)
         return state.withLock { state -> (CachedEntry, CachedBody)? in
             state.clock += 1
-            if var hit = state.memory[key] {
-                hit.lastAccess = state.clock
-                state.memory[key] = hit
-                return (hit.entry, .data(hit.body))
+            if let variants = state.memory[urlKey] {
+                let keys = Array(variants.keys)
+                if let index = HTTPCacheRules.selectVariant(
+                    keys.compactMap { variants[$0]?.entry.response },
+                    for: requestHeaders
+                ), let hit = Self.touchMemory(&state, urlKey, keys[index]) {
+                    return hit
+                }
             }
-            guard let disk = state.disk, let (entry, file) = disk.entry(key) else { return nil }
-            guard let handle = FileHandle(forReadingAtPath: file.path) else {
-                // A body that went away (removed by hand): the entry goes too.
-                disk.remove([key])
-                return nil
+            guard let disk = state.disk else { return nil }
+            return Self.openOnDisk(disk) { rows in
+                HTTPCacheRules.selectVariant(rows.map(\.entry.response), for: requestHeaders).map { rows[$0] }
+            } reread: {
+                disk.variants(urlKey)
             }
-            disk.touch(key)
-            return (entry, .file(handle, size: entry.bodySize))
         }
     }
 
-    /// Every stored entry, most recently used first.
+    /// The stored variant `entry` (found by its URL and Vary values, as ``variants(of:)`` or
+    /// an earlier lookup gave it), and its body; nil when it is no longer stored.
+    public func lookup(_ url: URL, variantOf entry: CachedEntry) -> (entry: CachedEntry, body: CachedBody)? {
+        let urlKey = CachedEntry.key(for: url)
+        let key = CachedEntry.key(for: url, varyValues: entry.response.varyValues)
+        return state.withLock { state -> (CachedEntry, CachedBody)? in
+            state.clock += 1
+            if let hit = Self.touchMemory(&state, urlKey, key) { return hit }
+            guard let disk = state.disk else { return nil }
+            return Self.openOnDisk(disk) { $0.first } reread: { disk.entry(key).map { [$0] } ?? [] }
+        }
+    }
+
+    /// The variant of `url` stored (or validated) last, whatever request it answers, and its
+    /// body; nil when there is none. For tools and tests: a request is answered by
+    /// ``lookup(_:requestHeaders:)``.
+    public func lookup(_ url: URL) -> (entry: CachedEntry, body: CachedBody)? {
+        guard let latest = variants(of: url).first else { return nil }
+        return lookup(url, variantOf: latest)
+    }
+
+    /// Every stored variant of `url`, the one stored (or validated) last first.
+    public func variants(of url: URL) -> [CachedEntry] {
+        let urlKey = CachedEntry.key(for: url)
+        return state.withLock { state in
+            var found = state.memory[urlKey]?.values.map(\.entry) ?? []
+            let known = Set(found.map(\.key))
+            found += state.disk?.variants(urlKey).map(\.entry).filter { !known.contains($0.key) } ?? []
+            return found.sorted { $0.response.responseTime > $1.response.responseTime }
+        }
+    }
+
+    private static func touchMemory(_ state: inout State, _ urlKey: String, _ key: String) -> (CachedEntry, CachedBody)? {
+        guard var hit = state.memory[urlKey]?[key] else { return nil }
+        hit.lastAccess = state.clock
+        state.memory[urlKey]?[key] = hit
+        return (hit.entry, .data(hit.body))
+    }
+
+    /// Opens the body of the row `choose` picks among `reread()`'s. A body that is gone was
+    /// replaced or evicted by another process after its row was read (rows go before their
+    /// files): the rows are read once more. A row whose body is still missing then was emptied
+    /// by hand: that row, only if it still names that file, is deleted (never the row another
+    /// process has put there since).
+    private static func openOnDisk(
+        _ disk: DiskIndex,
+        choose: ([DiskIndex.Row]) -> DiskIndex.Row?,
+        reread: () -> [DiskIndex.Row]
+    ) -> (CachedEntry, CachedBody)? {
+        var missing: DiskIndex.Row?
+        for _ in 0..<2 {
+            guard let row = choose(reread()) else { return nil }
+            if let handle = FileHandle(forReadingAtPath: disk.url(of: row).path) {
+                disk.touch(row.key)
+                return (row.entry, .file(handle, size: row.entry.bodySize))
+            }
+            missing = row
+        }
+        if let missing { disk.removeRow(missing.key, ifItNames: missing.file) }
+        return nil
+    }
+
+    /// Every stored entry (each variant), most recently used first.
     public var entries: [CachedEntry] {
         state.withLock { state in
-            let memory = state.memory.values.sorted { $0.lastAccess > $1.lastAccess }.map(\.entry)
-            let known = Set(memory.map { CachedEntry.key(for: $0.url) })
-            return memory + (state.disk?.allEntries().filter { !known.contains(CachedEntry.key(for: $0.url)) } ?? [])
+            let memory = state.memory.values.flatMap(\.values).sorted { $0.lastAccess > $1.lastAccess }.map(\.entry)
+            let known = Set(memory.map(\.key))
+            return memory + (state.disk?.allEntries().filter { !known.contains($0.key) }.map(\.entry) ?? [])
         }
     }
 
@@ -127,6 +206,34 @@ public final class ResponseCache: Sendable {
 
     public var memoryUsage: Int { state.withLock { $0.memoryUsage } }
     public var diskUsage: Int { state.withLock { $0.disk?.totalSize() ?? 0 } }
+
+    // MARK: Leftovers
+
+    /// Removes what killed processes left in the disk tier: body files no row names (partial
+    /// or complete) whose writer's lock is free, and rows whose body file is gone. Runs after
+    /// every open, on a utility queue; callable directly (tests). Each file is checked under
+    /// its own `flock(LOCK_EX | LOCK_NB)`: a held lock is a live writer (in any process), and
+    /// the kernel releases a killed writer's lock, so no grace period is needed. Once the lock
+    /// is taken the index is asked again, since the writer may have committed the row naming
+    /// the file just before letting go. The directory is listed before the rows are read, so a
+    /// file indexed meanwhile is only a candidate that this check turns down.
+    package func collectLeftovers() {
+        guard let bodies = state.withLock({ $0.disk?.bodies }) else { return }
+        let present = (try? FileManager.default.contentsOfDirectory(atPath: bodies.path)) ?? []
+        guard let leftovers = state.withLock({ $0.disk?.leftoverCandidates(present: present) }) else { return }
+        for file in leftovers.unnamedFiles {
+            let path = bodies.appendingPathComponent(file).path
+            let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+            guard descriptor >= 0 else { continue }
+            defer { close(descriptor) }
+            guard DiskIndex.lock(descriptor, wait: false), DiskIndex.isSameFile(descriptor, path) else { continue }
+            let named = state.withLock { $0.disk?.names(file) ?? true }
+            if !named { unlink(path) }
+        }
+        for row in leftovers.rowsWithoutFile {
+            state.withLock { $0.disk?.removeRow(row.key, ifItNames: row.file) }
+        }
+    }
 
     // MARK: Writing
 
@@ -147,56 +254,89 @@ public final class ResponseCache: Sendable {
         writer.finish()
     }
 
-    /// The stored response after a validation (a 304): its fields and times change, the body
-    /// stays.
+    /// The stored variant whose URL is `url` and whose Vary values are `response`'s, after a
+    /// validation (a 304): its fields and times change, the body stays.
     public func update(_ url: URL, response: StoredResponse) {
-        let key = CachedEntry.key(for: url)
+        let key = CachedEntry.key(for: url, varyValues: response.varyValues)
+        update(key: key, urlKey: CachedEntry.key(for: url), response: response, ifStored: nil)
+    }
+
+    /// The stored variant `entry` (as a lookup gave it) after a validation: its fields and
+    /// times become `response`'s (its Vary values stay the variant's), the body stays. Only
+    /// while it is still that response: one stored since (another process's load, with a body
+    /// of its own) is left as it is.
+    public func update(_ entry: CachedEntry, response: StoredResponse) {
+        var response = response
+        response.varyValues = entry.response.varyValues
+        update(key: entry.key, urlKey: CachedEntry.key(for: entry.url), response: response, ifStored: entry.response.headers)
+    }
+
+    private func update(key: String, urlKey: String, response: StoredResponse, ifStored stored: HTTPHeaderFields?) {
         state.withLock { state in
-            if var hit = state.memory[key] {
+            if var hit = state.memory[urlKey]?[key], stored == nil || hit.entry.response.headers == stored {
                 hit.entry.response = response
-                state.memory[key] = hit
+                state.memory[urlKey]?[key] = hit
             }
-            state.disk?.update(key, response: response)
+            state.disk?.update(key, response: response, ifStored: stored)
         }
     }
 
     func commit(_ entry: CachedEntry, memoryBody: Data?, diskFile: DiskIndex.BodyFile?) {
-        guard entry.storagePolicy != .notAllowed else { return }
-        let key = CachedEntry.key(for: entry.url)
+        guard entry.storagePolicy != .notAllowed else {
+            diskFile?.discard()
+            return
+        }
+        let key = entry.key
+        let urlKey = CachedEntry.key(for: entry.url)
         state.withLock { state in
             state.clock += 1
-            if let old = state.memory.removeValue(forKey: key) { state.memoryUsage -= old.body.count }
+            if let old = state.memory[urlKey]?.removeValue(forKey: key) { state.memoryUsage -= old.body.count }
             if let memoryBody, memoryBody.count <= configuration.memoryCapacity / 8 {
-                state.memory[key] = MemoryEntry(entry: entry, body: memoryBody, lastAccess: state.clock)
+                state.memory[urlKey, default: [:]][key] = MemoryEntry(
+                    entry: entry,
+                    body: memoryBody,
+                    lastAccess: state.clock
+                )
                 state.memoryUsage += memoryBody.count
                 evictMemory(&state)
             }
+            if state.memory[urlKey]?.isEmpty == true { state.memory[urlKey] = nil }
             if let diskFile, let disk = state.disk {
-                disk.insert(key, entry, body: diskFile)
+                disk.insert(entry, body: diskFile)
                 disk.evict(toFit: configuration.diskCapacity)
             } else {
+                diskFile?.discard()
                 // Not stored on disk this time: an older disk copy must not answer either.
-                state.disk?.remove([key])
+                state.disk?.remove(key: key)
             }
         }
     }
 
     private func evictMemory(_ state: inout State) {
-        while state.memoryUsage > configuration.memoryCapacity,
-            let oldest = state.memory.min(by: { $0.value.lastAccess < $1.value.lastAccess })
-        {
-            state.memory[oldest.key] = nil
-            state.memoryUsage -= oldest.value.body.count
+        while state.memoryUsage > configuration.memoryCapacity {
+            var oldest: (urlKey: String, key: String, entry: MemoryEntry)?
+            for (urlKey, variants) in state.memory {
+                for (key, entry) in variants where oldest.map({ entry.lastAccess < $0.entry.lastAccess }) ?? true {
+                    oldest = (urlKey, key, entry)
+                }
+            }
+            guard let oldest else { return }
+            state.memory[oldest.urlKey]?[oldest.key] = nil
+            if state.memory[oldest.urlKey]?.isEmpty == true { state.memory[oldest.urlKey] = nil }
+            state.memoryUsage -= oldest.entry.body.count
         }
     }
 
     // MARK: Removing
 
+    /// Removes every stored variant of `url`.
     public func remove(_ url: URL) {
-        let key = CachedEntry.key(for: url)
+        let urlKey = CachedEntry.key(for: url)
         state.withLock { state in
-            if let old = state.memory.removeValue(forKey: key) { state.memoryUsage -= old.body.count }
-            state.disk?.remove([key])
+            if let old = state.memory.removeValue(forKey: urlKey) {
+                state.memoryUsage -= old.values.reduce(0) { $0 + $1.body.count }
+            }
+            state.disk?.remove(urlKey: urlKey)
         }
     }
 
@@ -211,9 +351,12 @@ public final class ResponseCache: Sendable {
     /// Removes the entries stored at or after `date`.
     public func removeEntries(since date: Date) {
         state.withLock { state in
-            for (key, value) in state.memory where value.entry.created >= date {
-                state.memory[key] = nil
-                state.memoryUsage -= value.body.count
+            for (urlKey, variants) in state.memory {
+                for (key, value) in variants where value.entry.created >= date {
+                    state.memory[urlKey]?[key] = nil
+                    state.memoryUsage -= value.body.count
+                }
+                if state.memory[urlKey]?.isEmpty == true { state.memory[urlKey] = nil }
             }
             state.disk?.removeEntries(since: date)
         }
@@ -262,7 +405,7 @@ public final class ResponseCacheWriter: @unchecked Sendable {
         return (try? Data(contentsOf: file.partial, options: .alwaysMapped)) ?? Data()
     }
 
-    /// Makes the response the stored one for its URL.
+    /// Makes the response the stored one for its URL and Vary values.
     public func finish() {
         guard !failed else { return }
         entry.bodySize = size

@@ -13,6 +13,12 @@
 //   KeyjarTestPeer cache-write <dir> <url>  store "first" for <url> in the response cache at <dir>,
 //                                           print "stored", then write a second body slowly,
 //                                           printing "writing", until killed
+//   KeyjarTestPeer cache-stress <dir> <seed> <operations>
+//                                           store, read, revalidate and (by a small capacity)
+//                                           evict self-checking bodies in the cache at <dir>;
+//                                           prints "started", then one line per operation; a
+//                                           body that is not whole or not its entry's: "BAD …"
+//                                           and exit 3; else "done" and exit 0
 import Foundation
 import FoundationNetworking
 import Keyjar
@@ -103,6 +109,119 @@ if arguments.first == "cache-write", arguments.count == 3, let url = URL(string:
             FileHandle.standardOutput.write(Data("writing\n".utf8))
             usleep(20_000)
         }
+    } catch {
+        FileHandle.standardError.write(Data("KeyjarTestPeer: \(error)\n".utf8))
+        exit(1)
+    }
+}
+
+/// The stress mode's bodies: `length` bytes from `seed`, so that a reader can tell a whole
+/// body of its entry (whose X-Body-Seed and X-Body-Length name them) from a truncated or mixed one.
+func stressBody(seed: UInt64, length: Int) -> Data {
+    Data((0..<length).map { UInt8(truncatingIfNeeded: ((seed &+ UInt64($0)) &* 0x9E37_79B9_7F4A_7C15) >> 56) })
+}
+
+if arguments.first == "cache-stress", arguments.count == 4, let seed = UInt64(arguments[2]),
+    let operations = Int(arguments[3])
+{
+    do {
+        // No memory tier (capacity 0): every read is of another process's files; 256 KiB on
+        // disk against bodies up to 32 KiB on 8 URLs (half of them with two variants): stores evict.
+        let cache = try ResponseCache(
+            configuration: .init(
+                memoryCapacity: 0,
+                diskCapacity: 256 << 10,
+                directory: URL(fileURLWithPath: arguments[1]),
+                storesSecureResponsesOnDisk: true
+            )
+        )
+        var state = seed
+        func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+        func say(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
+        /// A body read must be whole and its entry's; a problem found is reported and ends the run.
+        func check(_ entry: CachedEntry, _ body: CachedBody, asked language: String?) {
+            let data = (try? body.load()) ?? Data()
+            let headers = entry.response.headers
+            guard let bodySeed = headers["X-Body-Seed"].flatMap(UInt64.init),
+                let length = headers["X-Body-Length"].flatMap(Int.init)
+            else { fail("no X-Body fields in \(headers)") }
+            if data.count != length || entry.bodySize != length || data != stressBody(seed: bodySeed, length: length) {
+                fail("\(entry.url) body of \(data.count) bytes, entry says \(entry.bodySize), fields \(length)")
+            }
+            if let language, headers["Content-Language"] != language {
+                fail("\(entry.url) asked \(language), got \(headers["Content-Language"] ?? "none")")
+            }
+        }
+        func fail(_ problem: String) -> Never {
+            say("BAD " + problem)
+            exit(3)
+        }
+        say("started")
+        for operation in 0..<operations {
+            let item = Int(next() % 8)
+            let language: String? = item < 4 ? (next() % 2 == 0 ? "en" : "fr") : nil
+            guard let url = URL(string: "http://stress.test/item/\(item)") else { fail("bad URL") }
+            let request = HTTPHeaderFields(language.map { [("Accept-Language", $0)] } ?? [])
+            switch next() % 10 {
+            case 0..<4:
+                let bodySeed = next()
+                let length = 1 + Int(next() % 32_768)
+                var fields = [
+                    ("Cache-Control", "max-age=600"), ("ETag", "\"\(bodySeed)\""), ("X-Body-Seed", String(bodySeed)),
+                    ("X-Body-Length", String(length)),
+                ]
+                if let language { fields += [("Vary", "Accept-Language"), ("Content-Language", language)] }
+                let now = Date()
+                let entry = CachedEntry(
+                    url: url,
+                    response: StoredResponse(
+                        statusCode: 200,
+                        headers: HTTPHeaderFields(fields),
+                        requestTime: now,
+                        responseTime: now,
+                        requestHeaders: request
+                    )
+                )
+                // Written in pieces, as a load does.
+                let writer = cache.makeWriter(for: entry)
+                let body = stressBody(seed: bodySeed, length: length)
+                var offset = 0
+                while offset < length {
+                    let end = min(length, offset + 4_096)
+                    writer.append(body[offset..<end])
+                    offset = end
+                }
+                writer.finish()
+                say("\(operation) stored \(url.lastPathComponent) \(language ?? "-")")
+            case 4..<8:
+                if let hit = cache.lookup(url, requestHeaders: request) { check(hit.entry, hit.body, asked: language) }
+                say("\(operation) read \(url.lastPathComponent)")
+            default:
+                // A revalidation: a 304's fields freshen the variant; its body stays.
+                if let hit = cache.lookup(url, requestHeaders: request) {
+                    check(hit.entry, hit.body, asked: language)
+                    let now = Date()
+                    cache.update(
+                        hit.entry,
+                        response: HTTPCacheRules.updated(
+                            hit.entry.response,
+                            notModified: HTTPHeaderFields([("X-Validated", String(operation))]),
+                            requestTime: now,
+                            responseTime: now
+                        )
+                    )
+                }
+                say("\(operation) revalidated \(url.lastPathComponent)")
+            }
+        }
+        say("done")
+        exit(0)
     } catch {
         FileHandle.standardError.write(Data("KeyjarTestPeer: \(error)\n".utf8))
         exit(1)
