@@ -15,6 +15,9 @@ extension LoaderConnection {
         case none
         /// A conditional request is out for this stored entry.
         case validating(CachedEntry)
+        /// A request no stored variant matched is out with the entity tags of these variants
+        /// (RFC 9111 §4.3.1): a 304 names the one to use.
+        case validatingVariants([CachedEntry])
     }
 
     /// A response on its way into the cache.
@@ -65,11 +68,12 @@ extension LoaderConnection {
             )
             return true
         }
-        let found = HTTPCacheRules.isCacheableMethod(method) ? cache.lookup(url) : nil
+        let requestHeaders = cacheRequestHeaders(request)
+        let found = HTTPCacheRules.isCacheableMethod(method) ? cache.lookup(url, requestHeaders: requestHeaders) : nil
         let decision = HTTPCacheRules.decision(
             policy: policy,
             method: method,
-            requestHeaders: cacheRequestHeaders(request),
+            requestHeaders: requestHeaders,
             stored: found?.entry.response,
             now: Date()
         )
@@ -100,7 +104,47 @@ extension LoaderConnection {
             return false
         case .load:
             closeBody(found?.body)
+            if found == nil, HTTPCacheRules.isCacheableMethod(method) {
+                validateVariants(of: url, request: request, policy: policy, requestHeaders: requestHeaders, in: cache)
+            }
             return false
+        }
+    }
+
+    /// A request no stored variant of its URL answers: when the variants have entity tags, it
+    /// goes with `If-None-Match` listing them, so that a 304 can select one (§4.3.1).
+    private func validateVariants(
+        of url: URL,
+        request: URLRequest,
+        policy: RequestCachePolicy,
+        requestHeaders: HTTPHeaderFields,
+        in cache: ResponseCache
+    ) {
+        let variants = cache.variants(of: url)
+        guard !variants.isEmpty,
+            let conditional = HTTPCacheRules.variantValidation(
+                policy: policy,
+                requestHeaders: requestHeaders,
+                variants: variants.map(\.response)
+            )
+        else { return }
+        var validating = request
+        for field in conditional { validating.setValue(field.value, forHTTPHeaderField: field.name) }
+        setCurrentRequest(validating)
+        cacheState = .validatingVariants(variants)
+    }
+
+    /// The stored variant a validation's response is about, the validation over: the one
+    /// validated, or, of several, the one a 304 (`fields`) names.
+    private func takeValidated(_ fields: HTTPHeaderFields) -> CachedEntry? {
+        defer { cacheState = .none }
+        switch cacheState {
+        case .none: return nil
+        case .validating(let entry): return entry
+        case .validatingVariants(let variants):
+            return HTTPCacheRules.variantSelected(byNotModified: fields, among: variants.map(\.response)).map {
+                variants[$0]
+            }
         }
     }
 
@@ -169,19 +213,29 @@ extension LoaderConnection {
         ) {
             cache.remove(target)
         }
-        if case .validating(let entry) = cacheState {
-            cacheState = .none
-            if HTTPCacheRules.confirmsStored(statusCode: head.statusCode), let hit = cache.lookup(url) {
+        if let entry = takeValidated(fields) {
+            if HTTPCacheRules.confirmsStored(statusCode: head.statusCode), let hit = cache.lookup(url, variantOf: entry) {
                 var refreshed = hit.entry
-                refreshed.response = HTTPCacheRules.updated(
-                    entry.response,
-                    notModified: fields,
-                    requestTime: attemptStarted,
-                    responseTime: Date()
-                )
+                // Another process may have stored a new response (its own body) for this
+                // variant since it was validated: the 304 is not about that one.
+                if hit.entry.response.headers == entry.response.headers {
+                    refreshed.response = HTTPCacheRules.updated(
+                        entry.response,
+                        notModified: fields,
+                        requestTime: attemptStarted,
+                        responseTime: Date()
+                    )
+                }
                 // The transfer's own (empty) end is not the load's: it ends here.
                 if let transfer = machine.abandonTransfer() { CurlEngine.shared.cancel(transfer) }
-                serveRefreshed(refreshed, body: hit.body, in: cache, url: url)
+                serveRefreshed(
+                    refreshed,
+                    stored: hit.entry,
+                    body: hit.body,
+                    in: cache,
+                    url: url,
+                    for: cacheRequestHeaders(request)
+                )
                 return true
             }
         }
@@ -210,8 +264,18 @@ extension LoaderConnection {
     }
 
     /// A validation's 304: the stored response, its fields and times refreshed, is served as a
-    /// hit and, as a response about to be stored again, offered to the delegate first.
-    private func serveRefreshed(_ refreshed: CachedEntry, body: CachedBody, in cache: ResponseCache, url: URL) {
+    /// hit and, as a response about to be stored again, offered to the delegate first. A
+    /// variant the 304 selected for a request it did not match is also stored under that
+    /// request's Vary values: the server said it is that request's response, and the next such
+    /// request is then answered without asking again.
+    private func serveRefreshed(
+        _ refreshed: CachedEntry,
+        stored: CachedEntry,
+        body: CachedBody,
+        in cache: ResponseCache,
+        url: URL,
+        for requestHeaders: HTTPHeaderFields
+    ) {
         let data: Data
         do {
             data = try body.load()
@@ -222,7 +286,11 @@ extension LoaderConnection {
         guard let response = deliverCached(refreshed, age: age, url: url) else { return }
         if !data.isEmpty { deliver { $0.connection(self, didReceive: data) } }
         switch offer(refreshed, response: response, data: data) {
-        case .unchanged: cache.update(url, response: refreshed.response)
+        case .unchanged:
+            cache.update(stored, response: refreshed.response)
+            var selected = refreshed
+            selected.response = refreshed.response.selected(for: requestHeaders)
+            if selected.key != refreshed.key { cache.store(selected, body: data) }
         case .changed(let changed, let body): cache.store(changed, body: body)
         // Refused: this response is not stored; the one there was stays as it was.
         case .refused: break
@@ -298,7 +366,8 @@ extension LoaderConnection {
         // Keyed by URL alone, so only a GET's entry answers (as for the loader's own loads).
         guard let cache = loader.configuration.responseCache, let url = request.url,
             HTTPCacheRules.isCacheableMethod(request.httpMethod ?? "GET"),
-            Self.policy(request.cachePolicy) != .reloadIgnoringCache, let hit = cache.lookup(url)
+            Self.policy(request.cachePolicy) != .reloadIgnoringCache,
+            let hit = cache.lookup(url, requestHeaders: cacheRequestHeaders(request))
         else { return nil }
         guard let response = Self.head(of: hit.entry).httpResponse(for: url) else {
             closeBody(hit.body)

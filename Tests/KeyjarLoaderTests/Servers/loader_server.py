@@ -143,6 +143,29 @@ class Handler(http.server.BaseHTTPRequestHandler):
             body = ("%s #%d%s" % (query.get("body", "cached"), counters[key], " for " + variant if variant else "")).encode()
             body = body * int(query.get("repeat", "1"))
             self.reply(200, body, headers)
+        elif path == "/vary-variants":
+            # Vary: Accept-Language, a representation for en and one for fr (any other language
+            # gets fr), its ETag "KEY-LANG", its body "LANG body #N" (N: the key's counter).
+            # The If-None-Match list a request carries is counted as "inm:KEY:TAGS" (sorted,
+            # comma-joined); one listing the chosen representation's tag gets a 304 naming it
+            # (counted as "304:KEY:LANG").
+            language = "en" if self.headers.get("Accept-Language") == "en" else "fr"
+            etag = '"%s-%s"' % (key, language)
+            headers = [("Date", self.date_time_string()), ("Cache-Control", query.get("cc", "max-age=600")),
+                       ("Vary", "Accept-Language"), ("ETag", etag), ("Content-Language", language)]
+            listed = [tag.strip() for tag in (self.headers.get("If-None-Match") or "").split(",") if tag.strip()]
+            if listed:
+                seen = "inm:%s:%s" % (key, ",".join(sorted(listed)))
+                counters[seen] = counters.get(seen, 0) + 1
+            if etag in listed:
+                selected = "304:%s:%s" % (key, language)
+                counters[selected] = counters.get(selected, 0) + 1
+                self.send_response(304)
+                for name, value in headers:
+                    self.send_header(name, value)
+                self.end_headers()
+                return
+            self.reply(200, ("%s body #%d" % (language, counters[key])).encode(), headers)
         elif path == "/cacheable":
             self.reply(200, b"cache me", [("Cache-Control", "max-age=600")])
         elif path == "/no-store":
