@@ -8,8 +8,11 @@ import KeyjarResponseCache
 /// A cached response served to the delegate: 1 KB from memory, 1 MB from disk,
 /// against Foundation's `URLSession` + `URLCache` serving the same stored response in the same
 /// run. Both caches are filled directly and asked with return-cache-data-don't-load, so the
-/// network is never involved (a miss would fail, and is counted as an error).
+/// network is never involved (a miss would fail, and is counted as an error). Then a 16 KB
+/// disk hit (no memory tier), alone and while other processes store and evict on the same
+/// cache directory, as every process of one application shares its cache.
 func runCacheBenchmark() throws {
+    if let directory = ProcessInfo.processInfo.environment[churnVariable] { churn(directory) }
     var template = Array("/tmp/kjcache-XXXXXX".utf8CString)
     guard let made = mkdtemp(&template) else { throw BenchmarkError("mkdtemp failed") }
     let directory = String(cString: made)
@@ -71,6 +74,8 @@ func runCacheBenchmark() throws {
     let foundationSmall = try timeFoundation(foundationMemory, smallURL, 1_024, 2_000)
     let foundationLarge = try timeFoundation(foundationDisk, largeURL, 1 << 20, 20)
 
+    let (alone, contended) = try timeSharedDiskHits(directory + "/shared")
+
     report("cache_hit_1k_memory", samples: keyjarSmall)
     report("cache_hit_1m_disk", samples: keyjarLarge)
     report("foundation_cache_hit_1k_memory", samples: foundationSmall)
@@ -81,6 +86,90 @@ func runCacheBenchmark() throws {
         let ratio = Double(percentile(foundation.sorted(), 0.5)) / Double(max(1, percentile(keyjar.sorted(), 0.5)))
         print("cache_hit_\(name)_foundation_to_keyjar_ratio: \(String(format: "%.1f", ratio))")
     }
+    report("cache_hit_16k_disk_alone", samples: alone)
+    report("cache_hit_16k_disk_\(churners)_writers", samples: contended)
+    for (name, samples) in [("alone", alone), ("\(churners)_writers", contended)] {
+        let median = Double(percentile(samples.sorted(), 0.5))
+        print("cache_hits_per_second_16k_disk_\(name): \(Int(1e9 / max(1, median)))")
+    }
+}
+
+/// How many other processes store and evict while one process's hits are timed.
+private let churners = 3
+/// Set in a churning child's environment: the cache directory it works on.
+private let churnVariable = "KEYJAR_BENCH_CACHE_CHURN"
+
+/// One process's disk hits on a shared cache directory, alone, then while `churners` other
+/// processes (this program again, in churn mode) store 32 KB bodies on 64 URLs into a 2 MB
+/// capacity, each store evicting.
+private func timeSharedDiskHits(_ directory: String) throws -> (alone: [UInt64], contended: [UInt64]) {
+    guard let url = URL(string: "http://127.0.0.1:9/shared") else { throw BenchmarkError("bad URL") }
+    let size = 16 << 10
+    let cache = try ResponseCache(
+        configuration: .init(memoryCapacity: 0, diskCapacity: 2 << 20, directory: URL(fileURLWithPath: directory))
+    )
+    cache.store(cacheEntry(url), body: Data(repeating: 0x63, count: size))
+    let loader = URLLoader(configuration: .init(responseCache: cache))
+    let alone = try timeKeyjar(loader, url, size, 2_000)
+    var children: [Process] = []
+    defer {
+        for child in children {
+            kill(child.processIdentifier, SIGKILL)
+            child.waitUntilExit()
+        }
+    }
+    for _ in 0..<churners {
+        let child = Process()
+        child.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        child.arguments = ["cache"]
+        child.environment = ProcessInfo.processInfo.environment.merging([churnVariable: directory]) { $1 }
+        let output = Pipe()
+        child.standardOutput = output
+        try child.run()
+        children.append(child)
+        // Its first store done: it is churning.
+        guard output.fileHandleForReading.readData(ofLength: 1).count == 1 else {
+            throw BenchmarkError("a churning process did not start")
+        }
+    }
+    let contended = try timeKeyjar(loader, url, size, 2_000)
+    return (alone, contended)
+}
+
+/// A churning child: stores and evicts until its parent is gone (it is normally killed).
+private func churn(_ directory: String) -> Never {
+    guard
+        let cache = try? ResponseCache(
+            configuration: .init(memoryCapacity: 0, diskCapacity: 2 << 20, directory: URL(fileURLWithPath: directory))
+        )
+    else { exit(1) }
+    let parent = getppid()
+    let body = Data(repeating: 0x64, count: 32 << 10)
+    var random = SystemRandomNumberGenerator()
+    var announced = false
+    while getppid() == parent {
+        guard let url = URL(string: "http://127.0.0.1:9/churn/\(random.next() % 64)") else { exit(1) }
+        cache.store(cacheEntry(url), body: body)
+        if !announced {
+            FileHandle.standardOutput.write(Data("r".utf8))
+            announced = true
+        }
+    }
+    exit(0)
+}
+
+private func cacheEntry(_ url: URL) -> CachedEntry {
+    let now = Date()
+    return CachedEntry(
+        url: url,
+        response: StoredResponse(
+            statusCode: 200,
+            headers: HTTPHeaderFields([("Cache-Control", "max-age=3600"), ("Content-Type", "text/plain")]),
+            requestTime: now,
+            responseTime: now,
+            requestHeaders: HTTPHeaderFields()
+        )
+    )
 }
 
 /// Start of the load to the delegate's finish, the body counted.
