@@ -42,11 +42,16 @@ extension HTTPCacheRules {
     /// weak one the most recent variant whose tag matches weakly; a 304 without an entity tag
     /// but with Last-Modified the most recent variant with that Last-Modified; a 304 without
     /// validators only a single variant that has none either.
-    public static func variantSelected(byNotModified notModified: HTTPHeaderFields, among variants: [StoredResponse])
+    public static func variantSelected(
+        byNotModified notModified: HTTPHeaderFields,
+        among variants: [StoredResponse]
+    )
         -> Int?
     {
         func mostRecent(_ indices: [Int]) -> Int? {
-            indices.max { (variants[$0].date, variants[$0].responseTime) < (variants[$1].date, variants[$1].responseTime) }
+            indices.max {
+                (variants[$0].date, variants[$0].responseTime) < (variants[$1].date, variants[$1].responseTime)
+            }
         }
         if let tag = notModified["ETag"]?.trimmingWhitespace {
             let weak = tag.hasPrefix("W/")

@@ -214,7 +214,9 @@ extension LoaderConnection {
             cache.remove(target)
         }
         if let entry = takeValidated(fields) {
-            if HTTPCacheRules.confirmsStored(statusCode: head.statusCode), let hit = cache.lookup(url, variantOf: entry) {
+            if HTTPCacheRules.confirmsStored(statusCode: head.statusCode),
+                let hit = cache.lookup(url, variantOf: entry)
+            {
                 var refreshed = hit.entry
                 // Another process may have stored a new response (its own body) for this
                 // variant since it was validated: the 304 is not about that one.

@@ -15,8 +15,9 @@ import KeyjarSQLite
 /// a file is only unlinked after the row naming it is deleted (or was never committed), so a
 /// row always names a whole file, whenever a process is killed. A reader keeps the descriptor
 /// it opened: an eviction or a replacement meanwhile unlinks the name, not what is read. What a
-/// killed writer leaves (a file no row names) is collected by ``leftoverCandidates()`` and
-/// ``collect(_:)``, which skip every file whose lock is held.
+/// killed writer leaves (a file no row names) is collected by `ResponseCache.collectLeftovers()`
+/// (with ``leftoverCandidates(present:)`` and ``names(_:)``), which skips every file whose lock
+/// is held.
 final class DiskIndex {
     let directory: URL
     let bodies: URL
@@ -181,14 +182,12 @@ final class DiskIndex {
                 let path = bodies.appendingPathComponent(name + ".partial").path
                 let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
                 guard descriptor >= 0 else { return nil }
-                guard DiskIndex.lock(descriptor, wait: true) else {
-                    close(descriptor)
-                    unlink(path)
-                    return nil
-                }
                 // Between the creation and the lock, a collector may have found the file
-                // unlocked and unnamed, and unlinked it: then it is not this file any more.
-                if DiskIndex.isSameFile(descriptor, path) {
+                // unlocked and unnamed: it holds the lock to unlink it, or has unlinked it.
+                // Either way the file is not this writer's; it starts over under a new name.
+                // (Never waiting here: a collector in this process takes the cache's lock while
+                // it holds a file's.)
+                if DiskIndex.tryLock(descriptor), DiskIndex.isSameFile(descriptor, path) {
                     return BodyFile(name: name, bodies: bodies, descriptor: descriptor)
                 }
                 close(descriptor)
@@ -247,11 +246,9 @@ final class DiskIndex {
         }
     }
 
-    func newBodyFile() -> BodyFile? { BodyFile.create(in: bodies) }
-
-    /// `flock(LOCK_EX)`, waiting or not.
-    static func lock(_ descriptor: CInt, wait: Bool) -> Bool {
-        while flock(descriptor, LOCK_EX | (wait ? 0 : LOCK_NB)) != 0 {
+    /// `flock(LOCK_EX | LOCK_NB)`: false when another open file (a writer, a collector) holds it.
+    static func tryLock(_ descriptor: CInt) -> Bool {
+        while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
             guard errno == EINTR else { return false }
         }
         return true
@@ -269,7 +266,7 @@ final class DiskIndex {
 
     /// What may be left over, read without the cache's lock held for long: the files in
     /// `bodies/` no row names (partial or complete), and the rows (key, file) whose file is
-    /// not there. Each is only a candidate: ``collect(_:)`` checks it again.
+    /// not there. Each is only a candidate, checked again before it goes.
     struct Leftovers {
         var unnamedFiles: [String]
         var rowsWithoutFile: [(key: String, file: String)]

@@ -139,7 +139,11 @@ public final class ResponseCache: Sendable {
             state.clock += 1
             if let hit = Self.touchMemory(&state, urlKey, key) { return hit }
             guard let disk = state.disk else { return nil }
-            return Self.openOnDisk(disk) { $0.first } reread: { disk.entry(key).map { [$0] } ?? [] }
+            return Self.openOnDisk(disk) {
+                $0.first
+            } reread: {
+                disk.entry(key).map { [$0] } ?? []
+            }
         }
     }
 
@@ -162,7 +166,8 @@ public final class ResponseCache: Sendable {
         }
     }
 
-    private static func touchMemory(_ state: inout State, _ urlKey: String, _ key: String) -> (CachedEntry, CachedBody)? {
+    private static func touchMemory(_ state: inout State, _ urlKey: String, _ key: String) -> (CachedEntry, CachedBody)?
+    {
         guard var hit = state.memory[urlKey]?[key] else { return nil }
         hit.lastAccess = state.clock
         state.memory[urlKey]?[key] = hit
@@ -226,7 +231,7 @@ public final class ResponseCache: Sendable {
             let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
             guard descriptor >= 0 else { continue }
             defer { close(descriptor) }
-            guard DiskIndex.lock(descriptor, wait: false), DiskIndex.isSameFile(descriptor, path) else { continue }
+            guard DiskIndex.tryLock(descriptor), DiskIndex.isSameFile(descriptor, path) else { continue }
             let named = state.withLock { $0.disk?.names(file) ?? true }
             if !named { unlink(path) }
         }
@@ -243,7 +248,10 @@ public final class ResponseCache: Sendable {
         let onDisk =
             entry.storagePolicy == .allowed && configuration.directory != nil
             && (entry.url.scheme?.lowercased() != "https" || configuration.storesSecureResponsesOnDisk)
-        let file = onDisk ? state.withLock { $0.disk?.newBodyFile() } : nil
+        // Created outside the cache's lock: file creation is I/O, and a collector of this
+        // process may hold the new file's lock while it waits for the cache's.
+        let bodies = onDisk ? state.withLock { $0.disk?.bodies } : nil
+        let file = bodies.flatMap { DiskIndex.BodyFile.create(in: $0) }
         return ResponseCacheWriter(cache: self, entry: entry, file: file)
     }
 
@@ -268,7 +276,12 @@ public final class ResponseCache: Sendable {
     public func update(_ entry: CachedEntry, response: StoredResponse) {
         var response = response
         response.varyValues = entry.response.varyValues
-        update(key: entry.key, urlKey: CachedEntry.key(for: entry.url), response: response, ifStored: entry.response.headers)
+        update(
+            key: entry.key,
+            urlKey: CachedEntry.key(for: entry.url),
+            response: response,
+            ifStored: entry.response.headers
+        )
     }
 
     private func update(key: String, urlKey: String, response: StoredResponse, ifStored stored: HTTPHeaderFields?) {

@@ -45,7 +45,9 @@ struct FetchCacheProcessesTests {
 
         let first = try await withThrowingTaskGroup(of: (String, KeyjarCLI.Result).self) { group in
             for url in urls {
-                group.addTask { (url, try await keyjar.run(["fetch", "-s", "--cache", url], environment: environment)) }
+                group.addTask {
+                    (url, try await keyjar.run(["fetch", "-s", "--cache", url], environment: environment))
+                }
             }
             return try await group.reduce(into: [String: KeyjarCLI.Result]()) { $0[$1.0] = $1.1 }
         }

@@ -52,7 +52,11 @@ struct CacheVariantRulesTests {
             Self.variant("es", etag: "\"en\""),
         ]
         #expect(
-            HTTPCacheRules.variantValidation(policy: .useProtocol, requestHeaders: Self.language("de"), variants: variants)
+            HTTPCacheRules.variantValidation(
+                policy: .useProtocol,
+                requestHeaders: Self.language("de"),
+                variants: variants
+            )
                 == HTTPHeaderFields([("If-None-Match", "\"en\", W/\"fr\"")])
         )
         // Nothing to list, a policy or request that does not use the cache, or the request's
@@ -66,7 +70,11 @@ struct CacheVariantRulesTests {
         )
         for policy in [RequestCachePolicy.reloadIgnoringCache, .returnCacheDataDontLoad] {
             #expect(
-                HTTPCacheRules.variantValidation(policy: policy, requestHeaders: Self.language("de"), variants: variants)
+                HTTPCacheRules.variantValidation(
+                    policy: policy,
+                    requestHeaders: Self.language("de"),
+                    variants: variants
+                )
                     == nil
             )
         }
@@ -107,7 +115,9 @@ struct CacheVariantRulesTests {
         #expect(selected([], among: [Self.variant("en")]) == 0)
         #expect(selected([], among: [Self.variant("en", etag: "\"en\"")]) == nil)
         // The same tag on two variants: the most recent.
-        let twins = [Self.variant("en", etag: "\"x\"", dateOffset: 0), Self.variant("fr", etag: "\"x\"", dateOffset: 60)]
+        let twins = [
+            Self.variant("en", etag: "\"x\"", dateOffset: 0), Self.variant("fr", etag: "\"x\"", dateOffset: 60),
+        ]
         #expect(selected([("ETag", "\"x\"")], among: twins) == 1)
     }
 

@@ -82,7 +82,9 @@ struct SharedCacheTests {
         try Data("orphan".utf8).write(to: URL(fileURLWithPath: directory.path("cache/bodies/0123abcd")))
         try Data("orphan".utf8).write(to: URL(fileURLWithPath: directory.path("cache/bodies/4567.partial")))
         let lost = try #require(
-            named.first { (try? String(contentsOfFile: directory.path("cache/bodies/\($0)"), encoding: .utf8)) == "lost" }
+            named.first {
+                (try? String(contentsOfFile: directory.path("cache/bodies/\($0)"), encoding: .utf8)) == "lost"
+            }
         )
         unlink(directory.path("cache/bodies/\(lost)"))
         cache.collectLeftovers()
@@ -191,7 +193,10 @@ struct SharedCacheTests {
     @Test(arguments: [0, 1])
     func anOlderIndexIsMigratedWithItsEntries(version: Int) async throws {
         let directory = try TemporaryDirectory()
-        try FileManager.default.createDirectory(atPath: directory.path("cache/bodies"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            atPath: directory.path("cache/bodies"),
+            withIntermediateDirectories: true
+        )
         try Data("kept".utf8).write(to: URL(fileURLWithPath: directory.path("cache/bodies/plainbody")))
         try Data("bonjour".utf8).write(to: URL(fileURLWithPath: directory.path("cache/bodies/frenchbody")))
         let index = directory.path("cache/index.sqlite3")
