@@ -100,13 +100,20 @@ private let churners = 3
 private let churnVariable = "KEYJAR_BENCH_CACHE_CHURN"
 
 /// One process's disk hits on a shared cache directory, alone, then while `churners` other
-/// processes (this program again, in churn mode) store 32 KB bodies on 64 URLs into a 2 MB
-/// capacity, each store evicting.
+/// processes (this program again, in churn mode) store 48 KB bodies on 48 URLs into a 2 MB
+/// capacity, stores evicting. The timed process records its uses in the far future (its
+/// configuration's clock), so that its entry is never the least recently used however long it
+/// is descheduled: every timed lookup is a hit.
 private func timeSharedDiskHits(_ directory: String) throws -> (alone: [UInt64], contended: [UInt64]) {
     guard let url = URL(string: "http://127.0.0.1:9/shared") else { throw BenchmarkError("bad URL") }
     let size = 16 << 10
     let cache = try ResponseCache(
-        configuration: .init(memoryCapacity: 0, diskCapacity: 2 << 20, directory: URL(fileURLWithPath: directory))
+        configuration: .init(
+            memoryCapacity: 0,
+            diskCapacity: 2 << 20,
+            directory: URL(fileURLWithPath: directory),
+            now: { .distantFuture }
+        )
     )
     cache.store(cacheEntry(url), body: Data(repeating: 0x63, count: size))
     let loader = URLLoader(configuration: .init(responseCache: cache))
@@ -144,11 +151,11 @@ private func churn(_ directory: String) -> Never {
         )
     else { exit(1) }
     let parent = getppid()
-    let body = Data(repeating: 0x64, count: 32 << 10)
+    let body = Data(repeating: 0x64, count: 48 << 10)
     var random = SystemRandomNumberGenerator()
     var announced = false
     while getppid() == parent {
-        guard let url = URL(string: "http://127.0.0.1:9/churn/\(random.next() % 64)") else { exit(1) }
+        guard let url = URL(string: "http://127.0.0.1:9/churn/\(random.next() % 48)") else { exit(1) }
         cache.store(cacheEntry(url), body: body)
         if !announced {
             FileHandle.standardOutput.write(Data("r".utf8))

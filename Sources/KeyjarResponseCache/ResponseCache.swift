@@ -112,15 +112,20 @@ public final class ResponseCache: Sendable {
         let urlKey = CachedEntry.key(for: url)
         return state.withLock { state -> (CachedEntry, CachedBody)? in
             state.clock += 1
-            if let variants = state.memory[urlKey] {
+            // The variant's key is chosen first, its copy of the URL's variants let go before
+            // the entry is touched: held, it would make the touch copy them.
+            let selected = state.memory[urlKey].flatMap { variants -> String? in
+                if variants.count == 1, let only = variants.first {
+                    return only.value.entry.response.varyMatches(requestHeaders) ? only.key : nil
+                }
                 let keys = Array(variants.keys)
-                if let index = HTTPCacheRules.selectVariant(
+                return HTTPCacheRules.selectVariant(
                     keys.compactMap { variants[$0]?.entry.response },
                     for: requestHeaders
-                ), let hit = Self.touchMemory(&state, urlKey, keys[index]) {
-                    return hit
-                }
+                )
+                .map { keys[$0] }
             }
+            if let selected, let hit = Self.touchMemory(&state, urlKey, selected) { return hit }
             guard let disk = state.disk else { return nil }
             return Self.openOnDisk(disk) { rows in
                 HTTPCacheRules.selectVariant(rows.map(\.entry.response), for: requestHeaders).map { rows[$0] }
