@@ -134,7 +134,11 @@ public enum HTTPCacheRules {
     /// answer instead of a failure (a network error, or ``isServerError(_:)``): within the
     /// response's or the request's stale-if-error window, and not where a directive forbids a
     /// stale response (must-revalidate, an unqualified no-cache: RFC 9111 §4.2.4).
-    public static func mayServeStaleOnError(_ stored: StoredResponse, requestHeaders: HTTPHeaderFields, now: Date)
+    public static func mayServeStaleOnError(
+        _ stored: StoredResponse,
+        requestHeaders: HTTPHeaderFields,
+        now: Date
+    )
         -> Bool
     {
         let response = CacheControl(stored.headers)

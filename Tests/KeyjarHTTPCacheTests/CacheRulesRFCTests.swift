@@ -9,7 +9,11 @@ struct CacheRulesRFCTests {
     static let epoch = HTTPCacheRulesTests.epoch
     static let dateLine = HTTPCacheRulesTests.dateLine
 
-    static func stored(_ fields: [(String, String)], date: String? = dateLine, receivedAfter delay: TimeInterval = 0)
+    static func stored(
+        _ fields: [(String, String)],
+        date: String? = dateLine,
+        receivedAfter delay: TimeInterval = 0
+    )
         -> StoredResponse
     {
         StoredResponse(
@@ -21,7 +25,11 @@ struct CacheRulesRFCTests {
         )
     }
 
-    static func decide(_ stored: StoredResponse, at seconds: TimeInterval, request: [(String, String)] = [])
+    static func decide(
+        _ stored: StoredResponse,
+        at seconds: TimeInterval,
+        request: [(String, String)] = []
+    )
         -> CacheDecision
     {
         HTTPCacheRules.decision(
@@ -61,8 +69,14 @@ struct CacheRulesRFCTests {
     /// §5.6.7: an rfc850 year more than 50 years ahead is the most recent past one with its digits.
     @Test func aTwoDigitYearIsNeverMoreThanFiftyYearsAhead() throws {
         let now = try #require(HTTPDate.parse("Sat, 01 Jan 2000 00:00:00 GMT"))
-        #expect(HTTPDate.parse("Sunday, 01-Jan-50 00:00:00 GMT", now: now) == HTTPDate.parse("Sat, 01 Jan 2050 00:00:00 GMT"))
-        #expect(HTTPDate.parse("Friday, 01-Jan-51 00:00:00 GMT", now: now) == HTTPDate.parse("Mon, 01 Jan 1951 00:00:00 GMT"))
+        #expect(
+            HTTPDate.parse("Sunday, 01-Jan-50 00:00:00 GMT", now: now)
+                == HTTPDate.parse("Sat, 01 Jan 2050 00:00:00 GMT")
+        )
+        #expect(
+            HTTPDate.parse("Friday, 01-Jan-51 00:00:00 GMT", now: now)
+                == HTTPDate.parse("Mon, 01 Jan 1951 00:00:00 GMT")
+        )
     }
 
     /// Random strings never crash the parser and whatever it accepts is a finite instant;
@@ -87,7 +101,9 @@ struct CacheRulesRFCTests {
         let lowest = -62_167_219_200.0  // 0000-01-01
         let highest = 253_402_300_799.0  // 9999-12-31 23:59:59
         for _ in 0..<5_000 {
-            let instant = Date(timeIntervalSince1970: Double.random(in: lowest...highest, using: &generator).rounded(.down))
+            let instant = Date(
+                timeIntervalSince1970: Double.random(in: lowest...highest, using: &generator).rounded(.down)
+            )
             let text = HTTPDate.format(instant)
             #expect(HTTPDate.parse(text) == instant, "\(text)")
         }
@@ -148,7 +164,9 @@ struct CacheRulesRFCTests {
     @Test func aDecimalOrASecondDifferentMaxAgeIsStale() {
         #expect(Self.decide(Self.stored([("Cache-Control", "max-age=600.5")]), at: 1) == .load)
         #expect(Self.decide(Self.stored([("Cache-Control", "max-age=600, max-age=601")]), at: 1) == .load)
-        #expect(Self.decide(Self.stored([("Cache-Control", "max-age=600"), ("Cache-Control", "max-age=0")]), at: 1) == .load)
+        #expect(
+            Self.decide(Self.stored([("Cache-Control", "max-age=600"), ("Cache-Control", "max-age=0")]), at: 1) == .load
+        )
         // The same value twice is the first occurrence: used.
         #expect(Self.decide(Self.stored([("Cache-Control", "max-age=600, max-age=600")]), at: 1) == .serve(age: 1))
     }
@@ -177,7 +195,12 @@ struct CacheRulesRFCTests {
         let kept = HTTPCacheRules.fieldsToStore(headers)
         #expect(!kept.contains("X-Secret") && !kept.contains("X-Token") && kept["X-Public"] == "p")
         #expect(
-            HTTPCacheRules.storability(method: "GET", requestHeaders: .init(), statusCode: 200, responseHeaders: headers)
+            HTTPCacheRules.storability(
+                method: "GET",
+                requestHeaders: .init(),
+                statusCode: 200,
+                responseHeaders: headers
+            )
                 == .storable
         )
         // A 304 does not bring them back either.

@@ -44,7 +44,11 @@ struct CacheRulesTests {
         return server.url("/cache-rules?" + query + extra)
     }
 
-    func request(_ url: URL, fields: [String: String] = [:], policy: URLRequest.CachePolicy = .useProtocolCachePolicy)
+    func request(
+        _ url: URL,
+        fields: [String: String] = [:],
+        policy: URLRequest.CachePolicy = .useProtocolCachePolicy
+    )
         -> URLRequest
     {
         var request = URLRequest(url: url, cachePolicy: policy)
@@ -58,7 +62,10 @@ struct CacheRulesTests {
     /// hour ahead in it is already past (§5.3), so the response is loaded again.
     @Test func anExpiresThatIsNotAnHTTPDateIsAlreadyPast() async throws {
         let (loader, _) = try cachingLoader()
-        let hourAhead = CookieDate.httpDate(Date(timeIntervalSinceNow: 3_600)).replacingOccurrences(of: "GMT", with: "UTC")
+        let hourAhead = CookieDate.httpDate(Date(timeIntervalSinceNow: 3_600)).replacingOccurrences(
+            of: "GMT",
+            with: "UTC"
+        )
         let target = url("badexpires", [("Expires", hourAhead)])
         #expect(await load(request(target), with: loader).body == "rules #1")
         #expect(await load(request(target), with: loader).body == "rules #2")
