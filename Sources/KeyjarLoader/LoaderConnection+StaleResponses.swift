@@ -72,8 +72,8 @@ extension LoaderConnection {
 /// never called again. What it gets is stored as any load's response is (a 304 refreshes the
 /// entry, another response replaces it); a failure leaves the entry as it was.
 ///
-/// It lives as long as its load (the load keeps its delegate until it ends). One at a time
-/// per loader and URL: stale hits meanwhile do not start another.
+/// The registry of those running holds it until its load ends: one at a time per loader and
+/// URL, so stale hits meanwhile do not start another.
 final class BackgroundRevalidation: LoaderConnectionDelegate, Sendable {
     enum State {
         /// Made; its load not started yet.
@@ -90,7 +90,7 @@ final class BackgroundRevalidation: LoaderConnectionDelegate, Sendable {
     private let key: String
 
     /// Revalidations running, by loader and URL.
-    private static let inFlight = Mutex<Set<String>>([])
+    private static let running = Mutex<[String: BackgroundRevalidation]>([:])
 
     private init(key: String) { self.key = key }
 
@@ -98,8 +98,13 @@ final class BackgroundRevalidation: LoaderConnectionDelegate, Sendable {
     /// this loader is already revalidating the same URL.
     static func start(of entry: CachedEntry, request: URLRequest, conditional: HTTPHeaderFields, loader: URLLoader) {
         let key = "\(ObjectIdentifier(loader)) \(entry.url.absoluteString)"
-        guard inFlight.withLock({ $0.insert(key).inserted }) else { return }
         let revalidation = BackgroundRevalidation(key: key)
+        let isFirst = running.withLock { running in
+            guard running[key] == nil else { return false }
+            running[key] = revalidation
+            return true
+        }
+        guard isFirst else { return }
         var background = request
         background.cachePolicy = .useProtocolCachePolicy
         let connection = loader.connection(with: background, delegate: revalidation, startImmediately: false)
@@ -109,16 +114,20 @@ final class BackgroundRevalidation: LoaderConnectionDelegate, Sendable {
         connection.start()
     }
 
-    var current: State { state.withLock { $0 } }
-
     func connectionDidFinishLoading(_ connection: LoaderConnection) { end(.finished) }
 
     func connection(_ connection: LoaderConnection, didFailWithError error: any Error) {
         end(.failed("\(error)"))
     }
 
+    /// Its load ended: out of the registry (once; a load ends once).
     private func end(_ ending: State) {
-        state.withLock { $0 = ending }
-        _ = Self.inFlight.withLock { $0.remove(key) }
+        let wasRunning = state.withLock { state in
+            guard case .running = state else { return false }
+            state = ending
+            return true
+        }
+        guard wasRunning else { return }
+        _ = Self.running.withLock { $0.removeValue(forKey: key) }
     }
 }
