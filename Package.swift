@@ -143,7 +143,7 @@ let package = Package(
         // what a request gets under its cache policy, validation, invalidation.
         .target(
             name: "KeyjarHTTPCache",
-            dependencies: ["KeyjarCore"],
+            dependencies: [],
             swiftSettings: swiftSettings
         ),
         // An application's response cache: a memory tier and a disk tier (an SQLite index,

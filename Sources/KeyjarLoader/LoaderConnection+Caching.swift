@@ -15,6 +15,12 @@ extension LoaderConnection {
         case none
         /// A conditional request is out for this stored entry.
         case validating(CachedEntry)
+        /// This stale entry (without a validator) is being loaded again: it answers instead
+        /// of an error within its stale-if-error window (LoaderConnection+StaleResponses).
+        case reloading(CachedEntry)
+        /// Set before the start of a background revalidation (stale-while-revalidate): the
+        /// load sends these conditional fields for this entry instead of consulting the cache.
+        case revalidatingInBackground(CachedEntry, HTTPHeaderFields)
     }
 
     /// A response on its way into the cache.
@@ -65,6 +71,9 @@ extension LoaderConnection {
             )
             return true
         }
+        if beginBackgroundRevalidation(request) { return false }
+        // What the cache did for an earlier hop is not this one's.
+        cacheState = .none
         let found = HTTPCacheRules.isCacheableMethod(method) ? cache.lookup(url) : nil
         let decision = HTTPCacheRules.decision(
             policy: policy,
@@ -77,6 +86,11 @@ extension LoaderConnection {
         case .serve(let age):
             guard let found else { return false }
             serveFromCache(found.entry, body: found.body, age: age, url: url)
+            return true
+        case .serveStale(let age, let revalidation):
+            guard let found else { return false }
+            serveFromCache(found.entry, body: found.body, age: age, url: url)
+            BackgroundRevalidation.start(of: found.entry, request: request, conditional: revalidation, loader: loader)
             return true
         case .fail:
             closeBody(found?.body)
@@ -100,6 +114,7 @@ extension LoaderConnection {
             return false
         case .load:
             closeBody(found?.body)
+            if policy == .useProtocol, let found { cacheState = .reloading(found.entry) }
             return false
         }
     }
@@ -109,9 +124,12 @@ extension LoaderConnection {
     }
 
     /// A hit: the stored response (its Age current), its body in pieces, the end, as a load
-    /// would deliver them. Its Set-Cookie lines are not stored again.
+    /// would deliver them. Its Set-Cookie lines are not stored again; the fields a qualified
+    /// no-cache names are left out (reused without validation).
     func serveFromCache(_ entry: CachedEntry, body: CachedBody, age: TimeInterval, url: URL) {
-        guard deliverCached(entry, age: age, url: url) != nil else {
+        var reused = entry
+        reused.response.headers = HTTPCacheRules.fieldsToReuse(entry.response.headers)
+        guard deliverCached(reused, age: age, url: url) != nil else {
             closeBody(body)
             return
         }
@@ -169,6 +187,7 @@ extension LoaderConnection {
         ) {
             cache.remove(target)
         }
+        if answerWithStaleResponse(statusCode: head.statusCode, url: url) { return true }
         if case .validating(let entry) = cacheState {
             cacheState = .none
             if HTTPCacheRules.confirmsStored(statusCode: head.statusCode), let hit = cache.lookup(url) {

@@ -145,6 +145,48 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.reply(200, body, headers)
         elif path == "/cacheable":
             self.reply(200, b"cache me", [("Cache-Control", "max-age=600")])
+        elif path == "/cache-rules":
+            # Cache rules (RFC 9111, RFC 5861): every `h=Name:value` is a header of every
+            # response, every `first=Name:value` of the first response of the key only, every
+            # `later=Name:value` of the later ones only; a Date of the moment it answers is
+            # added unless one is given (and no other). `delay=S` pauses S seconds after
+            # reading the request; `then=STATUS` answers every later request with that status,
+            # `then=drop` closes the connection without an answer. A request whose
+            # If-None-Match is the ETag given gets a 304 (counted as "304:KEY"). The body is
+            # "rules #N".
+            # send_response_only: send_response would add a Date line of its own.
+            def answer(status, body=None):
+                self.send_response_only(status)
+                for name, value in headers:
+                    self.send_header(name, value)
+                if body is not None:
+                    self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                if body:
+                    self.wfile.write(body)
+            items = urllib.parse.parse_qsl(url.query)
+            def fields(name):
+                return [tuple(value.split(":", 1)) for item, value in items if item == name]
+            headers = fields("h") + (fields("first") if counters[key] == 1 else fields("later"))
+            headers = [(name.strip(), value.strip()) for name, value in headers]
+            if "delay" in query:
+                time.sleep(float(query["delay"]))
+            if not any(name.lower() == "date" for name, _ in headers):
+                headers.insert(0, ("Date", self.date_time_string()))
+            then = query.get("then")
+            if then == "drop" and counters[key] > 1:
+                self.close_connection = True
+                self.connection.shutdown(2)
+                return
+            if then and counters[key] > 1:
+                answer(int(then), b"failed")
+                return
+            etag = [value for name, value in headers if name.lower() == "etag"]
+            if etag and self.headers.get("If-None-Match") == etag[0]:
+                counters["304:" + key] = counters.get("304:" + key, 0) + 1
+                answer(304)
+                return
+            answer(200, ("rules #%d" % counters[key]).encode())
         elif path == "/no-store":
             self.reply(200, b"do not cache me", [("Cache-Control", "no-store")])
         elif path.startswith("/basic/"):
