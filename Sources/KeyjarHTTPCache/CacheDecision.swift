@@ -77,7 +77,19 @@ public enum HTTPCacheRules {
         stored: StoredResponse?,
         now: Date
     ) -> CacheDecision {
-        let usable = stored.flatMap { isCacheableMethod(method) && $0.varyMatches(requestHeaders) ? $0 : nil }
+        let usable = stored.flatMap { isAnsweredFromStore(method) && $0.varyMatches(requestHeaders) ? $0 : nil }
+        let decided = policyDecision(policy, requestHeaders: requestHeaders, usable: usable, now: now)
+        // A HEAD is not sent conditionally: its 200 freshens the stored GET (§4.3.5) as well.
+        if method == "HEAD", case .validate = decided { return .load }
+        return decided
+    }
+
+    private static func policyDecision(
+        _ policy: RequestCachePolicy,
+        requestHeaders: HTTPHeaderFields,
+        usable: StoredResponse?,
+        now: Date
+    ) -> CacheDecision {
         switch policy {
         case .reloadIgnoringCache:
             return .load
