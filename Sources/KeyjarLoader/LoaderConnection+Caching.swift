@@ -65,7 +65,7 @@ extension LoaderConnection {
             )
             return true
         }
-        let found = HTTPCacheRules.isCacheableMethod(method) ? cache.lookup(url) : nil
+        let found = HTTPCacheRules.isAnsweredFromStore(method) ? cache.lookup(url) : nil
         let decision = HTTPCacheRules.decision(
             policy: policy,
             method: method,
@@ -76,8 +76,7 @@ extension LoaderConnection {
         switch decision {
         case .serve(let age):
             guard let found else { return false }
-            serveFromCache(found.entry, body: found.body, age: age, url: url)
-            return true
+            return serveStored(found.entry, body: found.body, age: age, request: request, url: url)
         case .fail:
             closeBody(found?.body)
             fail(
@@ -104,7 +103,7 @@ extension LoaderConnection {
         }
     }
 
-    private func closeBody(_ body: CachedBody?) {
+    func closeBody(_ body: CachedBody?) {
         if case .file(let handle, _)? = body { try? handle.close() }
     }
 
@@ -143,7 +142,7 @@ extension LoaderConnection {
 
     /// Delivers a stored response (its Age current) as the load's response; nil, the load
     /// failed, when it cannot be read.
-    private func deliverCached(_ entry: CachedEntry, age: TimeInterval, url: URL) -> HTTPURLResponse? {
+    func deliverCached(_ entry: CachedEntry, age: TimeInterval, url: URL) -> HTTPURLResponse? {
         let head = Self.head(of: entry, age: age)
         published.withLock { $0.head = head }
         guard let response = head.httpResponse(for: url) else {
@@ -168,6 +167,10 @@ extension LoaderConnection {
             responseHeaders: fields
         ) {
             cache.remove(target)
+        }
+        if method == "HEAD" {
+            freshenStoredGET(with: head, in: cache, request: request, url: url)
+            return false
         }
         if case .validating(let entry) = cacheState {
             cacheState = .none

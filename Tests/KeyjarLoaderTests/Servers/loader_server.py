@@ -178,6 +178,17 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 piece = content[start:start + 1000]
                 self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
             self.wfile.write(b"0\r\n\r\n")
+        elif path == "/head":
+            # For HEAD against a stored GET: a GET gets Cache-Control cc and ETag etag, a HEAD
+            # headcc and headetag when given (else the GET's), both the same Content-Length.
+            # The body says which request of its key this is (#N).
+            is_head = self.command == "HEAD"
+            headers = [("Date", self.date_time_string())]
+            for name, field in (("cc", "Cache-Control"), ("etag", "ETag")):
+                value = query.get("head" + name, query.get(name)) if is_head else query.get(name)
+                if value:
+                    headers.append((field, value))
+            self.reply(200, b"head body #%d" % (counters[key] % 10), headers)
         elif path.startswith("/basic/"):
             realm = query.get("realm", "keyjar-test")
             expected = "Basic " + base64.b64encode(("%s:%s" % (query.get("user", "alice"), query.get("password", "wonderland"))).encode()).decode()
