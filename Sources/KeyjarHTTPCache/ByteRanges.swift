@@ -306,7 +306,10 @@ extension ByteRanges {
     /// Content-Length the complete length (§3.4: the new response's fields are used, §3.2).
     /// Where pieces overlap, the newest one's bytes are taken.
     public static func combine(_ pieces: [StoredPiece]) -> PieceCombination {
-        guard let newestIndex = pieces.indices.max(by: { pieces[$0].response.responseTime < pieces[$1].response.responseTime })
+        guard
+            let newestIndex = pieces.indices.max(by: {
+                pieces[$0].response.responseTime < pieces[$1].response.responseTime
+            })
         else { return .partial([]) }
         let newest = pieces[newestIndex]
         guard pieces.allSatisfy({ validatorsMatch($0.response, newest.response) }) else { return .mismatch }

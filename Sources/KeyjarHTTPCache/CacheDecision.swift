@@ -52,6 +52,11 @@ public enum HTTPCacheRules {
         let request = CacheControl(requestHeaders, isRequest: true)
         let response = CacheControl(responseHeaders)
         if request.noStore || response.noStore { return .notStorable(reason: "no-store") }
+        // A body in a transfer coding the client could not undo would be kept without the field
+        // that names the coding: Transfer-Encoding is hop-by-hop and not stored (§3.1).
+        if responseHeaders.listMembers("Transfer-Encoding").contains(where: { $0.lowercased() != "chunked" }) {
+            return .notStorable(reason: "a transfer coding other than chunked")
+        }
         let vary = responseHeaders.listMembers("Vary").map { $0.lowercased() }
         if vary.contains("*") { return .notStorable(reason: "Vary: *") }
         // The request's values of the fields Vary names are stored with the response: a

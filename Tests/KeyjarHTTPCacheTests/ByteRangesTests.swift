@@ -137,7 +137,23 @@ struct ByteRangesTests {
         let dated = Self.stored([("Last-Modified", earlier)])
         #expect(isPartial(earlier, dated))
         #expect(!isPartial("Tue, 14 Nov 2023 21:00:00 GMT", dated))
-        #expect(!isPartial(HTTPCacheRulesTests.dateLine, Self.stored([("Last-Modified", HTTPCacheRulesTests.dateLine)])))
+        #expect(
+            !isPartial(HTTPCacheRulesTests.dateLine, Self.stored([("Last-Modified", HTTPCacheRulesTests.dateLine)]))
+        )
+    }
+
+    /// A body still in a transfer coding would be stored without Transfer-Encoding (§3.1).
+    @Test func aResponseWithATransferCodingIsNotStored() {
+        func storable(_ coding: String) -> Bool {
+            HTTPCacheRules.storability(
+                method: "GET",
+                requestHeaders: HTTPHeaderFields(),
+                statusCode: 200,
+                responseHeaders: HTTPHeaderFields([("Cache-Control", "max-age=60"), ("Transfer-Encoding", coding)])
+            ) == .storable
+        }
+        #expect(storable("chunked") && storable("Chunked"))
+        #expect(!storable("foo, chunked") && !storable("gzip, chunked"))
     }
 
     // MARK: HEAD (RFC 9111 §4, §4.3.5)
@@ -157,7 +173,11 @@ struct ByteRangesTests {
             ("Cache-Control", "max-age=60"), ("ETag", "\"v1\""), ("Content-Length", "100"), ("X-Old", "1"),
         ])
         let later = Self.epoch.addingTimeInterval(500)
-        func freshen(_ fields: [(String, String)], status: Int = 200, stored: StoredResponse? = stored)
+        func freshen(
+            _ fields: [(String, String)],
+            status: Int = 200,
+            stored: StoredResponse? = stored
+        )
             -> HeadFreshening
         {
             HTTPCacheRules.freshening(
@@ -261,7 +281,9 @@ struct ByteRangesTests {
 
     @Test func piecesOfAnotherRepresentationAreNotCombined() throws {
         #expect(
-            ByteRanges.combine([try Self.piece("bytes 0-49/100", at: 0), try Self.piece("bytes 50-99/100", tag: "\"v2\"", at: 1)])
+            ByteRanges.combine([
+                try Self.piece("bytes 0-49/100", at: 0), try Self.piece("bytes 50-99/100", tag: "\"v2\"", at: 1),
+            ])
                 == .mismatch
         )
         // Weak tags are not strong validators (§3.4).

@@ -87,7 +87,9 @@ struct CacheHeadAndRangeTests {
     /// "cached #1" 100 times: 900 bytes, fresh for ten minutes, ETag "v1".
     func rangedPath(_ key: String) -> String { "/cache?key=\(key)&cc=max-age%3D600&etag=%22v1%22&repeat=100" }
 
-    @Test(arguments: [("bytes=9-17", "bytes 9-17/900"), ("bytes=891-", "bytes 891-899/900"), ("bytes=-9", "bytes 891-899/900")])
+    @Test(arguments: [
+        ("bytes=9-17", "bytes 9-17/900"), ("bytes=891-", "bytes 891-899/900"), ("bytes=-9", "bytes 891-899/900"),
+    ])
     func aRangeOfAFreshStoredResponseIsA206FromTheCache(range: String, contentRange: String) async throws {
         let (loader, _) = try cachingLoader()
         let path = rangedPath("range")

@@ -1,6 +1,7 @@
 import Foundation
 import FoundationNetworking
 import KeyjarLocks
+import KeyjarResponseCache
 import KeyjarTestSupport
 import Testing
 
@@ -25,7 +26,9 @@ struct ContentCodingTests {
 
     /// The bytes the server sent (before any chunked framing), from its X-Sent-Base64.
     func sent(_ delegate: RecordingDelegate) throws -> Data {
-        try #require(delegate.lastResponse?.value(forHTTPHeaderField: "X-Sent-Base64").flatMap { Data(base64Encoded: $0) })
+        try #require(
+            delegate.lastResponse?.value(forHTTPHeaderField: "X-Sent-Base64").flatMap { Data(base64Encoded: $0) }
+        )
     }
 
     func received(_ delegate: RecordingDelegate) -> Data { delegate.state.withLock { $0.body } }
@@ -96,9 +99,41 @@ struct ContentCodingTests {
         #expect(received(own) == (try sent(own)))
     }
 
+    /// The cache keeps no Transfer-Encoding (hop-by-hop): a body under a transfer coding the
+    /// loader could not undo is not stored, or a hit would serve coded bytes with no field
+    /// naming the coding.
+    @Test func aBodyUnderAnUnknownTransferCodingIsNotCached() async throws {
+        let loader = ephemeralLoader(responseCache: try ResponseCache(configuration: .init()))
+        let request = URLRequest(url: server.url("/coded?te=foo&cc=max-age%3D600&key=te-cache"))
+        #expect(await load(request, with: loader).body == Self.plain)
+        #expect(await load(request, with: loader).body == Self.plain)
+        #expect(try server.count("te-cache") == 2)
+    }
+
+    /// Which codings are undone, in which order (pure).
+    @Test func theDecodingPlanUndoesTheLastCodingFirstAndStopsAtAnUnknownOne() {
+        func plan(_ fields: [(String, String)], status: Int = 200) -> [ContentCoding]? {
+            ContentCoding.decodingPlan(
+                for: ResponseHead(statusCode: status, httpVersion: "HTTP/1.1", fields: fields.map { ($0.0, $0.1) })
+            )
+        }
+        #expect(plan([]) == nil)
+        #expect(plan([("Content-Encoding", "identity")]) == nil)
+        #expect(plan([("Content-Encoding", "gzip, br"), ("content-encoding", "ZSTD")]) == [.zstd, .brotli, .gzip])
+        #expect(plan([("Content-Encoding", "x-gzip"), ("Content-Encoding", "deflate")]) == [.deflate, .gzip])
+        #expect(plan([("Content-Encoding", "gzip, foo")]) == nil)
+        #expect(plan([("Transfer-Encoding", "gzip, chunked"), ("Content-Encoding", "deflate")]) == [.gzip, .deflate])
+        #expect(plan([("Transfer-Encoding", "foo, chunked"), ("Content-Encoding", "gzip")]) == nil)
+        #expect(plan([("Transfer-Encoding", "gzip, chunked"), ("Content-Encoding", "foo")]) == [.gzip])
+        #expect(plan([("Content-Encoding", "gzip")], status: 206) == nil)
+    }
+
     @Test func aCorruptBodyInAKnownCodingFails() async throws {
         let delegate = await coded("ce=gzip&corrupt=1")
         #expect(delegate.error?.code == .badServerResponse)
-        #expect(delegate.error?.localizedDescription.contains("gzip") == true, "\(delegate.error.map { "\($0)" } ?? "")")
+        #expect(
+            delegate.error?.localizedDescription.contains("gzip") == true,
+            "\(delegate.error.map { "\($0)" } ?? "")"
+        )
     }
 }

@@ -39,6 +39,13 @@ enum ContentCoding: Sendable, Equatable {
     /// transfer codings undone: they are hop-by-hop, and a cache keeps no Transfer-Encoding.
     /// A 206's content codings are left as they came.
     static func decodingPlan(for head: ResponseHead) -> [ContentCoding]? {
+        // Most responses name no coding: one pass over the names, no allocation.
+        guard
+            head.fields.contains(where: {
+                ResponseHead.sameFieldName($0.name, "Content-Encoding")
+                    || ResponseHead.sameFieldName($0.name, "Transfer-Encoding")
+            })
+        else { return nil }
         // The known codings of a field, in order; nil when it names one not known.
         func codings(_ name: String, ignoring ignored: Set<String>) -> [ContentCoding]? {
             let tokens = head.values(of: name).flatMap { $0.split(separator: ",") }

@@ -151,8 +151,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             # "coded body " * repeat put through the codings named by ce (Content-Encoding) and
             # te (Transfer-Encoding, then framed as chunked), in order: gzip and deflate applied,
             # any other name left as it is (a coding the test says is not known); corrupt=1 sends
-            # a body that is not what it claims. X-Sent-Base64 is the content as sent before the
-            # chunked framing (for short bodies).
+            # a body that is not what it claims; cc is its Cache-Control. X-Sent-Base64 is the
+            # content as sent before the chunked framing (for short bodies).
             content = b"coded body " * int(query.get("repeat", "50"))
             def code(data, names):
                 for name in [n.strip() for n in names.split(",") if n.strip()]:
@@ -165,6 +165,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             if "corrupt" in query:
                 content = b"\x1f\x8b\x08\x00 not gzip at all"
             headers = [("Content-Encoding", query["ce"])] if "ce" in query else []
+            if "cc" in query:
+                headers.append(("Cache-Control", query["cc"]))
             if len(content) < 4096:
                 headers.append(("X-Sent-Base64", base64.b64encode(content).decode()))
             if "te" not in query:
