@@ -129,6 +129,21 @@ struct CacheHeadAndRangeTests {
         #expect(try server.count("ifrange") == 1)
     }
 
+    /// A stored body the loader decoded is not the representation the ranges count (the coded
+    /// bytes): the Range request goes to the server (which sends the whole here).
+    @Test func aRangeOfADecodedStoredBodyGoesToTheServer() async throws {
+        let (loader, _) = try cachingLoader()
+        let path = "/coded?ce=gzip&cc=max-age%3D600&key=coded-range"
+        _ = await load(request(path), with: loader)
+        let ranged = await load(request(path, fields: ["Range": "bytes=0-9"]), with: loader)
+        #expect(ranged.lastResponse?.statusCode == 200)
+        #expect(ranged.body == String(repeating: "coded body ", count: 50))
+        #expect(try server.count("coded-range") == 2)
+        // Without a Range, the stored response answers.
+        _ = await load(request(path), with: loader)
+        #expect(try server.count("coded-range") == 2)
+    }
+
     /// A body the disk tier holds is read from its offset: another cache on the same directory
     /// (another process) serves the slice from the file.
     @Test func aRangeIsReadFromTheBodyFileOnDisk() async throws {
