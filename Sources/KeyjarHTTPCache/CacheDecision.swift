@@ -56,6 +56,11 @@ public enum HTTPCacheRules {
         let request = CacheControl(requestHeaders, isRequest: true)
         let response = CacheControl(responseHeaders)
         if request.noStore || response.noStore { return .notStorable(reason: "no-store") }
+        // A body in a transfer coding the client could not undo would be kept without the field
+        // that names the coding: Transfer-Encoding is hop-by-hop and not stored (§3.1).
+        if responseHeaders.listMembers("Transfer-Encoding").contains(where: { $0.lowercased() != "chunked" }) {
+            return .notStorable(reason: "a transfer coding other than chunked")
+        }
         let vary = responseHeaders.listMembers("Vary").map { $0.lowercased() }
         if vary.contains("*") { return .notStorable(reason: "Vary: *") }
         // The request's values of the fields Vary names are stored with the response: a
@@ -81,7 +86,19 @@ public enum HTTPCacheRules {
         stored: StoredResponse?,
         now: Date
     ) -> CacheDecision {
-        let usable = stored.flatMap { isCacheableMethod(method) && $0.varyMatches(requestHeaders) ? $0 : nil }
+        let usable = stored.flatMap { isAnsweredFromStore(method) && $0.varyMatches(requestHeaders) ? $0 : nil }
+        let decided = policyDecision(policy, requestHeaders: requestHeaders, usable: usable, now: now)
+        // A HEAD is not sent conditionally: its 200 freshens the stored GET (§4.3.5) as well.
+        if method == "HEAD", case .validate = decided { return .load }
+        return decided
+    }
+
+    private static func policyDecision(
+        _ policy: RequestCachePolicy,
+        requestHeaders: HTTPHeaderFields,
+        usable: StoredResponse?,
+        now: Date
+    ) -> CacheDecision {
         switch policy {
         case .reloadIgnoringCache:
             return .load

@@ -74,7 +74,7 @@ extension LoaderConnection {
         if beginBackgroundRevalidation(request) { return false }
         // What the cache did for an earlier hop is not this one's.
         cacheState = .none
-        let found = HTTPCacheRules.isCacheableMethod(method) ? cache.lookup(url) : nil
+        let found = HTTPCacheRules.isAnsweredFromStore(method) ? cache.lookup(url) : nil
         let decision = HTTPCacheRules.decision(
             policy: policy,
             method: method,
@@ -85,12 +85,17 @@ extension LoaderConnection {
         switch decision {
         case .serve(let age):
             guard let found else { return false }
-            serveFromCache(found.entry, body: found.body, age: age, url: url)
-            return true
+            return serveStored(found.entry, body: found.body, age: age, request: request, url: url)
         case .serveStale(let age, let revalidation):
             guard let found else { return false }
-            serveFromCache(found.entry, body: found.body, age: age, url: url)
-            BackgroundRevalidation.start(of: found.entry, request: request, conditional: revalidation, loader: loader)
+            // A range the stored body cannot answer goes to the server as any load does.
+            guard serveStored(found.entry, body: found.body, age: age, request: request, url: url) else { return false }
+            BackgroundRevalidation.start(
+                of: found.entry,
+                request: Self.revalidation(of: request),
+                conditional: revalidation,
+                loader: loader
+            )
             return true
         case .fail:
             closeBody(found?.body)
@@ -114,12 +119,24 @@ extension LoaderConnection {
             return false
         case .load:
             closeBody(found?.body)
-            if policy == .useProtocol, let found { cacheState = .reloading(found.entry) }
+            // A stale entry may answer if the reload fails (stale-if-error); a HEAD's never does, its
+            // body would go with it.
+            if policy == .useProtocol, method != "HEAD", let found { cacheState = .reloading(found.entry) }
             return false
         }
     }
 
-    private func closeBody(_ body: CachedBody?) {
+    /// The request that revalidates an entry served stale in the background: a GET of the
+    /// whole response, whatever part of it (a HEAD, a range) the served request asked for.
+    static func revalidation(of request: URLRequest) -> URLRequest {
+        var whole = request
+        whole.httpMethod = "GET"
+        whole.httpBody = nil
+        for field in ["Range", "If-Range"] { whole.setValue(nil, forHTTPHeaderField: field) }
+        return whole
+    }
+
+    func closeBody(_ body: CachedBody?) {
         if case .file(let handle, _)? = body { try? handle.close() }
     }
 
@@ -161,7 +178,7 @@ extension LoaderConnection {
 
     /// Delivers a stored response (its Age current) as the load's response; nil, the load
     /// failed, when it cannot be read.
-    private func deliverCached(_ entry: CachedEntry, age: TimeInterval, url: URL) -> HTTPURLResponse? {
+    func deliverCached(_ entry: CachedEntry, age: TimeInterval, url: URL) -> HTTPURLResponse? {
         let head = Self.head(of: entry, age: age)
         published.withLock { $0.head = head }
         guard let response = head.httpResponse(for: url) else {
@@ -186,6 +203,10 @@ extension LoaderConnection {
             responseHeaders: fields
         ) {
             cache.remove(target)
+        }
+        if method == "HEAD" {
+            freshenStoredGET(with: head, in: cache, request: request, url: url)
+            return false
         }
         if answerWithStaleResponse(statusCode: head.statusCode, url: url) { return true }
         if case .validating(let entry) = cacheState {
