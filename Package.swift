@@ -66,11 +66,24 @@ let package = Package(
             providers: [.apt(["libssl-dev"])]
         ),
 
-        // zlib: gzip files a download is asked to decode.
+        // zlib: gzip files a download is asked to decode; gzip and deflate response bodies.
         .systemLibrary(
             name: "CZlib",
             pkgConfig: "zlib",
             providers: [.apt(["zlib1g-dev"])]
+        ),
+
+        // brotli and zstd: response bodies in those content codings, which the loader decodes
+        // itself (libcurl's decoding fails a whole load on a coding it does not know).
+        .systemLibrary(
+            name: "CBrotli",
+            pkgConfig: "libbrotlidec",
+            providers: [.apt(["libbrotli-dev"])]
+        ),
+        .systemLibrary(
+            name: "CZstd",
+            pkgConfig: "libzstd",
+            providers: [.apt(["libzstd-dev"])]
         ),
 
         // glibc's malloc.h (heap statistics for the benchmark, malloc_trim for the store).
@@ -143,7 +156,7 @@ let package = Package(
         // what a request gets under its cache policy, validation, invalidation.
         .target(
             name: "KeyjarHTTPCache",
-            dependencies: ["KeyjarCore"],
+            dependencies: [],
             swiftSettings: swiftSettings
         ),
         // An application's response cache: a memory tier and a disk tier (an SQLite index,
@@ -187,7 +200,7 @@ let package = Package(
             name: "KeyjarLoader",
             dependencies: [
                 "Keyjar", "KeyjarAuth", "KeyjarCore", "KeyjarHTTPCache", "KeyjarIdentity", "KeyjarLocks",
-                "KeyjarResponseCache", "CCurl", "CZlib",
+                "KeyjarResponseCache", "CBrotli", "CCurl", "CZlib", "CZstd",
             ],
             swiftSettings: swiftSettings
         ),

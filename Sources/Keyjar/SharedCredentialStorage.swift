@@ -75,7 +75,7 @@ public final class SharedCredentialStorage: URLCredentialStorage, @unchecked Sen
 
     /// The default ``failureLog``: the line on standard error.
     public static func writeToStandardError(_ line: String) {
-        FileHandle.standardError.write(Data((line + "\n").utf8))
+        try? FileHandle.standardError.write(contentsOf: Data((line + "\n").utf8))
     }
 
     /// Connects to keyjard as ``init(configuration:failureLog:)`` does, without holding a thread of the

@@ -39,7 +39,9 @@ final class BenchSecretService {
         bus.standardError = FileHandle.nullDevice
         try bus.run()
         var address: [UInt8] = []
-        while let byte = output.fileHandleForReading.readData(ofLength: 1).first, byte != UInt8(ascii: "\n") {
+        while let byte = ((try? output.fileHandleForReading.read(upToCount: 1)) ?? Data()).first,
+            byte != UInt8(ascii: "\n")
+        {
             address.append(byte)
         }
         guard !address.isEmpty else { throw BenchmarkError("the private D-Bus daemon printed no address") }
@@ -63,7 +65,7 @@ final class BenchSecretService {
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
-        input.fileHandleForWriting.write(Data("throwaway".utf8))
+        try? input.fileHandleForWriting.write(contentsOf: Data("throwaway".utf8))
         try input.fileHandleForWriting.close()
         keyring = process
         try waitForOwner(present: true)
@@ -92,7 +94,7 @@ final class BenchSecretService {
             probe.standardOutput = output
             probe.standardError = FileHandle.nullDevice
             try probe.run()
-            let reply = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            let reply = String(decoding: ((try? output.fileHandleForReading.readToEnd()) ?? Data()), as: UTF8.self)
             probe.waitUntilExit()
             if reply.contains("boolean \(present)") { return }
             usleep(20_000)

@@ -94,9 +94,9 @@ private func run(
     process.standardOutput = output
     process.standardInput = standardInput
     try process.run()
-    standardInput.fileHandleForWriting.write(Data(input.utf8))
+    try? standardInput.fileHandleForWriting.write(contentsOf: Data(input.utf8))
     try standardInput.fileHandleForWriting.close()
-    let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    let text = String(decoding: ((try? output.fileHandleForReading.readToEnd()) ?? Data()), as: UTF8.self)
     process.waitUntilExit()
     guard process.terminationStatus == 0 else {
         throw BenchmarkError("\(executable) \(arguments.first ?? "") exited with \(process.terminationStatus)")

@@ -159,7 +159,7 @@ final class NotifyPeer {
     private func readLine() -> String? {
         var line: [UInt8] = []
         while true {
-            guard let byte = output.fileHandleForReading.readData(ofLength: 1).first else { return nil }
+            guard let byte = ((try? output.fileHandleForReading.read(upToCount: 1)) ?? Data()).first else { return nil }
             if byte == UInt8(ascii: "\n") { return String(decoding: line, as: UTF8.self) }
             line.append(byte)
         }
@@ -168,7 +168,7 @@ final class NotifyPeer {
     /// (sequence, arrival) for every notification, once the peer has them all, and the CPU
     /// time the peer used meanwhile.
     func arrivals() throws -> (arrivals: [(UInt64, UInt64)], cpu: UInt64) {
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let text = String(decoding: ((try? output.fileHandleForReading.readToEnd()) ?? Data()), as: UTF8.self)
         process.waitUntilExit()
         var cpu: UInt64 = 0
         let arrivals = text.split(separator: "\n").compactMap { line -> (UInt64, UInt64)? in
@@ -194,7 +194,7 @@ func runNotifyPeer(socketPath: String, events: Int) -> Never {
     do {
         client = try KeyjarClient(configuration: .init(socketPath: socketPath, autoStart: false))
     } catch {
-        FileHandle.standardError.write(Data("client-peer: \(error)\n".utf8))
+        try? FileHandle.standardError.write(contentsOf: Data("client-peer: \(error)\n".utf8))
         exit(1)
     }
     let arrivals = Arrivals(expected: events)
@@ -226,14 +226,16 @@ func runNotifyPeer(socketPath: String, events: Int) -> Never {
     default:
         client.startPostingNotifications()
     }
-    FileHandle.standardOutput.write(Data("ready\n".utf8))
+    try? FileHandle.standardOutput.write(contentsOf: Data("ready\n".utf8))
     let cpuBefore = processCPUNanoseconds()
     // The observer does not keep the client alive, and nothing after this line uses it.
     let received = withExtendedLifetime(client) { arrivals.wait(timeout: 120) }
     let cpu = processCPUNanoseconds() - cpuBefore
     NotificationCenter.default.removeObserver(observer)
     observation?.cancel()
-    FileHandle.standardOutput.write(Data((received.map { "\($0.0) \($0.1)\n" }.joined() + "cpu \(cpu)\n").utf8))
+    try? FileHandle.standardOutput.write(
+        contentsOf: Data((received.map { "\($0.0) \($0.1)\n" }.joined() + "cpu \(cpu)\n").utf8)
+    )
     exit(0)
 }
 

@@ -120,7 +120,7 @@ private func runFloor(_ binary: String, url: URL, file: String) throws -> Double
     floor.arguments = [url.absoluteString, file]
     floor.standardOutput = output
     try floor.run()
-    let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    let text = String(decoding: ((try? output.fileHandleForReading.readToEnd()) ?? Data()), as: UTF8.self)
     floor.waitUntilExit()
     guard let range = text.range(of: " in "),
         let seconds = Double(text[range.upperBound...].prefix { $0.isNumber || $0 == "." })

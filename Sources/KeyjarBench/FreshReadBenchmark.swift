@@ -81,7 +81,7 @@ final class LookupPeer {
     }
 
     func ask(_ question: String) throws -> String {
-        input.fileHandleForWriting.write(Data((question + "\n").utf8))
+        try? input.fileHandleForWriting.write(contentsOf: Data((question + "\n").utf8))
         return try readLine()
     }
 
@@ -116,14 +116,14 @@ func runLookupPeer(socketPath: String, url: String, listening: Bool) -> Never {
             client: try KeyjarClient(configuration: .init(socketPath: socketPath, autoStart: false))
         )
         if listening { storage.client.startPostingNotifications() }
-        FileHandle.standardOutput.write(Data("ready\n".utf8))
+        try? FileHandle.standardOutput.write(contentsOf: Data("ready\n".utf8))
         while let line = readLine() {
             let answer = line == "cpu" ? String(processCPUNanoseconds()) : storage.cookieHeader(for: url) ?? ""
-            FileHandle.standardOutput.write(Data((answer + "\n").utf8))
+            try? FileHandle.standardOutput.write(contentsOf: Data((answer + "\n").utf8))
         }
         exit(0)
     } catch {
-        FileHandle.standardError.write(Data("client-lookup-peer: \(error)\n".utf8))
+        try? FileHandle.standardError.write(contentsOf: Data("client-lookup-peer: \(error)\n".utf8))
         exit(1)
     }
 }
@@ -152,7 +152,7 @@ struct FanoutFloor {
         floor.arguments = ["processes", String(spacingMicroseconds)]
         floor.standardOutput = output
         try floor.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let text = String(decoding: ((try? output.fileHandleForReading.readToEnd()) ?? Data()), as: UTF8.self)
         floor.waitUntilExit()
         // The floor prints "…: median N us, p99 … each subscriber N us" and "middle place #49:
         // median N us".

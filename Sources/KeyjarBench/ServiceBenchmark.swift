@@ -44,7 +44,7 @@ final class BenchDaemon {
         try process.run()
         var line: [UInt8] = []
         while true {
-            let byte = output.fileHandleForReading.readData(ofLength: 1)
+            let byte = ((try? output.fileHandleForReading.read(upToCount: 1)) ?? Data())
             guard let value = byte.first else { throw BenchmarkError("keyjard exited before it was ready") }
             if value == UInt8(ascii: "\n") { break }
             line.append(value)
@@ -183,7 +183,7 @@ func runServiceBenchmark() throws {
     bystanderReady.wait()
     let importStart = nanoseconds()
     if printsStalls {
-        FileHandle.standardError.write(Data("import starts at \(importStart / 1_000_000) ms\n".utf8))
+        try? FileHandle.standardError.write(contentsOf: Data("import starts at \(importStart / 1_000_000) ms\n".utf8))
     }
     guard
         case .importReport(let imported, _, let problems, _, _, _, _) = try importer.call(

@@ -48,7 +48,7 @@ func runStressClient(socketPath: String, id: Int, seconds: Double, seed: UInt64)
         if connected == nil { usleep(20_000) }
     }
     guard let client = connected else {
-        FileHandle.standardError.write(Data("stress-client \(id): never connected\n".utf8))
+        try? FileHandle.standardError.write(contentsOf: Data("stress-client \(id): never connected\n".utf8))
         exit(1)
     }
     let site = "c\(id).stress.example"

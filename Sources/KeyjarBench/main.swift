@@ -32,7 +32,7 @@ if CommandLine.arguments.dropFirst().first == "stress" {
         try runStressBenchmark()
         exit(0)
     } catch {
-        FileHandle.standardError.write(Data("keyjar-bench stress: \(error)\n".utf8))
+        try? FileHandle.standardError.write(contentsOf: Data("keyjar-bench stress: \(error)\n".utf8))
         exit(1)
     }
 }
@@ -71,7 +71,7 @@ if !sections.isDisjoint(with: [
         if sections.isEmpty || sections.contains("download") { try runDownloadBenchmark() }
         if sections.isEmpty || sections.contains("urlsession") { try runURLSessionBenchmark() }
     } catch {
-        FileHandle.standardError.write(Data("keyjar-bench: \(error)\n".utf8))
+        try? FileHandle.standardError.write(contentsOf: Data("keyjar-bench: \(error)\n".utf8))
         exit(1)
     }
 }

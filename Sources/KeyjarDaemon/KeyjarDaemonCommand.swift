@@ -157,10 +157,10 @@ struct KeyjarDaemonCommand: AsyncParsableCommand {
         do {
             try await KeyjarServer.run(configuration: configuration, logger: logger, shutdown: shutdown) { socketPath in
                 // Written straight to the file descriptor: the line must not wait in a buffer.
-                FileHandle.standardOutput.write(Data("ready \(socketPath)\n".utf8))
+                try? FileHandle.standardOutput.write(contentsOf: Data("ready \(socketPath)\n".utf8))
             }
         } catch let error as ServerError {
-            FileHandle.standardError.write(Data("keyjard: \(error.message)\n".utf8))
+            try? FileHandle.standardError.write(contentsOf: Data("keyjard: \(error.message)\n".utf8))
             throw ExitCode.failure
         }
     }

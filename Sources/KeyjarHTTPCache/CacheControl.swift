@@ -11,6 +11,7 @@ public struct CacheControl: Sendable, Hashable {
     public var maxAge: Int?
     /// A shared cache's max-age: read, never used by this private cache.
     public var sharedMaxAge: Int?
+    /// The unqualified `no-cache` (or any `no-cache` in a request): no reuse without validation.
     public var noCache = false
     public var noStore = false
     public var mustRevalidate = false
@@ -19,9 +20,19 @@ public struct CacheControl: Sendable, Hashable {
     public var maxStale: MaxStale?
     public var minFresh: Int?
     public var onlyIfCached = false
-    /// Fields named by a qualified `no-cache="…"` or `private="…"`, lowercased: not to be
-    /// served from a store without validation (a private cache keeps `private` ones).
+    /// Fields named by a qualified `no-cache="…"` (§5.2.2.4), lowercased: the rest of the
+    /// response may be reused without validation, these fields only after one.
     public var noCacheFields: [String] = []
+    /// Fields named by a qualified `private="…"` (§5.2.2.7), lowercased. A private cache may
+    /// keep them; this one does not, so that what the origin marked as one user's does not
+    /// sit in a cache directory (the rest of the response is stored).
+    public var privateFields: [String] = []
+    /// RFC 5861 §3: how many seconds after it became stale the response may still be served
+    /// while it is revalidated in the background.
+    public var staleWhileRevalidate: Int?
+    /// RFC 5861 §4: how many seconds after it became stale the response may still be served
+    /// when validating or reloading it fails (an error, or a 500, 502, 503 or 504).
+    public var staleIfError: Int?
     /// A max-age that was not a number, or two that disagree: the response is to be taken as
     /// stale (§4.2.1, §1.2.2).
     public var hasInvalidMaxAge = false
@@ -31,7 +42,7 @@ public struct CacheControl: Sendable, Hashable {
     /// Parses every Cache-Control line of `headers` (and Pragma, for a request).
     public init(_ headers: HTTPHeaderFields, isRequest: Bool = false) {
         let members = headers.listMembers("Cache-Control")
-        for member in members { apply(member) }
+        for member in members { apply(member, isRequest: isRequest) }
         if isRequest, members.isEmpty,
             headers.listMembers("Pragma").contains(where: { $0.lowercased() == "no-cache" })
         {
@@ -39,7 +50,7 @@ public struct CacheControl: Sendable, Hashable {
         }
     }
 
-    private mutating func apply(_ member: String) {
+    private mutating func apply(_ member: String, isRequest: Bool) {
         let (name, argument) = Self.split(member)
         switch name {
         case "max-age":
@@ -51,16 +62,23 @@ public struct CacheControl: Sendable, Hashable {
             maxAge = seconds
         case "s-maxage": sharedMaxAge = argument.flatMap(Self.deltaSeconds)
         case "no-cache":
-            noCache = true
-            if let argument { noCacheFields += Self.fieldNames(argument) }
+            // Qualified, it only holds back the fields it names; a request's no-cache takes
+            // no argument, and one that names no field is the unqualified directive.
+            let fields = argument.map(Self.fieldNames) ?? []
+            if isRequest || fields.isEmpty { noCache = true } else { noCacheFields += fields }
         case "no-store": noStore = true
         // proxy-revalidate binds shared caches only.
         case "must-revalidate": mustRevalidate = true
-        case "private": isPrivate = true
+        case "private":
+            isPrivate = true
+            if !isRequest, let argument { privateFields += Self.fieldNames(argument) }
         case "public": isPublic = true
         case "max-stale": maxStale = argument.flatMap(Self.deltaSeconds).map(MaxStale.seconds) ?? .any
         case "min-fresh": minFresh = argument.flatMap(Self.deltaSeconds)
         case "only-if-cached": onlyIfCached = true
+        // A window that is not delta-seconds is no window (the directive is ignored).
+        case "stale-while-revalidate": staleWhileRevalidate = argument.flatMap(Self.deltaSeconds)
+        case "stale-if-error": staleIfError = argument.flatMap(Self.deltaSeconds)
         default: break
         }
     }

@@ -16,6 +16,10 @@ public enum RequestCachePolicy: Sendable, Hashable {
 public enum CacheDecision: Sendable, Hashable {
     /// Answer with the stored response, this old (its Age).
     case serve(age: TimeInterval)
+    /// RFC 5861 §3: answer with the stale stored response at once (this old), and revalidate
+    /// it in the background with these conditional fields (none: a full request) so that a
+    /// later request finds it refreshed.
+    case serveStale(age: TimeInterval, revalidation: HTTPHeaderFields)
     /// Send the request with these conditional fields added; a 304 means the stored response
     /// (its fields updated) answers, anything else replaces it.
     case validate(HTTPHeaderFields)
@@ -52,6 +56,11 @@ public enum HTTPCacheRules {
         let request = CacheControl(requestHeaders, isRequest: true)
         let response = CacheControl(responseHeaders)
         if request.noStore || response.noStore { return .notStorable(reason: "no-store") }
+        // A body in a transfer coding the client could not undo would be kept without the field
+        // that names the coding: Transfer-Encoding is hop-by-hop and not stored (§3.1).
+        if responseHeaders.listMembers("Transfer-Encoding").contains(where: { $0.lowercased() != "chunked" }) {
+            return .notStorable(reason: "a transfer coding other than chunked")
+        }
         let vary = responseHeaders.listMembers("Vary").map { $0.lowercased() }
         if vary.contains("*") { return .notStorable(reason: "Vary: *") }
         // The request's values of the fields Vary names are stored with the response: a
@@ -77,7 +86,19 @@ public enum HTTPCacheRules {
         stored: StoredResponse?,
         now: Date
     ) -> CacheDecision {
-        let usable = stored.flatMap { isCacheableMethod(method) && $0.varyMatches(requestHeaders) ? $0 : nil }
+        let usable = stored.flatMap { isAnsweredFromStore(method) && $0.varyMatches(requestHeaders) ? $0 : nil }
+        let decided = policyDecision(policy, requestHeaders: requestHeaders, usable: usable, now: now)
+        // A HEAD is not sent conditionally: its 200 freshens the stored GET (§4.3.5) as well.
+        if method == "HEAD", case .validate = decided { return .load }
+        return decided
+    }
+
+    private static func policyDecision(
+        _ policy: RequestCachePolicy,
+        requestHeaders: HTTPHeaderFields,
+        usable: StoredResponse?,
+        now: Date
+    ) -> CacheDecision {
         switch policy {
         case .reloadIgnoringCache:
             return .load
@@ -115,15 +136,57 @@ public enum HTTPCacheRules {
             case .seconds: break
             }
         }
+        // RFC 5861 §3, within the window; never for must-revalidate (RFC 9111 §4.2.4: no stale
+        // response where a directive forbids it), nor when the request may not reach the
+        // network (the background request would).
+        if !response.mustRevalidate, !request.onlyIfCached, let window = response.staleWhileRevalidate,
+            freshness.staleness <= TimeInterval(window)
+        {
+            return .serveStale(age: freshness.age, revalidation: stored.validators)
+        }
         return validateOrLoad()
     }
 
-    /// Header fields a cache does not keep (§3.1): hop-by-hop ones and those Connection names.
+    /// RFC 5861 §4: whether `stored`, being validated or reloaded because it is stale, may
+    /// answer instead of a failure (a network error, or ``isServerError(_:)``): within the
+    /// response's or the request's stale-if-error window, and not where a directive forbids a
+    /// stale response (must-revalidate, an unqualified no-cache: RFC 9111 §4.2.4).
+    public static func mayServeStaleOnError(
+        _ stored: StoredResponse,
+        requestHeaders: HTTPHeaderFields,
+        now: Date
+    )
+        -> Bool
+    {
+        let response = CacheControl(stored.headers)
+        let request = CacheControl(requestHeaders, isRequest: true)
+        guard !response.mustRevalidate, !response.noCache, !request.noCache, !request.noStore else { return false }
+        let freshness = CacheFreshness(of: stored, at: now)
+        guard !freshness.isFresh, let window = [response.staleIfError, request.staleIfError].compactMap({ $0 }).max()
+        else { return false }
+        return freshness.staleness <= TimeInterval(window)
+    }
+
+    /// The statuses RFC 5861 §4 counts as an error for stale-if-error.
+    public static func isServerError(_ statusCode: Int) -> Bool { [500, 502, 503, 504].contains(statusCode) }
+
+    /// The stored fields sent with a response reused without validation: those a qualified
+    /// `no-cache="…"` names are held back (RFC 9111 §5.2.2.4: not sent without successful
+    /// revalidation); after a validation the stored response is sent whole.
+    public static func fieldsToReuse(_ headers: HTTPHeaderFields) -> HTTPHeaderFields {
+        let held = Set(CacheControl(headers).noCacheFields)
+        guard !held.isEmpty else { return headers }
+        return HTTPHeaderFields(headers.fields.filter { !held.contains($0.name.lowercased()) })
+    }
+
+    /// Header fields a cache does not keep (§3.1): hop-by-hop ones and those Connection names,
+    /// and those a qualified `private="…"` names (§5.2.2.7: one user's, kept out of the store).
     public static func fieldsToStore(_ headers: HTTPHeaderFields) -> HTTPHeaderFields {
         var dropped: Set<String> = [
             "connection", "keep-alive", "proxy-connection", "te", "transfer-encoding", "upgrade",
         ]
         for name in headers.listMembers("Connection") { dropped.insert(name.lowercased()) }
+        dropped.formUnion(CacheControl(headers).privateFields)
         return HTTPHeaderFields(headers.fields.filter { !dropped.contains($0.name.lowercased()) })
     }
 

@@ -1,5 +1,4 @@
 public import Foundation
-import KeyjarCore
 
 /// What a cache keeps of a response to decide about it later: status, header fields, when the
 /// request went and the response came, and the request's values of the fields its Vary names.
@@ -62,15 +61,27 @@ public struct StoredResponse: Sendable, Hashable {
     }
 
     /// The response's Date, else the time it was received (§4.2.3: a recipient with a clock
-    /// adds one).
-    public var date: Date { headers["Date"].flatMap(CookieDate.parse) ?? responseTime }
+    /// adds one). A Date that is not one HTTP-date counts as absent (RFC 9110 §6.6.1: a
+    /// recipient with a clock replaces an invalid one).
+    public var date: Date {
+        let lines = headers.values("Date")
+        guard lines.count == 1, let date = HTTPDate.parse(lines[0], now: responseTime) else { return responseTime }
+        return date
+    }
+
+    /// Last-Modified when it is one HTTP-date; nil otherwise (no heuristic, no If-Modified-Since).
+    public var lastModified: Date? {
+        let lines = headers.values("Last-Modified")
+        guard lines.count == 1 else { return nil }
+        return HTTPDate.parse(lines[0], now: responseTime)
+    }
 
     /// The validators a conditional request can use (§4.3.1): If-None-Match with the entity
     /// tag, If-Modified-Since with Last-Modified. Empty when there are none.
     public var validators: HTTPHeaderFields {
         var fields = HTTPHeaderFields()
         if let tag = headers["ETag"] { fields.append("If-None-Match", tag) }
-        if let modified = headers["Last-Modified"], CookieDate.parse(modified) != nil {
+        if let modified = headers["Last-Modified"], lastModified != nil {
             fields.append("If-Modified-Since", modified)
         }
         return fields

@@ -18,6 +18,12 @@ extension LoaderConnection {
         /// A request no stored variant matched is out with the entity tags of these variants
         /// (RFC 9111 §4.3.1): a 304 names the one to use.
         case validatingVariants([CachedEntry])
+        /// This stale entry (without a validator) is being loaded again: it answers instead
+        /// of an error within its stale-if-error window (LoaderConnection+StaleResponses).
+        case reloading(CachedEntry)
+        /// Set before the start of a background revalidation (stale-while-revalidate): the
+        /// load sends these conditional fields for this entry instead of consulting the cache.
+        case revalidatingInBackground(CachedEntry, HTTPHeaderFields)
     }
 
     /// A response on its way into the cache.
@@ -68,8 +74,12 @@ extension LoaderConnection {
             )
             return true
         }
+        if beginBackgroundRevalidation(request) { return false }
+        // What the cache did for an earlier hop is not this one's.
+        cacheState = .none
         let requestHeaders = cacheRequestHeaders(request)
-        let found = HTTPCacheRules.isCacheableMethod(method) ? cache.lookup(url, requestHeaders: requestHeaders) : nil
+        let found =
+            HTTPCacheRules.isAnsweredFromStore(method) ? cache.lookup(url, requestHeaders: requestHeaders) : nil
         let decision = HTTPCacheRules.decision(
             policy: policy,
             method: method,
@@ -80,7 +90,17 @@ extension LoaderConnection {
         switch decision {
         case .serve(let age):
             guard let found else { return false }
-            serveFromCache(found.entry, body: found.body, age: age, url: url)
+            return serveStored(found.entry, body: found.body, age: age, request: request, url: url)
+        case .serveStale(let age, let revalidation):
+            guard let found else { return false }
+            // A range the stored body cannot answer goes to the server as any load does.
+            guard serveStored(found.entry, body: found.body, age: age, request: request, url: url) else { return false }
+            BackgroundRevalidation.start(
+                of: found.entry,
+                request: Self.revalidation(of: request),
+                conditional: revalidation,
+                loader: loader
+            )
             return true
         case .fail:
             closeBody(found?.body)
@@ -104,6 +124,9 @@ extension LoaderConnection {
             return false
         case .load:
             closeBody(found?.body)
+            // A stale entry may answer if the reload fails (stale-if-error); a HEAD's never does, its
+            // body would go with it.
+            if policy == .useProtocol, method != "HEAD", let found { cacheState = .reloading(found.entry) }
             if found == nil, HTTPCacheRules.isCacheableMethod(method) {
                 validateVariants(of: url, request: request, policy: policy, requestHeaders: requestHeaders, in: cache)
             }
@@ -137,25 +160,40 @@ extension LoaderConnection {
     /// The stored variant a validation's response is about, the validation over: the one
     /// validated, or, of several, the one a 304 (`fields`) names.
     private func takeValidated(_ fields: HTTPHeaderFields) -> CachedEntry? {
-        defer { cacheState = .none }
         switch cacheState {
-        case .none: return nil
-        case .validating(let entry): return entry
+        case .none, .reloading, .revalidatingInBackground: return nil
+        case .validating(let entry):
+            cacheState = .none
+            return entry
         case .validatingVariants(let variants):
+            cacheState = .none
             return HTTPCacheRules.variantSelected(byNotModified: fields, among: variants.map(\.response)).map {
                 variants[$0]
             }
         }
     }
 
-    private func closeBody(_ body: CachedBody?) {
+    /// The request that revalidates an entry served stale in the background: a GET of the
+    /// whole response, whatever part of it (a HEAD, a range) the served request asked for.
+    static func revalidation(of request: URLRequest) -> URLRequest {
+        var whole = request
+        whole.httpMethod = "GET"
+        whole.httpBody = nil
+        for field in ["Range", "If-Range"] { whole.setValue(nil, forHTTPHeaderField: field) }
+        return whole
+    }
+
+    func closeBody(_ body: CachedBody?) {
         if case .file(let handle, _)? = body { try? handle.close() }
     }
 
     /// A hit: the stored response (its Age current), its body in pieces, the end, as a load
-    /// would deliver them. Its Set-Cookie lines are not stored again.
+    /// would deliver them. Its Set-Cookie lines are not stored again; the fields a qualified
+    /// no-cache names are left out (reused without validation).
     func serveFromCache(_ entry: CachedEntry, body: CachedBody, age: TimeInterval, url: URL) {
-        guard deliverCached(entry, age: age, url: url) != nil else {
+        var reused = entry
+        reused.response.headers = HTTPCacheRules.fieldsToReuse(entry.response.headers)
+        guard deliverCached(reused, age: age, url: url) != nil else {
             closeBody(body)
             return
         }
@@ -187,7 +225,7 @@ extension LoaderConnection {
 
     /// Delivers a stored response (its Age current) as the load's response; nil, the load
     /// failed, when it cannot be read.
-    private func deliverCached(_ entry: CachedEntry, age: TimeInterval, url: URL) -> HTTPURLResponse? {
+    func deliverCached(_ entry: CachedEntry, age: TimeInterval, url: URL) -> HTTPURLResponse? {
         let head = Self.head(of: entry, age: age)
         published.withLock { $0.head = head }
         guard let response = head.httpResponse(for: url) else {
@@ -213,6 +251,11 @@ extension LoaderConnection {
         ) {
             cache.remove(target)
         }
+        if method == "HEAD" {
+            freshenStoredGET(with: head, in: cache, request: request, url: url)
+            return false
+        }
+        if answerWithStaleResponse(statusCode: head.statusCode, url: url) { return true }
         if let entry = takeValidated(fields) {
             if HTTPCacheRules.confirmsStored(statusCode: head.statusCode),
                 let hit = cache.lookup(url, variantOf: entry)

@@ -322,6 +322,7 @@ extension LoaderConnection {
             let url = currentRequest.url ?? originalRequest.url ?? URL(fileURLWithPath: "/")
             let awaitingHead = if case .awaitingHead = body { true } else { false }
             if handleTLSFailure(result, url: url, awaitingHead: awaitingHead) { return }
+            if awaitingHead, serveStaleInsteadOfFailure(url: url) { return }
             fail(LoaderError.make(for: result, url: url))
             return
         }

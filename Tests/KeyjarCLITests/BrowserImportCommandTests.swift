@@ -226,7 +226,7 @@ struct BrowserImportCommandTests {
         let lock = NSLock()
         nonisolated(unsafe) var printed = ""
         output.fileHandleForReading.readabilityHandler = { handle in
-            let data = handle.availableData
+            let data = DescriptorIO.read(handle, upTo: 64 << 10)
             lock.withLock { printed += String(decoding: data, as: UTF8.self) }
         }
         try process.run()
@@ -272,7 +272,7 @@ struct BrowserImportCommandTests {
         output.fileHandleForReading.readabilityHandler = nil
         let text =
             lock.withLock { printed }
-            + String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            + String(decoding: DescriptorIO.readToEnd(output.fileHandleForReading), as: UTF8.self)
         #expect(text.hasSuffix("stopped following: 1 updated, 1 removed\n"), "\(text)")
         #expect(!text.contains("rotated") && !text.contains("first"))
     }

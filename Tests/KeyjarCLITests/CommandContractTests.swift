@@ -186,6 +186,27 @@ struct CommandContractTests {
         }
     }
 
+    /// Standard input that cannot be read (a directory) is an error naming what was to be read,
+    /// for a password, a token and a request body alike; the command does not crash.
+    @Test func unreadableStandardInputIsAnError() async throws {
+        let daemon = try await DaemonProcess()
+        let keyjar = KeyjarCLI(daemon: daemon)
+        let url = "https://\(uniqueHost("stdin"))"
+        for (arguments, what) in [
+            (["credential", "add", "--url", url, "--user", "c", "--password-stdin"], "password"),
+            (["credential", "add", "--url", url, "--token-stdin"], "token"),
+            (["fetch", "--data", "@-", "http://127.0.0.1:9/"], "request body"),
+        ] {
+            let result = try await Self.shell(keyjar, arguments, redirect: "< /")
+            #expect(result.status == 1, "\(arguments): \(result.error)")
+            #expect(
+                result.error == "keyjar: cannot read the \(what) from standard input: Is a directory.\n",
+                "\(arguments)"
+            )
+        }
+        #expect(try await keyjar.ok("credential", "list").isEmpty)
+    }
+
     /// Ctrl-C at the password prompt gives the terminal back with echo on.
     @Test func ctrlCAtThePromptRestoresTheTerminal() async throws {
         let daemon = try await DaemonProcess()

@@ -231,7 +231,7 @@ struct FetchCommandTests {
         // As a shell reports a command Ctrl-C ended: 128 + SIGINT.
         #expect(process.terminationStatus == 130)
         #expect(
-            String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            String(decoding: DescriptorIO.readToEnd(errors.fileHandleForReading), as: UTF8.self)
                 == "keyjar: interrupted.\n"
         )
         let left = try FileManager.default.contentsOfDirectory(atPath: fixture.daemon.directory.path)

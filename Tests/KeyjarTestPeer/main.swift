@@ -50,7 +50,7 @@ if arguments.first == "threads", arguments.count == 2, let url = URL(string: arg
         print("listening \(afterListening - afterReplica) \(replica.isListening)")
         exit(0)
     } catch {
-        FileHandle.standardError.write(Data("KeyjarTestPeer: \(error)\n".utf8))
+        try? FileHandle.standardError.write(contentsOf: Data("KeyjarTestPeer: \(error)\n".utf8))
         exit(1)
     }
 }
@@ -78,7 +78,7 @@ if arguments == ["shared-loader"] {
         print(caches.allSatisfy { $0 != nil && $0 === caches[0] } ? "same cache" : "different caches")
         exit(0)
     } catch {
-        FileHandle.standardError.write(Data("KeyjarTestPeer: \(error)\n".utf8))
+        try? FileHandle.standardError.write(contentsOf: Data("KeyjarTestPeer: \(error)\n".utf8))
         exit(1)
     }
 }
@@ -110,7 +110,7 @@ if arguments.first == "cache-write", arguments.count == 3, let url = URL(string:
             usleep(20_000)
         }
     } catch {
-        FileHandle.standardError.write(Data("KeyjarTestPeer: \(error)\n".utf8))
+        try? FileHandle.standardError.write(contentsOf: Data("KeyjarTestPeer: \(error)\n".utf8))
         exit(1)
     }
 }
@@ -239,9 +239,9 @@ do {
         guard let url = URL(string: arguments[1]) else { throw KeyjarClientError(code: .refused, message: "bad URL") }
         if arguments.count == 3 { storage.client.startPostingNotifications() }
         // Unbuffered: the test reads each answer before it sends the next line.
-        FileHandle.standardOutput.write(Data("ready\n".utf8))
+        try? FileHandle.standardOutput.write(contentsOf: Data("ready\n".utf8))
         while readLine() != nil {
-            FileHandle.standardOutput.write(Data(((storage.cookieHeader(for: url) ?? "") + "\n").utf8))
+            try? FileHandle.standardOutput.write(contentsOf: Data(((storage.cookieHeader(for: url) ?? "") + "\n").utf8))
         }
     case "header" where arguments.count == 2:
         guard let url = URL(string: arguments[1]) else { throw KeyjarClientError(code: .refused, message: "bad URL") }
@@ -249,7 +249,7 @@ do {
     case "watch":
         let changes = storage.client.changes()
         // Unbuffered, so the test sees it before the first change arrives.
-        FileHandle.standardOutput.write(Data("watching\n".utf8))
+        try? FileHandle.standardOutput.write(contentsOf: Data("watching\n".utf8))
         let done = DispatchSemaphore(value: 0)
         Task.detached {
             for await event in changes {
@@ -281,6 +281,6 @@ do {
         exit(2)
     }
 } catch {
-    FileHandle.standardError.write(Data("KeyjarTestPeer: \(error)\n".utf8))
+    try? FileHandle.standardError.write(contentsOf: Data("KeyjarTestPeer: \(error)\n".utf8))
     exit(1)
 }

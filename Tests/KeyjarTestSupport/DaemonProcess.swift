@@ -87,7 +87,7 @@ public final class DaemonProcess: KeyjarService, StoppedAtTestEnd, @unchecked Se
         Thread.detachNewThread {
             var bytes: [UInt8] = []
             while true {
-                let chunk = handle.readData(ofLength: 1)
+                let chunk = DescriptorIO.read(handle, upTo: 1)
                 guard let byte = chunk.first, byte != UInt8(ascii: "\n") else { break }
                 bytes.append(byte)
             }
@@ -201,7 +201,7 @@ public func runCommand(
     try process.run()
     for (pipe, box) in [(output, outputBox), (error, errorBox)] {
         Thread.detachNewThread {
-            box.set(pipe.fileHandleForReading.readDataToEndOfFile())
+            box.set(DescriptorIO.readToEnd(pipe.fileHandleForReading))
             drained.signal()
         }
     }

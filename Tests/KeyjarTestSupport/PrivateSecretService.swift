@@ -73,7 +73,7 @@ public final class PrivateSecretService: @unchecked Sendable {
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
-        if loginKeyring { input.fileHandleForWriting.write(Data("throwaway".utf8)) }
+        if loginKeyring { DescriptorIO.write("throwaway", to: input.fileHandleForWriting) }
         try input.fileHandleForWriting.close()
         keyring = process
         try await waitForOwner(present: true)

@@ -20,7 +20,7 @@ public final class SQLiteShell: @unchecked Sendable {
         process.standardOutput = outputPipe
         process.standardError = outputPipe
         outputPipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
-            let data = handle.availableData
+            let data = DescriptorIO.read(handle, upTo: 64 << 10)
             guard let self, !data.isEmpty else { return }
             self.lock.withLock { self.output += String(decoding: data, as: UTF8.self) }
         }
@@ -31,7 +31,7 @@ public final class SQLiteShell: @unchecked Sendable {
     /// done (committed) when this returns.
     public func run(_ sql: String) async throws {
         let marker = "done-\(UUID().uuidString)"
-        input.fileHandleForWriting.write(Data((sql + "\n.print \(marker)\n").utf8))
+        DescriptorIO.write(sql + "\n.print \(marker)\n", to: input.fileHandleForWriting)
         try await waitUntil("sqlite3 running \(sql.prefix(40))") {
             lock.withLock { output.contains(marker) }
         }

@@ -54,7 +54,7 @@ struct FreshReadTests {
 
         /// Asks for one lookup and returns its answer.
         func lookup() -> String? {
-            input.fileHandleForWriting.write(Data("\n".utf8))
+            DescriptorIO.write("\n", to: input.fileHandleForWriting)
             return line()
         }
     }

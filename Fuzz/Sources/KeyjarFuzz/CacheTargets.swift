@@ -55,3 +55,15 @@ func fuzzCacheHeaders(_ bytes: [UInt8]) {
         }
     }
 }
+
+/// HTTP-date (RFC 9110 §5.6.7): any text parses to a finite instant or to nothing, and what
+/// parses formats as an IMF-fixdate that parses back to the same instant (a leap second aside,
+/// which formats as the next minute's first second: the same instant).
+func fuzzHTTPDate(_ bytes: [UInt8]) {
+    let text = String(decoding: bytes, as: UTF8.self)
+    let now = Date(timeIntervalSince1970: 1_700_000_000)
+    guard let date = HTTPDate.parse(text, now: now) else { return }
+    fuzzCheck(date.timeIntervalSince1970.isFinite, "a non-finite date from \(text.debugDescription)")
+    let formatted = HTTPDate.format(date)
+    fuzzCheck(HTTPDate.parse(formatted, now: now) == date, "\(formatted) does not parse back to \(date)")
+}

@@ -59,6 +59,7 @@ enum FuzzTarget: String, CaseIterable {
     case jsonFile = "json-file"
     case gitCredential = "git-credential"
     case cacheHeaders = "cache-headers"
+    case httpDate = "http-date"
     case dataURL = "data-url"
     case contentDisposition = "content-disposition"
     case resumeData = "resume-data"
@@ -96,6 +97,7 @@ enum FuzzTarget: String, CaseIterable {
         case .macBinary: fuzzMacBinary(bytes)
         case .binHex: fuzzBinHex(bytes)
         case .cacheHeaders: fuzzCacheHeaders(bytes)
+        case .httpDate: fuzzHTTPDate(bytes)
         case .browserRow: fuzzBrowserRow(bytes)
         case .oauthToken: fuzzOAuthTokenResponse(bytes)
         case .netrcFile: fuzzNetrcFile(bytes)

@@ -333,7 +333,7 @@ extension CredentialCommand {
             )
             let name = user ?? space.userFromURL ?? Self.tokenUser
             let (token, refreshToken) = try TokenInput.read(
-                FileHandle.standardInput.readDataToEndOfFile(),
+                StandardInput.readAll(for: "token"),
                 withRefreshToken: refreshTokenStdin
             )
             let client = try global.connect()

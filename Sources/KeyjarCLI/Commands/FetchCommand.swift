@@ -251,7 +251,9 @@ struct FetchCommand: AsyncParsableCommand {
     func run() async throws {
         var request = FetchRequest(url: try Self.withoutUser(Self.parseURL(url)), method: method?.uppercased())
         request.headers = try headers.map { header throws(CLIError) in try FetchRequest.header(header) }
-        request.body = try FetchRequest.body(data) { FileHandle.standardInput.readDataToEndOfFile() }
+        request.body = try FetchRequest.body(data) { () throws(CLIError) in
+            try StandardInput.readAll(for: "request body")
+        }
         let credential = try effectiveUser.map { name in
             FetchCredential(
                 user: name,

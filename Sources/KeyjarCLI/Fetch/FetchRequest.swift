@@ -28,12 +28,15 @@ struct FetchRequest {
 
     /// `-d` data: text as given, `@FILE` a file's bytes, `@-` standard input. Several `-d`
     /// are joined with `&` as curl does.
-    static func body(_ arguments: [String], readStandardInput: () -> Data) throws(CLIError) -> Data? {
+    static func body(
+        _ arguments: [String],
+        readStandardInput: () throws(CLIError) -> Data
+    ) throws(CLIError) -> Data? {
         guard !arguments.isEmpty else { return nil }
         var parts: [Data] = []
         for argument in arguments {
             if argument == "@-" {
-                parts.append(readStandardInput())
+                parts.append(try readStandardInput())
             } else if argument.hasPrefix("@") {
                 let path = String(argument.dropFirst())
                 guard let data = FileManager.default.contents(atPath: path) else {

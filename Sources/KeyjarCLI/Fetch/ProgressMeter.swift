@@ -43,7 +43,7 @@ struct ProgressMeter {
     mutating func finish(now: ContinuousClock.Instant = .now) {
         guard drawn else { return }
         draw(now: now)
-        FileHandle.standardError.write(Data("\n".utf8))
+        try? FileHandle.standardError.write(contentsOf: Data("\n".utf8))
     }
 
     private mutating func draw(now: ContinuousClock.Instant) {
@@ -56,7 +56,7 @@ struct ProgressMeter {
             line += " of \(Self.size(expected)) (\(percent)%)"
         }
         line += ", \(Self.size(Int64(Double(received) / seconds)))/s   "
-        FileHandle.standardError.write(Data(line.utf8))
+        try? FileHandle.standardError.write(contentsOf: Data(line.utf8))
     }
 
     static func size(_ bytes: Int64) -> String {

@@ -6,7 +6,7 @@ import Glibc
 enum PasswordInput {
     /// All of standard input, less one trailing newline (`echo pw |` and `printf pw |` both work).
     static func fromStandardInput(what: String = "password") throws(CLIError) -> String {
-        try password(from: FileHandle.standardInput.readDataToEndOfFile(), what: what)
+        try password(from: StandardInput.readAll(for: what), what: what)
     }
 
     /// The secret in piped bytes: exactly one trailing `\n` or `\r\n` is dropped, and nothing

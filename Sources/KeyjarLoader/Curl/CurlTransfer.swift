@@ -22,6 +22,8 @@ struct CurlResult: Sendable {
     var osErrno: Int
     /// Set when Keyjar itself stopped the transfer (oversized or malformed head).
     var headProblem: String?
+    /// Set when the body's coding could not be undone (the code is then CURLE_BAD_CONTENT_ENCODING).
+    var decodingProblem: String?
 
     var succeeded: Bool { code == CURLE_OK.rawValue }
 }
@@ -80,6 +82,12 @@ final class CurlTransfer: @unchecked Sendable {
     private var expectedUpload: Int64 = -1
     private var headParser = ResponseHeadParser()
     private var headProblem: String?
+    /// Whether this transfer undoes the codings it advertised (the request named no
+    /// Accept-Encoding of its own, whose codings would be the caller's to undo).
+    private var decodesCodings = false
+    /// The current response's decoder; nil delivers the body as it comes.
+    private var decoder: ContentDecoder?
+    private var decodingProblem: String?
     private var startedNonHTTP = false
     private var completed = false
     private let unread = Atomic<Int>(0)
@@ -141,9 +149,11 @@ final class CurlTransfer: @unchecked Sendable {
         if Self.traces { set(CURLOPT_VERBOSE, 1) }
         // Redirects and challenges go through the delegate, hop by hop.
         set(CURLOPT_FOLLOWLOCATION, 0)
-        // gzip, deflate, br and zstd, decoded by libcurl, whatever this build supports.
+        // Codings are undone here (ContentDecoder), not by libcurl, which would fail the load
+        // on one it does not know; this also keeps it from undoing a transfer coding it knows.
+        set(CURLOPT_HTTP_CONTENT_DECODING, 0)
         if !request.headerLines.contains(where: { ResponseHead.isField($0, named: "Accept-Encoding") }) {
-            set(CURLOPT_ACCEPT_ENCODING, "")
+            decodesCodings = true
         }
         _ = keyjar_easy_setopt_pointer(easy, CURLOPT_ERRORBUFFER, errorBuffer)
         _ = keyjar_easy_setopt_write_function(easy, CURLOPT_WRITEFUNCTION, Self.writeCallback)
@@ -159,6 +169,7 @@ final class CurlTransfer: @unchecked Sendable {
         set(CURLOPT_CONNECTTIMEOUT_MS, Int(min(timeout * 1000, Double(Int32.max))))
 
         for line in request.headerLines { headerList = line.withCString { curl_slist_append(headerList, $0) } }
+        if decodesCodings { headerList = curl_slist_append(headerList, ContentCoding.acceptEncodingLine) }
         // libcurl would otherwise add "Expect: 100-continue" to large bodies and wait for it;
         // without a body there is nothing to suppress (and one field less to check).
         if case .none = request.body {} else { headerList = curl_slist_append(headerList, "Expect:") }
@@ -242,13 +253,16 @@ final class CurlTransfer: @unchecked Sendable {
         var osErrno = 0
         _ = keyjar_easy_getinfo_long(easy, CURLINFO_OS_ERRNO, &osErrno)
         let message = String(cString: errorBuffer)
+        // The write callback refused the body it could not decode: a coding error, not a write error.
+        let code = decodingProblem == nil ? code : CURLE_BAD_CONTENT_ENCODING
         receive(
             .completed(
                 CurlResult(
                     code: code.rawValue,
-                    message: message.isEmpty ? String(cString: curl_easy_strerror(code)) : message,
+                    message: decodingProblem ?? (message.isEmpty ? String(cString: curl_easy_strerror(code)) : message),
                     osErrno: osErrno,
-                    headProblem: headProblem
+                    headProblem: headProblem,
+                    decodingProblem: decodingProblem
                 )
             )
         )
@@ -278,8 +292,20 @@ final class CurlTransfer: @unchecked Sendable {
             transfer.paused.store(false, ordering: .relaxed)
         }
         if !transfer.isHTTP, !transfer.startedNonHTTP { transfer.startNonHTTPResponse() }
-        transfer.unread.add(length, ordering: .relaxed)
-        transfer.receive(.data(Data(bytes: pointer, count: length)))
+        guard let decoder = transfer.decoder else {
+            transfer.unread.add(length, ordering: .relaxed)
+            transfer.receive(.data(Data(bytes: pointer, count: length)))
+            return length
+        }
+        do throws(ContentDecodingError) {
+            try decoder.decode(UnsafeRawBufferPointer(start: pointer, count: length)) { piece in
+                transfer.unread.add(piece.count, ordering: .relaxed)
+                transfer.receive(.data(Data(piece)))
+            }
+        } catch {
+            transfer.decodingProblem = error.description
+            return 0
+        }
         return length
     }
 
@@ -297,6 +323,16 @@ final class CurlTransfer: @unchecked Sendable {
         switch transfer.headParser.consume(bytes) {
         case .incomplete: return length
         case .head(let head):
+            // Every final head starts a body of its own (libcurl's authentication rounds).
+            transfer.decoder = nil
+            if transfer.decodesCodings, let plan = ContentCoding.decodingPlan(for: head) {
+                do throws(ContentDecodingError) {
+                    transfer.decoder = try ContentDecoder(plan)
+                } catch {
+                    transfer.decodingProblem = error.description
+                    return 0
+                }
+            }
             transfer.receive(.head(head))
             return length
         case .tooLarge:

@@ -168,8 +168,94 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.reply(200, ("%s body #%d" % (language, counters[key])).encode(), headers)
         elif path == "/cacheable":
             self.reply(200, b"cache me", [("Cache-Control", "max-age=600")])
+        elif path == "/cache-rules":
+            # Cache rules (RFC 9111, RFC 5861): every `h=Name:value` is a header of every
+            # response, every `first=Name:value` of the first response of the key only, every
+            # `later=Name:value` of the later ones only; a Date of the moment it answers is
+            # added unless one is given (and no other). `delay=S` pauses S seconds after
+            # reading the request; `then=STATUS` answers every later request with that status,
+            # `then=drop` closes the connection without an answer. A request whose
+            # If-None-Match is the ETag given gets a 304 (counted as "304:KEY"). The body is
+            # "rules #N".
+            # send_response_only: send_response would add a Date line of its own.
+            def answer(status, body=None):
+                self.send_response_only(status)
+                for name, value in headers:
+                    self.send_header(name, value)
+                if body is not None:
+                    self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                if body:
+                    self.wfile.write(body)
+            items = urllib.parse.parse_qsl(url.query)
+            def fields(name):
+                return [tuple(value.split(":", 1)) for item, value in items if item == name]
+            headers = fields("h") + (fields("first") if counters[key] == 1 else fields("later"))
+            headers = [(name.strip(), value.strip()) for name, value in headers]
+            if "delay" in query:
+                time.sleep(float(query["delay"]))
+            if not any(name.lower() == "date" for name, _ in headers):
+                headers.insert(0, ("Date", self.date_time_string()))
+            then = query.get("then")
+            if then == "drop" and counters[key] > 1:
+                self.close_connection = True
+                self.connection.shutdown(2)
+                return
+            if then and counters[key] > 1:
+                answer(int(then), b"failed")
+                return
+            etag = [value for name, value in headers if name.lower() == "etag"]
+            if etag and self.headers.get("If-None-Match") == etag[0]:
+                counters["304:" + key] = counters.get("304:" + key, 0) + 1
+                answer(304)
+                return
+            answer(200, ("rules #%d" % counters[key]).encode())
         elif path == "/no-store":
             self.reply(200, b"do not cache me", [("Cache-Control", "no-store")])
+        elif path == "/coded":
+            # "coded body " * repeat put through the codings named by ce (Content-Encoding) and
+            # te (Transfer-Encoding, then framed as chunked), in order: gzip and deflate applied,
+            # any other name left as it is (a coding the test says is not known); corrupt=1 sends
+            # a body that is not what it claims; cc is its Cache-Control. X-Sent-Base64 is the
+            # content as sent before the chunked framing (for short bodies).
+            content = b"coded body " * int(query.get("repeat", "50"))
+            def code(data, names):
+                for name in [n.strip() for n in names.split(",") if n.strip()]:
+                    if name == "gzip":
+                        data = gzip.compress(data)
+                    elif name == "deflate":
+                        data = zlib.compress(data)
+                return data
+            content = code(code(content, query.get("ce", "")), query.get("te", ""))
+            if "corrupt" in query:
+                content = b"\x1f\x8b\x08\x00 not gzip at all"
+            headers = [("Content-Encoding", query["ce"])] if "ce" in query else []
+            if "cc" in query:
+                headers.append(("Cache-Control", query["cc"]))
+            if len(content) < 4096:
+                headers.append(("X-Sent-Base64", base64.b64encode(content).decode()))
+            if "te" not in query:
+                return self.reply(200, content, headers)
+            self.send_response(200)
+            for name, value in headers:
+                self.send_header(name, value)
+            self.send_header("Transfer-Encoding", query["te"] + ", chunked")
+            self.end_headers()
+            for start in range(0, len(content), 1000):
+                piece = content[start:start + 1000]
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+            self.wfile.write(b"0\r\n\r\n")
+        elif path == "/head":
+            # For HEAD against a stored GET: a GET gets Cache-Control cc and ETag etag, a HEAD
+            # headcc and headetag when given (else the GET's), both the same Content-Length.
+            # The body says which request of its key this is (#N).
+            is_head = self.command == "HEAD"
+            headers = [("Date", self.date_time_string())]
+            for name, field in (("cc", "Cache-Control"), ("etag", "ETag")):
+                value = query.get("head" + name, query.get(name)) if is_head else query.get(name)
+                if value:
+                    headers.append((field, value))
+            self.reply(200, b"head body #%d" % (counters[key] % 10), headers)
         elif path.startswith("/basic/"):
             realm = query.get("realm", "keyjar-test")
             expected = "Basic " + base64.b64encode(("%s:%s" % (query.get("user", "alice"), query.get("password", "wonderland"))).encode()).decode()
