@@ -85,7 +85,7 @@ final class DiskIndex {
             try Self.useWAL(connection)
             try connection.execute("PRAGMA synchronous = NORMAL")
             start = try Self.migrations.start(of: connection)
-            if case .known = start { try Self.migrate(connection) }
+            if case .known = start { try Self.migrations.apply(to: connection) }
         } catch {
             throw ResponseCacheError("cannot open the cache index \(indexPath): \(error)")
         }
@@ -100,7 +100,8 @@ final class DiskIndex {
 
     /// WAL is a property of the file, set by whichever process creates the index. Processes
     /// opening a new index at once can find it locked by that change, and SQLite returns
-    /// SQLITE_BUSY for it without calling the busy handler: tried again for up to a second.
+    /// SQLITE_BUSY for it without calling the busy handler: tried again, for up to ten seconds
+    /// (the change itself takes microseconds; a loaded machine may hold its process off).
     private static func useWAL(_ connection: SQLiteConnection) throws {
         var attempt = 0
         while true {
@@ -109,24 +110,8 @@ final class DiskIndex {
                 return
             } catch {
                 attempt += 1
-                guard attempt < 500 else { throw error }
+                guard attempt < 5_000 else { throw error }
                 usleep(2_000)
-            }
-        }
-    }
-
-    /// Applies the migrations, each step in a write transaction that reads the version first:
-    /// processes opening an old index at once all see its old version before they start, and
-    /// a step another has just run must be neither run again (its column would exist) nor
-    /// have its version written back over a later one's. (`SQLiteMigrations.apply` reads the
-    /// version once, before its transactions: right for keyjard's store, which one process
-    /// opens, not for a cache every process of the application opens.)
-    private static func migrate(_ connection: SQLiteConnection) throws {
-        for step in migrations.steps {
-            try connection.transaction {
-                guard try connection.integerPragma("user_version") < step.version else { return }
-                try connection.execute(step.sql)
-                try connection.execute("PRAGMA user_version = \(step.version)")
             }
         }
     }

@@ -24,11 +24,14 @@ package struct SQLiteMigrations: Sendable {
     }
 
     /// Runs the steps after the database's version, in order; a failed step leaves the database
-    /// at the version before it.
+    /// at the version before it. Each step reads the version inside its own write transaction:
+    /// processes that open an old database at once (every process of an application opens its
+    /// response cache) must neither run a step another has just run (its column would exist)
+    /// nor write its version back over a later one's.
     package func apply(to connection: SQLiteConnection) throws {
-        let current = try connection.integerPragma("user_version")
-        for step in steps where step.version > current {
+        for step in steps {
             try connection.transaction {
+                guard try connection.integerPragma("user_version") < step.version else { return }
                 try connection.execute(step.sql)
                 try connection.execute("PRAGMA user_version = \(step.version)")
             }
