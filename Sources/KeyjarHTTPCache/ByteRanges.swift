@@ -156,7 +156,8 @@ public enum ByteRanges {
     public static func merged(_ ranges: [ClosedRange<Int>]) -> [ClosedRange<Int>] {
         var result: [ClosedRange<Int>] = []
         for range in ranges.sorted(by: { $0.lowerBound < $1.lowerBound }) {
-            if let last = result.last, range.lowerBound <= last.upperBound + 1 {
+            // `&+`: a range may end at Int.max (a hostile Content-Range); nothing follows it.
+            if let last = result.last, last.upperBound == .max || range.lowerBound <= last.upperBound &+ 1 {
                 result[result.count - 1] = last.lowerBound...max(last.upperBound, range.upperBound)
             } else {
                 result.append(range)

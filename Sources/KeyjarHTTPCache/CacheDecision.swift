@@ -64,8 +64,12 @@ public enum HTTPCacheRules {
         let vary = responseHeaders.listMembers("Vary").map { $0.lowercased() }
         if vary.contains("*") { return .notStorable(reason: "Vary: *") }
         // The request's values of the fields Vary names are stored with the response: a
-        // credential would land in the cache's index.
-        if let credential = vary.first(where: { $0 == "authorization" || $0 == "proxy-authorization" }) {
+        // credential or a session cookie would land in the cache's index. (Cookies the loader
+        // adds from the jar are not among the values either, so a Vary: Cookie variant could
+        // answer another account's request.)
+        if let credential = vary.first(where: {
+            $0 == "authorization" || $0 == "proxy-authorization" || $0 == "cookie"
+        }) {
             return .notStorable(reason: "Vary: \(credential) would store a credential")
         }
         let explicit =

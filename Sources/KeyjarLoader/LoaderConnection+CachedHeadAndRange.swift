@@ -28,6 +28,12 @@ extension LoaderConnection {
         ) {
         case .whole:
             serveFromCache(entry, body: body, age: age, url: url)
+        case .forward
+        where Self.policy(request.cachePolicy) == .returnCacheDataDontLoad
+            || CacheControl(cacheRequestHeaders(request), isRequest: true).onlyIfCached:
+            // The request may not reach the network: the whole response answers a range too
+            // (RFC 9110 §14.2 lets a range request be answered whole).
+            serveFromCache(entry, body: body, age: age, url: url)
         case .forward:
             closeBody(body)
             return false
@@ -89,8 +95,10 @@ extension LoaderConnection {
             responseTime: Date()
         ) {
         case .none: break
-        case .update(let response): cache.update(url, response: response)
-        case .invalidate: cache.remove(url)
+        // That variant only, and only while it is still the one that was read: another
+        // process may have stored a new response (its own body) for it meanwhile.
+        case .update(let response): cache.update(stored.entry, response: response)
+        case .invalidate: cache.remove(variantOf: stored.entry)
         }
     }
 }

@@ -77,9 +77,17 @@ extension LoaderConnection {
         if beginBackgroundRevalidation(request) { return false }
         // What the cache did for an earlier hop is not this one's.
         cacheState = .none
+        cacheUnconditionalRequest = nil
         let requestHeaders = cacheRequestHeaders(request)
-        let found =
+        var found =
             HTTPCacheRules.isAnsweredFromStore(method) ? cache.lookup(url, requestHeaders: requestHeaders) : nil
+        if let hit = found, Self.callerUndoesCodings(requestHeaders),
+            hit.entry.response.headers.contains("Content-Encoding")
+        {
+            // Stored as the loader decoded it; this caller wants the bytes as coded.
+            closeBody(hit.body)
+            found = nil
+        }
         let decision = HTTPCacheRules.decision(
             policy: policy,
             method: method,
@@ -119,6 +127,7 @@ extension LoaderConnection {
             for field in conditional where request.value(forHTTPHeaderField: field.name) == nil {
                 validating.setValue(field.value, forHTTPHeaderField: field.name)
             }
+            cacheUnconditionalRequest = request
             setCurrentRequest(validating)
             cacheState = .validating(found.entry)
             return false
@@ -127,7 +136,7 @@ extension LoaderConnection {
             // A stale entry may answer if the reload fails (stale-if-error); a HEAD's never does, its
             // body would go with it.
             if policy == .useProtocol, method != "HEAD", let found { cacheState = .reloading(found.entry) }
-            if found == nil, HTTPCacheRules.isCacheableMethod(method) {
+            if found == nil, HTTPCacheRules.isCacheableMethod(method), !Self.callerUndoesCodings(requestHeaders) {
                 validateVariants(of: url, request: request, policy: policy, requestHeaders: requestHeaders, in: cache)
             }
             return false
@@ -153,6 +162,7 @@ extension LoaderConnection {
         else { return }
         var validating = request
         for field in conditional { validating.setValue(field.value, forHTTPHeaderField: field.name) }
+        cacheUnconditionalRequest = request
         setCurrentRequest(validating)
         cacheState = .validatingVariants(variants)
     }
@@ -181,6 +191,13 @@ extension LoaderConnection {
         whole.httpBody = nil
         for field in ["Range", "If-Range"] { whole.setValue(nil, forHTTPHeaderField: field) }
         return whole
+    }
+
+    /// Whether the request (or the loader's additional fields) sets Accept-Encoding: the loader
+    /// then leaves content codings to the caller (CurlTransfer), and a stored body, which the
+    /// loader decoded, is not what it asked for; nor is a coded body it gets one to store.
+    static func callerUndoesCodings(_ requestHeaders: HTTPHeaderFields) -> Bool {
+        requestHeaders.contains("Accept-Encoding")
     }
 
     func closeBody(_ body: CachedBody?) {
@@ -256,6 +273,8 @@ extension LoaderConnection {
             return false
         }
         if answerWithStaleResponse(statusCode: head.statusCode, url: url) { return true }
+        let unconditional = cacheUnconditionalRequest
+        cacheUnconditionalRequest = nil
         if let entry = takeValidated(fields) {
             if HTTPCacheRules.confirmsStored(statusCode: head.statusCode),
                 let hit = cache.lookup(url, variantOf: entry)
@@ -284,6 +303,16 @@ extension LoaderConnection {
                 return true
             }
         }
+        if HTTPCacheRules.confirmsStored(statusCode: head.statusCode), let unconditional {
+            // A 304 to validators the cache added, and nothing stored it can apply to now (it
+            // names none of the variants, or another process replaced or evicted the one it
+            // names): the request is sent again as the caller made it.
+            if let transfer = machine.abandonTransfer() { CurlEngine.shared.cancel(transfer) }
+            setCurrentRequest(unconditional)
+            startAttempt()
+            return true
+        }
+        if Self.callerUndoesCodings(cacheRequestHeaders(request)), fields.contains("Content-Encoding") { return false }
         guard
             HTTPCacheRules.storability(
                 method: method,
@@ -414,7 +443,10 @@ extension LoaderConnection {
             Self.policy(request.cachePolicy) != .reloadIgnoringCache,
             let hit = cache.lookup(url, requestHeaders: cacheRequestHeaders(request))
         else { return nil }
-        guard let response = Self.head(of: hit.entry).httpResponse(for: url) else {
+        // Reused without validation (the protocol decides): without a qualified no-cache's fields.
+        var reused = hit.entry
+        reused.response.headers = HTTPCacheRules.fieldsToReuse(hit.entry.response.headers)
+        guard let response = Self.head(of: reused).httpResponse(for: url) else {
             closeBody(hit.body)
             return nil
         }

@@ -101,7 +101,8 @@ final class BackgroundRevalidation: LoaderConnectionDelegate, Sendable {
     /// Starts revalidating `entry` with `request` and the `conditional` fields, unless one of
     /// this loader is already revalidating the same URL.
     static func start(of entry: CachedEntry, request: URLRequest, conditional: HTTPHeaderFields, loader: URLLoader) {
-        let key = "\(ObjectIdentifier(loader)) \(entry.url.absoluteString)"
+        // Per variant: a stale hit on another variant of the URL is revalidated too.
+        let key = "\(ObjectIdentifier(loader)) \(entry.key)"
         let revalidation = BackgroundRevalidation(key: key)
         let isFirst = running.withLock { running in
             guard running[key] == nil else { return false }

@@ -66,6 +66,8 @@ public final class LoaderConnection: @unchecked Sendable {
     var followsMainDocument: Bool
     var uploadedSoFar: Int64 = 0
     var cacheState = CacheState.none
+    /// The request as the caller made it, while the cache's validators go with the attempt.
+    var cacheUnconditionalRequest: URLRequest?
     var cacheWriter: CacheWriting?
     /// When the current attempt was sent (a stored response's request time).
     var attemptStarted = Date()

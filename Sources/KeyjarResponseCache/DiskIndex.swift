@@ -279,11 +279,15 @@ final class DiskIndex {
         return (try? statement?.step()) != false
     }
 
-    /// Deletes the row `key` if it still names `file` and `file` is (still) not there: a body
-    /// removed by hand. A file named by a committed row is unlinked only after that row is
-    /// deleted, so a missing file means the row is stale, never that a writer is at work.
-    func removeRow(_ key: String, ifItNames file: String) {
-        guard access(bodies.appendingPathComponent(file).path, F_OK) != 0 else { return }
+    /// Deletes the row `key` if it still names `file` and `file` is (still) not there or not
+    /// `size` bytes long (nil: only if missing): a body removed or cut short by hand or by a power loss. A file named
+    /// by a committed row is unlinked only after that row is deleted, and never written again,
+    /// so such a file means the row is stale, never that a writer is at work.
+    func removeRow(_ key: String, ifItNames file: String, of size: Int?) {
+        var info = stat()
+        if stat(bodies.appendingPathComponent(file).path, &info) == 0, size.map({ Int(info.st_size) == $0 }) ?? true {
+            return
+        }
         _ = try? connection.statement("DELETE FROM entry WHERE key = ? AND body_file = ?").bind(
             .text(key),
             .text(file)

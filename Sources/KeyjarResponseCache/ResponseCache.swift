@@ -193,12 +193,20 @@ public final class ResponseCache: Sendable {
         for _ in 0..<2 {
             guard let row = choose(reread()) else { return nil }
             if let handle = FileHandle(forReadingAtPath: disk.url(of: row).path) {
+                // A body cut short (bodies are not synced to disk; a power loss, a hand) is not
+                // served as if whole: as good as missing.
+                var info = stat()
+                guard fstat(handle.fileDescriptor, &info) == 0, Int(info.st_size) == row.entry.bodySize else {
+                    try? handle.close()
+                    missing = row
+                    continue
+                }
                 disk.touch(row.key)
                 return (row.entry, .file(handle, size: row.entry.bodySize))
             }
             missing = row
         }
-        if let missing { disk.removeRow(missing.key, ifItNames: missing.file) }
+        if let missing { disk.removeRow(missing.key, ifItNames: missing.file, of: missing.entry.bodySize) }
         return nil
     }
 
@@ -241,7 +249,7 @@ public final class ResponseCache: Sendable {
             if !named { unlink(path) }
         }
         for row in leftovers.rowsWithoutFile {
-            state.withLock { $0.disk?.removeRow(row.key, ifItNames: row.file) }
+            state.withLock { $0.disk?.removeRow(row.key, ifItNames: row.file, of: nil) }
         }
     }
 
@@ -355,6 +363,18 @@ public final class ResponseCache: Sendable {
                 state.memoryUsage -= old.values.reduce(0) { $0 + $1.body.count }
             }
             state.disk?.remove(urlKey: urlKey)
+        }
+    }
+
+    /// Removes the stored variant `entry` (as a lookup gave it), leaving the URL's others.
+    public func remove(variantOf entry: CachedEntry) {
+        let urlKey = CachedEntry.key(for: entry.url)
+        state.withLock { state in
+            if let old = state.memory[urlKey]?.removeValue(forKey: entry.key) {
+                state.memoryUsage -= old.body.count
+                if state.memory[urlKey]?.isEmpty == true { state.memory[urlKey] = nil }
+            }
+            state.disk?.remove(key: entry.key)
         }
     }
 

@@ -16,6 +16,12 @@ struct ByteRangesTests {
 
     // MARK: Range and Content-Range fields
 
+    /// A range ending at the largest integer (a hostile Content-Range) merges without a trap.
+    @Test func rangesEndingAtTheLargestIntegerMerge() {
+        #expect(ByteRanges.merged([5...Int.max, 10...20, 0...3]) == [0...3, 5...Int.max])
+        #expect(ByteRanges.merged([0...4, 5...Int.max]) == [0...Int.max])
+    }
+
     @Test func rangeFieldsParseAsRFC9110Writes() {
         #expect(
             ByteRangeRequest("bytes=0-99, 200-, -50")?.ranges == [

@@ -149,6 +149,9 @@ struct HTTPCacheRulesTests {
         // Varying on a credential would keep the credential in the index.
         #expect(!storability([("Vary", "Accept, Authorization")], request: [("Authorization", "Basic eDp5")]))
         #expect(!storability([("Vary", "proxy-authorization")]))
+        // And a session: a caller's Cookie would be in the index, and the jar's cookies are
+        // added after the Vary values are taken.
+        #expect(!storability([("Vary", "Cookie")], request: [("Cookie", "sid=secret")]))
         #expect(storability([("Vary", "Accept-Encoding")]))
         #expect(!storability([], status: 206) && !storability([], status: 304))
         // 302 only with explicit freshness; 404 by the heuristic's list.

@@ -144,6 +144,35 @@ struct CacheHeadAndRangeTests {
         #expect(try server.count("coded-range") == 2)
     }
 
+    /// A request that may not reach the network never does for a range the stored body cannot
+    /// slice: the whole stored response answers it (RFC 9110 §14.2), and a caller that undoes
+    /// codings itself (its own Accept-Encoding) is not given the body the loader decoded.
+    @Test func aRangeThatMayNotLoadIsAnsweredWholeAndRawCodingsAreNotServedDecoded() async throws {
+        let (loader, _) = try cachingLoader()
+        let path = "/coded?ce=gzip&cc=max-age%3D600&key=coded-dont-load"
+        _ = await load(request(path), with: loader)
+        var dontLoad = request(path, fields: ["Range": "bytes=0-9"])
+        dontLoad.cachePolicy = .returnCacheDataDontLoad
+        let whole = await load(dontLoad, with: loader)
+        #expect(whole.lastResponse?.statusCode == 200)
+        #expect(whole.body == String(repeating: "coded body ", count: 50))
+        let onlyIfCached = await load(
+            request(path, fields: ["Range": "bytes=0-9", "Cache-Control": "only-if-cached"]),
+            with: loader
+        )
+        #expect(onlyIfCached.body == String(repeating: "coded body ", count: 50))
+        #expect(try server.count("coded-dont-load") == 1)
+
+        // Its own Accept-Encoding: the coded bytes, from the server, and not stored over the
+        // decoded response.
+        let raw = await load(request(path, fields: ["Accept-Encoding": "gzip"]), with: loader)
+        #expect(raw.lastResponse?.value(forHTTPHeaderField: "Content-Encoding") == "gzip")
+        #expect(raw.body != String(repeating: "coded body ", count: 50))
+        #expect(try server.count("coded-dont-load") == 2)
+        #expect(await load(request(path), with: loader).body == String(repeating: "coded body ", count: 50))
+        #expect(try server.count("coded-dont-load") == 2)
+    }
+
     /// A body the disk tier holds is read from its offset: another cache on the same directory
     /// (another process) serves the slice from the file.
     @Test func aRangeIsReadFromTheBodyFileOnDisk() async throws {

@@ -70,6 +70,18 @@ struct CacheVariantTests {
         #expect(try server.count("third") == 3)
     }
 
+    /// A 304 to the validators the cache added that names none of the stored variants is not
+    /// the caller's answer: the request is sent again without them, and gets the response.
+    @Test func a304NamingNoVariantSendsTheRequestAgainWithoutTheCachesValidators() async throws {
+        let loader = loader(try ResponseCache(configuration: .init()))
+        _ = await load(request("blind&blind304=1", "en"), with: loader)
+        let german = await load(request("blind&blind304=1", "de"), with: loader)
+        #expect(german.lastResponse?.statusCode == 200)
+        #expect(german.body == "fr body #3")
+        #expect(try server.count("inm:blind:\"blind-en\"") == 1)
+        #expect(try server.count("blind") == 3)
+    }
+
     /// A request that sets If-None-Match itself goes with its own condition only, and its
     /// answer is its own.
     @Test func theRequestsOwnIfNoneMatchIsLeftAlone() async throws {

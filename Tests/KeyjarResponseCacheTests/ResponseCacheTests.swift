@@ -69,6 +69,20 @@ struct ResponseCacheTests {
         func advance(seconds: TimeInterval = 1) { time.withLock { $0 += seconds } }
     }
 
+    /// A body file shorter than its row says (cut short by a power loss, or by hand) is not
+    /// served as if whole: a miss, and the row goes.
+    @Test func aBodyFileCutShortIsAMiss() throws {
+        let directory = try TemporaryDirectory()
+        let url = "http://example.com/cut"
+        try Self.onDisk(directory).store(Self.entry(url), body: Data(repeating: 0x61, count: 4_000))
+        let bodies = directory.path("cache/bodies")
+        let file = try #require(try FileManager.default.contentsOfDirectory(atPath: bodies).first)
+        #expect(truncate(bodies + "/" + file, 1_000) == 0)
+        let reopened = try Self.onDisk(directory)
+        #expect(reopened.lookup(try #require(URL(string: url))) == nil)
+        #expect(reopened.entries.isEmpty)
+    }
+
     @Test func aResponseIsKeptWithItsFieldsUserInfoAndBodyAcrossInstances() throws {
         let directory = try TemporaryDirectory()
         do {

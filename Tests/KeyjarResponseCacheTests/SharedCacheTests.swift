@@ -56,6 +56,8 @@ struct SharedCacheTests {
         let output = Pipe()
         peer.standardOutput = output
         try peer.run()
+        // It writes forever: ended whatever the expectations below find.
+        defer { if peer.isRunning { kill(peer.processIdentifier, SIGKILL) } }
         #expect(await DaemonProcess.readLine(from: output.fileHandleForReading) == "stored")
         #expect(await DaemonProcess.readLine(from: output.fileHandleForReading) == "writing")
         // Alive: collected around, not collected.

@@ -246,6 +246,9 @@ private final class ZstdStage: DecodingStage {
             buffer.deallocate()
             throw ContentDecodingError(description: "zstd could not start decoding")
         }
+        // RFC 9659 §3: a window of at most 8 MB (2^23) for the zstd content coding. zstd's own
+        // limit is 128 MB, which a server could make every transfer allocate.
+        _ = ZSTD_DCtx_setParameter(stream, ZSTD_d_windowLogMax, 23)
         self.stream = stream
     }
 

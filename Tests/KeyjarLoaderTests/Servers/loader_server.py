@@ -148,7 +148,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             # gets fr), its ETag "KEY-LANG", its body "LANG body #N" (N: the key's counter).
             # The If-None-Match list a request carries is counted as "inm:KEY:TAGS" (sorted,
             # comma-joined); one listing the chosen representation's tag gets a 304 naming it
-            # (counted as "304:KEY:LANG").
+            # (counted as "304:KEY:LANG"); with blind304=1, any If-None-Match gets a 304 that names
+            # no representation (no ETag), as a careless server may send.
             language = "en" if self.headers.get("Accept-Language") == "en" else "fr"
             etag = '"%s-%s"' % (key, language)
             headers = [("Date", self.date_time_string()), ("Cache-Control", query.get("cc", "max-age=600")),
@@ -157,6 +158,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
             if listed:
                 seen = "inm:%s:%s" % (key, ",".join(sorted(listed)))
                 counters[seen] = counters.get(seen, 0) + 1
+            if listed and "blind304" in query:
+                self.send_response(304)
+                self.send_header("Date", self.date_time_string())
+                self.end_headers()
+                return
             if etag in listed:
                 selected = "304:%s:%s" % (key, language)
                 counters[selected] = counters.get(selected, 0) + 1
