@@ -178,6 +178,13 @@ public enum HTTPCacheRules {
     /// `no-cache="…"` names are held back (RFC 9111 §5.2.2.4: not sent without successful
     /// revalidation); after a validation the stored response is sent whole.
     public static func fieldsToReuse(_ headers: HTTPHeaderFields) -> HTTPHeaderFields {
+        // Every hit asks: a response without a qualified no-cache (nearly all) is not parsed.
+        // (`utf8.contains`: Foundation's String.contains searches with a locale, at a cost.)
+        guard
+            headers.values("Cache-Control").contains(where: {
+                $0.utf8.contains(UInt8(ascii: "=")) && $0.lowercased().contains("no-cache")
+            })
+        else { return headers }
         let held = Set(CacheControl(headers).noCacheFields)
         guard !held.isEmpty else { return headers }
         return HTTPHeaderFields(headers.fields.filter { !held.contains($0.name.lowercased()) })

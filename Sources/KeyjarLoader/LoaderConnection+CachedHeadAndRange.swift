@@ -12,7 +12,8 @@ extension LoaderConnection {
     func serveStored(_ stored: CachedEntry, body: CachedBody, age: TimeInterval, request: URLRequest, url: URL) -> Bool
     {
         let method = request.httpMethod ?? "GET"
-        // Reused without validation: without the fields a qualified no-cache names.
+        // Reused without validation: without the fields a qualified no-cache names
+        // (serveFromCache leaves them out itself).
         var entry = stored
         entry.response.headers = HTTPCacheRules.fieldsToReuse(stored.response.headers)
         if method == "HEAD" {
