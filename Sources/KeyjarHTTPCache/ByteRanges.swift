@@ -270,7 +270,11 @@ public enum PieceCombination: Sendable, Hashable {
     /// The pieces cover the representation: a complete 200 with these fields, its body the
     /// segments in order.
     case complete(headers: HTTPHeaderFields, segments: [PieceSegment])
-    /// Still partial: the merged ranges the pieces hold, to be stored as they are.
+    /// Contiguous or overlapping pieces that do not cover the representation: one piece, a
+    /// 206 with these fields (the newest piece's, Content-Range and Content-Length those of
+    /// `range`), its body the segments in order.
+    case piece(range: ClosedRange<Int>, headers: HTTPHeaderFields, segments: [PieceSegment])
+    /// Pieces with holes between them: the merged ranges they hold. They do not make one piece.
     case partial([ClosedRange<Int>])
     /// The pieces' strong validators do not match: they are not of one representation and
     /// must not be combined; only the newest is kept.
@@ -316,15 +320,31 @@ extension ByteRanges {
         let lengths = Set(pieces.compactMap(\.completeLength))
         guard lengths.count <= 1 else { return .mismatch }
         let held = merged(pieces.map(\.range))
-        guard let length = lengths.first, held.count == 1, held[0] == 0...(length - 1) else { return .partial(held) }
-        // Newest first: at each position, the newest piece that holds it.
+        // Pieces with a hole between them are not one piece: the cache keeps one per variant.
+        guard held.count == 1, let range = held.first else { return .partial(held) }
+        guard let segments = segments(of: pieces, covering: range) else { return .partial(held) }
+        var headers = newest.response.headers
+        headers.replace("Content-Length", with: [String(range.count)])
+        guard let length = lengths.first, range == 0...(length - 1) else {
+            headers.replace(
+                "Content-Range",
+                with: [ContentRange(range: range, completeLength: lengths.first).fieldValue]
+            )
+            return .piece(range: range, headers: headers, segments: segments)
+        }
+        headers.remove("Content-Range")
+        return .complete(headers: headers, segments: segments)
+    }
+
+    /// Where each byte of `range` comes from: at each position, the newest piece that holds it,
+    /// as far as it goes before a newer one starts. Nil when a position is in no piece.
+    static func segments(of pieces: [StoredPiece], covering range: ClosedRange<Int>) -> [PieceSegment]? {
         let order = pieces.indices.sorted { pieces[$0].response.responseTime > pieces[$1].response.responseTime }
         var segments: [PieceSegment] = []
-        var position = 0
-        while position < length {
-            // A piece holding `position`, the newest such, as far as it goes before a newer one starts.
-            guard let index = order.first(where: { pieces[$0].range.contains(position) }) else { return .partial(held) }
-            var end = pieces[index].range.upperBound
+        var position = range.lowerBound
+        while position <= range.upperBound {
+            guard let index = order.first(where: { pieces[$0].range.contains(position) }) else { return nil }
+            var end = min(pieces[index].range.upperBound, range.upperBound)
             for newer in order.prefix(while: { $0 != index }) where pieces[newer].range.lowerBound > position {
                 end = min(end, pieces[newer].range.lowerBound - 1)
             }
@@ -333,9 +353,52 @@ extension ByteRanges {
             )
             position = end + 1
         }
-        var headers = newest.response.headers
-        headers.remove("Content-Range")
-        headers.replace("Content-Length", with: [String(length)])
-        return .complete(headers: headers, segments: segments)
+        return segments
+    }
+
+    /// §3.3: why a 206 cannot be stored as a piece of its representation (nil: it can). This
+    /// cache keeps a 206 only when it can combine it later and answer ranges from it: exactly
+    /// one Content-Range with a known complete length (a multipart/byteranges 206 has none), a
+    /// strong entity tag (the only validator §3.4 lets pieces be combined by), and no content
+    /// coding (the loader decodes the content, and ranges count the coded bytes).
+    public static func pieceRefusal(responseHeaders: HTTPHeaderFields) -> String? {
+        let ranges = responseHeaders.values("Content-Range")
+        guard ranges.count == 1, let contentRange = ContentRange(ranges[0]), contentRange.range != nil else {
+            return "a 206 without exactly one Content-Range"
+        }
+        guard contentRange.completeLength != nil else { return "a 206 of a representation of unknown length" }
+        let tags = responseHeaders.values("ETag")
+        guard tags.count == 1, isStrongTag(tags[0].trimmingWhitespace) else { return "a 206 without a strong ETag" }
+        if responseHeaders.listMembers("Content-Encoding").contains(where: { $0.lowercased() != "identity" }) {
+            return "a 206 with a content coding"
+        }
+        return nil
+    }
+
+    /// How a stored piece (`stored`, a 206 whose body is `bodyLength` bytes) answers a GET with
+    /// `requestHeaders`: the bytes of its body to send (`body`, offsets into the piece's body)
+    /// and the 206's fields. Nil when it cannot: no Range, one to ignore (several ranges, an
+    /// If-Range that does not match: a full response is needed), a range not wholly within
+    /// the piece, or a body that is not the piece's range.
+    public static func answer(
+        fromPiece stored: StoredResponse,
+        method: String,
+        requestHeaders: HTTPHeaderFields,
+        bodyLength: Int
+    ) -> (body: ClosedRange<Int>, headers: HTTPHeaderFields)? {
+        guard method == "GET", let field = requestHeaders["Range"], let request = ByteRangeRequest(field),
+            let piece = StoredPiece(stored), piece.response.statusCode == 206, let length = piece.completeLength,
+            piece.range.count == bodyLength, pieceRefusal(responseHeaders: stored.headers) == nil
+        else { return nil }
+        if let condition = requestHeaders["If-Range"], !ifRangeMatches(condition, stored: stored) { return nil }
+        guard case .satisfiable(let ranges) = request.resolved(length: length), ranges.count == 1,
+            let range = ranges.first, piece.range.lowerBound <= range.lowerBound,
+            range.upperBound <= piece.range.upperBound
+        else { return nil }
+        var headers = stored.headers
+        headers.replace("Content-Length", with: [String(range.count)])
+        headers.replace("Content-Range", with: [ContentRange(range: range, completeLength: length).fieldValue])
+        let offset = range.lowerBound - piece.range.lowerBound
+        return (offset...(offset + range.count - 1), headers)
     }
 }

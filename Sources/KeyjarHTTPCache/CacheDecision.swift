@@ -50,8 +50,12 @@ public enum HTTPCacheRules {
         responseHeaders: HTTPHeaderFields
     ) -> CacheStorability {
         guard isCacheableMethod(method) else { return .notStorable(reason: "\(method) responses are not cached") }
-        guard statusCode >= 200, statusCode != 206, statusCode != 304 else {
+        guard statusCode >= 200, statusCode != 304 else {
             return .notStorable(reason: "status \(statusCode) is not stored")
+        }
+        // §3.3: a 206 is stored as a piece of its representation, to be combined (§3.4).
+        if statusCode == 206, let refusal = ByteRanges.pieceRefusal(responseHeaders: responseHeaders) {
+            return .notStorable(reason: refusal)
         }
         let request = CacheControl(requestHeaders, isRequest: true)
         let response = CacheControl(responseHeaders)

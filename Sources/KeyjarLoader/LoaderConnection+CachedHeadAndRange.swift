@@ -52,7 +52,7 @@ extension LoaderConnection {
     }
 
     /// The bytes `range` of a stored body, in pieces, then the end.
-    private func serveSlice(_ range: ClosedRange<Int>, of body: CachedBody, url: URL) {
+    func serveSlice(_ range: ClosedRange<Int>, of body: CachedBody, url: URL) {
         switch body {
         case .data(let data):
             let start = data.startIndex + range.lowerBound
@@ -106,7 +106,7 @@ extension LoaderConnection {
 
 extension CachedEntry {
     /// The entry as another status with other fields (a 206 or a 416 made from it).
-    fileprivate func answering(status: Int, headers: HTTPHeaderFields) -> CachedEntry {
+    func answering(status: Int, headers: HTTPHeaderFields) -> CachedEntry {
         var answer = self
         answer.response.statusCode = status
         answer.response.headers = headers

@@ -95,6 +95,11 @@ extension LoaderConnection {
             stored: found?.entry.response,
             now: Date()
         )
+        if found == nil,
+            servePiece(of: url, request: request, policy: policy, requestHeaders: requestHeaders, in: cache)
+        {
+            return true
+        }
         switch decision {
         case .serve(let age):
             guard let found else { return false }

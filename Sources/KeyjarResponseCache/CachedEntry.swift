@@ -51,8 +51,25 @@ public struct CachedEntry: Sendable, Hashable {
         return varyValues.isEmpty ? base : base + "\n" + varyJSON(varyValues)
     }
 
-    /// This entry's variant key.
-    public var key: String { Self.key(for: url, varyValues: response.varyValues) }
+    /// This entry's key: its variant key, or, for a piece (``isPiece``), the variant's
+    /// ``pieceKey(for:varyValues:)``.
+    public var key: String {
+        isPiece
+            ? Self.pieceKey(for: url, varyValues: response.varyValues)
+            : Self.key(for: url, varyValues: response.varyValues)
+    }
+
+    /// Whether this entry holds a piece of its representation (a 206, RFC 9111 §3.3) rather
+    /// than a complete response: pieces never answer a request as a complete response does.
+    public var isPiece: Bool { response.statusCode == 206 }
+
+    /// What a variant's piece (one at most) is stored under: the variant key, a line feed and
+    /// `partial`. It cannot be another entry's key: no URL has a line feed, and a variant key's
+    /// one is followed by a JSON object (`{`), whose own line feeds are escaped. So the piece
+    /// and the complete response of a variant are two rows, replaced and removed apart.
+    public static func pieceKey(for url: URL, varyValues: [String: String?]) -> String {
+        key(for: url, varyValues: varyValues) + "\npartial"
+    }
 
     /// The canonical form of Vary values (the index's `vary` column, and part of a key).
     static func varyJSON(_ vary: [String: String?]) -> String {

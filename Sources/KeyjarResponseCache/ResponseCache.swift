@@ -114,11 +114,13 @@ public final class ResponseCache: Sendable {
             state.clock += 1
             // The variant's key is chosen first, its copy of the URL's variants let go before
             // the entry is touched: held, it would make the touch copy them.
+            // A piece (a 206) is not a complete response: it answers only ranges (lookupPiece).
             let selected = state.memory[urlKey].flatMap { variants -> String? in
                 if variants.count == 1, let only = variants.first {
-                    return only.value.entry.response.varyMatches(requestHeaders) ? only.key : nil
+                    return !only.value.entry.isPiece && only.value.entry.response.varyMatches(requestHeaders)
+                        ? only.key : nil
                 }
-                let keys = Array(variants.keys)
+                let keys = variants.keys.filter { variants[$0]?.entry.isPiece == false }
                 return HTTPCacheRules.selectVariant(
                     keys.compactMap { variants[$0]?.entry.response },
                     for: requestHeaders
@@ -130,7 +132,49 @@ public final class ResponseCache: Sendable {
             return Self.openOnDisk(disk) { rows in
                 HTTPCacheRules.selectVariant(rows.map(\.entry.response), for: requestHeaders).map { rows[$0] }
             } reread: {
-                disk.variants(urlKey)
+                disk.variants(urlKey).filter { !$0.entry.isPiece }
+            }
+        }
+    }
+
+    /// The stored piece (a 206, RFC 9111 §3.3) of the variant of `url` that a request with
+    /// `requestHeaders` selects, and its body; nil when there is none. Whether and how it
+    /// answers the request's range is ``ByteRanges``' decision.
+    public func lookupPiece(
+        _ url: URL,
+        requestHeaders: HTTPHeaderFields
+    ) -> (entry: CachedEntry, body: CachedBody)? {
+        let urlKey = CachedEntry.key(for: url)
+        return state.withLock { state -> (CachedEntry, CachedBody)? in
+            state.clock += 1
+            let selected = state.memory[urlKey].flatMap { variants -> String? in
+                let keys = variants.keys.filter { variants[$0]?.entry.isPiece == true }
+                return HTTPCacheRules.selectVariant(
+                    keys.compactMap { variants[$0]?.entry.response },
+                    for: requestHeaders
+                )
+                .map { keys[$0] }
+            }
+            if let selected, let hit = Self.touchMemory(&state, urlKey, selected) { return hit }
+            guard let disk = state.disk else { return nil }
+            return Self.openOnDisk(disk) { rows in
+                HTTPCacheRules.selectVariant(rows.map(\.entry.response), for: requestHeaders).map { rows[$0] }
+            } reread: {
+                disk.variants(urlKey).filter(\.entry.isPiece)
+            }
+        }
+    }
+
+    /// The piece stored under `key` (``CachedEntry/pieceKey(for:varyValues:)``) and its body.
+    private func lookupPiece(key: String, urlKey: String) -> (entry: CachedEntry, body: CachedBody)? {
+        state.withLock { state -> (CachedEntry, CachedBody)? in
+            state.clock += 1
+            if let hit = Self.touchMemory(&state, urlKey, key) { return hit }
+            guard let disk = state.disk else { return nil }
+            return Self.openOnDisk(disk) {
+                $0.first
+            } reread: {
+                disk.entry(key).map { [$0] } ?? []
             }
         }
     }
@@ -160,13 +204,15 @@ public final class ResponseCache: Sendable {
         return lookup(url, variantOf: latest)
     }
 
-    /// Every stored variant of `url`, the one stored (or validated) last first.
+    /// Every stored variant of `url` (its complete responses, not its pieces), the one stored
+    /// (or validated) last first.
     public func variants(of url: URL) -> [CachedEntry] {
         let urlKey = CachedEntry.key(for: url)
         return state.withLock { state in
-            var found = state.memory[urlKey]?.values.map(\.entry) ?? []
+            var found = state.memory[urlKey]?.values.map(\.entry).filter { !$0.isPiece } ?? []
             let known = Set(found.map(\.key))
-            found += state.disk?.variants(urlKey).map(\.entry).filter { !known.contains($0.key) } ?? []
+            found +=
+                state.disk?.variants(urlKey).map(\.entry).filter { !$0.isPiece && !known.contains($0.key) } ?? []
             return found.sorted { $0.response.responseTime > $1.response.responseTime }
         }
     }
@@ -258,6 +304,12 @@ public final class ResponseCache: Sendable {
     /// Starts storing a response; its body is appended as it arrives and the entry replaces
     /// the old one only at ``ResponseCacheWriter/finish()``.
     public func makeWriter(for entry: CachedEntry) -> ResponseCacheWriter {
+        makeWriter(for: entry, combiningPieces: true)
+    }
+
+    /// With `combiningPieces` false, a piece replaces the variant's stored piece as it is (a
+    /// combination's result, which must not be combined again).
+    private func makeWriter(for entry: CachedEntry, combiningPieces: Bool) -> ResponseCacheWriter {
         let onDisk =
             entry.storagePolicy == .allowed && configuration.directory != nil
             && (entry.url.scheme?.lowercased() != "https" || configuration.storesSecureResponsesOnDisk)
@@ -265,7 +317,7 @@ public final class ResponseCache: Sendable {
         // process may hold the new file's lock while it waits for the cache's.
         let bodies = onDisk ? state.withLock { $0.disk?.bodies } : nil
         let file = bodies.flatMap { DiskIndex.BodyFile.create(in: $0) }
-        return ResponseCacheWriter(cache: self, entry: entry, file: file)
+        return ResponseCacheWriter(cache: self, entry: entry, file: file, combiningPieces: combiningPieces)
     }
 
     /// Stores a whole response at once.
@@ -317,6 +369,15 @@ public final class ResponseCache: Sendable {
         state.withLock { state in
             state.clock += 1
             if let old = state.memory[urlKey]?.removeValue(forKey: key) { state.memoryUsage -= old.body.count }
+            // A complete response makes the variant's piece useless (RFC 9111 §3.4 would only
+            // rebuild what is stored now): it goes, whatever its validator.
+            if !entry.isPiece {
+                let pieceKey = CachedEntry.pieceKey(for: entry.url, varyValues: entry.response.varyValues)
+                if let piece = state.memory[urlKey]?.removeValue(forKey: pieceKey) {
+                    state.memoryUsage -= piece.body.count
+                }
+                state.disk?.remove(key: pieceKey)
+            }
             if let memoryBody, memoryBody.count <= configuration.memoryCapacity / 8 {
                 state.memory[urlKey, default: [:]][key] = MemoryEntry(
                     entry: entry,
@@ -336,6 +397,93 @@ public final class ResponseCache: Sendable {
                 state.disk?.remove(key: key)
             }
         }
+    }
+
+    /// A piece (a 206) at the end of its load (RFC 9111 §3.3, §3.4). When the variant has a
+    /// piece of the same representation (same strong ETag, same complete length) that it
+    /// touches or overlaps, the two are combined (``ByteRanges/combine(_:)``): their bytes,
+    /// the newest where they overlap, go into a new body file under the new piece's fields, or,
+    /// when they cover the representation, the variant's complete response (a 200), and the
+    /// piece goes. Otherwise the new piece replaces the one there was. Stored bodies are only
+    /// read (through a descriptor opened first: another process replacing them meanwhile does
+    /// not change what is read), never changed; two processes combining at once each store a
+    /// whole, consistent result, the last one's staying.
+    func commitPiece(_ entry: CachedEntry, memoryBody: Data?, diskFile: DiskIndex.BodyFile?) {
+        // A body that is not the range its Content-Range names is no piece of it.
+        guard let piece = StoredPiece(entry.response), piece.range.count == entry.bodySize else {
+            diskFile?.discard()
+            return
+        }
+        guard entry.storagePolicy != .notAllowed,
+            let old = lookupPiece(key: entry.key, urlKey: CachedEntry.key(for: entry.url)),
+            let oldPiece = StoredPiece(old.entry.response)
+        else { return commit(entry, memoryBody: memoryBody, diskFile: diskFile) }
+        var combined = entry
+        let segments: [PieceSegment]
+        switch ByteRanges.combine([oldPiece, piece]) {
+        case .complete(let headers, let found):
+            combined.response.statusCode = 200
+            combined.response.headers = headers
+            segments = found
+        case .piece(_, let headers, let found):
+            combined.response.headers = headers
+            segments = found
+        case .partial, .mismatch:
+            Self.closeBody(old.body)
+            return commit(entry, memoryBody: memoryBody, diskFile: diskFile)
+        }
+        let newBody: CachedBody? =
+            memoryBody.map { .data($0) }
+            ?? diskFile.flatMap { FileHandle(forReadingAtPath: $0.finalURL.path) }.map {
+                .file($0, size: entry.bodySize)
+            }
+        guard let newBody else {
+            Self.closeBody(old.body)
+            return commit(entry, memoryBody: memoryBody, diskFile: diskFile)
+        }
+        let bodies = [old.body, newBody]
+        let writer = makeWriter(for: combined, combiningPieces: false)
+        let copied = segments.allSatisfy { Self.copy($0, from: bodies[$0.piece], to: writer) }
+        bodies.forEach(Self.closeBody)
+        if copied {
+            diskFile?.discard()
+            writer.finish()
+        } else {
+            // A stored body shorter than its row says: the new piece alone is still whole.
+            writer.cancel()
+            commit(entry, memoryBody: memoryBody, diskFile: diskFile)
+        }
+    }
+
+    /// Appends a segment's bytes (`segment.offset` on in `body`) to `writer`; false when the
+    /// body is too short.
+    private static func copy(_ segment: PieceSegment, from body: CachedBody, to writer: ResponseCacheWriter) -> Bool {
+        switch body {
+        case .data(let data):
+            let start = data.startIndex + segment.offset
+            guard start + segment.range.count <= data.endIndex else { return false }
+            writer.append(data[start..<(start + segment.range.count)])
+            return true
+        case .file(let handle, _):
+            do {
+                try handle.seek(toOffset: UInt64(segment.offset))
+                var left = segment.range.count
+                while left > 0 {
+                    guard let chunk = try handle.read(upToCount: min(left, 256 << 10)), !chunk.isEmpty else {
+                        return false
+                    }
+                    writer.append(chunk)
+                    left -= chunk.count
+                }
+                return true
+            } catch {
+                return false
+            }
+        }
+    }
+
+    private static func closeBody(_ body: CachedBody) {
+        if case .file(let handle, _) = body { try? handle.close() }
     }
 
     private func evictMemory(_ state: inout State) {
@@ -411,11 +559,14 @@ public final class ResponseCacheWriter: @unchecked Sendable {
     private var memoryBody: Data? = Data()
     private var size = 0
     private var failed = false
+    /// Whether a piece is combined with the stored one at ``finish()``.
+    private let combiningPieces: Bool
 
-    init(cache: ResponseCache, entry: CachedEntry, file: DiskIndex.BodyFile?) {
+    init(cache: ResponseCache, entry: CachedEntry, file: DiskIndex.BodyFile?, combiningPieces: Bool) {
         self.cache = cache
         self.entry = entry
         self.file = file
+        self.combiningPieces = combiningPieces
     }
 
     public func append(_ data: Data) {
@@ -443,12 +594,17 @@ public final class ResponseCacheWriter: @unchecked Sendable {
         return (try? Data(contentsOf: file.partial, options: .alwaysMapped)) ?? Data()
     }
 
-    /// Makes the response the stored one for its URL and Vary values.
+    /// Makes the response the stored one for its URL and Vary values (a piece: combined with
+    /// the stored piece, ``ResponseCache/commitPiece(_:memoryBody:diskFile:)``).
     public func finish() {
         guard !failed else { return }
         entry.bodySize = size
         if let file, !file.complete() { self.file = nil }
-        cache.commit(entry, memoryBody: memoryBody, diskFile: file)
+        if entry.isPiece, combiningPieces {
+            cache.commitPiece(entry, memoryBody: memoryBody, diskFile: file)
+        } else {
+            cache.commit(entry, memoryBody: memoryBody, diskFile: file)
+        }
     }
 
     /// Drops what was written (a failed or cancelled load).

@@ -305,4 +305,111 @@ struct ByteRangesTests {
                 == .mismatch
         )
     }
+
+    @Test func touchingOrOverlappingPiecesCombineIntoOnePiece() throws {
+        // Overlapping, the newer in the middle: its bytes there, the older piece's around them.
+        let pieces = [try Self.piece("bytes 10-59/100", at: 0), try Self.piece("bytes 30-69/100", at: 5)]
+        guard case .piece(let range, let headers, let segments) = ByteRanges.combine(pieces) else {
+            Issue.record("not one piece: \(ByteRanges.combine(pieces))")
+            return
+        }
+        #expect(range == 10...69)
+        #expect(headers["Content-Range"] == "bytes 10-69/100" && headers["Content-Length"] == "60")
+        #expect(headers["X-At"] == "5")
+        #expect(
+            segments == [
+                PieceSegment(piece: 0, range: 10...29, offset: 0),
+                PieceSegment(piece: 1, range: 30...69, offset: 0),
+            ]
+        )
+        // Touching, the newer one first.
+        let touching = [try Self.piece("bytes 50-59/100", at: 0), try Self.piece("bytes 20-49/100", at: 1)]
+        guard case .piece(let joined, _, let two) = ByteRanges.combine(touching) else {
+            Issue.record("not one piece")
+            return
+        }
+        #expect(joined == 20...59)
+        #expect(
+            two == [
+                PieceSegment(piece: 1, range: 20...49, offset: 0),
+                PieceSegment(piece: 0, range: 50...59, offset: 0),
+            ]
+        )
+        // A newer piece inside an older one: the older one's bytes around it, from their offsets.
+        let inside = [try Self.piece("bytes 0-49/100", at: 0), try Self.piece("bytes 10-19/100", at: 1)]
+        guard case .piece(_, _, let three) = ByteRanges.combine(inside) else {
+            Issue.record("not one piece")
+            return
+        }
+        #expect(
+            three == [
+                PieceSegment(piece: 0, range: 0...9, offset: 0),
+                PieceSegment(piece: 1, range: 10...19, offset: 0),
+                PieceSegment(piece: 0, range: 20...49, offset: 20),
+            ]
+        )
+    }
+
+    @Test func onlySingleRangeStronglyTaggedUncodedPiecesAreStored() {
+        func refusal(_ fields: [(String, String)]) -> String? {
+            ByteRanges.pieceRefusal(responseHeaders: HTTPHeaderFields(fields))
+        }
+        #expect(refusal([("Content-Range", "bytes 0-9/100"), ("ETag", "\"v1\"")]) == nil)
+        #expect(
+            refusal([("Content-Range", "bytes 0-9/100"), ("ETag", "\"v1\""), ("Content-Encoding", "identity")]) == nil
+        )
+        #expect(refusal([("Content-Range", "bytes 0-9/*"), ("ETag", "\"v1\"")]) != nil)
+        #expect(refusal([("Content-Range", "bytes 0-9/100"), ("ETag", "W/\"v1\"")]) != nil)
+        #expect(refusal([("Content-Range", "bytes 0-9/100")]) != nil)
+        #expect(refusal([("Content-Range", "bytes 0-9/100"), ("ETag", "\"v1\""), ("Content-Encoding", "gzip")]) != nil)
+        #expect(refusal([("Content-Type", "multipart/byteranges; boundary=x"), ("ETag", "\"v1\"")]) != nil)
+        #expect(
+            refusal([("Content-Range", "bytes 0-9/100"), ("Content-Range", "bytes 20-29/100"), ("ETag", "\"v1\"")])
+                != nil
+        )
+        // Storability follows it for a 206.
+        func storable(_ fields: [(String, String)]) -> Bool {
+            HTTPCacheRules.storability(
+                method: "GET",
+                requestHeaders: HTTPHeaderFields([("Range", "bytes=0-9")]),
+                statusCode: 206,
+                responseHeaders: HTTPHeaderFields(fields + [("Cache-Control", "max-age=600")])
+            ) == .storable
+        }
+        #expect(storable([("Content-Range", "bytes 0-9/100"), ("ETag", "\"v1\"")]))
+        #expect(!storable([("Content-Range", "bytes 0-9/100"), ("ETag", "W/\"v1\"")]))
+    }
+
+    @Test func aRangeWithinAPieceIsAnsweredFromIt() {
+        let piece = Self.stored([("Content-Range", "bytes 10-59/100"), ("ETag", "\"v1\"")], status: 206)
+        func answer(
+            _ fields: [(String, String)],
+            bodyLength: Int = 50,
+            method: String = "GET"
+        )
+            -> (body: ClosedRange<Int>, headers: HTTPHeaderFields)?
+        {
+            ByteRanges.answer(
+                fromPiece: piece,
+                method: method,
+                requestHeaders: HTTPHeaderFields(fields),
+                bodyLength: bodyLength
+            )
+        }
+        let within = answer([("Range", "bytes=20-29")])
+        #expect(within?.body == 10...19)
+        #expect(within?.headers["Content-Range"] == "bytes 20-29/100" && within?.headers["Content-Length"] == "10")
+        #expect(answer([("Range", "bytes=10-59")])?.body == 0...49)
+        // A suffix resolved against the complete length: 90-99 is not in the piece.
+        #expect(answer([("Range", "bytes=-10")]) == nil)
+        #expect(answer([("Range", "bytes=55-60")]) == nil)
+        #expect(answer([("Range", "bytes=0-10")]) == nil)
+        #expect(answer([("Range", "bytes=10-11, 20-21")]) == nil)
+        #expect(answer([]) == nil)
+        #expect(answer([("Range", "bytes=20-29")], method: "HEAD") == nil)
+        // A body that is not the piece's range, an If-Range of another representation.
+        #expect(answer([("Range", "bytes=20-29")], bodyLength: 49) == nil)
+        #expect(answer([("Range", "bytes=20-29"), ("If-Range", "\"v2\"")]) == nil)
+        #expect(answer([("Range", "bytes=20-29"), ("If-Range", "\"v1\"")])?.body == 10...19)
+    }
 }

@@ -262,6 +262,27 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 if value:
                     headers.append((field, value))
             self.reply(200, b"head body #%d" % (counters[key] % 10), headers)
+        elif path == "/pieces":
+            # Partial content (RFC 9111 §3.3, §3.4): the representation is the text `content`
+            # (default the alphabet four times, 104 bytes) with ETag `etag` (default "v1") and
+            # Cache-Control `cc` (default max-age=600). A GET with one `Range: bytes=a-b` gets a
+            # 206 of those bytes (Content-Range bytes a-b/N), any other GET the whole as a 200.
+            # X-Count says which request of its key this is; from request `switch` of its key on,
+            # the representation is another: ETag "v2", the content in upper case.
+            content = query.get("content", "abcdefghijklmnopqrstuvwxyz" * 4).encode()
+            etag = query.get("etag", '"v1"')
+            if "switch" in query and counters[key] >= int(query["switch"]):
+                content, etag = content.upper(), '"v2"'
+            headers = [("ETag", etag), ("Cache-Control", query.get("cc", "max-age=600")),
+                       ("X-Count", str(counters[key]))]
+            asked = self.headers.get("Range", "")
+            if asked.startswith("bytes=") and "," not in asked:
+                first, last = asked[len("bytes="):].split("-")
+                first, last = int(first), min(int(last) if last else len(content), len(content) - 1)
+                headers.append(("Content-Range", "bytes %d-%d/%d" % (first, last, len(content))))
+                self.reply(206, content[first:last + 1], headers)
+            else:
+                self.reply(200, content, headers)
         elif path.startswith("/basic/"):
             realm = query.get("realm", "keyjar-test")
             expected = "Basic " + base64.b64encode(("%s:%s" % (query.get("user", "alice"), query.get("password", "wonderland"))).encode()).decode()
