@@ -102,11 +102,12 @@ if arguments.first == "cache-write", arguments.count == 3, let url = URL(string:
             )
         }
         cache.store(entry(), body: Data("first".utf8))
-        FileHandle.standardOutput.write(Data("stored\n".utf8))
+        try FileHandle.standardOutput.write(contentsOf: Data("stored\n".utf8))
         let writer = cache.makeWriter(for: entry())
+        // Until killed, or until the test that reads this is gone (the write fails: EPIPE).
         while true {
             writer.append(Data(repeating: UInt8(ascii: "x"), count: 64 << 10))
-            FileHandle.standardOutput.write(Data("writing\n".utf8))
+            try FileHandle.standardOutput.write(contentsOf: Data("writing\n".utf8))
             usleep(20_000)
         }
     } catch {
@@ -143,7 +144,7 @@ if arguments.first == "cache-stress", arguments.count == 4, let seed = UInt64(ar
             z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
             return z ^ (z >> 31)
         }
-        func say(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
+        func say(_ line: String) { try? FileHandle.standardOutput.write(contentsOf: Data((line + "\n").utf8)) }
         /// A body read must be whole and its entry's; a problem found is reported and ends the run.
         func check(_ entry: CachedEntry, _ body: CachedBody, asked language: String?) {
             let data = (try? body.load()) ?? Data()
@@ -223,7 +224,7 @@ if arguments.first == "cache-stress", arguments.count == 4, let seed = UInt64(ar
         say("done")
         exit(0)
     } catch {
-        FileHandle.standardError.write(Data("KeyjarTestPeer: \(error)\n".utf8))
+        try? FileHandle.standardError.write(contentsOf: Data("KeyjarTestPeer: \(error)\n".utf8))
         exit(1)
     }
 }
