@@ -65,16 +65,22 @@ public final class DaemonProcess: KeyjarService, StoppedAtTestEnd, @unchecked Se
         process.arguments = Array(command.dropFirst()) + extraArguments
         process.environment = childEnvironment(environment ?? ProcessInfo.processInfo.environment)
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)
-        process.standardError = FileHandle(forWritingAtPath: logPath)
+        let logHandle = FileHandle(forWritingAtPath: logPath)
+        process.standardError = logHandle
         let output = Pipe()
         process.standardOutput = output
         let exited = self.exited
         process.terminationHandler = { _ in exited.open() }
         try process.run()
+        // keyjard has its own copies; the test's are closed now (see runCommand: Foundation
+        // never releases them, and a thousand open descriptors crash its Process.run()).
+        try? logHandle?.close()
         guard let line = await Self.readLine(from: output.fileHandleForReading) else {
             _ = await crash()
             throw TestSupportError("keyjard did not become ready within \(hangDeadline); log:\n\(log)")
         }
+        // The ready line is all keyjard writes there.
+        try? output.fileHandleForReading.close()
         guard line == "ready \(socketPath)" else {
             throw TestSupportError("unexpected first line from keyjard: \(line)")
         }
@@ -220,7 +226,18 @@ public func runCommand(
         kill(process.processIdentifier, SIGKILL)
         _ = await exited.wait()
     }
-    for _ in 0..<2 { _ = await drained.wait() }
+    var bothDrained = true
+    for _ in 0..<2 where await !drained.wait() { bothDrained = false }
+    if bothDrained {
+        // Closed now, not when the pipes are deallocated: swift-corelibs-foundation keeps
+        // Process objects (and their pipes) in reference cycles, and a suite that leaks two
+        // descriptors per command passes a thousand open ones, where Foundation's own
+        // Process.run() over-reads /proc/self/fd's directory entries and crashes (fixed in
+        // swift-corelibs-foundation #5472, after Swift 6.3.1). A reader still blocked (a child
+        // left holding a pipe) keeps its descriptor: closed under it, the number could be
+        // reused and read from.
+        for pipe in [output, error] { try? pipe.fileHandleForReading.close() }
+    }
     guard finished else {
         throw WaitTimedOut("\(executable) \(arguments.joined(separator: " ")) exiting", after: deadline)
     }
