@@ -216,7 +216,7 @@ struct BrowserImportCommandTests {
         let keyjar = KeyjarCLI(daemon: daemon)
         let home = try await Home([Self.cookie("sid", "first"), Self.cookie("gone", "1"), Self.cookie("mine", "b")])
 
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: KeyjarCLI.binary)
         process.arguments = ["cookie", "import", "--from-browser", "chromium", "--follow"]
         process.environment = keyjar.environment.merging(home.environment) { _, new in new }

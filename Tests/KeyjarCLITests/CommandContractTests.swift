@@ -220,7 +220,7 @@ struct CommandContractTests {
                 import fcntl, os, signal, subprocess, sys, termios
                 master, slave = os.openpty()
                 def terminal():
-                    # The test runner's threads block signals, and a child inherits the mask.
+                    # A clean signal state, whatever this script was started with.
                     signal.pthread_sigmask(signal.SIG_SETMASK, [])
                     signal.signal(signal.SIGINT, signal.SIG_DFL)
                     os.setsid(); fcntl.ioctl(0, termios.TIOCSCTTY, 0)

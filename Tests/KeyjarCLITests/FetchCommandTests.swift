@@ -211,7 +211,7 @@ struct FetchCommandTests {
         #expect(timed.status == 1)
         var environment = keyjar.environment
         environment["KEYJAR_SOCKET"] = fixture.daemon.socketPath
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: KeyjarCLI.binary)
         process.arguments = ["fetch", "-o", file, fixture.url("/slow")]
         process.environment = childEnvironment(environment)

@@ -37,7 +37,7 @@ struct FetchDownloadTests {
     func killMidway(_ arguments: [String], partial: String, bytes: Int) async throws {
         var environment = keyjar.environment
         environment["KEYJAR_SOCKET"] = daemon.socketPath
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: KeyjarCLI.binary)
         process.arguments = ["fetch", "-s"] + arguments
         process.environment = childEnvironment(environment)

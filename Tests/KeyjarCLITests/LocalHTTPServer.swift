@@ -5,7 +5,7 @@ import KeyjarTestSupport
 /// A Python HTTP server on a free loopback port, for the tests that run curl and git.
 final class LocalHTTPServer {
     let port: Int
-    private let process = Process()
+    private let process = ChildProcess()
 
     /// `script` must print the port it listens on as its first line.
     init(script: String, arguments: [String] = []) async throws {
@@ -26,7 +26,7 @@ final class LocalHTTPServer {
     var base: String { "http://127.0.0.1:\(port)" }
 
     deinit {
-        // SIGKILL: children of test threads inherit a signal mask that blocks SIGTERM.
+        // SIGKILL: nothing of it needs a clean end.
         kill(process.processIdentifier, SIGKILL)
     }
 }

@@ -170,8 +170,8 @@ struct ServiceCommandTests {
 
     /// Starts `keyjar watch`; returns once it is subscribed (it says so on standard error,
     /// the line returned): only then may the test make changes.
-    static func watch(_ arguments: [String], _ keyjar: KeyjarCLI) async throws -> (Process, Pipe, String?) {
-        let process = Process()
+    static func watch(_ arguments: [String], _ keyjar: KeyjarCLI) async throws -> (ChildProcess, Pipe, String?) {
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: KeyjarCLI.binary)
         process.arguments = ["watch"] + arguments
         process.environment = keyjar.environment

@@ -19,7 +19,7 @@ final class LoaderTestServer: Sendable {
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
             "Servers/loader_server.py"
         ).path
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["python3", script]
         let output = Pipe()
@@ -36,7 +36,7 @@ final class LoaderTestServer: Sendable {
     }
 
     deinit {
-        // SIGKILL: children of test threads inherit a signal mask that blocks SIGTERM.
+        // SIGKILL: nothing of it needs a clean end.
         kill(pid, SIGKILL)
     }
 

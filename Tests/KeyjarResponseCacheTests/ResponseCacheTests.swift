@@ -221,7 +221,7 @@ struct ResponseCacheTests {
     @Test func aWriterKilledMidwayLeavesNoPartialEntry() async throws {
         let directory = try TemporaryDirectory()
         let url = "https://example.com/big"
-        let writer = Process()
+        let writer = ChildProcess()
         writer.executableURL = URL(fileURLWithPath: DaemonProcess.builtExecutable(named: "KeyjarTestPeer"))
         writer.arguments = ["cache-write", directory.path("cache"), url]
         let output = Pipe()

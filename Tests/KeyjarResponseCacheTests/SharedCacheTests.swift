@@ -50,7 +50,7 @@ struct SharedCacheTests {
 
         // A writer in another process, killed midway: its lock went with it.
         let url = "https://example.com/big"
-        let peer = Process()
+        let peer = ChildProcess()
         peer.executableURL = URL(fileURLWithPath: DaemonProcess.builtExecutable(named: "KeyjarTestPeer"))
         peer.arguments = ["cache-write", directory.path("cache"), url]
         let output = Pipe()
@@ -116,7 +116,7 @@ struct SharedCacheTests {
                 group.addTask {
                     var problems: [String] = []
                     if let killAfter = killAfter[index] {
-                        let process = Process()
+                        let process = ChildProcess()
                         process.executableURL = URL(fileURLWithPath: peer)
                         process.arguments = ["cache-stress", cachePath, String(seeds[index]), String(operations)]
                         let output = Pipe()

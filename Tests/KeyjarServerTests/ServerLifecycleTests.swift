@@ -79,8 +79,6 @@ struct ServerLifecycleTests {
             withIntermediateDirectories: true,
             attributes: [.posixPermissions: 0o700]
         )
-        // Not Foundation's Process: systemd-socket-activate closes the descriptors it inherits
-        // (see `spawnQuietly`).
         let output = Pipe()
         let pid = try spawnQuietly(
             "/usr/bin/systemd-socket-activate",

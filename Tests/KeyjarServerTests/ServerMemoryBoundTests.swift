@@ -161,7 +161,7 @@ struct ServerMemoryBoundTests {
         let directory = try TemporaryDirectory()
         let outputPath = directory.path("watch.out")
         _ = FileManager.default.createFile(atPath: outputPath, contents: nil)
-        let watcher = Process()
+        let watcher = ChildProcess()
         watcher.executableURL = URL(fileURLWithPath: DaemonProcess.builtExecutable(named: "keyjar"))
         watcher.arguments = ["watch"]
         var environment = ProcessInfo.processInfo.environment

@@ -197,7 +197,7 @@ struct ServerSharingTests {
                 if "event" in m:
                     print(json.dumps(m["event"]["event"]["event"]), flush=True); break
             """
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["python3", "-c", script, server.socketPath]
         let output = Pipe()

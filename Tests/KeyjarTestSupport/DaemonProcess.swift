@@ -11,7 +11,7 @@ public final class DaemonProcess: KeyjarService, StoppedAtTestEnd, @unchecked Se
     public let socketPath: String
     public let databasePath: String
     public let logPath: String
-    private let process = Process()
+    private let process = ChildProcess()
     private let exited = TestLatch()
     private let extraArguments: [String]
     private let environment: [String: String]?
@@ -72,8 +72,7 @@ public final class DaemonProcess: KeyjarService, StoppedAtTestEnd, @unchecked Se
         let exited = self.exited
         process.terminationHandler = { _ in exited.open() }
         try process.run()
-        // keyjard has its own copies; the test's are closed now (see runCommand: Foundation
-        // never releases them, and a thousand open descriptors crash its Process.run()).
+        // keyjard has its own copy; the test's is closed now, not when this object goes.
         try? logHandle?.close()
         guard let line = await Self.readLine(from: output.fileHandleForReading) else {
             _ = await crash()
@@ -188,7 +187,7 @@ public func runCommand(
     input: String? = nil,
     within deadline: Duration = hangDeadline
 ) async throws -> (status: Int32, output: String, error: String) {
-    let process = Process()
+    let process = ChildProcess()
     process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = arguments
     process.environment = childEnvironment(environment ?? ProcessInfo.processInfo.environment)
@@ -229,13 +228,9 @@ public func runCommand(
     var bothDrained = true
     for _ in 0..<2 where await !drained.wait() { bothDrained = false }
     if bothDrained {
-        // Closed now, not when the pipes are deallocated: swift-corelibs-foundation keeps
-        // Process objects (and their pipes) in reference cycles, and a suite that leaks two
-        // descriptors per command passes a thousand open ones, where Foundation's own
-        // Process.run() over-reads /proc/self/fd's directory entries and crashes (fixed in
-        // swift-corelibs-foundation #5472, after Swift 6.3.1). A reader still blocked (a child
-        // left holding a pipe) keeps its descriptor: closed under it, the number could be
-        // reused and read from.
+        // Closed now, not when the pipes are deallocated (a result kept by a test keeps
+        // them). A reader still blocked (a child left holding a pipe) keeps its descriptor:
+        // closed under it, the number could be reused and read from.
         for pipe in [output, error] { try? pipe.fileHandleForReading.close() }
     }
     guard finished else {
@@ -247,86 +242,10 @@ public func runCommand(
     )
 }
 
-/// Starts a program with posix_spawn, a clean signal mask and stdout (unless `standardOutput`
-/// names a descriptor) and stderr to /dev/null, and returns its pid. Foundation's Process passes
-/// on the calling thread's signal mask (Swift's worker threads block SIGCHLD, among others),
-/// which breaks programs that wait for children; and it learns of a child's end when a socket
-/// the child inherits closes, then waits for that child, blocking the reaping of every other
-/// child: a program that closes the descriptors it inherited (systemd-socket-activate does)
-/// stalls every Process of the test run until it exits.
-public func spawnQuietly(
-    _ executable: String,
-    _ arguments: [String],
-    environment: [String: String],
-    standardOutput: Int32? = nil
-) throws -> pid_t {
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    if let standardOutput {
-        posix_spawn_file_actions_adddup2(&actions, standardOutput, 1)
-    } else {
-        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-    }
-    // Nothing else of the test process: an inherited pipe's write end would keep another
-    // test's reader from seeing its end (and Foundation's per-child socket, from seeing that
-    // child's exit) for as long as this program runs.
-    try closeFrom(3, in: &actions)
-    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-    var attributes = posix_spawnattr_t()
-    posix_spawnattr_init(&attributes)
-    defer { posix_spawnattr_destroy(&attributes) }
-    var noSignals = sigset_t()
-    sigemptyset(&noSignals)
-    posix_spawnattr_setsigmask(&attributes, &noSignals)
-    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
-    var argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
-    var envp: [UnsafeMutablePointer<CChar>?] =
-        childEnvironment(environment).map { strdup("\($0.key)=\($0.value)") } + [nil]
-    defer {
-        for pointer in argv + envp { free(pointer) }
-    }
-    var pid: pid_t = 0
-    let status = posix_spawn(&pid, executable, &actions, &attributes, &argv, &envp)
-    guard status == 0 else {
-        throw TestSupportError("cannot start \(executable): \(String(cString: strerror(status)))")
-    }
-    return pid
-}
-
-/// Adds "close every descriptor from `lowest` on" to `actions`: glibc's
-/// posix_spawn_file_actions_addclosefrom_np (2.34 and later), which Swift's Glibc module does
-/// not import, found with dlsym. Closing a list of descriptors instead would race with other
-/// threads opening and closing theirs.
-private func closeFrom(_ lowest: Int32, in actions: inout posix_spawn_file_actions_t) throws {
-    typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
-    guard let symbol = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") else {
-        throw TestSupportError("this C library has no posix_spawn_file_actions_addclosefrom_np (glibc 2.34+)")
-    }
-    let addCloseFrom = unsafeBitCast(symbol, to: AddCloseFrom.self)
-    let status = withUnsafeMutablePointer(to: &actions) { addCloseFrom($0, lowest) }
-    guard status == 0 else { throw TestSupportError("addclosefrom failed: \(String(cString: strerror(status)))") }
-}
-
-/// Waits (on a thread of its own) for a child started by `spawnQuietly` and returns its exit
-/// status (-1 if signalled).
-public func waitForExit(_ pid: pid_t) async -> Int32 {
-    (try? await onOwnThread { reap(pid) }) ?? -1
-}
-
-/// Reaps a child started by `spawnQuietly`, blocking; for a child already sent SIGKILL, whose
-/// end the kernel does not delay.
-public func reap(_ pid: pid_t) -> Int32 {
-    var status: Int32 = 0
-    while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-    // WIFEXITED / WEXITSTATUS, which Swift does not import as macros.
-    return status & 0x7F == 0 ? (status >> 8) & 0xFF : -1
-}
-
 /// A child's environment: under `scripts/test --sanitize=address`, Keyjar's own programs (keyjard,
 /// keyjar, the test peer) check for leaks (`KEYJAR_CHILD_ASAN_OPTIONS`), while the test runner
-/// does not: its Foundation `Process` objects, hundreds of them, are kept in reference cycles
-/// by swift-corelibs-foundation and would bury any real report.
+/// does not: it ends with the suite's shared servers, threads and caches alive by design, and
+/// their reports would bury any real one.
 /// A keyjard a child starts by itself (auto-start) may take as long as any wait of the tests
 /// (`KEYJAR_START_TIMEOUT`), not the 10 s a user gets: on a machine running the whole suite its
 /// first contact with the Secret Service can take longer.

@@ -10,8 +10,8 @@ public final class PrivateSecretService: @unchecked Sendable {
     public let directory: TemporaryDirectory
     /// What a child needs to reach this Secret Service (and nothing of the test's own).
     public let environment: [String: String]
-    private let bus = Process()
-    private var keyring: Process?
+    private let bus = ChildProcess()
+    private var keyring: ChildProcess?
     private let loginKeyring: Bool
 
     /// Starts the bus and the keyring; with `loginKeyring: false` the keyring has no collection
@@ -63,7 +63,7 @@ public final class PrivateSecretService: @unchecked Sendable {
 
     /// Starts gnome-keyring-daemon and waits until it owns `org.freedesktop.secrets`.
     public func startKeyring() async throws {
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/gnome-keyring-daemon")
         // --unlock with a password on standard input creates (or opens) the login keyring.
         process.arguments = (loginKeyring ? ["--unlock"] : []) + ["--foreground", "--components=secrets"]

@@ -5,7 +5,7 @@ import Testing
 /// is to the reader. Its output is collected as it comes, so a test can wait for a marker.
 public final class SQLiteShell: @unchecked Sendable {
     // @unchecked: `output` is guarded by `lock`; the rest is set once.
-    private let process = Process()
+    private let process = ChildProcess()
     private let input = Pipe()
     private let outputPipe = Pipe()
     private let lock = NSLock()

@@ -16,7 +16,7 @@ public final class StallingRelay: Sendable {
     ///   - upstreamPort: The HTTP server's port on 127.0.0.1.
     ///   - stallAfter: How many bytes of a response (headers included) pass before it stalls.
     public init(upstreamPort: Int, stallAfter: Int) async throws {
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["python3", "-c", Self.script, String(upstreamPort), String(stallAfter)]
         let output = Pipe()
@@ -32,7 +32,7 @@ public final class StallingRelay: Sendable {
     }
 
     deinit {
-        // SIGKILL: children of test threads inherit a signal mask that blocks SIGTERM.
+        // SIGKILL: nothing of it needs a clean end.
         kill(pid, SIGKILL)
     }
 

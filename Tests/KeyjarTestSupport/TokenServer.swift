@@ -23,7 +23,7 @@ public final class TokenServer: Sendable {
 
     /// - Parameter clientID: the client id the token endpoint requires; nil: none required.
     public init(clientID: String? = nil) async throws {
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["python3", "-c", Self.script] + (clientID.map { [$0] } ?? [])
         let output = Pipe()
@@ -39,7 +39,7 @@ public final class TokenServer: Sendable {
     }
 
     deinit {
-        // SIGKILL: children of test threads inherit a signal mask that blocks SIGTERM.
+        // SIGKILL: nothing of it needs a clean end.
         kill(pid, SIGKILL)
     }
 

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 public import Testing
 
 // How the suite waits. Swift Testing runs test bodies on Swift's cooperative pool, which has one
@@ -154,13 +154,6 @@ extension Duration {
     public var timeInterval: Double {
         let (seconds, attoseconds) = components
         return Double(seconds) + Double(attoseconds) / 1e18
-    }
-}
-
-/// Waits until a `Process` the test started has exited; throws `WaitTimedOut` at `deadline`.
-public func waitForExit(_ process: Process, within deadline: Duration = hangDeadline) async throws {
-    try await waitUntil("\(process.executableURL?.lastPathComponent ?? "a process") exiting", within: deadline) {
-        !process.isRunning
     }
 }
 

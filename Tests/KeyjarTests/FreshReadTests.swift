@@ -10,7 +10,7 @@ import Testing
 struct FreshReadTests {
     /// A peer process answering one Cookie header per line it is sent.
     final class LookupPeer {
-        let process = Process()
+        let process = ChildProcess()
         private let input = Pipe()
         private let output = Pipe()
         private var buffered: [UInt8] = []

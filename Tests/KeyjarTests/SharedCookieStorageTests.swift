@@ -149,14 +149,14 @@ struct SharedCookieStorageTests {
         let environment = ProcessInfo.processInfo.environment.merging(
             ["KEYJAR_SOCKET": daemon.socketPath, "KEYJAR_NO_AUTOSTART": "1"]) { $1 }
 
-        let watcher = Process()
+        let watcher = ChildProcess()
         watcher.executableURL = URL(fileURLWithPath: peer)
         watcher.arguments = ["watch"]
         watcher.environment = environment
         let output = Pipe()
         watcher.standardOutput = output
         try watcher.run()
-        // SIGKILL: a child of a test thread may have SIGTERM blocked (its inherited mask).
+        // SIGKILL: nothing of it needs a clean end.
         defer { if watcher.isRunning { kill(watcher.processIdentifier, SIGKILL) } }
         #expect(await DaemonProcess.readLine(from: output.fileHandleForReading) == "watching")
 

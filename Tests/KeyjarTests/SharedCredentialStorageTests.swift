@@ -196,13 +196,13 @@ struct SharedCredentialStorageTests {
             print(s.server_address[1], flush=True)
             s.serve_forever()
             """
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["python3", "-c", server]
         let output = Pipe()
         process.standardOutput = output
         try process.run()
-        // SIGKILL: children of test threads inherit a signal mask that blocks SIGTERM.
+        // SIGKILL: nothing of it needs a clean end.
         defer { kill(process.processIdentifier, SIGKILL) }
         let port = try #require(
             await DaemonProcess.readLine(from: output.fileHandleForReading).flatMap { Int($0) }
