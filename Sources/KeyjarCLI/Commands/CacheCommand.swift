@@ -43,6 +43,7 @@ struct CacheCommand: ParsableCommand {
 
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "list",
             abstract: "List the cached responses, most recently used first."
         )
 
@@ -84,7 +85,10 @@ struct CacheCommand: ParsableCommand {
     }
 
     struct Clear: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Remove every cached response, or one URL's.")
+        static let configuration = CommandConfiguration(
+            commandName: "clear",
+            abstract: "Remove every cached response, or one URL's."
+        )
 
         @Option(help: ArgumentHelp("Remove only this URL's response.", valueName: "url"))
         var url: String?

@@ -86,6 +86,7 @@ private func fileFormat(_ given: FormatArgument?, path: String?) -> FormatArgume
 extension CookieCommand {
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "list",
             abstract: "List stored cookies, one a line (or a JSON array with --json).",
             discussion: "--json prints the same shape as `export --format json`, so a listing can be imported."
         )
@@ -132,6 +133,7 @@ extension CookieCommand {
 
     struct Get: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "get",
             abstract: "Print the Cookie header that a request to URL would send (nothing when there is none).",
             discussion: """
                 The header value only, without `Cookie: `, so it can go straight into curl -H or wget \
@@ -233,6 +235,7 @@ extension CookieCommand {
 
     struct Delete: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "delete",
             abstract: "Delete the cookies with a name on a domain (exactly that domain, not its subdomains).",
             discussion: "Fails when no cookie matches."
         )
@@ -272,6 +275,7 @@ extension CookieCommand {
 
     struct Clear: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "clear",
             abstract: "Delete every cookie of a domain and its subdomains, or (with --all) every cookie.",
             discussion: "Fails (status 1) when there is no cookie to delete, as `delete` does."
         )
@@ -305,6 +309,7 @@ extension CookieCommand {
 
     struct Import: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "import",
             abstract: "Import cookies from a cookies.txt or JSON file ('-' for standard input), or from a browser.",
             discussion: """
                 The format is --format, else JSON for a *.json file or for content that starts with \
@@ -527,6 +532,7 @@ extension CookieCommand {
 
     struct Export: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "export",
             abstract: "Export every unexpired cookie as cookies.txt or JSON.",
             discussion: """
                 Writes to standard output, or to FILE with -o (created readable by you only: cookies \

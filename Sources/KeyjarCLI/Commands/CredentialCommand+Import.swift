@@ -10,6 +10,7 @@ extension CredentialCommand {
     /// `keyjar credential import --from SOURCE [FILE]`: the credentials another store keeps.
     struct Import: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "import",
             abstract: "Import the credentials git, curl or another Secret Service application already stored.",
             discussion: """
                 --from git-credential-libsecret: git's libsecret helper's items (schema \

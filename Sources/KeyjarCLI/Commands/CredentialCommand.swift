@@ -127,6 +127,7 @@ private struct CredentialJSON: Encodable {
 extension CredentialCommand {
     struct Add: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "add",
             abstract: "Store a credential (replacing the user's password if it is already stored).",
             discussion: """
                 The password is read from standard input with --password-stdin, otherwise typed at \
@@ -396,6 +397,7 @@ extension CredentialCommand {
 
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "list",
             abstract: "List stored credentials (never their passwords or tokens).",
             discussion: """
                 One line each: space, user, and notes: `(default)` for a space's default \
@@ -446,6 +448,7 @@ extension CredentialCommand {
 
     struct Show: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "show",
             abstract: "Show one credential; its password only with --reveal.",
             discussion: """
                 Without --user, the space's default credential. --reveal prints the password only \
@@ -513,6 +516,7 @@ extension CredentialCommand {
 
     struct Remove: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "remove",
             abstract: "Remove a credential (its password leaves the Secret Service too).",
             discussion: "The options must select exactly one credential, unless --all removes every one they select."
         )
@@ -546,6 +550,7 @@ extension CredentialCommand {
 
     struct Default: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "default",
             abstract: "Make a stored credential its space's default (the one answered first)."
         )
 
@@ -572,6 +577,7 @@ extension CredentialCommand {
 
     struct Repair: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "repair",
             abstract: "Remove credentials whose password is missing and passwords no credential owns.",
             discussion: """
                 A credential is two writes: its password to the Secret Service, its record to \

@@ -54,7 +54,7 @@ private func ruleDomain(_ text: String) throws(ValidationError) -> String {
 
 extension PolicyCommand {
     struct Get: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Print the accept policy.")
+        static let configuration = CommandConfiguration(commandName: "get", abstract: "Print the accept policy.")
 
         @OptionGroup var global: GlobalOptions
 
@@ -89,6 +89,7 @@ extension PolicyCommand {
 
         struct Allow: ParsableCommand {
             static let configuration = CommandConfiguration(
+                commandName: "allow",
                 abstract: "Accept and send cookies for the domain, whatever the policy."
             )
             @OptionGroup var global: GlobalOptions
@@ -99,7 +100,10 @@ extension PolicyCommand {
         }
 
         struct Block: ParsableCommand {
-            static let configuration = CommandConfiguration(abstract: "Neither store nor send cookies for the domain.")
+            static let configuration = CommandConfiguration(
+                commandName: "block",
+                abstract: "Neither store nor send cookies for the domain."
+            )
             @OptionGroup var global: GlobalOptions
             @Argument(help: ArgumentHelp("The domain (its subdomains included).", valueName: "domain")) var domain:
                 String
@@ -120,7 +124,10 @@ extension PolicyCommand {
         }
 
         struct Remove: ParsableCommand {
-            static let configuration = CommandConfiguration(abstract: "Remove the domain's rule.")
+            static let configuration = CommandConfiguration(
+                commandName: "remove",
+                abstract: "Remove the domain's rule."
+            )
             @OptionGroup var global: GlobalOptions
             @Argument(help: ArgumentHelp("The domain.", valueName: "domain")) var domain: String
             func validate() throws { _ = try ruleDomain(domain) }
@@ -137,6 +144,7 @@ extension PolicyCommand {
 
         struct List: ParsableCommand {
             static let configuration = CommandConfiguration(
+                commandName: "list",
                 abstract: "List the domain rules, one `domain action` a line."
             )
             @OptionGroup var global: GlobalOptions
