@@ -1,7 +1,7 @@
 // keyjar-bench: Keyjar's performance targets, measured in a release build.
 //
 // Prints one `name: value unit` line per metric so runs can be compared with diff.
-// Run: swift build -c release && .build/release/keyjar-bench [engine] [coding] [store] [service] [import] [client] [loader] [cache] [download] [urlsession]
+// Run: swift build -c release && .build/release/keyjar-bench [engine] [coding] [store] [service] [import] [client] [loader] [cache] [download] [urlsession] [cli]
 //      .build/release/keyjar-bench stress   (robustness under kills; not part of the default run)
 import Foundation
 
@@ -40,11 +40,12 @@ if CommandLine.arguments.dropFirst().first == "stress" {
 let sections = Set(CommandLine.arguments.dropFirst())
 let unknown = sections.subtracting([
     "engine", "coding", "store", "service", "import", "browser", "client", "loader", "cache", "download", "urlsession",
+    "cli",
 ])
 guard unknown.isEmpty else {
     FileHandle.standardError.write(
         Data(
-            "usage: keyjar-bench [engine] [coding] [store] [service] [import] [browser] [client] [loader] [cache] [download] [urlsession]\n"
+            "usage: keyjar-bench [engine] [coding] [store] [service] [import] [browser] [client] [loader] [cache] [download] [urlsession] [cli]\n"
                 .utf8
         )
     )
@@ -53,7 +54,7 @@ guard unknown.isEmpty else {
 if sections.isEmpty || sections.contains("engine") { runEngineBenchmark() }
 if sections.isEmpty || sections.contains("coding") { runCodingBenchmark() }
 if !sections.isDisjoint(with: [
-    "store", "service", "import", "browser", "client", "loader", "cache", "download", "urlsession",
+    "store", "service", "import", "browser", "client", "loader", "cache", "download", "urlsession", "cli",
 ])
     || sections.isEmpty
 {
@@ -70,6 +71,7 @@ if !sections.isDisjoint(with: [
         if sections.isEmpty || sections.contains("cache") { try runCacheBenchmark() }
         if sections.isEmpty || sections.contains("download") { try runDownloadBenchmark() }
         if sections.isEmpty || sections.contains("urlsession") { try runURLSessionBenchmark() }
+        if sections.isEmpty || sections.contains("cli") { try runCommandBenchmark() }
     } catch {
         try? FileHandle.standardError.write(contentsOf: Data("keyjar-bench: \(error)\n".utf8))
         exit(1)

@@ -1,0 +1,206 @@
+import Foundation
+import Glibc
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+
+/// `keyjar-bench cli`: one call of the `keyjar` command as users make it, a whole process from
+/// spawn to exit (wall time), beside the program they would run for the same job, alternated
+/// call by call in one run:
+/// - `keyjar fetch -s URL` and `curl -s URL`, a 2-byte response from a loopback server;
+/// - `keyjar git-credential get` and `git credential-store get` (a file) and `secret-tool lookup`
+///   (the same Secret Service keyjard keeps its passwords in);
+/// - `keyjar cookie get URL`, and `keyjar --version` (no work: what start-up alone costs).
+/// Targets (docs/performance.md): fetch ≤ 1× curl, cookie get and git-credential get ≤ 5 ms.
+/// Several builds of keyjar can be measured in the same rounds (`KEYJAR_BENCH_CLI_BINARIES`).
+func runCommandBenchmark() throws {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+        "keyjar-bench-cli-\(getpid())"
+    ).path
+    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    let secrets = try BenchSecretService(directory: directory + "/secrets")
+    // Kept (and its keyring running) until the end; its deinit stops it.
+    defer { withExtendedLifetime(secrets) {} }
+    let daemon = try BenchDaemon(directory: directory, secretService: secrets.environment)
+    defer { daemon.stop() }
+    let server = try BenchOKServer()
+    defer { server.stop() }
+
+    // The keyjar binaries to measure, alternated: `KEYJAR_BENCH_CLI_BINARIES=label=path,…` (e.g.
+    // a dynamic and a static build, or the previous release), else the one beside keyjar-bench.
+    let beside = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        .appendingPathComponent("keyjar").path
+    let binaries: [(label: String, path: String)] =
+        ProcessInfo.processInfo.environment["KEYJAR_BENCH_CLI_BINARIES"].map { list in
+            list.split(separator: ",").map { entry in
+                let parts = entry.split(separator: "=", maxSplits: 1)
+                return (String(parts[0]), String(parts.count == 2 ? parts[1] : parts[0]))
+            }
+        } ?? [("keyjar", beside)]
+    for binary in binaries where !FileManager.default.isExecutableFile(atPath: binary.path) {
+        throw BenchmarkError("no keyjar at \(binary.path): run `swift build -c release` first")
+    }
+    let keyjar = binaries[0].path
+    var environment = secrets.environment
+    environment["KEYJAR_SOCKET"] = daemon.socketPath
+    environment["KEYJAR_NO_AUTOSTART"] = "1"
+    let url = "http://127.0.0.1:\(server.port)/ok"
+    let host = "127.0.0.1:\(server.port)"
+
+    // What each command finds: a cookie, and alice's password for the server in all three stores.
+    func setUp(_ arguments: [String], input: String = "") throws {
+        let status = try CommandRun(arguments, environment: environment, input: input, directory: directory).status
+        guard status == 0 else { throw BenchmarkError("\(arguments.joined(separator: " ")) failed (\(status))") }
+    }
+    try setUp([keyjar, "cookie", "set", "--url", url, "session=0123456789abcdef; Path=/"])
+    try setUp(
+        [keyjar, "credential", "add", "--url", "http://\(host)", "--user", "alice", "--password-stdin"],
+        input: "wonderland\n"
+    )
+    try setUp(
+        ["/usr/bin/secret-tool", "store", "--label=bench", "server", "127.0.0.1", "user", "alice"],
+        input: "wonderland"
+    )
+    let gitStore = directory + "/git-credentials"
+    try "http://alice:wonderland@\(host)\n".write(toFile: gitStore, atomically: true, encoding: .utf8)
+    let gitQuery = "protocol=http\nhost=\(host)\n\n"
+
+    var commands: [(name: String, arguments: [String], input: String)] = []
+    for binary in binaries {
+        let name = binary.label.replacingOccurrences(of: "-", with: "_")
+        commands += [
+            ("\(name)_fetch", [binary.path, "fetch", "-s", url], ""),
+            ("\(name)_git_credential_get", [binary.path, "git-credential", "get"], gitQuery),
+            ("\(name)_cookie_get", [binary.path, "cookie", "get", url], ""),
+            ("\(name)_version", [binary.path, "--version"], ""),
+        ]
+    }
+    commands += [
+        ("curl_fetch", ["/usr/bin/curl", "-s", url], ""),
+        ("git_credential_store_get", ["/usr/bin/git", "credential-store", "--file", gitStore, "get"], gitQuery),
+        ("secret_tool_lookup", ["/usr/bin/secret-tool", "lookup", "server", "127.0.0.1", "user", "alice"], ""),
+    ]
+    // Each command once before measuring (page cache, keyjard's first lookups).
+    for command in commands {
+        let run = try CommandRun(
+            command.arguments,
+            environment: environment,
+            input: command.input,
+            directory: directory
+        )
+        guard run.status == 0 else { throw BenchmarkError("\(command.name) failed (\(run.status))") }
+    }
+    let rounds = Int(ProcessInfo.processInfo.environment["KEYJAR_BENCH_CLI_ROUNDS"] ?? "") ?? 200
+    var wall: [String: [UInt64]] = [:]
+    for _ in 0..<rounds {
+        for command in commands {
+            let run = try CommandRun(
+                command.arguments,
+                environment: environment,
+                input: command.input,
+                directory: directory
+            )
+            guard run.status == 0 else { throw BenchmarkError("\(command.name) failed (\(run.status))") }
+            wall[command.name, default: []].append(run.wall)
+        }
+    }
+    var medians: [String: UInt64] = [:]
+    for command in commands {
+        let samples = wall[command.name] ?? []
+        report("cli_\(command.name)_wall", samples: samples)
+        medians[command.name] = percentile(samples.sorted(), 0.5)
+    }
+    func ratio(_ name: String, _ peer: String) {
+        guard let mine = medians[name], let theirs = medians[peer], theirs > 0 else { return }
+        print("cli_\(name)_over_\(peer): \(String(format: "%.2f", Double(mine) / Double(theirs)))")
+    }
+    for binary in binaries {
+        let name = binary.label.replacingOccurrences(of: "-", with: "_")
+        ratio("\(name)_fetch", "curl_fetch")
+        ratio("\(name)_git_credential_get", "git_credential_store_get")
+        ratio("\(name)_git_credential_get", "secret_tool_lookup")
+    }
+}
+
+/// One command run to its end: posix_spawn, standard input from a file, output to /dev/null.
+/// Wall time from just before the spawn to the reaping. (Not its peak memory: a child spawned
+/// from this process inherits this process's high-water mark in `ru_maxrss` at exec.)
+private struct CommandRun {
+    var status: Int32
+    var wall: UInt64
+
+    init(_ arguments: [String], environment: [String: String], input: String, directory: String) throws {
+        let inputPath = directory + "/input"
+        try input.write(toFile: inputPath, atomically: false, encoding: .utf8)
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, inputPath, O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var noSignals = sigset_t()
+        sigemptyset(&noSignals)
+        posix_spawnattr_setsigmask(&attributes, &noSignals)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
+        var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+        var envp: [UnsafeMutablePointer<CChar>?] = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { for pointer in argv + envp { free(pointer) } }
+        var pid: pid_t = 0
+        let started = nanoseconds()
+        let spawned = posix_spawn(&pid, arguments[0], &actions, &attributes, &argv, &envp)
+        guard spawned == 0 else {
+            throw BenchmarkError("cannot start \(arguments[0]): \(String(cString: strerror(spawned)))")
+        }
+        var raw: Int32 = 0
+        while waitpid(pid, &raw, 0) < 0 && errno == EINTR {}
+        wall = nanoseconds() - started
+        // WIFEXITED / WEXITSTATUS; a signal counts as a failure.
+        status = raw & 0x7F == 0 ? (raw >> 8) & 0xFF : 128 + (raw & 0x7F)
+    }
+}
+
+/// A loopback HTTP/1.1 server that answers every request with 200 "ok".
+final class BenchOKServer {
+    let port: Int
+    private let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+    private let channel: any Channel
+
+    init() throws {
+        channel = try ServerBootstrap(group: group)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.configureHTTPServerPipeline()
+                    try channel.pipeline.syncOperations.addHandler(OKHandler())
+                }
+            }
+            .bind(host: "127.0.0.1", port: 0).wait()
+        guard let port = channel.localAddress?.port else { throw BenchmarkError("the benchmark server did not bind") }
+        self.port = port
+    }
+
+    func stop() {
+        try? channel.close().wait()
+        try? group.syncShutdownGracefully()
+    }
+}
+
+private final class OKHandler: ChannelInboundHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard case .end = unwrapInboundIn(data) else { return }
+        let headers = HTTPHeaders([("Content-Length", "2"), ("Content-Type", "text/plain")])
+        context.write(
+            wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .ok, headers: headers))),
+            promise: nil
+        )
+        context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(string: "ok")))), promise: nil)
+        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+    }
+}
