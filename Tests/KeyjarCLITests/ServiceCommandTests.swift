@@ -16,7 +16,10 @@ struct ServiceCommandTests {
         #expect(status["socketPath"] as? String == daemon.socketPath)
         #expect(status["databasePath"] as? String == daemon.databasePath)
         #expect(status["cookieCount"] as? Int == 2)
-        #expect(status["secretsBackend"] as? String == "secret-service" && status["secretsHealthy"] as? Bool == true)
+        #expect(
+            status["secretsBackend"] as? String == "secret-service" && status["secretsHealthy"] as? Bool == true,
+            "\(status["secretsDetail"] ?? "no detail")"
+        )
         #expect(status["acceptPolicy"] as? String == "always")
         #expect((status["schemaVersion"] as? Int ?? 0) >= 1)
 
