@@ -48,7 +48,7 @@ func runCommandBenchmark() throws {
     let url = "http://127.0.0.1:\(server.port)/ok"
     let host = "127.0.0.1:\(server.port)"
 
-    // What each command finds: a cookie, and alice's password for the server in all three stores.
+    // What each command finds: a cookie, and alice's password in all three stores.
     func setUp(_ arguments: [String], input: String = "") throws {
         let status = try CommandRun(arguments, environment: environment, input: input, directory: directory).status
         guard status == 0 else { throw BenchmarkError("\(arguments.joined(separator: " ")) failed (\(status))") }
@@ -58,38 +58,54 @@ func runCommandBenchmark() throws {
         [keyjar, "credential", "add", "--url", "http://\(host)", "--user", "alice", "--password-stdin"],
         input: "wonderland\n"
     )
+    // Not `server 127.0.0.1 user alice`: storing an item replaces every item whose attributes
+    // include the new one's, keyjard's own among them (gnome-keyring's replace).
     try setUp(
-        ["/usr/bin/secret-tool", "store", "--label=bench", "server", "127.0.0.1", "user", "alice"],
+        ["/usr/bin/secret-tool", "store", "--label=bench", "service", "keyjar-bench", "account", "alice"],
         input: "wonderland"
     )
     let gitStore = directory + "/git-credentials"
     try "http://alice:wonderland@\(host)\n".write(toFile: gitStore, atomically: true, encoding: .utf8)
     let gitQuery = "protocol=http\nhost=\(host)\n\n"
 
-    var commands: [(name: String, arguments: [String], input: String)] = []
+    // Each with a piece of the output that shows it did the job (checked once, before timing).
+    var commands: [(name: String, arguments: [String], input: String, shows: String)] = []
     for binary in binaries {
         let name = binary.label.replacingOccurrences(of: "-", with: "_")
         commands += [
-            ("\(name)_fetch", [binary.path, "fetch", "-s", url], ""),
-            ("\(name)_git_credential_get", [binary.path, "git-credential", "get"], gitQuery),
-            ("\(name)_cookie_get", [binary.path, "cookie", "get", url], ""),
-            ("\(name)_version", [binary.path, "--version"], ""),
+            ("\(name)_fetch", [binary.path, "fetch", "-s", url], "", "ok"),
+            ("\(name)_git_credential_get", [binary.path, "git-credential", "get"], gitQuery, "password=wonderland"),
+            ("\(name)_cookie_get", [binary.path, "cookie", "get", url], "", "session=0123456789abcdef"),
+            ("\(name)_version", [binary.path, "--version"], "", "keyjar "),
         ]
     }
     commands += [
-        ("curl_fetch", ["/usr/bin/curl", "-s", url], ""),
-        ("git_credential_store_get", ["/usr/bin/git", "credential-store", "--file", gitStore, "get"], gitQuery),
-        ("secret_tool_lookup", ["/usr/bin/secret-tool", "lookup", "server", "127.0.0.1", "user", "alice"], ""),
+        ("curl_fetch", ["/usr/bin/curl", "-s", url], "", "ok"),
+        (
+            "git_credential_store_get", ["/usr/bin/git", "credential-store", "--file", gitStore, "get"], gitQuery,
+            "password=wonderland"
+        ),
+        (
+            "secret_tool_lookup", ["/usr/bin/secret-tool", "lookup", "service", "keyjar-bench", "account", "alice"], "",
+            "wonderland"
+        ),
     ]
-    // Each command once before measuring (page cache, keyjard's first lookups).
+    // Each command once before measuring (page cache, keyjard's first lookups), its output kept.
+    let outputPath = directory + "/output"
     for command in commands {
         let run = try CommandRun(
             command.arguments,
             environment: environment,
             input: command.input,
-            directory: directory
+            directory: directory,
+            outputPath: outputPath
         )
-        guard run.status == 0 else { throw BenchmarkError("\(command.name) failed (\(run.status))") }
+        let output = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+        guard run.status == 0, output.contains(command.shows) else {
+            throw BenchmarkError(
+                "\(command.name) failed (status \(run.status), output without \"\(command.shows)\": \(output))"
+            )
+        }
     }
     let rounds = Int(ProcessInfo.processInfo.environment["KEYJAR_BENCH_CLI_ROUNDS"] ?? "") ?? 200
     var wall: [String: [UInt64]] = [:]
@@ -130,15 +146,26 @@ private struct CommandRun {
     var status: Int32
     var wall: UInt64
 
-    init(_ arguments: [String], environment: [String: String], input: String, directory: String) throws {
+    /// - Parameter outputPath: a file for its standard output and error (/dev/null when nil).
+    init(
+        _ arguments: [String],
+        environment: [String: String],
+        input: String,
+        directory: String,
+        outputPath: String? = nil
+    ) throws {
         let inputPath = directory + "/input"
         try input.write(toFile: inputPath, atomically: false, encoding: .utf8)
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 0, inputPath, O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, outputPath ?? "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        if outputPath == nil {
+            posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        } else {
+            posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        }
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
