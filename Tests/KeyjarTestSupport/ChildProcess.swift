@@ -148,6 +148,17 @@ func spawnChild(
     streams: [ChildDescriptor],
     group: ChildGroup = .shared
 ) throws -> pid_t {
+    try spawnProcess(executable, arguments, environment: environment, streams: streams, processGroup: group.identifier)
+}
+
+/// `spawnChild`'s work, into the process group `processGroup` (0: a new group, led by the child).
+private func spawnProcess(
+    _ executable: String,
+    _ arguments: [String],
+    environment: [String: String],
+    streams: [ChildDescriptor],
+    processGroup: pid_t
+) throws -> pid_t {
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
     defer { posix_spawn_file_actions_destroy(&actions) }
@@ -174,21 +185,11 @@ func spawnChild(
     var everySignal = sigset_t()
     sigfillset(&everySignal)
     posix_spawnattr_setsigdefault(&attributes, &everySignal)
-    posix_spawnattr_setpgroup(&attributes, try group.identifier)
+    posix_spawnattr_setpgroup(&attributes, processGroup)
     posix_spawnattr_setflags(
         &attributes,
         Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP)
     )
-    return try spawn(executable, arguments, environment: environment, actions: &actions, attributes: &attributes)
-}
-
-private func spawn(
-    _ executable: String,
-    _ arguments: [String],
-    environment: [String: String],
-    actions: inout posix_spawn_file_actions_t,
-    attributes: inout posix_spawnattr_t
-) throws -> pid_t {
     var argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
     var envp: [UnsafeMutablePointer<CChar>?] = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
     defer {
@@ -242,29 +243,14 @@ public final class ChildGroup: Sendable {
             throw TestSupportError("cannot make the child group's pipe: \(String(cString: strerror(errno)))")
         }
         defer { close(ends[0]) }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, ends[0], 0)
-        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-        try closeFrom(3, in: &actions)
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var noSignals = sigset_t()
-        sigemptyset(&noSignals)
-        posix_spawnattr_setsigmask(&attributes, &noSignals)
         // A group of its own, which every later child joins. SIGHUP and SIGTERM ignored: only
         // the end of its input (or SIGKILL) ends the guard.
-        posix_spawnattr_setpgroup(&attributes, 0)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETPGROUP))
-        let guardian = try spawn(
+        let guardian = try spawnProcess(
             "/bin/sh",
             ["-c", "trap '' HUP TERM; read -r _; kill -KILL 0"],
             environment: ["PATH": "/usr/bin:/bin"],
-            actions: &actions,
-            attributes: &attributes
+            streams: [.descriptor(ends[0]), .null, .null],
+            processGroup: 0
         )
         // The write end stays open, written to by no one, until the runner exits.
         return (guardian, ends[1])
