@@ -12,13 +12,15 @@ let swiftSettings: [SwiftSetting] = [
 let package = Package(
     name: "Keyjar",
     products: [
-        // What a program may import: the client library, the loader, the model; and the
-        // executables. Everything else is the service's or the tools' insides.
+        // What a program may import: the client library (and its connection alone, for a tool
+        // that needs no FoundationNetworking), the loader, the model; and the executables. Everything else is the service's or the tools' insides.
         .library(name: "Keyjar", targets: ["Keyjar"]),
+        .library(name: "KeyjarConnection", targets: ["KeyjarConnection"]),
         .library(name: "KeyjarLoader", targets: ["KeyjarLoader"]),
         .library(name: "KeyjarCore", targets: ["KeyjarCore"]),
         .executable(name: "keyjard", targets: ["KeyjarDaemon"]),
-        .executable(name: "keyjar", targets: ["KeyjarCLI"]),
+        .executable(name: "keyjar", targets: ["KeyjarFront"]),
+        .executable(name: "keyjar-full", targets: ["KeyjarCLI"]),
         .executable(name: "keyjar-bench", targets: ["KeyjarBench"]),
     ],
     dependencies: [
@@ -172,14 +174,23 @@ let package = Package(
             dependencies: ["KeyjarCore", "COpenSSL", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swiftSettings
         ),
-        // The client library: a process's connection to keyjard (its blocking transport, the
-        // sequence page's reader) and its local replica.
+        // A process's connection to keyjard: the client (its blocking transport, the sequence
+        // page's reader, starting keyjard) and its local replica. Foundation without
+        // FoundationNetworking, so that a program that needs only the client (the `keyjar`
+        // command's front) loads no libcurl.
         .target(
-            name: "Keyjar",
+            name: "KeyjarConnection",
             dependencies: [
                 "KeyjarCore", "KeyjarCodec", "KeyjarFiles", "KeyjarLocks", "KeyjarProtocol",
                 .product(name: "Atomics", package: "swift-atomics"),
             ],
+            swiftSettings: swiftSettings
+        ),
+        // The client library: the connection (re-exported) and the Foundation-shaped storages
+        // on it (HTTPCookieStorage's and URLCredentialStorage's contract, URLSession's hooks).
+        .target(
+            name: "Keyjar",
+            dependencies: ["KeyjarConnection", "KeyjarCore", "KeyjarLocks"],
             swiftSettings: swiftSettings
         ),
         // TLS client identities (a certificate and its key, from PEM or PKCS#12) and certificate
@@ -226,12 +237,33 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // The `keyjar` command: the user's and scripts' tool for the shared store.
+        // The `keyjar` command's shared parts: the output and error contract, the options and
+        // inputs every command reads, the commands the front runs itself, and which those are.
+        // Nothing here loads libcurl, libsecret or SQLite.
+        .target(
+            name: "KeyjarCommands",
+            dependencies: [
+                "KeyjarAuth", "KeyjarCodec", "KeyjarConnection", "KeyjarCore", "KeyjarLocks",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // `keyjar`, the front: `cookie get`, `git-credential` and `--version` itself, in a few
+        // milliseconds; every other command line it hands to keyjar-full.
+        .executableTarget(
+            name: "KeyjarFront",
+            dependencies: [
+                "KeyjarCommands", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // keyjar-full: every command of `keyjar`, the user's and scripts' tool for the shared store.
         .executableTarget(
             name: "KeyjarCLI",
             dependencies: [
-                "Keyjar", "KeyjarAuth", "KeyjarBrowserCookies", "KeyjarCodec", "KeyjarCore", "KeyjarHTTPCache",
-                "KeyjarIdentity", "KeyjarLocks", "KeyjarLoader", "KeyjarResponseCache", "KeyjarStore",
+                "Keyjar", "KeyjarBrowserCookies", "KeyjarCodec", "KeyjarCommands", "KeyjarCore",
+                "KeyjarHTTPCache", "KeyjarIdentity", "KeyjarLocks", "KeyjarLoader", "KeyjarResponseCache",
+                "KeyjarStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
@@ -325,7 +357,8 @@ let package = Package(
         .testTarget(
             name: "KeyjarTests",
             dependencies: [
-                "Keyjar", "KeyjarCodec", "KeyjarCore", "KeyjarLocks", "KeyjarProtocol", "KeyjarTestSupport",
+                "Keyjar", "KeyjarConnection", "KeyjarCodec", "KeyjarCore", "KeyjarLocks", "KeyjarProtocol",
+                "KeyjarTestSupport",
                 "KeyjarDaemon", "KeyjarTestPeer",
             ],
             swiftSettings: swiftSettings
@@ -336,7 +369,8 @@ let package = Package(
             dependencies: [
                 "Keyjar", "KeyjarBrowserCookies", "KeyjarBrowserFixtures", "KeyjarCodec", "KeyjarCore",
                 "KeyjarProtocol",
-                "KeyjarTestSupport", "KeyjarDaemon", "KeyjarCLI",
+                "KeyjarCommands", "KeyjarTestSupport", "KeyjarDaemon", "KeyjarCLI", "KeyjarFront",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
         ),

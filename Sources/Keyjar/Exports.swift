@@ -1,6 +1,5 @@
-// What of keyjard's protocol a client's caller sees: its status report (`KeyjarClient.status()`),
-// the error numbers `KeyjarClientError.wireCode` holds, and where the socket and database are by
-// default. KeyjarProtocol itself is not a product.
-@_exported public import enum KeyjarProtocol.KeyjarPaths
-@_exported public import struct KeyjarProtocol.ServiceStatus
-@_exported public import struct KeyjarProtocol.WireErrorCode
+// A program imports Keyjar and gets the connection to keyjard with it: `KeyjarClient`, its
+// errors and notifications live in KeyjarConnection, which links no FoundationNetworking (and
+// so no libcurl and its thirty libraries), so that the `keyjar` command's front can use the
+// client alone and start in a few milliseconds (docs/performance.md, "The command").
+@_exported public import KeyjarConnection

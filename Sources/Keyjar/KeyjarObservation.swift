@@ -45,8 +45,8 @@ public final class KeyjarObservation: Sendable {
 }
 
 extension SharedCookieStorage {
-    /// Observes this storage's notifications (``KeyjarNotifications/cookiesChanged`` and
-    /// ``KeyjarNotifications/acceptPolicyChanged``; `name` nil for both) as
+    /// Observes this storage's notifications (`KeyjarNotifications.cookiesChanged` and
+    /// `KeyjarNotifications.acceptPolicyChanged`; `name` nil for both) as
     /// `NotificationCenter.default.addObserver(forName:object:queue:using:)` with this storage
     /// as object does, and makes the process listen meanwhile: other processes' changes are
     /// posted as keyjard commits them, rather than at this process's next lookup. An observer
@@ -62,7 +62,7 @@ extension SharedCookieStorage {
 }
 
 extension SharedCredentialStorage {
-    /// Observes this storage's ``KeyjarNotifications/credentialStorageChanged`` (`name` nil:
+    /// Observes this storage's `KeyjarNotifications.credentialStorageChanged` (`name` nil:
     /// every notification it posts) as `NotificationCenter.default.addObserver(forName:object:queue:using:)`
     /// with this storage as object does, and makes the process listen meanwhile: other
     /// processes' changes are posted as keyjard commits them.

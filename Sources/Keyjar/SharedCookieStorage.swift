@@ -10,11 +10,11 @@ import Synchronization
 /// has changed something; changes are committed by keyjard before the call returns, and are
 /// seen by every lookup that starts after that, in any process.
 ///
-/// Like `HTTPCookieStorage`, it posts ``KeyjarNotifications/cookiesChanged`` and
-/// ``KeyjarNotifications/acceptPolicyChanged`` (Foundation's names) with itself as object, for
+/// Like `HTTPCookieStorage`, it posts `KeyjarNotifications.cookiesChanged` and
+/// `KeyjarNotifications.acceptPolicyChanged` (Foundation's names) with itself as object, for
 /// every change its replica applies: this process's before the call returns, other processes'
 /// at its next lookup, or as keyjard commits them while the process listens
-/// (``addObserver(forName:queue:using:)``; ``KeyjarNotifications`` says why that is not the
+/// (``addObserver(forName:queue:using:)``; `KeyjarNotifications` says why that is not the
 /// default).
 ///
 /// ```swift
@@ -112,7 +112,7 @@ public final class SharedCookieStorage: Sendable {
     }
 
     /// Stores each item in an in-memory jar; per item nil when stored, else why not (the
-    /// wire's form, which the public calls turn into ``CookieStoreOutcome``s).
+    /// wire's form, which the public calls turn into `CookieStoreOutcome`s).
     private func storeInMemory<Item>(
         _ jar: MemoryJar,
         _ items: [Item],

@@ -26,9 +26,9 @@ import Synchronization
 /// posts nothing. Keyjar's own calls throw instead: `store(_:for:makeDefault:)`
 /// and `removeCredential(user:for:)`.
 ///
-/// It posts ``KeyjarNotifications/credentialStorageChanged`` with itself as object for every
+/// It posts `KeyjarNotifications.credentialStorageChanged` with itself as object for every
 /// change its replica applies and for every session credential it stores or removes (see
-/// ``KeyjarNotifications`` for when; ``addObserver(forName:queue:using:)`` to hear other
+/// `KeyjarNotifications` for when; ``addObserver(forName:queue:using:)`` to hear other
 /// processes' changes as they happen).
 ///
 /// ```swift
@@ -104,7 +104,7 @@ public final class SharedCredentialStorage: URLCredentialStorage, @unchecked Sen
 
     /// Stores a credential by its persistence; with `makeDefault` it becomes the space's default
     /// (the space's first credential becomes its default anyway).
-    /// - Throws: ``KeyjarClientError`` `.refused` for `.synchronizable`, or keyjard's reason
+    /// - Throws: `KeyjarClientError` `.refused` for `.synchronizable`, or keyjard's reason
     ///   (e.g. no Secret Service) for `.permanent`.
     public func store(
         _ credential: URLCredential,

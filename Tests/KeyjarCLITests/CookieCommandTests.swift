@@ -1,3 +1,4 @@
+import CoreFoundation  // struct stat's members resolve there once the executables' modules are imported
 import Foundation
 import Glibc
 import Keyjar

@@ -2,7 +2,7 @@ import Foundation
 import KeyjarProtocol
 import Testing
 
-@testable import Keyjar
+@testable import KeyjarConnection
 
 /// Descriptors that are never opened: the machine only compares them.
 private let firstSocket = UnixSocket(descriptor: 7)

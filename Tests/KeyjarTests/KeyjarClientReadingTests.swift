@@ -7,6 +7,7 @@ import Synchronization
 import Testing
 
 @testable import Keyjar
+@testable import KeyjarConnection
 
 /// Callers waiting for a reply read the socket themselves when the reader thread is busy, and
 /// are handed their reply by it when it waits in the socket: every message must still be

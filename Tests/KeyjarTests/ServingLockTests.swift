@@ -3,7 +3,7 @@ import Glibc
 import KeyjarTestSupport
 import Testing
 
-@testable import Keyjar
+@testable import KeyjarConnection
 
 /// Who holds keyjard's serving lock, as a client that auto-starts keyjard asks it: read from the
 /// kernel's lock table, which on a busy system has hundreds of lines.

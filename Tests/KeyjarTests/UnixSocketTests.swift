@@ -3,7 +3,7 @@ import Glibc
 import KeyjarTestSupport
 import Testing
 
-@testable import Keyjar
+@testable import KeyjarConnection
 
 /// Receiving without sleeping: what arrives in time is read, nothing is made up when nothing
 /// arrives, and the end of the stream is told apart from silence.

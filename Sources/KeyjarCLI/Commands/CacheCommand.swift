@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import FoundationNetworking
+import KeyjarCommands
 import KeyjarHTTPCache
 import KeyjarResponseCache
 

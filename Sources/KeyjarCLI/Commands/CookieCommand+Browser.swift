@@ -4,6 +4,7 @@ import Glibc
 import Keyjar
 import KeyjarBrowserCookies
 import KeyjarCodec
+import KeyjarCommands
 import KeyjarCore
 
 /// `--from-browser BROWSER[:PROFILE]` and `--container`, checked as options are.

@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import Keyjar
 import KeyjarCodec
+import KeyjarCommands
 import KeyjarCore
 
 /// `keyjar cookie …`: the shared cookie jar.
@@ -25,13 +26,12 @@ struct CookieCommand: ParsableCommand {
               keyjar cookie delete --domain example.com --name sid
               keyjar cookie clear --domain example.com
             """,
-        subcommands: [List.self, Get.self, Set.self, Delete.self, Clear.self, Import.self, Export.self]
+        subcommands: [List.self, CookieGetCommand.self, Set.self, Delete.self, Clear.self, Import.self, Export.self]
     )
 }
 
-/// A URL cookies can be sent to or set from: http or https (ws and wss too), with a host.
 private func cookieURL(_ text: String) throws(ValidationError) -> URL {
-    try UserInput.url(text, schemes: ["http", "https", "ws", "wss"])
+    try UserInput.cookieURL(text)
 }
 
 /// A cookie in one line: everything about it, its whole value included.
@@ -128,46 +128,6 @@ extension CookieCommand {
                 return
             }
             for cookie in cookies { Output.line(describe(cookie)) }
-        }
-    }
-
-    struct Get: ParsableCommand {
-        static let configuration = CommandConfiguration(
-            commandName: "get",
-            abstract: "Print the Cookie header that a request to URL would send (nothing when there is none).",
-            discussion: """
-                The header value only, without `Cookie: `, so it can go straight into curl -H or wget \
-                --header. Partitioned cookies (CHIPS) go only with requests under the top-level site \
-                they were set under: --main-document names it (without it, the request is its own \
-                top-level page).
-                """
-        )
-
-        @OptionGroup var global: GlobalOptions
-
-        @Argument(help: ArgumentHelp("The request URL.", valueName: "url"))
-        var url: String
-
-        @Option(
-            help: ArgumentHelp(
-                "The URL of the page that makes the request (third-party rules, SameSite).",
-                valueName: "url"
-            )
-        )
-        var mainDocument: String?
-
-        func validate() throws {
-            _ = try cookieURL(url)
-            if let mainDocument { _ = try cookieURL(mainDocument) }
-        }
-
-        func run() throws {
-            let client = try global.connect()
-            let header = try client.cookieHeader(
-                for: try cookieURL(url),
-                mainDocumentURL: try mainDocument.map(cookieURL)
-            )
-            if let header, !header.isEmpty { Output.line(header) }
         }
     }
 

@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import Keyjar
 import KeyjarCodec
+import KeyjarCommands
 import KeyjarCore
 import KeyjarStore
 

@@ -3,6 +3,7 @@ import Foundation
 import FoundationNetworking
 import Glibc
 import Keyjar
+import KeyjarCommands
 import KeyjarCore
 import KeyjarIdentity
 import KeyjarLoader
@@ -248,7 +249,7 @@ extension CredentialCommand {
                         "--token-stdin stores a bearer token: its method is bearer, not \(method.rawValue)."
                     )
                 }
-                _ = try UserInput.user(user ?? space.userFromURL ?? Self.tokenUser)
+                _ = try UserInput.user(user ?? space.userFromURL ?? UserInput.tokenUser)
                 return
             }
             if space.method?.method == .httpBearer {
@@ -278,9 +279,6 @@ extension CredentialCommand {
                 _ = try UserInput.user(name)
             }
         }
-
-        /// The user a token is stored under when none is given.
-        static let tokenUser = "token"
 
         /// An `--expires` value in seconds since 1970.
         static func expiry(_ text: String) throws(ValidationError) -> Double {
@@ -332,7 +330,7 @@ extension CredentialCommand {
                 realm: exact.realm,
                 authenticationMethod: .httpBearer
             )
-            let name = user ?? space.userFromURL ?? Self.tokenUser
+            let name = user ?? space.userFromURL ?? UserInput.tokenUser
             let (token, refreshToken) = try TokenInput.read(
                 StandardInput.readAll(for: "token"),
                 withRefreshToken: refreshTokenStdin

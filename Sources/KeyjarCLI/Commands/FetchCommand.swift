@@ -3,6 +3,7 @@ import Foundation
 import FoundationNetworking
 import Glibc
 import Keyjar
+import KeyjarCommands
 import KeyjarCore
 import KeyjarIdentity
 import KeyjarLoader

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Keyjar
+import KeyjarCommands
 import KeyjarCore
 
 /// `keyjar policy …`: which cookies the shared jar accepts.

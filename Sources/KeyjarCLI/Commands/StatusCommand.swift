@@ -1,5 +1,6 @@
 import ArgumentParser
 import Keyjar
+import KeyjarCommands
 import KeyjarCore
 
 /// `keyjar status`: whether keyjard answers, where it keeps things, and how its parts are.

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Keyjar
 import KeyjarCodec
+import KeyjarCommands
 import KeyjarCore
 
 /// `keyjar watch`: every change notification, as it happens.

@@ -1,6 +1,7 @@
 import Foundation
 import FoundationNetworking
 import Keyjar
+import KeyjarCommands
 import KeyjarCore
 import KeyjarLoader
 

@@ -2,6 +2,7 @@ import Foundation
 import FoundationNetworking
 import Glibc
 import Keyjar
+import KeyjarCommands
 import KeyjarCore
 import KeyjarLoader
 

@@ -1,5 +1,6 @@
 import Foundation
 import FoundationNetworking
+import KeyjarCommands
 import KeyjarLoader
 
 /// Where `keyjar fetch` saves a body: `-o FILE` (replaced if it exists), or `-O` (the server's

@@ -1,5 +1,6 @@
 import Foundation
 import FoundationNetworking
+import KeyjarCommands
 
 /// The request `keyjar fetch` sends, built from curl-like options and checked before anything
 /// is loaded, so that bad input is a usage error and never a half-made request.

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import KeyjarCommands
 
 /// One self-overwriting line on the terminal's standard error while a download runs: bytes so
 /// far, of how many, and the rate. Only for a person watching: never in a pipe or a log.

@@ -1,6 +1,7 @@
 import Foundation
 import FoundationNetworking
 import Keyjar
+import KeyjarCommands
 import KeyjarCore
 
 /// The shared credential storage with its stored HTTP passwords hidden, for `keyjar fetch

@@ -1,6 +1,7 @@
 import Foundation
 import FoundationNetworking
 import Keyjar
+import KeyjarCommands
 import KeyjarLoader
 
 /// Cookies given with `-H 'Cookie: …'`, sent together with the shared store's, as curl sends

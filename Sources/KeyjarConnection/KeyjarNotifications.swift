@@ -4,8 +4,8 @@ import KeyjarCore
 /// keyjard's changes on `NotificationCenter.default`, under Apple's names, so code written for
 /// `HTTPCookieStorage` and `URLCredentialStorage` notifications keeps working.
 ///
-/// **Who posts, with which object.** A ``SharedCookieStorage`` posts ``cookiesChanged`` and
-/// ``acceptPolicyChanged`` with itself as object, a ``SharedCredentialStorage``
+/// **Who posts, with which object.** A `SharedCookieStorage` posts ``cookiesChanged`` and
+/// ``acceptPolicyChanged`` with itself as object, a `SharedCredentialStorage`
 /// ``credentialStorageChanged``, as Foundation's storages do: an observer registered for the
 /// storage object, under Foundation's names (`.NSHTTPCookieManagerCookiesChanged` is the same
 /// name), hears them with nothing switched on. A ``KeyjarClient`` after
@@ -18,7 +18,7 @@ import KeyjarCore
 /// that does not listen learns of them at its next lookup (which catches up first, and posts
 /// them before it answers); one that listens, as keyjard commits them. A process listens while
 /// an observer added through a storage's `addObserver(forName:queue:using:)` is in place
-/// (``SharedCookieStorage/addObserver(forName:queue:using:)``), a ``KeyjarClient/changes()``
+/// (`SharedCookieStorage.addObserver(forName:queue:using:)`), a ``KeyjarClient/changes()``
 /// stream is open, or after ``KeyjarClient/startPostingNotifications()``.
 ///
 /// **Why listening is not the default.** Measured on a release build, 2 cores
@@ -73,11 +73,11 @@ public enum KeyjarNotifications {
 
 /// A storage made on a client, which the client's changes are posted for (weakly held: a
 /// storage that is gone posts nothing).
-struct NotificationTarget: Sendable {
-    enum Kind: Sendable {
-        /// A ``SharedCookieStorage``: cookie and policy changes.
+package struct NotificationTarget: Sendable {
+    package enum Kind: Sendable {
+        /// A `SharedCookieStorage`: cookie and policy changes.
         case cookies
-        /// A ``SharedCredentialStorage``: credential changes.
+        /// A `SharedCredentialStorage`: credential changes.
         case credentials
 
         func posts(_ event: StoreEvent) -> Bool {

@@ -1,4 +1,4 @@
-/// What became of one cookie handed to a ``SharedCookieStorage``: stored, or rejected and why.
+/// What became of one cookie handed to a `SharedCookieStorage`: stored, or rejected and why.
 ///
 /// ```swift
 /// let outcomes = try storage.storeCookies(fromResponseHeaders: lines, for: url, mainDocumentURL: nil)
@@ -26,7 +26,7 @@ public enum CookieStoreOutcome: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// From the wire's form: nil when stored, else the reason.
-    init(_ rejection: String?) {
+    package init(_ rejection: String?) {
         self = rejection.map { .rejected(reason: $0) } ?? .stored
     }
 }

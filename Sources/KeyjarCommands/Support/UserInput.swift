@@ -1,13 +1,22 @@
-import ArgumentParser
-import Foundation
+package import ArgumentParser
+package import Foundation
 import KeyjarCore
 
 /// URLs and domains as people type them, checked once for every command: a bad one is a usage
 /// error (exit status 2) that says what was expected, never something stored that cannot match.
-enum UserInput {
+package enum UserInput {
+    /// The user a token is stored under when nobody names one (`credential add --token-stdin`,
+    /// a Bearer token git hands over without a user).
+    package static let tokenUser = "token"
+
+    /// A URL cookies can be sent to or set from: http or https (ws and wss too), with a host.
+    package static func cookieURL(_ text: String) throws(ValidationError) -> URL {
+        try url(text, schemes: ["http", "https", "ws", "wss"])
+    }
+
     /// A URL with a scheme (one of `schemes`, when given), a host unless `file:`, a port in
     /// 1…65535, and never a password.
-    static func url(
+    package static func url(
         _ text: String,
         schemes: [String]? = nil,
         example: String = "https://example.com/"
@@ -40,7 +49,7 @@ enum UserInput {
 
     /// A domain (`example.com`, `.example.com`, `Bücher.example`, or a URL) as stored: see
     /// `Host.normalisedDomain`.
-    static func domain(_ text: String, option: String = "--domain") throws(ValidationError) -> String {
+    package static func domain(_ text: String, option: String = "--domain") throws(ValidationError) -> String {
         guard let domain = Host.normalisedDomain(text) else {
             let wildcard =
                 text.contains("*") ? " (a rule for a domain covers its subdomains; no wildcard is needed)" : ""
@@ -50,13 +59,13 @@ enum UserInput {
     }
 
     /// A user name for a credential: not empty (it could never be told apart or chosen).
-    static func user(_ text: String, option: String = "--user") throws(ValidationError) -> String {
+    package static func user(_ text: String, option: String = "--user") throws(ValidationError) -> String {
         guard !text.isEmpty else { throw ValidationError("\(option) needs a user name.") }
         return text
     }
 
     /// An argument repeated in a message: at most 80 characters, control characters shown as `?`.
-    static func shown(_ text: String, limit: Int = 80) -> String {
+    package static func shown(_ text: String, limit: Int = 80) -> String {
         let cleaned = String(text.prefix(limit).map { $0.isASCII && ($0.asciiValue ?? 0) < 0x20 ? "?" : $0 })
         return text.count > limit ? cleaned + "…" : cleaned
     }

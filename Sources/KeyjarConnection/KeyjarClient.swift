@@ -17,7 +17,7 @@ import KeyjarProtocol
 /// Nothing else happens while the process does not *listen*: keyjard sends it no changes and
 /// no thread of it wakes up, whatever other processes do. It listens while a ``changes()``
 /// stream is open, a storage's observer is in place
-/// (``SharedCookieStorage/addObserver(forName:queue:using:)``), or after
+/// (`SharedCookieStorage.addObserver(forName:queue:using:)`), or after
 /// ``startPostingNotifications()``: keyjard then pushes every change, a
 /// reader thread applies it and announces it, in order, with its sequence number; when the
 /// connection is lost that thread reconnects with backoff and resynchronises from the last
@@ -227,7 +227,7 @@ public final class KeyjarClient: Sendable {
 
     /// Posts this client's changes of `kind` with `storage` as object from now on, for as long
     /// as the storage exists.
-    func addNotificationTarget(_ storage: any AnyObject & Sendable, kind: NotificationTarget.Kind) {
+    package func addNotificationTarget(_ storage: any AnyObject & Sendable, kind: NotificationTarget.Kind) {
         guard configuration.keepsReplica else { return }
         state.withLock { state in
             state.targets.removeAll { $0.object == nil }
@@ -237,13 +237,13 @@ public final class KeyjarClient: Sendable {
 
     /// A storage's observer was added: the process listens until it is removed
     /// (``endObservation()``).
-    func beginObservation() {
+    package func beginObservation() {
         guard configuration.keepsReplica else { return }
         state.withLock { $0.observations += 1 }
         updateListening()
     }
 
-    func endObservation() {
+    package func endObservation() {
         guard configuration.keepsReplica else { return }
         state.withLock { $0.observations -= 1 }
         updateListening()

@@ -1,10 +1,10 @@
 import Glibc
-import Keyjar
+package import KeyjarConnection
 
 /// A failure the command reports in one sentence on standard error, with its exit status.
-struct CLIError: Error, CustomStringConvertible {
+package struct CLIError: Error, CustomStringConvertible {
     /// The documented exit statuses (README, `keyjar --help`); scripts rely on them.
-    enum Status: Int32 {
+    package enum Status: Int32 {
         case failure = 1
         case usage = 2
         case unreachable = 3
@@ -13,7 +13,7 @@ struct CLIError: Error, CustomStringConvertible {
         case interrupted = 130
         case terminated = 143
 
-        init(signal: Int32) {
+        package init(signal: Int32) {
             switch signal {
             case SIGHUP: self = .hangUp
             case SIGTERM: self = .terminated
@@ -22,17 +22,17 @@ struct CLIError: Error, CustomStringConvertible {
         }
     }
 
-    var message: String
-    var status: Status
+    package var message: String
+    package var status: Status
 
-    var description: String { message }
+    package var description: String { message }
 
-    static func failure(_ message: String) -> CLIError { CLIError(message: message, status: .failure) }
-    static func usage(_ message: String) -> CLIError { CLIError(message: message, status: .usage) }
+    package static func failure(_ message: String) -> CLIError { CLIError(message: message, status: .failure) }
+    package static func usage(_ message: String) -> CLIError { CLIError(message: message, status: .usage) }
 
     /// A client library failure in words for a person: unreachable keyjard is its own status so
     /// that scripts can tell "the service is down" from "the request failed".
-    init(_ error: KeyjarClientError) {
+    package init(_ error: KeyjarClientError) {
         switch error.code {
         case .unreachable, .timedOut:
             self.init(message: error.message, status: .unreachable)
@@ -41,7 +41,7 @@ struct CLIError: Error, CustomStringConvertible {
         }
     }
 
-    init(message: String, status: Status) {
+    package init(message: String, status: Status) {
         self.message = message
         self.status = status
     }

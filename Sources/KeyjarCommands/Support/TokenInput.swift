@@ -1,11 +1,14 @@
-import Foundation
+package import Foundation
 import KeyjarAuth
 
 /// The secrets of `keyjar credential add --token-stdin`: the access token on standard input's
 /// first line, the refresh token on its second (with `--refresh-token-stdin`). Tokens are
 /// printable ASCII without spaces, so a line break can only end one.
-enum TokenInput {
-    static func read(_ data: Data, withRefreshToken: Bool) throws(CLIError) -> (token: String, refreshToken: String?) {
+package enum TokenInput {
+    package static func read(
+        _ data: Data,
+        withRefreshToken: Bool
+    ) throws(CLIError) -> (token: String, refreshToken: String?) {
         // Bytes, not Characters: "\r\n" is one Character, which a split at "\n" would not see.
         var lines = [UInt8](data).split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).map {
             $0.last == UInt8(ascii: "\r") ? Array($0.dropLast()) : Array($0)

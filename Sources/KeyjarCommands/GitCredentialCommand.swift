@@ -1,17 +1,16 @@
-import ArgumentParser
+package import ArgumentParser
 import Foundation
-import Keyjar
-import KeyjarAuth
+package import KeyjarAuth
+import KeyjarConnection
 import KeyjarCore
-import KeyjarLoader
 
 /// `keyjar git-credential get|store|erase`: git's credential-helper protocol on the shared
 /// credential storage, so git and every Keyjar program share one set of credentials.
-struct GitCredentialCommand: ParsableCommand {
+package struct GitCredentialCommand: ParsableCommand {
     /// The name git looks for on PATH for `credential.helper keyjar`.
-    static let helperName = "git-credential-keyjar"
+    package static let helperName = "git-credential-keyjar"
 
-    static let configuration = CommandConfiguration(
+    package static let configuration = CommandConfiguration(
         commandName: "git-credential",
         abstract: "A git credential helper backed by the shared credential storage.",
         discussion: """
@@ -50,20 +49,24 @@ struct GitCredentialCommand: ParsableCommand {
             """
     )
 
-    @OptionGroup var global: GlobalOptions
+    @OptionGroup package var global: GlobalOptions
 
     // A string, not an enum: git may pass operations a helper must ignore (git-credential(1)).
     @Argument(
         help: ArgumentHelp("get, store, erase or capability (git passes it).", valueName: "operation"),
         completion: .list(["get", "store", "erase", "capability"])
     )
-    var operation: String
+    package var operation: String
 
-    func run() throws {
+    package init() {}
+
+    package func run() throws {
         switch operation {
-        case "get": try get(Self.readRequest())
-        case "store": try store(Self.readRequest())
-        case "erase": try erase(Self.readRequest())
+        case "get":
+            let text = Self.readRequestText()
+            try get(Self.parse(text), text: text)
+        case "store": try store(Self.parse(Self.readRequestText()))
+        case "erase": try erase(Self.parse(Self.readRequestText()))
         // git-credential(1): helpers may answer git's capability query in its own format.
         case "capability": Output.write(Data(GitCredentialCapability.announcement.utf8))
         default: return
@@ -72,9 +75,13 @@ struct GitCredentialCommand: ParsableCommand {
 
     /// git's lines from standard input, up to the blank line that ends them, as they came: the
     /// request parser alone splits them (at line feeds, as git does).
-    static func readRequest() throws -> GitCredentialRequest {
+    static func readRequestText() -> String {
         var text = ""
         while let line = Swift.readLine(strippingNewline: false), line != "\n", line != "\r\n" { text += line }
+        return text
+    }
+
+    static func parse(_ text: String) throws -> GitCredentialRequest {
         do {
             return try GitCredentialRequest.parse(text)
         } catch {
@@ -84,7 +91,7 @@ struct GitCredentialCommand: ParsableCommand {
 
     /// Writes the answer; a value git could not carry fails the helper (git then asks its
     /// user) rather than reaching git split or cut.
-    static func answer(_ response: GitCredentialResponse) throws {
+    package static func answer(_ response: GitCredentialResponse) throws {
         do {
             Output.write(Data(try response.encoded().utf8))
         } catch {
@@ -94,7 +101,7 @@ struct GitCredentialCommand: ParsableCommand {
 
     /// git waits for its helper before it asks its user: a keyjard that does not answer
     /// (stopped) fails a helper call after this long unless --timeout or KEYJAR_TIMEOUT say otherwise.
-    static let timeout: Double = 5
+    package static let timeout: Double = 5
 
     /// The user git names; `username=` with nothing after it names none.
     private static func user(_ request: GitCredentialRequest) -> String? {
@@ -112,7 +119,8 @@ struct GitCredentialCommand: ParsableCommand {
         return state
     }
 
-    private func get(_ request: GitCredentialRequest) throws {
+    /// `text`: the request as git wrote it, for keyjar-full when a token must be refreshed.
+    private func get(_ request: GitCredentialRequest, text: String) throws {
         guard request.namesServer else { return }
         let client = try global.connect(defaultTimeout: Self.timeout)
         // The strongest challenge first; with several users and no default, no answer: git
@@ -122,10 +130,10 @@ struct GitCredentialCommand: ParsableCommand {
         // get (once for every process, through keyjard) and answer with the new token, rather
         // than leave git to ask its user.
         if found == nil, let expired = try Self.refreshableExpiredToken(request, client: client) {
-            switch URLLoader.refreshStoredToken(expired, client: client) {
-            case .success: found = try Self.lookUp(request, client: client)
-            case .failure(let failure): throw CLIError.failure(failure.description)
-            }
+            // The front links no loader: keyjar-full answers the same request, and refreshes.
+            guard let refresh = StoredTokenRefresh.installed else { FullCommand.exec(input: Array(text.utf8)) }
+            try refresh(expired, client)
+            found = try Self.lookUp(request, client: client)
         }
         guard let record = found, let secret = try client.password(user: record.user, for: record.space) else {
             return
@@ -190,7 +198,7 @@ struct GitCredentialCommand: ParsableCommand {
             // A token is stored for Bearer challenges of its realm, or of the whole server.
             let space = request.method == .httpBearer ? request.space : request.space(realm: nil, method: .httpBearer)
             let stateUser = answered.flatMap { $0.space.authenticationMethod == .httpBearer ? $0.user : nil }
-            return (token, user(request) ?? stateUser ?? CredentialCommand.Add.tokenUser, space)
+            return (token, user(request) ?? stateUser ?? UserInput.tokenUser, space)
         }
         // A pre-encoded value of another scheme (a Digest response) is no password to keep;
         // a credential without a user name could never be told apart or chosen.

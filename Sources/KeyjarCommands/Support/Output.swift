@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 import Glibc
 import KeyjarLocks
 
@@ -8,7 +8,7 @@ import KeyjarLocks
 /// closed descriptor, a reader that went away) is never lost in silence: the first failure is
 /// kept, and the command ends with one `keyjar:` line and exit status 1 (`finish()`), however
 /// the output was produced.
-enum Output {
+package enum Output {
     private struct State {
         /// Results not yet written: written in pieces of `flushSize`, and at the end.
         var buffer: [UInt8] = []
@@ -24,7 +24,7 @@ enum Output {
     /// Makes sure descriptors 0, 1 and 2 are open before anything else opens a file: a closed
     /// one would otherwise be handed out to keyjard's socket or a file, and results written
     /// there. A closed standard output is remembered; writing a result to it then fails.
-    static func prepare() {
+    package static func prepare() {
         for descriptor in [STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO] where fcntl(descriptor, F_GETFD) < 0 {
             let null = open("/dev/null", descriptor == STDIN_FILENO ? O_RDONLY : O_WRONLY)
             if null >= 0, null != descriptor {
@@ -36,21 +36,21 @@ enum Output {
     }
 
     /// Whether standard output was closed when keyjar started.
-    static var isClosed: Bool { state.withLock { $0.closed } }
+    package static var isClosed: Bool { state.withLock { $0.closed } }
 
-    static func line(_ text: String) {
+    package static func line(_ text: String) {
         write(Data((text + "\n").utf8))
     }
 
     /// Writes a line at once, for output that must reach a pipe as it happens (watch); throws
     /// when it cannot, so that a watcher whose reader is gone stops.
-    static func flushedLine(_ text: String) throws(CLIError) {
+    package static func flushedLine(_ text: String) throws(CLIError) {
         line(text)
         try flush()
     }
 
     /// Bytes as they are (an exported file, a response head).
-    static func write(_ data: Data) {
+    package static func write(_ data: Data) {
         let full = state.withLock { state in
             state.buffer.append(contentsOf: data)
             return state.buffer.count >= flushSize
@@ -59,7 +59,7 @@ enum Output {
     }
 
     /// Writes what is buffered; throws the first failure (now or earlier).
-    static func flush() throws(CLIError) {
+    package static func flush() throws(CLIError) {
         let failure: Int32? = state.withLock { state in
             if state.failure == nil, !state.buffer.isEmpty {
                 if state.closed {
@@ -75,18 +75,18 @@ enum Output {
     }
 
     /// Called once the command is done: every result written, or the command fails.
-    static func finish() throws(CLIError) {
+    package static func finish() throws(CLIError) {
         try flush()
     }
 
     /// The error for output that could not be written, in the command's words.
-    static func writeFailure(_ number: Int32) -> CLIError {
+    package static func writeFailure(_ number: Int32) -> CLIError {
         let reason = number == EBADF ? "it is closed" : String(cString: strerror(number))
         return .failure("cannot write the output to standard output: \(reason).")
     }
 
     /// Writes every byte to a descriptor; returns errno of a failure.
-    static func writeAll(_ bytes: some ContiguousBytes, to descriptor: Int32) -> Int32? {
+    package static func writeAll(_ bytes: some ContiguousBytes, to descriptor: Int32) -> Int32? {
         bytes.withUnsafeBytes { buffer in
             var offset = 0
             while offset < buffer.count, let base = buffer.baseAddress {
@@ -101,14 +101,14 @@ enum Output {
         }
     }
 
-    static func error(_ text: String) {
+    package static func error(_ text: String) {
         _ = writeAll(Array(("keyjar: " + text + "\n").utf8), to: STDERR_FILENO)
     }
 
-    static var standardOutputIsTerminal: Bool { isatty(STDOUT_FILENO) == 1 }
+    package static var standardOutputIsTerminal: Bool { isatty(STDOUT_FILENO) == 1 }
 
     /// JSON for `--json` output: sorted keys so scripts and diffs see a stable shape.
-    static func json(_ value: some Encodable) throws -> String {
+    package static func json(_ value: some Encodable) throws -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         do {
@@ -119,5 +119,5 @@ enum Output {
     }
 
     /// Unix seconds as an ISO 8601 UTC time.
-    static func time(_ date: Date) -> String { date.ISO8601Format() }
+    package static func time(_ date: Date) -> String { date.ISO8601Format() }
 }

@@ -6,14 +6,14 @@ import Glibc
 /// standard output; a symbolic link is written through, never replaced; a FIFO, a device or a
 /// socket is written into as it is; a directory is refused. Only a regular file (or a name
 /// with nothing there yet) is replaced as a whole, by renaming a complete file onto it.
-enum OutputFile: Equatable {
+package enum OutputFile: Equatable {
     case standardOutput
     /// A regular file, or a new one: the path after following symbolic links.
     case regular(String)
     /// Something that exists and is not a regular file; written into, never replaced.
     case special(String)
 
-    static func resolve(_ given: String, in directory: String) throws(CLIError) -> OutputFile {
+    package static func resolve(_ given: String, in directory: String) throws(CLIError) -> OutputFile {
         if given == "-" { return .standardOutput }
         var path = absolute(given, in: directory)
         var info = stat()
@@ -41,7 +41,7 @@ enum OutputFile: Equatable {
         }
     }
 
-    static func absolute(_ path: String, in directory: String) -> String {
+    package static func absolute(_ path: String, in directory: String) -> String {
         let expanded = (path as NSString).expandingTildeInPath
         return expanded.hasPrefix("/") ? expanded : (directory as NSString).appendingPathComponent(expanded)
     }
@@ -57,7 +57,7 @@ enum OutputFile: Equatable {
     /// output; into a special file as it is; or, for a regular file, to a new file beside it
     /// that is then renamed onto it, so that a failure (a full disk) leaves the old file whole
     /// and the new one is never readable by others, whatever the old one's mode was.
-    func writePrivately(_ bytes: [UInt8], named given: String) throws(CLIError) {
+    package func writePrivately(_ bytes: [UInt8], named given: String) throws(CLIError) {
         switch self {
         case .standardOutput:
             Output.write(Data(bytes))
@@ -88,7 +88,7 @@ enum OutputFile: Equatable {
 
     /// Why a file the user named cannot be read, as the system says it (errno): Foundation's
     /// own reading APIs say only that "the operation could not be completed".
-    static func whyUnreadable(_ path: String) -> String {
+    package static func whyUnreadable(_ path: String) -> String {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { return String(cString: strerror(errno)) }
         defer { close(descriptor) }

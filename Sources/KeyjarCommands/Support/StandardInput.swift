@@ -1,11 +1,11 @@
-import Foundation
+package import Foundation
 import Glibc
 
 /// What a command reads whole from standard input: a password, a token, a request body.
-enum StandardInput {
+package enum StandardInput {
     /// All of standard input. (Foundation's `readDataToEndOfFile()` would crash the command on a
     /// read error, such as a directory given as input.)
-    static func readAll(for what: String) throws(CLIError) -> Data {
+    package static func readAll(for what: String) throws(CLIError) -> Data {
         do {
             return try FileHandle.standardInput.readToEnd() ?? Data()
         } catch {

@@ -1,17 +1,17 @@
 import ArgumentParser
-import KeyjarCodec
-import KeyjarCore
+package import KeyjarCodec
+package import KeyjarCore
 
 // Command-line spellings of Keyjar's enums: short, lower-case, hyphenated, and each mapped to
 // exactly one model value so nothing is guessed.
 
-enum AcceptPolicyArgument: String, CaseIterable, ExpressibleByArgument {
+package enum AcceptPolicyArgument: String, CaseIterable, ExpressibleByArgument {
     case always, never
     case mainDocumentDomain = "main-document-domain"
     case noThirdParty = "no-third-party"
     case grandfatheredThirdParty = "grandfathered-third-party"
 
-    init(_ policy: CookieAcceptPolicy) {
+    package init(_ policy: CookieAcceptPolicy) {
         switch policy {
         case .always: self = .always
         case .never: self = .never
@@ -21,7 +21,7 @@ enum AcceptPolicyArgument: String, CaseIterable, ExpressibleByArgument {
         }
     }
 
-    var policy: CookieAcceptPolicy {
+    package var policy: CookieAcceptPolicy {
         switch self {
         case .always: .always
         case .never: .never
@@ -33,7 +33,7 @@ enum AcceptPolicyArgument: String, CaseIterable, ExpressibleByArgument {
 }
 
 extension CookieDomainAction {
-    var argumentName: String {
+    package var argumentName: String {
         switch self {
         case .allow: "allow"
         case .block: "block"
@@ -42,13 +42,13 @@ extension CookieDomainAction {
     }
 }
 
-enum MethodArgument: String, CaseIterable, ExpressibleByArgument {
+package enum MethodArgument: String, CaseIterable, ExpressibleByArgument {
     case `default`, basic, digest, ntlm, negotiate, bearer
     case htmlForm = "html-form"
     case clientCertificate = "client-certificate"
     case serverTrust = "server-trust"
 
-    init(_ method: ProtectionSpace.AuthenticationMethod) {
+    package init(_ method: ProtectionSpace.AuthenticationMethod) {
         switch method {
         case .default: self = .default
         case .httpBasic: self = .basic
@@ -62,7 +62,7 @@ enum MethodArgument: String, CaseIterable, ExpressibleByArgument {
         }
     }
 
-    var method: ProtectionSpace.AuthenticationMethod {
+    package var method: ProtectionSpace.AuthenticationMethod {
         switch self {
         case .default: .default
         case .basic: .httpBasic
@@ -77,10 +77,10 @@ enum MethodArgument: String, CaseIterable, ExpressibleByArgument {
     }
 }
 
-enum ProxyArgument: String, CaseIterable, ExpressibleByArgument {
+package enum ProxyArgument: String, CaseIterable, ExpressibleByArgument {
     case http, https, ftp, socks
 
-    var proxyType: ProtectionSpace.ProxyType {
+    package var proxyType: ProtectionSpace.ProxyType {
         switch self {
         case .http: .http
         case .https: .https
@@ -93,14 +93,14 @@ enum ProxyArgument: String, CaseIterable, ExpressibleByArgument {
 /// `credential add --persistence`: permanent only. A session credential lives inside the process
 /// that stores it, and keyjar exits at once; offering `session` would offer a credential lost
 /// as soon as it is stored.
-enum PersistenceArgument: String, CaseIterable, ExpressibleByArgument {
+package enum PersistenceArgument: String, CaseIterable, ExpressibleByArgument {
     case permanent
 }
 
-enum FormatArgument: String, CaseIterable, ExpressibleByArgument {
+package enum FormatArgument: String, CaseIterable, ExpressibleByArgument {
     case netscape, json
 
-    var format: CookieFileFormat {
+    package var format: CookieFileFormat {
         switch self {
         case .netscape: .netscape
         case .json: .json

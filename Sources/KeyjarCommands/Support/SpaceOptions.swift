@@ -1,6 +1,6 @@
-import ArgumentParser
-import Foundation
-import KeyjarCore
+package import ArgumentParser
+package import Foundation
+package import KeyjarCore
 
 /// A protection space on the command line: `--url` (scheme, host, port), `--realm`,
 /// `--method`, and `--proxy` for a proxy's space.
@@ -9,25 +9,27 @@ import KeyjarCore
 /// given). Every other command uses the options as a filter, an option left out matching
 /// anything, so `keyjar credential show --url https://example.com` finds the credential
 /// whatever its realm.
-struct SpaceOptions: ParsableArguments {
+package struct SpaceOptions: ParsableArguments {
+    package init() {}
+
     @Option(
         help: ArgumentHelp(
             "The server as a URL: scheme, host and port (a path is ignored); with --proxy, the proxy's.",
             valueName: "url"
         )
     )
-    var url: String?
+    package var url: String?
 
     @Option(help: ArgumentHelp("The realm the server names in its challenge.", valueName: "realm"))
-    var realm: String?
+    package var realm: String?
 
     @Option(help: ArgumentHelp("The authentication method.", valueName: "method"))
-    var method: MethodArgument?
+    package var method: MethodArgument?
 
     @Option(help: ArgumentHelp("A proxy's space, of this proxy type.", valueName: "type"))
-    var proxy: ProxyArgument?
+    package var proxy: ProxyArgument?
 
-    func validate() throws {
+    package func validate() throws {
         if let url { _ = try Self.parse(url) }
         if realm?.isEmpty == true {
             throw ValidationError("--realm needs a realm; leave it out for a credential that answers any realm.")
@@ -35,15 +37,15 @@ struct SpaceOptions: ParsableArguments {
     }
 
     /// The URL, checked: a scheme, a host, a valid port, and never a password.
-    static func parse(_ text: String) throws(ValidationError) -> URL {
+    package static func parse(_ text: String) throws(ValidationError) -> URL {
         try UserInput.url(text, example: "https://example.com")
     }
 
     /// The user named in the URL (`https://alice@example.com`), if any.
-    var userFromURL: String? { url.flatMap { try? Self.parse($0) }?.user }
+    package var userFromURL: String? { url.flatMap { try? Self.parse($0) }?.user }
 
     /// The exact space for storing a credential.
-    func exactSpace() throws -> ProtectionSpace {
+    package func exactSpace() throws -> ProtectionSpace {
         guard let url else { throw CLIError.usage("--url is required.") }
         let parsed = try Self.parse(url)
         return ProtectionSpace(
@@ -57,7 +59,7 @@ struct SpaceOptions: ParsableArguments {
     }
 
     /// Whether a stored space is one the options describe.
-    func matches(_ space: ProtectionSpace) -> Bool {
+    package func matches(_ space: ProtectionSpace) -> Bool {
         if let url, let parsed = try? Self.parse(url) {
             let wanted = ProtectionSpace(
                 host: parsed.host ?? "",
@@ -79,7 +81,7 @@ struct SpaceOptions: ParsableArguments {
 
 extension ProtectionSpace {
     /// `https://example.com:443`, or `proxy http://proxy.example:3128`.
-    var displayURL: String {
+    package var displayURL: String {
         let shownHost = host.contains(":") ? "[\(host)]" : host
         // A `.netrc` login's space has no one scheme or port: `*://host` (`*://*` for `default`).
         if isWildcard { return "\(self.protocol)://\(shownHost)" }
@@ -88,7 +90,7 @@ extension ProtectionSpace {
     }
 
     /// The space in one line, for messages and listings.
-    var summary: String {
+    package var summary: String {
         var text = displayURL
         if isWildcard {
             text += host == ProtectionSpace.anyServer.host ? " (every server)" : " (every scheme and port)"

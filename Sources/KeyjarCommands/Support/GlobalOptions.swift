@@ -1,19 +1,21 @@
-import ArgumentParser
+package import ArgumentParser
 import Foundation
-import Keyjar
+package import KeyjarConnection
 
 /// Where keyjard is, shared by every command that talks to it.
-struct GlobalOptions: ParsableArguments {
+package struct GlobalOptions: ParsableArguments {
+    package init() {}
+
     @Option(
         help: ArgumentHelp(
             "keyjard's socket (default: $KEYJAR_SOCKET, else $XDG_RUNTIME_DIR/keyjar/keyjar.sock).",
             valueName: "path"
         )
     )
-    var socket: String?
+    package var socket: String?
 
     @Flag(help: "Fail (exit status 3) instead of starting keyjard when none is serving.")
-    var noStart = false
+    package var noStart = false
 
     @Option(
         help: ArgumentHelp(
@@ -21,21 +23,21 @@ struct GlobalOptions: ParsableArguments {
             valueName: "seconds"
         )
     )
-    var timeout: Double?
+    package var timeout: Double?
 
-    func validate() throws {
+    package func validate() throws {
         if let timeout, !(timeout > 0) { throw ValidationError("--timeout must be more than 0 seconds.") }
         if let socket, socket.isEmpty { throw ValidationError("--socket needs a path.") }
     }
 
     /// The socket, relative to the working directory when given relative.
-    var socketPath: String { socket.map { KeyjarPaths.absolute($0) } ?? KeyjarClient.defaultSocketPath }
+    package var socketPath: String { socket.map { KeyjarPaths.absolute($0) } ?? KeyjarClient.defaultSocketPath }
 
     /// Connects like any Keyjar client: keyjard is started when none answers, unless
     /// `--no-start` or `KEYJAR_NO_AUTOSTART=1`. Only a command that reads the replica or
     /// watches changes (`fetch`, `watch`) keeps one; the others are one-shot clients (no
     /// snapshot, no thread).
-    func connect(keepingReplica: Bool = false, defaultTimeout: Double? = nil) throws -> KeyjarClient {
+    package func connect(keepingReplica: Bool = false, defaultTimeout: Double? = nil) throws -> KeyjarClient {
         var configuration = KeyjarClient.Configuration(
             socketPath: socketPath,
             clientName: "keyjar",

@@ -1,18 +1,18 @@
-import Foundation
+package import Foundation
 import Glibc
 
 /// Reads a password without it ever being an argument: from standard input, or typed at the
 /// terminal with echo off.
-enum PasswordInput {
+package enum PasswordInput {
     /// All of standard input, less one trailing newline (`echo pw |` and `printf pw |` both work).
-    static func fromStandardInput(what: String = "password") throws(CLIError) -> String {
+    package static func fromStandardInput(what: String = "password") throws(CLIError) -> String {
         try password(from: StandardInput.readAll(for: what), what: what)
     }
 
     /// The secret in piped bytes: exactly one trailing `\n` or `\r\n` is dropped, and nothing
     /// else. Bytes, not Characters: `"\r\n"` is one Character, so trimming by Characters
     /// would take a character of the secret with it.
-    static func password(from data: Data, what: String = "password") throws(CLIError) -> String {
+    package static func password(from data: Data, what: String = "password") throws(CLIError) -> String {
         var bytes = [UInt8](data)
         if bytes.last == UInt8(ascii: "\n") {
             bytes.removeLast()
@@ -26,7 +26,7 @@ enum PasswordInput {
     }
 
     /// Prompts on the controlling terminal with echo off, restoring the terminal afterwards.
-    static func prompt(_ message: String) throws -> String {
+    package static func prompt(_ message: String) throws -> String {
         let terminal = open("/dev/tty", O_RDWR | O_CLOEXEC)
         guard terminal >= 0 else {
             throw CLIError.usage("there is no terminal to ask for the password on; pipe it in with --password-stdin.")

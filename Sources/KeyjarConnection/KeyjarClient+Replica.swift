@@ -1,13 +1,13 @@
 import Foundation
-import KeyjarCore
+package import KeyjarCore
 import KeyjarLocks
 import KeyjarProtocol
 
 extension KeyjarClient {
     /// What the replica holds.
-    struct Replica: Sendable {
-        var jar: CookieJar
-        var credentials: [CredentialRecord] = []
+    package struct Replica: Sendable {
+        package var jar: CookieJar
+        package var credentials: [CredentialRecord] = []
         var sequence: UInt64 = 0
     }
 

@@ -7,7 +7,7 @@ extension KeyjarClient {
     /// the replica does not hold yet (its sequence page says so): every lookup that starts
     /// after a write was acknowledged, in any process, sees that write or something newer.
     /// When keyjard cannot be reached the replica answers as it is.
-    func withReplica<T>(_ body: (inout Replica) -> T) -> T {
+    package func withReplica<T>(_ body: (inout Replica) -> T) -> T {
         let current = state.withLock { state -> T? in
             guard state.isCurrent else { return nil }
             return body(&state.replica)

@@ -1,0 +1,134 @@
+import ArgumentParser
+import Foundation
+import KeyjarCommands
+import KeyjarTestSupport
+import Testing
+
+@testable import KeyjarCLI
+@testable import KeyjarFront
+
+/// `keyjar` is a front that runs `cookie get`, `git-credential` and `--version` itself and hands
+/// every other command line to keyjar-full (docs/performance.md, "The command"): what it loads,
+/// which command lines it keeps, that it runs the very commands keyjar-full would, and what
+/// happens when keyjar-full is not beside it.
+@Suite(.timeLimit(hangLimit), .servicesStopCleanly)
+struct FrontCommandTests {
+    /// The libraries a binary's dynamic loader maps (what ldd prints).
+    static func loadedLibraries(_ binary: String) async throws -> String {
+        let traced = try await runCommand(binary, [], environment: ["LD_TRACE_LOADED_OBJECTS": "1"])
+        #expect(traced.status == 0, "\(traced.error)")
+        return traced.output
+    }
+
+    @Test func theFrontLoadsNeitherLibcurlNorLibsecretNorSQLite() async throws {
+        let heavy = ["libcurl", "libsecret", "libsqlite3", "libglib", "libgnutls", "libFoundationNetworking"]
+        let front = try await Self.loadedLibraries(KeyjarCLI.binary)
+        for library in heavy { #expect(!front.contains(library), "\(library) in \(front)") }
+        // keyjar-full does load them: the check sees what it looks for.
+        let full = try await Self.loadedLibraries(DaemonProcess.builtExecutable(named: "keyjar-full"))
+        for library in ["libcurl", "libsecret", "libsqlite3"] { #expect(full.contains(library), "\(full)") }
+    }
+
+    @Test(arguments: [
+        (["keyjar", "--version"], true),
+        (["keyjar", "cookie", "get", "https://example.com/"], true),
+        (
+            [
+                "keyjar", "cookie", "get", "--socket", "/s", "--main-document", "https://a.example/",
+                "https://b.example/",
+            ], true
+        ),
+        (["keyjar", "git-credential", "get"], true),
+        (["/usr/local/bin/git-credential-keyjar", "store"], true),
+        (["git-credential-keyjar", "get"], true),
+        (["keyjar"], false),
+        (["keyjar", "--help"], false),
+        (["keyjar", "help", "cookie", "get"], false),
+        (["keyjar", "cookie", "get", "--help"], false),
+        (["keyjar", "cookie", "get", "-h"], false),
+        (["keyjar", "git-credential", "--experimental-dump-help"], false),
+        (["keyjar", "--generate-completion-script", "bash"], false),
+        (["keyjar", "cookie"], false),
+        (["keyjar", "cookie", "list"], false),
+        (["keyjar", "cookie", "getaway"], false),
+        (["keyjar", "fetch", "https://example.com/"], false),
+        (["keyjar", "status"], false),
+        (["keyjar", "--version", "cookie"], false),
+        (["keyjar-credential", "get"], false),
+    ])
+    func whichCommandLinesTheFrontRuns(_ arguments: [String], runsHere: Bool) {
+        #expect(FrontRoute.runsHere(arguments) == runsHere, "\(arguments)")
+    }
+
+    /// The command the front runs for each of its paths is the type keyjar-full runs there, so
+    /// that options, checks and messages cannot differ; and the front runs nothing else.
+    @Test func theFrontRunsKeyjarFullsOwnCommands() throws {
+        func leaf(_ path: [String], under root: any ParsableCommand.Type) -> (any ParsableCommand.Type)? {
+            var command: (any ParsableCommand.Type)? = root
+            for name in path {
+                command = command?.configuration.subcommands.first { $0._commandName == name }
+            }
+            return command
+        }
+        func leaves(under command: any ParsableCommand.Type, path: [String] = []) -> [[String]] {
+            let subcommands = command.configuration.subcommands
+            if subcommands.isEmpty { return [path] }
+            return subcommands.flatMap { leaves(under: $0, path: path + [$0._commandName]) }
+        }
+        for path in FrontRoute.paths {
+            let front = try #require(leaf(path, under: KeyjarFrontCommand.self), "\(path)")
+            let full = try #require(leaf(path, under: KeyjarCommand.self), "\(path)")
+            #expect(ObjectIdentifier(front) == ObjectIdentifier(full), "\(path)")
+        }
+        #expect(
+            leaves(under: KeyjarFrontCommand.self).sorted { "\($0)" < "\($1)" }
+                == FrontRoute.paths.sorted { "\($0)" < "\($1)" }
+        )
+        #expect(KeyjarFrontCommand.configuration.version == KeyjarCommand.configuration.version)
+    }
+
+    /// A command line the front hands over, through the front, reaches keyjar-full with its
+    /// arguments, environment and standard input as they were.
+    @Test func aHandedOverCommandGetsItsArgumentsAndInput() async throws {
+        let daemon = try await DaemonProcess()
+        let keyjar = KeyjarCLI(daemon: daemon)
+        let secret = "pä ss word"
+        try await keyjar.ok(
+            "credential",
+            "add",
+            "--url",
+            "https://example.com",
+            "--user",
+            "al ice",
+            "--password-stdin",
+            input: secret
+        )
+        let listed = try await keyjar.ok("credential", "list")
+        #expect(listed.contains("al ice"), "\(listed)")
+        let answer = try await keyjar.ok("git-credential", "get", input: "protocol=https\nhost=example.com\n\n")
+        #expect(answer.contains("password=\(secret)\n"), "\(answer)")
+    }
+
+    /// The front alone (keyjar-full not installed beside it): its own commands work, any other
+    /// fails with one line that names what is missing and where it belongs.
+    @Test func withoutKeyjarFullTheFrontSaysWhatIsMissing() async throws {
+        let daemon = try await DaemonProcess()
+        let directory = try TemporaryDirectory()
+        let alone = directory.path("keyjar")
+        try FileManager.default.copyItem(atPath: KeyjarCLI.binary, toPath: alone)
+        let environment = KeyjarCLI(daemon: daemon).environment
+        let version = try await runCommand(alone, ["--version"], environment: environment)
+        #expect(version.status == 0 && version.output.hasPrefix("keyjar "), "\(version)")
+        let get = try await runCommand(alone, ["cookie", "get", "https://example.com/"], environment: environment)
+        #expect(get.status == 0 && get.error.isEmpty, "\(get)")
+        let status = try await runCommand(alone, ["status"], environment: environment)
+        #expect(status.status == 1, "\(status)")
+        #expect(
+            status.error
+                == "keyjar: cannot run \(directory.path("keyjar-full")) (No such file or directory): every command "
+                + "but cookie get and git-credential needs it beside keyjar (README, \"keyjar, the command\").\n",
+            "\(status.error)"
+        )
+        #expect(status.output.isEmpty)
+    }
+}
