@@ -12,6 +12,7 @@ import NIOPosix
 ///   (the same Secret Service keyjard keeps its passwords in);
 /// - `keyjar cookie get URL`, and `keyjar --version` (no work: what start-up alone costs).
 /// Targets (docs/performance.md): fetch ≤ 1× curl, cookie get and git-credential get ≤ 5 ms.
+/// `keyjar` is the front: fetch is handed to keyjar-full beside it (both processes are timed).
 /// Several builds of keyjar can be measured in the same rounds (`KEYJAR_BENCH_CLI_BINARIES`).
 func runCommandBenchmark() throws {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
@@ -131,11 +132,18 @@ func runCommandBenchmark() throws {
         guard let mine = medians[name], let theirs = medians[peer], theirs > 0 else { return }
         print("cli_\(name)_over_\(peer): \(String(format: "%.2f", Double(mine) / Double(theirs)))")
     }
+    // The 5 ms target of a lookup, as a ratio like the others (≤ 1 meets it).
+    func overTarget(_ name: String) {
+        guard let mine = medians[name] else { return }
+        print("cli_\(name)_over_5ms: \(String(format: "%.2f", Double(mine) / 5_000_000))")
+    }
     for binary in binaries {
         let name = binary.label.replacingOccurrences(of: "-", with: "_")
         ratio("\(name)_fetch", "curl_fetch")
         ratio("\(name)_git_credential_get", "git_credential_store_get")
         ratio("\(name)_git_credential_get", "secret_tool_lookup")
+        overTarget("\(name)_cookie_get")
+        overTarget("\(name)_git_credential_get")
     }
 }
 

@@ -57,10 +57,21 @@ package enum CommandMain {
     }
 
     /// ``run(_:arguments:)`` for a tree of synchronous commands (the front's): no task, no
-    /// thread of Swift's cooperative pool is started.
-    package static func runSynchronously(_ root: any ParsableCommand.Type, arguments: [String]) -> Never {
+    /// thread of Swift's cooperative pool is started. `plain`: the command already read from
+    /// `arguments` (``FrontRoute/plainCommand(_:)``); one its checks refuse is read again by
+    /// ArgumentParser, whose message names the command.
+    package static func runSynchronously(
+        _ root: any ParsableCommand.Type,
+        arguments: [String],
+        plain: (any ParsableCommand)? = nil
+    ) -> Never {
         do {
-            var command = try root.parseAsRoot(arguments)
+            var command: any ParsableCommand
+            if var plain, (try? plain.validate()) != nil {
+                command = plain
+            } else {
+                command = try root.parseAsRoot(arguments)
+            }
             try command.run()
             try Output.finish()
         } catch {
@@ -98,16 +109,8 @@ package enum CommandMain {
         }
         switch root.exitCode(for: error) {
         case .success:
-            // --help, --version, completion scripts: through Output, so that they too fail
-            // when they cannot be written.
-            Output.line(root.fullMessage(for: error))
-            do {
-                try Output.finish()
-            } catch {
-                Output.error(error.message)
-                Glibc.exit(error.status.rawValue)
-            }
-            Glibc.exit(0)
+            // --help, --version, completion scripts.
+            print(root.fullMessage(for: error))
         case .validationFailure:
             Output.error(usageMessage(for: error, root: root))
             Glibc.exit(CLIError.Status.usage.rawValue)
@@ -115,6 +118,19 @@ package enum CommandMain {
             Output.error(usageMessage(for: error, root: root))
             Glibc.exit(CLIError.Status.failure.rawValue)
         }
+    }
+
+    /// Prints `text` as the whole result and exits: through Output, so that it too fails when
+    /// it cannot be written.
+    package static func print(_ text: String) -> Never {
+        Output.line(text)
+        do {
+            try Output.finish()
+        } catch {
+            Output.error(error.message)
+            Glibc.exit(error.status.rawValue)
+        }
+        Glibc.exit(0)
     }
 
     /// ArgumentParser's message as one `keyjar:` sentence with where to read more, without its

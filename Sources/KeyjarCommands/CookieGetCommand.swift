@@ -31,6 +31,13 @@ package struct CookieGetCommand: ParsableCommand {
 
     package init() {}
 
+    /// `cookie get URL` with no option, as ArgumentParser reads it.
+    package init(url: String) {
+        global = .unset
+        self.url = url
+        mainDocument = nil
+    }
+
     package func validate() throws {
         _ = try UserInput.cookieURL(url)
         if let mainDocument { _ = try UserInput.cookieURL(mainDocument) }

@@ -1,3 +1,5 @@
+package import ArgumentParser
+
 /// Which command lines `keyjar` (the front) runs itself; every other one it hands to
 /// keyjar-full (``FullCommand``).
 ///
@@ -26,5 +28,22 @@ package enum FrontRoute {
         if arguments == ["--version"] { return true }
         guard !arguments.contains(where: asksForHelp) else { return false }
         return paths.contains { arguments.starts(with: $0) }
+    }
+
+    /// The front's command lines in their plainest shape — no option, every argument a plain
+    /// word: `cookie get URL`, `git-credential OPERATION` — as the commands ArgumentParser would
+    /// read from them, read without it; nil for any other (ArgumentParser reads it). Written by
+    /// hand with a measured reason: ArgumentParser's reading (reflection over every option of
+    /// the tree, each type looked up by a scan of the binary's conformance records) was half of
+    /// a `keyjar cookie get` (docs/performance.md, "The command"). `FrontCommandTests` checks
+    /// that both readings give the same command.
+    package static func plainCommand(_ arguments: [String]) -> (any ParsableCommand)? {
+        func isWord(_ argument: String) -> Bool { !argument.isEmpty && !argument.hasPrefix("-") }
+        guard arguments.allSatisfy(isWord) else { return nil }
+        switch arguments.count {
+        case 3 where arguments[0] == "cookie" && arguments[1] == "get": return CookieGetCommand(url: arguments[2])
+        case 2 where arguments[0] == "git-credential": return GitCredentialCommand(operation: arguments[1])
+        default: return nil
+        }
     }
 }

@@ -60,6 +60,12 @@ package struct GitCredentialCommand: ParsableCommand {
 
     package init() {}
 
+    /// `git-credential OPERATION` with no option, as ArgumentParser reads it.
+    package init(operation: String) {
+        global = .unset
+        self.operation = operation
+    }
+
     package func run() throws {
         switch operation {
         case "get":

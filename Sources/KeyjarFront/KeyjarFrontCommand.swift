@@ -21,6 +21,9 @@ struct KeyjarFrontCommand: ParsableCommand {
         // Before anything else: a command line the front does not run costs it no more than this.
         guard FrontRoute.runsHere(CommandLine.arguments) else { FullCommand.exec() }
         Output.prepare()
-        CommandMain.runSynchronously(Self.self, arguments: CommandMain.arguments(root: Self.self))
+        let arguments = CommandMain.arguments(root: Self.self)
+        // What ArgumentParser prints for it, without building the tree.
+        if arguments == ["--version"] { CommandMain.print(CommandMain.version) }
+        CommandMain.runSynchronously(Self.self, arguments: arguments, plain: FrontRoute.plainCommand(arguments))
     }
 }

@@ -60,6 +60,45 @@ struct FrontCommandTests {
         #expect(FrontRoute.runsHere(arguments) == runsHere, "\(arguments)")
     }
 
+    /// A plain command line read by hand is the command ArgumentParser reads from it, every
+    /// option at its default (a field left unread would show as ArgumentParser's definition).
+    @Test(arguments: [
+        ["cookie", "get", "https://example.com/a?b=c"], ["cookie", "get", "http://127.0.0.1:8080/"],
+        ["git-credential", "get"], ["git-credential", "store"],
+        ["git-credential", "erase"], ["git-credential", "capability"], ["git-credential", "help"],
+        ["git-credential", "somethingnew"],
+    ])
+    func aPlainCommandLineReadsAsArgumentParserReadsIt(_ arguments: [String]) throws {
+        let plain = try #require(FrontRoute.plainCommand(arguments))
+        let parsed = try KeyjarFrontCommand.parseAsRoot(arguments)
+        #expect(type(of: plain) == type(of: parsed))
+        #expect(String(reflecting: plain) == String(reflecting: parsed))
+    }
+
+    @Test(arguments: [
+        ["cookie", "get"], ["cookie", "get", "https://a.example/", "https://b.example/"],
+        ["cookie", "get", "--no-start", "https://a.example/"], ["cookie", "get", "-"], ["cookie", "get", ""],
+        ["cookie", "list", "x"], ["git-credential"], ["git-credential", "get", "--timeout", "1"], ["status"], [],
+    ])
+    func everyOtherCommandLineIsArgumentParsers(_ arguments: [String]) {
+        #expect(FrontRoute.plainCommand(arguments) == nil)
+    }
+
+    /// What the front answers without ArgumentParser (--version; a plain line whose URL its
+    /// check refuses, read again by ArgumentParser for the message) is what keyjar-full answers.
+    @Test(arguments: [["--version"], ["cookie", "get", "help"], ["cookie", "get", "ftp://example.com/"]])
+    func theFrontAnswersAsKeyjarFullDoes(_ arguments: [String]) async throws {
+        let environment = ["KEYJAR_NO_AUTOSTART": "1", "KEYJAR_SOCKET": "/nonexistent/keyjar.sock"]
+        let front = try await runCommand(KeyjarCLI.binary, arguments, environment: environment)
+        let full = try await runCommand(
+            DaemonProcess.builtExecutable(named: "keyjar-full"),
+            arguments,
+            environment: environment
+        )
+        #expect(front.status == full.status && front.output == full.output && front.error == full.error)
+        #expect(front.output.hasPrefix("keyjar ") || front.error.hasPrefix("keyjar: "), "\(front)")
+    }
+
     /// The command the front runs for each of its paths is the type keyjar-full runs there, so
     /// that options, checks and messages cannot differ; and the front runs nothing else.
     @Test func theFrontRunsKeyjarFullsOwnCommands() throws {

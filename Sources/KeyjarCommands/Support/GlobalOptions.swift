@@ -6,6 +6,16 @@ package import KeyjarConnection
 package struct GlobalOptions: ParsableArguments {
     package init() {}
 
+    /// The options as ArgumentParser reads a command line that gives none of them (the front's
+    /// plain command lines, ``FrontRoute/plainCommand(_:)``).
+    package static var unset: GlobalOptions {
+        var options = GlobalOptions()
+        options.socket = nil
+        options.noStart = false
+        options.timeout = nil
+        return options
+    }
+
     @Option(
         help: ArgumentHelp(
             "keyjard's socket (default: $KEYJAR_SOCKET, else $XDG_RUNTIME_DIR/keyjar/keyjar.sock).",
