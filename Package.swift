@@ -248,12 +248,16 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The front's first step, in C: a constructor that hands a command line the front never
+        // runs to keyjar-full before Swift's runtime and Foundation start.
+        .target(name: "KeyjarFrontStart"),
         // `keyjar`, the front: `cookie get`, `git-credential` and `--version` itself, in a few
         // milliseconds; every other command line it hands to keyjar-full.
         .executableTarget(
             name: "KeyjarFront",
             dependencies: [
-                "KeyjarCommands", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "KeyjarCommands", "KeyjarFrontStart",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -369,7 +373,7 @@ let package = Package(
             dependencies: [
                 "Keyjar", "KeyjarBrowserCookies", "KeyjarBrowserFixtures", "KeyjarCodec", "KeyjarCore",
                 "KeyjarProtocol",
-                "KeyjarCommands", "KeyjarTestSupport", "KeyjarDaemon", "KeyjarCLI", "KeyjarFront",
+                "KeyjarCommands", "KeyjarTestSupport", "KeyjarDaemon", "KeyjarCLI", "KeyjarFront", "KeyjarFrontStart",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings

@@ -1,5 +1,8 @@
 import ArgumentParser
 import KeyjarCommands
+// Its constructor has already handed over the command lines whose first word the front never
+// runs; what reaches main is decided by FrontRoute.
+import KeyjarFrontStart
 
 /// `keyjar`, the front: runs the commands programs call on every request (`cookie get`,
 /// `git-credential`, `--version`) with nothing loaded but the connection to keyjard, and

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import KeyjarCommands
+import KeyjarFrontStart
 import KeyjarTestSupport
 import Testing
 
@@ -58,6 +59,29 @@ struct FrontCommandTests {
     ])
     func whichCommandLinesTheFrontRuns(_ arguments: [String], runsHere: Bool) {
         #expect(FrontRoute.runsHere(arguments) == runsHere, "\(arguments)")
+    }
+
+    /// The front's first step (a C constructor judging the first word) hands over only what
+    /// FrontRoute hands over: every command line the front runs gets through it.
+    @Test func theFirstStepLetsEveryFrontCommandLineThrough() {
+        func mayRun(_ arguments: [String]) -> Bool {
+            var argv = arguments.map { strdup($0) }
+            defer { for argument in argv { free(argument) } }
+            argv.append(nil)
+            return keyjar_front_may_run(Int32(arguments.count), argv) != 0
+        }
+        let lines: [[String]] = [
+            ["keyjar", "--version"], ["keyjar", "cookie", "get", "https://example.com/"],
+            ["keyjar", "git-credential", "get"], ["/bin/git-credential-keyjar", "get"], ["keyjar"],
+            ["keyjar", "fetch", "https://example.com/"], ["keyjar", "status"], ["keyjar", "cookie", "list"],
+            ["keyjar", "--help"], ["keyjar", "help", "cookie"], ["keyjar", "credential", "list"],
+        ]
+        for line in lines where FrontRoute.runsHere(line) { #expect(mayRun(line), "\(line)") }
+        for path in FrontRoute.paths { #expect(mayRun(["keyjar"] + path), "\(path)") }
+        // What it hands over at once.
+        for line in [["keyjar", "fetch", "https://example.com/"], ["keyjar", "status"], ["keyjar"]] {
+            #expect(!mayRun(line), "\(line)")
+        }
     }
 
     /// A plain command line read by hand is the command ArgumentParser reads from it, every
