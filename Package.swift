@@ -168,10 +168,19 @@ let package = Package(
             dependencies: ["KeyjarFiles", "KeyjarHTTPCache", "KeyjarLocks", "KeyjarSQLite"],
             swiftSettings: swiftSettings
         ),
-        // HTTP authentication as pure values: challenge parsing, scheme choice, Basic and Digest.
+        // HTTP authentication as pure values: challenge parsing, scheme choice, Basic, Bearer,
+        // git's credential protocol. No hashing: the `keyjar` front reads git's requests with
+        // it and loads no libcrypto.
         .target(
             name: "KeyjarAuth",
-            dependencies: ["KeyjarCore", "COpenSSL", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["KeyjarCore"],
+            swiftSettings: swiftSettings
+        ),
+        // Digest's responses (RFC 7616): the hashes (swift-crypto; SHA-512/256 from libcrypto),
+        // the session's nonce counts, the Authorization value.
+        .target(
+            name: "KeyjarDigest",
+            dependencies: ["KeyjarAuth", "COpenSSL", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swiftSettings
         ),
         // A process's connection to keyjard: the client (its blocking transport, the sequence
@@ -210,7 +219,8 @@ let package = Package(
         .target(
             name: "KeyjarLoader",
             dependencies: [
-                "Keyjar", "KeyjarAuth", "KeyjarCore", "KeyjarHTTPCache", "KeyjarIdentity", "KeyjarLocks",
+                "Keyjar", "KeyjarAuth", "KeyjarCore", "KeyjarDigest", "KeyjarHTTPCache", "KeyjarIdentity",
+                "KeyjarLocks",
                 "KeyjarResponseCache", "CBrotli", "CCurl", "CZlib", "CZstd",
             ],
             swiftSettings: swiftSettings
@@ -308,7 +318,7 @@ let package = Package(
         ),
         .testTarget(
             name: "KeyjarAuthTests",
-            dependencies: ["KeyjarAuth", "KeyjarCore", "KeyjarTestSupport"],
+            dependencies: ["KeyjarAuth", "KeyjarCore", "KeyjarDigest", "KeyjarTestSupport"],
             swiftSettings: swiftSettings
         ),
         // Real browser databases built with SQLite, the real Secret Service, real inotify.

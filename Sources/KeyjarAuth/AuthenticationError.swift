@@ -59,5 +59,5 @@ public enum AuthorizationTarget: Sendable, Hashable {
 
 extension String {
     /// RFC 7617 §2 and RFC 7616 §3.4: no CTLs in user names and passwords.
-    var containsControlCharacter: Bool { utf8.contains { $0 < 0x20 || $0 == 0x7F } }
+    package var containsControlCharacter: Bool { utf8.contains { $0 < 0x20 || $0 == 0x7F } }
 }

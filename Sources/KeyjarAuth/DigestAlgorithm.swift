@@ -33,18 +33,6 @@ public enum DigestAlgorithm: String, Sendable, Hashable, CaseIterable {
         }
     }
 
-    /// H(data) of RFC 7616 §3.4: the lower-case hex of the hash.
-    func hashHex(_ data: [UInt8]) -> String { HTTPSyntax.hex(hash(data)) }
-
-    func hashHex(_ text: String) -> String { hashHex(Array(text.utf8)) }
-
-    func hash(_ data: [UInt8]) -> [UInt8] {
-        switch self {
-        case .md5, .md5Session: return DigestHash.md5(data)
-        case .sha256, .sha256Session: return DigestHash.sha256(data)
-        case .sha512_256, .sha512_256Session: return DigestHash.sha512_256(data)
-        }
-    }
 }
 
 /// The quality of protection a Digest response covers (RFC 7616 §3.3).

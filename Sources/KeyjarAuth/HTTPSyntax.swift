@@ -1,8 +1,8 @@
 /// RFC 9110 §5.6 character classes and quoting, shared by the challenge parser and the
 /// Authorization writers.
-enum HTTPSyntax {
+package enum HTTPSyntax {
     /// tchar: the characters of a `token`.
-    static func isTokenCharacter(_ byte: UInt8) -> Bool {
+    package static func isTokenCharacter(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
             UInt8(ascii: "0")...UInt8(ascii: "9"):
@@ -13,7 +13,7 @@ enum HTTPSyntax {
     }
 
     /// The characters of a `token68` before its trailing `=` padding.
-    static func isToken68Character(_ byte: UInt8) -> Bool {
+    package static func isToken68Character(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
             UInt8(ascii: "0")...UInt8(ascii: "9"):
@@ -25,7 +25,7 @@ enum HTTPSyntax {
 
     /// A quoted-string with `"` and `\` escaped; other characters are left alone, so the caller
     /// must not pass control characters it wants the receiver to accept.
-    static func quoted(_ value: String) -> String {
+    package static func quoted(_ value: String) -> String {
         var result = "\""
         for character in value.unicodeScalars {
             if character == "\"" || character == "\\" { result.append("\\") }
@@ -36,11 +36,11 @@ enum HTTPSyntax {
 
     /// Whether `value` fits in a quoted-string without change of meaning: printable ASCII,
     /// space and tab only (RFC 7616 §3.4.4 sends anything else as `username*`).
-    static func isQuotableASCII(_ value: String) -> Bool {
+    package static func isQuotableASCII(_ value: String) -> Bool {
         value.utf8.allSatisfy { $0 == 0x09 || (0x20...0x7E).contains($0) }
     }
 
-    static func hex(_ bytes: [UInt8]) -> String {
+    package static func hex(_ bytes: [UInt8]) -> String {
         let digits = Array("0123456789abcdef".utf8)
         var text: [UInt8] = []
         text.reserveCapacity(bytes.count * 2)

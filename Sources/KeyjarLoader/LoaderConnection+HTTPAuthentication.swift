@@ -4,6 +4,7 @@ import FoundationNetworking
 import Keyjar
 import KeyjarAuth
 import KeyjarCore
+import KeyjarDigest
 import KeyjarLocks
 import Synchronization
 

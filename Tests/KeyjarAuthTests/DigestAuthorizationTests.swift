@@ -1,6 +1,7 @@
 import Foundation
 import KeyjarAuth
 import KeyjarCore
+import KeyjarDigest
 import KeyjarTestSupport
 import Testing
 

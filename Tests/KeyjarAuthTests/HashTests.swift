@@ -3,6 +3,7 @@ import KeyjarTestSupport
 import Testing
 
 @testable import KeyjarAuth
+@testable import KeyjarDigest
 
 /// The three hashes (swift-crypto and libcrypto, as Keyjar calls them) against their published test vectors, then against Python's hashlib for
 /// lengths around the padding boundaries and for random messages.

@@ -21,13 +21,17 @@ struct FrontCommandTests {
         return traced.output
     }
 
-    @Test func theFrontLoadsNeitherLibcurlNorLibsecretNorSQLite() async throws {
-        let heavy = ["libcurl", "libsecret", "libsqlite3", "libglib", "libgnutls", "libFoundationNetworking"]
+    @Test func theFrontLoadsNoneOfLibcurlLibsecretSQLiteAndLibcrypto() async throws {
+        let heavy = [
+            "libcurl", "libsecret", "libsqlite3", "libglib", "libgnutls", "libcrypto", "libFoundationNetworking",
+        ]
         let front = try await Self.loadedLibraries(KeyjarCLI.binary)
         for library in heavy { #expect(!front.contains(library), "\(library) in \(front)") }
         // keyjar-full does load them: the check sees what it looks for.
         let full = try await Self.loadedLibraries(DaemonProcess.builtExecutable(named: "keyjar-full"))
-        for library in ["libcurl", "libsecret", "libsqlite3"] { #expect(full.contains(library), "\(full)") }
+        for library in ["libcurl", "libsecret", "libsqlite3", "libcrypto"] {
+            #expect(full.contains(library), "\(full)")
+        }
     }
 
     @Test(arguments: [

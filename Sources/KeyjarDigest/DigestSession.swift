@@ -1,4 +1,5 @@
 internal import Foundation
+public import KeyjarAuth
 
 /// The Digest state the loader keeps per protection space: the current challenge and how many
 /// times its nonce was used (RFC 7616 §3.4: `nc` counts requests sent with one nonce, so a
