@@ -220,19 +220,14 @@ struct BrowserImportCommandTests {
         process.executableURL = URL(fileURLWithPath: KeyjarCLI.binary)
         process.arguments = ["cookie", "import", "--from-browser", "chromium", "--follow"]
         process.environment = keyjar.environment.merging(home.environment) { _, new in new }
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        let lock = NSLock()
-        nonisolated(unsafe) var printed = ""
-        output.fileHandleForReading.readabilityHandler = { handle in
-            let data = DescriptorIO.read(handle, upTo: 64 << 10)
-            lock.withLock { printed += String(decoding: data, as: UTF8.self) }
-        }
+        let output = OutputCollector()
+        process.standardOutput = output.pipe
+        process.standardError = output.pipe
         try process.run()
+        output.start()
         // A failure before the SIGTERM below must not leave it running.
         defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
-        try await waitUntil("keyjar following the database") { lock.withLock { printed.contains("following ") } }
+        try await waitUntil("keyjar following the database") { output.text.contains("following ") }
         #expect(try await keyjar.ok("cookie", "get", "https://example.com/").contains("sid=first"))
 
         // Another process (the "browser") rotates the cookie.
@@ -256,7 +251,7 @@ struct BrowserImportCommandTests {
         // program stored since stays (it is not the browser's any more).
         try await browser.run("DELETE FROM cookies WHERE name IN ('gone', 'mine');")
         try await waitUntil(
-            "the dropped cookie gone from keyjard (keyjar said: \(lock.withLock { printed }))",
+            "the dropped cookie gone from keyjard (keyjar said: \(output.text))",
             asking: {
                 try await !keyjar.ok("cookie", "get", "https://example.com/").contains("gone=1")
             }
@@ -269,10 +264,7 @@ struct BrowserImportCommandTests {
         process.terminate()
         try await waitForExit(process)
         #expect(process.terminationStatus == 0)
-        output.fileHandleForReading.readabilityHandler = nil
-        let text =
-            lock.withLock { printed }
-            + String(decoding: DescriptorIO.readToEnd(output.fileHandleForReading), as: UTF8.self)
+        let text = try await output.waitForEnd()
         #expect(text.hasSuffix("stopped following: 1 updated, 1 removed\n"), "\(text)")
         #expect(!text.contains("rotated") && !text.contains("first"))
     }

@@ -3,13 +3,10 @@ import Testing
 
 /// A `sqlite3` shell in a process of its own, holding a database open: what a running browser
 /// is to the reader. Its output is collected as it comes, so a test can wait for a marker.
-public final class SQLiteShell: @unchecked Sendable {
-    // @unchecked: `output` is guarded by `lock`; the rest is set once.
+public final class SQLiteShell: Sendable {
     private let process = ChildProcess()
     private let input = Pipe()
-    private let outputPipe = Pipe()
-    private let lock = NSLock()
-    private var output = ""
+    private let output = OutputCollector()
 
     public init(database: String) throws {
         process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
@@ -17,14 +14,10 @@ public final class SQLiteShell: @unchecked Sendable {
         // (`-cmd .timeout`), or a snapshot taken at the wrong moment would fail its write.
         process.arguments = ["-batch", "-cmd", ".timeout \(Int(hangSeconds * 1000))", database]
         process.standardInput = input
-        process.standardOutput = outputPipe
-        process.standardError = outputPipe
-        outputPipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
-            let data = DescriptorIO.read(handle, upTo: 64 << 10)
-            guard let self, !data.isEmpty else { return }
-            self.lock.withLock { self.output += String(decoding: data, as: UTF8.self) }
-        }
+        process.standardOutput = output.pipe
+        process.standardError = output.pipe
         try process.run()
+        output.start()
     }
 
     /// Runs `sql`, then waits until the shell printed a marker after it: the statements are
@@ -32,10 +25,8 @@ public final class SQLiteShell: @unchecked Sendable {
     public func run(_ sql: String) async throws {
         let marker = "done-\(UUID().uuidString)"
         DescriptorIO.write(sql + "\n.print \(marker)\n", to: input.fileHandleForWriting)
-        try await waitUntil("sqlite3 running \(sql.prefix(40))") {
-            lock.withLock { output.contains(marker) }
-        }
-        let text = lock.withLock { output }
+        try await waitUntil("sqlite3 running \(sql.prefix(40))") { output.text.contains(marker) }
+        let text = output.text
         // "Error: …", "Runtime error near line 1: …": a statement failed.
         #expect(!text.lowercased().contains("error"), "sqlite3 said: \(text)")
     }
@@ -44,6 +35,6 @@ public final class SQLiteShell: @unchecked Sendable {
     public func close() async throws {
         try input.fileHandleForWriting.close()
         try await waitForExit(process)
-        outputPipe.fileHandleForReading.readabilityHandler = nil
+        _ = try await output.waitForEnd()
     }
 }
