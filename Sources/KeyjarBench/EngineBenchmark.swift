@@ -1,7 +1,8 @@
 import Foundation
 import KeyjarCore
 
-/// The cookie engine alone: a jar of 10,000 cookies over 500 sites (20 each).
+/// The cookie engine alone: a jar of 10,000 cookies over 500 sites (20 each), and libsoup's jar
+/// with the same cookies as the peer for the Cookie header (scripts/cookie-header-libsoup.c).
 func runEngineBenchmark() {
     let siteCount = 500
     let cookiesPerSite = 20
@@ -47,9 +48,12 @@ func runEngineBenchmark() {
     let contexts = (0..<siteCount).map {
         CookieContext(url: CookieURL(scheme: "https", host: "www.site\($0).com", path: "/some/path"))
     }
+    let urls = (0..<siteCount).compactMap { URL(string: "https://www.site\($0).com/some/path") }
+    precondition(urls.count == siteCount, "benchmark URLs must parse")
     var samples: [UInt64] = []
     let lookups = 200_000
     samples.reserveCapacity(lookups)
+    let heapBeforeLookups = heapBytesInUse()
     var headerBytes = 0
     for iteration in 0..<lookups {
         let context = contexts[(iteration &* 7919) % siteCount]
@@ -61,8 +65,6 @@ func runEngineBenchmark() {
     report("cookie_header", samples: samples)
 
     // The same, starting from a Foundation URL (what a loader holds).
-    let urls = (0..<siteCount).compactMap { URL(string: "https://www.site\($0).com/some/path") }
-    precondition(urls.count == siteCount, "benchmark URLs must parse")
     samples.removeAll(keepingCapacity: true)
     for iteration in 0..<lookups {
         let url = urls[(iteration &* 7919) % siteCount]
@@ -72,6 +74,22 @@ func runEngineBenchmark() {
         headerBytes &+= header?.utf8.count ?? 0
     }
     report("cookie_header_from_url", samples: samples)
+    let fromURLMedian = percentile(samples.sorted(), 0.5)
+    // The peer in the same run: libsoup's jar, the same cookies and URLs.
+    do {
+        let peer = try runLibsoupPeer()
+        print("libsoup_cookie_header_median: \(peer.median) ns")
+        print("libsoup_header_bytes_per_lookup: \(peer.bytesPerLookup)")
+        print(
+            "cookie_header_from_url_over_libsoup: \(String(format: "%.3f", Double(fromURLMedian) / Double(peer.median)))"
+        )
+    } catch {
+        print("libsoup peer: skipped (\(error))")
+    }
+    // Each looked-up site's lookup index (CookieBucket), built by the lookups above.
+    let indexBytes = heapBytesInUse() - heapBeforeLookups
+    print("jar_lookup_index_memory: \(String(format: "%.2f", Double(indexBytes) / 1_048_576)) MB")
+    print("header_bytes_per_lookup: \(headerBytes / (2 * lookups))")
 
     // Insert: parse and store one new Set-Cookie into the 10,000-cookie jar.
     let inserts = 50_000
@@ -97,4 +115,34 @@ func runEngineBenchmark() {
     }
     report("set_cookie_replace", samples: samples)
     if headerBytes == 0 { print("warning: no header bytes produced") }
+}
+
+/// Compiles and runs `scripts/cookie-header-libsoup.c` (needs libsoup-3.0-dev, which
+/// scripts/install-dependencies installs).
+private func runLibsoupPeer() throws -> (median: Int, bytesPerLookup: Int) {
+    let source = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("scripts/cookie-header-libsoup.c").path
+    let binary = NSTemporaryDirectory() + "keyjar-libsoup-peer-\(getpid())"
+    defer { unlink(binary) }
+    let compiler = Process()
+    compiler.executableURL = URL(fileURLWithPath: "/bin/sh")
+    compiler.arguments = ["-c", "cc -O2 \"$0\" $(pkg-config --cflags --libs libsoup-3.0) -o \"$1\"", source, binary]
+    try compiler.run()
+    compiler.waitUntilExit()
+    guard compiler.terminationStatus == 0 else { throw BenchmarkError("cannot compile \(source) (libsoup-3.0-dev)") }
+    let peer = Process()
+    let output = Pipe()
+    peer.executableURL = URL(fileURLWithPath: binary)
+    peer.standardOutput = output
+    try peer.run()
+    let text = String(decoding: (try output.fileHandleForReading.readToEnd()) ?? Data(), as: UTF8.self)
+    peer.waitUntilExit()
+    func value(_ name: String) -> Int? {
+        text.split(separator: "\n").first { $0.hasPrefix(name + ": ") }
+            .flatMap { Int($0.dropFirst(name.count + 2).prefix { $0.isNumber }) }
+    }
+    guard peer.terminationStatus == 0, let median = value("libsoup_cookie_header_median"),
+        let bytes = value("libsoup_header_bytes_per_lookup")
+    else { throw BenchmarkError("unexpected output from the libsoup peer: \(text)") }
+    return (median, bytes)
 }

@@ -54,7 +54,7 @@ public struct CookieContext: Sendable, Hashable {
         guard let cookieURL = CookieURL(url) else { return nil }
         self.init(
             url: cookieURL,
-            siteForCookies: mainDocumentURL.flatMap(CookieURL.init),
+            siteForCookies: mainDocumentURL.flatMap { CookieURL($0) },
             isTopLevelNavigation: isTopLevelNavigation,
             httpMethod: httpMethod,
             api: api

@@ -93,7 +93,7 @@ extension CookieJar {
             }
         }
         count -= changes.count
-        sites[key] = kept.isEmpty ? nil : kept
+        sites[key] = kept.isEmpty ? nil : CookieBucket(kept)
         return changes
     }
 }

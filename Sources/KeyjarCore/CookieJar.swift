@@ -80,7 +80,7 @@ public struct CookieJar: Sendable {
     public let publicSuffixes: PublicSuffixList
 
     /// Site key (registrable domain, or the host where there is none) → that site's cookies.
-    var sites: [String: [Cookie]] = [:]
+    var sites: [String: CookieBucket] = [:]
     public internal(set) var count = 0
     /// Creation times are kept unique and increasing so that "earlier creation first" is a
     /// total order even for cookies set by one response.

@@ -1,4 +1,3 @@
-import CoreFoundation  // struct stat's members resolve there once the executables' modules are imported
 import Foundation
 import Glibc
 import Keyjar
@@ -196,8 +195,7 @@ struct CookieCommandTests {
         let exported = first.directory.path("cookies.json")
         try await from.ok("cookie", "export", "-o", exported)
         // Cookies can be as good as passwords: the file is for its owner only.
-        var info = stat()
-        #expect(stat(exported, &info) == 0 && info.st_mode & 0o777 == 0o600)
+        #expect(fileMode(exported, followingLinks: true).map { $0 & 0o777 } == 0o600)
 
         #expect(
             try await to.ok("cookie", "import", exported) == "read 2 cookies: 2 kept (2 new, 0 replacing stored ones)\n"
