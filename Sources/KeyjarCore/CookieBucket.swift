@@ -72,6 +72,19 @@ extension CookieBucket: RandomAccessCollection, MutableCollection, RangeReplacea
     }
 
     mutating func reserveCapacity(_ capacity: Int) { cookies.reserveCapacity(capacity) }
+
+    // Array's own, not the protocol's defaults through `replaceSubrange`: storing a new cookie
+    // appends, and the default cost `set_cookie_insert` 5%.
+    mutating func append(_ cookie: Cookie) {
+        cookies.append(cookie)
+        index = nil
+    }
+
+    @discardableResult
+    mutating func remove(at position: Int) -> Cookie {
+        index = nil
+        return cookies.remove(at: position)
+    }
 }
 
 /// A lookup's result: entries of one bucket's index, in header order.
