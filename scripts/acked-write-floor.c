@@ -5,6 +5,7 @@
 // Run three times each way: with two vCPUs the result depends on whether the scheduler puts
 // both processes on one CPU.
 // Run: gcc -O2 scripts/acked-write-floor.c -lsqlite3 -o /tmp/acked && /tmp/acked [awake]
+// (`keyjar-bench service` compiles and runs it with `awake` after its own acknowledged writes.)
 // With `awake` the client does what Keyjar's clients do: for up to 250 us after sending it reads
 // without blocking, yielding the CPU between tries, and only then sleeps in read().
 #include <sqlite3.h>
@@ -70,7 +71,8 @@ int main(int argc, char **argv) {
     awake = argc > 1 && strcmp(argv[1], "awake") == 0;
     enum { N = 22000, WARMUP = 2000 };
     static double samples[N];
-    char path[] = "/tmp/acked-write-floor.sqlite3", buffer[1024];
+    char path[64], buffer[1024];
+    snprintf(path, sizeof path, "/tmp/acked-write-floor-%d.sqlite3", (int)getpid());
     int pair[2];
     socketpair(AF_UNIX, SOCK_STREAM, 0, pair);
     pid_t child = fork();

@@ -12,6 +12,8 @@ import NIOPosix
 ///   (the same Secret Service keyjard keeps its passwords in);
 /// - `keyjar cookie get URL`, and `keyjar --version` (no work: what start-up alone costs).
 /// Targets (docs/performance.md): fetch ≤ 1× curl, cookie get and git-credential get ≤ 5 ms.
+/// git-credential get is also shown over its floor: cookie get plus one Secret Service lookup
+/// (`scripts/secret-lookup-floor.c`, run in the same Secret Service).
 /// `keyjar` is the front: fetch is handed to keyjar-full beside it (both processes are timed).
 /// Several builds of keyjar can be measured in the same rounds (`KEYJAR_BENCH_CLI_BINARIES`).
 func runCommandBenchmark() throws {
@@ -122,6 +124,20 @@ func runCommandBenchmark() throws {
             wall[command.name, default: []].append(run.wall)
         }
     }
+    // What no build of the front can beat for git-credential get: its cookie get (start-up, a
+    // connection, one request) plus keyjard's Secret Service lookup, measured by a C program
+    // already connected to the same Secret Service (scripts/secret-lookup-floor.c).
+    let lookupFloor = try ScriptProgram(
+        "secret-lookup-floor.c",
+        linking: "$(pkg-config --cflags --libs libsecret-1)",
+        needs: "libsecret-1-dev"
+    )
+    let lookupText = try lookupFloor.run(environment: environment)
+    guard let lookupMicroseconds = ScriptProgram.number(after: "median ", in: lookupText) else {
+        throw BenchmarkError("unexpected output from the Secret Service floor: \(lookupText)")
+    }
+    let lookupNanoseconds = UInt64(lookupMicroseconds * 1_000)
+    print("cli_secret_service_lookup_connected_median: \(lookupNanoseconds) ns")
     var medians: [String: UInt64] = [:]
     for command in commands {
         let samples = wall[command.name] ?? []
@@ -144,6 +160,13 @@ func runCommandBenchmark() throws {
         ratio("\(name)_git_credential_get", "secret_tool_lookup")
         overTarget("\(name)_cookie_get")
         overTarget("\(name)_git_credential_get")
+        if let cookieGet = medians["\(name)_cookie_get"], let gitGet = medians["\(name)_git_credential_get"] {
+            let floor = cookieGet + lookupNanoseconds
+            print("cli_\(name)_git_credential_get_floor: \(floor) ns (cookie get + one Secret Service lookup)")
+            print(
+                "cli_\(name)_git_credential_get_over_floor: \(String(format: "%.2f", Double(gitGet) / Double(floor)))"
+            )
+        }
     }
 }
 

@@ -22,8 +22,7 @@ func runDownloadBenchmark() throws {
         _ = waitpid(server, nil, 0)
     }
     guard let url = URL(string: "http://127.0.0.1:\(port)/big.bin") else { throw BenchmarkError("no URL") }
-    let floor = try compileFloor()
-    defer { unlink(floor) }
+    let floor = try ScriptProgram("download-floor.c", linking: "-lcurl")
     let loader = URLLoader(configuration: .init())
     // The files are written to memory (tmpfs) when it can hold them: the disk's write-back
     // varies by seconds between runs here and would drown the software's cost.
@@ -100,31 +99,11 @@ private final class BenchDownloadDelegate: LoaderDownloadDelegate, @unchecked Se
     }
 }
 
-private func compileFloor() throws -> String {
-    let source = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("scripts/download-floor.c").path
-    let binary = NSTemporaryDirectory() + "keyjar-download-floor-\(getpid())"
-    let compiler = Process()
-    compiler.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    compiler.arguments = ["cc", "-O2", source, "-lcurl", "-o", binary]
-    try compiler.run()
-    compiler.waitUntilExit()
-    guard compiler.terminationStatus == 0 else { throw BenchmarkError("cannot compile \(source)") }
-    return binary
-}
-
-private func runFloor(_ binary: String, url: URL, file: String) throws -> Double {
-    let floor = Process()
-    let output = Pipe()
-    floor.executableURL = URL(fileURLWithPath: binary)
-    floor.arguments = [url.absoluteString, file]
-    floor.standardOutput = output
-    try floor.run()
-    let text = String(decoding: ((try? output.fileHandleForReading.readToEnd()) ?? Data()), as: UTF8.self)
-    floor.waitUntilExit()
-    guard let range = text.range(of: " in "),
-        let seconds = Double(text[range.upperBound...].prefix { $0.isNumber || $0 == "." })
-    else { throw BenchmarkError("unexpected output from the download floor: \(text)") }
+private func runFloor(_ floor: ScriptProgram, url: URL, file: String) throws -> Double {
+    let text = try floor.run([url.absoluteString, file])
+    guard let seconds = ScriptProgram.number(after: " in ", in: text) else {
+        throw BenchmarkError("unexpected output from the download floor: \(text)")
+    }
     return seconds
 }
 

@@ -120,28 +120,17 @@ func runEngineBenchmark() {
 /// Compiles and runs `scripts/cookie-header-libsoup.c` (needs libsoup-3.0-dev, which
 /// scripts/install-dependencies installs).
 private func runLibsoupPeer() throws -> (median: Int, bytesPerLookup: Int) {
-    let source = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("scripts/cookie-header-libsoup.c").path
-    let binary = NSTemporaryDirectory() + "keyjar-libsoup-peer-\(getpid())"
-    defer { unlink(binary) }
-    let compiler = Process()
-    compiler.executableURL = URL(fileURLWithPath: "/bin/sh")
-    compiler.arguments = ["-c", "cc -O2 \"$0\" $(pkg-config --cflags --libs libsoup-3.0) -o \"$1\"", source, binary]
-    try compiler.run()
-    compiler.waitUntilExit()
-    guard compiler.terminationStatus == 0 else { throw BenchmarkError("cannot compile \(source) (libsoup-3.0-dev)") }
-    let peer = Process()
-    let output = Pipe()
-    peer.executableURL = URL(fileURLWithPath: binary)
-    peer.standardOutput = output
-    try peer.run()
-    let text = String(decoding: (try output.fileHandleForReading.readToEnd()) ?? Data(), as: UTF8.self)
-    peer.waitUntilExit()
+    let peer = try ScriptProgram(
+        "cookie-header-libsoup.c",
+        linking: "$(pkg-config --cflags --libs libsoup-3.0)",
+        needs: "libsoup-3.0-dev"
+    )
+    let text = try peer.run()
     func value(_ name: String) -> Int? {
         text.split(separator: "\n").first { $0.hasPrefix(name + ": ") }
             .flatMap { Int($0.dropFirst(name.count + 2).prefix { $0.isNumber }) }
     }
-    guard peer.terminationStatus == 0, let median = value("libsoup_cookie_header_median"),
+    guard let median = value("libsoup_cookie_header_median"),
         let bytes = value("libsoup_header_bytes_per_lookup")
     else { throw BenchmarkError("unexpected output from the libsoup peer: \(text)") }
     return (median, bytes)

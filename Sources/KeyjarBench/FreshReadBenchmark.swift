@@ -136,30 +136,11 @@ struct FanoutFloor {
     var subscriberCPU: Double
 
     static func measure(spacingMicroseconds: Int) throws -> FanoutFloor {
-        let source = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("scripts/fanout-floor.c").path
-        let binary = NSTemporaryDirectory() + "keyjar-fanout-floor-\(getpid())"
-        defer { unlink(binary) }
-        let compiler = Process()
-        compiler.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        compiler.arguments = ["cc", "-O2", "-pthread", source, "-o", binary]
-        try compiler.run()
-        compiler.waitUntilExit()
-        guard compiler.terminationStatus == 0 else { throw BenchmarkError("cannot compile \(source)") }
-        let floor = Process()
-        let output = Pipe()
-        floor.executableURL = URL(fileURLWithPath: binary)
-        floor.arguments = ["processes", String(spacingMicroseconds)]
-        floor.standardOutput = output
-        try floor.run()
-        let text = String(decoding: ((try? output.fileHandleForReading.readToEnd()) ?? Data()), as: UTF8.self)
-        floor.waitUntilExit()
+        let floor = try ScriptProgram("fanout-floor.c", linking: "-pthread")
+        let text = try floor.run(["processes", String(spacingMicroseconds)])
         // The floor prints "…: median N us, p99 … each subscriber N us" and "middle place #49:
         // median N us".
-        func number(after marker: String) -> Double? {
-            guard let range = text.range(of: marker) else { return nil }
-            return Double(text[range.upperBound...].prefix { $0.isNumber || $0 == "." })
-        }
+        func number(after marker: String) -> Double? { ScriptProgram.number(after: marker, in: text) }
         guard let all = number(after: "median "), let middle = number(after: "(the middle): median "),
             let cpu = number(after: "each subscriber ")
         else { throw BenchmarkError("unexpected output from the fan-out floor: \(text)") }
