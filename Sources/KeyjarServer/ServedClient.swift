@@ -36,8 +36,7 @@ final class ServedClient {
     /// Whether it may be sent `event` as it is (else a copy without what it cannot read).
     func sees(_ event: StoreEvent) -> Bool { protocolVersion >= event.minimumProtocolVersion }
     private let limits: Limits
-    private var pendingMessages = 0
-    private var pendingBytes = 0
+    private var backlog = OutboundBacklog()
 
     init(id: UInt64, pid: Int32, channel: any Channel, gate: ReadGate, limits: Limits) {
         self.id = id
@@ -51,41 +50,46 @@ final class ServedClient {
     /// is over its limits (the caller disconnects it) or gone. One message is always let
     /// through, however large, so that no reply is too big to send.
     ///
+    /// A write has no promise unless something waits for it (``OutboundBacklog``): a frame with
+    /// a secret, to be wiped once written, and a write that put the client behind, whose
+    /// completion reopens its gate.
+    ///
     /// - Parameter secret: the frame holds a password: once written (NIO has let go of it), its
     ///   memory is zeroed.
     @discardableResult
     func send(framed frame: ByteBuffer, secret: Bool = false) -> Bool {
         let size = frame.readableBytes
-        guard channel.isActive,
-            pendingMessages == 0 || (pendingMessages < limits.messages && pendingBytes + size <= limits.bytes)
-        else { return false }
-        pendingMessages += 1
-        pendingBytes += size
-        if isBehind { gate.hold(.backlog) }
-        let this = NIOLoopBound(self, eventLoop: channel.eventLoop)
-        guard secret else {
-            channel.writeAndFlush(frame).whenComplete { _ in this.value.written(size) }
+        guard channel.isActive else { return false }
+        if backlog.needsSettling(adding: size, limits: limits) { settle() }
+        guard backlog.admits(size, limits: limits) else { return false }
+        backlog.append(size)
+        let behind = backlog.isBehind(limits: limits)
+        if behind { gate.hold(.backlog) }
+        guard secret || behind else {
+            channel.writeAndFlush(frame, promise: nil)
             return true
         }
-        let kept = NIOLoopBoundBox(frame, eventLoop: channel.eventLoop)
+        let this = NIOLoopBound(self, eventLoop: channel.eventLoop)
+        let kept = secret ? NIOLoopBoundBox(frame, eventLoop: channel.eventLoop) : nil
         let loop = channel.eventLoop
         channel.writeAndFlush(frame).whenComplete { _ in
-            this.value.written(size)
+            this.value.written()
             // On the next turn: NIO may still hold the written frame while it completes it.
-            loop.execute { kept.value.wipe() }
+            if let kept { loop.execute { kept.value.wipe() } }
         }
         return true
     }
 
-    private func written(_ size: Int) {
-        pendingMessages -= 1
-        pendingBytes -= size
-        if !isBehind { gate.release(.backlog) }
+    /// Counts off what the socket took (what NIO no longer buffers; nothing once closed).
+    private func settle() {
+        let buffered = channel.isActive ? try? channel.syncOptions?.getOption(.bufferedWritableBytes) : nil
+        backlog.settle(buffered: buffered ?? 0)
     }
 
-    /// Half its message limit also counts: small replies would otherwise reach the limit (and
-    /// the client be cut off) long before their bytes did.
-    private var isBehind: Bool { pendingBytes > limits.backlogBytes || pendingMessages > limits.messages / 2 }
+    private func written() {
+        settle()
+        if !backlog.isBehind(limits: limits) { gate.release(.backlog) }
+    }
 
     /// Sends a reply; a client too far behind to take it is disconnected (it would otherwise
     /// wait for a reply that never comes).

@@ -153,6 +153,35 @@ struct ServerMemoryBoundTests {
         #expect(try Self.inbound(daemon.socketPath).pausedConnections == 0)
     }
 
+    /// A subscriber that reads what it is sent is never cut off, however many events go by:
+    /// what keyjard counts as queued for it comes down as its socket takes them, with no
+    /// callback per write (`OutboundBacklog`).
+    @Test func aSubscriberThatKeepsUpIsNeverCutOff() async throws {
+        let daemon = try await InProcessServer { $0.clientQueueLimit = 16 }
+        let subscriber = try TestClient(socketPath: daemon.socketPath)
+        guard case .subscribed = try subscriber.call(.subscribe(after: nil)) else {
+            Issue.record("subscribe failed")
+            return
+        }
+        let writer = try TestClient(socketPath: daemon.socketPath)
+        let events = 400
+        for index in 0..<events {
+            #expect(try writer.setCookies(["c\(index)=1"], from: "https://keep\(index).example/") == [nil])
+            // Read as they come: never more than a few behind.
+            guard case .event(let event)? = try subscriber.nextPushed(timeout: hangSeconds),
+                case .cookies(let changes) = event.event
+            else {
+                Issue.record("event \(index) never came: the subscriber was cut off")
+                return
+            }
+            #expect(changes.map(\.cookie.name) == ["c\(index)"])
+        }
+        guard case .policy = try subscriber.call(.policy) else {
+            Issue.record("the subscriber was not served after \(events) events")
+            return
+        }
+    }
+
     /// A subscriber stopped with SIGSTOP holds nobody up: the writer's requests are all
     /// answered, the stopped client is disconnected once its queue is full, and when it is
     /// continued it reconnects and receives what it missed.
