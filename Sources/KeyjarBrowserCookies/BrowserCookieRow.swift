@@ -243,7 +243,15 @@ public enum BrowserCookieRowDecoder {
         // ever itself, as the jar would make it.
         let domain = Host.canonicalDomain(String(host.drop { $0 == "." }))
         let hostOnly = !host.hasPrefix(".") || Host.isIPAddress(domain)
-        guard !domain.isEmpty, domain.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "/") }) else {
+        // Brackets only ever hold an IPv6 address (`[.]` would leave the domain `.`), and a
+        // name's first label is never empty.
+        let bracketed = host.utf8.contains(UInt8(ascii: "["))
+        guard !domain.isEmpty, !domain.hasPrefix("."), !bracketed || domain.contains(":"),
+            domain.utf8.allSatisfy({ byte in
+                byte > 0x20 && byte < 0x7F && byte != UInt8(ascii: "/") && byte != UInt8(ascii: "[")
+                    && byte != UInt8(ascii: "]")
+            })
+        else {
             return .failure(.badDomain)
         }
         // A browser only stores paths that start with "/"; anything else is not one to widen.

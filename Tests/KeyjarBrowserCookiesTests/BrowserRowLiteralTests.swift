@@ -91,6 +91,15 @@ struct BrowserRowLiteralTests {
         #expect(named.domain == "example.com" && !named.hostOnly)
     }
 
+    /// Found by fuzzing: `[.]` lost its brackets as an IPv6 address does and left the domain `.`.
+    @Test(arguments: ["[.]", ".[.]", "[..example.com]", "[example.com]", "[]", "..", "[.]."])
+    func aHostThatIsNoHostIsSkipped(host: String) throws {
+        #expect(BrowserCookieRowDecoder.cookie(Self.chromium(host: host), now: Self.now) == .failure(.badDomain))
+        var row = Self.firefox(expiry: 4_102_444_800, milliseconds: false)
+        row.host = host
+        #expect(BrowserCookieRowDecoder.cookie(row, container: 0, now: Self.now) == .failure(.badDomain))
+    }
+
     @Test func aPathThatIsNoPathIsSkippedNotWidened() throws {
         #expect(BrowserCookieRowDecoder.cookie(Self.chromium(path: "admin"), now: Self.now) == .failure(.badPath))
         #expect(try BrowserCookieRowDecoder.cookie(Self.chromium(path: "/admin"), now: Self.now).get().path == "/admin")
