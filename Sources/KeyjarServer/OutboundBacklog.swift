@@ -1,16 +1,23 @@
 /// The messages sent to one client that its socket has not taken yet, counted without a
 /// callback per write.
 ///
-/// A fan-out writes each event to every subscriber: a promise and its completion closure per
-/// write was keyjard's largest cost per subscriber after the `write` itself. Instead the size
-/// of every message sent is kept, oldest first, and settled against what NIO reports as still
-/// buffered (`bufferedWritableBytes`): messages whose bytes all left are dropped from the
-/// count. NIO writes a channel's messages in order, so the unwritten bytes are always the
-/// newest messages' (the oldest of them perhaps partly written).
+/// A fan-out writes each event to every subscriber, and a promise with its completion closure
+/// per write cost keyjard 2–5% of its event loop's time in a fan-out to 100 clients
+/// (docs/performance.md, Fan-out). Instead the size of every message sent is kept, oldest
+/// first, and settled against what NIO reports as still buffered (`bufferedWritableBytes`):
+/// messages whose bytes all left are dropped from the count. NIO writes a channel's messages
+/// in order, so the unwritten bytes are always the newest messages' (the oldest of them perhaps
+/// partly written).
 ///
 /// Counts between settlements only grow, so they are never below the truth: a caller settles
-/// before any decision they would change (``needsSettling(adding:limits:)``).
+/// before any decision they would change (``needsSettling(adding:limits:)``), and at least
+/// every ``settlingInterval`` messages, so that a client that keeps up holds a few dozen
+/// sizes, not half its message limit's worth (up to 512 connections each keep theirs).
 struct OutboundBacklog {
+    /// Messages counted before the channel is asked again whatever the limits: one option read
+    /// per this many writes.
+    static let settlingInterval = 64
+
     /// Sizes of the messages counted, oldest first, from `head` on.
     private var sizes: [Int] = []
     private var head = 0
@@ -46,7 +53,8 @@ struct OutboundBacklog {
     /// or behind): only then is it worth asking the channel what it still holds.
     func needsSettling(adding size: Int, limits: ServedClient.Limits) -> Bool {
         !isEmpty
-            && (messages + 1 > limits.messages / 2 || bytes + size > min(limits.backlogBytes, limits.bytes))
+            && (messages >= Self.settlingInterval || messages + 1 > limits.messages / 2
+                || bytes + size > min(limits.backlogBytes, limits.bytes))
     }
 
     /// Whether a message of `size` may be queued: always when nothing waits (no reply is too

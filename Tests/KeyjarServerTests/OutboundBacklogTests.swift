@@ -27,10 +27,17 @@ struct OutboundBacklogTests {
         }
     }
 
-    @Test(arguments: [1, 2, 3, 4, 5, 6, 7, 8] as [UInt64])
-    func settledCountsAreExactAndDecisionsNeedNoSettlingOtherwise(seed: UInt64) {
+    /// Tight limits (a client often near them) and keyjard's defaults (a client that keeps up,
+    /// settled every `settlingInterval` messages).
+    static let limitSets = [
+        ServedClient.Limits(messages: 64, bytes: 40_000, backlogBytes: 20_000),
+        ServedClient.Limits(messages: 4_096, bytes: 16 << 20, backlogBytes: 1 << 20),
+    ]
+
+    @Test(arguments: [1, 2, 3, 4, 5, 6, 7, 8] as [UInt64], [0, 1])
+    func settledCountsAreExactAndDecisionsNeedNoSettlingOtherwise(seed: UInt64, limitSet: Int) {
         var random = SplitMix64(state: seed)
-        let limits = ServedClient.Limits(messages: 64, bytes: 40_000, backlogBytes: 20_000)
+        let limits = Self.limitSets[limitSet]
         var channel = Channel()
         var backlog = OutboundBacklog()
         var settlements = 0
@@ -68,7 +75,8 @@ struct OutboundBacklogTests {
                 #expect(backlog.messages == exact.messages)
                 #expect(backlog.bytes == exact.bytes)
             }
-            // Never below the truth.
+            // Never below the truth, and never far above it for long.
+            #expect(backlog.messages <= OutboundBacklog.settlingInterval + 1)
             #expect(backlog.messages >= channel.pending.messages)
             #expect(backlog.bytes >= channel.pending.bytes)
             if channel.sizes.count > 4_096, channel.buffered == 0 {
@@ -78,6 +86,22 @@ struct OutboundBacklogTests {
             }
         }
         #expect(settlements > 100)
+    }
+
+    /// A subscriber that takes everything at once, under keyjard's default limits: what is kept
+    /// for it stays a few dozen sizes, as `ServedClient.send` settles (512 connections may
+    /// each keep theirs).
+    @Test func aClientThatKeepsUpHoldsFewSizes() {
+        let limits = Self.limitSets[1]
+        var backlog = OutboundBacklog()
+        var largest = 0
+        for _ in 0..<10_000 {
+            if backlog.needsSettling(adding: 300, limits: limits) { backlog.settle(buffered: 0) }
+            #expect(backlog.admits(300, limits: limits))
+            backlog.append(300)
+            largest = max(largest, backlog.messages)
+        }
+        #expect(largest <= OutboundBacklog.settlingInterval + 1)
     }
 
     @Test func aPartlyWrittenMessageStaysCountedWhole() {
