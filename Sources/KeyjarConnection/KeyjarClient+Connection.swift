@@ -257,18 +257,20 @@ extension KeyjarClient {
                 // the reply over (see `wait(for:id:on:)`). Waiting without reading (MSG_PEEK),
                 // so that such a caller could read its reply itself, cost a second system call
                 // for every change in every process.
-                let outcome = receiving.lock.withLock { receiver -> ReadOutcome in
-                    guard receiver.reads(socket) else { return .ended }
+                // The client, once read, is kept to the end of this turn (one weak load less
+                // per message).
+                let (outcome, reader) = receiving.lock.withLock { receiver -> (ReadOutcome, KeyjarClient?) in
+                    guard receiver.reads(socket) else { return (.ended, self) }
                     do {
                         _ = try receiver.reader?.read(.indefinitely)
                     } catch {
                         socket.shutdownBoth()
-                        return .ended
+                        return (.ended, self)
                     }
-                    guard let client = self else { return .ended }
-                    return client.dispatchBuffered(&receiver)
+                    guard let client = self else { return (.ended, nil) }
+                    return (client.dispatchBuffered(&receiver), client)
                 }
-                guard let client = self else { return }
+                guard let client = reader else { return }
                 if outcome == .ended { client.disconnected(socket) }
                 client.announcePending()
                 if client.state.withLock({ $0.connection.isClosed }) { return }

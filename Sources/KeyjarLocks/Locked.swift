@@ -16,7 +16,10 @@ public import Glibc
 public final class Locked<Value: ~Copyable>: @unchecked Sendable {
     // @unchecked: `value` is only ever touched while `mutex` is held.
     @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    @usableFromInline var value: Value
+    // Unchecked: `mutex` already makes every access exclusive, and Swift's own check (a
+    // thread-local lookup on each `withLock`) was 5% of a listening process's reader thread
+    // (perf, `KEYJAR_BENCH_PEER_MODE=listener KEYJAR_BENCH_CLIENT_ONLY=notify keyjar-bench client`).
+    @exclusivity(unchecked) @usableFromInline var value: Value
 
     public init(_ value: consuming Value) {
         mutex = UnsafeMutablePointer.allocate(capacity: 1)
