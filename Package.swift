@@ -382,7 +382,7 @@ let package = Package(
             name: "KeyjarCLITests",
             dependencies: [
                 "Keyjar", "KeyjarBrowserCookies", "KeyjarBrowserFixtures", "KeyjarCodec", "KeyjarCore",
-                "KeyjarProtocol",
+                "KeyjarLocks", "KeyjarProtocol",
                 "KeyjarCommands", "KeyjarTestSupport", "KeyjarDaemon", "KeyjarCLI", "KeyjarFront", "KeyjarFrontStart",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],

@@ -72,73 +72,120 @@ func runClientBenchmark() throws {
     // processes do not share.
     // The lookup client leaves, so that exactly 100 are connected: the writer and the 99.
     reader.client.close()
-    let events = only == "notify" ? count ?? 500 : 500
-    let spacing = Int(environment["KEYJAR_BENCH_CLIENT_SPACING_US"] ?? "") ?? 3_000
-    // KEYJAR_BENCH_CLIENT_PEERS: fewer peers, to see one process's cost without contention.
-    let peerCount = Int(environment["KEYJAR_BENCH_CLIENT_PEERS"] ?? "") ?? 99
-    let peers = try (0..<peerCount).map { _ in try NotifyPeer(socketPath: daemon.socketPath, events: events) }
-    guard let site = URL(string: "https://notify.test/") else { throw BenchmarkError("bad URL") }
-    var starts: [UInt64: UInt64] = [:]
-    for index in 0..<events {
-        let start = nanoseconds()
-        _ = try writer.storeCookies(fromResponseHeaders: ["n=\(index); Max-Age=600"], for: site, mainDocumentURL: nil)
-        starts[writer.client.sequence] = start
-        // A change every 3 ms (KEYJAR_BENCH_CLIENT_SPACING_US): time for 99 processes on 2
-        // cores to take each one, so this measures latency, not a backlog. Longer pauses do not
-        // lower it: idle CPUs and cold caches make each wake-up dearer (docs/performance.md,
-        // Notifications in other processes).
-        usleep(UInt32(spacing))
-    }
-    // keyjard tells the oldest connection first, and each peer connected after the one before
-    // it, so a peer's index is its place in the fan-out. B is the peer in the middle: a typical
-    // process, not the luckiest (the first) nor the unluckiest (the last), reported beside it.
-    let places = [("first", 0), ("", peers.count / 2), ("last", peers.count - 1)]
-    var latencies = [[UInt64]](repeating: [], count: peers.count)
-    var allLatencies: [UInt64] = []
-    var peerCPU: UInt64 = 0
-    for (position, peer) in peers.enumerated() {
-        let (arrivals, cpu) = try peer.arrivals()
-        peerCPU += cpu
-        guard arrivals.count == events else {
-            throw BenchmarkError("a peer was told of \(arrivals.count) of \(events) changes")
-        }
-        for (sequence, time) in arrivals {
-            guard let start = starts[sequence] else {
-                throw BenchmarkError("a peer was told of unknown change \(sequence)")
-            }
-            allLatencies.append(time - start)
-            latencies[position].append(time - start)
-        }
-    }
-    print("client_notify_clients: \(peers.count + 1) clients (\(peers.count) in their own processes)")
-    for (name, position) in places {
-        report(
-            name.isEmpty ? "client_write_to_other_notified" : "client_write_to_\(name)_other_notified",
-            samples: latencies[position]
-        )
-    }
-    // Every client's notification, wherever keyjard's fan-out reached it: the fair figure.
-    report("client_write_to_all_others_notified", samples: allLatencies)
-    // What one change costs each receiving process: the sum over the 99 is what two cores
-    // must get through before the last of them has it.
-    let cpuPerChange = peerCPU / UInt64(peers.count * events)
-    print("client_notified_cpu_per_change_per_process: \(cpuPerChange) ns")
+    let fanout = Fanout(
+        writer: writer,
+        socketPath: daemon.socketPath,
+        events: only == "notify" ? count ?? 500 : 500,
+        spacing: Int(environment["KEYJAR_BENCH_CLIENT_SPACING_US"] ?? "") ?? 3_000,
+        // KEYJAR_BENCH_CLIENT_PEERS: fewer peers, to see one process's cost without contention.
+        peerCount: Int(environment["KEYJAR_BENCH_CLIENT_PEERS"] ?? "") ?? 99
+    )
+    // How the peers listen: Apple-named notifications posted by their client, then Keyjar's
+    // own listeners (`addListener`, nothing posted); KEYJAR_BENCH_PEER_MODE picks one way
+    // (also `storage` or `stream`, see runNotifyPeer).
+    let modes = environment["KEYJAR_BENCH_PEER_MODE"].map { [$0] } ?? ["notifications", "listener"]
+    let results = try modes.map { mode in (prefix: Fanout.linePrefix(mode), try fanout.run(mode: mode)) }
 
     // The floor (scripts/fanout-floor.c processes): 99 processes blocked in read(), one
     // writer, the same spacing, measured now, on the same machine state.
-    guard peerCount == 99 else { return }
-    let floor = try FanoutFloor.measure(spacingMicroseconds: spacing)
-    let middle = Double(percentile(latencies[peers.count / 2].sorted(), 0.5))
-    let all = Double(percentile(allLatencies.sorted(), 0.5))
+    guard fanout.peerCount == 99 else { return }
+    let floor = try FanoutFloor.measure(spacingMicroseconds: fanout.spacing)
     print("floor_fanout_middle_median: \(Int(floor.medianMiddle)) ns")
     print("floor_fanout_all_median: \(Int(floor.medianAll)) ns")
     print("floor_fanout_cpu_per_change_per_process: \(Int(floor.subscriberCPU)) ns")
-    print("client_write_to_other_notified_to_floor_ratio: \(String(format: "%.2f", middle / floor.medianMiddle))")
-    print("client_write_to_all_others_notified_to_floor_ratio: \(String(format: "%.2f", all / floor.medianAll))")
-    print(
-        "client_notified_cpu_per_change_to_floor_ratio: "
-            + String(format: "%.2f", Double(cpuPerChange) / floor.subscriberCPU)
-    )
+    for (prefix, result) in results {
+        let ratios = [
+            ("write_to_other_notified_to_floor_ratio", result.middleMedian / floor.medianMiddle),
+            ("write_to_all_others_notified_to_floor_ratio", result.allMedian / floor.medianAll),
+            ("notified_cpu_per_change_to_floor_ratio", result.cpuPerChange / floor.subscriberCPU),
+        ]
+        for (name, ratio) in ratios { print("\(prefix)\(name): \(String(format: "%.2f", ratio))") }
+    }
+}
+
+/// A change going from one client's write to 99 other processes listening, one way of
+/// listening at a time.
+struct Fanout {
+    let writer: SharedCookieStorage
+    let socketPath: String
+    let events: Int
+    let spacing: Int
+    let peerCount: Int
+
+    /// Medians of the middle peer's and of all peers' latencies, and the CPU each peer spent
+    /// per change (ns).
+    struct Result {
+        let middleMedian: Double
+        let allMedian: Double
+        let cpuPerChange: Double
+    }
+
+    /// Where a mode's lines start: `client_listener_` for listeners, `client_` for the ways
+    /// that post Apple-named notifications (the lines' names before listeners existed).
+    static func linePrefix(_ mode: String) -> String { mode == "listener" ? "client_listener_" : "client_" }
+
+    /// Starts the peers listening in `mode`, makes the changes, reports the latencies under
+    /// ``linePrefix(_:)`` and returns their medians.
+    func run(mode: String) throws -> Result {
+        let prefix = Self.linePrefix(mode)
+        let peers = try (0..<peerCount).map { _ in try NotifyPeer(socketPath: socketPath, events: events, mode: mode) }
+        guard let site = URL(string: "https://notify-\(mode).test/") else { throw BenchmarkError("bad URL") }
+        var starts: [UInt64: UInt64] = [:]
+        for index in 0..<events {
+            let start = nanoseconds()
+            _ = try writer.storeCookies(
+                fromResponseHeaders: ["n=\(index); Max-Age=600"],
+                for: site,
+                mainDocumentURL: nil
+            )
+            starts[writer.client.sequence] = start
+            // A change every 3 ms (KEYJAR_BENCH_CLIENT_SPACING_US): time for 99 processes on 2
+            // cores to take each one, so this measures latency, not a backlog. Longer pauses do
+            // not lower it: idle CPUs and cold caches make each wake-up dearer
+            // (docs/performance.md, Notifications in other processes).
+            usleep(UInt32(spacing))
+        }
+        // keyjard tells the oldest connection first, and each peer connected after the one
+        // before it, so a peer's index is its place in the fan-out. B is the peer in the
+        // middle: a typical process, not the luckiest (the first) nor the unluckiest (the
+        // last), reported beside it.
+        let places = [("first", 0), ("", peers.count / 2), ("last", peers.count - 1)]
+        var latencies = [[UInt64]](repeating: [], count: peers.count)
+        var allLatencies: [UInt64] = []
+        var peerCPU: UInt64 = 0
+        for (position, peer) in peers.enumerated() {
+            let (arrivals, cpu) = try peer.arrivals()
+            peerCPU += cpu
+            guard arrivals.count == events else {
+                throw BenchmarkError("a peer was told of \(arrivals.count) of \(events) changes")
+            }
+            for (sequence, time) in arrivals {
+                guard let start = starts[sequence] else {
+                    throw BenchmarkError("a peer was told of unknown change \(sequence)")
+                }
+                allLatencies.append(time - start)
+                latencies[position].append(time - start)
+            }
+        }
+        print("\(prefix)notify_clients: \(peers.count + 1) clients (\(peers.count) in their own processes, \(mode))")
+        for (name, position) in places {
+            report(
+                name.isEmpty ? "\(prefix)write_to_other_notified" : "\(prefix)write_to_\(name)_other_notified",
+                samples: latencies[position]
+            )
+        }
+        // Every client's notification, wherever keyjard's fan-out reached it: the fair figure.
+        report("\(prefix)write_to_all_others_notified", samples: allLatencies)
+        // What one change costs each receiving process: the sum over the 99 is what two cores
+        // must get through before the last of them has it.
+        let cpuPerChange = peerCPU / UInt64(peers.count * events)
+        print("\(prefix)notified_cpu_per_change_per_process: \(cpuPerChange) ns")
+        return Result(
+            middleMedian: Double(percentile(latencies[peers.count / 2].sorted(), 0.5)),
+            allMedian: Double(percentile(allLatencies.sorted(), 0.5)),
+            cpuPerChange: Double(cpuPerChange)
+        )
+    }
 }
 
 /// One of the 99 other processes of the notification benchmark: `keyjar-bench client-peer
@@ -148,9 +195,12 @@ final class NotifyPeer {
     private let process = Process()
     private let output = Pipe()
 
-    init(socketPath: String, events: Int) throws {
+    init(socketPath: String, events: Int, mode: String) throws {
         process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
         process.arguments = ["client-peer", socketPath, String(events)]
+        var environment = ProcessInfo.processInfo.environment
+        environment["KEYJAR_BENCH_PEER_MODE"] = mode
+        process.environment = environment
         process.standardOutput = output
         try process.run()
         guard readLine() == "ready" else { throw BenchmarkError("a notify peer did not start") }
@@ -208,9 +258,16 @@ func runNotifyPeer(socketPath: String, events: Int) -> Never {
         arrivals.record(event.sequence, at: now)
     }
     // How the peer listens: Apple-named notifications from the client (the default), from a
-    // storage observed through its `addObserver`, or `changes()`.
+    // storage observed through its `addObserver`, `changes()`, or a Keyjar listener.
     var observation: KeyjarObservation?
+    var listener: KeyjarListener?
     switch ProcessInfo.processInfo.environment["KEYJAR_BENCH_PEER_MODE"] {
+    case "listener":
+        listener = client.addListener { change in
+            let now = nanoseconds()
+            guard case .event(let event) = change else { return }
+            arrivals.record(event.sequence, at: now)
+        }
     case "stream":
         let changes = client.changes()
         Task.detached {
@@ -233,6 +290,7 @@ func runNotifyPeer(socketPath: String, events: Int) -> Never {
     let cpu = processCPUNanoseconds() - cpuBefore
     NotificationCenter.default.removeObserver(observer)
     observation?.cancel()
+    listener?.cancel()
     try? FileHandle.standardOutput.write(
         contentsOf: Data((received.map { "\($0.0) \($0.1)\n" }.joined() + "cpu \(cpu)\n").utf8)
     )

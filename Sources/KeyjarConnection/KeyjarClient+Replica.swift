@@ -21,6 +21,8 @@ extension KeyjarClient {
     /// Who is told of one change: the streams open and the notification posters (the client
     /// itself when asked to, and its storages) when it was applied.
     struct Audience: Sendable {
+        /// Listeners, oldest first.
+        var callbacks: [Callback]
         var streams: [AsyncStream<SequencedEvent>.Continuation]
         var postsForClient: Bool
         var targets: [NotificationTarget]
@@ -99,9 +101,11 @@ extension KeyjarClient {
             for announcement in current {
                 switch announcement {
                 case .event(let event, let audience):
+                    for callback in audience.callbacks { callback.body(.event(event)) }
                     for stream in audience.streams { stream.yield(event) }
                     KeyjarNotifications.post(event, client: audience.postsForClient ? self : nil, audience.targets)
                 case .resynchronised(let audience):
+                    for callback in audience.callbacks { callback.body(.resynchronised) }
                     KeyjarNotifications.postResynchronised(
                         client: audience.postsForClient ? self : nil,
                         audience.targets

@@ -16,8 +16,8 @@ import KeyjarProtocol
 ///
 /// Nothing else happens while the process does not *listen*: keyjard sends it no changes and
 /// no thread of it wakes up, whatever other processes do. It listens while a ``changes()``
-/// stream is open, a storage's observer is in place
-/// (`SharedCookieStorage.addObserver(forName:queue:using:)`), or after
+/// stream is open, a listener is in place (``addListener(_:)``), a storage's observer is in
+/// place (`SharedCookieStorage.addObserver(forName:queue:using:)`), or after
 /// ``startPostingNotifications()``: keyjard then pushes every change, a
 /// reader thread applies it and announces it, in order, with its sequence number; when the
 /// connection is lost that thread reconnects with backoff and resynchronises from the last
@@ -88,6 +88,10 @@ public final class KeyjarClient: Sendable {
         /// The connection's lifecycle and the requests waiting on it.
         var connection = ClientConnectionStateMachine<Waiter>()
         var listeners: [UUID: AsyncStream<SequencedEvent>.Continuation] = [:]
+        /// The ``KeyjarListener``s in place (`addListener`), oldest first: an array, so that
+        /// each change's audience shares it rather than copying it.
+        var callbacks: [Callback] = []
+        var nextListenerID: UInt64 = 0
         var postsNotifications = false
         /// The storages made on this client, which post its changes with themselves as object.
         var targets: [NotificationTarget] = []
@@ -102,13 +106,20 @@ public final class KeyjarClient: Sendable {
 
         /// Whether keyjard should push every change: something listens, or there is no other
         /// way to know of changes.
-        var listens: Bool { postsNotifications || observations > 0 || !listeners.isEmpty || page == nil }
+        var listens: Bool {
+            postsNotifications || observations > 0 || !listeners.isEmpty || !callbacks.isEmpty || page == nil
+        }
 
         /// Who is told of a change the replica applies now; nil when nobody is.
         mutating func audience() -> Audience? {
             targets.removeAll { $0.object == nil }
-            guard postsNotifications || !listeners.isEmpty || !targets.isEmpty else { return nil }
-            return Audience(streams: Array(listeners.values), postsForClient: postsNotifications, targets: targets)
+            guard postsNotifications || !listeners.isEmpty || !callbacks.isEmpty || !targets.isEmpty else { return nil }
+            return Audience(
+                callbacks: callbacks,
+                streams: Array(listeners.values),
+                postsForClient: postsNotifications,
+                targets: targets
+            )
         }
 
         /// Whether the replica holds everything keyjard has committed (as far as it can know).

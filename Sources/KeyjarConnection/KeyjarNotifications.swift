@@ -19,7 +19,17 @@ import KeyjarCore
 /// them before it answers); one that listens, as keyjard commits them. A process listens while
 /// an observer added through a storage's `addObserver(forName:queue:using:)` is in place
 /// (`SharedCookieStorage.addObserver(forName:queue:using:)`), a ``KeyjarClient/changes()``
-/// stream is open, or after ``KeyjarClient/startPostingNotifications()``.
+/// stream is open, a listener is in place (``KeyjarClient/addListener(_:)``), or after
+/// ``KeyjarClient/startPostingNotifications()``.
+///
+/// **Without NotificationCenter.** A client's listeners (``KeyjarClient/addListener(_:)``) are
+/// told of the same changes, in the same order, on the same thread, with nothing posted: a
+/// client that only has listeners (no storage made on it, not posting) never touches
+/// `NotificationCenter`. Foundation gives no way to know whether anyone observes its names, so
+/// storages post whenever they exist; a listener costs a listening process about two thirds of
+/// what a notification does (`client_listener_notified_cpu_per_change_per_process` against
+/// `client_notified_cpu_per_change_per_process`, `KEYJAR_BENCH_CLIENT_ONLY=notify keyjar-bench
+/// client`).
 ///
 /// **Why listening is not the default.** Measured on a release build, 2 cores
 /// (`swift build -c release`; 2026-11-25, 17ff2f4): a process that listens is woken for every
@@ -51,6 +61,9 @@ public enum KeyjarNotifications {
 
     /// Posts one change for the client (when it posts) and for each storage it concerns.
     static func post(_ event: SequencedEvent, client: KeyjarClient?, _ targets: [NotificationTarget]) {
+        // Nothing is made for nobody: the name and userInfo alone were 15% of a listening
+        // process's reader thread when only Keyjar listeners heard it (perf, 99 peers).
+        guard client != nil || targets.contains(where: { $0.kind.posts(event.event) }) else { return }
         let name = Notification.Name(event.event.notificationName)
         let userInfo: [AnyHashable: Any] = [eventKey: event]
         if let client { NotificationCenter.default.post(name: name, object: client, userInfo: userInfo) }

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import Keyjar
 import KeyjarCore
+import KeyjarLocks
 import KeyjarTestSupport
 import Testing
 
@@ -164,6 +165,12 @@ struct CookieCommandTests {
         let daemon = try await DaemonProcess()
         let subscriber = try SharedCookieStorage(configuration: .init(socketPath: daemon.socketPath, autoStart: false))
         let resynchronised = ResynchronisationCounter(client: subscriber.client)
+        // A Keyjar listener is told too, without NotificationCenter.
+        let listenerResynchronised = Locked(0)
+        let listener = subscriber.client.addListener { change in
+            if change == .resynchronised { listenerResynchronised.withLock { $0 += 1 } }
+        }
+        defer { listener.cancel() }
         let writer = try KeyjarClient(
             configuration: .init(socketPath: daemon.socketPath, autoStart: false, keepsReplica: false)
         )
@@ -174,6 +181,7 @@ struct CookieCommandTests {
         #expect(outcomes.allSatisfy { $0.isStored }, "\(outcomes.filter { !$0.isStored }.prefix(3))")
         #expect(await eventually { subscriber.cookies.count == 3_000 })
         #expect(resynchronised.count > 0)
+        #expect(listenerResynchronised.withLock { $0 } == resynchronised.count)
         // A replica that does not listen catches up on its first lookup, snapshot included.
         #expect(!reader.client.isListening)
         #expect(reader.cookies.count == 3_000)

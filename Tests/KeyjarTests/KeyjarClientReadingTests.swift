@@ -16,7 +16,7 @@ import Testing
 struct KeyjarClientReadingTests {
     /// Several threads of one process write while another process writes too: every call gets
     /// its own reply, and the process announces every change once, in sequence order, on its
-    /// stream and on NotificationCenter alike.
+    /// stream, to its listener and on NotificationCenter alike.
     @Test func concurrentCallersAndTheReaderThreadAnnounceEveryChangeOnceInOrder() async throws {
         let daemon = try await InProcessServer.withSecretService()
         let busy = try storage(for: daemon)
@@ -33,6 +33,12 @@ struct KeyjarClientReadingTests {
             posted.withLock { $0.append(event.sequence) }
         }
         defer { NotificationCenter.default.removeObserver(observer) }
+        let heard = Locked<[UInt64]>([])
+        let listener = busy.client.addListener { change in
+            guard case .event(let event) = change else { return }
+            heard.withLock { $0.append(event.sequence) }
+        }
+        defer { listener.cancel() }
         let first = busy.client.sequence
 
         let threads = 4
@@ -70,6 +76,7 @@ struct KeyjarClientReadingTests {
         #expect(streamed == expected)
         #expect(await eventually { posted.withLock { $0.count } >= total })
         #expect(posted.withLock { $0 } == expected)
+        #expect(heard.withLock { $0 } == expected)
     }
 
     /// An observer runs on the thread that reads keyjard's messages; when it writes, nobody

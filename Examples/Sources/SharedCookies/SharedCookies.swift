@@ -31,6 +31,11 @@ struct SharedCookiesExample {
             print("notified:", note.name.rawValue)
         }
         let changes = cookies.client.changes()  // listening from here on
+        // Keyjar's own listener: called on the thread that applied each change, with nothing
+        // posted or bridged for it (the cheapest way to hear other processes' changes).
+        let listener = cookies.client.addListener { change in
+            if case .event(let event) = change { print("heard:", event.sequence) }
+        }
 
         try await cookies.storeCookies(fromResponseHeaders: ["theme=dark"], for: url, mainDocumentURL: nil)
         for await change in changes {
@@ -38,6 +43,7 @@ struct SharedCookiesExample {
             break  // a watcher would keep looping; this program stops after the first change
         }
         observation.cancel()
+        listener.cancel()
     }
 }
 // snippet end

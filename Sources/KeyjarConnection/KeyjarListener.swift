@@ -1,0 +1,77 @@
+public import KeyjarCore
+import KeyjarLocks
+import Synchronization
+
+extension KeyjarClient {
+    /// What a listener (``KeyjarClient/addListener(_:)``) is told.
+    public enum Change: Sendable, Hashable {
+        /// One change, as the replica applied it.
+        case event(SequencedEvent)
+        /// The replica was replaced by a snapshot after a long disconnection: what changed
+        /// since the last event is not known; read what you need again.
+        case resynchronised
+    }
+
+    /// Calls `body` with every change this client's replica applies, from now until the
+    /// returned listener is cancelled or released, and makes the process listen meanwhile
+    /// (keyjard pushes every change to it).
+    ///
+    /// `body` runs on the thread that applied the change, in order, with no lock of the client
+    /// held (it may call the client, even write): the client's reader thread for other
+    /// processes' changes, the caller's thread for this process's own writes (before the write
+    /// returns) and for the changes a catching-up lookup applies. Keep it short, or hand the
+    /// work to a queue of your own: the next change waits for it.
+    ///
+    /// Keyjar's own way to hear changes, for code that does not need Foundation's
+    /// `NotificationCenter`: nothing is posted or bridged for it, and no second thread is woken
+    /// as for a ``changes()`` stream. A one-shot client (``Configuration/keepsReplica`` off)
+    /// has no replica: its listeners are never called.
+    public func addListener(_ body: @escaping @Sendable (Change) -> Void) -> KeyjarListener {
+        guard configuration.keepsReplica else { return KeyjarListener(client: nil, id: 0) }
+        let id = state.withLock { state -> UInt64 in
+            state.nextListenerID += 1
+            state.callbacks.append(Callback(id: state.nextListenerID, body: body))
+            return state.nextListenerID
+        }
+        updateListening()
+        return KeyjarListener(client: self, id: id)
+    }
+
+    /// A listener's body and the id its ``KeyjarListener`` removes it by.
+    struct Callback: Sendable {
+        let id: UInt64
+        let body: @Sendable (Change) -> Void
+    }
+
+    /// Ends a listener: its body is not called for a change announced after this returns.
+    func removeListener(id: UInt64) {
+        // The body is released after the lock: whatever it captured may need the client.
+        let removed = state.withLock { state -> Callback? in
+            guard let index = state.callbacks.firstIndex(where: { $0.id == id }) else { return nil }
+            return state.callbacks.remove(at: index)
+        }
+        guard removed != nil else { return }
+        updateListening()
+    }
+}
+
+/// A listener added by ``KeyjarClient/addListener(_:)``: in place until ``cancel()`` or until
+/// it is released, whichever comes first. Keep it for as long as the body should run.
+public final class KeyjarListener: Sendable {
+    private weak let client: KeyjarClient?
+    private let id: UInt64
+    private let ended = Atomic(false)
+
+    init(client: KeyjarClient?, id: UInt64) {
+        self.client = client
+        self.id = id
+    }
+
+    /// Removes the listener; the process stops listening unless something else listens.
+    public func cancel() {
+        guard !ended.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        client?.removeListener(id: id)
+    }
+
+    deinit { cancel() }
+}
