@@ -101,11 +101,11 @@ extension KeyjarClient {
             for announcement in current {
                 switch announcement {
                 case .event(let event, let audience):
-                    for callback in audience.callbacks { callback.body(.event(event)) }
+                    for callback in audience.callbacks { callback(.event(event)) }
                     for stream in audience.streams { stream.yield(event) }
                     KeyjarNotifications.post(event, client: audience.postsForClient ? self : nil, audience.targets)
                 case .resynchronised(let audience):
-                    for callback in audience.callbacks { callback.body(.resynchronised) }
+                    for callback in audience.callbacks { callback(.resynchronised) }
                     KeyjarNotifications.postResynchronised(
                         client: audience.postsForClient ? self : nil,
                         audience.targets

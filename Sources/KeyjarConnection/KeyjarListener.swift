@@ -28,22 +28,31 @@ extension KeyjarClient {
     /// has no replica: its listeners are never called.
     public func addListener(_ body: @escaping @Sendable (Change) -> Void) -> KeyjarListener {
         guard configuration.keepsReplica else { return KeyjarListener(client: nil, id: 0) }
+        let active = ListenerSwitch()
         let id = state.withLock { state -> UInt64 in
             state.nextListenerID += 1
-            state.callbacks.append(Callback(id: state.nextListenerID, body: body))
+            state.callbacks.append(Callback(id: state.nextListenerID, active: active, body: body))
             return state.nextListenerID
         }
         updateListening()
-        return KeyjarListener(client: self, id: id)
+        return KeyjarListener(client: self, id: id, active: active)
     }
 
     /// A listener's body and the id its ``KeyjarListener`` removes it by.
     struct Callback: Sendable {
         let id: UInt64
+        let active: ListenerSwitch
         let body: @Sendable (Change) -> Void
+
+        /// Calls the body unless its listener was cancelled: a change applied before the
+        /// cancel may be announced after it (announcements are made once no lock is held).
+        func callAsFunction(_ change: Change) {
+            if active.isOn.load(ordering: .acquiring) { body(change) }
+        }
     }
 
-    /// Ends a listener: its body is not called for a change announced after this returns.
+    /// Forgets a cancelled listener; the process stops listening when it was the last thing
+    /// that listened.
     func removeListener(id: UInt64) {
         // The body is released after the lock: whatever it captured may need the client.
         let removed = state.withLock { state -> Callback? in
@@ -60,18 +69,28 @@ extension KeyjarClient {
 public final class KeyjarListener: Sendable {
     private weak let client: KeyjarClient?
     private let id: UInt64
-    private let ended = Atomic(false)
+    private let active: ListenerSwitch
 
-    init(client: KeyjarClient?, id: UInt64) {
+    init(client: KeyjarClient?, id: UInt64, active: ListenerSwitch = ListenerSwitch()) {
         self.client = client
         self.id = id
+        self.active = active
     }
 
-    /// Removes the listener; the process stops listening unless something else listens.
+    /// Removes the listener: once this returns its body is not called again (a call already
+    /// running on another thread finishes). The process stops listening unless something else
+    /// listens.
     public func cancel() {
-        guard !ended.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        guard active.isOn.exchange(false, ordering: .acquiringAndReleasing) else { return }
         client?.removeListener(id: id)
     }
 
     deinit { cancel() }
+}
+
+/// Whether a listener is still in place, shared by its ``KeyjarListener`` and the client's
+/// copy of its body: checked at each call, so that a cancel holds for changes already waiting
+/// to be announced.
+final class ListenerSwitch: Sendable {
+    let isOn = Atomic(true)
 }

@@ -26,8 +26,8 @@ import KeyjarCore
 /// told of the same changes, in the same order, on the same thread, with nothing posted: a
 /// client that only has listeners (no storage made on it, not posting) never touches
 /// `NotificationCenter`. Foundation gives no way to know whether anyone observes its names, so
-/// storages post whenever they exist; a listener costs a listening process about two thirds of
-/// what a notification does (`client_listener_notified_cpu_per_change_per_process` against
+/// storages post whenever they exist; a listener costs a listening process about 60% of what
+/// a notification does (`client_listener_notified_cpu_per_change_per_process` against
 /// `client_notified_cpu_per_change_per_process`, `KEYJAR_BENCH_CLIENT_ONLY=notify keyjar-bench
 /// client`).
 ///

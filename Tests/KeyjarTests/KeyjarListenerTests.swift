@@ -78,6 +78,28 @@ struct KeyjarListenerTests {
         }
     }
 
+    /// A cancel holds for changes already applied and waiting to be announced: the first
+    /// listener cancels the second while the same change is being announced (oldest listener
+    /// first), and the second is not told of it.
+    @Test func aCancelHoldsForAChangeAlreadyBeingAnnounced() async throws {
+        let daemon = try await InProcessServer.withSecretService()
+        let listening = try storage(for: daemon)
+        let second = Locked<KeyjarListener?>(nil)
+        let heardBySecond = Locked(0)
+        let heardByFirst = Locked(0)
+        let first = listening.client.addListener { _ in
+            heardByFirst.withLock { $0 += 1 }
+            second.withLock { $0 }?.cancel()
+        }
+        second.withLock { $0 = listening.client.addListener { _ in heardBySecond.withLock { $0 += 1 } } }
+        let url = try #require(URL(string: "https://cancel.example/"))
+        _ = try await listening.storeCookies(fromResponseHeaders: ["a=1"], for: url, mainDocumentURL: nil)
+        _ = try await listening.storeCookies(fromResponseHeaders: ["b=1"], for: url, mainDocumentURL: nil)
+        #expect(heardByFirst.withLock { $0 } == 2)
+        #expect(heardBySecond.withLock { $0 } == 0)
+        first.cancel()
+    }
+
     /// A listener runs with no lock of the client held: it can write through the same client
     /// and gets its reply (the thread that would read it is the one running the listener).
     @Test func aListenerThatWritesGetsItsReply() async throws {
