@@ -91,7 +91,6 @@ public final class KeyjarClient: Sendable {
         /// The ``KeyjarListener``s in place (`addListener`), oldest first: an array, so that
         /// each change's audience shares it rather than copying it.
         var callbacks: [Callback] = []
-        var nextListenerID: UInt64 = 0
         var postsNotifications = false
         /// The storages made on this client, which post its changes with themselves as object.
         var targets: [NotificationTarget] = []

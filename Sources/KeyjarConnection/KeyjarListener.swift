@@ -27,20 +27,15 @@ extension KeyjarClient {
     /// as for a ``changes()`` stream. A one-shot client (``Configuration/keepsReplica`` off)
     /// has no replica: its listeners are never called.
     public func addListener(_ body: @escaping @Sendable (Change) -> Void) -> KeyjarListener {
-        guard configuration.keepsReplica else { return KeyjarListener(client: nil, id: 0) }
         let active = ListenerSwitch()
-        let id = state.withLock { state -> UInt64 in
-            state.nextListenerID += 1
-            state.callbacks.append(Callback(id: state.nextListenerID, active: active, body: body))
-            return state.nextListenerID
-        }
+        guard configuration.keepsReplica else { return KeyjarListener(client: nil, active: active) }
+        state.withLock { $0.callbacks.append(Callback(active: active, body: body)) }
         updateListening()
-        return KeyjarListener(client: self, id: id, active: active)
+        return KeyjarListener(client: self, active: active)
     }
 
-    /// A listener's body and the id its ``KeyjarListener`` removes it by.
+    /// A listener's body and its switch, which also tells it apart for removal.
     struct Callback: Sendable {
-        let id: UInt64
         let active: ListenerSwitch
         let body: @Sendable (Change) -> Void
 
@@ -53,10 +48,10 @@ extension KeyjarClient {
 
     /// Forgets a cancelled listener; the process stops listening when it was the last thing
     /// that listened.
-    func removeListener(id: UInt64) {
+    func removeListener(_ active: ListenerSwitch) {
         // The body is released after the lock: whatever it captured may need the client.
         let removed = state.withLock { state -> Callback? in
-            guard let index = state.callbacks.firstIndex(where: { $0.id == id }) else { return nil }
+            guard let index = state.callbacks.firstIndex(where: { $0.active === active }) else { return nil }
             return state.callbacks.remove(at: index)
         }
         guard removed != nil else { return }
@@ -68,12 +63,10 @@ extension KeyjarClient {
 /// it is released, whichever comes first. Keep it for as long as the body should run.
 public final class KeyjarListener: Sendable {
     private weak let client: KeyjarClient?
-    private let id: UInt64
     private let active: ListenerSwitch
 
-    init(client: KeyjarClient?, id: UInt64, active: ListenerSwitch = ListenerSwitch()) {
+    init(client: KeyjarClient?, active: ListenerSwitch) {
         self.client = client
-        self.id = id
         self.active = active
     }
 
@@ -82,7 +75,7 @@ public final class KeyjarListener: Sendable {
     /// listens.
     public func cancel() {
         guard active.isOn.exchange(false, ordering: .acquiringAndReleasing) else { return }
-        client?.removeListener(id: id)
+        client?.removeListener(active)
     }
 
     deinit { cancel() }
@@ -90,7 +83,7 @@ public final class KeyjarListener: Sendable {
 
 /// Whether a listener is still in place, shared by its ``KeyjarListener`` and the client's
 /// copy of its body: checked at each call, so that a cancel holds for changes already waiting
-/// to be announced.
+/// to be announced; its identity is the listener's, for removal.
 final class ListenerSwitch: Sendable {
     let isOn = Atomic(true)
 }
