@@ -127,6 +127,16 @@ final class DownloadFiles {
         return destination
     }
 
+    /// Whether a file or another download's partial data holds `path`. The partial file is
+    /// looked at first: a download that finishes links its file into place before it removes
+    /// its partial one, so one of the two is always seen. Looked at the other way round, a
+    /// download finishing between the two looks left the name free to a second one, which then
+    /// had to save under `NAME-1-1` (seen once in the suite, 2026-11-27).
+    static func isTaken(_ path: String) -> Bool {
+        FileManager.default.fileExists(atPath: DownloadResumeData.partialPath(for: path))
+            || FileManager.default.fileExists(atPath: path)
+    }
+
     private func move(_ complete: String) throws(DownloadFileError) {
         if allowOverwrite {
             guard rename(complete, destination) == 0 else { throw .system("cannot save \(destination)", errno) }
@@ -147,9 +157,7 @@ final class DownloadFiles {
             }
             let directory = self.directory
             let unique = SuggestedFilename.unique((destination as NSString).lastPathComponent) { name in
-                let path = (directory as NSString).appendingPathComponent(name)
-                return FileManager.default.fileExists(atPath: path)
-                    || FileManager.default.fileExists(atPath: DownloadResumeData.partialPath(for: path))
+                Self.isTaken((directory as NSString).appendingPathComponent(name))
             }
             destination = (directory as NSString).appendingPathComponent(unique)
         }

@@ -421,8 +421,7 @@ public final class LoaderDownload: @unchecked Sendable {
         let directory = (path as NSString).deletingLastPathComponent
         let name = SuggestedFilename.unique((path as NSString).lastPathComponent) { candidate in
             let full = (directory as NSString).appendingPathComponent(candidate)
-            return excluded.contains(full) || FileManager.default.fileExists(atPath: full)
-                || FileManager.default.fileExists(atPath: DownloadResumeData.partialPath(for: full))
+            return excluded.contains(full) || DownloadFiles.isTaken(full)
         }
         return (directory as NSString).appendingPathComponent(name)
     }
