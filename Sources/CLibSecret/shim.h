@@ -302,9 +302,14 @@ static inline const char *keyjar_attributes_get(GHashTable *attributes, const ch
  * a failure of the listing. */
 static inline gboolean keyjar_error_is_gone_item(const GError *error) {
     gchar *name = g_dbus_error_get_remote_error(error);
+    /* gnome-keyring answers a Get on an item deleted meanwhile with UnknownMethod "Object does
+       not exist at path …" (seen while another keyjard deleted items: status then called the
+       whole store unusable). */
     gboolean gone = name != NULL
         && (g_str_equal(name, "org.freedesktop.DBus.Error.UnknownObject")
-            || g_str_equal(name, "org.freedesktop.Secret.Error.NoSuchObject"));
+            || g_str_equal(name, "org.freedesktop.Secret.Error.NoSuchObject")
+            || (g_str_equal(name, "org.freedesktop.DBus.Error.UnknownMethod") && error->message != NULL
+                && g_strstr_len(error->message, -1, "Object does not exist") != NULL));
     g_free(name);
     return gone;
 }
