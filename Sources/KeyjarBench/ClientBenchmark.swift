@@ -82,7 +82,7 @@ func runClientBenchmark() throws {
     )
     // How the peers listen: Apple-named notifications posted by their client, then Keyjar's
     // own listeners (`addListener`, nothing posted); KEYJAR_BENCH_PEER_MODE picks one way
-    // (also `storage` or `stream`, see runNotifyPeer).
+    // (also `storage` or `stream`, see runNotifyPeer; `wire` and `wire-frames`, runWirePeer).
     let modes = environment["KEYJAR_BENCH_PEER_MODE"].map { [$0] } ?? ["notifications", "listener"]
     let results = try modes.map { mode in (prefix: Fanout.linePrefix(mode), try fanout.run(mode: mode)) }
 
@@ -120,9 +120,13 @@ struct Fanout {
         let cpuPerChange: Double
     }
 
-    /// Where a mode's lines start: `client_listener_` for listeners, `client_` for the ways
-    /// that post Apple-named notifications (the lines' names before listeners existed).
-    static func linePrefix(_ mode: String) -> String { mode == "listener" ? "client_listener_" : "client_" }
+    /// Where a mode's lines start: `client_` for the ways that post Apple-named notifications
+    /// (the lines' names before other ways existed), `client_MODE_` for the others
+    /// (`client_listener_`, `client_wire_`, `client_wire_frames_`).
+    static func linePrefix(_ mode: String) -> String {
+        ["notifications", "storage", "stream"].contains(mode)
+            ? "client_" : "client_\(mode.replacingOccurrences(of: "-", with: "_"))_"
+    }
 
     /// Starts the peers listening in `mode`, makes the changes, reports the latencies under
     /// ``linePrefix(_:)`` and returns their medians.
@@ -240,6 +244,8 @@ func processCPUNanoseconds() -> UInt64 {
 
 /// The peer process's side (see ``NotifyPeer``).
 func runNotifyPeer(socketPath: String, events: Int) -> Never {
+    let mode = ProcessInfo.processInfo.environment["KEYJAR_BENCH_PEER_MODE"]
+    if let mode, mode.hasPrefix("wire") { runWirePeer(socketPath: socketPath, events: events, decodes: mode == "wire") }
     let client: KeyjarClient
     do {
         client = try KeyjarClient(configuration: .init(socketPath: socketPath, autoStart: false))
@@ -261,7 +267,7 @@ func runNotifyPeer(socketPath: String, events: Int) -> Never {
     // storage observed through its `addObserver`, `changes()`, or a Keyjar listener.
     var observation: KeyjarObservation?
     var listener: KeyjarListener?
-    switch ProcessInfo.processInfo.environment["KEYJAR_BENCH_PEER_MODE"] {
+    switch mode {
     case "listener":
         listener = client.addListener { change in
             let now = nanoseconds()
@@ -291,6 +297,53 @@ func runNotifyPeer(socketPath: String, events: Int) -> Never {
     NotificationCenter.default.removeObserver(observer)
     observation?.cancel()
     listener?.cancel()
+    try? FileHandle.standardOutput.write(
+        contentsOf: Data((received.map { "\($0.0) \($0.1)\n" }.joined() + "cpu \(cpu)\n").utf8)
+    )
+    exit(0)
+}
+
+/// A peer without the client library, to show what is left of a listening process's cost
+/// when nothing keeps a replica (`KEYJAR_BENCH_PEER_MODE=wire` or `wire-frames`): a bare
+/// `WireConnection` subscribed to keyjard, its reader thread taking each frame off the socket
+/// as the library's does (on its main thread), then decoding it (`wire`) or only reading its sequence number from
+/// the bytes (`wire-frames`). Not a way to listen: what a replica must do with each change
+/// (apply it, tell its listeners) is left out, so these measure the floor of a Swift process
+/// reading Keyjar's frames (docs/performance.md, Notifications in other processes).
+func runWirePeer(socketPath: String, events: Int, decodes: Bool) -> Never {
+    let arrivals = Arrivals(expected: events)
+    let connection: WireConnection
+    do {
+        connection = try WireConnection(socketPath: socketPath, client: "keyjar-bench-peer")
+        _ = try connection.call(.subscribe(after: nil))
+    } catch {
+        try? FileHandle.standardError.write(contentsOf: Data("client-peer: \(error)\n".utf8))
+        exit(1)
+    }
+    try? FileHandle.standardOutput.write(contentsOf: Data("ready\n".utf8))
+    // Read on this thread, blocking as the library's reader does; a peer that hears nothing
+    // ends here (SIGALRM), and the benchmark reports the changes it missed.
+    alarm(150)
+    let cpuBefore = processCPUNanoseconds()
+    let prefix = Array(#"{"event":{"event":{"sequence":"#.utf8)
+    var heard = 0
+    while heard < events, let payload = try? connection.receiveRawBlocking() {
+        if decodes {
+            guard case .event(let event)? = try? MessageCoding.decode(ServerMessage.self, from: payload) else { continue }
+            arrivals.record(event.sequence, at: nanoseconds())
+        } else {
+            guard payload.starts(with: prefix) else { continue }
+            var sequence: UInt64 = 0
+            for digit in payload[prefix.count...] {
+                guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(digit) else { break }
+                sequence = sequence * 10 + UInt64(digit - UInt8(ascii: "0"))
+            }
+            arrivals.record(sequence, at: nanoseconds())
+        }
+        heard += 1
+    }
+    let cpu = processCPUNanoseconds() - cpuBefore
+    let received = arrivals.wait(timeout: 0)
     try? FileHandle.standardOutput.write(
         contentsOf: Data((received.map { "\($0.0) \($0.1)\n" }.joined() + "cpu \(cpu)\n").utf8)
     )

@@ -73,6 +73,20 @@ package final class WireConnection {
         }
     }
 
+    /// The next frame's payload as sent, undecoded, waiting as long as it takes (one `recv`
+    /// per wake-up, as the client library's reader thread reads); nil at end of stream.
+    package func receiveRawBlocking() throws -> [UInt8]? {
+        while true {
+            if let payload = try reader.nextPayload() { return payload }
+            do {
+                _ = try reader.read(.indefinitely)
+            } catch {
+                isClosed = true
+                return nil
+            }
+        }
+    }
+
     /// Sends a request and returns its reply; pushed messages meanwhile are kept in `pushed`.
     /// - Throws: the request's ``WireError`` when keyjard refused it, else ``ConnectionError``.
     package func call(_ request: Request, timeout: TimeInterval = 10) throws -> Response {
