@@ -130,7 +130,7 @@ let package = Package(
         // codec, the sequence page's layout, default paths. Both sides link it: no NIO here.
         .target(
             name: "KeyjarProtocol",
-            dependencies: ["KeyjarCore", "KeyjarCodec"],
+            dependencies: ["KeyjarCore", "KeyjarCodec", "KeyjarFiles"],
             swiftSettings: swiftSettings
         ),
         // keyjard's server: the socket, the connections, the service that owns the store.
@@ -253,7 +253,7 @@ let package = Package(
         .target(
             name: "KeyjarCommands",
             dependencies: [
-                "KeyjarAuth", "KeyjarCodec", "KeyjarConnection", "KeyjarCore", "KeyjarLocks",
+                "KeyjarAuth", "KeyjarCodec", "KeyjarConnection", "KeyjarCore", "KeyjarFiles", "KeyjarLocks",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings

@@ -63,7 +63,7 @@ public final class SharedCookieStorage: Sendable {
 
     public init(client: KeyjarClient) {
         backend = .shared(client)
-        client.addNotificationTarget(self, kind: .cookies)
+        client.addNotificationTarget(self, kind: .cookies, poster: KeyjarNotifications.poster)
     }
 
     private init(memory jar: CookieJar) {

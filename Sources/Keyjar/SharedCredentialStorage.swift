@@ -62,7 +62,7 @@ public final class SharedCredentialStorage: URLCredentialStorage, @unchecked Sen
         self.failureLog = failureLog
         session = .shared
         super.init()
-        client.addNotificationTarget(self, kind: .credentials)
+        client.addNotificationTarget(self, kind: .credentials, poster: KeyjarNotifications.poster)
     }
 
     /// Connects to keyjard (starting it if needed).

@@ -1,4 +1,4 @@
-internal import Foundation
+internal import FoundationEssentials
 
 /// The `Basic` credentials of RFC 7617: `Basic base64(user-id ":" password)`, encoded in UTF-8.
 ///
@@ -33,8 +33,10 @@ public struct BasicAuthorization: Sendable, Hashable, CustomStringConvertible, C
             throw .controlCharacterInCredential
         }
         let normalise = challenge?.parameter("charset")?.lowercased() == "utf-8"
-        self.user = normalise ? user.precomposedStringWithCanonicalMapping : user
-        self.password = normalise ? password.precomposedStringWithCanonicalMapping : password
+        // NFC (RFC 7617 §2.1) from the standard library's tables, which FoundationEssentials
+        // lacks: the `keyjar` front links this module without Foundation.
+        self.user = normalise ? String(decoding: user._nfcCodeUnits, as: UTF8.self) : user
+        self.password = normalise ? String(decoding: password._nfcCodeUnits, as: UTF8.self) : password
         self.target = target
     }
 

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 public import KeyjarCore
 
 /// What git sends a credential helper (git-credential(1), as of git 2.46): `key=value` lines up

@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 
 /// The refresh request of OAuth 2.0 (RFC 6749 §6) and the token endpoint's answer to it
 /// (§5.1, §5.2): the one place that format is written and read.

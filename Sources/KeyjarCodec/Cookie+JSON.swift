@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 package import KeyjarCore
 
 // The JSON of a cookie, its identity and a change to a jar, shared by the wire protocol

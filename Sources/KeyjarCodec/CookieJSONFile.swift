@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 public import KeyjarCore
 
 /// Keyjar's JSON cookie file: an array of objects with every stored field, times as Unix

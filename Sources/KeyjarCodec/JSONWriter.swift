@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A minimal JSON writer for Keyjar's formats, appending bytes: String appends piece by piece
 /// cost several times as much (docs/performance.md, Engine and wire coding).

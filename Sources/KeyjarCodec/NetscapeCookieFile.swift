@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 public import KeyjarCore
 
 /// The Netscape `cookies.txt` format that curl, wget, yt-dlp and libsoup read and write.

@@ -1,7 +1,8 @@
 package import ArgumentParser
-import Foundation
+import FoundationEssentials
 import Glibc
 import KeyjarConnection
+import KeyjarCore
 
 /// What `keyjar` and keyjar-full do with their arguments: the same reading of them and the same
 /// error contract (README, "Exit status and errors"): every error is one `keyjar: …` line on
@@ -136,9 +137,9 @@ package enum CommandMain {
     /// ArgumentParser's message as one `keyjar:` sentence with where to read more, without its
     /// "Error: " prefix and the usage block (which `--help` shows).
     package static func usageMessage(for error: any Error, root: any ParsableCommand.Type) -> String {
-        var text = root.message(for: error).trimmingCharacters(in: .whitespacesAndNewlines)
+        var text = root.message(for: error).trimmingWhitespaceAndNewlines()
         if text.hasPrefix("Error: ") { text.removeFirst("Error: ".count) }
-        text = text.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: " ")
+        text = text.split(separator: "\n").map { $0.trimmingWhitespace() }.joined(separator: " ")
         if let first = text.first, first.isUppercase, text.dropFirst().first?.isLowercase == true {
             text = first.lowercased() + text.dropFirst()
         }
@@ -146,7 +147,7 @@ package enum CommandMain {
         // ArgumentParser names the subcommand whose help explains it: "See 'keyjar cookie set --help' …".
         var hint = "See 'keyjar --help'"
         for line in root.fullMessage(for: error).split(separator: "\n") {
-            guard let start = line.range(of: "See '"), let end = line.range(of: "--help'") else { continue }
+            guard let start = line.firstRange(of: "See '"), let end = line.firstRange(of: "--help'") else { continue }
             hint = String(line[start.lowerBound..<end.upperBound])
         }
         return text + " " + hint + "."

@@ -1,5 +1,5 @@
 package import ArgumentParser
-import Foundation
+import FoundationEssentials
 import KeyjarConnection
 
 /// `keyjar cookie get URL`: the Cookie header a request would send. Scripts run it in front of

@@ -1,5 +1,5 @@
 package import ArgumentParser
-import Foundation
+import FoundationEssentials
 package import KeyjarAuth
 import KeyjarConnection
 import KeyjarCore

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import KeyjarProtocol
 
 /// What a ``KeyjarClient``'s connection to keyjard may do next, as a value: connecting (with

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Glibc
 import KeyjarCore
 import KeyjarLocks
@@ -239,7 +239,7 @@ extension KeyjarClient {
     func startReaderThread() {
         guard state.withLock({ $0.connection.readerThreadNeeded() }) else { return }
         let receiving = self.receiving
-        Thread.detachNewThread { [weak self] in
+        detachThread { [weak self] in
             self?.state.withLock { $0.connection.readerThreadStarted(thread: UInt(pthread_self())) }
             while true {
                 // The client is held only for a moment at a time, never across the read.
@@ -294,7 +294,7 @@ extension KeyjarClient {
         }
         switch state.withLock({ $0.connection.reconnectFailed() }) {
         case .retry(let delay):
-            Thread.sleep(forTimeInterval: delay)
+            sleepThread(seconds: delay)
             return true
         case .stop:
             return false

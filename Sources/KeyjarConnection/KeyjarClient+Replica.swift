@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 package import KeyjarCore
 import KeyjarLocks
 import KeyjarProtocol
@@ -26,6 +26,7 @@ extension KeyjarClient {
         var streams: [AsyncStream<SequencedEvent>.Continuation]
         var postsForClient: Bool
         var targets: [NotificationTarget]
+        var poster: (any NotificationPoster)?
     }
 
     func apply(_ snapshot: StoreSnapshot) {
@@ -103,13 +104,10 @@ extension KeyjarClient {
                 case .event(let event, let audience):
                     for callback in audience.callbacks { callback(.event(event)) }
                     for stream in audience.streams { stream.yield(event) }
-                    KeyjarNotifications.post(event, client: audience.postsForClient ? self : nil, audience.targets)
+                    audience.poster?.post(event, client: audience.postsForClient ? self : nil, audience.targets)
                 case .resynchronised(let audience):
                     for callback in audience.callbacks { callback(.resynchronised) }
-                    KeyjarNotifications.postResynchronised(
-                        client: audience.postsForClient ? self : nil,
-                        audience.targets
-                    )
+                    audience.poster?.postResynchronised(client: audience.postsForClient ? self : nil, audience.targets)
                 }
             }
             batch = state.withLock { state -> [Announcement]? in

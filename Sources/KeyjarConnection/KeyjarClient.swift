@@ -1,4 +1,5 @@
-public import Foundation
+import Dispatch
+public import FoundationEssentials
 public import KeyjarCore
 import KeyjarLocks
 import KeyjarProtocol
@@ -18,7 +19,7 @@ import KeyjarProtocol
 /// no thread of it wakes up, whatever other processes do. It listens while a ``changes()``
 /// stream is open, a listener is in place (``addListener(_:)``), a storage's observer is in
 /// place (`SharedCookieStorage.addObserver(forName:queue:using:)`), or after
-/// ``startPostingNotifications()``: keyjard then pushes every change, a
+/// `startPostingNotifications()` (from `Keyjar`): keyjard then pushes every change, a
 /// reader thread applies it and announces it, in order, with its sequence number; when the
 /// connection is lost that thread reconnects with backoff and resynchronises from the last
 /// sequence number it saw, so no change is missed. A client that does not listen connects
@@ -92,6 +93,9 @@ public final class KeyjarClient: Sendable {
         /// each change's audience shares it rather than copying it.
         var callbacks: [Callback] = []
         var postsNotifications = false
+        /// What posts for the client and its storages on `NotificationCenter` (the `Keyjar`
+        /// module's), once one of them asked to.
+        var poster: (any NotificationPoster)?
         /// The storages made on this client, which post its changes with themselves as object.
         var targets: [NotificationTarget] = []
         /// How many observers added through a storage's `addObserver` are in place.
@@ -117,7 +121,8 @@ public final class KeyjarClient: Sendable {
                 callbacks: callbacks,
                 streams: Array(listeners.values),
                 postsForClient: postsNotifications,
-                targets: targets
+                targets: targets,
+                poster: poster
             )
         }
 
@@ -213,15 +218,15 @@ public final class KeyjarClient: Sendable {
         return stream
     }
 
-    /// Posts every change on `NotificationCenter.default` under Apple's names
-    /// (``KeyjarNotifications``) with this client as object from now on; the process listens
-    /// until ``stopPostingNotifications()``. Not needed for an observer of a storage: storages
-    /// post with themselves as object anyway, and their `addObserver(forName:queue:using:)`
-    /// makes the process listen while the observer is in place. Off by default: a process
-    /// that never looks at notifications is then not woken by every other process's change.
-    public func startPostingNotifications() {
+    /// Posts every change through `poster` with this client as object from now on (the
+    /// `Keyjar` module's `startPostingNotifications()`); the process listens until
+    /// ``stopPostingNotifications()``.
+    package func startPosting(with poster: any NotificationPoster) {
         guard configuration.keepsReplica else { return }
-        state.withLock { $0.postsNotifications = true }
+        state.withLock { state in
+            state.postsNotifications = true
+            state.poster = poster
+        }
         updateListening()
     }
 
@@ -235,13 +240,18 @@ public final class KeyjarClient: Sendable {
     /// Whether changes are posted as notifications with this client as object.
     public var postsNotifications: Bool { state.withLock { $0.postsNotifications } }
 
-    /// Posts this client's changes of `kind` with `storage` as object from now on, for as long
-    /// as the storage exists.
-    package func addNotificationTarget(_ storage: any AnyObject & Sendable, kind: NotificationTarget.Kind) {
+    /// Posts this client's changes of `kind` through `poster` with `storage` as object from now
+    /// on, for as long as the storage exists.
+    package func addNotificationTarget(
+        _ storage: any AnyObject & Sendable,
+        kind: NotificationTarget.Kind,
+        poster: any NotificationPoster
+    ) {
         guard configuration.keepsReplica else { return }
         state.withLock { state in
             state.targets.removeAll { $0.object == nil }
             state.targets.append(NotificationTarget(object: storage, kind: kind))
+            state.poster = poster
         }
     }
 

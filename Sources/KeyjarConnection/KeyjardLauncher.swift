@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Glibc
 import KeyjarFiles
 import KeyjarProtocol
@@ -23,7 +23,7 @@ enum KeyjardLauncher {
 
     /// Makes sure a keyjard serves `socketPath`, starting one if needed.
     static func ensureRunning(socketPath: String, timeout: TimeInterval = startTimeout) throws(KeyjarClientError) {
-        let directory = (socketPath as NSString).deletingLastPathComponent
+        let directory = PathName.directory(of: socketPath)
         do {
             try PrivateDirectory.make(directory)
         } catch {
@@ -115,7 +115,7 @@ enum KeyjardLauncher {
             return explicit
         }
         if let executable = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
-            let sibling = (executable as NSString).deletingLastPathComponent + "/keyjard"
+            let sibling = PathName.directory(of: executable) + "/keyjard"
             if FileManager.default.isExecutableFile(atPath: sibling) { return sibling }
         }
         for directory in (environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin").split(separator: ":") {
@@ -207,12 +207,15 @@ extension KeyjardLauncher {
     /// The last line of keyjard's log, where a keyjard that stops before serving says why. Only
     /// the end is read: every start appends to the same log.
     static func lastLine(of logPath: String) -> String? {
-        guard let file = FileHandle(forReadingAtPath: logPath) else { return nil }
-        defer { try? file.close() }
-        guard let size = try? file.seekToEnd() else { return nil }
-        try? file.seek(toOffset: size > 4096 ? size - 4096 : 0)
-        guard let data = try? file.readToEnd() else { return nil }
-        return String(decoding: data, as: UTF8.self).split(separator: "\n").last.map(String.init)
+        let descriptor = open(logPath, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        let size = lseek(descriptor, 0, SEEK_END)
+        guard size >= 0, lseek(descriptor, size > 4096 ? size - 4096 : 0, SEEK_SET) >= 0 else { return nil }
+        var bytes = [UInt8](repeating: 0, count: 4096)
+        let count = bytes.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+        guard count > 0 else { return nil }
+        return String(decoding: bytes[..<count], as: UTF8.self).split(separator: "\n").last.map(String.init)
     }
 }
 
@@ -228,7 +231,7 @@ enum ServingLock {
         // The kernel prints the superblock's device as hex major:minor (Linux's encoding).
         let major = ((device >> 8) & 0xfff) | ((device >> 32) & ~UInt64(0xfff))
         let minor = (device & 0xff) | ((device >> 12) & ~UInt64(0xff))
-        let wanted = String(format: "%02llx:%02llx:%lu", major, minor, UInt(status.st_ino))
+        let wanted = "\(hex(major)):\(hex(minor)):\(status.st_ino)"
         for line in table.split(separator: "\n") {
             // "1: FLOCK  ADVISORY  WRITE 1234 fd:01:5678 0 EOF"; "1: -> FLOCK …" lines are waiters.
             let fields = line.split(separator: " ", omittingEmptySubsequences: true)
@@ -243,6 +246,12 @@ enum ServingLock {
     /// A /proc file whole. Its size reads as 0, and Foundation's `String(contentsOfFile:)` then
     /// stops after 4,095 bytes: about 75 of /proc/locks' lines, while a busy system (or the test
     /// suite) holds hundreds of locks, and a starting keyjard's would go unseen.
+    /// At least two lower-case hex digits, as the kernel prints a device's numbers (`%02x`).
+    static func hex(_ value: UInt64) -> String {
+        let digits = String(value, radix: 16)
+        return digits.count < 2 ? "0" + digits : digits
+    }
+
     static func kernelTable(_ path: String) -> String? {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { return nil }

@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 
 // Foundation's `HTTPCookie.cookies(withResponseHeaderFields:for:)` and
 // `HTTPCookie.requestHeaderFields(with:)` on Keyjar's cookie: header fields to cookies and back,
@@ -75,13 +75,13 @@ extension Cookie {
             }
         }
         lines.append(current)
-        return lines.map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        return lines.map { $0.trimmingWhitespace() }.filter { !$0.isEmpty }
     }
 
     private static func startsCookie(_ part: Substring) -> Bool {
         let beforeSemicolon = part.prefix { $0 != ";" }
         guard let equals = beforeSemicolon.firstIndex(of: "=") else { return false }
-        let name = beforeSemicolon[..<equals].trimmingCharacters(in: .whitespaces)
+        let name = beforeSemicolon[..<equals].trimmingWhitespace()
         return !name.isEmpty && !name.contains(" ") && name.first?.isNumber == false
     }
 }

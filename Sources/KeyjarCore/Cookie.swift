@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 
 /// One stored HTTP cookie with every field of the RFC 6265bis storage model (§5.7).
 ///

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// One site's cookies, the jar's unit of lookup, with an index of what the Cookie header's scan
 /// reads (RFC 6265bis §5.8.3 step 1), built on the first lookup after a change.

@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 
 /// Whether cookies are read or written by HTTP itself or by a script-like API
 /// (RFC 6265bis "non-HTTP APIs"): HttpOnly cookies are invisible to the latter.

@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 
 /// The cookie-date algorithm of RFC 6265bis §5.1.1, which browsers use to read `Expires`.
 ///

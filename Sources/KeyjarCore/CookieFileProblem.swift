@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// One line (or JSON entry) of a cookie file that was not imported, and why.
 public struct CookieFileProblem: Error, Sendable, Hashable, CustomStringConvertible {

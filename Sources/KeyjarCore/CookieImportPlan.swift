@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 
 /// A cookie file that arrives in batches, planned as one import.
 ///

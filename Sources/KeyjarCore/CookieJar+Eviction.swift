@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 // Limits: Chromium's eviction per site, per site in a partition, and in total.
 extension CookieJar {

@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 
 extension CookieJar {
     /// Inserts cookies read from a file, reporting each refusal with its line number.

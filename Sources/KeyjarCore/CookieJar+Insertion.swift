@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 
 // Programmatic storage and import: cookies made elsewhere, validated as a response's would be.
 extension CookieJar {

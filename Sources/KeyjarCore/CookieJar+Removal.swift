@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 
 // Removal: by identity, by predicate, expired ones, session ones.
 extension CookieJar {

@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 
 // Retrieval: the cookies and the Cookie header a request gets (RFC 6265bis §5.8.3).
 extension CookieJar {

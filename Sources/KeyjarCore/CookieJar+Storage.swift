@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 
 // Storage: a Set-Cookie line under the accept policy (RFC 6265bis §5.7).
 extension CookieJar {

@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 
 /// An in-memory cookie jar implementing the RFC 6265bis storage model and retrieval algorithm,
 /// with public-suffix protection, accept policies and Chromium's limits.

@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 
 /// The parts of a request URL that cookie rules look at, canonicalised once so that the hot
 /// path (a Cookie header per request) never re-parses or re-lowercases.

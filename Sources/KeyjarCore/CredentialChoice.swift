@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 
 /// Which stored credentials may answer a challenge, most specific first, and which one answers
 /// it without asking anybody: Keyjar's one rule for matching a protection space, used by keyjard,

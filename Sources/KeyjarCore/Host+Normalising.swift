@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 extension Host {
     /// A domain as a person gives it — `Bücher.Example.`, `.example.com`, or a whole URL — in
@@ -7,7 +7,7 @@ extension Host {
     /// wildcard, a space, an empty label), so that a rule or filter that could never match is
     /// refused rather than stored. Every command that takes a domain goes through this.
     public static func normalisedDomain(_ text: String) -> String? {
-        var text = text.trimmingCharacters(in: .whitespaces)
+        var text = text.trimmingWhitespace()
         if text.contains("://") {
             guard let host = URL(string: text)?.host, !host.isEmpty else { return nil }
             text = host

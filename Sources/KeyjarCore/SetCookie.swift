@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 
 /// A Set-Cookie header as the parser read it, before the storage model (RFC 6265bis §5.7)
 /// decides whether and how to store it. Only the last occurrence of each attribute counts.

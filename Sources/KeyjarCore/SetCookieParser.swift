@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Parses a Set-Cookie header value by the algorithm of RFC 6265bis §5.6 (not a grammar: the
 /// algorithm is what browsers do with the malformed headers real servers send).

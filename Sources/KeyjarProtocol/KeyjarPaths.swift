@@ -1,4 +1,6 @@
-public import Foundation
+public import FoundationEssentials
+import Glibc
+import KeyjarFiles
 
 /// Where keyjard's socket and database live by default, shared by keyjard and its clients.
 ///
@@ -19,7 +21,9 @@ public enum KeyjarPaths {
     ) -> String {
         if let explicit = environment["KEYJAR_DATABASE"], !explicit.isEmpty { return absolute(explicit) }
         if let data = environment["XDG_DATA_HOME"], !data.isEmpty { return data + "/keyjar/store.sqlite3" }
-        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        let home =
+            environment["HOME"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? FileManager.default.homeDirectoryForCurrentUser.path
         return home + "/.local/share/keyjar/store.sqlite3"
     }
 
@@ -31,7 +35,7 @@ public enum KeyjarPaths {
         workingDirectory: String = FileManager.default.currentDirectoryPath
     ) -> String {
         guard !path.hasPrefix("/"), !path.isEmpty else { return path }
-        let expanded = (path as NSString).expandingTildeInPath
+        let expanded = PathName.expandingTilde(path)
         if expanded.hasPrefix("/") { return expanded }
         return URL(fileURLWithPath: expanded, relativeTo: URL(fileURLWithPath: workingDirectory, isDirectory: true))
             .standardizedFileURL.path

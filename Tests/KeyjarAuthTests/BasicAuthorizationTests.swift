@@ -1,3 +1,4 @@
+import Foundation
 import KeyjarAuth
 import Testing
 
@@ -28,6 +29,22 @@ struct BasicAuthorizationTests {
                 == "Basic dGVzdDrDqQ=="
         )
         #expect(try BasicAuthorization(user: "test", password: decomposed).headerValue == "Basic dGVzdDplzIE=")
+    }
+
+    /// The normalisation is the standard library's (the `keyjar` front links no Foundation):
+    /// it gives what Foundation's `precomposedStringWithCanonicalMapping` gives.
+    @Test(arguments: [
+        "e\u{301}", "A\u{30A}", "\u{212B}", "\u{FB03}", "\u{1100}\u{1161}\u{11A8}", "e\u{301}\u{327}",
+        "q\u{307}\u{323}",
+        "\u{2126}", "plain", "",
+    ])
+    func normalisationIsFoundationsNFC(text: String) throws {
+        let utf8 = try #require(ChallengeParser.parse([#"Basic realm="foo", charset=utf-8"#]).challenges.first)
+        let normalised = try BasicAuthorization(user: text, password: text, challenge: utf8)
+        let byFoundation = text.precomposedStringWithCanonicalMapping
+        #expect(
+            normalised.headerValue == (try BasicAuthorization(user: byFoundation, password: byFoundation).headerValue)
+        )
     }
 
     @Test func refusesWhatBasicCannotCarry() {

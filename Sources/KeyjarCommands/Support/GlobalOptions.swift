@@ -1,5 +1,5 @@
 package import ArgumentParser
-import Foundation
+import FoundationEssentials
 package import KeyjarConnection
 
 /// Where keyjard is, shared by every command that talks to it.

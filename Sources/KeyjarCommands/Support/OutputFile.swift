@@ -1,6 +1,7 @@
 import CoreFoundation  // struct stat's members resolve there in a release build of keyjar alone
-import Foundation
+import FoundationEssentials
 import Glibc
+import KeyjarFiles
 
 /// A file a user names for output (`-o`), resolved as curl and the shell treat it: `-` is
 /// standard output; a symbolic link is written through, never replaced; a FIFO, a device or a
@@ -23,12 +24,12 @@ package enum OutputFile: Equatable {
             guard links <= 40, let target = readLink(path) else {
                 throw .failure("cannot follow the symbolic link \(given): \(String(cString: strerror(ELOOP))).")
             }
-            path = absolute(target, in: (path as NSString).deletingLastPathComponent)
+            path = absolute(target, in: PathName.directory(of: path))
         }
         guard lstat(path, &info) == 0 else {
             guard errno == ENOENT else { throw .failure("cannot write \(given): \(String(cString: strerror(errno))).") }
             var parent = stat()
-            let directory = (path as NSString).deletingLastPathComponent
+            let directory = PathName.directory(of: path)
             guard stat(directory, &parent) == 0, parent.st_mode & S_IFMT == S_IFDIR else {
                 throw .failure("cannot write \(given): its directory \(directory) does not exist.")
             }
@@ -42,8 +43,8 @@ package enum OutputFile: Equatable {
     }
 
     package static func absolute(_ path: String, in directory: String) -> String {
-        let expanded = (path as NSString).expandingTildeInPath
-        return expanded.hasPrefix("/") ? expanded : (directory as NSString).appendingPathComponent(expanded)
+        let expanded = PathName.expandingTilde(path)
+        return expanded.hasPrefix("/") ? expanded : PathName.appending(expanded, to: directory)
     }
 
     private static func readLink(_ path: String) -> String? {

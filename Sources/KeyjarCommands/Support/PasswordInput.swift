@@ -1,4 +1,4 @@
-package import Foundation
+package import FoundationEssentials
 import Glibc
 
 /// Reads a password without it ever being an argument: from standard input, or typed at the

@@ -1,5 +1,5 @@
 package import ArgumentParser
-package import Foundation
+package import FoundationEssentials
 package import KeyjarCore
 
 /// A protection space on the command line: `--url` (scheme, host, port), `--realm`,

@@ -1,21 +1,24 @@
-package import Foundation
+package import FoundationEssentials
 import Glibc
 
 /// What a command reads whole from standard input: a password, a token, a request body.
 package enum StandardInput {
-    /// All of standard input. (Foundation's `readDataToEndOfFile()` would crash the command on a
-    /// read error, such as a directory given as input.)
+    /// All of standard input; a read error (a directory given as input) is a failure that says
+    /// what the system said.
     package static func readAll(for what: String) throws(CLIError) -> Data {
-        do {
-            return try FileHandle.standardInput.readToEnd() ?? Data()
-        } catch {
-            throw .failure(
-                "cannot read the \(what) from standard input: \(String(cString: strerror(errno(of: error))))."
-            )
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(STDIN_FILENO, $0.baseAddress, $0.count) }
+            if count > 0 {
+                bytes.append(contentsOf: chunk[..<count])
+            } else if count == 0 {
+                // What was read may be a password: the buffer does not keep it.
+                chunk.withUnsafeMutableBytes { _ = $0.initializeMemory(as: UInt8.self, repeating: 0) }
+                return Data(bytes)
+            } else if errno != EINTR {
+                throw .failure("cannot read the \(what) from standard input: \(String(cString: strerror(errno))).")
+            }
         }
-    }
-
-    private static func errno(of error: any Error) -> Int32 {
-        ((error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError).map { Int32($0.code) } ?? EIO
     }
 }

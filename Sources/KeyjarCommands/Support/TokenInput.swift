@@ -1,4 +1,4 @@
-package import Foundation
+package import FoundationEssentials
 import KeyjarAuth
 
 /// The secrets of `keyjar credential add --token-stdin`: the access token on standard input's

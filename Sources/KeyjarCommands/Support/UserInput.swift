@@ -1,5 +1,5 @@
 package import ArgumentParser
-package import Foundation
+package import FoundationEssentials
 import KeyjarCore
 
 /// URLs and domains as people type them, checked once for every command: a bad one is a usage

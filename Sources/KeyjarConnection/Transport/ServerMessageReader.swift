@@ -1,4 +1,4 @@
-package import Foundation
+package import FoundationEssentials
 package import KeyjarProtocol
 
 /// The receiving side of a client's connection to keyjard: the socket's bytes cut into frames

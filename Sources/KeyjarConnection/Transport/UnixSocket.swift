@@ -1,4 +1,4 @@
-package import Foundation
+package import FoundationEssentials
 import Glibc
 
 /// A connected Unix stream socket: connect, send everything, receive with a timeout. Equal when

@@ -1,4 +1,4 @@
-package import Foundation
+package import FoundationEssentials
 package import KeyjarProtocol
 
 /// A blocking connection to keyjard speaking the wire protocol directly: one request at a

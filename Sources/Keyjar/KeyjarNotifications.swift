@@ -8,8 +8,8 @@ import KeyjarCore
 /// ``acceptPolicyChanged`` with itself as object, a `SharedCredentialStorage`
 /// ``credentialStorageChanged``, as Foundation's storages do: an observer registered for the
 /// storage object, under Foundation's names (`.NSHTTPCookieManagerCookiesChanged` is the same
-/// name), hears them with nothing switched on. A ``KeyjarClient`` after
-/// ``KeyjarClient/startPostingNotifications()`` posts every change with itself as object too,
+/// name), hears them with nothing switched on. A `KeyjarClient` after
+/// `KeyjarClient.startPostingNotifications()` posts every change with itself as object too,
 /// so an observer of `object: nil` hears a change once per poster.
 ///
 /// **When.** Every change a storage's replica applies is posted on the thread that applied it,
@@ -18,11 +18,11 @@ import KeyjarCore
 /// that does not listen learns of them at its next lookup (which catches up first, and posts
 /// them before it answers); one that listens, as keyjard commits them. A process listens while
 /// an observer added through a storage's `addObserver(forName:queue:using:)` is in place
-/// (`SharedCookieStorage.addObserver(forName:queue:using:)`), a ``KeyjarClient/changes()``
-/// stream is open, a listener is in place (``KeyjarClient/addListener(_:)``), or after
-/// ``KeyjarClient/startPostingNotifications()``.
+/// (`SharedCookieStorage.addObserver(forName:queue:using:)`), a `KeyjarClient.changes()`
+/// stream is open, a listener is in place (`KeyjarClient.addListener(_:)`), or after
+/// `KeyjarClient.startPostingNotifications()`.
 ///
-/// **Without NotificationCenter.** A client's listeners (``KeyjarClient/addListener(_:)``) are
+/// **Without NotificationCenter.** A client's listeners (`KeyjarClient.addListener(_:)`) are
 /// told of the same changes, in the same order, on the same thread, with nothing posted: a
 /// client that only has listeners (no storage made on it, not posting) never touches
 /// `NotificationCenter`. Foundation gives no way to know whether anyone observes its names, so
@@ -52,20 +52,26 @@ public enum KeyjarNotifications {
     public static let cookiesChanged = Notification.Name(StoreEvent.cookiesChangedNotification)
     public static let acceptPolicyChanged = Notification.Name(StoreEvent.acceptPolicyChangedNotification)
     public static let credentialStorageChanged = Notification.Name(StoreEvent.credentialStorageChangedNotification)
-    /// Posted by a client that posts (``KeyjarClient/startPostingNotifications()``) after its
+    /// Posted by a client that posts (`KeyjarClient.startPostingNotifications()`) after its
     /// replica was replaced by a snapshot (after a long disconnection).
     public static let resynchronised = Notification.Name("KeyjarReplicaResynchronisedNotification")
 
     /// userInfo key holding the `SequencedEvent`.
     public static let eventKey = "KeyjarEvent"
 
+    /// What posts for clients and storages.
+    static let poster: any NotificationPoster = FoundationPoster()
+}
+
+/// Posting on `NotificationCenter.default`, for the clients and storages of this process.
+private struct FoundationPoster: NotificationPoster {
     /// Posts one change for the client (when it posts) and for each storage it concerns.
-    static func post(_ event: SequencedEvent, client: KeyjarClient?, _ targets: [NotificationTarget]) {
+    func post(_ event: SequencedEvent, client: KeyjarClient?, _ targets: [NotificationTarget]) {
         // Nothing is made for nobody: the name and userInfo alone were 15% of a listening
         // process's reader thread when only Keyjar listeners heard it (perf, 99 peers).
         guard client != nil || targets.contains(where: { $0.kind.posts(event.event) }) else { return }
         let name = Notification.Name(event.event.notificationName)
-        let userInfo: [AnyHashable: Any] = [eventKey: event]
+        let userInfo: [AnyHashable: Any] = [KeyjarNotifications.eventKey: event]
         if let client { NotificationCenter.default.post(name: name, object: client, userInfo: userInfo) }
         for target in targets where target.kind.posts(event.event) {
             guard let object = target.object else { continue }
@@ -75,8 +81,8 @@ public enum KeyjarNotifications {
 
     /// Tells that the replica was replaced: the client's own name, and each storage's names
     /// without an event.
-    static func postResynchronised(client: KeyjarClient?, _ targets: [NotificationTarget]) {
-        if let client { NotificationCenter.default.post(name: resynchronised, object: client) }
+    func postResynchronised(client: KeyjarClient?, _ targets: [NotificationTarget]) {
+        if let client { NotificationCenter.default.post(name: KeyjarNotifications.resynchronised, object: client) }
         for target in targets {
             guard let object = target.object else { continue }
             for name in target.kind.names { NotificationCenter.default.post(name: name, object: object) }
@@ -84,30 +90,25 @@ public enum KeyjarNotifications {
     }
 }
 
-/// A storage made on a client, which the client's changes are posted for (weakly held: a
-/// storage that is gone posts nothing).
-package struct NotificationTarget: Sendable {
-    package enum Kind: Sendable {
-        /// A `SharedCookieStorage`: cookie and policy changes.
-        case cookies
-        /// A `SharedCredentialStorage`: credential changes.
-        case credentials
-
-        func posts(_ event: StoreEvent) -> Bool {
-            switch event {
-            case .cookies, .policy: self == .cookies
-            case .credentials: self == .credentials
-            }
-        }
-
-        var names: [Notification.Name] {
-            switch self {
-            case .cookies: [KeyjarNotifications.cookiesChanged, KeyjarNotifications.acceptPolicyChanged]
-            case .credentials: [KeyjarNotifications.credentialStorageChanged]
-            }
+extension NotificationTarget.Kind {
+    /// The names a storage of this kind posts.
+    var names: [Notification.Name] {
+        switch self {
+        case .cookies: [KeyjarNotifications.cookiesChanged, KeyjarNotifications.acceptPolicyChanged]
+        case .credentials: [KeyjarNotifications.credentialStorageChanged]
         }
     }
+}
 
-    weak var object: (any AnyObject & Sendable)?
-    let kind: Kind
+extension KeyjarClient {
+    /// Posts every change on `NotificationCenter.default` under Apple's names
+    /// (``KeyjarNotifications``) with this client as object from now on; the process listens
+    /// until `KeyjarClient.stopPostingNotifications()`. Not needed for an
+    /// observer of a storage: storages post with themselves as object anyway, and their
+    /// `addObserver(forName:queue:using:)` makes the process listen while the observer is in
+    /// place. Off by default: a process that never looks at notifications is then not woken by
+    /// every other process's change.
+    public func startPostingNotifications() {
+        startPosting(with: KeyjarNotifications.poster)
+    }
 }
