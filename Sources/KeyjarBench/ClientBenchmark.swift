@@ -329,7 +329,9 @@ func runWirePeer(socketPath: String, events: Int, decodes: Bool) -> Never {
     var heard = 0
     while heard < events, let payload = try? connection.receiveRawBlocking() {
         if decodes {
-            guard case .event(let event)? = try? MessageCoding.decode(ServerMessage.self, from: payload) else { continue }
+            guard case .event(let event)? = try? MessageCoding.decode(ServerMessage.self, from: payload) else {
+                continue
+            }
             arrivals.record(event.sequence, at: nanoseconds())
         } else {
             guard payload.starts(with: prefix) else { continue }
