@@ -8,13 +8,13 @@ package enum StandardInput {
     package static func readAll(for what: String) throws(CLIError) -> Data {
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 65_536)
+        // What was read may be a password: the read buffer does not keep it.
+        defer { chunk.withUnsafeMutableBytes { _ = $0.initializeMemory(as: UInt8.self, repeating: 0) } }
         while true {
             let count = chunk.withUnsafeMutableBytes { read(STDIN_FILENO, $0.baseAddress, $0.count) }
             if count > 0 {
                 bytes.append(contentsOf: chunk[..<count])
             } else if count == 0 {
-                // What was read may be a password: the buffer does not keep it.
-                chunk.withUnsafeMutableBytes { _ = $0.initializeMemory(as: UInt8.self, repeating: 0) }
                 return Data(bytes)
             } else if errno != EINTR {
                 throw .failure("cannot read the \(what) from standard input: \(String(cString: strerror(errno))).")
