@@ -243,15 +243,15 @@ enum ServingLock {
         return nil
     }
 
-    /// A /proc file whole. Its size reads as 0, and Foundation's `String(contentsOfFile:)` then
-    /// stops after 4,095 bytes: about 75 of /proc/locks' lines, while a busy system (or the test
-    /// suite) holds hundreds of locks, and a starting keyjard's would go unseen.
     /// At least two lower-case hex digits, as the kernel prints a device's numbers (`%02x`).
     static func hex(_ value: UInt64) -> String {
         let digits = String(value, radix: 16)
         return digits.count < 2 ? "0" + digits : digits
     }
 
+    /// A /proc file whole. Its size reads as 0, and Foundation's `String(contentsOfFile:)` then
+    /// stops after 4,095 bytes: about 75 of /proc/locks' lines, while a busy system (or the test
+    /// suite) holds hundreds of locks, and a starting keyjard's would go unseen.
     static func kernelTable(_ path: String) -> String? {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { return nil }
