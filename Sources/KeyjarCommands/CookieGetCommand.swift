@@ -44,11 +44,16 @@ package struct CookieGetCommand: ParsableCommand {
     }
 
     package func run() throws {
+        let url = try UserInput.cookieURL(url)
+        let mainDocument = try mainDocument.map(UserInput.cookieURL)
+        // A Unicode host needs IDNA, which the front cannot apply: keyjar-full answers.
+        if HostEncoding.needsFullCommand(host: url.host(percentEncoded: true))
+            || HostEncoding.needsFullCommand(host: mainDocument?.host(percentEncoded: true))
+        {
+            FullCommand.exec()
+        }
         let client = try global.connect()
-        let header = try client.cookieHeader(
-            for: try UserInput.cookieURL(url),
-            mainDocumentURL: try mainDocument.map(UserInput.cookieURL)
-        )
+        let header = try client.cookieHeader(for: url, mainDocumentURL: mainDocument)
         if let header, !header.isEmpty { Output.line(header) }
     }
 }

@@ -87,12 +87,17 @@ package struct GitCredentialCommand: ParsableCommand {
         return text
     }
 
+    /// The request git wrote; one about a Unicode host (which needs IDNA that the front cannot
+    /// apply) goes to keyjar-full with the same text.
     static func parse(_ text: String) throws -> GitCredentialRequest {
+        let request: GitCredentialRequest
         do {
-            return try GitCredentialRequest.parse(text)
+            request = try GitCredentialRequest.parse(text)
         } catch {
             throw CLIError.usage(error.description)
         }
+        if HostEncoding.needsFullCommand(host: request.host) { FullCommand.exec(input: Array(text.utf8)) }
+        return request
     }
 
     /// Writes the answer; a value git could not carry fails the helper (git then asks its

@@ -91,6 +91,23 @@ struct GitCredentialTests {
         #expect(!other.output.contains("password="))
     }
 
+    /// A Unicode host is stored by its IDNA A-labels; the front (FoundationEssentials, no
+    /// IDNA) hands such a request to keyjar-full, which finds the credential as before.
+    @Test func aUnicodeHostInGitsURLFindsItsCredential() async throws {
+        let daemon = try await DaemonProcess()
+        let keyjar = KeyjarCLI(daemon: daemon)
+        let host = "b\u{FC}cher-" + uniqueHost("git-idn")
+        try await keyjar.ok(
+            ["credential", "add", "--url", "https://\(host)", "--user", "alice", "--password-stdin"],
+            input: "idn-pw\n"
+        )
+        #expect(try await keyjar.ok("credential", "list").contains("https://xn--bcher-"))
+        #expect(
+            try await keyjar.ok(["git-credential", "get"], input: "url=https://\(host)/repo.git\n\n")
+                == "username=alice\npassword=idn-pw\n"
+        )
+    }
+
     @Test func theHelperSpeaksTheProtocolDirectly() async throws {
         let daemon = try await DaemonProcess()
         let keyjar = KeyjarCLI(daemon: daemon)
