@@ -7,14 +7,17 @@ extension Unicode.Scalar {
     /// `CharacterSet.whitespaces`: general category Zs, the tab, and U+200B (a space in the
     /// older Unicode tables Foundation's set comes from; a format character now).
     package var isHorizontalWhitespace: Bool {
-        value == 0x09 || value == 0x200B || properties.generalCategory == .spaceSeparator
+        // ASCII without the Unicode tables: the text trimmed is nearly always ASCII.
+        if value < 0x80 { return value == 0x20 || value == 0x09 }
+        return value == 0x200B || properties.generalCategory == .spaceSeparator
     }
 
     /// `CharacterSet.whitespacesAndNewlines`: general category Z*, U+0009–U+000D, U+0085 and
     /// U+200B.
     package var isWhitespaceOrNewline: Bool {
         switch value {
-        case 0x09...0x0D, 0x85, 0x200B: return true
+        case 0x09...0x0D, 0x20, 0x85, 0x200B: return true
+        case 0..<0x80: return false
         default:
             switch properties.generalCategory {
             case .spaceSeparator, .lineSeparator, .paragraphSeparator: return true
@@ -32,13 +35,18 @@ extension StringProtocol {
     /// (`CharacterSet.whitespacesAndNewlines`).
     package func trimmingWhitespaceAndNewlines() -> String { trimming(\.isWhitespaceOrNewline) }
 
+    /// The text between the first and the last scalar that `isTrimmed` keeps, sliced rather
+    /// than rebuilt scalar by scalar.
     private func trimming(_ isTrimmed: (Unicode.Scalar) -> Bool) -> String {
         let scalars = unicodeScalars
-        guard let first = scalars.firstIndex(where: { !isTrimmed($0) }),
-            let last = scalars.lastIndex(where: { !isTrimmed($0) })
-        else { return "" }
-        var trimmed = String.UnicodeScalarView()
-        trimmed.append(contentsOf: scalars[first...last])
-        return String(trimmed)
+        var start = scalars.startIndex
+        var end = scalars.endIndex
+        while start < end, isTrimmed(scalars[start]) { start = scalars.index(after: start) }
+        while start < end {
+            let last = scalars.index(before: end)
+            guard isTrimmed(scalars[last]) else { break }
+            end = last
+        }
+        return String(self[start..<end])
     }
 }
