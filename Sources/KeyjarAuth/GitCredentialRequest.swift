@@ -144,7 +144,17 @@ public struct GitCredentialRequest: Sendable, Hashable, CustomStringConvertible,
             port = number
             name = name[..<colon]
         }
-        host = String(name)
+        host = Self.idna(String(name))
+    }
+
+    /// A Unicode host by its IDNA A-labels (`bücher.example` → `xn--bcher-kva.example`), as a
+    /// credential added for its URL is stored; ASCII as it is. Foundation's URL parser does it
+    /// (through ICU); where only FoundationEssentials is linked (the `keyjar` front) the name
+    /// stays as written, and the front hands the request to keyjar-full.
+    private static func idna(_ name: String) -> String {
+        guard name.utf8.contains(where: { $0 >= 0x80 }), let host = URL(string: "http://\(name)/")?.host, !host.isEmpty
+        else { return name }
+        return host
     }
 
     /// The challenges among git's `wwwauth[]` values that Keyjar's schemes cover, strongest

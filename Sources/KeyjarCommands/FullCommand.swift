@@ -1,6 +1,7 @@
 import Glibc
 package import KeyjarConnection
 package import KeyjarCore
+import KeyjarFiles
 import KeyjarLocks
 
 /// keyjar-full: every command, with what the front does not link (libcurl through the loader,
@@ -17,10 +18,9 @@ package enum FullCommand {
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
         let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
         let running = length > 0 ? String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self) : ""
-        let directory = running.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(
-            separator: "/"
-        )
-        return directory + "/" + executableName
+        // Never a relative name (one in the working directory) should readlink fail.
+        let directory = PathName.directory(of: running)
+        return PathName.appending(executableName, to: directory.isEmpty ? "/" : directory)
     }
 
     /// Replaces this process with keyjar-full, given the same arguments (the first, the name it

@@ -91,9 +91,10 @@ struct GitCredentialTests {
         #expect(!other.output.contains("password="))
     }
 
-    /// A Unicode host is stored by its IDNA A-labels; the front (FoundationEssentials, no
-    /// IDNA) hands such a request to keyjar-full, which finds the credential as before.
-    @Test func aUnicodeHostInGitsURLFindsItsCredential() async throws {
+    /// A Unicode host is stored by its IDNA A-labels, and git's request finds it whether it
+    /// names a url= or a host=; the front (FoundationEssentials, no IDNA) hands such a request
+    /// to keyjar-full.
+    @Test func aUnicodeHostFindsItsCredential() async throws {
         let daemon = try await DaemonProcess()
         let keyjar = KeyjarCLI(daemon: daemon)
         let host = "b\u{FC}cher-" + uniqueHost("git-idn")
@@ -104,6 +105,11 @@ struct GitCredentialTests {
         #expect(try await keyjar.ok("credential", "list").contains("https://xn--bcher-"))
         #expect(
             try await keyjar.ok(["git-credential", "get"], input: "url=https://\(host)/repo.git\n\n")
+                == "username=alice\npassword=idn-pw\n"
+        )
+        // git's usual form names the host alone.
+        #expect(
+            try await keyjar.ok(["git-credential", "get"], input: "protocol=https\nhost=\(host)\n\n")
                 == "username=alice\npassword=idn-pw\n"
         )
     }
