@@ -386,6 +386,7 @@ let package = Package(
                 "KeyjarCommands", "KeyjarTestSupport", "KeyjarDaemon", "KeyjarCLI", "KeyjarFront", "KeyjarFrontStart",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
+            exclude: ["Servers"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -21,7 +21,7 @@ package struct GitCredentialCommand: ParsableCommand {
             strongest stored first), else the one that answers unasked. An expired credential is \
             never returned: an expired token Keyjar can refresh (stored with a token endpoint) is \
             refreshed first, once for every process, and the new one answers. A token's expiry comes as password_expiry_utc and a stored refresh \
-            token as oauth_refresh_token. A Bearer token goes to a git that announced \
+            token that git stored as oauth_refresh_token (never one Keyjar refreshes with itself). A Bearer token goes to a git that announced \
             capability[]=authtype as authtype=Bearer and credential=, to an older git as \
             username= and password=.
 
@@ -164,7 +164,11 @@ package struct GitCredentialCommand: ParsableCommand {
         // git drops a password whose expiry has passed; a fraction of a second is dropped
         // rather than rounded up, so git never keeps one longer than keyjard offers it.
         response.passwordExpiryUTC = record.expires.flatMap { Int64(exactly: $0.rounded(.down)) }
-        if record.hasRefreshToken {
+        // A refresh token git gave goes back to git (a helper such as git-credential-oauth
+        // refreshes with it); one Keyjar refreshes with itself does not: git hands what a
+        // helper answers to every other helper and to `git credential fill`'s caller, and has
+        // no way to ask for it.
+        if record.hasRefreshToken, record.tokenRefresh == nil {
             response.oauthRefreshToken = try client.refreshToken(user: record.user, for: record.space)
         }
         // Names the credential for the store or erase that follows (only written when git

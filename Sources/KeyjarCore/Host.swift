@@ -28,7 +28,21 @@ public enum Host {
         CookieURL.canonicalHost(domain.hasPrefix(".") ? String(domain.dropFirst()) : domain)
     }
 
-    /// Loopback hosts: `localhost` and its subdomains, 127.0.0.0/8 and ::1.
+    /// Whether `host`, as any URL or user gives it (brackets, capitals), names this machine: the
+    /// one rule for "http here does not leave the machine" (a token endpoint, a wildcard
+    /// credential over cleartext). `isLoopback` of the canonical form, plus an IPv4-mapped
+    /// loopback (`::ffff:127.0.0.1`). A DNS name is never this machine because of how it
+    /// starts (`127.attacker.example`), nor with a trailing dot (a resolver may search it).
+    public static func isThisMachine(_ host: String) -> Bool {
+        let canonical = CookieURL.canonicalHost(host)
+        if isLoopback(canonical) { return true }
+        let mapped = "::ffff:"
+        return canonical.hasPrefix(mapped) && isLoopback(String(canonical.dropFirst(mapped.count)))
+    }
+
+    /// Loopback hosts: `localhost` and its subdomains (RFC 6761 §6.3: they resolve to loopback,
+    /// and libcurl resolves them so itself), 127.0.0.0/8 as four decimal octets, and ::1.
+    /// `host` must be canonical (lower case, no brackets): `isThisMachine` takes any form.
     public static func isLoopback(_ host: String) -> Bool {
         if host == "localhost" || host.hasSuffix(".localhost") || host == "::1" || host == "0:0:0:0:0:0:0:1" {
             return true

@@ -2,6 +2,8 @@
 // two steps of a refresh that keyjard serialises for every process (one refreshes, the others
 // wait for its token).
 
+import FoundationEssentials
+
 /// Where an OAuth 2 access token is refreshed (RFC 6749 §6): the token endpoint and the client
 /// id sent with the refresh token. Metadata, not secret.
 public struct TokenRefresh: Sendable, Hashable {
@@ -13,6 +15,41 @@ public struct TokenRefresh: Sendable, Hashable {
     public init(endpoint: String, clientID: String? = nil) {
         self.endpoint = endpoint
         self.clientID = clientID
+    }
+}
+
+extension TokenRefresh {
+    /// Why a token endpoint may not be stored or posted to: the refresh token travels in the
+    /// request's body, so the endpoint is https, or http only to this machine
+    /// (`Host.isThisMachine`). The one rule, asked by the command that stores an endpoint, by
+    /// keyjard that keeps it (for every client) and by the loader that posts to it.
+    public enum EndpointProblem: Error, Sendable, Hashable, CustomStringConvertible {
+        /// Not an absolute http or https URL with a host.
+        case notHTTP
+        /// http to a host that is not this machine: the refresh token would cross the network
+        /// in clear.
+        case cleartext(host: String)
+        /// A user or password in the URL: the endpoint is metadata (listings, SQLite).
+        case userInfo
+
+        public var description: String {
+            switch self {
+            case .notHTTP: "the token endpoint is not an http or https URL"
+            case .cleartext(let host):
+                "the token endpoint is http to \(host), which is not this machine: a refresh token goes only over https (or http to this machine)"
+            case .userInfo: "the token endpoint has a user or password in it; give the client id apart"
+            }
+        }
+    }
+
+    /// Nil when `endpoint` may receive a refresh token, else why not.
+    public static func problem(withEndpoint endpoint: String) -> EndpointProblem? {
+        guard let url = URL(string: endpoint), let scheme = url.scheme?.lowercased(),
+            scheme == "https" || scheme == "http", let host = url.host(percentEncoded: false), !host.isEmpty
+        else { return .notHTTP }
+        guard url.user == nil, url.password == nil else { return .userInfo }
+        if scheme == "http", !Host.isThisMachine(host) { return .cleartext(host: host) }
+        return nil
     }
 }
 

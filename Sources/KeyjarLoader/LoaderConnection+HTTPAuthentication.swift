@@ -44,10 +44,21 @@ struct AuthenticationState {
         var context: HTTPChallengeContext
     }
 
+    /// A proxy's credential for libcurl, with the proxy it answered: it goes to that proxy
+    /// only, never to another one a redirect's URL is sent through.
+    struct ProxyAnswer {
+        var scheme: Int
+        var user: String
+        var password: String
+        var proxy: ProxyAddress
+
+        var curl: (scheme: Int, user: String, password: String) { (scheme, user, password) }
+    }
+
     /// Header lines to send on the next attempt (Authorization / Proxy-Authorization).
     var headers: [String: String] = [:]
     var curlServerAuthentication: (scheme: Int, user: String, password: String)?
-    var curlProxyAuthentication: (scheme: Int, user: String, password: String)?
+    private var proxyAnswer: ProxyAnswer?
     var inUse: [AuthorizationTarget: InUse] = [:]
     var failures: [ProtectionSpace: Int] = [:]
     /// The credential that failed last in each space: the next challenge proposes it.
@@ -66,6 +77,41 @@ struct AuthenticationState {
         headers[AuthorizationTarget.server.headerName] = nil
         curlServerAuthentication = nil
         inUse[.server] = nil
+    }
+
+    mutating func answerProxy(_ answer: ProxyAnswer) { proxyAnswer = answer }
+
+    /// The proxy credential for a request sent through `proxy`: the one that answered that
+    /// proxy, else none (and the answer for another proxy is forgotten, as curl forgets it).
+    mutating func proxyCredential(for proxy: ProxyAddress?) -> (scheme: Int, user: String, password: String)? {
+        guard let answer = proxyAnswer else { return nil }
+        guard answer.proxy == proxy else {
+            proxyAnswer = nil
+            inUse[.proxy] = nil
+            return nil
+        }
+        return answer.curl
+    }
+}
+
+/// Which proxy a request goes through, as a proxy's protection space names it: its type, host
+/// and port.
+struct ProxyAddress: Hashable {
+    var type: ProtectionSpace.ProxyType
+    var host: String
+    var port: Int?
+
+    /// The loader's proxy, else the one libcurl picks from the environment for `url`.
+    init?(configured: URL?, for url: URL?) {
+        guard let proxy = configured ?? ProxyEnvironment.proxy(for: url), let host = proxy.host else { return nil }
+        self.type =
+            switch proxy.scheme?.lowercased() {
+            case "https": .https
+            case "socks", "socks4", "socks5", "socks5h": .socks
+            default: .http
+            }
+        self.host = host.lowercased()
+        self.port = proxy.port
     }
 }
 
@@ -99,7 +145,7 @@ extension LoaderConnection {
             request.headerLines.append("\(name): \(value)")
         }
         request.curlAuthentication = authentication.curlServerAuthentication
-        request.curlProxyAuthentication = authentication.curlProxyAuthentication
+        request.curlProxyAuthentication = authentication.proxyCredential(for: proxyAddress(for: request.url))
         request.proxy = loader.configuration.proxy
         guard usesCredentialStorage, authentication.headers["Authorization"] == nil, !requestSetsAuthorization,
             authentication.curlServerAuthentication == nil,
@@ -141,17 +187,19 @@ extension LoaderConnection {
             guard let url = currentRequest.url else { return nil }
             return ProtectionSpace(challenge: challenge, requestURL: url)
         case .proxy:
-            guard let proxy = loader.configuration.proxy ?? ProxyEnvironment.proxy(for: currentRequest.url),
-                let host = proxy.host
-            else { return nil }
-            let type: ProtectionSpace.ProxyType =
-                switch proxy.scheme?.lowercased() {
-                case "https": .https
-                case "socks", "socks4", "socks5", "socks5h": .socks
-                default: .http
-                }
-            return ProtectionSpace(challenge: challenge, proxyHost: host, proxyPort: proxy.port, proxyType: type)
+            guard let proxy = proxyAddress(for: currentRequest.url) else { return nil }
+            return ProtectionSpace(
+                challenge: challenge,
+                proxyHost: proxy.host,
+                proxyPort: proxy.port,
+                proxyType: proxy.type
+            )
         }
+    }
+
+    /// The proxy a request for `url` goes through.
+    func proxyAddress(for url: URL?) -> ProxyAddress? {
+        ProxyAddress(configured: loader.configuration.proxy, for: url)
     }
 
     private func considerChallenge(_ context: HTTPChallengeContext) {
@@ -330,7 +378,12 @@ extension LoaderConnection {
                 authentication.curlServerAuthentication = (Self.curlScheme(selected.scheme), user, password)
             case (_, .proxy):
                 // Proxy authentication is libcurl's: it answers the proxy (CONNECT included).
-                authentication.curlProxyAuthentication = (Self.curlScheme(selected.scheme), user, password)
+                guard let proxy = proxyAddress(for: currentRequest.url) else {
+                    return deliverFinal(context.response, body: context.body)
+                }
+                authentication.answerProxy(
+                    .init(scheme: Self.curlScheme(selected.scheme), user: user, password: password, proxy: proxy)
+                )
             }
         } catch {
             return fail(

@@ -107,7 +107,7 @@ extension LoaderConnection {
             verification: .asTheLoad(acceptedKeyPins: settings.pins),
             clientIdentity: settings.identity,
             proxy: loader.configuration.proxy,
-            proxyAuthentication: authentication.curlProxyAuthentication,
+            proxyAuthentication: authentication.proxyCredential(for: proxyAddress(for: url)),
             timeout: currentRequest.timeoutInterval > 0 ? currentRequest.timeoutInterval : 60
         )
         guard probe.result.succeeded, !probe.certificates.isEmpty, let host = url.host else {
@@ -135,7 +135,7 @@ extension LoaderConnection {
         let probe = TLSProbe.run(
             url,
             proxy: loader.configuration.proxy,
-            proxyAuthentication: authentication.curlProxyAuthentication,
+            proxyAuthentication: authentication.proxyCredential(for: proxyAddress(for: url)),
             timeout: currentRequest.timeoutInterval > 0 ? currentRequest.timeoutInterval : 60
         )
         let port = url.port ?? 443

@@ -140,12 +140,11 @@ enum TokenRefresher {
         proxy: URL?
     ) -> Result<OAuthTokenResponse, OAuthTokenError> {
         // The refresh token travels in the body: over TLS, or to this machine.
-        guard let endpoint = URL(string: refresh.endpoint), let scheme = endpoint.scheme?.lowercased(),
-            scheme == "https" || (scheme == "http" && isLoopback(endpoint.host(percentEncoded: false) ?? ""))
-        else {
-            return .failure(
-                .malformedRequest("the token endpoint \(refresh.endpoint) is not https (or http to this machine)")
-            )
+        if let problem = TokenRefresh.problem(withEndpoint: refresh.endpoint) {
+            return .failure(.malformedRequest("\(problem) (\(refresh.endpoint))"))
+        }
+        guard let endpoint = URL(string: refresh.endpoint) else {
+            return .failure(.malformedRequest("\(TokenRefresh.EndpointProblem.notHTTP)"))
         }
         let request: OAuthRefreshRequest
         do {
@@ -170,12 +169,6 @@ enum TokenRefresher {
             return .failure(.unreachable(error.localizedDescription))
         }
     }
-}
-
-/// 127.0.0.0/8, ::1 and localhost: where http does not leave the machine.
-func isLoopback(_ host: String) -> Bool {
-    let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
-    return bare == "::1" || bare.lowercased() == "localhost" || bare.hasPrefix("127.")
 }
 
 extension LoaderConnection {

@@ -114,16 +114,8 @@ extension StoreService {
             if write.tokenRefresh != nil, write.refreshToken == nil {
                 throw refuse("a token endpoint without a refresh token")
             }
-            if let endpoint = write.tokenRefresh?.endpoint {
-                guard let url = URL(string: endpoint), let scheme = url.scheme?.lowercased(),
-                    scheme == "https" || scheme == "http", url.host?.isEmpty == false
-                else {
-                    throw refuse("the token endpoint is not an http or https URL")
-                }
-                // It is metadata (SQLite, listings): a secret in it would be shown everywhere.
-                guard url.user == nil, url.password == nil else {
-                    throw refuse("the token endpoint has a user or password in it; give the client id apart")
-                }
+            if let endpoint = write.tokenRefresh?.endpoint, let problem = TokenRefresh.problem(withEndpoint: endpoint) {
+                throw refuse(problem.description)
             }
             if let expires = write.expires, !expires.isFinite { throw refuse("the expiry is not a time") }
         }
@@ -203,6 +195,11 @@ extension StoreService {
         }
         guard !record.isRevoked else {
             return eventLoop.makeFailedFuture(Self.loginRequired(key, "the token endpoint refused its refresh token"))
+        }
+        // A record kept from before the endpoint rule (or written into the database by hand)
+        // never hands its refresh token out for a post that would cross the network in clear.
+        if let endpoint = record.tokenRefresh?.endpoint, let problem = TokenRefresh.problem(withEndpoint: endpoint) {
+            return eventLoop.makeFailedFuture(Self.loginRequired(key, problem.description))
         }
         return offLoop { secrets in
             (

@@ -84,6 +84,11 @@ struct TokenCredentialTests {
                 ["--token-stdin", "--refresh-token-stdin", "--token-endpoint", "http://login.example/token"],
                 "t\nr\n", "http only to this machine"
             ),
+            // A DNS name is not this machine because it starts like a loopback address.
+            (
+                ["--token-stdin", "--refresh-token-stdin", "--token-endpoint", "http://127.attacker.example/token"],
+                "t\nr\n", "http only to this machine"
+            ),
         ]
         for (options, input, reason) in cases {
             let result = try await keyjar.run(["credential", "add", "--url", url] + options, input: input)
@@ -140,6 +145,11 @@ struct TokenCredentialTests {
         #expect(again.output.contains("credential=\(token)\n"))
         #expect(try await server.stats().refreshes == 1)
         #expect(!answer.output.contains(issued.refreshToken) && !answer.error.contains(issued.refreshToken))
+        // The refresh token Keyjar refreshes with stays with Keyjar: git hands whatever a
+        // helper answers to the other helpers, and never asked for it.
+        for output in [answer.output, again.output] {
+            #expect(!output.contains("oauth_refresh_token"), "\(output)")
+        }
     }
 
     /// invalid_grant: `keyjar fetch` fails saying to log in again, and `list` shows the

@@ -34,6 +34,45 @@ struct HostTests {
         #expect(Host.isLoopback("127.255.0.001"))
     }
 
+    /// The one "this machine" rule: loopback literals and `localhost` in any form a URL gives
+    /// them, never a DNS name that merely starts like one.
+    @Test func thisMachine() {
+        for host in [
+            "localhost", "LOCALHOST", "app.localhost", "127.0.0.1", "127.1.2.3", "::1", "[::1]", "[::1]",
+            "0:0:0:0:0:0:0:1", "::ffff:127.0.0.1", "[::FFFF:127.0.0.2]",
+        ] {
+            #expect(Host.isThisMachine(host), "\(host)")
+        }
+        for host in [
+            "127.attacker.example", "127.0.0.1.nip.io", "127.0.0.1.", "localhost.", "localhost.example",
+            "example.com", "128.0.0.1", "::2", "::ffff:10.0.0.1", "[::1", "127.0.0.0001", "",
+        ] {
+            #expect(!Host.isThisMachine(host), "\(host)")
+        }
+    }
+
+    /// A refresh token goes to an https endpoint, or over http only to this machine.
+    @Test func tokenEndpoints() {
+        for endpoint in [
+            "https://login.example/token", "http://127.0.0.1:8080/token", "http://[::1]:8080/token",
+            "http://localhost/token", "HTTP://LocalHost/token", "https://127.attacker.example/token",
+        ] {
+            #expect(TokenRefresh.problem(withEndpoint: endpoint) == nil, "\(endpoint)")
+        }
+        let refused: [(String, TokenRefresh.EndpointProblem)] = [
+            ("http://127.attacker.example/token", .cleartext(host: "127.attacker.example")),
+            ("http://login.example/token", .cleartext(host: "login.example")),
+            ("http://127.0.0.1.nip.io/token", .cleartext(host: "127.0.0.1.nip.io")),
+            ("ftp://login.example/token", .notHTTP),
+            ("/token", .notHTTP),
+            ("https:///token", .notHTTP),
+            ("https://id:secret@login.example/token", .userInfo),
+        ]
+        for (endpoint, problem) in refused {
+            #expect(TokenRefresh.problem(withEndpoint: endpoint) == problem, "\(endpoint)")
+        }
+    }
+
     @Test func defaultPath() {
         #expect(CookiePath.defaultPath(of: "") == "/")
         #expect(CookiePath.defaultPath(of: "noslash") == "/")

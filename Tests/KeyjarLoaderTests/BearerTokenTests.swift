@@ -131,20 +131,41 @@ struct BearerTokenTests {
         let daemon = try await InProcessServer.withSecretService()
         let storage = try storage(daemon)
         let issued = try await server.issue(lifetime: -60)
+        // keyjard keeps no such endpoint, from any client
+        #expect(throws: (any Error).self) {
+            try storage.client.setCredential(
+                user: "alice",
+                password: issued.accessToken,
+                for: space,
+                expires: now - 60,
+                refreshToken: issued.refreshToken,
+                tokenRefresh: TokenRefresh(endpoint: "http://127.attacker.example/token")
+            )
+        }
+        // and one stored before that rule (written into the database by hand) is not refreshed
         try storage.client.setCredential(
             user: "alice",
             password: issued.accessToken,
             for: space,
             expires: now - 60,
             refreshToken: issued.refreshToken,
-            tokenRefresh: TokenRefresh(endpoint: "http://login.invalid/token")
+            tokenRefresh: TokenRefresh(endpoint: "https://login.invalid/token")
         )
-        let failed = await load(URLRequest(url: server.url("/api/a")), with: loader(storage))
+        #expect(await daemon.stop())
+        let database = daemon.databasePath
+        let edited = try await runCommand(
+            "/usr/bin/sqlite3",
+            [database, "UPDATE credential SET token_endpoint = 'http://127.attacker.example/token';"]
+        )
+        #expect(edited.status == 0, "\(edited.error)")
+        let restarted = try await InProcessServer.withSecretService(database: database)
+        let after = try self.storage(restarted)
+        let failed = await load(URLRequest(url: server.url("/api/a")), with: loader(after))
         let error = try #require(failed.error)
         #expect(error.code == .userAuthenticationRequired)
-        #expect(error.localizedDescription.contains("is not https (or http to this machine)"), "\(error)")
+        #expect(error.localizedDescription.contains("not this machine"), "\(error)")
         #expect(!error.localizedDescription.contains(issued.refreshToken))
-        #expect(try !record(storage).isRevoked)
+        #expect(try !record(after).isRevoked)
         #expect(try await server.stats().refreshes == 0)
     }
 

@@ -155,6 +155,59 @@ struct ServerTokenTests {
         )
     }
 
+    /// keyjard keeps a token endpoint only where a refresh token may go: https, or http to this
+    /// machine (one rule, `Host.isThisMachine`), whichever client asks; and a record stored
+    /// before that rule never hands its refresh token out for a post in clear.
+    @Test func aTokenEndpointInClearToAnotherHostIsNeitherKeptNorUsed() async throws {
+        let server = try await InProcessServer.withSecretService()
+        let client = try Self.client(server)
+        func write(_ endpoint: String) -> CredentialWrite {
+            CredentialWrite(
+                space: api,
+                user: "",
+                password: "t",
+                refreshToken: "r1",
+                tokenRefresh: TokenRefresh(endpoint: endpoint)
+            )
+        }
+        for endpoint in ["http://127.attacker.example/token", "http://auth.example/token", "http://127.0.0.1.nip.io/t"]
+        {
+            do {
+                _ = try client.call(.saveCredentials(writes: [write(endpoint)]))
+                Issue.record("keyjard kept \(endpoint)")
+            } catch let error as WireError {
+                #expect(
+                    error.code == WireError.invalidArgument && error.message.contains("not this machine"),
+                    "\(error)"
+                )
+            }
+        }
+        #expect(try Self.records(client).isEmpty)
+        for endpoint in ["http://127.0.0.1:9/token", "http://[::1]:9/token", "http://localhost:9/token"] {
+            _ = try client.call(.saveCredentials(writes: [write(endpoint)]))
+            #expect(try Self.records(client).first?.tokenRefresh?.endpoint == endpoint)
+        }
+
+        // A record written before the rule (here: by hand into the database)
+        #expect(await server.stop())
+        let database = server.databasePath
+        let edited = try await runCommand(
+            "/usr/bin/sqlite3",
+            [database, "UPDATE credential SET token_endpoint = 'http://127.attacker.example/token';"]
+        )
+        #expect(edited.status == 0, "\(edited.error)")
+        let restarted = try await InProcessServer.withSecretService(database: database)
+        let again = try Self.client(restarted)
+        #expect(try Self.records(again).first?.tokenRefresh?.endpoint == "http://127.attacker.example/token")
+        do {
+            _ = try again.call(.beginTokenRefresh(space: api, user: "", rejected: "t"))
+            Issue.record("keyjard handed out a refresh token for an endpoint in clear")
+        } catch let error as WireError {
+            #expect(error.code == WireError.loginRequired && error.message.contains("not this machine"), "\(error)")
+            #expect(!error.message.contains("r1"))
+        }
+    }
+
     @Test func aRefusedRefreshTokenRevokesTheCredentialUntilItIsStoredAgain() async throws {
         let server = try await InProcessServer.withSecretService()
         let client = try Self.client(server)

@@ -63,6 +63,12 @@ public final class InProcessServer: KeyjarService, StoppedAtTestEnd, Sendable {
         try await InProcessServer(secrets: .secretService)
     }
 
+    /// A server with the Secret Service on the database another (stopped) one left: keyjard
+    /// started again on a store it had written.
+    public static func withSecretService(database: String) async throws -> InProcessServer {
+        try await InProcessServer(secrets: .secretService) { $0.databasePath = database }
+    }
+
     /// Stops it as keyjard stops on SIGTERM; true when it ended cleanly and removed its socket.
     @discardableResult
     public func stop() async -> Bool {

@@ -228,11 +228,7 @@ extension CredentialCommand {
             }
             if let tokenEndpoint {
                 let endpoint = try UserInput.url(tokenEndpoint, example: "https://login.example/oauth/token")
-                // The refresh token travels in the body: over TLS, or to this machine.
-                let host = endpoint.host(percentEncoded: false) ?? ""
-                let loopback = ["localhost", "::1", "[::1]"].contains(host.lowercased()) || host.hasPrefix("127.")
-                guard endpoint.scheme?.lowercased() == "https" || (endpoint.scheme?.lowercased() == "http" && loopback)
-                else {
+                if TokenRefresh.problem(withEndpoint: endpoint.absoluteString) != nil {
                     throw ValidationError("--token-endpoint must be an https URL (http only to this machine).")
                 }
             }

@@ -186,6 +186,12 @@ struct FetchCommand: AsyncParsableCommand {
     @Flag(help: "With --user, read the password from standard input (one trailing newline is dropped).")
     var passwordStdin = false
 
+    @Flag(
+        help:
+            "Send the --user password and -H Authorization to every host a redirect leads to, as curl's --location-trusted (without it they go only to the scheme, host and port of the URL given)."
+    )
+    var locationTrusted = false
+
     @Option(
         help: ArgumentHelp(
             "With --user or --pinned-sha256, keep the accepted password or certificate: none, session (this run only) or permanent.",
@@ -272,10 +278,11 @@ struct FetchCommand: AsyncParsableCommand {
             client: noCookies ? nil : client
         )
         let shared = SharedCredentialStorage(client: client)
+        let origin = locationTrusted ? nil : CredentialOrigin(request.url)
         let loader = URLLoader(
             configuration: .init(
                 cookieStorage: SharedCookieStorage(client: client),
-                credentialStorage: credential == nil ? shared : TypedPasswordStorage(shared: shared),
+                credentialStorage: credential == nil ? shared : TypedPasswordStorage(shared: shared, origin: origin),
                 responseCache: cache ? try CacheCommand.open() : nil,
                 maximumRedirects: maxRedirects
             )
@@ -288,13 +295,16 @@ struct FetchCommand: AsyncParsableCommand {
                 silent: silent,
                 bodyToFile: (output != nil && output != "-") || remoteName
             ),
-            userCookies: userCookies
+            userCookies: userCookies,
+            trustedAuthorization: locationTrusted
+                ? request.headers.last { $0.name.caseInsensitiveCompare("Authorization") == .orderedSame }?.value : nil
         )
         let answerer = ChallengeAnswerer(
             options: .init(
                 acceptUntrustedCertificate: insecure,
                 pinnedFingerprint: pinnedSHA256.flatMap(CertificateSummary.canonicalFingerprint),
-                trustPersistence: persistence.persistence
+                trustPersistence: persistence.persistence,
+                credentialOrigin: origin
             ),
             credential: credential
         )

@@ -6,9 +6,10 @@ import KeyjarCore
 import KeyjarLoader
 
 /// How `keyjar fetch` answers a load's challenges, whether its body goes to standard output or
-/// to a file: the `--user` credential, `-k` / `--pinned-sha256` for a certificate that fails
-/// verification, else default handling (the shared store). It remembers what happened, for
-/// the command's closing message. Used on the load's one serial queue only.
+/// to a file: the `--user` credential (at the origin it was given for only), `-k` /
+/// `--pinned-sha256` for a certificate that fails verification, else default handling (the
+/// shared store). It remembers what happened, for the command's closing message. Used on the
+/// load's one serial queue only.
 final class ChallengeAnswerer {
     struct Options {
         var acceptUntrustedCertificate: Bool
@@ -16,10 +17,15 @@ final class ChallengeAnswerer {
         var pinnedFingerprint: String?
         /// How long a pinned certificate stays trusted.
         var trustPersistence: URLCredential.Persistence
+        /// Where the `--user` password may answer: the scheme, host and port of the URL given
+        /// (as curl sends `-u` since CVE-2018-1000007, by port and scheme since 7.83). nil with
+        /// `--location-trusted`: wherever a redirect leads.
+        var credentialOrigin: CredentialOrigin?
     }
 
     private let options: Options
     let credential: FetchCredential?
+    var credentialOrigin: CredentialOrigin? { options.credentialOrigin }
 
     /// Where the `--user` credential was sent, and whether the server turned it down there.
     /// Keyjar's value type: Foundation on Linux compares URLProtectionSpace by identity.
@@ -58,7 +64,9 @@ final class ChallengeAnswerer {
             }
             return
         }
-        guard let credential, !space.isProxy(), ProtectionSpace(space).authenticationMethod.isHTTPChallenge else {
+        guard let credential, !space.isProxy(), ProtectionSpace(space).authenticationMethod.isHTTPChallenge,
+            options.credentialOrigin?.contains(ProtectionSpace(space)) ?? true
+        else {
             // The store answered first, if it could; default handling has nothing more.
             unanswered = UnansweredChallenge(
                 space: ProtectionSpace(space),
@@ -78,5 +86,26 @@ final class ChallengeAnswerer {
             URLCredential(user: credential.user, password: credential.password, persistence: .none),
             for: challenge
         )
+    }
+}
+
+/// The scheme, host and port a typed password belongs to: a challenge from anywhere else (a
+/// redirect to another host or port, or from https to http) is not answered with it.
+struct CredentialOrigin: Equatable {
+    let space: ProtectionSpace
+
+    init?(_ url: URL) {
+        guard let scheme = url.scheme, let host = url.host(percentEncoded: false), !host.isEmpty else { return nil }
+        space = ProtectionSpace(host: host, port: url.port, protocol: scheme)
+    }
+
+    func contains(_ challenged: ProtectionSpace) -> Bool {
+        !challenged.isProxy && challenged.protocol == space.protocol && challenged.host == space.host
+            && challenged.port == space.port
+    }
+
+    /// `scheme://host:port`, for messages.
+    var shown: String {
+        "\(space.protocol)://\(space.host.contains(":") ? "[\(space.host)]" : space.host):\(space.port)"
     }
 }

@@ -37,7 +37,24 @@ extension FetchCommand {
             )
         }
         if let credential, let space = answerer.answeredSpace, credential.persistence == .permanent {
-            try store(credential, in: space, client: client)
+            // Kept for the URL given only, even when --location-trusted sent it further.
+            if let given = try? CredentialOrigin(Self.parseURL(url)), !given.contains(space) {
+                Output.error(
+                    "the password for \(credential.user) was accepted at \(space.summary), not at \(given.shown), the URL given: not stored."
+                )
+            } else {
+                try store(credential, in: space, client: client)
+            }
+        }
+        if status == 401, let credential, let challenge = answerer.unanswered, !challenge.space.isProxy,
+            let origin = answerer.credentialOrigin, !origin.contains(challenge.space)
+        {
+            let realm = challenge.space.realm.map { " (realm \"\($0)\")" } ?? ""
+            throw CLIError.failure(
+                "\(challenge.space.protocol)://\(challenge.space.host):\(challenge.space.port) asks for a password\(realm);"
+                    + " the password for \(credential.user) goes only to \(origin.shown), the URL given,"
+                    + " and was not sent (--location-trusted sends it wherever a redirect leads)."
+            )
         }
         if status == 401 || status == 407, credential == nil, let challenge = answerer.unanswered {
             // As curl does, the body went out; the status says the load did not get through.

@@ -39,13 +39,18 @@ struct FetchOptions {
     var showProgress: Bool
     /// `-H 'Cookie: …'`, sent with the stored cookies on every request of the load.
     var userCookies: UserCookies?
+    /// `-H 'Authorization: …'` with `--location-trusted`: sent again after a redirect to
+    /// another origin, which the loader's redirect rule otherwise leaves without it.
+    var trustedAuthorization: String?
 
     /// What the delegate answers for a redirect: nil stops there (--no-follow); with -i, the
     /// redirect's head is written first, as curl -i -L shows every response.
     func redirect(_ request: URLRequest, after head: [String]?, write: (Data) -> Void) -> URLRequest? {
         guard followRedirects else { return nil }
         if includeHead, let head { write(Data((head.joined(separator: "\r\n") + "\r\n\r\n").utf8)) }
-        return userCookies?.apply(to: request) ?? request
+        var next = userCookies?.apply(to: request) ?? request
+        if let trustedAuthorization { next.setValue(trustedAuthorization, forHTTPHeaderField: "Authorization") }
+        return next
     }
 
     /// With --fail, the error a response of 400 or more ends the fetch with.

@@ -4,22 +4,27 @@ import Keyjar
 import KeyjarCommands
 import KeyjarCore
 
-/// The shared credential storage with its stored HTTP passwords hidden, for `keyjar fetch
-/// --user`: the typed password alone answers the server (a stored one must not be tried, and
-/// fail, first), while trust decisions, client certificates and proxy credentials still come
-/// from, and go to, the store.
+/// The shared credential storage with its stored HTTP passwords hidden where the typed one
+/// answers, for `keyjar fetch --user`: there the typed password alone answers the server (a
+/// stored one must not be tried, and fail, first); elsewhere (another origin a redirect leads
+/// to, unless `--location-trusted`) the store answers as for any load. Trust decisions, client
+/// certificates and proxy credentials still come from, and go to, the store.
 final class TypedPasswordStorage: URLCredentialStorage, @unchecked Sendable {
-    // @unchecked: `shared` is Sendable and immutable.
+    // @unchecked: `shared` is Sendable and both are immutable.
     private let shared: SharedCredentialStorage
+    /// nil: the typed password answers everywhere (`--location-trusted`).
+    private let origin: CredentialOrigin?
 
-    init(shared: SharedCredentialStorage) {
+    init(shared: SharedCredentialStorage, origin: CredentialOrigin?) {
         self.shared = shared
+        self.origin = origin
         super.init()
     }
 
     private func hides(_ space: URLProtectionSpace) -> Bool {
         let key = ProtectionSpace(space)
         return !key.isProxy && (key.authenticationMethod.isHTTPChallenge || key.authenticationMethod == .default)
+            && (origin?.contains(key) ?? true)
     }
 
     override func credentials(for space: URLProtectionSpace) -> [String: URLCredential]? {
