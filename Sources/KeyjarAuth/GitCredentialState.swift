@@ -56,12 +56,18 @@ public struct GitCredentialState: Sendable, Hashable {
             let proxy = fields["proxy"].flatMap(ProtectionSpace.ProxyType.init(rawValue:)),
             Set(fields.keys).isSubset(of: ["protocol", "host", "port", "realm", "method", "proxy", "user"])
         else { return nil }
-        if scheme == ProtectionSpace.anyScheme {
+        if ProtectionSpace.isWildcard(protocol: scheme) {
             // A .netrc credential: every scheme and port of a host, or every server.
             guard port == 0, fields["realm"] == nil, method == .default, proxy == .none, !host.isEmpty else {
                 return nil
             }
-            self.init(space: host == "*" ? .anyServer : ProtectionSpace(anySchemeAndPortOf: host), user: user)
+            let inClearToo = scheme == ProtectionSpace.anySchemeInClearToo
+            self.init(
+                space: host == "*"
+                    ? .anyServer(inClearToo: inClearToo)
+                    : ProtectionSpace(anySchemeAndPortOf: host, inClearToo: inClearToo),
+                user: user
+            )
             return
         }
         guard port > 0 else { return nil }

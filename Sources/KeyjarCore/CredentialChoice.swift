@@ -122,12 +122,17 @@ public struct CredentialChoice: Sendable, Hashable {
     }
 
     /// A `.netrc` login answers a server's own space, a password challenge, or a lookup that
-    /// names no challenge; never a proxy, a Bearer challenge, a form or a certificate.
+    /// names no challenge; never a proxy, a Bearer challenge, a form or a certificate. Over an
+    /// unencrypted scheme it answers only this machine, unless the user imported it to go in
+    /// clear too: a login for every scheme must not be read off the network because a link or
+    /// a redirect said http.
     private static func wildcardSpecificity(of stored: ProtectionSpace, for wanted: ProtectionSpace) -> Specificity? {
         guard !wanted.isProxy, stored.realm == nil,
-            wanted.authenticationMethod == .default || wanted.authenticationMethod.isPasswordChallenge
+            wanted.authenticationMethod == .default || wanted.authenticationMethod.isPasswordChallenge,
+            stored.goesInClearToo || ProtectionSpace.encryptedSchemes.contains(wanted.protocol)
+                || Host.isThisMachine(wanted.host)
         else { return nil }
-        if stored.host == ProtectionSpace.anyServer.host { return .anyServer }
+        if stored.isEveryServer { return .anyServer }
         return stored.host == wanted.host ? .anySchemeAndPort : nil
     }
 

@@ -75,18 +75,26 @@ public struct ProtectionSpace: Sendable, Hashable {
 
     public var isProxy: Bool { proxyType != .none }
 
-    /// The `protocol` of a space that answers every scheme and port of its host.
+    /// The `protocol` of a space that answers every scheme and port of its host over an
+    /// encrypted scheme (``encryptedSchemes``), and any scheme to this machine.
     public static let anyScheme = "*"
+    /// The `protocol` of a space that answers every scheme and port of its host, unencrypted
+    /// ones to other machines too: only when the user asked for it at import.
+    public static let anySchemeInClearToo = "*+clear"
+
+    /// Schemes whose channel is encrypted: where a wildcard credential may go to another machine.
+    public static let encryptedSchemes: Set<String> = ["https", "wss", "ftps"]
 
     /// A space for every scheme and port of `host`, with no realm and method `default`: what a
     /// `.netrc` `machine` means to curl (`--netrc`), which sends its login to that host whatever
     /// the URL's scheme and port. Such a credential answers below every credential stored for
-    /// the challenge's own origin (``CredentialChoice``).
-    public init(anySchemeAndPortOf host: String) {
+    /// the challenge's own origin (``CredentialChoice``), and over an unencrypted scheme only
+    /// to this machine unless `inClearToo`.
+    public init(anySchemeAndPortOf host: String, inClearToo: Bool = false) {
         self.init(
             verbatimHost: ProtectionSpace(host: host, protocol: "https").host,
             port: 0,
-            protocol: Self.anyScheme,
+            protocol: inClearToo ? Self.anySchemeInClearToo : Self.anyScheme,
             realm: nil,
             authenticationMethod: .default,
             proxyType: .none
@@ -94,7 +102,7 @@ public struct ProtectionSpace: Sendable, Hashable {
     }
 
     /// The space of a `.netrc` `default` entry: every scheme and port of every host, answering
-    /// only where nothing else does.
+    /// only where nothing else does (over an unencrypted scheme only to this machine).
     public static let anyServer = ProtectionSpace(
         verbatimHost: "*",
         port: 0,
@@ -104,8 +112,25 @@ public struct ProtectionSpace: Sendable, Hashable {
         proxyType: .none
     )
 
-    /// Whether the space stands for several origins (``init(anySchemeAndPortOf:)``, ``anyServer``).
-    public var isWildcard: Bool { `protocol` == Self.anyScheme }
+    /// ``anyServer``, or with `inClearToo` one that answers over unencrypted schemes too.
+    public static func anyServer(inClearToo: Bool) -> ProtectionSpace {
+        inClearToo ? ProtectionSpace(anySchemeAndPortOf: "*", inClearToo: true) : anyServer
+    }
+
+    /// Whether a space's `protocol` is a wildcard's (either kind).
+    public static func isWildcard(protocol: String) -> Bool {
+        `protocol` == anyScheme || `protocol` == anySchemeInClearToo
+    }
+
+    /// Whether the space stands for several origins (``init(anySchemeAndPortOf:inClearToo:)``,
+    /// ``anyServer``).
+    public var isWildcard: Bool { Self.isWildcard(protocol: `protocol`) }
+
+    /// A wildcard's `*` host: every server.
+    public var isEveryServer: Bool { isWildcard && host == Self.anyServer.host }
+
+    /// Whether a wildcard space's credential may go over an unencrypted scheme to another machine.
+    public var goesInClearToo: Bool { `protocol` == Self.anySchemeInClearToo }
 
     /// Whether the space is only ever offered over an encrypted channel.
     public var receivesCredentialSecurely: Bool {

@@ -136,16 +136,18 @@ public struct SecretStoreKey: Sendable, Hashable {
         proxytype: String,
         user: String
     ) {
-        guard let port = Int(port), port > 0 || (port == 0 && `protocol` == ProtectionSpace.anyScheme),
+        guard let port = Int(port), port > 0 || (port == 0 && ProtectionSpace.isWildcard(protocol: `protocol`)),
             let method = ProtectionSpace.AuthenticationMethod(rawValue: authtype),
             let proxy = ProtectionSpace.ProxyType(rawValue: proxytype)
         else { return nil }
         // Port 0 is only ever a wildcard space's (a `.netrc` login), which has no realm or method.
         if port == 0 {
             guard realm.isEmpty, method == .default, proxy == .none else { return nil }
+            let inClearToo = `protocol` == ProtectionSpace.anySchemeInClearToo
             let space =
                 server == ProtectionSpace.anyServer.host
-                ? ProtectionSpace.anyServer : ProtectionSpace(anySchemeAndPortOf: server)
+                ? ProtectionSpace.anyServer(inClearToo: inClearToo)
+                : ProtectionSpace(anySchemeAndPortOf: server, inClearToo: inClearToo)
             self.init(space: space, user: user)
             return
         }

@@ -170,6 +170,7 @@ struct GitCredentialStateTests {
             ProtectionSpace(host: "proxy", port: 3128, protocol: "http", realm: "p", proxyType: .http),
             ProtectionSpace(host: "api.example", protocol: "https", realm: "api", authenticationMethod: .httpBearer),
             ProtectionSpace(anySchemeAndPortOf: "netrc.example"), .anyServer,
+            ProtectionSpace(anySchemeAndPortOf: "netrc.example", inClearToo: true), .anyServer(inClearToo: true),
         ]
         for space in spaces {
             for user in ["alice", "a&b=c%d e\r\nf", "", "ü@x"] {

@@ -79,9 +79,11 @@ struct CredentialImportCommandTests {
 
         // A dry run says what it would do and stores nothing.
         let dry = try await setup.ok(["credential", "import", "--from", "netrc", "--dry-run"])
+        let limit =
+            "over http or ftp only to this machine, never in clear over the network; --allow-unencrypted allows it"
         #expect(
             dry == """
-                would add \(netrc):2 alice at any scheme and port of \(host)
+                would add \(netrc):2 alice at any scheme and port of \(host) (\(limit))
                 would skip \(netrc):3 carol at any scheme and port of nopass.\(host) (no password)
                 would skip \(netrc):8 anonymous at every server (a default entry: --include-default imports it)
                 1 would add, 2 would skip (dry run: nothing was stored)
@@ -90,25 +92,34 @@ struct CredentialImportCommandTests {
         )
         #expect(try await setup.ok(["credential", "list"]).isEmpty)
 
-        // The import ($HOME/.netrc by default) stores the machine for every scheme and port.
+        // The import ($HOME/.netrc by default) stores the machine for every scheme and port:
+        // encrypted ones (any port), unencrypted ones only to this machine.
         let imported = try await setup.ok(["credential", "import", "--from", "netrc"])
-        #expect(imported.hasPrefix("added \(netrc):2 alice at any scheme and port of \(host)\n"))
+        #expect(imported.hasPrefix("added \(netrc):2 alice at any scheme and port of \(host) (\(limit))\n"))
         #expect(imported.hasSuffix("1 added, 2 skipped\n"))
-        for (scheme, address) in [("https", host), ("http", "\(host):8080"), ("ftp", host)] {
+        for (scheme, address) in [("https", host), ("https", "\(host):8443")] {
             #expect(try await setup.gitGet(scheme, address).contains("username=alice\npassword=s3cret with spaces\n"))
+        }
+        for (scheme, address) in [("http", "\(host):8080"), ("http", host), ("ftp", host)] {
+            #expect(try await setup.gitGet(scheme, address).isEmpty, "\(scheme)://\(address)")
         }
         #expect(try await setup.gitGet("https", "elsewhere.example").isEmpty)
 
         // Again: unchanged. With --include-default the default entry answers every other server.
         let again = try await setup.ok(["credential", "import", "--from", "netrc", netrc, "--include-default"])
         #expect(again.contains("unchanged \(netrc):2 alice"))
-        #expect(again.contains("added \(netrc):8 anonymous at every server\n"))
+        #expect(again.contains("added \(netrc):8 anonymous at every server (\(limit))\n"))
         #expect(try await setup.gitGet("https", "elsewhere.example").contains("password=guest-pw\n"))
+        #expect(try await setup.gitGet("http", "elsewhere.example").isEmpty)
+        #expect(try await setup.gitGet("http", "127.0.0.1:8080").contains("password=guest-pw\n"))
+        #expect(try await setup.gitGet("http", "127.attacker.example").isEmpty)
         #expect(try await setup.gitGet("https", host).contains("password=s3cret with spaces\n"))
         // The list shows what they answer, not a scheme and port of their own.
         let listed = try await setup.ok(["credential", "list"])
-        #expect(listed.contains("*://\(host) (every scheme and port) method default user alice"))
-        #expect(listed.contains("*://* (every server) method default user anonymous"))
+        #expect(
+            listed.contains("*://\(host) (every scheme and port; http only to this machine) method default user alice")
+        )
+        #expect(listed.contains("*://* (every server; http only to this machine) method default user anonymous"))
 
         // A different password in the file is left, unless --replace.
         try String(contentsOfFile: netrc, encoding: .utf8).replacingOccurrences(
@@ -125,7 +136,20 @@ struct CredentialImportCommandTests {
         #expect(replaced.contains("updated \(netrc):2 alice"))
         #expect(try await setup.gitGet("https", host).contains("password=rotated\n"))
 
-        for output in [dry, imported, again, left, replaced] {
+        // Asked for at import, it goes in clear too (as curl --netrc sends it)
+        let unencrypted = try await setup.ok(["credential", "import", "--from", "netrc", "--allow-unencrypted"])
+        #expect(
+            unencrypted.contains(
+                "added \(netrc):2 alice at any scheme and port of \(host) (unencrypted too, as asked (--allow-unencrypted))"
+            ),
+            "\(unencrypted)"
+        )
+        #expect(try await setup.gitGet("http", "\(host):8080").contains("password=rotated\n"))
+        #expect(
+            try await setup.ok(["credential", "list"])
+                .contains("*://\(host) (every scheme and port, http too) method default user alice")
+        )
+        for output in [dry, imported, again, left, replaced, unencrypted] {
             for secret in ["s3cret", "rotated", "guest-pw", "never-read"] { #expect(!output.contains(secret)) }
         }
         // $NETRC names the file when no file is given.
@@ -521,12 +545,18 @@ struct CredentialImportCommandTests {
             #expect(stored.status == 0)
         }
         let output = try await setup.ok(["credential", "import", "--from", "secret-tool", "--schema", schema])
-        #expect(output.contains("added item server=any.\(host) user=bob at any scheme and port of any.\(host)\n"))
+        #expect(
+            output.contains(
+                "added item server=any.\(host) user=bob at any scheme and port of any.\(host) (over http or ftp only to this machine"
+            ),
+            "\(output)"
+        )
         #expect(
             output.contains("added item port=8443 protocol=https server=\(host) user=alice at https://\(host):8443\n")
         )
         #expect(try await setup.gitGet("https", "\(host):8443").contains("password=alice-pw\n"))
-        #expect(try await setup.gitGet("http", "any.\(host)").contains("password=bob-pw\n"))
+        #expect(try await setup.gitGet("https", "any.\(host)").contains("password=bob-pw\n"))
+        #expect(try await setup.gitGet("http", "any.\(host)").isEmpty, "never in clear over the network")
 
         // An item that does not say which server and user it is for stops the import.
         let vague = try await setup.secrets.secretTool(

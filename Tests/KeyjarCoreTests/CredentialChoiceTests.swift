@@ -239,14 +239,14 @@ struct CredentialChoiceTests {
     @Test func aNetrcMachineAnswersEverySchemeAndPortOfItsHostBelowTheOrigin() {
         let machine = record("netrc", ProtectionSpace(anySchemeAndPortOf: "Example.COM"))
         let everyServer = record("default", .anyServer)
-        let origin = record("origin", space(realm: nil, .default, port: 8080, scheme: "http"), isDefault: false)
-        let challenge = space(realm: "Team", .httpDigest, port: 8080, scheme: "http")
+        let origin = record("origin", space(realm: nil, .default, port: 8443), isDefault: false)
+        let challenge = space(realm: "Team", .httpDigest, port: 8443)
         // On the origin: its own credential first, then the host's, then every server's.
         let choice = CredentialChoice(for: challenge, among: [everyServer, machine, origin])
         #expect(choice.candidates.map(\.record.user) == ["origin", "netrc", "default"])
         #expect(choice.candidates.map(\.specificity) == [.anyRealmAnyMethod, .anySchemeAndPort, .anyServer])
-        // Any scheme and port of that host, and a lookup naming no challenge.
-        for other in [space(realm: nil, .httpBasic, port: 21, scheme: "ftp"), space()] {
+        // Any encrypted scheme and port of that host, and a lookup naming no challenge.
+        for other in [space(realm: nil, .httpBasic, port: 990, scheme: "ftps"), space(port: 8443), space()] {
             #expect(CredentialChoice(for: other, among: [machine]).preferred?.user == "netrc")
         }
         // Never another host (but for `default`), a proxy, a Bearer challenge or a certificate.
@@ -262,6 +262,46 @@ struct CredentialChoiceTests {
             #expect(CredentialChoice(for: refused, among: [machine, everyServer]).candidates.isEmpty)
         }
         #expect(machine.space.isWildcard && machine.space.host == "example.com" && machine.space.port == 0)
+    }
+
+    /// A login for every scheme goes over an unencrypted scheme only to this machine, unless
+    /// it was imported to go in clear too: an http link or redirect must not read it off the
+    /// network.
+    @Test func aNetrcLoginGoesInClearOnlyToThisMachineUnlessAskedTo() {
+        let machine = record("netrc", ProtectionSpace(anySchemeAndPortOf: "example.com"))
+        let everyServer = record("default", .anyServer)
+        let unencrypted = [
+            space(.httpBasic, port: 8080, scheme: "http"), space(scheme: "http"),
+            space(.httpBasic, port: 21, scheme: "ftp"),
+            space(.httpDigest, scheme: "http"),
+        ]
+        for wanted in unencrypted {
+            #expect(CredentialChoice(for: wanted, among: [machine, everyServer]).candidates.isEmpty, "\(wanted)")
+        }
+        for host in ["127.0.0.1", "localhost", "::1"] {
+            let local = record("local", ProtectionSpace(anySchemeAndPortOf: host))
+            let wanted = space(.httpBasic, host: host, port: 8080, scheme: "http")
+            #expect(
+                CredentialChoice(for: wanted, among: [local, everyServer]).candidates.map(\.record.user) == [
+                    "local", "default",
+                ]
+            )
+        }
+        #expect(
+            CredentialChoice(for: space(.httpBasic, host: "127.attacker.example", scheme: "http"), among: [everyServer])
+                .candidates.isEmpty
+        )
+        // Asked for at import: in clear too
+        let clear = record("clear", ProtectionSpace(anySchemeAndPortOf: "example.com", inClearToo: true))
+        let clearEverywhere = record("clear-default", .anyServer(inClearToo: true))
+        #expect(clear.space.isWildcard && clear.space.goesInClearToo && clearEverywhere.space.isEveryServer)
+        for wanted in unencrypted {
+            #expect(
+                CredentialChoice(for: wanted, among: [machine, everyServer, clear, clearEverywhere]).candidates
+                    .map(\.record.user) == ["clear", "clear-default"],
+                "\(wanted)"
+            )
+        }
     }
 
     @Test func aServersOwnCredentialsComeBeforeANetrcLoginAndNothingIsStoredInOne() {

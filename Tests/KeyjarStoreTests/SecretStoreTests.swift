@@ -96,6 +96,12 @@ private func checkCommonBehaviour(of store: any SecretStore) throws {
     let machine = ProtectionSpace(anySchemeAndPortOf: uniqueHost())
     try store.storePassword("netrc", for: machine, user: "alice")
     #expect(try store.keys().contains(SecretStoreKey(space: machine, user: "alice")))
+    // ...and one imported to go in clear too keeps that.
+    let inClear = ProtectionSpace(anySchemeAndPortOf: machine.host, inClearToo: true)
+    try store.storePassword("netrc-clear", for: inClear, user: "alice")
+    #expect(try store.keys().contains(SecretStoreKey(space: inClear, user: "alice")))
+    #expect(try store.password(for: machine, user: "alice") == "netrc")
+    #expect(try store.removePassword(for: inClear, user: "alice"))
     #expect(try store.removePassword(for: machine, user: "alice"))
     #expect(try store.removePassword(for: token, user: ""))
     #expect(try store.secret(.refreshToken, for: token, user: "") == "refresh")

@@ -31,6 +31,12 @@ extension CredentialCommand {
                 NAME …` that have a server and a user attribute (protocol and port optional; \
                 without a protocol, every scheme and port of the server).
 
+                A credential for every scheme (a .netrc entry, a secret-tool item without a \
+                protocol) goes over an unencrypted scheme (http, ftp) only to this machine, so \
+                that a link or a redirect to http cannot read it off the network; \
+                --allow-unencrypted lets it go in clear to its other hosts too, as curl --netrc \
+                does. The import says which credentials are limited so.
+
                 Each credential is added, updated, left unchanged, or left as it is when Keyjar \
                 already stores a different password for it (--replace replaces it); the first of \
                 duplicates counts, as in curl and git. Every credential is printed with what \
@@ -67,6 +73,12 @@ extension CredentialCommand {
         @Flag(help: "Import a netrc default entry too, as a credential for every server.")
         var includeDefault = false
 
+        @Flag(
+            help:
+                "Let a credential for every scheme (a .netrc entry, a secret-tool item without a protocol) go over http and ftp to other machines too, unencrypted."
+        )
+        var allowUnencrypted = false
+
         @Flag(help: "Replace a stored credential whose password differs (otherwise it is left).")
         var replace = false
 
@@ -89,6 +101,11 @@ extension CredentialCommand {
             }
             if includeDefault, from != .netrc {
                 throw ValidationError("--include-default goes with --from netrc.")
+            }
+            if allowUnencrypted, from != .netrc, from != .secretTool {
+                throw ValidationError(
+                    "--allow-unencrypted goes with --from netrc or secret-tool (their credentials for every scheme)."
+                )
             }
         }
 
@@ -186,13 +203,14 @@ extension CredentialCommand {
                 let origin = "\(path):\(entry.line)"
                 let space: ProtectionSpace
                 switch entry.host {
-                case .machine(let name): space = ProtectionSpace(anySchemeAndPortOf: name)
-                case .default: space = .anyServer
+                case .machine(let name): space = ProtectionSpace(anySchemeAndPortOf: name, inClearToo: allowUnencrypted)
+                case .default: space = .anyServer(inClearToo: allowUnencrypted)
                 }
                 var found = Found(name: "\(origin) \(entry.login ?? "(no login)") at \(Self.describe(space))")
                 if case .default = entry.host, !includeDefault {
                     found.skipped = "a default entry: --include-default imports it"
                 } else if let login = entry.login, let password = entry.password {
+                    found.note = Self.limit(of: space)
                     found.candidate = CredentialImportCandidate(
                         origin: origin,
                         space: space,
@@ -303,7 +321,7 @@ extension CredentialCommand {
                 }
                 let space =
                     scheme.map { ProtectionSpace(host: server, port: port, protocol: $0) }
-                    ?? ProtectionSpace(anySchemeAndPortOf: server)
+                    ?? ProtectionSpace(anySchemeAndPortOf: server, inClearToo: allowUnencrypted)
                 return Found(
                     name: "\(origin) at \(Self.describe(space))",
                     candidate: CredentialImportCandidate(
@@ -311,7 +329,8 @@ extension CredentialCommand {
                         space: space,
                         user: user,
                         password: item.secret
-                    )
+                    ),
+                    note: Self.limit(of: space)
                 )
             }
         }
@@ -386,9 +405,17 @@ extension CredentialCommand {
 
         /// A space as the import shows it: wildcards in words.
         static func describe(_ space: ProtectionSpace) -> String {
-            if space == .anyServer { return "every server" }
+            if space.isEveryServer { return "every server" }
             if space.isWildcard { return "any scheme and port of \(space.host)" }
             return space.displayURL
+        }
+
+        /// What the import says of a credential for every scheme: where it will not go, and why.
+        static func limit(of space: ProtectionSpace) -> String {
+            guard space.isWildcard else { return "" }
+            return space.goesInClearToo
+                ? "unencrypted too, as asked (--allow-unencrypted)"
+                : "over http or ftp only to this machine, never in clear over the network; --allow-unencrypted allows it"
         }
     }
 }

@@ -84,7 +84,7 @@ extension ProtectionSpace {
     package var displayURL: String {
         let shownHost = host.contains(":") ? "[\(host)]" : host
         // A `.netrc` login's space has no one scheme or port: `*://host` (`*://*` for `default`).
-        if isWildcard { return "\(self.protocol)://\(shownHost)" }
+        if isWildcard { return "\(ProtectionSpace.anyScheme)://\(shownHost)" }
         let address = "\(self.protocol)://\(shownHost):\(port)"
         return isProxy ? "proxy \(address)" : address
     }
@@ -93,7 +93,8 @@ extension ProtectionSpace {
     package var summary: String {
         var text = displayURL
         if isWildcard {
-            text += host == ProtectionSpace.anyServer.host ? " (every server)" : " (every scheme and port)"
+            text += isEveryServer ? " (every server" : " (every scheme and port"
+            text += goesInClearToo ? ", http too)" : "; http only to this machine)"
         }
         if let realm { text += " realm \"\(realm)\"" }
         text += " method \(MethodArgument(authenticationMethod).rawValue)"
