@@ -7,7 +7,8 @@ import Testing
 @Suite(.timeLimit(hangLimit), .servicesStopCleanly)
 struct FetchCommandTests {
     /// Routes: /echo (the request as JSON), /hello (repeated header), /redirect (302 setting a
-    /// cookie), /status/N, /big (1 MiB), /truncated (promises more than it sends), /slow (a
+    /// cookie), /status/N, /big (1 MiB), /truncated (promises more than it sends; /cut too, with
+    /// an ETag, so that a download of it can be continued), /slow (a
     /// head, then silence), /basic (Basic auth, alice:wonderland, realm "fetch").
     static let server = """
         import base64, http.server, json, sys, time
@@ -38,6 +39,9 @@ struct FetchCommandTests {
                 elif self.path == "/truncated":
                     self.send_response(200); self.send_header("Content-Length", "1000"); self.end_headers()
                     self.wfile.write(b"x" * 10); self.wfile.flush(); self.close_connection = True
+                elif self.path == "/cut":
+                    self.send_response(200); self.send_header("Content-Length", "1000"); self.send_header("ETag", '"v1"')
+                    self.end_headers(); self.wfile.write(b"x" * 10); self.wfile.flush(); self.close_connection = True
                 elif self.path == "/slow":
                     self.send_response(200); self.send_header("Content-Length", "10"); self.end_headers()
                     self.wfile.flush(); time.sleep(30)

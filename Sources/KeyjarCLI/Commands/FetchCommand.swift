@@ -342,10 +342,7 @@ struct FetchCommand: AsyncParsableCommand {
             var descriptor = STDOUT_FILENO
             if case .special(let path) = target {
                 // A FIFO or a device: written into as it is, as curl does.
-                descriptor = open(path, O_WRONLY | O_CLOEXEC)
-                guard descriptor >= 0 else {
-                    throw CLIError.failure("cannot write \(output ?? path): \(String(cString: strerror(errno))).")
-                }
+                descriptor = try OutputFile.openSpecial(path, named: output ?? path)
             }
             defer { if descriptor != STDOUT_FILENO { close(descriptor) } }
             let output = descriptor

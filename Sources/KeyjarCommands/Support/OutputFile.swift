@@ -7,6 +7,11 @@ import KeyjarFiles
 /// standard output; a symbolic link is written through, never replaced; a FIFO, a device or a
 /// socket is written into as it is; a directory is refused. Only a regular file (or a name
 /// with nothing there yet) is replaced as a whole, by renaming a complete file onto it.
+///
+/// In a directory every user can write to (/tmp), a link, a special file or a file that
+/// another user planted under the name is refused (``SharedDirectory``), as the kernel's
+/// `protected_symlinks` and `protected_fifos` would refuse it to a plain `open`: the write
+/// would otherwise go wherever that user chose, or to that user.
 package enum OutputFile: Equatable {
     case standardOutput
     /// A regular file, or a new one: the path after following symbolic links.
@@ -21,6 +26,7 @@ package enum OutputFile: Equatable {
         var links = 0
         while lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFLNK {
             links += 1
+            try refusePlanted("the symbolic link \(path)", info, in: path, given: given)
             guard links <= 40, let target = readLink(path) else {
                 throw .failure("cannot follow the symbolic link \(given): \(String(cString: strerror(ELOOP))).")
             }
@@ -36,10 +42,53 @@ package enum OutputFile: Equatable {
             return .regular(path)
         }
         switch info.st_mode & S_IFMT {
-        case S_IFREG: return .regular(path)
+        case S_IFREG:
+            // Replaced by a rename, never written into; still another user's file is not
+            // taken over (root could replace it).
+            try refusePlanted(path, info, in: path, given: given)
+            return .regular(path)
         case S_IFDIR: throw .failure("cannot write \(given): it is a directory.")
-        default: return .special(path)
+        default:
+            try refusePlanted(path, info, in: path, given: given)
+            return .special(path)
         }
+    }
+
+    /// Refuses an entry another user planted in a shared directory (``SharedDirectory``).
+    private static func refusePlanted(_ what: String, _ entry: stat, in path: String, given: String) throws(CLIError) {
+        var parent = stat()
+        guard stat(PathName.directory(of: path), &parent) == 0 else { return }
+        guard SharedDirectory.mayUse(ownedBy: entry.st_uid, in: parent) else {
+            throw .failure("will not write \(given): \(SharedDirectory.refusal(what, ownedBy: entry.st_uid)).")
+        }
+    }
+
+    /// Opens a special file (``special(_:)``) for writing, checked on the descriptor that is
+    /// written, so that nothing can be swapped in between: the entry is opened without
+    /// following a link and without opening it for writing (a FIFO with no reader would block),
+    /// checked (still special, not another user's in a shared directory), then opened for
+    /// writing through that very descriptor.
+    package static func openSpecial(_ path: String, named given: String) throws(CLIError) -> Int32 {
+        let name = String(path.split(separator: "/").last ?? "")
+        let directory = Glibc.open(PathName.directory(of: path), O_PATH | O_DIRECTORY | O_CLOEXEC)
+        guard directory >= 0 else { throw failure(given, errno) }
+        defer { close(directory) }
+        let handle = openat(directory, name, O_PATH | O_NOFOLLOW | O_CLOEXEC)
+        guard handle >= 0 else { throw failure(given, errno) }
+        defer { close(handle) }
+        var entry = stat()
+        var parent = stat()
+        guard fstat(handle, &entry) == 0, fstat(directory, &parent) == 0 else { throw failure(given, errno) }
+        let kind = entry.st_mode & S_IFMT
+        guard kind != S_IFREG, kind != S_IFDIR, kind != S_IFLNK else {
+            throw .failure("cannot write \(given): it changed while it was being opened; nothing was written.")
+        }
+        guard SharedDirectory.mayUse(ownedBy: entry.st_uid, in: parent) else {
+            throw .failure("will not write \(given): \(SharedDirectory.refusal(path, ownedBy: entry.st_uid)).")
+        }
+        let descriptor = Glibc.open("/proc/self/fd/\(handle)", O_WRONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw failure(given, errno) }
+        return descriptor
     }
 
     package static func absolute(_ path: String, in directory: String) -> String {
@@ -64,8 +113,7 @@ package enum OutputFile: Equatable {
             Output.write(Data(bytes))
             try Output.flush()
         case .special(let path):
-            let descriptor = open(path, O_WRONLY | O_CLOEXEC)
-            guard descriptor >= 0 else { throw Self.failure(given, errno) }
+            let descriptor = try Self.openSpecial(path, named: given)
             defer { close(descriptor) }
             if let failure = Output.writeAll(bytes, to: descriptor) { throw Self.failure(given, failure) }
         case .regular(let path):

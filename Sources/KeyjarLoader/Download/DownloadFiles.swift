@@ -25,14 +25,25 @@ final class DownloadFiles {
     deinit { closeDescriptor() }
 
     /// Opens the partial file, keeping what it holds when `continuing` (its length is where the
-    /// download goes on from), else empty; `exclusive` refuses one that exists (EEXIST). Its mode
-    /// is what any new file of the user gets; a symbolic link in its place is refused.
+    /// download goes on from), else made anew; `exclusive` refuses one that exists (EEXIST). Its
+    /// mode is what any new file of the user gets. Only a regular file of this user is written:
+    /// a link, a FIFO or another user's file left under that name (in /tmp, say, to read the
+    /// download or redirect it) is refused, checked on the descriptor that is written.
     func open(continuing: Bool, exclusive: Bool = false) throws(DownloadFileError) {
         closeDescriptor()
-        let flags =
-            O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | (continuing ? 0 : O_TRUNC) | (exclusive ? O_EXCL : 0)
+        // A new partial file is created here, never one found under its name.
+        if !continuing, !exclusive { unlink(partialPath) }
+        // O_NONBLOCK: a FIFO in its place must not hold the open until someone reads it.
+        let flags = O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | (continuing ? 0 : O_EXCL)
         descriptor = Glibc.open(partialPath, flags, 0o666)
         guard descriptor >= 0 else { throw .system("cannot create \(partialPath)", errno) }
+        var entry = stat()
+        guard fstat(descriptor, &entry) == 0 else { throw .system("cannot read \(partialPath)", errno) }
+        guard entry.st_mode & S_IFMT == S_IFREG, entry.st_uid == geteuid() else {
+            closeDescriptor()
+            throw .system("will not write \(partialPath), which is not a file of yours", EPERM)
+        }
+        _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) & ~O_NONBLOCK)
         let end = lseek(descriptor, 0, SEEK_END)
         guard end >= 0 else { throw .system("cannot read \(partialPath)", errno) }
         length = Int64(end)
