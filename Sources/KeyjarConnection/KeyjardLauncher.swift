@@ -108,17 +108,21 @@ enum KeyjardLauncher {
             + " `swift build --product keyjard`), install keyjard on PATH, or put it next to this program"
     }
 
-    /// `$KEYJAR_KEYJARD`, else `keyjard` next to the running executable, else on PATH.
-    static func findKeyjard() -> String? {
-        let environment = ProcessInfo.processInfo.environment
-        if let explicit = environment["KEYJAR_KEYJARD"], FileManager.default.isExecutableFile(atPath: explicit) {
-            return explicit
+    /// `$KEYJAR_KEYJARD`, else `keyjard` next to the running executable, else on PATH. Only an
+    /// absolute PATH entry counts: an empty one, `.` or `bin` would run whatever `keyjard` the
+    /// working directory holds (a downloaded archive, another user's directory) with every
+    /// secret of the user.
+    static func findKeyjard(environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
+        if let explicit = environment["KEYJAR_KEYJARD"], !explicit.isEmpty {
+            let path = KeyjarPaths.absolute(explicit)
+            if FileManager.default.isExecutableFile(atPath: path) { return path }
         }
         if let executable = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
             let sibling = PathName.directory(of: executable) + "/keyjard"
             if FileManager.default.isExecutableFile(atPath: sibling) { return sibling }
         }
-        for directory in (environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin").split(separator: ":") {
+        for directory in (environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin").split(separator: ":")
+        where directory.hasPrefix("/") {
             let candidate = "\(directory)/keyjard"
             if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
         }

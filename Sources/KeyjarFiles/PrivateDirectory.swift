@@ -19,14 +19,51 @@ public enum PrivateDirectory {
     }
 
     /// Makes `path` a private directory of this user, creating it (and missing parents) if needed.
+    /// The directory itself must be one, not a symbolic link to one: a link there (in /tmp,
+    /// say) could be another user's, to a directory they chose.
     public static func make(_ path: String) throws(Failure) {
-        let status = try directory(path)
-        guard status.st_uid == getuid() else {
-            throw Failure(path: path, reason: "belongs to uid \(status.st_uid), not to you (uid \(getuid()))")
+        _ = try directory(path)
+        let descriptor = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            let number = errno
+            throw Failure(
+                path: path,
+                reason: number == ELOOP || number == ENOTDIR
+                    ? "is a symbolic link, not a directory" : "cannot be opened: \(String(cString: strerror(number)))"
+            )
         }
-        if status.st_mode & 0o777 != 0o700, chmod(path, 0o700) != 0 {
+        defer { close(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { throw Failure(path: path, reason: "cannot be read: \(reason())") }
+        guard status.st_uid == geteuid() else {
+            throw Failure(path: path, reason: "belongs to uid \(status.st_uid), not to you (uid \(geteuid()))")
+        }
+        if status.st_mode & 0o777 != 0o700, fchmod(descriptor, 0o700) != 0 {
             throw Failure(path: path, reason: "cannot be made private (0700): \(reason())")
         }
+    }
+
+    /// Checks, without changing anything, that `path` is a private directory of this user (not
+    /// a link, owned by the user, no access for anyone else): where a client trusts a socket.
+    /// Nil when it is; else why not, naming the owner. A missing one is `ENOENT`'s reason.
+    public static func problem(with path: String) -> Failure? {
+        var status = stat()
+        guard lstat(path, &status) == 0 else { return Failure(path: path, reason: "cannot be read: \(reason())") }
+        switch status.st_mode & S_IFMT {
+        case S_IFDIR: break
+        case S_IFLNK: return Failure(path: path, reason: "is a symbolic link, not a directory")
+        default: return Failure(path: path, reason: "is not a directory")
+        }
+        guard status.st_uid == geteuid() else {
+            return Failure(path: path, reason: "belongs to uid \(status.st_uid), not to you (uid \(geteuid()))")
+        }
+        guard status.st_mode & 0o077 == 0 else {
+            return Failure(
+                path: path,
+                reason: "is open to other users (mode \(String(status.st_mode & 0o777, radix: 8))), not 0700"
+            )
+        }
+        return nil
     }
 
     /// Makes `path` (and missing parents) 0700 if it is missing; an existing directory is left as

@@ -4,16 +4,23 @@ import KeyjarFiles
 
 /// Where keyjard's socket and database live by default, shared by keyjard and its clients.
 ///
-/// - Socket: `$KEYJAR_SOCKET`, else `$XDG_RUNTIME_DIR/keyjar/keyjar.sock`, else
-///   `/tmp/keyjar-<uid>/keyjar.sock` (a 0700 directory that must belong to the user).
+/// - Socket: `$KEYJAR_SOCKET`, else `$XDG_RUNTIME_DIR/keyjar/keyjar.sock`, else (cron, `su`,
+///   ssh without pam_systemd) the login's runtime directory all the same,
+///   `/run/user/<uid>/keyjar/keyjar.sock`, when it is there and the user's alone (nobody else can
+///   make it), else `/tmp/keyjar-<uid>/keyjar.sock` (a 0700 directory that must belong to the
+///   user: keyjard and every client refuse one another user made).
 /// - Database: `$KEYJAR_DATABASE`, else `$XDG_DATA_HOME/keyjar/store.sqlite3`, else
 ///   `~/.local/share/keyjar/store.sqlite3`.
 public enum KeyjarPaths {
-    public static func defaultSocketPath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String
-    {
+    public static func defaultSocketPath(
+        environment: [String: String] = ProcessInfo.processInfo.environment,
+        loginRuntimeDirectory: String? = nil
+    ) -> String {
         if let explicit = environment["KEYJAR_SOCKET"], !explicit.isEmpty { return absolute(explicit) }
         if let runtime = environment["XDG_RUNTIME_DIR"], !runtime.isEmpty { return runtime + "/keyjar/keyjar.sock" }
-        return "/tmp/keyjar-\(getuid())/keyjar.sock"
+        let login = loginRuntimeDirectory ?? "/run/user/\(geteuid())"
+        if PrivateDirectory.problem(with: login) == nil { return login + "/keyjar/keyjar.sock" }
+        return "/tmp/keyjar-\(geteuid())/keyjar.sock"
     }
 
     public static func defaultDatabasePath(

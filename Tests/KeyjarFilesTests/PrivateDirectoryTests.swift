@@ -80,4 +80,40 @@ import Testing
         #expect(failure?.description == "\(path) belongs to uid 65534, not to you (uid 0)")
         #expect(try mode(path) == 0o755)
     }
+
+    /// A link in the directory's place (in /tmp, another user's, to a directory they chose) is
+    /// neither made private nor used.
+    @Test func aLinkInItsPlaceIsRefused() throws {
+        let temporary = try TemporaryDirectory()
+        let target = temporary.path("target")
+        #expect(mkdir(target, 0o755) == 0 && chmod(target, 0o755) == 0)
+        let link = temporary.path("link")
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: target)
+        let failure = #expect(throws: PrivateDirectory.Failure.self) { try PrivateDirectory.make(link) }
+        #expect(failure?.description == "\(link) is a symbolic link, not a directory")
+        #expect(try mode(target) == 0o755)
+        #expect(PrivateDirectory.problem(with: link)?.description == "\(link) is a symbolic link, not a directory")
+    }
+
+    /// What a client checks of a socket's directory before it trusts the socket, changing nothing.
+    @Test func aClientsCheckNamesWhatIsWrong() throws {
+        let temporary = try TemporaryDirectory()
+        let path = temporary.path("run")
+        try PrivateDirectory.make(path)
+        #expect(PrivateDirectory.problem(with: path) == nil)
+        #expect(chmod(path, 0o750) == 0)
+        #expect(
+            PrivateDirectory.problem(with: path)?.description == "\(path) is open to other users (mode 750), not 0700"
+        )
+        #expect(try mode(path) == 0o750, "the check changes nothing")
+        let file = temporary.path("file")
+        #expect(FileManager.default.createFile(atPath: file, contents: nil))
+        #expect(PrivateDirectory.problem(with: file)?.description == "\(file) is not a directory")
+        if getuid() == 0 {
+            #expect(chmod(path, 0o700) == 0 && chown(path, 65534, 65534) == 0)
+            #expect(
+                PrivateDirectory.problem(with: path)?.description == "\(path) belongs to uid 65534, not to you (uid 0)"
+            )
+        }
+    }
 }

@@ -318,6 +318,36 @@ struct KeyjardNotFoundTests {
         }
     }
 
+    /// A `keyjard` in the working directory is never started through a relative PATH entry
+    /// (`.`, `bin`, or an empty one): it would run with every secret of the user, from wherever
+    /// the program happened to be started (a downloaded archive, another user's directory).
+    @Test func aKeyjardFoundOnlyThroughARelativePathEntryIsNotStarted() async throws {
+        let directory = try TemporaryDirectory()
+        // The program in a directory of its own (no keyjard beside it); started in another.
+        let programs = try TemporaryDirectory()
+        let program = programs.path("app")
+        try await installExecutable(copying: DaemonProcess.builtExecutable(named: "KeyjarTestPeer"), to: program)
+        #expect(mkdir(directory.path("bin"), 0o700) == 0)
+        let marker = directory.path("planted-keyjard-ran")
+        for name in ["keyjard", "bin/keyjard"] {
+            try await installExecutable(script: "#!/bin/sh\ntouch \(marker)\nexit 1\n", at: directory.path(name))
+        }
+        let environment = [
+            "KEYJAR_SOCKET": directory.path("run/keyjar.sock"),
+            "KEYJAR_DATABASE": directory.path("data/store.sqlite3"),
+            "PATH": ".:bin::/usr/bin:/bin",
+            "HOME": directory.path("."),
+        ]
+        let result = try await runCommand(
+            "/bin/sh",
+            ["-c", "cd \"$0\" && exec \"$1\" header https://example.com/", directory.path, program],
+            environment: environment
+        )
+        #expect(result.status == 1)
+        #expect(result.error.contains("none was found to start"), "\(result.error)")
+        #expect(!FileManager.default.fileExists(atPath: marker), "a keyjard was run from a relative PATH entry")
+    }
+
     /// A keyjard that stops before it serves: the error quotes the last line of its log, which
     /// says why, rather than only where the log is.
     @Test func aKeyjardThatStopsBeforeServingIsQuoted() async throws {

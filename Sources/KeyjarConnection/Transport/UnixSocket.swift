@@ -1,5 +1,6 @@
 package import FoundationEssentials
 import Glibc
+import KeyjarFiles
 
 /// A connected Unix stream socket: connect, send everything, receive with a timeout. Equal when
 /// the descriptor is (a descriptor closed and reused is a new socket: compare while it is open).
@@ -7,16 +8,39 @@ package struct UnixSocket: Sendable, Equatable {
     package let descriptor: CInt
 
     /// Why a connect failed; `errno` tells "nobody listens" (ENOENT, ECONNREFUSED) from others.
+    /// A `refusal` is a socket that something other than this user's keyjard may be serving.
     package struct ConnectError: Error, Sendable, CustomStringConvertible {
         package var path: String
         package var errno: Int32
+        package var refusal: String?
+
+        package init(path: String, errno: Int32, refusal: String? = nil) {
+            self.path = path
+            self.errno = errno
+            self.refusal = refusal
+        }
 
         /// True when no keyjard is serving the path (so starting one may help).
-        package var nobodyListening: Bool { errno == ENOENT || errno == ECONNREFUSED }
-        package var description: String { "cannot connect to \(path): \(String(cString: strerror(errno)))" }
+        package var nobodyListening: Bool { refusal == nil && (errno == ENOENT || errno == ECONNREFUSED) }
+        package var description: String {
+            if let refusal { return "refusing to use \(path): \(refusal)" }
+            return "cannot connect to \(path): \(String(cString: strerror(errno)))"
+        }
     }
 
+    /// Connects to the keyjard serving `path`, having checked that it is this user's before
+    /// anything is sent: the socket's directory is a real directory of this user that nobody
+    /// else can enter (as keyjard makes it), and the process at the other end runs as this user
+    /// (`SO_PEERCRED`). Either could be another local user's otherwise (a pre-created
+    /// `/tmp/keyjar-UID`), who would then be sent passwords.
     package static func connect(path: String) throws(ConnectError) -> UnixSocket {
+        let directory = PathName.directory(of: path)
+        if let problem = PrivateDirectory.problem(with: directory.isEmpty ? "." : directory) {
+            var missing = stat()
+            // Not there yet: nobody listens (a client may start keyjard, which makes it).
+            if lstat(directory, &missing) != 0, Glibc.errno == ENOENT { throw ConnectError(path: path, errno: ENOENT) }
+            throw ConnectError(path: path, errno: EPERM, refusal: "its directory \(problem)")
+        }
         let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard descriptor >= 0 else { throw ConnectError(path: path, errno: errno) }
         var address = sockaddr_un()
@@ -38,6 +62,18 @@ package struct UnixSocket: Sendable, Equatable {
             let failure = errno
             Glibc.close(descriptor)
             throw ConnectError(path: path, errno: failure)
+        }
+        guard let peer = SocketPeer.of(descriptor: descriptor), peer.uid == geteuid() else {
+            let peer = SocketPeer.of(descriptor: descriptor)
+            Glibc.close(descriptor)
+            throw ConnectError(
+                path: path,
+                errno: EPERM,
+                refusal: peer.map {
+                    "the process serving it (pid \($0.pid)) runs as uid \($0.uid), not as you (uid \(geteuid()))"
+                }
+                    ?? "the process serving it cannot be identified (SO_PEERCRED)"
+            )
         }
         return UnixSocket(descriptor: descriptor)
     }

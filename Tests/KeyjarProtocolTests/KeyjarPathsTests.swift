@@ -1,0 +1,35 @@
+import Foundation
+import Glibc
+import KeyjarProtocol
+import KeyjarTestSupport
+import Testing
+
+/// Where a client and keyjard look for the socket when nobody says: a shell without
+/// XDG_RUNTIME_DIR (cron, `su`, ssh without pam_systemd) still finds the login's runtime
+/// directory, which no other user can make; only without one does it fall back to /tmp.
+struct KeyjarPathsTests {
+    @Test func theSocketIsWhereTheEnvironmentOrTheLoginSays() throws {
+        let temporary = try TemporaryDirectory()
+        let login = temporary.path("run-user")
+        #expect(
+            KeyjarPaths.defaultSocketPath(environment: ["KEYJAR_SOCKET": "/s/k.sock"], loginRuntimeDirectory: login)
+                == "/s/k.sock"
+        )
+        #expect(
+            KeyjarPaths.defaultSocketPath(environment: ["XDG_RUNTIME_DIR": "/run/user/7"], loginRuntimeDirectory: login)
+                == "/run/user/7/keyjar/keyjar.sock"
+        )
+        let fallback = "/tmp/keyjar-\(geteuid())/keyjar.sock"
+        // No runtime directory of the login: /tmp.
+        #expect(KeyjarPaths.defaultSocketPath(environment: [:], loginRuntimeDirectory: login) == fallback)
+        // One that is the user's alone: there, as with XDG_RUNTIME_DIR set.
+        #expect(mkdir(login, 0o700) == 0)
+        #expect(
+            KeyjarPaths.defaultSocketPath(environment: [:], loginRuntimeDirectory: login)
+                == login + "/keyjar/keyjar.sock"
+        )
+        // One that others can enter is not the login's (nor one that is a link).
+        #expect(chmod(login, 0o755) == 0)
+        #expect(KeyjarPaths.defaultSocketPath(environment: [:], loginRuntimeDirectory: login) == fallback)
+    }
+}
