@@ -90,6 +90,8 @@ let package = Package(
 
         // glibc's malloc.h (heap statistics for the benchmark, malloc_trim for the store).
         .systemLibrary(name: "CMallocInfo"),
+        // prctl(2) for keyjard (variadic in C).
+        .systemLibrary(name: "CProcessControl"),
 
         // The directories Keyjar keeps files in: made 0700; the socket's and a cache's the user's alone.
         .target(name: "KeyjarFiles", swiftSettings: swiftSettings),
@@ -148,7 +150,7 @@ let package = Package(
         .executableTarget(
             name: "KeyjarDaemon",
             dependencies: [
-                "KeyjarServer", "KeyjarProtocol", "KeyjarCore",
+                "KeyjarServer", "KeyjarProtocol", "KeyjarCore", "CProcessControl",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

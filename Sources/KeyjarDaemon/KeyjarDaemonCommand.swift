@@ -1,4 +1,5 @@
 import ArgumentParser
+import CProcessControl
 import Foundation
 import Glibc
 import KeyjarCore
@@ -118,6 +119,13 @@ struct KeyjarDaemonCommand: AsyncParsableCommand {
             return handler
         }
         let logger = Logger(label: "keyjard")
+        // keyjard holds the passwords it serves in memory: no core file of it, and no other
+        // process of the user may trace it or read its memory (only root may).
+        if keyjar_set_not_dumpable() == 0 {
+            logger.info("not dumpable: no core file; no other process of the user can trace it or read its memory")
+        } else {
+            logger.warning("could not make keyjard non-dumpable: \(String(cString: strerror(errno)))")
+        }
         let databasePath = database.map { KeyjarPaths.absolute($0) } ?? KeyjarPaths.defaultDatabasePath()
         // Eviction keeps Chromium's proportions: per site down to 5/6, in all 300 at a time (or 10%).
         let limits = CookieJar.Limits(

@@ -97,6 +97,28 @@ struct ServerSecurityTests {
         #expect(daemon.log.contains("refused a client of another user"))
     }
 
+    /// keyjard is not dumpable: no core file, and no other process of its user may trace it or
+    /// read its memory. The kernel shows it in /proc: a non-dumpable process's entries belong to
+    /// root, whoever it runs as, so keyjard runs here as uid 65534 (root only, skipped otherwise).
+    @Test(.enabled(if: getuid() == 0, "needs root to run keyjard as another user"))
+    func keyjardIsNotDumpable() async throws {
+        let directory = try TemporaryDirectory()
+        #expect(chown(directory.path, 65534, 65534) == 0)
+        let daemon = try await DaemonProcess(
+            in: directory,
+            arguments: ["--secrets", "file"],
+            launcher: ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+        )
+        var process = stat()
+        #expect(stat("/proc/\(daemon.pid)/status", &process) == 0)
+        let owner = try String(contentsOfFile: "/proc/\(daemon.pid)/status", encoding: .utf8)
+            .split(separator: "\n").first { $0.hasPrefix("Uid:") }
+        #expect(owner?.split(whereSeparator: \.isWhitespace).dropFirst().first == "65534", "it runs as 65534")
+        #expect(process.st_uid == 0, "/proc/PID of a dumpable process belongs to its user")
+        #expect(daemon.log.contains("not dumpable"), "\(daemon.log)")
+        #expect(await daemon.stop() == 0)
+    }
+
     @Test func passwordLivesOnlyInTheSecretService() async throws {
         let daemon = try await DaemonProcess()
         let password = "pw-\(UUID().uuidString)"
