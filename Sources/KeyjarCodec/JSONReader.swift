@@ -31,10 +31,20 @@ public enum JSONValue: Sendable {
 
 /// A strict JSON parser (RFC 8259) over bytes: nil for anything it does not accept, which its
 /// callers report as not valid JSON. Duplicate keys and a byte order mark are refused.
+///
+/// Its cost is linear in the input whatever the input is: keyjard parses what any client sends,
+/// and a quadratic step (the duplicate-key check once was) lets one message of a few megabytes
+/// hold the parser for minutes.
 package struct JSONReader {
     /// Deeper nesting is refused (no message of the protocol comes close), so hostile input
     /// cannot exhaust the stack.
     static let maximumDepth = 64
+    /// More members in one object are refused: far more than any map Keyjar writes (a policy's
+    /// domain rules), and a bound on what one object costs to hold.
+    package static let maximumMembers = 1 << 18
+    /// Up to this many members, duplicates are found by comparing with each earlier key (no
+    /// hashing, the common case); a larger object switches to a set of its keys.
+    static let linearDuplicateCheck = 16
 
     package static func parse(_ bytes: UnsafeBufferPointer<UInt8>) -> JSONValue? {
         var reader = JSONReader(bytes: bytes)
@@ -93,11 +103,19 @@ package struct JSONReader {
             position += 1
             return .object(members)
         }
+        var keys: Set<String> = []
         while true {
             skipWhitespace()
-            guard current == UInt8(ascii: "\""), let key = string() else { return nil }
+            guard current == UInt8(ascii: "\""), let key = string(), members.count < Self.maximumMembers else {
+                return nil
+            }
             // Readers could disagree on which duplicate wins (Foundation's kept the first): refuse.
-            guard !members.contains(where: { $0.key == key }) else { return nil }
+            if members.count < Self.linearDuplicateCheck {
+                guard !members.contains(where: { $0.key == key }) else { return nil }
+            } else {
+                if keys.isEmpty { keys = Set(members.lazy.map(\.key)) }
+                guard keys.insert(key).inserted else { return nil }
+            }
             skipWhitespace()
             guard current == UInt8(ascii: ":") else { return nil }
             position += 1

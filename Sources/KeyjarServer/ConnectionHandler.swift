@@ -2,6 +2,7 @@ import Glibc
 import KeyjarProtocol
 import Logging
 import NIOCore
+import NIOPosix
 
 /// Serves one client connection on the service's event loop: the handshake, then each
 /// framed request in order (frames come from the ``FrameReader``; what may happen next is
@@ -11,7 +12,9 @@ import NIOCore
 /// socket.
 ///
 /// A malformed frame or message ends this connection only, with an error reply; the other
-/// clients never notice.
+/// clients never notice. A large message is decoded off the event loop (on the service's
+/// decoding thread), with this connection's gate shut meanwhile, so that its order is kept and
+/// one client's megabytes never hold up the others' requests, nor keyjard's stop on SIGTERM.
 final class ConnectionHandler: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
@@ -37,13 +40,59 @@ final class ConnectionHandler: ChannelInboundHandler {
         context.fireChannelInactive()
     }
 
+    /// Messages up to this size are decoded on the event loop (a few microseconds); larger ones
+    /// on the decoding thread.
+    static let largestDecodedOnLoop = InboundBudget.smallFrame
+
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard machine.state != .closing else { return }
         let frame = unwrapInboundIn(data)
+        guard frame.readableBytes <= Self.largestDecodedOnLoop else { return decodeOffLoop(frame, context: context) }
+        let decoded = Result { () throws(WireError) in
+            try MessageCoding.decode(ClientMessage.self, from: frame.readableBytesView)
+        }
+        take(decoded, context: context)
+    }
+
+    /// Hands a large frame to the decoding thread. The frame's storage is wiped once this read
+    /// is over (``FrameReader``), so the decoder gets a copy of its own, wiped in turn (it may
+    /// hold a password). The gate stays shut until the message is taken, so the frames after
+    /// it wait (in order, in the reader's buffer and the socket).
+    private func decodeOffLoop(_ frame: ByteBuffer, context: ChannelHandlerContext) {
+        let copy = WipedCopy(frame.readableBytesView)
+        client.gate.hold(.decoding)
+        let this = NIOLoopBound(self, eventLoop: service.eventLoop)
+        let boundContext = NIOLoopBound(context, eventLoop: service.eventLoop)
+        service.decodingThread.runIfActive(eventLoop: service.eventLoop) {
+            defer { copy.wipe() }
+            return copy.withBytes { bytes in
+                Result { () throws(WireError) in try MessageCoding.decode(ClientMessage.self, from: bytes) }
+            }
+        }.whenComplete { result in
+            let handler = this.value
+            let context = boundContext.value
+            // Released after the message is taken: a deferred answer holds the gate itself.
+            defer { handler.client.gate.release(.decoding) }
+            guard context.channel.isActive, handler.machine.state != .closing else { return }
+            switch result {
+            case .success(let decoded): handler.take(decoded, context: context)
+            case .failure:
+                // The decoding thread is gone: keyjard is stopping.
+                handler.sendFailure(
+                    id: nil,
+                    WireError(code: WireError.shuttingDown, message: "keyjard is stopping"),
+                    context: context
+                )
+            }
+        }
+    }
+
+    /// A decoded message (or why it is none) to the state machine, and what it says to do.
+    private func take(_ decoded: Result<ClientMessage, WireError>, context: ChannelHandlerContext) {
         let received: ConnectionStateMachine.Received
-        do {
-            received = machine.received(try MessageCoding.decode(ClientMessage.self, from: frame.readableBytesView))
-        } catch {
+        switch decoded {
+        case .success(let message): received = machine.received(message)
+        case .failure(let error):
             logger.info("malformed message; closing the connection", metadata: ["error": "\(error.message)"])
             received = machine.malformed(error)
         }
@@ -152,4 +201,25 @@ final class RefusalHandler: ChannelInboundHandler {
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if event as? ChannelEvent == .inputClosed { context.close(promise: nil) }
     }
+}
+
+/// A frame's bytes copied for the decoding thread, zeroed and freed by ``wipe()`` once decoded:
+/// they may carry a password, and an array's copy-on-write could leave a copy unwiped.
+private final class WipedCopy: @unchecked Sendable {
+    // @unchecked: written once here, then only by the one thread that decodes and wipes it.
+    private let bytes: UnsafeMutableBufferPointer<UInt8>
+
+    init(_ source: ByteBufferView) {
+        bytes = .allocate(capacity: source.count)
+        _ = bytes.initialize(from: source)
+    }
+
+    func withBytes<T>(_ body: (UnsafeBufferPointer<UInt8>) -> T) -> T { body(UnsafeBufferPointer(bytes)) }
+
+    func wipe() {
+        guard let base = bytes.baseAddress else { return }
+        memset(base, 0, bytes.count)
+    }
+
+    deinit { bytes.deallocate() }
 }

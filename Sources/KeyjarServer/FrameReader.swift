@@ -46,6 +46,10 @@ final class FrameReader: ChannelDuplexHandler {
     private var ownsStorage = false
     /// The capacity the large frame being received was reserved (0: none).
     private var frameCapacity = 0
+    /// The budget of a large frame handed on while the gate then shut (its message is being
+    /// decoded off the loop, or waits for the Secret Service): kept until the gate opens, as
+    /// what the handler holds of that frame meanwhile counts as buffered.
+    private var heldForHandedOn = 0
 
     private var budget: InboundBudget { service.state.inbound }
 
@@ -120,6 +124,7 @@ final class FrameReader: ChannelDuplexHandler {
 
     /// The gate opened: hand on what is already here, then read again if NIO had asked to.
     private func resume() {
+        releaseHandedOn()
         guard let context, !failed else { return }
         process(context)
         wipeRetired()
@@ -152,7 +157,9 @@ final class FrameReader: ChannelDuplexHandler {
             reservation = 0
             frameCapacity = 0
             context.fireChannelRead(wrapInboundOut(payload))
-            if admitted > 0 { budget.release(admitted) }
+            if admitted > 0 {
+                if gate.isOpen { budget.release(admitted) } else { heldForHandedOn += admitted }
+            }
         }
         compact(context)
         if inputClosed, !inputClosedForwarded, failed || gate.isOpen {
@@ -265,7 +272,14 @@ final class FrameReader: ChannelDuplexHandler {
         releaseEverything()
     }
 
+    private func releaseHandedOn() {
+        guard heldForHandedOn > 0 else { return }
+        budget.release(heldForHandedOn)
+        heldForHandedOn = 0
+    }
+
     private func releaseEverything() {
+        releaseHandedOn()
         stallTimer?.cancel()
         stallTimer = nil
         if reservation > 0 {

@@ -55,6 +55,9 @@ public enum KeyjarServer {
         threadPool.start()
         let checkpointThread = NIOThreadPool(numberOfThreads: 1)
         checkpointThread.start()
+        // Large messages are decoded here, off the event loop every client is served on.
+        let decodingThread = NIOThreadPool(numberOfThreads: 1)
+        decodingThread.start()
         do {
             try await serve(
                 configuration: configuration,
@@ -62,17 +65,19 @@ public enum KeyjarServer {
                 database: database,
                 secrets: secrets,
                 group: group,
-                threadPools: (threadPool, checkpointThread),
+                threadPools: (threadPool, checkpointThread, decodingThread),
                 logger: logger,
                 shutdown: shutdown,
                 ready: ready
             )
         } catch {
+            try? await decodingThread.shutdownGracefully()
             try? await checkpointThread.shutdownGracefully()
             try? await threadPool.shutdownGracefully()
             try? await group.shutdownGracefully()
             throw error
         }
+        try? await decodingThread.shutdownGracefully()
         try? await checkpointThread.shutdownGracefully()
         try? await threadPool.shutdownGracefully()
         try? await group.shutdownGracefully()
@@ -84,7 +89,7 @@ public enum KeyjarServer {
         database: StoreDatabase,
         secrets: any SecretStore,
         group: MultiThreadedEventLoopGroup,
-        threadPools: (secrets: NIOThreadPool, checkpoints: NIOThreadPool),
+        threadPools: (secrets: NIOThreadPool, checkpoints: NIOThreadPool, decoding: NIOThreadPool),
         logger: Logger,
         shutdown: AsyncStream<Void>,
         ready: @escaping @Sendable (String) -> Void
@@ -98,6 +103,7 @@ public enum KeyjarServer {
             secrets: secrets,
             threadPool: threadPools.secrets,
             checkpointThread: threadPools.checkpoints,
+            decodingThread: threadPools.decoding,
             logger: logger
         )
         try await loop.submit { service.purgeExpired() }.get()

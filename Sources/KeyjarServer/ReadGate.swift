@@ -12,6 +12,8 @@ final class ReadGate {
         case budget
         /// A request waits for the Secret Service; the ones after it wait in the socket.
         case busy
+        /// A large message is being decoded off the event loop; the ones after it wait.
+        case decoding
         /// The client has not read replies and events already sent to it
         /// (``ServedClient``): no more replies are made for it until it does.
         case backlog
@@ -19,9 +21,9 @@ final class ReadGate {
 
     private var holds: Set<Reason> = [] {
         didSet {
-            // Waiting on the Secret Service is ordinary service; the others bound memory.
-            let paused = !holds.subtracting([.busy]).isEmpty
-            let wasPaused = !oldValue.subtracting([.busy]).isEmpty
+            // Waiting on the Secret Service or a decode is ordinary service; the others bound memory.
+            let paused = !holds.subtracting([.busy, .decoding]).isEmpty
+            let wasPaused = !oldValue.subtracting([.busy, .decoding]).isEmpty
             if paused != wasPaused { budget.pausedConnections += paused ? 1 : -1 }
         }
     }

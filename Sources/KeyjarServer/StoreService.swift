@@ -60,6 +60,8 @@ final class StoreService: Sendable {
     /// checkpoint does not delay the event loop's fan-out to its subscribers
     /// (docs/performance.md, Acknowledged writes).
     let checkpointThread: NIOThreadPool
+    /// Decodes the messages too large to decode on the event loop (``ConnectionHandler``).
+    let decodingThread: NIOThreadPool
     let logger: Logger
     /// Where clients read the last committed sequence number (``SequencePage``).
     let sequencePage: SequencePage.Publisher
@@ -78,6 +80,7 @@ final class StoreService: Sendable {
         secrets: any SecretStore,
         threadPool: NIOThreadPool,
         checkpointThread: NIOThreadPool,
+        decodingThread: NIOThreadPool,
         logger: Logger
     ) throws {
         self.eventLoop = eventLoop
@@ -86,6 +89,7 @@ final class StoreService: Sendable {
         self.secrets = secrets
         self.threadPool = threadPool
         self.checkpointThread = checkpointThread
+        self.decodingThread = decodingThread
         self.logger = logger
         var jar = CookieJar(policy: try database.policy(), limits: configuration.limits)
         // Rows are unique by identity (the table's primary key).

@@ -389,6 +389,30 @@ import Testing
         #expect(JSONReader.parse(Array(text.utf8)) == nil)
     }
 
+    /// Objects of any size are read in linear time (no test of time: a quadratic check would
+    /// take minutes here, past the suite's hang limit), duplicates found wherever they are, and
+    /// more members than `maximumMembers` refused.
+    @Test func largeObjectsAreReadWholeAndTheirDuplicatesFound() throws {
+        func object(_ keys: some Sequence<String>) -> [UInt8] {
+            Array(("{" + keys.map { "\"\($0)\":0" }.joined(separator: ",") + "}").utf8)
+        }
+        let keys = (0..<200_000).map { "k\($0)" }
+        guard case .object(let members) = try #require(JSONReader.parse(object(keys))) else {
+            Issue.record("not an object")
+            return
+        }
+        #expect(members.count == 200_000 && members.last?.key == "k199999")
+        // A duplicate among the first keys, across the switch to a set, and at the very end
+        let some = keys[..<20_000]
+        for duplicate in [keys[3], keys[15], keys[16], keys[19_999]] {
+            #expect(JSONReader.parse(object(some + [duplicate])) == nil, "\(duplicate)")
+        }
+        #expect(JSONReader.parse(object(keys[..<15] + [keys[2]])) == nil)
+        let most = JSONReader.maximumMembers
+        #expect(JSONReader.parse(object((0..<most).map { "k\($0)" })) != nil)
+        #expect(JSONReader.parse(object((0...most).map { "k\($0)" })) == nil)
+    }
+
     @Test func readerRefusesInvalidUTF8() {
         for bytes: [UInt8] in [
             [0x22, 0xff, 0x22], [0x22, 0xc3, 0x22], [0x22, 0xed, 0xa0, 0x80, 0x22], [0x22, 0xc0, 0xaf, 0x22],

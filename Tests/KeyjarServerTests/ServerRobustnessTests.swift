@@ -108,6 +108,39 @@ struct ServerRobustnessTests {
         #expect(try TestClient(socketPath: server.socketPath).call(.status) != .ok)
     }
 
+    /// A large message is decoded off the event loop; the connection's requests are still
+    /// answered in the order they were sent, whatever their sizes, and a large malformed one
+    /// ends its connection before anything sent after it is answered.
+    @Test func largeMessagesDecodedOffTheLoopKeepTheirOrder() async throws {
+        let server = try await InProcessServer()
+        let client = try TestClient(socketPath: server.socketPath)
+        let padding = String(repeating: "x", count: 200_000)
+        func status(_ id: Int, padded: Bool) -> [UInt8] {
+            let extra = padded ? #","padding":"\#(padding)""# : ""
+            return Framing.frame(Array(#"{"id":\#(id),"request":{"status":{}}\#(extra)}"#.utf8))
+        }
+        // All at once: large, small, large, small.
+        try client.sendRaw(
+            status(1, padded: true) + status(2, padded: false) + status(3, padded: true) + status(4, padded: false)
+        )
+        var answered: [UInt64] = []
+        for _ in 0..<4 {
+            guard case .reply(let id, .status) = try client.receive() else { break }
+            answered.append(id)
+        }
+        #expect(answered == [1, 2, 3, 4])
+
+        let broken = try TestClient(socketPath: server.socketPath)
+        let malformed = Framing.frame(Array(#"{"id":5,"request":{"status":{}},"padding":"\#(padding)"#.utf8))
+        try broken.sendRaw(malformed + status(6, padded: false))
+        guard case .failure(_, let error) = try broken.receive() else {
+            Issue.record("the malformed message was answered")
+            return
+        }
+        #expect(error.code == WireError.malformedMessage)
+        #expect(try broken.receive() == nil, "nothing after the malformed message is answered")
+    }
+
     @Test func aSecondKeyjardRefusesAndAStaleSocketIsReplaced() async throws {
         let first = try await DaemonProcess()
         do {
