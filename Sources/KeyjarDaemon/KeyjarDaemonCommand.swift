@@ -69,6 +69,12 @@ struct KeyjarDaemonCommand: AsyncParsableCommand {
     @Option(help: "Clients served at once; more are refused.")
     var maxConnections: Int = 512
 
+    @Option(help: "Clients served at once from one process (by its pid); more from it are refused.")
+    var maxConnectionsPerProcess: Int = 256
+
+    @Option(help: ArgumentHelp("Seconds a connection may take to say hello before it is closed.", visibility: .hidden))
+    var helloDeadline: Int = 10
+
     @Option(help: ArgumentHelp("Seconds a large frame may take to arrive once begun.", visibility: .hidden))
     var frameDeadline: Int = 30
 
@@ -104,6 +110,10 @@ struct KeyjarDaemonCommand: AsyncParsableCommand {
             )
         }
         guard maxConnections >= 1 else { throw ValidationError("--max-connections must be at least 1") }
+        guard maxConnectionsPerProcess >= 1 else {
+            throw ValidationError("--max-connections-per-process must be at least 1")
+        }
+        guard helloDeadline >= 1 else { throw ValidationError("--hello-deadline must be at least 1 second") }
         guard frameDeadline >= 1 else { throw ValidationError("--frame-deadline must be at least 1 second") }
         guard maxCookies >= 1, maxCookiesPerSite >= 1 else { throw ValidationError("cookie limits must be at least 1") }
         guard expiryInterval >= 1 else { throw ValidationError("--expiry-interval must be at least 1 second") }
@@ -146,6 +156,8 @@ struct KeyjarDaemonCommand: AsyncParsableCommand {
             limits: limits
         )
         configuration.expiryInterval = .seconds(expiryInterval)
+        configuration.maximumConnectionsPerProcess = maxConnectionsPerProcess
+        configuration.helloDeadline = .seconds(helloDeadline)
         if secrets == .file {
             let path = secretsFile ?? (databasePath as NSString).deletingLastPathComponent + "/secrets.json"
             configuration.secrets = .file(path: path)

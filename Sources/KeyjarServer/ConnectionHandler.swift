@@ -33,9 +33,28 @@ final class ConnectionHandler: ChannelInboundHandler {
         self.logger[metadataKey: "peer.pid"] = "\(client.pid)"
     }
 
-    func handlerAdded(context: ChannelHandlerContext) { service.register(client) }
+    /// Closes the connection if it has not said hello by then.
+    private var helloTimer: Scheduled<Void>?
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        service.register(client)
+        let deadline = service.configuration.helloDeadline
+        let this = NIOLoopBound(self, eventLoop: context.eventLoop)
+        let boundContext = NIOLoopBound(context, eventLoop: context.eventLoop)
+        helloTimer = context.eventLoop.scheduleTask(in: TimeAmount(deadline)) {
+            let handler = this.value
+            handler.helloTimer = nil
+            guard
+                case .fail(let id, let error) = handler.machine.helloDeadlinePassed(after: deadline.components.seconds)
+            else { return }
+            handler.logger.info("no hello in time; closing the connection")
+            handler.sendFailure(id: id, error, context: boundContext.value)
+        }
+    }
 
     func channelInactive(context: ChannelHandlerContext) {
+        helloTimer?.cancel()
+        helloTimer = nil
         service.unregister(client)
         context.fireChannelInactive()
     }
@@ -100,7 +119,11 @@ final class ConnectionHandler: ChannelInboundHandler {
         case .ignore: return
         case .fail(let id, let error): sendFailure(id: id, error, context: context)
         case .queued(let greeting):
-            if let greeting { logger.debug("client connected", metadata: ["client.name": "\(greeting)"]) }
+            if let greeting {
+                helloTimer?.cancel()
+                helloTimer = nil
+                logger.debug("client connected", metadata: ["client.name": "\(greeting)"])
+            }
             drain()
         }
     }

@@ -69,6 +69,16 @@ struct ConnectionStateMachine {
         }
     }
 
+    /// The time a connection has to say hello passed: one still without it is closed (it
+    /// holds a place, and keyjard owes it nothing); any other goes on.
+    mutating func helloDeadlinePassed(after seconds: Int64) -> Received {
+        guard state == .awaitingHello else { return .ignore }
+        return close(
+            id: nil,
+            WireError(code: WireError.handshakeRequired, message: "no hello within \(seconds) s of connecting")
+        )
+    }
+
     /// Bytes that are not a message (a bad frame or payload) arrived.
     mutating func malformed(_ error: WireError) -> Received {
         guard state != .closing else { return .ignore }

@@ -133,6 +133,23 @@ public enum KeyjarServer {
                         )
                         return
                     }
+                    let fromThisProcess = service.state.clients.values.lazy.filter { $0.pid == peer.pid }.count
+                    guard fromThisProcess < configuration.maximumConnectionsPerProcess else {
+                        logger.warning(
+                            "refused a client over the per-process connection limit",
+                            metadata: ["peer.pid": "\(peer.pid)"]
+                        )
+                        try operations.addHandler(
+                            RefusalHandler(
+                                WireError(
+                                    code: WireError.overloaded,
+                                    message:
+                                        "keyjard already serves \(fromThisProcess) connections of process \(peer.pid) (--max-connections-per-process)"
+                                )
+                            )
+                        )
+                        return
+                    }
                     guard service.state.clients.count < configuration.maximumConnections else {
                         logger.warning(
                             "refused a client over the connection limit",

@@ -23,6 +23,12 @@ public struct ServerConfiguration: Sendable {
     public var inboundBudget: Int
     /// Connections served at once; the next one is refused with `overloaded`.
     public var maximumConnections: Int
+    /// Connections one process may hold at once (by its pid): one process cannot take every
+    /// place from the others. Its next one is refused with `overloaded`.
+    public var maximumConnectionsPerProcess = 256
+    /// How long a connection may go without its hello: one that never says it (or stops
+    /// halfway) is closed, so that silent connections cannot hold places.
+    public var helloDeadline: Duration = .seconds(10)
     /// How long a large frame may take to arrive once it has begun.
     public var frameDeadline: Duration
     /// Messages queued for one client before it is considered stuck and disconnected.

@@ -32,6 +32,26 @@ struct ConnectionStateMachineTests {
         #expect(versionError.code == WireError.unsupportedVersion)
     }
 
+    /// The hello deadline closes a connection still waiting for its hello, and nothing else.
+    @Test func theHelloDeadlineClosesOnlyAConnectionWithoutHello() {
+        var waiting = ConnectionStateMachine()
+        guard case .fail(nil, let error) = waiting.helloDeadlinePassed(after: 10) else {
+            Issue.record("a connection without hello was kept")
+            return
+        }
+        #expect(error.code == WireError.handshakeRequired && error.message == "no hello within 10 s of connecting")
+        #expect(waiting.state == .closing && waiting.received(Self.hello) == .ignore)
+
+        var greeted = ConnectionStateMachine()
+        #expect(greeted.received(Self.hello) == .queued(greeting: "tool"))
+        #expect(greeted.helloDeadlinePassed(after: 10) == .ignore && greeted.state == .ready)
+        #expect(greeted.nextRequest() == Self.hello)
+
+        var closing = ConnectionStateMachine()
+        _ = closing.malformed(WireError(code: WireError.malformedFrame, message: "x"))
+        #expect(closing.helloDeadlinePassed(after: 10) == .ignore)
+    }
+
     @Test func requestsAreTakenInOrderAndOneDeferredAnswerHoldsTheRest() {
         var machine = ConnectionStateMachine()
         // Given a greeted connection with three requests queued

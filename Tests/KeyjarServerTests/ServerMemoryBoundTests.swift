@@ -254,6 +254,57 @@ struct ServerMemoryBoundTests {
         open.removeLast()
         try await Self.waitFor("a place freed") { (try? TestClient(socketPath: daemon.socketPath)) != nil }
     }
+
+    /// One process cannot take every place: past its own limit its next connection is refused,
+    /// while another process (the real `keyjar`) is still served.
+    @Test func oneProcessCannotHoldEveryPlace() async throws {
+        let daemon = try await InProcessServer {
+            $0.maximumConnections = 8
+            $0.maximumConnectionsPerProcess = 3
+        }
+        let open = try (0..<3).map { _ in try TestClient(socketPath: daemon.socketPath) }
+        do {
+            _ = try TestClient(socketPath: daemon.socketPath)
+            Issue.record("a fourth connection of one process was served")
+        } catch let error as WireError {
+            #expect(error.code == WireError.overloaded)
+            #expect(error.message.contains("already serves 3 connections of process \(getpid())"), "\(error.message)")
+        }
+        var environment = ProcessInfo.processInfo.environment
+        environment["KEYJAR_SOCKET"] = daemon.socketPath
+        environment["KEYJAR_NO_AUTOSTART"] = "1"
+        let other = try await runCommand(
+            DaemonProcess.builtExecutable(named: "keyjar"),
+            ["cookie", "list"],
+            environment: environment
+        )
+        #expect(other.status == 0, "another process is served: \(other.error)")
+        #expect(open.count == 3)
+    }
+
+    /// A connection that never says hello, or stops halfway through its first frame, is
+    /// closed at the hello deadline with a reason; one that said hello stays, idle as it likes.
+    @Test func aConnectionWithoutHelloIsClosedAtItsDeadline() async throws {
+        let daemon = try await InProcessServer { $0.helloDeadline = .seconds(1) }
+        let greeted = try TestClient(socketPath: daemon.socketPath)
+        let silent = try TestClient(socketPath: daemon.socketPath, hello: false)
+        let halfway = try TestClient(socketPath: daemon.socketPath, hello: false)
+        try halfway.sendRaw([0, 0, 0])
+        for connection in [silent, halfway] {
+            guard
+                case .failure(_, let error)? = try connection.receive(timeout: Double(hangDeadline.components.seconds))
+            else {
+                Issue.record("no failure before the connection closed")
+                continue
+            }
+            #expect(error.code == WireError.handshakeRequired && error.message.contains("no hello within 1 s"))
+            #expect(try connection.receive(timeout: Double(hangDeadline.components.seconds)) == nil, "closed")
+        }
+        guard case .policy = try greeted.call(.policy) else {
+            Issue.record("the greeted connection was not served after the deadline")
+            return
+        }
+    }
 }
 
 /// One connection used from two threads, one only sending raw bytes and the other only
