@@ -41,9 +41,9 @@ package final class BrowserDatabaseSnapshot {
 
     private static func load(_ path: String, bases: [String]) throws(BrowserCookieImportError) -> SQLiteConnection {
         do {
-            let source = try SQLiteConnection(path: path, readOnly: true)
+            let source = try SQLiteConnection.untrusted(path: path, readOnly: true)
             source.waitWhenBusy(milliseconds: busyWaitMilliseconds)
-            let memory = try SQLiteConnection(path: ":memory:")
+            let memory = try SQLiteConnection.untrusted(path: ":memory:")
             try source.backup(to: memory)
             return memory
         } catch let error as SQLiteError where [5, 6, 8].contains(error.code & 0xFF) {
@@ -123,13 +123,13 @@ package final class BrowserDatabaseSnapshot {
     /// it, and loads it into an in-memory database; the copy's connection is closed on return,
     /// before its files are removed.
     private static func loadRecovered(_ copy: String) throws -> SQLiteConnection {
-        let recovered = try SQLiteConnection(path: copy)
+        let recovered = try SQLiteConnection.untrusted(path: copy)
         let check = try recovered.statement("PRAGMA quick_check")
         let whole = try check.step() && check.text(0) == "ok"
         check.reset()
         // What quick_check found is not repeated: its words may quote the damaged rows.
         guard whole else { throw QuickCheckFailed() }
-        let memory = try SQLiteConnection(path: ":memory:")
+        let memory = try SQLiteConnection.untrusted(path: ":memory:")
         try recovered.backup(to: memory)
         return memory
     }

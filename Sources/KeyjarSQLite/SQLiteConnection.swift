@@ -28,6 +28,31 @@ package final class SQLiteConnection {
         sqlite3_extended_result_codes(handle, 1)
     }
 
+    /// Opens a database someone else wrote (a browser's profile, which anything of the user or
+    /// a downloaded archive may have put there), with SQLite's defences for untrusted files
+    /// (sqlite.org/security.html): defensive mode (no writes that corrupt), an untrusted schema
+    /// (no function of the application called from it), no views and no triggers (a `cookies`
+    /// view could run any query, a recursive one forever, when Keyjar reads the table by its
+    /// name), and no memory-mapped reads of a file that may change under it.
+    package static func untrusted(path: String, readOnly: Bool = false) throws -> SQLiteConnection {
+        let connection = try SQLiteConnection(path: path, readOnly: readOnly)
+        for option in [
+            SQLITE_DBCONFIG_DEFENSIVE, SQLITE_DBCONFIG_TRUSTED_SCHEMA, SQLITE_DBCONFIG_ENABLE_VIEW,
+            SQLITE_DBCONFIG_ENABLE_TRIGGER,
+        ] {
+            let on: Int32 = option == SQLITE_DBCONFIG_DEFENSIVE ? 1 : 0
+            let status = keyjar_sqlite3_db_config_flag(connection.handle, option, on)
+            guard status == SQLITE_OK else {
+                throw SQLiteError(
+                    code: status,
+                    message: "cannot open \(path) safely: \(String(cString: sqlite3_errmsg(connection.handle)))"
+                )
+            }
+        }
+        try connection.execute("PRAGMA mmap_size = 0; PRAGMA cell_size_check = ON")
+        return connection
+    }
+
     /// When another connection holds a lock this one needs, retries every few tens of µs for
     /// the first few ms, then every ms, giving up after about five seconds. SQLite's own busy
     /// timeout sleeps 1 ms at first, far longer than keyjard's restarting checkpoint holds the

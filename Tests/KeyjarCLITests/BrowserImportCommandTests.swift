@@ -162,6 +162,34 @@ struct BrowserImportCommandTests {
         #expect(containerElsewhere.status == 2 && containerElsewhere.error.contains("Firefox's only"))
     }
 
+    /// A browser's database is anyone's file: a `cookies` view in place of the table (whose
+    /// query could be anything, here a recursive one that never ends) is refused with an error
+    /// that names the file, not run (SQLite's defences for untrusted databases).
+    @Test func aViewInPlaceOfTheCookieTableIsNotRun() async throws {
+        let daemon = try await DaemonProcess()
+        let keyjar = KeyjarCLI(daemon: daemon)
+        let home = try await Home([Self.cookie("sid", "42")])
+        let rewritten = try await runCommand(
+            "/usr/bin/sqlite3",
+            [
+                home.database,
+                """
+                ALTER TABLE cookies RENAME TO stored;
+                CREATE VIEW cookies AS WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n)
+                    SELECT stored.* FROM stored, n;
+                """,
+            ]
+        )
+        #expect(rewritten.status == 0, "\(rewritten.error)")
+        let result = try await keyjar.run(
+            ["cookie", "import", "--from-browser", "chromium"],
+            environment: home.environment
+        )
+        #expect(result.status == 1, "\(result.output) \(result.error)")
+        #expect(result.error.contains(home.database), "\(result.error)")
+        #expect(try await keyjar.ok("cookie", "list").isEmpty)
+    }
+
     /// A profile from before Chromium 56 keeps its key under the older schema: one item without
     /// attributes, found by the schema's name.
     @Test func aKeyUnderTheOlderSchemaIsFound() async throws {
