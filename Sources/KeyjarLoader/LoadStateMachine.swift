@@ -28,7 +28,30 @@ struct LoadStateMachine<Transfer: AnyObject, Protocol: AnyObject, Challenge> {
         /// A multipart/x-mixed-replace body, split into parts delivered as responses of their own.
         case splitting(MultipartReplaceSplitter, head: ResponseHead)
         /// A redirect or a challenge: its body is kept until we know whether it is delivered.
-        case holding(ResponseHead, HTTPURLResponse, Data)
+        case holding(ResponseHead, HTTPURLResponse, HeldBody)
+    }
+
+    /// A held response's body, up to ``limit`` bytes: a redirect's or a challenge's body is
+    /// rarely read, and one that decodes to gigabytes (a gzip bomb in a 302) must not be kept.
+    /// What comes beyond the limit is counted and dropped.
+    struct HeldBody: Equatable {
+        static var limit: Int { 1 << 20 }
+
+        private(set) var data = Data()
+        /// Bytes dropped past the limit.
+        private(set) var dropped = 0
+
+        init(_ data: Data = Data()) { append(data) }
+
+        mutating func append(_ bytes: Data) {
+            let kept = max(0, min(bytes.count, Self.limit - data.count))
+            if kept == bytes.count {
+                data.append(bytes)
+            } else {
+                data.append(bytes.prefix(kept))
+                dropped += bytes.count - kept
+            }
+        }
     }
 
     enum Ending: Equatable {
@@ -137,7 +160,8 @@ struct LoadStateMachine<Transfer: AnyObject, Protocol: AnyObject, Challenge> {
         case .transferring(_, _, .awaitingHead), .transferring(_, _, .streaming):
             return .deliver
         case .transferring(let number, let transfer, .holding(let head, let response, var held)):
-            // Out of the state while appended, so that the bytes held are not copied.
+            // Out of the state while appended, so that the bytes held are not copied (and
+            // never more than HeldBody's limit of them).
             state = .preparing
             held.append(data)
             state = .transferring(attempt: number, transfer, .holding(head, response, held))

@@ -234,8 +234,10 @@ extension LoaderConnection {
             case .held:
                 transfer.consumed(data.count)
             case .parts(let pieces, let head):
-                transfer.consumed(data.count)
                 deliverParts(pieces, of: head)
+                // Consumed once delivered, as a streamed body is: a slow delegate pauses it.
+                let count = data.count
+                deliver { _ in transfer.consumed(count) }
             case .deliver, nil:
                 cacheWriter?.writer.append(data)
                 let count = data.count
@@ -280,7 +282,7 @@ extension LoaderConnection {
             }
         }
         if RedirectRule.isRedirect(head) || isChallengeWeAnswer(head) {
-            machine.bodyIs(.holding(head, response, Data()))
+            machine.bodyIs(.holding(head, response, Machine.HeldBody()))
             return
         }
         if let contentType = head.value(of: "Content-Type"),
@@ -313,6 +315,14 @@ extension LoaderConnection {
                 }
             case .data(let data):
                 deliver { $0.connection(self, didReceive: data) }
+            case .failed(let reason):
+                return fail(
+                    LoaderError.make(
+                        .cannotParseResponse,
+                        "The multipart/x-mixed-replace body from \(LoaderConnection.urlWithoutPassword(url).absoluteString) is malformed: \(reason)",
+                        url: url
+                    )
+                )
             }
         }
     }
@@ -328,10 +338,11 @@ extension LoaderConnection {
         }
         switch body {
         case .holding(let head, let response, let held):
+            heldBodyDropped = held.dropped
             if RedirectRule.isRedirect(head) {
-                followRedirect(head, response: response, body: held)
+                followRedirect(head, response: response, body: held.data)
             } else {
-                answerChallenge(head, response: response, body: held)
+                answerChallenge(head, response: response, body: held.data)
             }
         case .streaming, .awaitingHead, .splitting:
             authenticationSucceeded()
@@ -342,10 +353,22 @@ extension LoaderConnection {
     }
 
     /// Delivers a held response (a redirect or challenge we are not following) as the result.
+    /// One whose body was cut at ``LoadStateMachine/HeldBody/limit`` fails after what was kept,
+    /// rather than pass for whole.
     func deliverFinal(_ response: HTTPURLResponse, body: Data) {
         deliver { delegate in
             delegate.connection(self, didReceive: response)
             if !body.isEmpty { delegate.connection(self, didReceive: body) }
+        }
+        guard heldBodyDropped == 0 else {
+            return fail(
+                LoaderError.make(
+                    .dataLengthExceedsMaximum,
+                    "The body of the \(response.statusCode) response is over \(Machine.HeldBody.limit >> 20) MiB, "
+                        + "more than Keyjar keeps of a redirect's or a challenge's body; the rest was dropped",
+                    url: response.url
+                )
+            )
         }
         finish()
     }

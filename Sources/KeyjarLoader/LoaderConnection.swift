@@ -72,6 +72,8 @@ public final class LoaderConnection: @unchecked Sendable {
     /// When the current attempt was sent (a stored response's request time).
     var attemptStarted = Date()
     var authentication = AuthenticationState()
+    /// Bytes dropped of the last held body (a redirect's or a challenge's, past its limit).
+    var heldBodyDropped = 0
     var tls = TLSState()
     /// Whether this load reads and writes the credential storage (decided once, in `begin`).
     var usesCredentialStorage = false

@@ -110,6 +110,26 @@ struct ContentCodingTests {
         #expect(try server.count("te-cache") == 2)
     }
 
+    /// At most five codings are undone, as curl undoes (CVE-2023-23916): each is a decoder's
+    /// state, and a head can name thousands. Five decode; six fail the load, saying why.
+    @Test func moreThanFiveCodingsFailTheLoad() async throws {
+        // Five content codings and a transfer coding are six.
+        let fiveAndOne = await coded(
+            "ce=gzip,deflate,gzip,deflate,gzip&te=gzip&repeat=5".replacingOccurrences(of: ",", with: "%2C")
+        )
+        #expect(
+            fiveAndOne.error?.localizedDescription.contains("6 codings") == true,
+            "\(fiveAndOne.error.map { "\($0)" } ?? "")"
+        )
+        let allowed = await coded(
+            "ce=gzip,deflate,gzip,deflate,gzip&repeat=5".replacingOccurrences(of: ",", with: "%2C")
+        )
+        #expect(allowed.body == String(repeating: "coded body ", count: 5), "\(allowed.error.map { "\($0)" } ?? "")")
+        let six = await coded("ce=gzip,gzip,gzip,gzip,gzip,gzip&repeat=5".replacingOccurrences(of: ",", with: "%2C"))
+        #expect(six.error?.code == .badServerResponse)
+        #expect(six.error?.localizedDescription.contains("at most 5 are undone") == true)
+    }
+
     @Test func aCorruptBodyInAKnownCodingFails() async throws {
         let delegate = await coded("ce=gzip&corrupt=1")
         #expect(delegate.error?.code == .badServerResponse)

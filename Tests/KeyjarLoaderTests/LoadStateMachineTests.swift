@@ -66,7 +66,7 @@ struct LoadStateMachineTests {
         case .holding:
             try startTransfer()
             let response = try #require(redirect.httpResponse(for: url))
-            fixture.machine.bodyIs(.holding(redirect, response, Data("a".utf8)))
+            fixture.machine.bodyIs(.holding(redirect, response, Machine.HeldBody(Data("a".utf8))))
         case .loadingProtocol:
             _ = fixture.machine.begin()
             let number = try #require(fixture.machine.nextAttempt() as Int?)
@@ -107,7 +107,7 @@ struct LoadStateMachineTests {
         case .awaitingHead?: "awaitingHead"
         case .streaming?: "streaming"
         case .splitting?: "splitting"
-        case .holding(_, _, let held)?: "holding \(held.count)"
+        case .holding(_, _, let held)?: "holding \(held.data.count)"
         }
     }
 
@@ -284,7 +284,21 @@ struct LoadStateMachineTests {
             Issue.record("expected a held body, got \(Self.name(of: body))")
             return
         }
-        #expect(head.statusCode == 302 && String(decoding: held, as: UTF8.self) == "abcd")
+        #expect(head.statusCode == 302 && String(decoding: held.data, as: UTF8.self) == "abcd")
+    }
+
+    /// A held body keeps at most its limit; what comes beyond is counted, never kept (a gzip
+    /// bomb in a redirect decodes to gigabytes).
+    @Test func aHeldBodyKeepsNoMoreThanItsLimit() {
+        let limit = Machine.HeldBody.limit
+        var held = Machine.HeldBody(Data(repeating: 1, count: limit - 10))
+        held.append(Data(repeating: 2, count: 30))
+        held.append(Data(repeating: 3, count: 1 << 20))
+        #expect(held.data.count == limit && held.data.last == 2)
+        #expect(held.dropped == 20 + (1 << 20))
+        var small = Machine.HeldBody()
+        small.append(Data("ok".utf8))
+        #expect(small.data == Data("ok".utf8) && small.dropped == 0)
     }
 
     @Test func aMultipartBodyIsSplitAcrossChunks() throws {

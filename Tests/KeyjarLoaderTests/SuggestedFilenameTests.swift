@@ -40,6 +40,15 @@ struct SuggestedFilenameTests {
         #expect(SuggestedFilename.sanitize("C:\\Windows\\evil.exe") == "evil.exe")
         #expect(SuggestedFilename.sanitize(".bashrc") == "bashrc")
         #expect(SuggestedFilename.sanitize("a\u{0}b\nc.txt") == "abc.txt")
+        // C1 controls (CSI) and bidirectional overrides too: "invoice\u{202E}fdp.exe" reads as
+        // "invoiceexe.pdf" on a screen.
+        #expect(SuggestedFilename.sanitize("invoice\u{202E}fdp.exe") == "invoicefdp.exe")
+        #expect(SuggestedFilename.sanitize("a\u{9B}31m\u{2066}b\u{200F}.txt") == "a31mb.txt")
+        // Never one of the files Keyjar keeps beside a download, in any case.
+        #expect(SuggestedFilename.sanitize("report.pdf.keyjar-part") == "report.pdf_keyjar-part")
+        #expect(SuggestedFilename.sanitize("a.KEYJAR-resume.new") == "a_KEYJAR-resume.new")
+        #expect(SuggestedFilename.avoidingKeyjarFiles("x.keyjar-decoded.keyjar-part") == "x_keyjar-decoded_keyjar-part")
+        #expect(SuggestedFilename.avoidingKeyjarFiles("keyjar-notes.txt") == "keyjar-notes.txt")
         #expect(SuggestedFilename.sanitize("..") == nil)
         #expect(SuggestedFilename.sanitize("   ") == nil)
         let long = String(repeating: "é", count: 200) + ".pdf"

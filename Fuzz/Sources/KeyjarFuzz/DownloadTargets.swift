@@ -1,4 +1,5 @@
 import Foundation
+import KeyjarCore
 import KeyjarLoader
 
 /// A `data:` URL: parsed or refused with a reason, never a crash; a parse's media type is
@@ -12,8 +13,9 @@ func fuzzDataURL(_ bytes: [UInt8]) {
 }
 
 /// A Content-Disposition field and a URL path (separated by a newline): the suggested file
-/// name is always one safe name: not empty, no directory part, no control characters, no
-/// leading dot, at most `maximumBytes` (plus `-N` for the unique one).
+/// name is always one safe name: not empty, no directory part, no control or bidirectional
+/// formatting characters, no leading dot, nothing named like Keyjar's own `.keyjar-` files, at
+/// most `maximumBytes` (plus `-N` for the unique one).
 func fuzzContentDisposition(_ bytes: [UInt8]) {
     let text = String(decoding: bytes, as: UTF8.self)
     let parts = text.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
@@ -29,7 +31,8 @@ func fuzzContentDisposition(_ bytes: [UInt8]) {
     for name in [suggested, unique] {
         fuzzCheck(!name.isEmpty, "empty name")
         fuzzCheck(!name.contains("/") && !name.contains("\\"), "directory in \(name)")
-        fuzzCheck(!name.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }, "control character")
+        fuzzCheck(!name.unicodeScalars.contains(where: \.isControlOrBidiFormat), "control or bidi character")
+        fuzzCheck(!name.lowercased().contains(".keyjar-"), "named like a file Keyjar keeps: \(name)")
         fuzzCheck(!name.hasPrefix("."), "leading dot in \(name)")
         fuzzCheck(name.utf8.count <= SuggestedFilename.maximumBytes + 8, "name of \(name.utf8.count) bytes")
     }

@@ -69,6 +69,8 @@ enum FuzzTarget: String, CaseIterable {
     case oauthToken = "oauth-token"
     case netrcFile = "netrc-file"
     case gitCredentialsFile = "git-credentials-file"
+    case contentDecoder = "content-decoder"
+    case multipartSplitter = "multipart-splitter"
 
     static let selected: FuzzTarget = {
         let name = ProcessInfo.processInfo.environment["KEYJAR_FUZZ_TARGET"] ?? ""
@@ -102,6 +104,8 @@ enum FuzzTarget: String, CaseIterable {
         case .oauthToken: fuzzOAuthTokenResponse(bytes)
         case .netrcFile: fuzzNetrcFile(bytes)
         case .gitCredentialsFile: fuzzGitCredentialsFile(bytes)
+        case .contentDecoder: fuzzContentDecoder(bytes)
+        case .multipartSplitter: fuzzMultipartSplitter(bytes)
         }
     }
 }

@@ -127,7 +127,8 @@ extension CookieCommand {
                 Output.line(String(decoding: CookieJSONFile.serialize(cookies), as: UTF8.self))
                 return
             }
-            for cookie in cookies { Output.line(describe(cookie)) }
+            // Names and values are servers' words.
+            for cookie in cookies { Output.line(TerminalText.safe(describe(cookie))) }
         }
     }
 

@@ -493,7 +493,7 @@ extension CredentialCommand {
             }
             var lines = [
                 "url: \(record.space.displayURL)",
-                "realm: \(record.space.realm ?? "(none)")",
+                "realm: \(record.space.realm.map { TerminalText.safe($0) } ?? "(none)")",
                 "method: \(MethodArgument(record.space.authenticationMethod).rawValue)",
                 "user: \(record.user)",
                 "default: \(record.isDefault ? "yes" : "no")",

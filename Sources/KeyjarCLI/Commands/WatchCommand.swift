@@ -41,7 +41,8 @@ struct WatchCommand: AsyncParsableCommand {
         Output.error("watching \(client.configuration.socketPath) from sequence \(client.sequence) (Ctrl-C to stop)")
         var seen = 0
         for await change in changes {
-            try Output.flushedLine(json ? Self.jsonLine(change) : Self.line(change))
+            // A change names servers' cookies: shown without their control characters.
+            try Output.flushedLine(json ? Self.jsonLine(change) : TerminalText.safe(Self.line(change)))
             seen += 1
             if let count, seen >= count { return }
         }

@@ -34,6 +34,8 @@ protocol FetchReceiver: AnyObject, Sendable {
 /// What every fetch is told, whatever receives it.
 struct FetchOptions {
     var includeHead: Bool
+    /// Whether -i's heads go to a terminal: then without the server's control characters.
+    var headToTerminal = Output.standardOutputIsTerminal
     var failOnHTTPError: Bool
     var followRedirects: Bool
     var showProgress: Bool
@@ -47,10 +49,17 @@ struct FetchOptions {
     /// redirect's head is written first, as curl -i -L shows every response.
     func redirect(_ request: URLRequest, after head: [String]?, write: (Data) -> Void) -> URLRequest? {
         guard followRedirects else { return nil }
-        if includeHead, let head { write(Data((head.joined(separator: "\r\n") + "\r\n\r\n").utf8)) }
+        if includeHead, let head { write(shownHead(head)) }
         var next = userCookies?.apply(to: request) ?? request
         if let trustedAuthorization { next.setValue(trustedAuthorization, forHTTPHeaderField: "Authorization") }
         return next
+    }
+
+    /// A response head as -i shows it: as it came into a file or a pipe (as curl writes it);
+    /// on a terminal, with the server's control characters shown escaped (``TerminalText``).
+    func shownHead(_ lines: [String]) -> Data {
+        let shown = headToTerminal ? lines.map { TerminalText.safe($0) } : lines
+        return Data((shown.joined(separator: "\r\n") + "\r\n\r\n").utf8)
     }
 
     /// With --fail, the error a response of 400 or more ends the fetch with.
@@ -131,9 +140,7 @@ final class FetchDelegate: LoaderConnectionAuthenticationDelegate, FetchReceiver
         status = (response as? HTTPURLResponse)?.statusCode
         if let failure = options.failure(for: response) { return stop(because: failure) }
         ending.meter?.reset(expectedLength: response.expectedContentLength)
-        if options.includeHead, let lines = connection.responseHeadLines {
-            write(Data((lines.joined(separator: "\r\n") + "\r\n\r\n").utf8))
-        }
+        if options.includeHead, let lines = connection.responseHeadLines { write(options.shownHead(lines)) }
     }
 
     func connection(_ connection: LoaderConnection, didReceive data: Data) {

@@ -101,9 +101,7 @@ final class FetchDownloadDelegate: LoaderDownloadDelegate, FetchReceiver, @unche
             refuse(.finished(status: status))
             return false
         }
-        if options.includeHead, let lines = download.responseHeadLines {
-            Output.write(Data((lines.joined(separator: "\r\n") + "\r\n\r\n").utf8))
-        }
+        if options.includeHead, let lines = download.responseHeadLines { Output.write(options.shownHead(lines)) }
         return true
     }
 

@@ -82,7 +82,5 @@ struct FetchRequest {
     }
 
     /// An argument repeated in a message, cut short and without control characters.
-    private static func shown(_ text: String) -> String {
-        String(text.prefix(60).map { $0.isASCII && ($0.asciiValue ?? 0) < 0x20 ? "?" : $0 })
-    }
+    private static func shown(_ text: String) -> String { TerminalText.excerpt(text, limit: 60) }
 }

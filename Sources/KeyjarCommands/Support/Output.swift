@@ -101,8 +101,14 @@ package enum Output {
         }
     }
 
+    /// A message on standard error. It may quote what a server or a file said (a status line,
+    /// a realm, a certificate's subject, a file name): no control character of theirs reaches
+    /// the terminal (``TerminalText``).
     package static func error(_ text: String) {
-        _ = writeAll(Array(("keyjar: " + text + "\n").utf8), to: STDERR_FILENO)
+        _ = writeAll(
+            Array(TerminalText.safe("keyjar: " + text + "\n", keepingLineBreaks: true).utf8),
+            to: STDERR_FILENO
+        )
     }
 
     package static var standardOutputIsTerminal: Bool { isatty(STDOUT_FILENO) == 1 }

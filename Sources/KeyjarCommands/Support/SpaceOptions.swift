@@ -96,7 +96,8 @@ extension ProtectionSpace {
             text += isEveryServer ? " (every server" : " (every scheme and port"
             text += goesInClearToo ? ", http too)" : "; http only to this machine)"
         }
-        if let realm { text += " realm \"\(realm)\"" }
+        // A realm is the server's words.
+        if let realm { text += " realm \"\(TerminalText.safe(realm))\"" }
         text += " method \(MethodArgument(authenticationMethod).rawValue)"
         return text
     }

@@ -66,7 +66,6 @@ package enum UserInput {
 
     /// An argument repeated in a message: at most 80 characters, control characters shown as `?`.
     package static func shown(_ text: String, limit: Int = 80) -> String {
-        let cleaned = String(text.prefix(limit).map { $0.isASCII && ($0.asciiValue ?? 0) < 0x20 ? "?" : $0 })
-        return text.count > limit ? cleaned + "…" : cleaned
+        TerminalText.excerpt(text, limit: limit)
     }
 }

@@ -9,7 +9,7 @@ import Foundation
 /// type") on a coding it does not know, where RFC 9110 §8.4 lets a recipient keep a
 /// representation it cannot decode. So the loader advertises exactly what it decodes, decodes
 /// that as the body arrives, and delivers anything else as it came.
-enum ContentCoding: Sendable, Equatable {
+package enum ContentCoding: Sendable, Equatable {
     case gzip
     case deflate
     case brotli
@@ -18,7 +18,7 @@ enum ContentCoding: Sendable, Equatable {
     /// The request's Accept-Encoding when it names none: the codings decoded here.
     static let acceptEncodingLine = "Accept-Encoding: gzip, deflate, br, zstd"
 
-    init?(token: String) {
+    package init?(token: String) {
         switch token.lowercased() {
         // x-gzip: RFC 9110 §8.4.1.3 asks recipients to take it as gzip.
         case "gzip", "x-gzip": self = .gzip
@@ -64,16 +64,26 @@ enum ContentCoding: Sendable, Equatable {
 }
 
 /// Why a body could not be decoded.
-struct ContentDecodingError: Error, CustomStringConvertible {
-    var description: String
+package struct ContentDecodingError: Error, CustomStringConvertible {
+    package var description: String
 }
 
 /// Undoes a response's codings as its body arrives (on the engine thread): each piece in, its
 /// decoded bytes out in pieces of at most 64 KiB, never the whole body in memory.
-final class ContentDecoder {
+package final class ContentDecoder {
+    /// More codings than this on one response fail it, as curl fails them (CVE-2023-23916):
+    /// each is a decoder's state and buffer, and a head of 256 KiB could name tens of thousands.
+    package static let maximumCodings = 5
+
     private let stages: [any DecodingStage]
 
-    init(_ plan: [ContentCoding]) throws(ContentDecodingError) {
+    package init(_ plan: [ContentCoding]) throws(ContentDecodingError) {
+        guard plan.count <= Self.maximumCodings else {
+            throw ContentDecodingError(
+                description:
+                    "the response names \(plan.count) codings to undo; at most \(Self.maximumCodings) are undone"
+            )
+        }
         var stages: [any DecodingStage] = []
         for coding in plan {
             switch coding {
@@ -88,7 +98,7 @@ final class ContentDecoder {
 
     /// Decodes the next piece of the body, handing each decoded piece to `emit` (often none:
     /// the decoders buffer). `emit`'s buffer is valid during the call only.
-    func decode(
+    package func decode(
         _ input: UnsafeRawBufferPointer,
         emit: (UnsafeRawBufferPointer) -> Void
     ) throws(ContentDecodingError) {

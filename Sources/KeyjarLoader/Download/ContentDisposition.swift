@@ -1,4 +1,5 @@
 public import Foundation
+import KeyjarCore
 
 /// A `Content-Disposition` field (RFC 6266): its type and the file name it suggests, with
 /// `filename*` (RFC 8187: `UTF-8''…` or `ISO-8859-1'lang'…`, percent-encoded) preferred over
@@ -142,7 +143,9 @@ public enum SuggestedFilename {
     }
 
     /// The last path component of `name` (slashes and backslashes both end a directory), with
-    /// control characters removed and leading dots and spaces stripped; nil when nothing is left.
+    /// control characters (C0, DEL, C1) and bidirectional formatting characters removed, leading
+    /// dots and spaces stripped, and never named like a file Keyjar keeps beside a download
+    /// (``avoidingKeyjarFiles(_:)``); nil when nothing is left.
     ///
     /// All of it by Unicode scalar, never by Character: a combining mark after a slash or a dot
     /// makes one Character of the two (`"/\u{301}"`), which is not equal to "/" or "." — split
@@ -151,13 +154,30 @@ public enum SuggestedFilename {
     public static func sanitize(_ name: String) -> String? {
         let scalars = name.unicodeScalars
         let last = scalars.split(whereSeparator: { $0 == "/" || $0 == "\\" }).last.map(Array.init) ?? []
-        var cleaned = last.filter { $0.value >= 0x20 && $0.value != 0x7F }[...]
+        var cleaned = last.filter { !$0.isControlOrBidiFormat }[...]
         while let first = cleaned.first, first == "." || first == " " { cleaned.removeFirst() }
         while let end = cleaned.last, end == " " { cleaned.removeLast() }
         guard !cleaned.isEmpty else { return nil }
         var view = String.UnicodeScalarView()
         view.append(contentsOf: cleaned)
-        return shortened(String(view))
+        return shortened(avoidingKeyjarFiles(String(view)))
+    }
+
+    /// `name` with every `.keyjar-` (in any case) made `_keyjar-`: a download keeps its partial
+    /// data, record and decoded copy beside its name as `NAME.keyjar-part`, `.keyjar-resume`,
+    /// `.keyjar-resume.new` and `.keyjar-decoded`, and a server must not be able to name a file
+    /// that is one of another download's (to replace it with `--overwrite`, or plant a record
+    /// that `-C -O` reads).
+    public static func avoidingKeyjarFiles(_ name: String) -> String {
+        let marker = ".keyjar-"
+        guard name.lowercased().contains(marker) else { return name }
+        var result = ""
+        var rest = Substring(name)
+        while let range = rest.range(of: marker, options: .caseInsensitive) {
+            result += rest[..<range.lowerBound] + "_" + rest[rest.index(after: range.lowerBound)..<range.upperBound]
+            rest = rest[range.upperBound...]
+        }
+        return result + rest
     }
 
     /// `name` (no leading dot) cut to ``maximumBytes``, the extension kept when it is short.

@@ -206,7 +206,8 @@ public final class LoaderDownload: @unchecked Sendable {
                 url: response.url ?? request.url
             )
             let decoding = state.withLock { $0.machine.decoding }
-            let name = decoding?.decodedName(suggested) ?? suggested
+            // Without its coding's extension the name may end like one of Keyjar's own files.
+            let name = SuggestedFilename.avoidingKeyjarFiles(decoding?.decodedName(suggested) ?? suggested)
             tellDelegate { $0.download(self, decideDestinationWithSuggestedFilename: name) }
         }
         let created: Result<String?, DownloadFileError>? = state.withLock { state in

@@ -10,6 +10,14 @@ port, then serves until killed. Routes:
   /accept-any       200 "taken" to any Authorization, else 401 Basic realm "elsewhere"
   /seen             the Authorization and Proxy-Authorization fields every request brought, as
                     JSON ("-" where there was none), oldest first
+  /bomb-redirect    302 to /plain whose gzip body decodes to 512 MiB of zeros
+  /bomb-challenge   401 (Basic realm "bomb") with that body
+  /plain            200 "plain"
+  /controls-realm   401 whose realm holds a C1 control (CSI) and a right-to-left override
+  /controls-status  a status line whose reason phrase holds escape sequences
+  /named?name=N     200 "named" with Content-Disposition: attachment; filename*=UTF-8''N
+
+Its certificate's subject holds terminal controls too (an escape sequence, CSI, an override).
 
 As a proxy (an absolute URI, or CONNECT): a plain request is refused with 407 until it brings
 Proxy-Authorization bob:proxy-secret, then redirected (302) to its `to` parameter; a CONNECT is
@@ -29,12 +37,23 @@ import urllib.parse
 GOOD = "Basic " + base64.b64encode(b"alice:wonderland").decode()
 PROXY_GOOD = "Basic " + base64.b64encode(b"bob:proxy-secret").decode()
 seen = []
+bombs = []
+
+
+def bomb():
+    """512 MiB of zeros, gzipped (about half a megabyte), made once when first asked for."""
+    if not bombs:
+        import zlib
+        coder = zlib.compressobj(9, zlib.DEFLATED, 31)
+        zeros = b"\0" * (1 << 20)
+        bombs.append(b"".join([coder.compress(zeros) for _ in range(512)] + [coder.flush()]))
+    return bombs[0]
 
 directory = tempfile.mkdtemp()
 key, cert = os.path.join(directory, "key.pem"), os.path.join(directory, "cert.pem")
 subprocess.run(
     ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert,
-     "-days", "2", "-subj", "/CN=127.0.0.1"],
+     "-days", "2", "-utf8", "-subj", "/O=evil\x1b[2J\u009b31m\u202edrow/CN=127.0.0.1"],
     check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
 )
 context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
@@ -88,6 +107,20 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 self.reply(302, b"moved", [("Location", to)])
             else:
                 self.reply(401, b"who are you?", [("WWW-Authenticate", 'Basic realm="home"')])
+        elif url.path == "/bomb-redirect":
+            self.reply(302, bomb(), [("Location", "/plain"), ("Content-Encoding", "gzip")])
+        elif url.path == "/bomb-challenge":
+            self.reply(401, bomb(), [("WWW-Authenticate", 'Basic realm="bomb"'), ("Content-Encoding", "gzip")])
+        elif url.path == "/plain":
+            self.reply(200, b"plain")
+        elif url.path == "/controls-realm":
+            self.reply(401, b"who", [("WWW-Authenticate", 'Basic realm="ok\u009b31m\u202ekoob"'.encode().decode("latin-1"))])
+        elif url.path == "/controls-status":
+            self.wfile.write(b"HTTP/1.1 200 OK\x1b]0;owned\x07\x1b[2J\r\nContent-Length: 2\r\n\r\nok")
+            self.close_connection = True
+        elif url.path == "/named":
+            name = urllib.parse.quote(query.get("name", [""])[0], safe="")
+            self.reply(200, b"named", [("Content-Disposition", "attachment; filename*=UTF-8''" + name)])
         elif url.path == "/redirect":
             self.reply(302, b"moved", [("Location", to)])
         elif url.path == "/hostile":
