@@ -76,3 +76,9 @@ static inline void keyjar_easy_trace_certificate_requests(CURL *handle, int *req
     curl_easy_setopt(handle, CURLOPT_DEBUGFUNCTION, keyjar_certificate_request_trace);
     curl_easy_setopt(handle, CURLOPT_DEBUGDATA, (void *)requests);
 }
+// KEYJAR_LOADER_TRACE's trace: libcurl's verbose output through a function of the loader's own,
+// which leaves out what carries secrets (CurlTrace).
+static inline void keyjar_easy_trace(CURL *handle, curl_debug_callback function) {
+    curl_easy_setopt(handle, CURLOPT_VERBOSE, 1L);
+    curl_easy_setopt(handle, CURLOPT_DEBUGFUNCTION, function);
+}

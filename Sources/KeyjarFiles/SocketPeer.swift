@@ -1,4 +1,4 @@
-package import Glibc
+import Glibc
 
 /// The process at the other end of a connected Unix socket, from `SO_PEERCRED`: Linux's
 /// `struct ucred` (pid_t, uid_t, gid_t), which Swift's Glibc module leaves out because it needs

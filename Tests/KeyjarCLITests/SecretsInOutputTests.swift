@@ -7,6 +7,29 @@ import Testing
 /// whose answer is the password).
 @Suite(.timeLimit(hangLimit), .servicesStopCleanly)
 struct SecretsInOutputTests {
+    /// KEYJAR_LOADER_TRACE shows what libcurl does, never a credential, a cookie or a body:
+    /// the fields that carry them are shown `[redacted]`.
+    @Test func theLoadersTraceShowsNoSecret() async throws {
+        let daemon = try await DaemonProcess()
+        let keyjar = KeyjarCLI(daemon: daemon)
+        let server = try await LocalHTTPServer(script: FetchCommandTests.server)
+        try await keyjar.ok("cookie", "set", "--url", server.base + "/", "sid=cookie-secret-1; Max-Age=86400")
+        let traced = try await keyjar.run(
+            [
+                "fetch", "-s", "-H", "Authorization: Bearer bearer-secret-2", "-d", "body-secret-3",
+                server.base + "/redirect",
+            ],
+            environment: ["KEYJAR_LOADER_TRACE": "1"]
+        )
+        #expect(traced.status == 0, "\(traced.error)")
+        #expect(traced.error.contains("> Authorization: [redacted]"), "\(traced.error)")
+        #expect(traced.error.contains("> Cookie: [redacted]") && traced.error.contains("< Set-Cookie: [redacted]"))
+        #expect(traced.error.contains("> POST /redirect HTTP/1.1"), "the trace still traces")
+        for secret in ["cookie-secret-1", "bearer-secret-2", "body-secret-3", "hop=2"] {
+            #expect(!traced.error.contains(secret), "\(secret) in the trace")
+        }
+    }
+
     @Test func noCommandEchoesAPasswordUnlessAskedTo() async throws {
         let daemon = try await DaemonProcess()
         let keyjar = KeyjarCLI(daemon: daemon)
