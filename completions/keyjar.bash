@@ -641,7 +641,7 @@ _keyjar_credential_repair() {
 
 _keyjar_credential_import() {
     repeating_flags=()
-    non_repeating_flags=(--no-start --include-default --replace --dry-run --version -h --help)
+    non_repeating_flags=(--no-start --include-default --allow-unencrypted --replace --dry-run --version -h --help)
     repeating_options=()
     non_repeating_options=(--socket --timeout --from --schema)
     __keyjar_offer_flags_options 1
@@ -867,9 +867,9 @@ _keyjar_watch() {
 
 _keyjar_fetch() {
     repeating_flags=()
-    non_repeating_flags=(--no-start -O --remote-name --overwrite -C --continue -i --include --fail -f --no-follow --silent -s --no-cookies --cache -k --insecure --password-stdin --version -h --help)
+    non_repeating_flags=(--no-start -O --remote-name --overwrite -C --continue -i --include --fail -f --no-follow --silent -s --no-cookies --cache -k --insecure --password-stdin --location-trusted --version -h --help)
     repeating_options=(-H --header -d --data)
-    non_repeating_options=(--socket --timeout --output -o --output-dir -X --request --max-redirects --max-time --cache-policy --pinned-sha256 -u --user --persistence)
+    non_repeating_options=(--socket --timeout --output -o --output-dir -X --request --max-redirects --max-time --cache-policy --cacert --capath --pinned-sha256 -u --user --persistence)
     __keyjar_offer_flags_options 1
 
     # Offer option value completions
@@ -903,6 +903,12 @@ _keyjar_fetch() {
         ;;
     '--cache-policy')
         __keyjar_add_completions -W 'use-protocol'$'\n''reload'$'\n''return-cache-data-else-load'$'\n''return-cache-data-dont-load'
+        return
+        ;;
+    '--cacert')
+        return
+        ;;
+    '--capath')
         return
         ;;
     '--pinned-sha256')

@@ -44,7 +44,10 @@ struct KeyjarCommand: AsyncParsableCommand {
     static func main() async {
         Output.prepare()
         StoredTokenRefresh.install { record, client in
-            if case .failure(let failure) = URLLoader.refreshStoredToken(record, client: client) {
+            // The token endpoint trusts what curl would here (SSL_CERT_FILE, CURL_CA_BUNDLE, …).
+            let anchors = TrustAnchors.fromEnvironment()
+            if case .failure(let failure) = URLLoader.refreshStoredToken(record, client: client, trustAnchors: anchors)
+            {
                 throw CLIError.failure(failure.description)
             }
         }

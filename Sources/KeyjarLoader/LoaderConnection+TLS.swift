@@ -48,6 +48,7 @@ extension LoaderConnection {
     /// The TLS settings of the next attempt: keys of certificates trusted despite failed
     /// verification, and the client identity for this host.
     func prepareTLS(_ request: inout TransferRequest, url: URL) {
+        request.trustAnchors = loader.configuration.trustAnchors
         guard ResponseHead.sameFieldName(url.scheme ?? "", "https") else { return }
         (request.acceptedKeyPins, request.clientIdentity) = tlsSettings(for: Self.hostKey(url))
     }
@@ -104,7 +105,7 @@ extension LoaderConnection {
         let settings = tlsSettings(for: Self.hostKey(url))
         let probe = TLSProbe.run(
             url,
-            verification: .asTheLoad(acceptedKeyPins: settings.pins),
+            verification: .asTheLoad(acceptedKeyPins: settings.pins, anchors: loader.configuration.trustAnchors),
             clientIdentity: settings.identity,
             proxy: loader.configuration.proxy,
             proxyAuthentication: authentication.proxyCredential(for: proxyAddress(for: url)),

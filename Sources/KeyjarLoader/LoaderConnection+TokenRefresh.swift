@@ -23,15 +23,24 @@ extension URLLoader {
     ///   - record: A credential that `canRefresh` (a refresh token and endpoint, not revoked).
     ///   - rejected: The access token a server refused; nil when it only expired.
     ///   - proxy: The proxy for the token endpoint.
+    ///   - trustAnchors: The certificate authorities the token endpoint's certificate is
+    ///     verified against.
     /// - Returns: The access token now stored, or why there is none (`invalid_grant` revokes the
     ///   credential and says to log in again).
     public static func refreshStoredToken(
         _ record: CredentialRecord,
         rejected: String? = nil,
         client: KeyjarClient,
-        proxy: URL? = nil
+        proxy: URL? = nil,
+        trustAnchors: TrustAnchors = .system
     ) -> Result<String, TokenRefreshFailure> {
-        TokenRefresher.run(user: record.user, space: record.space, rejected: rejected, client: client, proxy: proxy)
+        TokenRefresher.run(
+            user: record.user,
+            space: record.space,
+            rejected: rejected,
+            client: client,
+            endpoint: .init(proxy: proxy, trustAnchors: trustAnchors)
+        )
     }
 }
 
@@ -47,19 +56,25 @@ enum TokenRefresher {
     /// - Parameters:
     ///   - rejected: The access token the server just refused; nil when the token was only
     ///     seen to have expired.
-    ///   - proxy: The loader's proxy, for the token endpoint too.
+    ///   - endpoint: How the token endpoint is reached: the loader's proxy and trust anchors.
     /// How long the token endpoint gets: less than keyjard holds a lease (30 s), so that the
     /// answer is reported while this process still holds it.
     static let endpointTimeout: TimeInterval = 20
     /// How long asking for the lease may wait: for another process's whole refresh.
     static let leaseWait: TimeInterval = 45
 
+    /// How the token endpoint is reached: as the load that needed the token reaches servers.
+    struct Endpoint: Sendable {
+        var proxy: URL?
+        var trustAnchors: TrustAnchors
+    }
+
     static func run(
         user: String,
         space: ProtectionSpace,
         rejected: String?,
         client shared: KeyjarClient,
-        proxy: URL?
+        endpoint: Endpoint
     ) -> Result<String, TokenRefreshFailure> {
         let server = "\(space.protocol)://\(space.host):\(space.port)"
         let whose = "\(user) at \(server)"
@@ -86,7 +101,7 @@ enum TokenRefresher {
             return .success(accessToken)
         case .refresh(let refreshToken, let refresh):
             // The lease is this call's now: every way out ends it.
-            let outcome = requestNewToken(refreshToken: refreshToken, refresh: refresh, proxy: proxy)
+            let outcome = requestNewToken(refreshToken: refreshToken, refresh: refresh, endpoint: endpoint)
             let finish: TokenRefreshOutcome
             switch outcome {
             case .success(let answer):
@@ -137,7 +152,7 @@ enum TokenRefresher {
     private static func requestNewToken(
         refreshToken: String,
         refresh: TokenRefresh,
-        proxy: URL?
+        endpoint connection: Endpoint
     ) -> Result<OAuthTokenResponse, OAuthTokenError> {
         // The refresh token travels in the body: over TLS, or to this machine.
         if let problem = TokenRefresh.problem(withEndpoint: refresh.endpoint) {
@@ -159,7 +174,9 @@ enum TokenRefresher {
         post.setValue("application/json", forHTTPHeaderField: "Accept")
         // No redirect: a 307 or 308 would post the refresh token again, maybe in clear text to
         // another host; the endpoint is the one stored, or the refresh fails.
-        let loader = URLLoader(configuration: .init(maximumRedirects: 0, proxy: proxy))
+        let loader = URLLoader(
+            configuration: .init(maximumRedirects: 0, proxy: connection.proxy, trustAnchors: connection.trustAnchors)
+        )
         do {
             let (data, response) = try loader.sendSynchronousRequest(post)
             let status = (response as? HTTPURLResponse)?.statusCode ?? 0
@@ -206,14 +223,23 @@ extension LoaderConnection {
         authentication.triedStoredCredential.insert(space)
         authentication.pendingRefresh = .init(space: space, user: record.user, context: context)
         let client = shared.client
-        let proxy = loader.configuration.proxy
+        let endpoint = TokenRefresher.Endpoint(
+            proxy: loader.configuration.proxy,
+            trustAnchors: loader.configuration.trustAnchors
+        )
         let user = record.user
         let stored = record.space
         // Not on the connection's work: keyjard may hold this call while another process
         // refreshes, and the token endpoint answers when it answers. A cancelled load ends
         // meanwhile; its refresh still completes and is stored for everyone.
         DispatchQueue.global().async {
-            let result = TokenRefresher.run(user: user, space: stored, rejected: rejected, client: client, proxy: proxy)
+            let result = TokenRefresher.run(
+                user: user,
+                space: stored,
+                rejected: rejected,
+                client: client,
+                endpoint: endpoint
+            )
             self.schedule { self.tokenRefreshEnded(result) }
         }
     }

@@ -36,6 +36,10 @@ public final class URLLoader: Sendable {
         /// Protocols this loader asks before the process-wide ones and its own, in this order
         /// (`registerProtocolClass` puts a class first).
         public var protocolClasses: [LoaderProtocol.Type]
+        /// The certificate authorities TLS connections are verified against: the system's, or
+        /// others besides them for this program (`.adding(file:)`, a company's or development
+        /// CA), or instead of them (`.replacing(file:directory:)`).
+        public var trustAnchors: TrustAnchors
 
         public init(
             cookieStorage: SharedCookieStorage? = nil,
@@ -44,8 +48,10 @@ public final class URLLoader: Sendable {
             maximumRedirects: Int = 16,
             additionalHeaders: [String: String] = ["User-Agent": "Keyjar (libcurl)"],
             proxy: URL? = nil,
-            protocolClasses: [LoaderProtocol.Type] = []
+            protocolClasses: [LoaderProtocol.Type] = [],
+            trustAnchors: TrustAnchors = .system
         ) {
+            self.trustAnchors = trustAnchors
             self.proxy = proxy
             self.protocolClasses = protocolClasses
             self.cookieStorage = cookieStorage

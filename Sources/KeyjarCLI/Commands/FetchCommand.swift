@@ -169,6 +169,22 @@ struct FetchCommand: AsyncParsableCommand {
     var insecure = false
 
     @Option(
+        help: ArgumentHelp(
+            "Verify the server's certificate against the CA certificates in this PEM file instead of the system's bundle, as curl's --cacert (default: $CURL_CA_BUNDLE, else $SSL_CERT_FILE).",
+            valueName: "file"
+        )
+    )
+    var cacert: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "Verify the server's certificate against the CA certificates in this directory (hashed, as c_rehash or `openssl rehash` makes it), as curl's --capath (default: $SSL_CERT_DIR).",
+            valueName: "directory"
+        )
+    )
+    var capath: String?
+
+    @Option(
         name: .customLong("pinned-sha256"),
         help: ArgumentHelp(
             "Trust the server's certificate, although it fails verification, if its SHA-256 fingerprint is this one (as keyjar shows it when it refuses one); with --persistence, keep trusting it.",
@@ -284,7 +300,8 @@ struct FetchCommand: AsyncParsableCommand {
                 cookieStorage: SharedCookieStorage(client: client),
                 credentialStorage: credential == nil ? shared : TypedPasswordStorage(shared: shared, origin: origin),
                 responseCache: cache ? try CacheCommand.open() : nil,
-                maximumRedirects: maxRedirects
+                maximumRedirects: maxRedirects,
+                trustAnchors: try trustAnchors()
             )
         )
         let options = FetchOptions(
@@ -364,6 +381,25 @@ struct FetchCommand: AsyncParsableCommand {
             }
         }
         try finish(outcome, answerer: answerer, client: client)
+    }
+
+    /// --cacert and --capath, else what curl reads from the environment without them.
+    private func trustAnchors() throws(CLIError) -> TrustAnchors {
+        guard cacert != nil || capath != nil else { return .fromEnvironment() }
+        let cwd = FileManager.default.currentDirectoryPath
+        for (option, path, directory) in [("--cacert", cacert, false), ("--capath", capath, true)] {
+            guard let path else { continue }
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: OutputFile.absolute(path, in: cwd), isDirectory: &isDirectory),
+                isDirectory.boolValue == directory
+            else {
+                throw .usage("\(option) '\(UserInput.shown(path))' is not \(directory ? "a directory" : "a file").")
+            }
+        }
+        return .replacing(
+            file: cacert.map { OutputFile.absolute($0, in: cwd) },
+            directory: capath.map { OutputFile.absolute($0, in: cwd) }
+        )
     }
 
     /// The URL without its user: the user answers the challenge (as --user), never the URL.

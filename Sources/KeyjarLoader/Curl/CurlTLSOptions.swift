@@ -9,7 +9,14 @@ enum CurlTLSOptions {
     /// form). A pinned key replaces the CA and host-name checks: the delegate trusted exactly
     /// that certificate, which those checks had refused. `identity`: the client certificate,
     /// handed over as in-memory blobs (libcurl copies them; the key text stays in the identity).
-    static func apply(pins: [String], identity: ClientIdentity?, to easy: UnsafeMutableRawPointer) {
+    /// `anchors`: the certificate authorities verification trusts (the loader's).
+    static func apply(
+        pins: [String],
+        anchors: TrustAnchors,
+        identity: ClientIdentity?,
+        to easy: UnsafeMutableRawPointer
+    ) {
+        anchors.apply(to: easy)
         if !pins.isEmpty {
             _ = keyjar_easy_setopt_long(easy, CURLOPT_SSL_VERIFYPEER, 0)
             _ = keyjar_easy_setopt_long(easy, CURLOPT_SSL_VERIFYHOST, 0)

@@ -59,6 +59,8 @@ struct TransferRequest: @unchecked Sendable {
     var acceptedKeyPins: [String] = []
     /// The client certificate and key to offer when the server asks for one.
     var clientIdentity: ClientIdentity?
+    /// The certificate authorities verification trusts (the loader's configuration).
+    var trustAnchors = TrustAnchors.system
 }
 
 /// One libcurl easy handle and the state its callbacks need. Created anywhere; after
@@ -144,9 +146,9 @@ final class CurlTransfer: @unchecked Sendable {
         set(CURLOPT_URL, request.url.absoluteString)
         set(CURLOPT_PROTOCOLS_STR, "http,https,ftp,ftps,file")
         set(CURLOPT_NOSIGNAL, 1)
-        // A debugging aid: libcurl's own trace on stderr. It shows request headers, so it is
-        // never on unless asked for.
-        if Self.traces { set(CURLOPT_VERBOSE, 1) }
+        // A debugging aid: libcurl's trace on stderr, never on unless asked for, and with
+        // credentials, cookies and bodies left out (CurlTrace).
+        if Self.traces { keyjar_easy_trace(easy, CurlTrace.callback) }
         // Redirects and challenges go through the delegate, hop by hop.
         set(CURLOPT_FOLLOWLOCATION, 0)
         // Codings are undone here (ContentDecoder), not by libcurl, which would fail the load
@@ -204,7 +206,12 @@ final class CurlTransfer: @unchecked Sendable {
             set(CURLOPT_PROXYUSERNAME, authentication.user)
             set(CURLOPT_PROXYPASSWORD, authentication.password)
         }
-        CurlTLSOptions.apply(pins: request.acceptedKeyPins, identity: request.clientIdentity, to: easy)
+        CurlTLSOptions.apply(
+            pins: request.acceptedKeyPins,
+            anchors: request.trustAnchors,
+            identity: request.clientIdentity,
+            to: easy
+        )
     }
 
     private func configureUpload(method: String, length: Int64) {

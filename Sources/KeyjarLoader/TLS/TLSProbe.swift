@@ -16,7 +16,7 @@ struct TLSProbe {
         case off
         /// As the load's transfers check it: the system's CAs, or (when the load trusts
         /// certificates that fail verification) verification off and these keys pinned.
-        case asTheLoad(acceptedKeyPins: [String])
+        case asTheLoad(acceptedKeyPins: [String], anchors: TrustAnchors)
     }
 
     /// The chain the server presented, its own certificate first (empty when the handshake
@@ -67,9 +67,9 @@ struct TLSProbe {
         case .off:
             set(CURLOPT_SSL_VERIFYPEER, 0)
             set(CURLOPT_SSL_VERIFYHOST, 0)
-            CurlTLSOptions.apply(pins: [], identity: clientIdentity, to: easy)
-        case .asTheLoad(let pins):
-            CurlTLSOptions.apply(pins: pins, identity: clientIdentity, to: easy)
+            CurlTLSOptions.apply(pins: [], anchors: .system, identity: clientIdentity, to: easy)
+        case .asTheLoad(let pins, let anchors):
+            CurlTLSOptions.apply(pins: pins, anchors: anchors, identity: clientIdentity, to: easy)
         }
         set(CURLOPT_CERTINFO, 1)
         set(CURLOPT_FRESH_CONNECT, 1)
