@@ -40,7 +40,8 @@ package struct JSONReader {
     /// cannot exhaust the stack.
     static let maximumDepth = 64
     /// More members in one object are refused: far more than any map Keyjar writes (a policy's
-    /// domain rules), and a bound on what one object costs to hold.
+    /// domain rules). (What a whole message may hold, arrays included, is bounded by its
+    /// frame's size: 64 MiB by default.)
     package static let maximumMembers = 1 << 18
     /// Up to this many members, duplicates are found by comparing with each earlier key (no
     /// hashing, the common case); a larger object switches to a set of its keys.

@@ -28,13 +28,15 @@ public enum Host {
         CookieURL.canonicalHost(domain.hasPrefix(".") ? String(domain.dropFirst()) : domain)
     }
 
-    /// Whether `host`, as any URL or user gives it (brackets, capitals), names this machine: the
-    /// one rule for "http here does not leave the machine" (a token endpoint, a wildcard
-    /// credential over cleartext). `isLoopback` of the canonical form, plus an IPv4-mapped
-    /// loopback (`::ffff:127.0.0.1`). A DNS name is never this machine because of how it
-    /// starts (`127.attacker.example`), nor with a trailing dot (a resolver may search it).
+    /// Whether `host`, as any URL or user gives it (brackets, capitals, a final dot), names this
+    /// machine: the one rule for "http here does not leave the machine" (a token endpoint, a
+    /// wildcard credential over cleartext). `isLoopback` of the canonical form, plus an
+    /// IPv4-mapped loopback (`::ffff:127.0.0.1`). A DNS name is never this machine because of
+    /// how it starts (`127.attacker.example`). A final dot is dropped, as a protection space
+    /// drops it (`localhost.` is `localhost` there too).
     public static func isThisMachine(_ host: String) -> Bool {
-        let canonical = CookieURL.canonicalHost(host)
+        var canonical = CookieURL.canonicalHost(host)
+        if canonical.count > 1, canonical.hasSuffix(".") { canonical.removeLast() }
         if isLoopback(canonical) { return true }
         let mapped = "::ffff:"
         return canonical.hasPrefix(mapped) && isLoopback(String(canonical.dropFirst(mapped.count)))

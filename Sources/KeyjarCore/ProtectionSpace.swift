@@ -134,7 +134,7 @@ public struct ProtectionSpace: Sendable, Hashable {
 
     /// Whether the space is only ever offered over an encrypted channel.
     public var receivesCredentialSecurely: Bool {
-        ["https", "ftps", "wss"].contains(`protocol`) || authenticationMethod == .httpDigest
+        Self.encryptedSchemes.contains(`protocol`) || authenticationMethod == .httpDigest
             || authenticationMethod == .ntlm || authenticationMethod == .negotiate
     }
 

@@ -149,7 +149,7 @@ enum TokenRefresher {
     /// POSTs the refresh request to the token endpoint with a loader of its own: no cookies,
     /// no stored credentials (the endpoint authenticates the refresh token, not a user), no
     /// cache (§5.1: the answer is `no-store`).
-    private static func requestNewToken(
+    static func requestNewToken(
         refreshToken: String,
         refresh: TokenRefresh,
         endpoint connection: Endpoint

@@ -1,3 +1,4 @@
+import Atomics
 import Glibc
 import KeyjarProtocol
 import Logging
@@ -35,6 +36,9 @@ final class ConnectionHandler: ChannelInboundHandler {
 
     /// Closes the connection if it has not said hello by then.
     private var helloTimer: Scheduled<Void>?
+    /// Set when the connection closes: a message of it still waiting for the decoding thread
+    /// is then dropped undecoded.
+    private let closed = ManagedAtomic(false)
 
     func handlerAdded(context: ChannelHandlerContext) {
         service.register(client)
@@ -53,20 +57,29 @@ final class ConnectionHandler: ChannelInboundHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
+        closed.store(true, ordering: .relaxed)
         helloTimer?.cancel()
         helloTimer = nil
         service.unregister(client)
         context.fireChannelInactive()
     }
 
-    /// Messages up to this size are decoded on the event loop (a few microseconds); larger ones
-    /// on the decoding thread.
-    static let largestDecodedOnLoop = InboundBudget.smallFrame
-
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard machine.state != .closing else { return }
         let frame = unwrapInboundIn(data)
-        guard frame.readableBytes <= Self.largestDecodedOnLoop else { return decodeOffLoop(frame, context: context) }
+        // Small messages are decoded here (a few microseconds); large ones (those read under a
+        // reservation) on the decoding thread, and only after hello: a hello is small, and a
+        // connection that has not said one gets no thread's time.
+        if InboundBudget.isLarge(payload: frame.readableBytes) {
+            guard machine.state != .awaitingHello else {
+                let refused = machine.malformed(
+                    WireError(code: WireError.handshakeRequired, message: "the first request must be a hello")
+                )
+                if case .fail(let id, let error) = refused { sendFailure(id: id, error, context: context) }
+                return
+            }
+            return decodeOffLoop(frame, context: context)
+        }
         let decoded = Result { () throws(WireError) in
             try MessageCoding.decode(ClientMessage.self, from: frame.readableBytesView)
         }
@@ -82,8 +95,16 @@ final class ConnectionHandler: ChannelInboundHandler {
         client.gate.hold(.decoding)
         let this = NIOLoopBound(self, eventLoop: service.eventLoop)
         let boundContext = NIOLoopBound(context, eventLoop: service.eventLoop)
-        service.decodingThread.runIfActive(eventLoop: service.eventLoop) {
+        let closed = self.closed
+        let willStart = service.configuration.decodingWillStart
+        service.decodingThread.runIfActive(eventLoop: service.eventLoop) { () -> Result<ClientMessage, WireError> in
             defer { copy.wipe() }
+            willStart?()
+            // Its connection closed while it waited: not decoded, and its copy let go at once
+            // (the frame's budget went back when the connection closed).
+            if closed.load(ordering: .relaxed) {
+                return .failure(WireError(code: WireError.shuttingDown, message: "the connection closed"))
+            }
             return copy.withBytes { bytes in
                 Result { () throws(WireError) in try MessageCoding.decode(ClientMessage.self, from: bytes) }
             }
@@ -244,5 +265,9 @@ private final class WipedCopy: @unchecked Sendable {
         memset(base, 0, bytes.count)
     }
 
-    deinit { bytes.deallocate() }
+    deinit {
+        // Also when it was never decoded (keyjard stopping: the decoding thread was gone).
+        wipe()
+        bytes.deallocate()
+    }
 }

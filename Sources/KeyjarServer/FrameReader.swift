@@ -145,7 +145,7 @@ final class FrameReader: ChannelDuplexHandler {
                 return
             }
             let size = Framing.headerSize + length
-            if size > InboundBudget.smallFrame, reservation == 0, !admit(size, context: context) { return }
+            if InboundBudget.isLarge(payload: length), reservation == 0, !admit(size, context: context) { return }
             guard buffer.readableBytes >= size else { break }
             stallTimer?.cancel()
             stallTimer = nil

@@ -1,3 +1,4 @@
+import KeyjarProtocol
 import NIOCore
 
 /// The memory keyjard lets its clients' large frames occupy at once, shared by every
@@ -16,6 +17,10 @@ final class InboundBudget {
     /// Frames up to this size (header included) are read without a reservation. NIO reads at
     /// most 64 KiB at a time from a socket, so this is also the most a read can overshoot.
     static let smallFrame = 64 * 1024
+
+    /// Whether a frame of this payload is a large one: read under a reservation, and decoded
+    /// off the event loop (``ConnectionHandler``).
+    static func isLarge(payload: Int) -> Bool { Framing.headerSize + payload > smallFrame }
 
     let limit: Int
     private(set) var reserved = 0

@@ -29,6 +29,9 @@ public struct ServerConfiguration: Sendable {
     /// How long a connection may go without its hello: one that never says it (or stops
     /// halfway) is closed, so that silent connections cannot hold places.
     public var helloDeadline: Duration = .seconds(10)
+    /// Called on the decoding thread before each large message is decoded: the tests hold a
+    /// decode there to show that other clients are served meanwhile.
+    package var decodingWillStart: (@Sendable () -> Void)?
     /// How long a large frame may take to arrive once it has begun.
     public var frameDeadline: Duration
     /// Messages queued for one client before it is considered stuck and disconnected.

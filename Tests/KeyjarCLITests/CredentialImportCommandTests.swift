@@ -140,16 +140,21 @@ struct CredentialImportCommandTests {
         let unencrypted = try await setup.ok(["credential", "import", "--from", "netrc", "--allow-unencrypted"])
         #expect(
             unencrypted.contains(
-                "added \(netrc):2 alice at any scheme and port of \(host) (unencrypted too, as asked (--allow-unencrypted))"
+                "added \(netrc):2 alice at any scheme and port of \(host) (replaces the one imported without "
+                    + "--allow-unencrypted; unencrypted too, as asked (--allow-unencrypted))"
             ),
             "\(unencrypted)"
         )
         #expect(try await setup.gitGet("http", "\(host):8080").contains("password=rotated\n"))
-        #expect(
-            try await setup.ok(["credential", "list"])
-                .contains("*://\(host) (every scheme and port, http too) method default user alice")
-        )
-        for output in [dry, imported, again, left, replaced, unencrypted] {
+        let widened = try await setup.ok(["credential", "list"])
+        #expect(widened.contains("*://\(host) (every scheme and port, http too) method default user alice"))
+        #expect(!widened.contains("*://\(host) (every scheme and port; http only"), "one credential, not two")
+        // ...and imported again without it, limited again: the import decides.
+        let narrowed = try await setup.ok(["credential", "import", "--from", "netrc"])
+        #expect(narrowed.contains("replaces the one imported with --allow-unencrypted"), "\(narrowed)")
+        #expect(try await setup.gitGet("http", "\(host):8080").isEmpty)
+        #expect(try await setup.gitGet("https", host).contains("password=rotated\n"))
+        for output in [dry, imported, again, left, replaced, unencrypted, narrowed] {
             for secret in ["s3cret", "rotated", "guest-pw", "never-read"] { #expect(!output.contains(secret)) }
         }
         // $NETRC names the file when no file is given.

@@ -53,6 +53,14 @@ struct PlantedFileTests {
             #expect(refused.error.contains("belongs to uid \(Self.other)"), "\(refused.error)")
             #expect(try String(contentsOfFile: victim, encoding: .utf8) == "precious", "\(arguments)")
         }
+        // A planted link anywhere on the way, not only the last name: `shared/build/out` with
+        // `shared/build` another user's link to a directory of the victim's.
+        let victims = fixture.directory.path("victims")
+        #expect(mkdir(victims, 0o700) == 0)
+        let build = try fixture.plantLink("build", to: victims)
+        let through = try await fixture.keyjar.run(["fetch", "-s", "-o", build + "/out", fixture.url])
+        #expect(through.status == 1 && through.error.contains("the symbolic link \(build)"), "\(through.error)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: victims).isEmpty)
         // The user's own link there, or one of the directory's owner, is followed as ever.
         let mine = try fixture.plantLink("mine", to: victim, owner: getuid())
         try await fixture.keyjar.ok("fetch", "-s", "-o", mine, fixture.url)

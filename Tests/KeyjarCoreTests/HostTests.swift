@@ -39,12 +39,12 @@ struct HostTests {
     @Test func thisMachine() {
         for host in [
             "localhost", "LOCALHOST", "app.localhost", "127.0.0.1", "127.1.2.3", "::1", "[::1]", "[::1]",
-            "0:0:0:0:0:0:0:1", "::ffff:127.0.0.1", "[::FFFF:127.0.0.2]",
+            "0:0:0:0:0:0:0:1", "::ffff:127.0.0.1", "[::FFFF:127.0.0.2]", "localhost.", "127.0.0.1.",
         ] {
             #expect(Host.isThisMachine(host), "\(host)")
         }
         for host in [
-            "127.attacker.example", "127.0.0.1.nip.io", "127.0.0.1.", "localhost.", "localhost.example",
+            "127.attacker.example", "127.0.0.1.nip.io", "127.0.0.1..", "localhost.example", "localhost.attacker.",
             "example.com", "128.0.0.1", "::2", "::ffff:10.0.0.1", "[::1", "127.0.0.0001", "",
         ] {
             #expect(!Host.isThisMachine(host), "\(host)")

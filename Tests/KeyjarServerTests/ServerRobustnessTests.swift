@@ -141,6 +141,48 @@ struct ServerRobustnessTests {
         #expect(try broken.receive() == nil, "nothing after the malformed message is answered")
     }
 
+    /// While one client's large message is being decoded (held there by the test, as long as
+    /// it likes), keyjard greets and serves other clients; the large one is answered after, in
+    /// its order. A large frame before hello is refused without being decoded.
+    @Test func aLargeMessageBeingDecodedHoldsNobodyUp() async throws {
+        let started = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let server = try await InProcessServer {
+            $0.decodingWillStart = {
+                started.signal()
+                _ = release.wait(timeout: .now() + hangSeconds)
+            }
+        }
+        let padding = String(repeating: "x", count: 200_000)
+        let large = Framing.frame(Array(#"{"id":1,"request":{"status":{}},"padding":"\#(padding)"}"#.utf8))
+        let small = Framing.frame(Array(#"{"id":2,"request":{"status":{}}}"#.utf8))
+        let busy = try TestClient(socketPath: server.socketPath)
+        try busy.sendRaw(large + small)
+        let decoding = try await onOwnThread { started.wait(timeout: .now() + hangSeconds) == .success }
+        #expect(decoding, "the large message's decode did not start")
+
+        let other = try TestClient(socketPath: server.socketPath)
+        guard case .policy = try other.call(.policy) else {
+            Issue.record("another client was not served while a large message was decoded")
+            return
+        }
+        release.signal()
+        var answered: [UInt64] = []
+        for _ in 0..<2 {
+            guard case .reply(let id, .status) = try busy.receive() else { break }
+            answered.append(id)
+        }
+        #expect(answered == [1, 2])
+
+        let early = try TestClient(socketPath: server.socketPath, hello: false)
+        try early.sendRaw(large)
+        guard case .failure(_, let error) = try early.receive() else {
+            Issue.record("a large frame before hello was answered")
+            return
+        }
+        #expect(error.code == WireError.handshakeRequired)
+    }
+
     @Test func aSecondKeyjardRefusesAndAStaleSocketIsReplaced() async throws {
         let first = try await DaemonProcess()
         do {

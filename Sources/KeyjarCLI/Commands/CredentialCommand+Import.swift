@@ -120,13 +120,24 @@ extension CredentialCommand {
                 replace: replace,
                 now: Date().timeIntervalSince1970
             )
+            // A credential for every scheme imported the other way (with or without
+            // --allow-unencrypted) is the same one: this import decides how far it goes.
+            let replaced = try Self.otherWildcards(of: candidates, client)
             var outcomes = plan.entries.makeIterator()
             var counts: [String: Int] = [:]
             var lines: [String] = []
             for item in found {
-                let (verb, note): (String, String)
-                if item.candidate != nil, let entry = outcomes.next() {
+                var (verb, note): (String, String)
+                if let candidate = item.candidate, let entry = outcomes.next() {
                     (verb, note) = Self.words(for: entry.outcome, dryRun: dryRun)
+                    if replaced.contains(where: { $0.user == candidate.user && $0.space.host == candidate.space.host })
+                    {
+                        note = [
+                            note,
+                            "replaces the one imported \(candidate.space.goesInClearToo ? "without" : "with") --allow-unencrypted",
+                        ]
+                        .filter { !$0.isEmpty }.joined(separator: "; ")
+                    }
                 } else {
                     (verb, note) = (dryRun ? "would skip" : "skipped", item.skipped ?? "")
                 }
@@ -137,6 +148,9 @@ extension CredentialCommand {
             let writes = plan.writes
             // Stored before anything is said to be: a failed save prints only its error.
             if !dryRun, !writes.isEmpty { try client.saveCredentials(writes) }
+            if !dryRun {
+                for record in replaced { try client.removeCredential(user: record.user, for: record.space) }
+            }
             for line in lines { Output.line(line) }
             let summary = counts.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ")
             Output.line(
@@ -144,6 +158,24 @@ extension CredentialCommand {
                     ? "nothing to import"
                     : "\(summary)\(dryRun ? " (dry run: nothing was stored)" : "")"
             )
+        }
+
+        /// The stored credentials for every scheme of the candidates' hosts and users that go
+        /// the other way in clear (one imported with --allow-unencrypted, and this import without,
+        /// or the reverse).
+        static func otherWildcards(
+            of candidates: [CredentialImportCandidate],
+            _ client: KeyjarClient
+        ) throws -> [CredentialRecord] {
+            let wildcards = candidates.filter(\.space.isWildcard)
+            guard !wildcards.isEmpty else { return [] }
+            return try client.credentialRecords().filter { record in
+                record.space.isWildcard
+                    && wildcards.contains {
+                        $0.user == record.user && $0.space.host == record.space.host
+                            && $0.space.goesInClearToo != record.space.goesInClearToo
+                    }
+            }
         }
 
         /// What the output says of an outcome: its verb and, for some, why.

@@ -294,11 +294,11 @@ struct FetchCommand: AsyncParsableCommand {
             client: noCookies ? nil : client
         )
         let shared = SharedCredentialStorage(client: client)
-        let origin = locationTrusted ? nil : CredentialOrigin(request.url)
+        let scope = CredentialScope(url: request.url, locationTrusted: locationTrusted)
         let loader = URLLoader(
             configuration: .init(
                 cookieStorage: SharedCookieStorage(client: client),
-                credentialStorage: credential == nil ? shared : TypedPasswordStorage(shared: shared, origin: origin),
+                credentialStorage: credential == nil ? shared : TypedPasswordStorage(shared: shared, scope: scope),
                 responseCache: cache ? try CacheCommand.open() : nil,
                 maximumRedirects: maxRedirects,
                 trustAnchors: try trustAnchors()
@@ -321,7 +321,7 @@ struct FetchCommand: AsyncParsableCommand {
                 acceptUntrustedCertificate: insecure,
                 pinnedFingerprint: pinnedSHA256.flatMap(CertificateSummary.canonicalFingerprint),
                 trustPersistence: persistence.persistence,
-                credentialOrigin: origin
+                credentialScope: scope
             ),
             credential: credential
         )

@@ -17,15 +17,13 @@ final class ChallengeAnswerer {
         var pinnedFingerprint: String?
         /// How long a pinned certificate stays trusted.
         var trustPersistence: URLCredential.Persistence
-        /// Where the `--user` password may answer: the scheme, host and port of the URL given
-        /// (as curl sends `-u` since CVE-2018-1000007, by port and scheme since 7.83). nil with
-        /// `--location-trusted`: wherever a redirect leads.
-        var credentialOrigin: CredentialOrigin?
+        /// Where the `--user` password may answer.
+        var credentialScope: CredentialScope
     }
 
     private let options: Options
     let credential: FetchCredential?
-    var credentialOrigin: CredentialOrigin? { options.credentialOrigin }
+    var credentialScope: CredentialScope { options.credentialScope }
 
     /// Where the `--user` credential was sent, and whether the server turned it down there.
     /// Keyjar's value type: Foundation on Linux compares URLProtectionSpace by identity.
@@ -65,7 +63,7 @@ final class ChallengeAnswerer {
             return
         }
         guard let credential, !space.isProxy(), ProtectionSpace(space).authenticationMethod.isHTTPChallenge,
-            options.credentialOrigin?.contains(ProtectionSpace(space)) ?? true
+            options.credentialScope.answers(ProtectionSpace(space))
         else {
             // The store answered first, if it could; default handling has nothing more.
             unanswered = UnansweredChallenge(
@@ -89,8 +87,35 @@ final class ChallengeAnswerer {
     }
 }
 
-/// The scheme, host and port a typed password belongs to: a challenge from anywhere else (a
-/// redirect to another host or port, or from https to http) is not answered with it.
+/// Where a typed password answers and is kept: the scheme, host and port of the URL given, as
+/// curl sends `-u` since CVE-2018-1000007 (by port and scheme since 7.83), so that a challenge
+/// from anywhere else (a redirect to another host or port, or from https to http) is not
+/// answered with it; with `--location-trusted`, wherever a redirect leads too. It is kept
+/// (`--persistence permanent`) for that origin only, whatever answered. The one rule for
+/// answering with it, hiding stored passwords in its favour, and keeping it.
+struct CredentialScope: Equatable {
+    /// The URL given's origin; nil when it has none (no host): then the password answers
+    /// nothing and is kept nowhere.
+    let origin: CredentialOrigin?
+    /// `--location-trusted`.
+    let followsRedirects: Bool
+
+    init(url: URL, locationTrusted: Bool) {
+        origin = CredentialOrigin(url)
+        followsRedirects = locationTrusted
+    }
+
+    func answers(_ space: ProtectionSpace) -> Bool {
+        !space.isProxy && (followsRedirects || keeps(space))
+    }
+
+    func keeps(_ space: ProtectionSpace) -> Bool { origin?.contains(space) ?? false }
+
+    /// `scheme://host:port` of the URL given, for messages.
+    var shown: String { origin?.shown ?? "the URL given" }
+}
+
+/// The scheme, host and port of a URL, as a challenge's protection space names them.
 struct CredentialOrigin: Equatable {
     let space: ProtectionSpace
 

@@ -36,23 +36,22 @@ extension FetchCommand {
                 "the server refused the password for \(credential.user) (HTTP \(status.map(String.init) ?? "?")); nothing was stored."
             )
         }
+        let scope = answerer.credentialScope
         if let credential, let space = answerer.answeredSpace, credential.persistence == .permanent {
             // Kept for the URL given only, even when --location-trusted sent it further.
-            if let given = try? CredentialOrigin(Self.parseURL(url)), !given.contains(space) {
-                Output.error(
-                    "the password for \(credential.user) was accepted at \(space.summary), not at \(given.shown), the URL given: not stored."
-                )
-            } else {
+            if scope.keeps(space) {
                 try store(credential, in: space, client: client)
+            } else {
+                Output.error(
+                    "the password for \(credential.user) was accepted at \(space.summary), not at \(scope.shown), the URL given: not stored."
+                )
             }
         }
-        if status == 401, let credential, let challenge = answerer.unanswered, !challenge.space.isProxy,
-            let origin = answerer.credentialOrigin, !origin.contains(challenge.space)
-        {
+        if status == 401, let credential, let challenge = answerer.unanswered, !scope.answers(challenge.space) {
             let realm = challenge.space.realm.map { " (realm \"\($0)\")" } ?? ""
             throw CLIError.failure(
                 "\(challenge.space.protocol)://\(challenge.space.host):\(challenge.space.port) asks for a password\(realm);"
-                    + " the password for \(credential.user) goes only to \(origin.shown), the URL given,"
+                    + " the password for \(credential.user) goes only to \(scope.shown), the URL given,"
                     + " and was not sent (--location-trusted sends it wherever a redirect leads)."
             )
         }

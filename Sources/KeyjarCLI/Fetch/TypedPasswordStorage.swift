@@ -12,19 +12,18 @@ import KeyjarCore
 final class TypedPasswordStorage: URLCredentialStorage, @unchecked Sendable {
     // @unchecked: `shared` is Sendable and both are immutable.
     private let shared: SharedCredentialStorage
-    /// nil: the typed password answers everywhere (`--location-trusted`).
-    private let origin: CredentialOrigin?
+    /// Where the typed password answers.
+    private let scope: CredentialScope
 
-    init(shared: SharedCredentialStorage, origin: CredentialOrigin?) {
+    init(shared: SharedCredentialStorage, scope: CredentialScope) {
         self.shared = shared
-        self.origin = origin
+        self.scope = scope
         super.init()
     }
 
     private func hides(_ space: URLProtectionSpace) -> Bool {
         let key = ProtectionSpace(space)
-        return !key.isProxy && (key.authenticationMethod.isHTTPChallenge || key.authenticationMethod == .default)
-            && (origin?.contains(key) ?? true)
+        return (key.authenticationMethod.isHTTPChallenge || key.authenticationMethod == .default) && scope.answers(key)
     }
 
     override func credentials(for space: URLProtectionSpace) -> [String: URLCredential]? {

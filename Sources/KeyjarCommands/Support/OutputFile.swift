@@ -21,17 +21,8 @@ package enum OutputFile: Equatable {
 
     package static func resolve(_ given: String, in directory: String) throws(CLIError) -> OutputFile {
         if given == "-" { return .standardOutput }
-        var path = absolute(given, in: directory)
+        let path = try resolvingLinks(absolute(given, in: directory), given: given)
         var info = stat()
-        var links = 0
-        while lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFLNK {
-            links += 1
-            try refusePlanted("the symbolic link \(path)", info, in: path, given: given)
-            guard links <= 40, let target = readLink(path) else {
-                throw .failure("cannot follow the symbolic link \(given): \(String(cString: strerror(ELOOP))).")
-            }
-            path = absolute(target, in: PathName.directory(of: path))
-        }
         guard lstat(path, &info) == 0 else {
             guard errno == ENOENT else { throw .failure("cannot write \(given): \(String(cString: strerror(errno))).") }
             var parent = stat()
@@ -54,6 +45,52 @@ package enum OutputFile: Equatable {
         }
     }
 
+    /// The absolute `path` with every symbolic link in it followed by hand, in any component,
+    /// each checked as `protected_symlinks` checks a link the kernel follows: one another user
+    /// planted in a shared directory (`/tmp/build` → their choice) is refused. What is left
+    /// names no link.
+    static func resolvingLinks(_ path: String, given: String) throws(CLIError) -> String {
+        var pending = path.split(separator: "/").map(String.init)[...]
+        var resolved = "/"
+        var links = 0
+        while let component = pending.popFirst() {
+            if component == "." { continue }
+            if component == ".." {
+                resolved = PathName.directory(of: resolved).isEmpty ? "/" : PathName.directory(of: resolved)
+                continue
+            }
+            let candidate = PathName.appending(component, to: resolved)
+            var info = stat()
+            guard lstat(candidate, &info) == 0, info.st_mode & S_IFMT == S_IFLNK else {
+                resolved = candidate
+                continue
+            }
+            links += 1
+            try refusePlanted("the symbolic link \(candidate)", info, in: candidate, given: given)
+            guard links <= 40, let target = readLink(candidate) else {
+                throw .failure("cannot follow the symbolic link \(given): \(String(cString: strerror(ELOOP))).")
+            }
+            if target.hasPrefix("/") { resolved = "/" }
+            pending = (target.split(separator: "/").map(String.init) + pending)[...]
+        }
+        return resolved
+    }
+
+    /// The directory at `path` (which names no link), opened `O_PATH` one component at a time
+    /// without following a link: a component swapped for a link since it was resolved is an
+    /// error, not followed. -1 with errno set on failure.
+    private static func openDirectory(_ path: String) -> Int32 {
+        var descriptor = Glibc.open("/", O_PATH | O_DIRECTORY | O_CLOEXEC)
+        for component in path.split(separator: "/") where descriptor >= 0 {
+            let next = openat(descriptor, String(component), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            let failure = errno
+            close(descriptor)
+            errno = failure
+            descriptor = next
+        }
+        return descriptor
+    }
+
     /// Refuses an entry another user planted in a shared directory (``SharedDirectory``).
     private static func refusePlanted(_ what: String, _ entry: stat, in path: String, given: String) throws(CLIError) {
         var parent = stat()
@@ -70,7 +107,7 @@ package enum OutputFile: Equatable {
     /// writing through that very descriptor.
     package static func openSpecial(_ path: String, named given: String) throws(CLIError) -> Int32 {
         let name = String(path.split(separator: "/").last ?? "")
-        let directory = Glibc.open(PathName.directory(of: path), O_PATH | O_DIRECTORY | O_CLOEXEC)
+        let directory = openDirectory(PathName.directory(of: path))
         guard directory >= 0 else { throw failure(given, errno) }
         defer { close(directory) }
         let handle = openat(directory, name, O_PATH | O_NOFOLLOW | O_CLOEXEC)

@@ -39,7 +39,9 @@ final class DownloadFiles {
         guard descriptor >= 0 else { throw .system("cannot create \(partialPath)", errno) }
         var entry = stat()
         guard fstat(descriptor, &entry) == 0 else { throw .system("cannot read \(partialPath)", errno) }
-        guard entry.st_mode & S_IFMT == S_IFREG, entry.st_uid == geteuid() else {
+        // One link only: another name for it (a hard link another user made to one of this
+        // user's files) would have the download written into that file.
+        guard entry.st_mode & S_IFMT == S_IFREG, entry.st_uid == geteuid(), entry.st_nlink == 1 else {
             closeDescriptor()
             throw .system("will not write \(partialPath), which is not a file of yours", EPERM)
         }

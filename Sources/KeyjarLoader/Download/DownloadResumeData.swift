@@ -1,5 +1,6 @@
 public import Foundation
 import FoundationNetworking
+import Glibc
 
 /// What a new download needs to continue a failed or interrupted one: the URL asked for, the
 /// entity's validator, and where the bytes received so far are. Its encoding (JSON, versioned)
@@ -109,7 +110,7 @@ public struct DownloadResumeData: Sendable, Hashable {
     public static func record(forDestination destination: String) throws(DownloadResumeDataError) -> DownloadResumeData?
     {
         let path = recordPath(for: destination)
-        guard let data = FileManager.default.contents(atPath: path) else { return nil }
+        guard let data = ownFile(at: path) else { return nil }
         let record: DownloadResumeData
         do {
             record = try DownloadResumeData(data)
@@ -121,6 +122,20 @@ public struct DownloadResumeData: Sendable, Hashable {
         return record
     }
 
+    /// The contents of a record this user wrote: a regular file of the user's, not reached
+    /// through a link. One another user planted (in /tmp, beside `-O`'s names) could name any
+    /// file as the destination, with overwriting allowed; it is not read.
+    private static func ownFile(at path: String) -> Data? {
+        let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+        var entry = stat()
+        guard fstat(descriptor, &entry) == 0, entry.st_mode & S_IFMT == S_IFREG, entry.st_uid == geteuid() else {
+            return nil
+        }
+        return try? handle.readToEnd() ?? Data()
+    }
+
     /// The records in `directory` of downloads of `url` (newest first), for resuming a download
     /// whose name the server chose.
     public static func records(in directory: String, for url: URL) -> [DownloadResumeData] {
@@ -128,7 +143,7 @@ public struct DownloadResumeData: Sendable, Hashable {
         return names.filter { $0.hasSuffix(".keyjar-resume") }
             .compactMap { name -> (DownloadResumeData, Date)? in
                 let path = (directory as NSString).appendingPathComponent(name)
-                guard let data = FileManager.default.contents(atPath: path), let record = try? DownloadResumeData(data),
+                guard let data = ownFile(at: path), let record = try? DownloadResumeData(data),
                     record.url == url, record.destinationPath == path.dropLast(".keyjar-resume".count).description,
                     FileManager.default.fileExists(atPath: record.partialPath)
                 else { return nil }

@@ -20,9 +20,9 @@ public struct TrustAnchors: Sendable, Hashable {
     /// The system's: what libcurl trusts by default.
     public static let system = TrustAnchors(source: .system)
 
-    /// The certificates of the PEM bundle `file` and of the hashed `directory`, in place of the
-    /// system's bundle, as curl's `--cacert` and `--capath` set them (libcurl still looks in its
-    /// default directory when `directory` is nil, as curl does).
+    /// As curl's `--cacert` and `--capath` set them: the PEM bundle `file` in place of the
+    /// system's bundle, the hashed `directory` in place of the system's directory; what is not
+    /// given stays the system's (as with curl: `--capath` alone keeps the default bundle).
     public static func replacing(file: String?, directory: String? = nil) -> TrustAnchors {
         TrustAnchors(source: file == nil && directory == nil ? .system : .replacing(file: file, directory: directory))
     }
@@ -38,6 +38,21 @@ public struct TrustAnchors: Sendable, Hashable {
         }
         var bundle = systemBundle.map { Array($0) } ?? []
         bundle += Array("\n".utf8) + Array(added) + Array("\n".utf8)
+        // A libcurl that cannot take a bundle from memory (before 7.77, or not on OpenSSL)
+        // would verify against the system's alone: said here, not as an untrusted server later.
+        guard let probe = curl_easy_init() else {
+            throw TrustAnchorsError(description: "libcurl could not be initialised")
+        }
+        defer { curl_easy_cleanup(probe) }
+        let status = bundle.withUnsafeBytes {
+            keyjar_easy_setopt_blob(probe, CURLOPT_CAINFO_BLOB, $0.baseAddress, $0.count)
+        }
+        guard status == CURLE_OK else {
+            throw TrustAnchorsError(
+                description:
+                    "this libcurl cannot add CA certificates to the system's (\(String(cString: curl_easy_strerror(status))))"
+            )
+        }
         return TrustAnchors(source: .adding(bundle: bundle))
     }
 
