@@ -81,11 +81,14 @@ struct AuthenticationState {
 
     mutating func answerProxy(_ answer: ProxyAnswer) { proxyAnswer = answer }
 
-    /// The proxy credential for a request sent through `proxy`: the one that answered that
-    /// proxy, else none (and the answer for another proxy is forgotten, as curl forgets it).
-    mutating func proxyCredential(for proxy: ProxyAddress?) -> (scheme: Int, user: String, password: String)? {
+    /// The proxy credential for a request sent through `proxy` (asked only when there is one:
+    /// finding the proxy reads the environment): the one that answered that proxy, else none
+    /// (and the answer for another proxy is forgotten, as curl forgets it).
+    mutating func proxyCredential(
+        for proxy: () -> ProxyAddress?
+    ) -> (scheme: Int, user: String, password: String)? {
         guard let answer = proxyAnswer else { return nil }
-        guard answer.proxy == proxy else {
+        guard answer.proxy == proxy() else {
             proxyAnswer = nil
             inUse[.proxy] = nil
             return nil
@@ -145,7 +148,7 @@ extension LoaderConnection {
             request.headerLines.append("\(name): \(value)")
         }
         request.curlAuthentication = authentication.curlServerAuthentication
-        request.curlProxyAuthentication = authentication.proxyCredential(for: proxyAddress(for: request.url))
+        request.curlProxyAuthentication = authentication.proxyCredential { proxyAddress(for: request.url) }
         request.proxy = loader.configuration.proxy
         guard usesCredentialStorage, authentication.headers["Authorization"] == nil, !requestSetsAuthorization,
             authentication.curlServerAuthentication == nil,

@@ -108,7 +108,7 @@ extension LoaderConnection {
             verification: .asTheLoad(acceptedKeyPins: settings.pins, anchors: loader.configuration.trustAnchors),
             clientIdentity: settings.identity,
             proxy: loader.configuration.proxy,
-            proxyAuthentication: authentication.proxyCredential(for: proxyAddress(for: url)),
+            proxyAuthentication: authentication.proxyCredential { proxyAddress(for: url) },
             timeout: currentRequest.timeoutInterval > 0 ? currentRequest.timeoutInterval : 60
         )
         guard probe.result.succeeded, !probe.certificates.isEmpty, let host = url.host else {
@@ -136,7 +136,7 @@ extension LoaderConnection {
         let probe = TLSProbe.run(
             url,
             proxy: loader.configuration.proxy,
-            proxyAuthentication: authentication.proxyCredential(for: proxyAddress(for: url)),
+            proxyAuthentication: authentication.proxyCredential { proxyAddress(for: url) },
             timeout: currentRequest.timeoutInterval > 0 ? currentRequest.timeoutInterval : 60
         )
         let port = url.port ?? 443
