@@ -121,50 +121,40 @@ public enum KeyjarServer {
                     let operations = channel.pipeline.syncOperations
                     // Outbound messages are framed by whoever writes them (events once for
                     // every subscriber), so the pipeline has no encoder.
+                    /// Answers the peer with one refusal and closes, saying why in the log.
+                    func refuse(_ why: Logger.Message, _ metadata: Logger.Metadata, _ error: WireError) throws {
+                        logger.warning(why, metadata: metadata)
+                        try operations.addHandler(RefusalHandler(error))
+                    }
                     guard peer.uid == getuid() else {
-                        logger.warning("refused a client of another user", metadata: ["peer.uid": "\(peer.uid)"])
-                        try operations.addHandler(
-                            RefusalHandler(
-                                WireError(
-                                    code: WireError.handshakeRequired,
-                                    message: "keyjard serves only its own user"
-                                )
-                            )
+                        return try refuse(
+                            "refused a client of another user",
+                            ["peer.uid": "\(peer.uid)"],
+                            WireError(code: WireError.handshakeRequired, message: "keyjard serves only its own user")
                         )
-                        return
                     }
                     let fromThisProcess = service.state.clients.values.lazy.filter { $0.pid == peer.pid }.count
                     guard fromThisProcess < configuration.maximumConnectionsPerProcess else {
-                        logger.warning(
+                        return try refuse(
                             "refused a client over the per-process connection limit",
-                            metadata: ["peer.pid": "\(peer.pid)"]
-                        )
-                        try operations.addHandler(
-                            RefusalHandler(
-                                WireError(
-                                    code: WireError.overloaded,
-                                    message:
-                                        "keyjard already serves \(fromThisProcess) connections of process \(peer.pid) (--max-connections-per-process)"
-                                )
+                            ["peer.pid": "\(peer.pid)"],
+                            WireError(
+                                code: WireError.overloaded,
+                                message:
+                                    "keyjard already serves \(fromThisProcess) connections of process \(peer.pid) (--max-connections-per-process)"
                             )
                         )
-                        return
                     }
                     guard service.state.clients.count < configuration.maximumConnections else {
-                        logger.warning(
+                        return try refuse(
                             "refused a client over the connection limit",
-                            metadata: ["peer.pid": "\(peer.pid)"]
-                        )
-                        try operations.addHandler(
-                            RefusalHandler(
-                                WireError(
-                                    code: WireError.overloaded,
-                                    message:
-                                        "keyjard already serves \(configuration.maximumConnections) connections (--max-connections)"
-                                )
+                            ["peer.pid": "\(peer.pid)"],
+                            WireError(
+                                code: WireError.overloaded,
+                                message:
+                                    "keyjard already serves \(configuration.maximumConnections) connections (--max-connections)"
                             )
                         )
-                        return
                     }
                     let gate = ReadGate(budget: service.state.inbound)
                     let client = ServedClient(
