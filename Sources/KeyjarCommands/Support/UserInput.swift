@@ -64,7 +64,8 @@ package enum UserInput {
         return text
     }
 
-    /// An argument repeated in a message: at most 80 characters, control characters shown as `?`.
+    /// An argument repeated in a message: at most 80 characters, control characters escaped
+    /// (``TerminalText``).
     package static func shown(_ text: String, limit: Int = 80) -> String {
         TerminalText.excerpt(text, limit: limit)
     }
