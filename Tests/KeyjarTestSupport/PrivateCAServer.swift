@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 import Glibc
 
 /// An https server on 127.0.0.1 whose certificate a certificate authority of the test's own
