@@ -33,21 +33,24 @@ extension KeyjarClient {
         protocolVersion: Int = ProtocolVersion.current
     ) throws(KeyjarClientError) -> Connected {
         let socket: UnixSocket
+        let reached = servingSocketPath
         do {
-            socket = try UnixSocket.connect(path: configuration.socketPath)
+            socket = try UnixSocket.connect(path: reached)
         } catch let failure {
             guard failure.nobodyListening, configuration.autoStart else {
                 throw KeyjarClientError(code: .unreachable, message: "keyjard is not reachable: \(failure)")
             }
-            try KeyjardLauncher.ensureRunning(socketPath: configuration.socketPath)
+            // Our own socket again first: the keyjard reached elsewhere may be gone.
+            let path = try KeyjardLauncher.ensureRunning(socketPath: configuration.socketPath)
             do {
-                socket = try UnixSocket.connect(path: configuration.socketPath)
+                socket = try UnixSocket.connect(path: path)
             } catch {
                 throw KeyjarClientError(
                     code: .unreachable,
                     message: "keyjard was started but is not reachable: \(error)"
                 )
             }
+            state.withLock { $0.servingSocket = path == configuration.socketPath ? nil : path }
         }
         var reader = ServerMessageReader(socket: socket)
         // A change too large to push, announced during the handshake: fetched before it ends.
@@ -75,7 +78,7 @@ extension KeyjarClient {
             guard let reply else {
                 throw KeyjarClientError(
                     code: .timedOut,
-                    message: "keyjard at \(configuration.socketPath) did not answer within "
+                    message: "keyjard at \(servingSocketPath) did not answer within "
                         + "\(KeyjarClient.seconds(configuration.requestTimeout)) (is it stopped? KEYJAR_TIMEOUT sets how long to wait)"
                 )
             }
@@ -95,7 +98,7 @@ extension KeyjarClient {
                 throw KeyjarClientError(
                     code: .unreachable,
                     message:
-                        "\(configuration.socketPath) is not keyjard's socket: what answers there does not speak Keyjar's protocol"
+                        "\(servingSocketPath) is not keyjard's socket: what answers there does not speak Keyjar's protocol"
                 )
             }
             if configuration.keepsReplica {

@@ -75,7 +75,7 @@ extension KeyjarClient {
     /// nobody writes would keep the replica from ever catching up). Keeps what it has when
     /// the page cannot be read.
     func mapSequencePage() {
-        let path = SequencePage.path(forSocket: configuration.socketPath)
+        let path = SequencePage.path(forSocket: servingSocketPath)
         if let mapped = state.withLock({ $0.page }), mapped.isCurrent(at: path) { return }
         guard let page = try? SequencePage.Reader(path: path) else { return }
         state.withLock { $0.page = page }

@@ -84,6 +84,10 @@ public final class KeyjarClient: Sendable {
     /// `$XDG_RUNTIME_DIR/keyjar/keyjar.sock`.
     public static var defaultSocketPath: String { KeyjarPaths.defaultSocketPath() }
 
+    /// Where this client reaches keyjard: the configured socket, or the one of the keyjard
+    /// that already served this client's database when nothing answered there.
+    var servingSocketPath: String { state.withLock { $0.servingSocket } ?? configuration.socketPath }
+
     struct State: Sendable {
         var replica: Replica
         /// The connection's lifecycle and the requests waiting on it.
@@ -106,6 +110,9 @@ public final class KeyjarClient: Sendable {
         /// Announcements not yet made, oldest first; `announcing` while a thread makes them.
         var announcements: [Announcement] = []
         var announcing = false
+        /// The socket of the keyjard that serves this client's database, when that is not the
+        /// configured one (``KeyjardLauncher/ensureRunning(socketPath:database:timeout:)``).
+        var servingSocket: String?
 
         /// Whether keyjard should push every change: something listens, or there is no other
         /// way to know of changes.

@@ -21,8 +21,17 @@ enum KeyjardLauncher {
         return seconds
     }
 
-    /// Makes sure a keyjard serves `socketPath`, starting one if needed.
-    static func ensureRunning(socketPath: String, timeout: TimeInterval = startTimeout) throws(KeyjarClientError) {
+    /// Makes sure a keyjard serves this client's database, starting one on `socketPath` if
+    /// none does; returns the socket it listens on. That is `socketPath`, unless a keyjard
+    /// already serves the database on another socket (its ``DatabasePointer`` says which): a
+    /// shell without `XDG_RUNTIME_DIR` computes another socket than the desktop's, and must
+    /// reach the keyjard that serves the same database rather than start a second one.
+    @discardableResult
+    static func ensureRunning(
+        socketPath: String,
+        database: String = KeyjarPaths.defaultDatabasePath(),
+        timeout: TimeInterval = startTimeout
+    ) throws(KeyjarClientError) -> String {
         let directory = PathName.directory(of: socketPath)
         do {
             try PrivateDirectory.make(directory)
@@ -37,14 +46,17 @@ enum KeyjardLauncher {
 
         if let socket = try? UnixSocket.connect(path: socketPath) {
             socket.close()
-            return
+            return socketPath
         }
         // A keyjard that holds the serving lock but does not answer yet is starting (it was
         // started by hand, by systemd, or just after the last one was killed): wait for it
         // rather than start another, which would only find the lock taken.
         let deadline = Date().addingTimeInterval(timeout)
         let serverLock = directory + "/keyjard.lock"
-        if try waitForStartingKeyjard(lockPath: serverLock, socketPath: socketPath, until: deadline) { return }
+        if try waitForStartingKeyjard(lockPath: serverLock, socketPath: socketPath, until: deadline) {
+            return socketPath
+        }
+        if let elsewhere = servingElsewhere(than: socketPath, database: database) { return elsewhere }
         guard let binary = findKeyjard() else { throw unreachable(notFound(socketPath: socketPath)) }
         // Ours may lose the race for the serving lock to one started meanwhile (then that one
         // serves, and is waited for); and that one may itself stop before it serves (killed, or
@@ -56,16 +68,33 @@ enum KeyjardLauncher {
             attempts += 1
             do {
                 try spawn(binary, socketPath: socketPath, logPath: directory + "/keyjard.log", timeout: timeout)
-                return
+                return socketPath
             } catch {
-                if try waitForStartingKeyjard(lockPath: serverLock, socketPath: socketPath, until: deadline) { return }
+                if try waitForStartingKeyjard(lockPath: serverLock, socketPath: socketPath, until: deadline) {
+                    return socketPath
+                }
                 if let socket = try? UnixSocket.connect(path: socketPath) {
                     socket.close()
-                    return
+                    return socketPath
                 }
+                // Ours found the database served meanwhile (a keyjard started on another socket).
+                if let elsewhere = servingElsewhere(than: socketPath, database: database) { return elsewhere }
                 guard attempts < 3, Date() < deadline else { throw error }
             }
         }
+    }
+
+    /// The socket of the keyjard that serves `database` when that is not `socketPath`: its
+    /// ``DatabasePointer`` held by a live keyjard (the kernel's lock table says so, without
+    /// touching the lock), and answering there, checked as every socket is (its directory and
+    /// its peer, the user); nil otherwise.
+    static func servingElsewhere(than socketPath: String, database: String) -> String? {
+        let pointerPath = DatabasePointer.path(forDatabase: database)
+        guard ServingLock.holder(of: pointerPath) != nil, let pointer = DatabasePointer.read(at: pointerPath),
+            pointer.socketPath != socketPath, let socket = try? UnixSocket.connect(path: pointer.socketPath)
+        else { return nil }
+        socket.close()
+        return pointer.socketPath
     }
 
     /// Waits while a live process holds keyjard's serving lock, until the socket answers (true)

@@ -23,6 +23,9 @@ public enum KeyjarPaths {
         return "/tmp/keyjar-\(geteuid())/keyjar.sock"
     }
 
+    /// Beside the database, which keyjard serves it and where (``DatabasePointer``).
+    public static func databasePointer(forDatabase databasePath: String) -> String { databasePath + ".keyjard" }
+
     public static func defaultDatabasePath(
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) -> String {

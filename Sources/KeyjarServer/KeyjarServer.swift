@@ -23,9 +23,18 @@ public enum KeyjarServer {
     ) async throws {
         let directory = try SocketDirectory(socketPath: configuration.socketPath)
         let database: StoreDatabase
+        let databaseLock: DatabaseLock
         do {
             try PrivateDirectory.makeIfMissing((configuration.databasePath as NSString).deletingLastPathComponent)
+            // One keyjard per database, whatever socket it serves; before the database is
+            // opened, which migrates and checkpoints it.
+            databaseLock = try DatabaseLock(
+                databasePath: configuration.databasePath,
+                socketPath: configuration.socketPath
+            )
             database = try StoreDatabase(path: configuration.databasePath)
+        } catch let error as ServerError {
+            throw error
         } catch let error as StoreError {
             throw ServerError(error.message)
         } catch let error as PrivateDirectory.Failure {
@@ -81,6 +90,8 @@ public enum KeyjarServer {
         try? await checkpointThread.shutdownGracefully()
         try? await threadPool.shutdownGracefully()
         try? await group.shutdownGracefully()
+        // The database stays this keyjard's until it has stopped serving.
+        withExtendedLifetime(databaseLock) {}
     }
 
     private static func serve(

@@ -37,15 +37,25 @@ struct StatusCommand: ParsableCommand {
             Output.line(try Output.json(UnreachableJSON(socketPath: global.socketPath, error: error.message)))
             throw error
         }
+        // Reached elsewhere than asked: nothing listened at this shell's socket, and the keyjard
+        // that serves the same database was found through its pointer beside the database.
+        let askedSocket = global.socketPath
+        let reachedElsewhere = status.socketPath != askedSocket
         if json {
-            Output.line(try Output.json(StatusJSON(status)))
+            var object = StatusJSON(status)
+            object.requestedSocketPath = askedSocket
+            Output.line(try Output.json(object))
             return
         }
         let secrets = status.secretsHealthy ? "healthy" : "NOT USABLE"
+        let why =
+            reachedElsewhere
+            ? " (nothing listens at \(askedSocket); this keyjard serves the same database, found through "
+                + "\(KeyjarPaths.databasePointer(forDatabase: status.databasePath)))" : ""
         Output.line(
             """
             keyjard: reachable (version \(status.version), protocol \(status.protocolVersion), pid \(status.pid))
-            socket: \(status.socketPath)
+            socket: \(status.socketPath)\(why)
             database: \(status.databasePath) (schema version \(status.schemaVersion))
             cookies: \(status.cookieCount)
             credentials: \(status.credentialCount)
@@ -95,6 +105,9 @@ private struct StatusJSON: Encodable {
     var protocolVersion: Int
     var pid: Int32
     var socketPath: String
+    /// The socket this command was asked to use: another than `socketPath` when keyjard was
+    /// reached through the database's pointer.
+    var requestedSocketPath: String?
     var databasePath: String
     var schemaVersion: Int64
     var cookieCount: Int
