@@ -56,7 +56,7 @@ enum KeyjardLauncher {
         if try waitForStartingKeyjard(lockPath: serverLock, socketPath: socketPath, until: deadline) {
             return socketPath
         }
-        if let elsewhere = servingElsewhere(than: socketPath, database: database) { return elsewhere }
+        if let elsewhere = servingElsewhere(than: socketPath, database: database, until: deadline) { return elsewhere }
         guard let binary = findKeyjard() else { throw unreachable(notFound(socketPath: socketPath)) }
         // Ours may lose the race for the serving lock to one started meanwhile (then that one
         // serves, and is waited for); and that one may itself stop before it serves (killed, or
@@ -78,7 +78,9 @@ enum KeyjardLauncher {
                     return socketPath
                 }
                 // Ours found the database served meanwhile (a keyjard started on another socket).
-                if let elsewhere = servingElsewhere(than: socketPath, database: database) { return elsewhere }
+                if let elsewhere = servingElsewhere(than: socketPath, database: database, until: deadline) {
+                    return elsewhere
+                }
                 guard attempts < 3, Date() < deadline else { throw error }
             }
         }
@@ -87,14 +89,26 @@ enum KeyjardLauncher {
     /// The socket of the keyjard that serves `database` when that is not `socketPath`: its
     /// ``DatabasePointer`` held by a live keyjard (the kernel's lock table says so, without
     /// touching the lock), and answering there, checked as every socket is (its directory and
-    /// its peer, the user); nil otherwise.
-    static func servingElsewhere(than socketPath: String, database: String) -> String? {
+    /// its peer, the user); nil otherwise. One that holds the database but does not answer yet
+    /// (it takes the lock before it listens) is waited for until `deadline`, while it lives.
+    static func servingElsewhere(
+        than socketPath: String,
+        database: String,
+        until deadline: Date = Date().addingTimeInterval(startTimeout)
+    ) -> String? {
         let pointerPath = DatabasePointer.path(forDatabase: database)
-        guard ServingLock.holder(of: pointerPath) != nil, let pointer = DatabasePointer.read(at: pointerPath),
-            pointer.socketPath != socketPath, let socket = try? UnixSocket.connect(path: pointer.socketPath)
-        else { return nil }
-        socket.close()
-        return pointer.socketPath
+        while let holder = ServingLock.holder(of: pointerPath) {
+            guard let pointer = DatabasePointer.read(at: pointerPath), pointer.socketPath != socketPath else {
+                return nil
+            }
+            if let socket = try? UnixSocket.connect(path: pointer.socketPath) {
+                socket.close()
+                return pointer.socketPath
+            }
+            guard Date() < deadline, kill(holder, 0) == 0 || errno != ESRCH else { return nil }
+            usleep(5_000)
+        }
+        return nil
     }
 
     /// Waits while a live process holds keyjard's serving lock, until the socket answers (true)

@@ -33,3 +33,31 @@ struct KeyjarPathsTests {
         #expect(KeyjarPaths.defaultSocketPath(environment: [:], loginRuntimeDirectory: login) == fallback)
     }
 }
+
+/// The pointer beside a database: what keyjard writes is what a client reads, and a client
+/// follows only a file of the user's own, never a link to one.
+struct DatabasePointerTests {
+    @Test func aPointerReadsBackAndOnlyFromTheUsersOwnFile() throws {
+        let directory = try TemporaryDirectory()
+        let database = directory.path("store.sqlite3")
+        let path = DatabasePointer.path(forDatabase: database)
+        #expect(path == database + ".keyjard")
+        let pointer = DatabasePointer(socketPath: "/run/user/1000/keyjar/keyjar.sock", pid: 4242)
+        #expect(DatabasePointer(decoding: pointer.encoded) == pointer)
+        try pointer.encoded.write(toFile: path, atomically: true, encoding: .utf8)
+        #expect(DatabasePointer.read(at: path) == pointer)
+        for bad in [
+            "", "keyjar-database-pointer 2\nsocket /s\npid 1\n", "keyjar-database-pointer 1\nsocket s\npid 1\n",
+            "keyjar-database-pointer 1\nsocket /s\npid x\n",
+        ] {
+            #expect(DatabasePointer(decoding: bad) == nil, "\(bad.debugDescription)")
+        }
+        let link = directory.path("link.keyjard")
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: path)
+        #expect(DatabasePointer.read(at: link) == nil, "a link is not followed")
+        if getuid() == 0 {
+            #expect(chown(path, 65534, 65534) == 0)
+            #expect(DatabasePointer.read(at: path) == nil, "another user's file is not read")
+        }
+    }
+}
