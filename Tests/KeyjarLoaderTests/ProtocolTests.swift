@@ -1,11 +1,12 @@
 import Foundation
 import FoundationNetworking
 import Glibc
-import KeyjarLoader
 import KeyjarLocks
 import KeyjarTestSupport
 import Synchronization
 import Testing
+
+@testable import KeyjarLoader
 
 @Suite("KeyjarLoader: protocols and plumbing")
 struct ProtocolTests {
@@ -14,6 +15,26 @@ struct ProtocolTests {
         let loader = ephemeralLoader()
         let first = try await decodeEcho(load(URLRequest(url: server.url("/echo")), with: loader).body)
         let second = try await decodeEcho(load(URLRequest(url: server.url("/echo")), with: loader).body)
+        #expect(first.peer == second.peer, "the second load opened a new connection")
+    }
+
+    /// libcurl counts connections in use against its cache limit and closes the oldest idle
+    /// one whenever a transfer ends above it: with more loads in flight than the limit, a
+    /// sequential client's connection would be closed as soon as it was returned.
+    @Test func aConnectionIsKeptWhileMoreLoadsThanTheCacheLimitAreInFlight() async throws {
+        let server = try await LoaderTestServer()
+        let loader = ephemeralLoader()
+        let inFlight = CurlEngine.idleConnections + 16
+        let held = (0..<inFlight).map { _ in RecordingDelegate() }
+        for delegate in held { _ = loader.connection(with: URLRequest(url: server.url("/held")), delegate: delegate) }
+        // Answered once every held load has reached the server, so all of them are in flight.
+        let first = try await decodeEcho(
+            load(URLRequest(url: server.url("/echo?after-held=\(inFlight)")), with: loader).body
+        )
+        let second = try await decodeEcho(load(URLRequest(url: server.url("/echo")), with: loader).body)
+        #expect(await load(URLRequest(url: server.url("/release")), with: loader).body == "released")
+        for delegate in held { #expect(await delegate.wait()) }
+        #expect(held.filter { $0.body == "released" }.count == inFlight)
         #expect(first.peer == second.peer, "the second load opened a new connection")
     }
 

@@ -57,6 +57,8 @@ final class CurlEngine: Sendable {
     private final class Driven: @unchecked Sendable {
         var transfers: [UnsafeMutableRawPointer: CurlTransfer] = [:]
         var lastSweep: UInt64 = 0
+        /// How many transfers the connection-cache limit was last set beside.
+        var limitedBeside = 0
         /// The inbox's commands being handled; swapped with the inbox so that neither array
         /// allocates again on every round.
         var commands: [Command] = []
@@ -72,9 +74,21 @@ final class CurlEngine: Sendable {
         curl_global_init(Int(CURL_GLOBAL_ALL))
         guard let pointer = curl_multi_init() else { fatalError("libcurl could not create a multi handle") }
         multi = MultiHandle(pointer: pointer)
-        // Keep more idle keep-alive connections than libcurl's default (4 per added handle,
-        // which shrinks to nothing between requests of a sequential client).
-        _ = keyjar_multi_setopt_long(pointer, CURLMOPT_MAXCONNECTS, 256)
+        Self.keepIdle(beside: 0, in: pointer)
+    }
+
+    /// Idle keep-alive connections kept for reuse, however many transfers are running.
+    static let idleConnections = 256
+
+    /// Sets libcurl's connection-cache limit to `idleConnections` beyond the `running`
+    /// transfers. libcurl counts connections in use (and dead ones not yet pruned) against
+    /// CURLMOPT_MAXCONNECTS and, whenever a transfer ends above it, closes the oldest idle one:
+    /// with a fixed limit, a few hundred loads in flight would close every connection as soon
+    /// as it was returned, and a sequential client's next request would find none (libcurl's
+    /// default, 4 per added handle, shrinks to nothing between requests). libcurl reads the
+    /// limit on each return, so it can follow the count.
+    private static func keepIdle(beside running: Int, in pointer: UnsafeMutableRawPointer) {
+        _ = keyjar_multi_setopt_long(pointer, CURLMOPT_MAXCONNECTS, idleConnections + running)
     }
 
     func add(_ transfer: CurlTransfer) { post(.add(transfer)) }
@@ -227,6 +241,7 @@ final class CurlEngine: Sendable {
                 if driven.transfers[transfer.easy] != nil { curl_easy_pause(transfer.easy, CURLPAUSE_CONT) }
             }
         }
+        followConnectionLimit()
         var running: Int32 = 0
         curl_multi_perform(multi.pointer, &running)
         var remaining: Int32 = 0
@@ -250,6 +265,13 @@ final class CurlEngine: Sendable {
             curl_multi_remove_handle(multi.pointer, easy)
             transfer.complete(CURLE_OPERATION_TIMEDOUT)
         }
+    }
+
+    /// Keeps `idleConnections` idle connections beside the transfers now added (`keepIdle`).
+    private func followConnectionLimit() {
+        guard driven.limitedBeside != driven.transfers.count else { return }
+        driven.limitedBeside = driven.transfers.count
+        Self.keepIdle(beside: driven.limitedBeside, in: multi.pointer)
     }
 
     private func waitForActivity() {

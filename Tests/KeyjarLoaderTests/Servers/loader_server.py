@@ -3,6 +3,9 @@ as "ready PORT"). Each path is one behaviour; the tests read what arrived from /
 import base64, gzip, hashlib, http.server, json, os, ssl, struct, subprocess, sys, tempfile, threading, time, urllib.parse, zlib
 
 counters = {}
+# /held answers once /release was asked for; /echo?after-held=N answers once N /held arrived.
+held = threading.Condition()
+held_state = {"arrived": 0, "released": False}
 
 class Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
@@ -34,6 +37,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if path == "/hello":
             self.reply(200, b"hello world", [("Content-Type", "text/plain")])
         elif path == "/echo":
+            with held:
+                held.wait_for(lambda: held_state["arrived"] >= int(query.get("after-held", "0")))
             data = {"method": self.command, "path": self.path, "body": payload.decode("latin-1"),
                     "headers": {k.lower(): v for k, v in self.headers.items()}, "count": counters[key],
                     "peer": self.client_address[1]}
@@ -306,6 +311,17 @@ class Handler(http.server.BaseHTTPRequestHandler):
             current_certificate[0] = certificates + "/cert2.pem"
             self.reply(200, b"switched", [("Connection", "close")])
             self.close_connection = True
+        elif path == "/held":
+            with held:
+                held_state["arrived"] += 1
+                held.notify_all()
+                held.wait_for(lambda: held_state["released"])
+            self.reply(200, b"released")
+        elif path == "/release":
+            with held:
+                held_state["released"] = True
+                held.notify_all()
+            self.reply(200, b"released")
         elif path == "/count":
             self.reply(200, str(counters.get(query["key"], 0)).encode())
         elif path == "/ntlm":
