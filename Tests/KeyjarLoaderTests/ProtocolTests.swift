@@ -26,11 +26,12 @@ struct ProtocolTests {
         let loader = ephemeralLoader()
         let inFlight = CurlEngine.idleConnections + 16
         let held = (0..<inFlight).map { _ in RecordingDelegate() }
-        for delegate in held { _ = loader.connection(with: URLRequest(url: server.url("/held")), delegate: delegate) }
+        // No idle timeout (`.infinity`, which the loader takes as "about never"): on a busy
+        // machine, starting them all may take longer than the default minute.
+        let unhurried = { (path: String) in URLRequest(url: server.url(path), timeoutInterval: .infinity) }
+        for delegate in held { _ = loader.connection(with: unhurried("/held"), delegate: delegate) }
         // Answered once every held load has reached the server, so all of them are in flight.
-        let first = try await decodeEcho(
-            load(URLRequest(url: server.url("/echo?after-held=\(inFlight)")), with: loader).body
-        )
+        let first = try await decodeEcho(load(unhurried("/echo?after-held=\(inFlight)"), with: loader).body)
         let second = try await decodeEcho(load(URLRequest(url: server.url("/echo")), with: loader).body)
         #expect(await load(URLRequest(url: server.url("/release")), with: loader).body == "released")
         for delegate in held { #expect(await delegate.wait()) }

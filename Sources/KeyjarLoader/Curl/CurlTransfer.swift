@@ -48,6 +48,10 @@ struct TransferRequest: @unchecked Sendable {
     var headerLines: [String]
     var body: Body = .none
     var timeout: TimeInterval
+
+    /// `timeout` as a number of seconds every conversion can take: at least a millisecond, at
+    /// most about 31 years (a request may ask for `.infinity`, which no integer holds).
+    var idleTimeoutSeconds: Double { timeout.isNaN ? 60 : min(max(timeout, 0.001), 1e9) }
     /// libcurl-driven authentication (NTLM, Negotiate) for this attempt.
     var curlAuthentication: (scheme: Int, user: String, password: String)?
     /// Proxy credentials for libcurl to answer the proxy with (CONNECT included).
@@ -119,7 +123,7 @@ final class CurlTransfer: @unchecked Sendable {
         self.easy = easy
         self.receive = receive
         self.body = request.body
-        idleTimeout = UInt64(max(request.timeout, 0.001) * 1_000_000_000)
+        idleTimeout = UInt64(request.idleTimeoutSeconds * 1_000_000_000)
         let scheme = request.url.scheme?.lowercased() ?? ""
         isHTTP = scheme == "http" || scheme == "https"
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
@@ -167,8 +171,7 @@ final class CurlTransfer: @unchecked Sendable {
 
         // Foundation's timeoutInterval is an idle timeout: it fires when no byte moved for
         // that long, not after a total duration.
-        let timeout = max(request.timeout, 0.001)
-        set(CURLOPT_CONNECTTIMEOUT_MS, Int(min(timeout * 1000, Double(Int32.max))))
+        set(CURLOPT_CONNECTTIMEOUT_MS, Int(min(request.idleTimeoutSeconds * 1000, Double(Int32.max))))
 
         for line in request.headerLines { headerList = line.withCString { curl_slist_append(headerList, $0) } }
         if decodesCodings { headerList = curl_slist_append(headerList, ContentCoding.acceptEncodingLine) }
