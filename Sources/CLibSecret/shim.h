@@ -196,49 +196,59 @@ const gchar *secret_value_get(SecretValue *value, gsize *length);
 void secret_value_unref(gpointer value);
 
 /*
- * The schema Keyjar stores URL-credential passwords under (documented in Schemas/secret-schema.md).
- * It lives in C because SecretSchema's fixed 32-entry attribute array is a 32-element tuple in
+ * The schemas Keyjar stores URL-credential secrets under (documented in Schemas/secret-schema.md).
+ * They live in C because SecretSchema's fixed 32-entry attribute array is a 32-element tuple in
  * Swift, which is unwieldy to initialise there. A function-local static gives every caller the
  * same immutable instance without a global symbol in every translation unit's namespace.
+ *
+ * The attribute names are Keyjar's own (`keyjar-server`, …): a Secret Service replaces, on a
+ * store, every item whose attributes include all of the new item's (gnome-keyring does), so with
+ * the common names a neighbour's `secret-tool store server H user U` would replace Keyjar's
+ * password. The password and the OAuth refresh token kept beside it have the same attributes
+ * under two schema names, so that a lookup of one (which matches the schema's name) never
+ * returns the other.
  */
+#define KEYJAR_OWN_ATTRIBUTES \
+    { \
+        { "keyjar-server", SECRET_SCHEMA_ATTRIBUTE_STRING }, \
+        { "keyjar-port", SECRET_SCHEMA_ATTRIBUTE_INTEGER }, \
+        { "keyjar-protocol", SECRET_SCHEMA_ATTRIBUTE_STRING }, \
+        { "keyjar-realm", SECRET_SCHEMA_ATTRIBUTE_STRING }, \
+        { "keyjar-authtype", SECRET_SCHEMA_ATTRIBUTE_STRING }, \
+        { "keyjar-proxytype", SECRET_SCHEMA_ATTRIBUTE_STRING }, \
+        { "keyjar-user", SECRET_SCHEMA_ATTRIBUTE_STRING }, \
+        { NULL, 0 }, \
+    }
+/* The names every item had before: read, moved to Keyjar's own names and removed. */
+#define KEYJAR_SHARED_ATTRIBUTES \
+    { \
+        { "server", SECRET_SCHEMA_ATTRIBUTE_STRING }, \
+        { "port", SECRET_SCHEMA_ATTRIBUTE_INTEGER }, \
+        { "protocol", SECRET_SCHEMA_ATTRIBUTE_STRING }, \
+        { "realm", SECRET_SCHEMA_ATTRIBUTE_STRING }, \
+        { "authtype", SECRET_SCHEMA_ATTRIBUTE_STRING }, \
+        { "proxytype", SECRET_SCHEMA_ATTRIBUTE_STRING }, \
+        { "user", SECRET_SCHEMA_ATTRIBUTE_STRING }, \
+        { NULL, 0 }, \
+    }
+
 static inline const SecretSchema *keyjar_credential_schema(void) {
-    static const SecretSchema schema = {
-        "org.keyjar.Credential",
-        SECRET_SCHEMA_NONE,
-        {
-            { "server", SECRET_SCHEMA_ATTRIBUTE_STRING },
-            { "port", SECRET_SCHEMA_ATTRIBUTE_INTEGER },
-            { "protocol", SECRET_SCHEMA_ATTRIBUTE_STRING },
-            { "realm", SECRET_SCHEMA_ATTRIBUTE_STRING },
-            { "authtype", SECRET_SCHEMA_ATTRIBUTE_STRING },
-            { "proxytype", SECRET_SCHEMA_ATTRIBUTE_STRING },
-            { "user", SECRET_SCHEMA_ATTRIBUTE_STRING },
-            { NULL, 0 },
-        },
-    };
+    static const SecretSchema schema = { "org.keyjar.Credential", SECRET_SCHEMA_NONE, KEYJAR_OWN_ATTRIBUTES };
     return &schema;
 }
 
-/*
- * The schema of the OAuth refresh token kept beside a token credential's password: the same
- * attributes as `org.keyjar.Credential`, another name, so that a lookup of the password (which
- * matches the schema's name) never returns the refresh token, nor the other way round.
- */
 static inline const SecretSchema *keyjar_refresh_token_schema(void) {
-    static const SecretSchema schema = {
-        "org.keyjar.RefreshToken",
-        SECRET_SCHEMA_NONE,
-        {
-            { "server", SECRET_SCHEMA_ATTRIBUTE_STRING },
-            { "port", SECRET_SCHEMA_ATTRIBUTE_INTEGER },
-            { "protocol", SECRET_SCHEMA_ATTRIBUTE_STRING },
-            { "realm", SECRET_SCHEMA_ATTRIBUTE_STRING },
-            { "authtype", SECRET_SCHEMA_ATTRIBUTE_STRING },
-            { "proxytype", SECRET_SCHEMA_ATTRIBUTE_STRING },
-            { "user", SECRET_SCHEMA_ATTRIBUTE_STRING },
-            { NULL, 0 },
-        },
-    };
+    static const SecretSchema schema = { "org.keyjar.RefreshToken", SECRET_SCHEMA_NONE, KEYJAR_OWN_ATTRIBUTES };
+    return &schema;
+}
+
+static inline const SecretSchema *keyjar_shared_credential_schema(void) {
+    static const SecretSchema schema = { "org.keyjar.Credential", SECRET_SCHEMA_NONE, KEYJAR_SHARED_ATTRIBUTES };
+    return &schema;
+}
+
+static inline const SecretSchema *keyjar_shared_refresh_token_schema(void) {
+    static const SecretSchema schema = { "org.keyjar.RefreshToken", SECRET_SCHEMA_NONE, KEYJAR_SHARED_ATTRIBUTES };
     return &schema;
 }
 
@@ -304,12 +314,15 @@ static inline gboolean keyjar_error_is_gone_item(const GError *error) {
     gchar *name = g_dbus_error_get_remote_error(error);
     /* gnome-keyring answers a Get on an item deleted meanwhile with UnknownMethod "Object does
        not exist at path …" (seen while another keyjard deleted items: status then called the
-       whole store unusable). */
+       whole store unusable), or, a moment later, "No such interface
+       “org.freedesktop.DBus.Properties” on object at path …" (seen while another client
+       removed items during a listing). */
     gboolean gone = name != NULL
         && (g_str_equal(name, "org.freedesktop.DBus.Error.UnknownObject")
             || g_str_equal(name, "org.freedesktop.Secret.Error.NoSuchObject")
             || (g_str_equal(name, "org.freedesktop.DBus.Error.UnknownMethod") && error->message != NULL
-                && g_strstr_len(error->message, -1, "Object does not exist") != NULL));
+                && (g_strstr_len(error->message, -1, "Object does not exist") != NULL
+                    || g_strstr_len(error->message, -1, "No such interface") != NULL)));
     g_free(name);
     return gone;
 }
@@ -350,20 +363,22 @@ static inline int keyjar_item_attributes(SecretService *service, const char *pat
 }
 
 /*
- * Calls `each` with the attributes of every item under Keyjar's schema, in every collection,
+ * Calls `each` with the attributes of every item under `schema` (matched by its name and, when
+ * `required` is not NULL, by having that attribute), in every collection,
  * locked or not, without loading a secret and without prompting: SearchItems for the items'
  * paths, then each item's Attributes property. Not through libsecret's searches, which make an
  * item proxy per result and leave a little GIO memory behind for each (LeakSanitizer, libsecret
  * 0.20.5). Returns 0 with `error` set when the service fails; an item removed meanwhile is
  * skipped.
  */
-static inline gboolean keyjar_each_item(void (*each)(void *context, GHashTable *attributes), void *context, GError **error) {
+static inline gboolean keyjar_each_item(
+    const SecretSchema *schema, const char *required, void (*each)(void *context, GHashTable *attributes),
+    void *context, GError **error) {
     SecretService *service = secret_service_get_sync(SECRET_SERVICE_NONE, NULL, error);
     if (service == NULL) return 0;
     GHashTable *query = keyjar_attributes_new();
     gchar **unlocked = NULL, **locked = NULL;
-    gboolean listed = secret_service_search_for_dbus_paths_sync(
-        service, keyjar_credential_schema(), query, NULL, &unlocked, &locked, error);
+    gboolean listed = secret_service_search_for_dbus_paths_sync(service, schema, query, NULL, &unlocked, &locked, error);
     g_hash_table_unref(query);
     gchar **lists[2] = { unlocked, locked };
     for (int list = 0; listed && list < 2; list++) {
@@ -375,7 +390,7 @@ static inline gboolean keyjar_each_item(void (*each)(void *context, GHashTable *
                 listed = 0;
                 break;
             }
-            each(context, attributes);
+            if (required == NULL || keyjar_attributes_get(attributes, required) != NULL) each(context, attributes);
             g_hash_table_unref(attributes);
         }
     }

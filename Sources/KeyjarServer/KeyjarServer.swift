@@ -117,7 +117,10 @@ public enum KeyjarServer {
             decodingThread: threadPools.decoding,
             logger: logger
         )
-        try await loop.submit { service.purgeExpired() }.get()
+        try await loop.submit {
+            service.purgeExpired()
+            service.upgradeSecretsInTheBackground()
+        }.get()
 
         let connectionIDs = ManagedAtomic<UInt64>(0)
         let bootstrap = ServerBootstrap(group: group)

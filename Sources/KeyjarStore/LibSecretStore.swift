@@ -10,9 +10,14 @@ import Musl
 /// Keeps passwords in the freedesktop.org Secret Service (GNOME Keyring, KeePassXC, …) through
 /// libsecret, in the default collection under the schema `org.keyjar.Credential`.
 ///
-/// Items are keyed by the attributes `server`, `port`, `protocol`, `realm`, `authtype`,
-/// `proxytype` and `user` (see `Schemas/secret-schema.md`); nothing secret goes into an attribute
-/// or the label. Storing the same space and user again replaces the item.
+/// Items are keyed by the attributes `keyjar-server`, `keyjar-port`, `keyjar-protocol`,
+/// `keyjar-realm`, `keyjar-authtype`, `keyjar-proxytype` and `keyjar-user` (see
+/// `Schemas/secret-schema.md`): Keyjar's own names, which another program's store cannot match
+/// and replace. Nothing secret goes into an attribute or the label. Storing the same space and
+/// user again replaces the item.
+///
+/// Items stored under the common names (`server`, `user`, …) before are still found, and moved
+/// to Keyjar's names by ``upgradeItems()`` (keyjard at start) or by storing again.
 ///
 /// Uses libsecret's synchronous API, which blocks on D-Bus: call it off any event loop. Storing
 /// into a locked collection makes the Secret Service show its unlock prompt, as any desktop
@@ -32,11 +37,18 @@ public final class LibSecretStore: SecretStore {
         guard !password.utf8.contains(0) else {
             throw SecretStoreError(.invalidInput, "the \(kind.noun) contains a NUL character")
         }
-        let attributes = try Self.attributes(for: space, user: user)
+        try store(password, kind, for: space, user: user)
+        // An item under the common names would answer again once this one is removed; one
+        // that cannot be removed now is removed with the credential (removeSecret).
+        _ = try? remove(kind, for: space, user: user, layout: .shared)
+    }
+
+    private func store(_ password: String, _ kind: SecretKind, for space: ProtectionSpace, user: String) throws {
+        let attributes = try Self.attributes(for: space, user: user, layout: .own)
         defer { g_hash_table_unref(attributes) }
         var error: UnsafeMutablePointer<GError>?
         let stored = secret_password_storev_sync(
-            kind.schema,
+            kind.schema(.own),
             attributes,
             SECRET_COLLECTION_DEFAULT,
             Self.label(for: space, user: user, kind: kind),
@@ -60,10 +72,20 @@ public final class LibSecretStore: SecretStore {
 
     public func secret(_ kind: SecretKind, for space: ProtectionSpace, user: String) throws -> String? {
         try checkSessionBus()
-        let attributes = try Self.attributes(for: space, user: user)
+        if let secret = try lookup(kind, for: space, user: user, layout: .own) { return secret }
+        return try lookup(kind, for: space, user: user, layout: .shared)
+    }
+
+    private func lookup(
+        _ kind: SecretKind,
+        for space: ProtectionSpace,
+        user: String,
+        layout: ItemLayout
+    ) throws -> String? {
+        let attributes = try Self.attributes(for: space, user: user, layout: layout)
         defer { g_hash_table_unref(attributes) }
         var error: UnsafeMutablePointer<GError>?
-        let secret = secret_password_lookupv_sync(kind.schema, attributes, nil, &error)
+        let secret = secret_password_lookupv_sync(kind.schema(layout), attributes, nil, &error)
         if let error {
             secret_password_free(secret)
             throw Self.consume(error, while: "looking up a \(kind.noun)")
@@ -77,26 +99,70 @@ public final class LibSecretStore: SecretStore {
     @discardableResult
     public func removeSecret(_ kind: SecretKind, for space: ProtectionSpace, user: String) throws -> Bool {
         try checkSessionBus()
-        let attributes = try Self.attributes(for: space, user: user)
+        let removed = try remove(kind, for: space, user: user, layout: .own)
+        return try remove(kind, for: space, user: user, layout: .shared) || removed
+    }
+
+    private func remove(
+        _ kind: SecretKind,
+        for space: ProtectionSpace,
+        user: String,
+        layout: ItemLayout
+    ) throws -> Bool {
+        let attributes = try Self.attributes(for: space, user: user, layout: layout)
         defer { g_hash_table_unref(attributes) }
         var error: UnsafeMutablePointer<GError>?
-        let removed = secret_password_clearv_sync(kind.schema, attributes, nil, &error)
+        let removed = secret_password_clearv_sync(kind.schema(layout), attributes, nil, &error)
         if let error { throw Self.consume(error, while: "removing a \(kind.noun)") }
         return removed != 0
     }
 
     public func keys() throws -> [SecretStoreKey] {
         try checkSessionBus()
-        final class Found {
-            var keys: [SecretStoreKey] = []
+        var keys = try Self.keys(.password, layout: .own)
+        var seen = Set(keys)
+        for key in try Self.keys(.password, layout: .shared) where seen.insert(key).inserted { keys.append(key) }
+        return keys
+    }
+
+    /// Moves every item still stored under the common attribute names to Keyjar's own: the
+    /// secret is stored under Keyjar's names first and the old item removed after, so there is
+    /// no moment without it (and ``secret(_:for:user:)`` finds either meanwhile). An item
+    /// already stored under Keyjar's names is newer and kept. Returns how many were moved.
+    public func upgradeItems() throws -> Int {
+        try checkSessionBus()
+        var moved = 0
+        // Refresh tokens first, as a credential is stored: its password never without its token.
+        for kind in [SecretKind.refreshToken, .password] {
+            for key in try Self.keys(kind, layout: .shared) {
+                if let secret = try lookup(kind, for: key.space, user: key.user, layout: .shared),
+                    try lookup(kind, for: key.space, user: key.user, layout: .own) == nil
+                {
+                    try store(secret, kind, for: key.space, user: key.user)
+                }
+                if try remove(kind, for: key.space, user: key.user, layout: .shared) { moved += 1 }
+            }
         }
-        let found = Found()
+        return moved
+    }
+
+    /// The keys of the items of `kind` stored with `layout`'s attribute names.
+    private static func keys(_ kind: SecretKind, layout: ItemLayout) throws -> [SecretStoreKey] {
+        final class Found {
+            let layout: ItemLayout
+            var keys: [SecretStoreKey] = []
+            init(_ layout: ItemLayout) { self.layout = layout }
+        }
+        let found = Found(layout)
         var error: UnsafeMutablePointer<GError>?
         let listed = keyjar_each_item(
+            kind.schema(layout),
+            layout.name("server"),
             { context, attributes in
                 guard let context, let attributes else { return }
+                let found = Unmanaged<Found>.fromOpaque(context).takeUnretainedValue()
                 func value(_ name: String) -> String {
-                    keyjar_attributes_get(attributes, name).map { String(cString: $0) } ?? ""
+                    keyjar_attributes_get(attributes, found.layout.name(name)).map { String(cString: $0) } ?? ""
                 }
                 if let key = SecretStoreKey(
                     server: value("server"),
@@ -107,15 +173,15 @@ public final class LibSecretStore: SecretStore {
                     proxytype: value("proxytype"),
                     user: value("user")
                 ) {
-                    Unmanaged<Found>.fromOpaque(context).takeUnretainedValue().keys.append(key)
+                    found.keys.append(key)
                 }
             },
             Unmanaged.passUnretained(found).toOpaque(),
             &error
         )
-        if let error { throw Self.consume(error, while: "listing Keyjar's passwords") }
+        if let error { throw Self.consume(error, while: "listing Keyjar's \(kind.noun)s") }
         guard listed != 0 else {
-            throw SecretStoreError(.operationFailed, "listing Keyjar's passwords failed without a reason")
+            throw SecretStoreError(.operationFailed, "listing Keyjar's \(kind.noun)s failed without a reason")
         }
         return withExtendedLifetime(found) { found.keys }
     }
@@ -204,7 +270,13 @@ public final class LibSecretStore: SecretStore {
     }
 
     /// The attribute table libsecret matches on; the caller unrefs it.
-    private static func attributes(for space: ProtectionSpace, user: String) throws -> OpaquePointer {
+    private static func attributes(
+        for space: ProtectionSpace,
+        user: String,
+        layout: ItemLayout
+    ) throws
+        -> OpaquePointer
+    {
         let values: [(String, String)] = [
             ("server", space.host),
             ("port", String(space.port)),
@@ -222,7 +294,7 @@ public final class LibSecretStore: SecretStore {
             throw SecretStoreError(.operationFailed, "cannot allocate an attribute table")
         }
         for (name, value) in values {
-            keyjar_attributes_set(table, name, value)
+            keyjar_attributes_set(table, layout.name(name), value)
         }
         return table
     }
@@ -290,12 +362,24 @@ func currentEnvironment() -> [String: String] {
     return result
 }
 
+/// Which attribute names an item is keyed by: Keyjar's own (`keyjar-server`, …), or the common
+/// names (`server`, …) items had before, which another program's store could match and replace.
+enum ItemLayout {
+    case own
+    case shared
+
+    /// The attribute's name in this layout, given its common name.
+    func name(_ common: String) -> String { self == .own ? "keyjar-" + common : common }
+}
+
 extension SecretKind {
     /// The schema items of this kind are stored under (`Schemas/secret-schema.md`).
-    fileprivate var schema: UnsafePointer<SecretSchema> {
-        switch self {
-        case .password: keyjar_credential_schema()
-        case .refreshToken: keyjar_refresh_token_schema()
+    fileprivate func schema(_ layout: ItemLayout) -> UnsafePointer<SecretSchema> {
+        switch (self, layout) {
+        case (.password, .own): keyjar_credential_schema()
+        case (.refreshToken, .own): keyjar_refresh_token_schema()
+        case (.password, .shared): keyjar_shared_credential_schema()
+        case (.refreshToken, .shared): keyjar_shared_refresh_token_schema()
         }
     }
 }

@@ -54,6 +54,13 @@ public protocol SecretStore: Sendable {
     /// - Throws: ``SecretStoreError`` when the backend is unreachable or fails.
     func keys() throws -> [SecretStoreKey]
 
+    /// Brings items an older Keyjar stored to the layout this one stores (for the Secret
+    /// Service, Keyjar's own attribute names), never leaving a moment without a secret.
+    ///
+    /// - Returns: How many items were moved.
+    /// - Throws: ``SecretStoreError`` when the backend is unreachable, locked or fails.
+    func upgradeItems() throws -> Int
+
     /// Checks, without prompting the user, whether the store can be used right now.
     ///
     /// keyjard calls this at start-up and for status requests, so that a missing or locked
@@ -72,6 +79,9 @@ public enum SecretKind: String, Sendable, Hashable, CaseIterable {
 }
 
 extension SecretStore {
+    /// A store with one layout has nothing to move.
+    public func upgradeItems() throws -> Int { 0 }
+
     /// Stores `password` for `user` in `space` (``storeSecret(_:_:for:user:)`` of a password).
     public func storePassword(_ password: String, for space: ProtectionSpace, user: String) throws {
         try storeSecret(password, .password, for: space, user: user)

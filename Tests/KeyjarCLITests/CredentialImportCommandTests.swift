@@ -324,7 +324,7 @@ struct CredentialImportCommandTests {
         #expect(try await setup.column("expires", user: "bob") == "4102444800.0")
         #expect(try await setup.column("has_refresh_token", user: "bob") == "1")
         let refresh = try await setup.secrets.secretTool([
-            "search", "--all", "xdg:schema", "org.keyjar.RefreshToken", "user", "bob",
+            "search", "--all", "xdg:schema", "org.keyjar.RefreshToken", "keyjar-user", "bob",
         ])
         #expect(refresh.output.contains("secret = refresh-1"))
         for secret in ["alice-pw", "gho_access", "refresh-1", "old-token"] { #expect(!output.contains(secret)) }

@@ -137,7 +137,7 @@ struct ServerSecurityTests {
         // The real secret-tool finds it under Keyjar's schema.
         let lookup = try await runCommand(
             "/usr/bin/secret-tool",
-            ["lookup", "server", host, "user", "alice", "protocol", "https", "port", "443"]
+            ["lookup", "keyjar-server", host, "keyjar-user", "alice", "keyjar-protocol", "https", "keyjar-port", "443"]
         )
         #expect(lookup.output == password)
 
@@ -168,7 +168,10 @@ struct ServerSecurityTests {
         // Removing deletes it from the Secret Service too.
         let restarted = try await daemon.restarted()
         _ = try TestClient(socketPath: restarted.socketPath).call(.removeCredential(space: space, user: "alice"))
-        let gone = try await runCommand("/usr/bin/secret-tool", ["lookup", "server", host, "user", "alice"])
+        let gone = try await runCommand(
+            "/usr/bin/secret-tool",
+            ["lookup", "keyjar-server", host, "keyjar-user", "alice"]
+        )
         #expect(gone.output.isEmpty)
     }
 }

@@ -177,7 +177,10 @@ struct LibSecretStoreTests {
         defer { _ = try? store.removePassword(for: space, user: "alice") }
 
         // when the stock command-line client searches for it,
-        let search = try await run("/usr/bin/secret-tool", ["search", "--all", "server", host, "user", "alice"])
+        let search = try await run(
+            "/usr/bin/secret-tool",
+            ["search", "--all", "keyjar-server", host, "keyjar-user", "alice"]
+        )
 
         // then it finds exactly one item carrying our schema, label and attributes.
         #expect(search.status == 0, "secret-tool search failed: \(search.output)")
@@ -185,13 +188,13 @@ struct LibSecretStoreTests {
         let expected = [
             "label = Keyjar: alice@\(host):8443 (admin)",
             "schema = org.keyjar.Credential",
-            "attribute.server = \(host)",
-            "attribute.port = 8443",
-            "attribute.protocol = https",
-            "attribute.realm = admin",
-            "attribute.authtype = httpDigest",
-            "attribute.proxytype = none",
-            "attribute.user = alice",
+            "attribute.keyjar-server = \(host)",
+            "attribute.keyjar-port = 8443",
+            "attribute.keyjar-protocol = https",
+            "attribute.keyjar-realm = admin",
+            "attribute.keyjar-authtype = httpDigest",
+            "attribute.keyjar-proxytype = none",
+            "attribute.keyjar-user = alice",
             "secret = \(password)",
         ]
         for line in expected {
@@ -201,7 +204,10 @@ struct LibSecretStoreTests {
 
         let lookup = try await run(
             "/usr/bin/secret-tool",
-            ["lookup", "server", host, "port", "8443", "user", "alice", "authtype", "httpDigest"]
+            [
+                "lookup", "keyjar-server", host, "keyjar-port", "8443", "keyjar-user", "alice", "keyjar-authtype",
+                "httpDigest",
+            ]
         )
         #expect(lookup.status == 0)
         #expect(lookup.output.trimmingCharacters(in: .newlines) == password)
@@ -214,7 +220,7 @@ struct LibSecretStoreTests {
         try store.storePassword("second", for: space, user: "alice")
         defer { _ = try? store.removePassword(for: space, user: "alice") }
 
-        let search = try await run("/usr/bin/secret-tool", ["search", "--all", "server", host])
+        let search = try await run("/usr/bin/secret-tool", ["search", "--all", "keyjar-server", host])
         #expect(search.output.components(separatedBy: "schema = org.keyjar.Credential").count - 1 == 1)
         #expect(search.output.contains("secret = second"))
         #expect(!search.output.contains("secret = first"))
@@ -238,6 +244,72 @@ struct LibSecretStoreTests {
         #expect(try store.removePassword(for: space, user: "alice") == false)
         // The foreign item is still there (Keyjar removed nothing of it); the test clears it.
         #expect(try await run("/usr/bin/secret-tool", ["clear", "server", host]).status == 0)
+    }
+
+    /// gnome-keyring replaces, on a store, every item whose attributes include all of the new
+    /// item's: with the common names, a neighbour's `secret-tool store server H user U` would
+    /// replace Keyjar's password.
+    @Test func aNeighboursStoreWithTheCommonNamesLeavesKeyjarsItem() async throws {
+        let host = uniqueHost()
+        let space = ProtectionSpace(host: host, protocol: "https", authenticationMethod: .httpBasic)
+        try store.storePassword("keyjars", for: space, user: "alice")
+        defer { _ = try? store.removePassword(for: space, user: "alice") }
+        let neighbour = try await runCommand(
+            "/usr/bin/secret-tool",
+            ["store", "--label=neighbour", "server", host, "user", "alice"],
+            input: "neighbours"
+        )
+        #expect(neighbour.status == 0)
+
+        #expect(try store.password(for: space, user: "alice") == "keyjars")
+        #expect(try store.keys().contains(SecretStoreKey(space: space, user: "alice")))
+        let lookup = try await runCommand("/usr/bin/secret-tool", ["lookup", "server", host, "user", "alice"])
+        #expect(lookup.output == "neighbours", "the neighbour's item is its own")
+        #expect(try await run("/usr/bin/secret-tool", ["clear", "server", host]).status == 0)
+    }
+
+    /// Items an older Keyjar stored under the common names answer until they are moved, and
+    /// are moved (password and refresh token) with their secrets, leaving none behind.
+    @Test func itemsUnderTheCommonNamesAreFoundThenMovedToKeyjarsOwn() async throws {
+        let host = uniqueHost()
+        let space = ProtectionSpace(host: host, port: 8443, protocol: "https", realm: "admin")
+        let older = PrivateSecretService.keyjarAttributes(
+            host: host,
+            port: 8443,
+            protocol: "https",
+            realm: "admin",
+            user: "alice",
+            sharedNames: true
+        )
+        var token = older
+        token[1] = "org.keyjar.RefreshToken"
+        for (attributes, secret) in [(older, "older-pw"), (token, "older-refresh")] {
+            let stored = try await runCommand(
+                "/usr/bin/secret-tool",
+                ["store", "--label=Keyjar: alice@\(host):8443 (admin)"] + attributes,
+                input: secret
+            )
+            #expect(stored.status == 0, "\(stored.error)")
+        }
+        defer { _ = try? store.removeSecret(.refreshToken, for: space, user: "alice") }
+        defer { _ = try? store.removePassword(for: space, user: "alice") }
+        let key = SecretStoreKey(space: space, user: "alice")
+        #expect(try store.password(for: space, user: "alice") == "older-pw")
+        #expect(try store.secret(.refreshToken, for: space, user: "alice") == "older-refresh")
+        #expect(try store.keys().filter { $0 == key }.count == 1)
+
+        // A keyjard another test starts on this keyring may move them first: the end is the same.
+        _ = try store.upgradeItems()
+
+        let common = try await run("/usr/bin/secret-tool", ["search", "--all", "server", host])
+        #expect(!common.output.contains("secret ="), "left under the common names: \(common.output)")
+        let own = try await run("/usr/bin/secret-tool", ["search", "--all", "keyjar-server", host])
+        #expect(own.output.contains("secret = older-pw") && own.output.contains("secret = older-refresh"))
+        #expect(try store.password(for: space, user: "alice") == "older-pw")
+        #expect(try store.secret(.refreshToken, for: space, user: "alice") == "older-refresh")
+        #expect(try store.keys().filter { $0 == key }.count == 1)
+        #expect(try store.removePassword(for: space, user: "alice"))
+        #expect(try store.password(for: space, user: "alice") == nil)
     }
 
     @Test func passwordNeverAppearsInErrors() throws {

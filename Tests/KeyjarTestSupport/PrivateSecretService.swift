@@ -96,19 +96,23 @@ public final class PrivateSecretService: @unchecked Sendable {
         try await runCommand("/usr/bin/secret-tool", arguments, environment: environment, input: input)
     }
 
-    /// `secret-tool` attributes of a password Keyjar stores (see `Schemas/secret-schema.md`).
+    /// `secret-tool` attributes of a password Keyjar stores (see `Schemas/secret-schema.md`);
+    /// with `sharedNames`, as an older Keyjar stored it, under the common attribute names.
     public static func keyjarAttributes(
         host: String,
         port: Int,
         protocol: String,
         realm: String = "",
         method: String = "default",
-        user: String
+        user: String,
+        sharedNames: Bool = false
     ) -> [String] {
-        [
-            "xdg:schema", "org.keyjar.Credential", "server", host, "port", String(port), "protocol", `protocol`,
-            "realm", realm, "authtype", method, "proxytype", "none", "user", user,
-        ]
+        let prefix = sharedNames ? "" : "keyjar-"
+        return ["xdg:schema", "org.keyjar.Credential"]
+            + [
+                ("server", host), ("port", String(port)), ("protocol", `protocol`), ("realm", realm),
+                ("authtype", method), ("proxytype", "none"), ("user", user),
+            ].flatMap { [prefix + $0.0, $0.1] }
     }
 
     private func waitForOwner(present: Bool) async throws {
