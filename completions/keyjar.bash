@@ -623,7 +623,7 @@ _keyjar_credential_default() {
 
 _keyjar_credential_repair() {
     repeating_flags=()
-    non_repeating_flags=(--no-start --dry-run --version -h --help)
+    non_repeating_flags=(--no-start --dry-run --remove-unpaired --version -h --help)
     repeating_options=()
     non_repeating_options=(--socket --timeout)
     __keyjar_offer_flags_options 0

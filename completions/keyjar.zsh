@@ -267,7 +267,7 @@ _keyjar_credential() {
             'show:Show one credential; its password only with --reveal.'
             'remove:Remove a credential (its password leaves the Secret Service too).'
             'default:Make a stored credential its space'\''s default (the one answered first).'
-            'repair:Remove credentials whose password is missing and passwords no credential owns.'
+            'repair:Adopt passwords no credential owns; list credentials whose password is missing.'
             'import:Import the credentials git, curl or another Secret Service application already stored.'
         )
         _describe -V subcommand subcommands && ret=0
@@ -411,7 +411,8 @@ _keyjar_credential_repair() {
         '--socket[keyjard'\''s socket (default\: $KEYJAR_SOCKET, else $XDG_RUNTIME_DIR/keyjar/keyjar.sock).]:path:'
         '--no-start[Fail (exit status 3) instead of starting keyjard when none is serving.]'
         '--timeout[How long to wait for keyjard'\''s answer before failing with exit status 3 (default\: $KEYJAR_TIMEOUT, else 30).]:seconds:'
-        '--dry-run[Only list what would be removed.]'
+        '--dry-run[Only list what would be done.]'
+        '--remove-unpaired[Remove the credentials whose password is missing, listing each.]'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )

@@ -47,11 +47,14 @@ extension KeyjarClient {
         return password
     }
 
-    /// Removes each half credential (metadata without its password, or a Keyjar password
-    /// without metadata) that a crash between the two writes left.
-    /// - Returns: what was removed.
-    public func repairCredentials() throws(KeyjarClientError) -> [CredentialMismatch] {
-        guard case .credentialsRepaired(let repaired, _) = try call(.repairCredentials) else {
+    /// Makes pairs of credentials and passwords again: a Keyjar password without a record is
+    /// adopted back as a permanent credential; a record without its password is kept (the user
+    /// may still know it), or removed when `removeUnpaired`.
+    /// - Returns: what was found: passwords adopted (`credentialMissing`) and credentials
+    ///   without a password, kept or removed (`passwordMissing`).
+    public func repairCredentials(removeUnpaired: Bool = false) throws(KeyjarClientError) -> [CredentialMismatch] {
+        guard case .credentialsRepaired(let repaired, _) = try call(.repairCredentials(removeUnpaired: removeUnpaired))
+        else {
             throw Self.unexpectedReply
         }
         return repaired

@@ -126,7 +126,10 @@ extension JSONWriter {
             write(space)
             raw(#","user":"#)
             write(string: user)
-        case .repairCredentials: raw(#"{"repairCredentials":{"#)
+        case .repairCredentials(let removeUnpaired):
+            raw(#"{"repairCredentials":{"#)
+            // Absent is false: the request of a client that never asks removes nothing.
+            if removeUnpaired { raw(#""removeUnpaired":true"#) }
         case .saveCredentials(let writes):
             // Room for all of it at once, as for setCredential: no freed copy of a secret.
             bytes.reserveCapacity(
@@ -281,7 +284,12 @@ extension Request {
                 user: try body.string("user"),
                 outcome: try body.required("outcome", TokenRefreshOutcome.init(json:))
             )
-        default: return .repairCredentials
+        default:
+            return .repairCredentials(
+                removeUnpaired: try body.optional("removeUnpaired") { (value) throws(JSONShapeError) in
+                    try value.decodeBool()
+                } ?? false
+            )
         }
     }
 }

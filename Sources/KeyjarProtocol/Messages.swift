@@ -117,8 +117,10 @@ public enum Request: Sendable, Hashable {
     /// Fetches one password on demand (never part of a listing or an event).
     case password(space: ProtectionSpace, user: String)
     /// Finds credentials whose password is missing and passwords no credential owns (a crash
-    /// between a credential's two writes), and removes both kinds.
-    case repairCredentials
+    /// between a credential's two writes, a restored database, a neighbour's keyring write):
+    /// adopts each password back as a credential, and keeps each credential without its
+    /// password (the user may still know it) unless `removeUnpaired`.
+    case repairCredentials(removeUnpaired: Bool)
     /// Stores permanent credentials with their tokens' metadata, all or none: the secrets go to
     /// the Secret Service, then every record is committed in one transaction (the secrets
     /// written are put back as they were if it fails). Replied to with `committed`.
@@ -180,7 +182,8 @@ public enum Response: Sendable, Hashable {
     /// Candidates most specific first, one per user; `preferred` answers without asking.
     case credentialChoice(candidates: [CredentialRecord], preferred: CredentialRecord?)
     case password(password: String?)
-    /// What `repairCredentials` found and removed.
+    /// What `repairCredentials` found: the passwords it adopted (`credentialMissing`) and the
+    /// credentials without a password, kept or, when asked, removed (`passwordMissing`).
     case credentialsRepaired(mismatches: [CredentialMismatch], sequence: UInt64?)
     case refreshToken(token: String?)
     case tokenRefresh(step: TokenRefreshStep)

@@ -63,8 +63,10 @@ extension StoreService {
                 )
             }
             return .deferred(inCredentialLane { self.removeCredential(space, user: user, origin: origin) })
-        case .repairCredentials:
-            return .deferred(inCredentialLane { self.repairCredentials(origin: origin) })
+        case .repairCredentials(let removeUnpaired):
+            return .deferred(
+                inCredentialLane { self.repairCredentials(removeUnpaired: removeUnpaired, origin: origin) }
+            )
         case .saveCredentials(let writes):
             return .deferred(saveCredentials(writes, origin: origin))
         case .refreshToken(let space, let user):
@@ -175,28 +177,41 @@ extension StoreService {
         }
     }
 
-    /// Compares the records with the secret store's keys and removes what is not in a pair:
-    /// a record without its password can answer no challenge, and a password without a record
-    /// is the half of a write that was never acknowledged.
-    private func repairCredentials(origin: NIOLoopBound<ServedClient>) -> EventLoopFuture<Response> {
-        offLoop { secrets in try secrets.keys() }.flatMap { keys in
-            let mismatches: [CredentialMismatch]
-            let sequence: UInt64?
-            do {
-                mismatches = CredentialAudit.mismatches(records: try self.credentialRecords(), secrets: keys)
-                let removals = mismatches.filter { $0.kind == .passwordMissing }.map {
-                    StoreDatabase.Write.removeCredential($0.space, user: $0.user)
+    /// Compares the records with the secret store's keys and makes pairs again without losing
+    /// a secret: a password without a record (a database restored from before it was stored, a
+    /// crash between the two writes) is adopted back as a permanent credential, its item
+    /// carrying the space and user; a record without its password is kept, since the user may
+    /// still know the password, and removed only when `removeUnpaired` asks.
+    private func repairCredentials(
+        removeUnpaired: Bool,
+        origin: NIOLoopBound<ServedClient>
+    ) -> EventLoopFuture<Response> {
+        offLoop { secrets in try secrets.keys() }.flatMapThrowing { keys in
+            let stored = try self.credentialRecords()
+            let mismatches = CredentialAudit.mismatches(records: stored, secrets: keys)
+            var writes: [StoreDatabase.Write] = []
+            var records = stored
+            for mismatch in mismatches {
+                switch mismatch.kind {
+                case .credentialMissing:
+                    var record = CredentialRecord(
+                        space: mismatch.space,
+                        user: mismatch.user,
+                        persistence: .permanent,
+                        isDefault: false,
+                        created: Date().timeIntervalSince1970
+                    )
+                    record.isDefault = record.becomesDefault(asked: false, stored: records)
+                    records.append(record)
+                    writes.append(.saveCredential(record))
+                case .passwordMissing where removeUnpaired:
+                    writes.append(.removeCredential(mismatch.space, user: mismatch.user))
+                case .passwordMissing:
+                    break
                 }
-                sequence = removals.isEmpty ? nil : try self.commit(removals, origin: origin.value)
-            } catch {
-                return self.eventLoop.makeFailedFuture(error)
             }
-            let orphans = mismatches.filter { $0.kind == .credentialMissing }
-            return self.offLoop { secrets in
-                for orphan in orphans { try secrets.removePassword(for: orphan.space, user: orphan.user) }
-            }.map { _ in
-                .credentialsRepaired(mismatches: Self.visible(mismatches, to: origin.value), sequence: sequence)
-            }
+            let sequence = writes.isEmpty ? nil : try self.commit(writes, origin: origin.value)
+            return .credentialsRepaired(mismatches: Self.visible(mismatches, to: origin.value), sequence: sequence)
         }
     }
 

@@ -78,7 +78,7 @@ struct CredentialCommandTests {
         // And removed, they are gone, from the Secret Service too
         try await keyjar.ok("credential", "remove", "--url", url, "--user", "alice")
         #expect(try await keyjar("credential", "list", "--url", url).lines.count == 1)
-        let secretTool = try await runCommand("/usr/bin/secret-tool", ["search", "--all", "server", host])
+        let secretTool = try await runCommand("/usr/bin/secret-tool", ["search", "--all", "keyjar-server", host])
         #expect(!secretTool.output.contains("alice") && !secretTool.error.contains("alice"))
         let gone = try await keyjar("credential", "show", "--url", url, "--user", "alice")
         #expect(gone.status == 1 && gone.error.contains("no stored credential for alice"))
@@ -160,7 +160,7 @@ struct CredentialCommandTests {
         #expect(try await keyjar.ok("credential", "list").isEmpty)
     }
 
-    @Test func statusShowsHalfCredentialsAndRepairRemovesThem() async throws {
+    @Test func statusShowsHalfCredentialsAndRepairKeepsThem() async throws {
         let secrets = try await PrivateSecretService()
         let daemon = try await DaemonProcess(environment: secrets.environment)
         let keyjar = KeyjarCLI(daemon: daemon)
@@ -175,7 +175,11 @@ struct CredentialCommandTests {
         #expect(try await secrets.secretTool(["clear"] + bob).status == 0)
 
         let status = try await keyjar.ok("status")
-        #expect(status.contains("credentials and passwords: 1 not in pairs (`keyjar credential repair` removes them)"))
+        #expect(
+            status.contains(
+                "credentials and passwords: 1 not in pairs (`keyjar credential repair` adopts the passwords, keeps the credentials)"
+            )
+        )
         #expect(
             status.contains("  credential without its password: https://half.example:443 method default user bob\n")
         )
@@ -183,23 +187,71 @@ struct CredentialCommandTests {
         let mismatches = try #require(json["credentialMismatches"] as? [[String: Any]])
         #expect(mismatches.map { $0["kind"] as? String } == ["passwordMissing"])
 
+        let bobsLine = "credential without its password: https://half.example:443 method default user bob\n"
+        #expect(try await keyjar.ok("credential", "repair", "--dry-run") == "would keep " + bobsLine)
+        #expect(try await keyjar.ok("credential", "repair") == "kept " + bobsLine)
+        let both =
+            "https://half.example:443 method default user alice (default)\nhttps://half.example:443 method default user bob\n"
+        #expect(try await keyjar.ok("credential", "list") == both)
         #expect(
-            try await keyjar.ok("credential", "repair", "--dry-run")
-                == "would remove credential without its password: https://half.example:443 method default user bob\n"
+            try await keyjar.ok("credential", "repair", "--remove-unpaired", "--dry-run") == "would remove " + bobsLine
         )
-        #expect(
-            try await keyjar.ok("credential", "list")
-                == "https://half.example:443 method default user alice (default)\nhttps://half.example:443 method default user bob\n"
-        )
-        #expect(
-            try await keyjar.ok("credential", "repair")
-                == "removed credential without its password: https://half.example:443 method default user bob\n"
-        )
+        #expect(try await keyjar.ok("credential", "repair", "--remove-unpaired") == "removed " + bobsLine)
         #expect(
             try await keyjar.ok("credential", "list")
                 == "https://half.example:443 method default user alice (default)\n"
         )
         #expect(try await keyjar.ok("credential", "repair") == "nothing to repair: every credential has its password\n")
         for output in await [status, try keyjar.ok("status", "--json")] { #expect(!output.contains("pw-")) }
+    }
+
+    /// A database restored from a backup older than the keyring lacks the records of the
+    /// passwords stored since; the repair `keyjar status` recommends adopts them back.
+    @Test func repairAfterRestoringAnOlderDatabaseLeavesEveryPasswordUsable() async throws {
+        let secrets = try await PrivateSecretService()
+        let daemon = try await DaemonProcess(environment: secrets.environment)
+        let keyjar = KeyjarCLI(daemon: daemon)
+        try await keyjar.ok(
+            ["credential", "add", "--url", "https://restored.example", "--user", "alice", "--password-stdin"],
+            input: "pw-alice"
+        )
+        #expect(await daemon.stop() == 0)
+        let backup = daemon.databasePath + ".backup"
+        try FileManager.default.copyItem(atPath: daemon.databasePath, toPath: backup)
+
+        let later = try await daemon.restarted()
+        let laterKeyjar = KeyjarCLI(daemon: later)
+        try await laterKeyjar.ok(
+            ["credential", "add", "--url", "https://restored.example", "--user", "bob", "--password-stdin"],
+            input: "pw-bob"
+        )
+        #expect(await later.stop() == 0)
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: daemon.databasePath + suffix) }
+        try FileManager.default.copyItem(atPath: backup, toPath: daemon.databasePath)
+
+        let restored = try await daemon.restarted()
+        let restoredKeyjar = KeyjarCLI(daemon: restored)
+        let status = try await restoredKeyjar.ok("status")
+        #expect(
+            status.contains("  password without a credential: https://restored.example:443 method default user bob\n")
+        )
+        #expect(
+            try await restoredKeyjar.ok("credential", "repair")
+                == "adopted password without a credential: https://restored.example:443 method default user bob\n"
+        )
+        for user in ["alice", "bob"] {
+            let shown = try await restoredKeyjar.ok(
+                "credential",
+                "show",
+                "--url",
+                "https://restored.example",
+                "--user",
+                user,
+                "--reveal",
+                "--force"
+            )
+            #expect(shown.contains("password: pw-\(user)\n"), "\(shown)")
+        }
+        #expect(try await restoredKeyjar.ok("status").contains("every credential has its password"))
     }
 }

@@ -56,7 +56,8 @@ enum GoldenSample {
         ("request-removeCredential", .removeCredential(space: space, user: "alice")),
         ("request-setDefaultCredential", .setDefaultCredential(space: proxySpace, user: "bob")),
         ("request-password", .password(space: space, user: "alice")),
-        ("request-repairCredentials", .repairCredentials),
+        ("request-repairCredentials", .repairCredentials(removeUnpaired: false)),
+        ("request-repairCredentials-removeUnpaired", .repairCredentials(removeUnpaired: true)),
         ("request-beginImport", .beginImport),
         ("request-finishImport", .finishImport),
         // Protocol version 4: tokens.

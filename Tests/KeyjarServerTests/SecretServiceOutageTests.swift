@@ -79,7 +79,7 @@ struct SecretServiceOutageTests {
             .setCredential(space: Self.space, user: "bob", password: "pw-bob", makeDefault: false),
             .password(space: Self.space, user: "alice"),
             .removeCredential(space: Self.space, user: "alice"),
-            .repairCredentials,
+            .repairCredentials(removeUnpaired: false),
         ] {
             let error = Self.outageError(request, on: client)
             #expect(error?.code == WireError.secretsUnavailable, "\(request)")
@@ -107,14 +107,14 @@ struct SecretServiceOutageTests {
         #expect(back.credentialMismatches == [])
     }
 
-    @Test func statusListsHalfCredentialsAndRepairRemovesThem() async throws {
+    @Test func statusListsHalfCredentialsAndRepairKeepsEveryPassword() async throws {
         let service = try await PrivateSecretService()
         let daemon = try await DaemonProcess(environment: service.environment)
         let client = try TestClient(socketPath: daemon.socketPath)
         for user in ["alice", "bob"] { try Self.setCredential(client, user) }
         // bob's password disappears (removed behind keyjard's back, or a crash after the
-        // password of a removal), and a password nobody recorded appears (a crash after the
-        // password of a store).
+        // password of a removal), and a password nobody recorded appears (a database restored
+        // from before it was stored, or a crash after the password of a store).
         let bob = PrivateSecretService.keyjarAttributes(
             host: "intranet.example",
             port: 443,
@@ -130,14 +130,11 @@ struct SecretServiceOutageTests {
             user: "carol"
         )
         #expect(try await service.secretTool(["store", "--label=orphan"] + carol, input: "pw-carol").status == 0)
+        let carolsSpace = ProtectionSpace(host: "orphan.example", port: 8080, protocol: "http")
 
         let expected = [
             CredentialMismatch(kind: .passwordMissing, space: Self.space, user: "bob"),
-            CredentialMismatch(
-                kind: .credentialMissing,
-                space: ProtectionSpace(host: "orphan.example", port: 8080, protocol: "http"),
-                user: "carol"
-            ),
+            CredentialMismatch(kind: .credentialMissing, space: carolsSpace, user: "carol"),
         ]
         #expect(try Self.status(client).credentialMismatches == expected)
 
@@ -145,26 +142,44 @@ struct SecretServiceOutageTests {
         guard case .subscribed = try watcher.call(.subscribe(after: nil)) else {
             throw TestSupportError("not subscribed")
         }
-        guard case .credentialsRepaired(let repaired, let sequence?) = try client.call(.repairCredentials) else {
-            throw TestSupportError("no repair report")
+        let repair = try client.call(.repairCredentials(removeUnpaired: false))
+        guard case .credentialsRepaired(let repaired, let sequence?) = repair else {
+            throw TestSupportError("no repair report: \(repair)")
         }
         #expect(repaired == expected)
-        // The removed record is an ordinary, notified change.
+        // carol's password is adopted back as a credential, an ordinary, notified change.
         guard case .event(let event)? = try watcher.nextPushed() else {
             throw TestSupportError("the repair was not notified")
         }
         #expect(event.sequence == sequence)
-        #expect("\(event)".contains("bob"))
-
+        #expect("\(event)".contains("carol") && !"\(event)".contains("pw-carol"))
         guard case .credentials(let records) = try client.call(.allCredentials) else {
             throw TestSupportError("no listing")
         }
-        #expect(records.map(\.user) == ["alice"])
-        let lookup = try await service.secretTool(["lookup"] + carol)
-        #expect(lookup.output.isEmpty && lookup.status != 0)
+        #expect(records.map(\.user).sorted() == ["alice", "bob", "carol"])
+        #expect(records.first { $0.user == "carol" }?.persistence == .permanent)
+        #expect(try client.call(.password(space: carolsSpace, user: "carol")) == .password(password: "pw-carol"))
         #expect(try Self.password(client, "alice") == "pw-alice")
+        // bob's record is kept: the user may still know the password, and storing it mends it.
+        #expect(
+            try Self.status(client).credentialMismatches == [
+                CredentialMismatch(kind: .passwordMissing, space: Self.space, user: "bob")
+            ]
+        )
+
+        // Removed only when asked, and said so.
+        let removal = try client.call(.repairCredentials(removeUnpaired: true))
+        guard case .credentialsRepaired(let removed, _?) = removal else {
+            throw TestSupportError("no removal report: \(removal)")
+        }
+        #expect(removed == [CredentialMismatch(kind: .passwordMissing, space: Self.space, user: "bob")])
+        guard case .credentials(let left) = try client.call(.allCredentials) else {
+            throw TestSupportError("no listing")
+        }
+        #expect(left.map(\.user).sorted() == ["alice", "carol"])
         #expect(try Self.status(client).credentialMismatches == [])
-        guard case .credentialsRepaired(let again, nil) = try client.call(.repairCredentials) else {
+        guard case .credentialsRepaired(let again, nil) = try client.call(.repairCredentials(removeUnpaired: true))
+        else {
             throw TestSupportError("no second repair report")
         }
         #expect(again.isEmpty)

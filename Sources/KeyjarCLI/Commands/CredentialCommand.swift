@@ -572,24 +572,30 @@ extension CredentialCommand {
     struct Repair: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "repair",
-            abstract: "Remove credentials whose password is missing and passwords no credential owns.",
+            abstract: "Adopt passwords no credential owns; list credentials whose password is missing.",
             discussion: """
                 A credential is two writes: its password to the Secret Service, its record to \
-                keyjard's database. A crash or a Secret Service that went away between the two can \
-                leave one half; `keyjar status` lists such halves. A record without its password \
-                answers no challenge, and a password without a record was never acknowledged, so \
-                both are removed. Passwords are neither read nor printed.
+                keyjard's database. A crash between the two, a database restored from a backup \
+                older than the keyring, or another program removing a keyring item can leave one \
+                half; `keyjar status` lists such halves. Nothing is lost by repairing: a password \
+                without a record (its keyring item names the space and user) is adopted back as \
+                a permanent credential; a record without its password is kept, since you may \
+                still know the password (`keyjar credential add` stores it again), and removed \
+                only with --remove-unpaired. Passwords are neither read nor printed.
 
                 Keyjar keeps one store per user and Secret Service: a keyjard run with another \
-                --database on the same Secret Service would take this store's passwords for \
-                orphans (run such a second store with --secrets file).
+                --database on the same Secret Service would adopt this store's passwords (run \
+                such a second store with --secrets file).
                 """
         )
 
         @OptionGroup var global: GlobalOptions
 
-        @Flag(help: "Only list what would be removed.")
+        @Flag(help: "Only list what would be done.")
         var dryRun = false
+
+        @Flag(help: "Remove the credentials whose password is missing, listing each.")
+        var removeUnpaired = false
 
         func run() throws {
             let client = try global.connect()
@@ -601,14 +607,23 @@ extension CredentialCommand {
                 }
                 mismatches = found
             } else {
-                mismatches = try client.repairCredentials()
+                mismatches = try client.repairCredentials(removeUnpaired: removeUnpaired)
             }
             if mismatches.isEmpty {
                 Output.line("nothing to repair: every credential has its password")
                 return
             }
-            let verb = dryRun ? "would remove" : "removed"
-            for mismatch in mismatches { Output.line("\(verb) \(mismatch.summary)") }
+            for mismatch in mismatches { Output.line("\(outcome(of: mismatch)) \(mismatch.summary)") }
+        }
+
+        /// What repair does (or, with --dry-run, would do) with one half.
+        private func outcome(of mismatch: CredentialMismatch) -> String {
+            switch (mismatch.kind, dryRun) {
+            case (.credentialMissing, false): "adopted"
+            case (.credentialMissing, true): "would adopt"
+            case (.passwordMissing, false): removeUnpaired ? "removed" : "kept"
+            case (.passwordMissing, true): removeUnpaired ? "would remove" : "would keep"
+            }
         }
     }
 }

@@ -72,7 +72,7 @@ struct StatusCommand: ParsableCommand {
             Output.line("credentials and passwords: every credential has its password")
         case let mismatches?:
             Output.line(
-                "credentials and passwords: \(mismatches.count) not in pairs (`keyjar credential repair` removes them)"
+                "credentials and passwords: \(mismatches.count) not in pairs (`keyjar credential repair` adopts the passwords, keeps the credentials)"
             )
             for mismatch in mismatches { Output.line("  \(mismatch.summary)") }
         }
