@@ -23,9 +23,15 @@ final class BenchDaemon {
     ///   room for 100,000 cookies.
     /// - Parameter secretService: the environment of a Secret Service to keep passwords in
     ///   instead of the file.
-    init(directory: String, defaultLimits: Bool = false, secretService: [String: String]? = nil) throws {
+    /// - Parameter socketPath: where it listens, when not in `directory` beside the database.
+    init(
+        directory: String,
+        socketPath: String? = nil,
+        defaultLimits: Bool = false,
+        secretService: [String: String]? = nil
+    ) throws {
         self.directory = directory
-        socketPath = directory + "/keyjar.sock"
+        self.socketPath = socketPath ?? directory + "/keyjar.sock"
         let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(
             "keyjard"
         ).path
@@ -34,7 +40,7 @@ final class BenchDaemon {
         }
         process.executableURL = URL(fileURLWithPath: binary)
         process.arguments =
-            ["--socket", socketPath, "--database", directory + "/store.sqlite3", "--log-level", "warning"]
+            ["--socket", self.socketPath, "--database", directory + "/store.sqlite3", "--log-level", "warning"]
             + (secretService == nil ? ["--secrets", "file"] : [])
             + (defaultLimits ? [] : ["--max-cookies", "200000", "--max-cookies-per-site", "1000"])
         if let secretService { process.environment = secretService }

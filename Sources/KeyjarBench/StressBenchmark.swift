@@ -19,6 +19,11 @@ import KeyjarStore
 /// runs at the end (its findings are the half credentials keyjard's kills left), and every
 /// credential's password must be its last acknowledged one or a later attempt.
 ///
+/// With `KEYJAR_STRESS_SOCKETS=2` keyjard listens on one of two sockets, the other after each
+/// kill, and half the clients are configured with each: as a shell without `XDG_RUNTIME_DIR`
+/// beside a desktop session's, a client whose socket has nobody reaches the keyjard that serves
+/// the database through its pointer (`DATABASE.keyjard`), and no second keyjard serves it.
+///
 /// With `KEYJAR_STRESS_DISK_FULL=N` (root only) keyjard's directory is a 256 MiB tmpfs that a
 /// ballast file fills N times, for 0.2–1 s each: writes are refused meanwhile (`refused-20`,
 /// storageFailure), and nothing acknowledged may be lost.
@@ -30,6 +35,7 @@ func runStressBenchmark() throws {
     let useSecretService = environment["KEYJAR_STRESS_SECRETS"] == "service"
     let keyringKillTarget = useSecretService ? Int(environment["KEYJAR_STRESS_KEYRING_KILLS"] ?? "") ?? 10 : 0
     let diskEpisodeTarget = Int(environment["KEYJAR_STRESS_DISK_FULL"] ?? "") ?? 0
+    let socketCount = environment["KEYJAR_STRESS_SOCKETS"] == "2" ? 2 : 1
     try StressDisk.enterPrivateMountNamespaceIfNeeded(episodes: diskEpisodeTarget)
     let directory = NSTemporaryDirectory() + "keyjar-stress-\(getpid())"
     try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -44,13 +50,31 @@ func runStressBenchmark() throws {
     // ballast may fill it.
     let disk = diskEpisodeTarget > 0 ? try StressDisk(directory: serviceDirectory, size: "256m") : nil
     defer { if disk != nil { umount2(serviceDirectory, Int32(MNT_DETACH)) } }
+    // The sockets keyjard listens on in turn: beside the database, and in a directory of its
+    // own (as $XDG_RUNTIME_DIR/keyjar and the fallback are).
+    var sockets = [serviceDirectory + "/keyjar.sock"]
+    if socketCount == 2 {
+        let other = directory + "/other-runtime/keyjar"
+        try FileManager.default.createDirectory(
+            atPath: other,
+            withIntermediateDirectories: true,
+            attributes: [.posixPermissions: 0o700]
+        )
+        sockets.append(other + "/keyjar.sock")
+    }
+    var starts = 0
     // A keyjard started while the disk is full may not open its database: it is tried again
     // until the episode ends.
     func startDaemon() throws -> BenchDaemon {
         let deadline = Date().addingTimeInterval(30)
+        defer { starts += 1 }
         while true {
             do {
-                return try BenchDaemon(directory: serviceDirectory, secretService: secretService?.environment)
+                return try BenchDaemon(
+                    directory: serviceDirectory,
+                    socketPath: sockets[starts % sockets.count],
+                    secretService: secretService?.environment
+                )
             } catch  where Date() < deadline {
                 usleep(50_000)
             }
@@ -65,8 +89,12 @@ func runStressBenchmark() throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
         process.arguments = [
-            "stress-client", daemon.socketPath, String(id), String(seconds), String(UInt64(id) &* 7919 &+ 17),
+            "stress-client", sockets[id % sockets.count], String(id), String(seconds), String(UInt64(id) &* 7919 &+ 17),
         ]
+        // The database a client whose socket has nobody looks for the serving keyjard by.
+        var clientEnvironment = ProcessInfo.processInfo.environment
+        clientEnvironment["KEYJAR_DATABASE"] = serviceDirectory + "/store.sqlite3"
+        process.environment = clientEnvironment
         let output = Pipe()
         process.standardOutput = output
         try process.run()
@@ -259,7 +287,7 @@ func runStressBenchmark() throws {
 
     let errorSummary = errors.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
     print(
-        "stress: clients \(clientCount), \(Int(seconds)) s, operations \(operations), kills \(kills), "
+        "stress: clients \(clientCount), sockets \(socketCount), \(Int(seconds)) s, operations \(operations), kills \(kills), "
             + "acknowledged writes \(acknowledged), writes lost \(lost.count), replica mismatches \(replicaMismatches.count), "
             + "hung \(hung), failed clients \(failedClients), integrity \(integrity), "
             + "secrets \(useSecretService ? "service, keyring kills \(keyringKills.value)" : "file"), "

@@ -37,11 +37,26 @@ extension KeyjarClient {
         do {
             socket = try UnixSocket.connect(path: reached)
         } catch let failure {
-            guard failure.nobodyListening, configuration.autoStart else {
+            guard failure.nobodyListening else {
                 throw KeyjarClientError(code: .unreachable, message: "keyjard is not reachable: \(failure)")
             }
             // Our own socket again first: the keyjard reached elsewhere may be gone.
-            let path = try KeyjardLauncher.ensureRunning(socketPath: configuration.socketPath)
+            let path: String
+            if configuration.autoStart {
+                path = try KeyjardLauncher.ensureRunning(
+                    socketPath: configuration.socketPath,
+                    database: configuration.databasePath
+                )
+            } else if let serving = KeyjardLauncher.servingNow(
+                socketPath: configuration.socketPath,
+                database: configuration.databasePath
+            ) {
+                // Starting none, but the keyjard that serves our database is ours wherever it
+                // listens (a shell without XDG_RUNTIME_DIR beside a desktop session's).
+                path = serving
+            } else {
+                throw KeyjarClientError(code: .unreachable, message: "keyjard is not reachable: \(failure)")
+            }
             do {
                 socket = try UnixSocket.connect(path: path)
             } catch {

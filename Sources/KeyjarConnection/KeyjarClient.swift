@@ -50,14 +50,20 @@ public final class KeyjarClient: Sendable {
         /// Off for a one-shot client that only sends requests: nothing is downloaded or pushed,
         /// and no thread runs.
         public var keepsReplica: Bool
+        /// The database this client's data lives in, by which it finds the keyjard serving it
+        /// when none answers on `socketPath` (``KeyjarPaths/defaultDatabasePath(environment:)``:
+        /// `$KEYJAR_DATABASE`, else under `$XDG_DATA_HOME`).
+        public var databasePath: String
 
         public init(
             socketPath: String = KeyjarClient.defaultSocketPath,
             autoStart: Bool = ProcessInfo.processInfo.environment["KEYJAR_NO_AUTOSTART"] != "1",
             clientName: String = ProcessInfo.processInfo.processName,
             requestTimeout: TimeInterval = KeyjarClient.defaultRequestTimeout,
-            keepsReplica: Bool = true
+            keepsReplica: Bool = true,
+            databasePath: String = KeyjarPaths.defaultDatabasePath()
         ) {
+            self.databasePath = KeyjarPaths.absolute(databasePath)
             // Relative to this process's working directory, as a user who typed it means.
             self.socketPath = KeyjarPaths.absolute(socketPath)
             self.autoStart = autoStart

@@ -67,7 +67,13 @@ enum KeyjardLauncher {
         while true {
             attempts += 1
             do {
-                try spawn(binary, socketPath: socketPath, logPath: directory + "/keyjard.log", timeout: timeout)
+                try spawn(
+                    binary,
+                    socketPath: socketPath,
+                    database: database,
+                    logPath: directory + "/keyjard.log",
+                    timeout: timeout
+                )
                 return socketPath
             } catch {
                 if try waitForStartingKeyjard(lockPath: serverLock, socketPath: socketPath, until: deadline) {
@@ -84,6 +90,16 @@ enum KeyjardLauncher {
                 guard attempts < 3, Date() < deadline else { throw error }
             }
         }
+    }
+
+    /// The socket a keyjard serving this client's database answers on now, starting none and
+    /// waiting for none: `socketPath` itself, else the one its ``DatabasePointer`` names.
+    static func servingNow(socketPath: String, database: String) -> String? {
+        if let socket = try? UnixSocket.connect(path: socketPath) {
+            socket.close()
+            return socketPath
+        }
+        return servingElsewhere(than: socketPath, database: database, until: Date())
     }
 
     /// The socket of the keyjard that serves `database` when that is not `socketPath`: its
@@ -182,10 +198,12 @@ enum KeyjardLauncher {
     }
 
     /// Spawns keyjard in a session of its own (so it outlives this process and its terminal),
-    /// logging to `logPath`, and waits for its "ready" line.
+    /// serving `database` (named, so that it is the one the client looks for it by), logging to
+    /// `logPath`, and waits for its "ready" line.
     private static func spawn(
         _ binary: String,
         socketPath: String,
+        database: String,
         logPath: String,
         timeout: TimeInterval
     ) throws(KeyjarClientError) {
@@ -220,7 +238,7 @@ enum KeyjardLauncher {
             &attributes,
             Int16(posixSpawnSetSID | Int32(POSIX_SPAWN_SETSIGMASK) | Int32(POSIX_SPAWN_SETSIGDEF))
         )
-        let arguments = [binary, "--socket", socketPath]
+        let arguments = [binary, "--socket", socketPath, "--database", database]
         var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
         defer { for pointer in argv { free(pointer) } }
         var pid: pid_t = 0

@@ -75,4 +75,35 @@ struct OneKeyjardPerDatabaseTests {
         // Not this test's child (the command started it in a session of its own): watched.
         try await waitUntil("the shell's keyjard stopping") { kill(shellsKeyjard, 0) != 0 && errno == ESRCH }
     }
+
+    /// A client that starts no keyjard (KEYJAR_NO_AUTOSTART=1, the stress clients) still
+    /// reaches the one that serves its database elsewhere, and starts none when there is none.
+    @Test func aClientThatStartsNoKeyjardStillReachesTheOneOfItsDatabase() async throws {
+        let daemon = try await DaemonProcess()
+        let keyjar = KeyjarCLI(daemon: daemon)
+        let runtime = try TemporaryDirectory()
+        var shell = ProcessInfo.processInfo.environment
+        shell["KEYJAR_SOCKET"] = nil
+        shell["KEYJAR_NO_AUTOSTART"] = "1"
+        shell["XDG_RUNTIME_DIR"] = runtime.path
+        shell["KEYJAR_DATABASE"] = daemon.databasePath
+        shell["KEYJAR_KEYJARD"] = DaemonProcess.binary
+
+        let set = try await runCommand(
+            KeyjarCLI.binary,
+            ["cookie", "set", "--url", "https://unstarted.example/", "from=shell; Max-Age=86400"],
+            environment: shell
+        )
+        #expect(set.status == 0, "\(set.error)")
+        #expect(try await keyjar.ok("cookie", "get", "https://unstarted.example/") == "from=shell\n")
+
+        #expect(await daemon.stop() == 0)
+        let none = try await runCommand(
+            KeyjarCLI.binary,
+            ["cookie", "get", "https://unstarted.example/"],
+            environment: shell
+        )
+        #expect(none.status == 3, "\(none.output) \(none.error)")
+        #expect(!FileManager.default.fileExists(atPath: runtime.path("keyjar/keyjar.sock")), "a keyjard was started")
+    }
 }
