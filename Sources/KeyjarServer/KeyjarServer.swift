@@ -119,7 +119,7 @@ public enum KeyjarServer {
         )
         try await loop.submit {
             service.purgeExpired()
-            service.upgradeSecretsInTheBackground()
+            service.tidySecretsInTheBackground()
         }.get()
 
         let connectionIDs = ManagedAtomic<UInt64>(0)

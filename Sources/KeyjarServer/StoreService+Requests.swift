@@ -155,25 +155,36 @@ extension StoreService {
     }
 
     /// Removes the secrets, then the record. If the record cannot be removed, the secrets (read
-    /// first) are put back, so the credential stays whole.
+    /// first) are put back, so the credential stays whole. Journalled first: after a crash
+    /// between the two, keyjard finishes the removal at its next start.
     private func removeCredential(
         _ space: ProtectionSpace,
         user: String,
         origin: NIOLoopBound<ServedClient>
     ) -> EventLoopFuture<Response> {
-        offLoop { secrets -> StoredSecrets in
+        let key = SecretStoreKey(space: space, user: user)
+        do { _ = try commit([.beginSecretWrites([.init(.remove, key)])]) } catch {
+            return eventLoop.makeFailedFuture(error)
+        }
+        return offLoop { secrets -> StoredSecrets in
             let previous = try StoredSecrets(of: space, user: user, in: secrets)
             try secrets.removeSecret(.refreshToken, for: space, user: user)
             try secrets.removePassword(for: space, user: user)
             return previous
         }.flatMap { previous in
             do {
-                let sequence = try self.commit([.removeCredential(space, user: user)], origin: origin.value)
+                let sequence = try self.commit(
+                    [.removeCredential(space, user: user), .endSecretWrites([key])],
+                    origin: origin.value
+                )
                 return self.eventLoop.makeSucceededFuture(.committed(sequence: sequence))
             } catch {
                 return self.offLoop { secrets in previous.restore(space, user: user, in: secrets) }
                     .flatMapThrowing { _ in throw error }
             }
+        }.flatMapErrorThrowing { error in
+            _ = try? self.commit([.endSecretWrites([key])])
+            throw error
         }
     }
 

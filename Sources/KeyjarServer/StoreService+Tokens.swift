@@ -37,8 +37,18 @@ extension StoreService {
             return eventLoop.makeFailedFuture(error)
         }
         guard !writes.isEmpty else { return eventLoop.makeSucceededFuture(.committed(sequence: nil)) }
+        let journalled = writes.filter(\.space.authenticationMethod.keepsSecret).map {
+            StoreDatabase.SecretWrite(.store, SecretStoreKey(space: $0.space, user: $0.user))
+        }
         return inCredentialLane {
-            self.offLoop { secrets -> [StoredSecrets] in
+            // Journalled first: a crash before the records are committed leaves secrets that
+            // keyjard itself takes out again at its next start (settlePendingSecretWrites).
+            if !journalled.isEmpty {
+                do { _ = try self.commit([.beginSecretWrites(journalled)]) } catch {
+                    return self.eventLoop.makeFailedFuture(error)
+                }
+            }
+            return self.offLoop { secrets -> [StoredSecrets] in
                 var previous: [StoredSecrets] = []
                 do {
                     for write in writes where write.space.authenticationMethod.keepsSecret {
@@ -60,7 +70,7 @@ extension StoreService {
                 return previous
             }.flatMap { previous in
                 do {
-                    let sequence = try self.commitRecords(for: writes, origin: origin.value)
+                    let sequence = try self.commitRecords(for: writes, ending: journalled, origin: origin.value)
                     return self.eventLoop.makeSucceededFuture(.committed(sequence: sequence))
                 } catch {
                     return self.offLoop { secrets in
@@ -69,13 +79,22 @@ extension StoreService {
                         }
                     }.flatMapThrowing { _ in throw error }
                 }
+            }.flatMapErrorThrowing { error in
+                // Undone (or never begun): the journal's entries are done with. Left there when
+                // even this cannot be committed, they are settled at the next start, harmlessly.
+                _ = try? self.commit([.endSecretWrites(journalled.map(\.key))])
+                throw error
             }
         }
     }
 
     /// One transaction for all the records; a space's first credential becomes its default,
     /// counting those earlier in the same batch.
-    private func commitRecords(for writes: [CredentialWrite], origin: ServedClient) throws(WireError) -> UInt64? {
+    private func commitRecords(
+        for writes: [CredentialWrite],
+        ending journalled: [StoreDatabase.SecretWrite],
+        origin: ServedClient
+    ) throws(WireError) -> UInt64? {
         var stored = try credentialRecords()
         let now = Date().timeIntervalSince1970
         var records: [StoreDatabase.Write] = []
@@ -94,6 +113,7 @@ extension StoreService {
             stored.append(record)
             records.append(.saveCredential(record))
         }
+        if !journalled.isEmpty { records.append(.endSecretWrites(journalled.map(\.key))) }
         return try commit(records, origin: origin)
     }
 

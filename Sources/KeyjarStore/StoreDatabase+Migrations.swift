@@ -113,5 +113,25 @@ extension StoreDatabase {
             ALTER TABLE credential ADD COLUMN revoked INTEGER NOT NULL DEFAULT 0 CHECK (revoked IN (0, 1));
             """
         ),
+        (
+            5,
+            // The secret-store writes keyjard began and has not finished (StoreDatabase.SecretWrite):
+            // a crash between a credential's two writes is undone or finished from here at the
+            // next start, not left for a repair to guess at. Never a secret: the key alone.
+            """
+            CREATE TABLE pending_secret_write (
+                host TEXT NOT NULL,
+                port INTEGER NOT NULL,
+                protocol TEXT NOT NULL,
+                realm TEXT,
+                auth_method TEXT NOT NULL,
+                proxy_type TEXT NOT NULL,
+                user TEXT NOT NULL,
+                operation TEXT NOT NULL CHECK (operation IN ('store', 'remove'))
+            );
+            CREATE UNIQUE INDEX pending_secret_write_identity
+                ON pending_secret_write (host, port, protocol, ifnull(realm, ''), auth_method, proxy_type, user);
+            """
+        ),
     ])
 }

@@ -29,6 +29,29 @@ extension StoreDatabase {
 
     public func latestSequence() throws -> UInt64 { try withWriter { try Self.latestSequence($0) } }
 
+    /// The secret-store writes begun and not ended: those a crash cut short.
+    public func pendingSecretWrites() throws -> [SecretWrite] {
+        try withWriter { connection in
+            let statement = try connection.statement(
+                "SELECT host, port, protocol, realm, auth_method, proxy_type, user, operation FROM pending_secret_write"
+            )
+            var writes: [SecretWrite] = []
+            while try statement.step() {
+                let space = ProtectionSpace(
+                    verbatimHost: statement.text(0),
+                    port: Int(statement.int64(1)),
+                    protocol: statement.text(2),
+                    realm: statement.isNull(3) ? nil : statement.text(3),
+                    authenticationMethod: .init(rawValue: statement.text(4)) ?? .default,
+                    proxyType: .init(rawValue: statement.text(5)) ?? .none
+                )
+                let operation = SecretWrite.Operation(rawValue: statement.text(7)) ?? .store
+                writes.append(SecretWrite(operation, SecretStoreKey(space: space, user: statement.text(6))))
+            }
+            return writes
+        }
+    }
+
     static func latestSequence(_ connection: SQLiteConnection) throws -> UInt64 {
         let statement = try connection.statement("SELECT max(sequence) FROM change_log")
         return try statement.step() ? UInt64(statement.int64(0)) : 0

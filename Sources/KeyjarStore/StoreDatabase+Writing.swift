@@ -18,6 +18,28 @@ extension StoreDatabase {
         /// The token endpoint refused the credential's refresh token: never offered again until
         /// it is saved anew.
         case revokeCredential(ProtectionSpace, user: String)
+        /// Secret-store writes about to begin (journalled, so a crash midway is settled at the
+        /// next start); no event.
+        case beginSecretWrites([SecretWrite])
+        /// Secret-store writes settled, committed with the records they go with; no event.
+        case endSecretWrites([SecretStoreKey])
+    }
+
+    /// A secret-store write of a credential's: its key and whether its secrets are being
+    /// stored or removed. The secret itself is never here.
+    public struct SecretWrite: Sendable, Hashable {
+        public enum Operation: String, Sendable, Hashable {
+            case store
+            case remove
+        }
+
+        public var key: SecretStoreKey
+        public var operation: Operation
+
+        public init(_ operation: Operation, _ key: SecretStoreKey) {
+            self.key = key
+            self.operation = operation
+        }
     }
 
     /// A committed event with its ``StoreEventJSON`` (version ``StoreEventJSON/version``), so
@@ -177,6 +199,25 @@ extension StoreDatabase {
         case .credentialUsed(let space, let user, let time):
             try connection.statement(credentialFilter("UPDATE credential SET last_used = ?"))
                 .bind([.real(time)] + spaceValues(space) + [.text(user)]).run()
+            return nil
+        case .beginSecretWrites(let writes):
+            for write in writes {
+                try connection.statement(
+                    "INSERT INTO pending_secret_write (host, port, protocol, realm, auth_method, proxy_type, user,"
+                        + " operation) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+                        + " ON CONFLICT (host, port, protocol, ifnull(realm, ''), auth_method, proxy_type, user)"
+                        + " DO UPDATE SET operation = excluded.operation"
+                )
+                .bind(spaceValues(write.key.space) + [.text(write.key.user), .text(write.operation.rawValue)]).run()
+            }
+            return nil
+        case .endSecretWrites(let keys):
+            for key in keys {
+                try connection.statement(
+                    "DELETE FROM pending_secret_write WHERE " + spaceFilter + " AND user = ?"
+                )
+                .bind(spaceValues(key.space) + [.text(key.user)]).run()
+            }
             return nil
         }
     }

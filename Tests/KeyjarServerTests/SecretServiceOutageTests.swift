@@ -185,6 +185,79 @@ struct SecretServiceOutageTests {
         #expect(again.isEmpty)
     }
 
+    /// keyjard journals a credential's secret-store write before it begins it; after a crash
+    /// between the two writes, it undoes a store whose record was never committed (the write
+    /// was never acknowledged) and finishes a removal, at its next start, by itself.
+    @Test func aCrashBetweenACredentialsTwoWritesIsSettledByKeyjardAtStart() async throws {
+        let service = try await PrivateSecretService()
+        let daemon = try await DaemonProcess(environment: service.environment)
+        for user in ["alice", "bob"] { try Self.setCredential(TestClient(socketPath: daemon.socketPath), user) }
+        #expect(await daemon.stop() == 0)
+
+        // As a crash leaves them: carol's password stored, her record never committed; alice's
+        // password removed, her record not yet; and dave's password with no record and no
+        // journal (a restored database), which is the user's to adopt.
+        let orphan = ProtectionSpace(host: "orphan.example", port: 8080, protocol: "http")
+        for (user, host, port, scheme) in [
+            ("carol", "orphan.example", 8080, "http"), ("dave", "restored.example", 443, "https"),
+        ] {
+            let attributes = PrivateSecretService.keyjarAttributes(host: host, port: port, protocol: scheme, user: user)
+            #expect(
+                try await service.secretTool(["store", "--label=half"] + attributes, input: "pw-\(user)").status == 0
+            )
+        }
+        let alice = PrivateSecretService.keyjarAttributes(
+            host: "intranet.example",
+            port: 443,
+            protocol: "https",
+            realm: "Team",
+            user: "alice"
+        )
+        #expect(try await service.secretTool(["clear"] + alice).status == 0)
+        do {
+            let database = try StoreDatabase(path: daemon.databasePath)
+            try database.commit([
+                .beginSecretWrites([
+                    .init(.store, SecretStoreKey(space: orphan, user: "carol")),
+                    .init(.remove, SecretStoreKey(space: Self.space, user: "alice")),
+                ])
+            ])
+            #expect(try database.pendingSecretWrites().count == 2)
+        }
+
+        let restarted = try await daemon.restarted()
+        let client = try TestClient(socketPath: restarted.socketPath)
+        // status runs in the credential lane, after the settling keyjard queued at start.
+        #expect(
+            try Self.status(client).credentialMismatches == [
+                CredentialMismatch(
+                    kind: .credentialMissing,
+                    space: ProtectionSpace(host: "restored.example", protocol: "https"),
+                    user: "dave"
+                )
+            ]
+        )
+        #expect(
+            try await service.secretTool(
+                ["lookup"]
+                    + PrivateSecretService.keyjarAttributes(
+                        host: "orphan.example",
+                        port: 8080,
+                        protocol: "http",
+                        user: "carol"
+                    )
+            ).output.isEmpty
+        )
+        guard case .credentials(let records) = try client.call(.allCredentials) else {
+            throw TestSupportError("no listing")
+        }
+        #expect(records.map(\.user) == ["bob"])
+        #expect(try Self.password(client, "bob") == "pw-bob")
+        #expect(restarted.log.contains("settled credential writes a crash cut short"))
+        #expect(await restarted.stop() == 0)
+        #expect(try StoreDatabase(path: daemon.databasePath).pendingSecretWrites().isEmpty)
+    }
+
     @Test func theAuditComparesKeysNotSpellings() {
         let withEmptyRealm = ProtectionSpace(host: "a.example", protocol: "https", realm: "")
         let trust = ProtectionSpace(host: "a.example", protocol: "https", authenticationMethod: .serverTrust)

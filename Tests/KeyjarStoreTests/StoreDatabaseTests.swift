@@ -275,6 +275,7 @@ struct StoreDatabaseTests {
             c.execute('ALTER TABLE change_log DROP COLUMN format')
             for column in ['token_endpoint', 'client_id', 'revoked', 'has_refresh_token', 'expires']:
                 c.execute('ALTER TABLE credential DROP COLUMN ' + column)
+            c.execute('DROP TABLE pending_secret_write')
             c.execute("INSERT INTO change_log (event, recorded) VALUES ('{\\"compacted\\":{}}', 0)")
             c.execute('PRAGMA user_version = 1')
             c.commit()
