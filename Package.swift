@@ -227,6 +227,17 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The backup file (`keyjar backup`, `keyjar restore`): a store's items and secrets,
+        // encrypted under a passphrase, written and read as a stream.
+        .target(
+            name: "KeyjarBackup",
+            dependencies: [
+                "KeyjarCodec", "KeyjarCore",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // Browsers' cookies (Firefox, the Chromium family): their profiles, a private snapshot of
         // the live database, Chromium's decryption, each row as the cookie the browser would send.
         .target(
@@ -277,7 +288,7 @@ let package = Package(
         .executableTarget(
             name: "KeyjarCLI",
             dependencies: [
-                "Keyjar", "KeyjarBrowserCookies", "KeyjarCodec", "KeyjarCommands", "KeyjarCore",
+                "Keyjar", "KeyjarBackup", "KeyjarBrowserCookies", "KeyjarCodec", "KeyjarCommands", "KeyjarCore",
                 "KeyjarHTTPCache", "KeyjarIdentity", "KeyjarLocks", "KeyjarLoader", "KeyjarResponseCache",
                 "KeyjarStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -301,8 +312,8 @@ let package = Package(
         .executableTarget(
             name: "KeyjarFuzz",
             dependencies: [
-                "KeyjarCore", "KeyjarCodec", "KeyjarAuth", "KeyjarBrowserCookies", "KeyjarHTTPCache", "KeyjarProtocol",
-                "KeyjarLoader",
+                "KeyjarCore", "KeyjarCodec", "KeyjarAuth", "KeyjarBackup", "KeyjarBrowserCookies", "KeyjarHTTPCache",
+                "KeyjarProtocol", "KeyjarLoader",
             ],
             path: "Fuzz/Sources/KeyjarFuzz",
             swiftSettings: swiftSettings
@@ -311,6 +322,11 @@ let package = Package(
             name: "KeyjarCoreTests",
             dependencies: ["KeyjarCore", "KeyjarTestSupport"],
             exclude: ["Conformance/http-state-exceptions.json"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "KeyjarBackupTests",
+            dependencies: ["KeyjarBackup", "KeyjarCore", "KeyjarTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

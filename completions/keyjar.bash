@@ -173,13 +173,13 @@ _keyjar() {
     unset 'unparsed_words[0]'
     unparsed_words=("${unparsed_words[@]}")
     case "${subcommand}" in
-    status|cookie|credential|policy|watch|fetch|cache|git-credential|help)
+    status|cookie|credential|policy|watch|fetch|cache|git-credential|backup|restore|help)
         # Offer subcommand argument completions
         "_keyjar_${subcommand}"
         ;;
     *)
         # Offer subcommand completions
-        COMPREPLY+=($(compgen -W 'status cookie credential policy watch fetch cache git-credential help' -- "${cur}"))
+        COMPREPLY+=($(compgen -W 'status cookie credential policy watch fetch cache git-credential backup restore help' -- "${cur}"))
         ;;
     esac
 }
@@ -991,6 +991,42 @@ _keyjar_git-credential() {
     case "${positional_number}" in
     1)
         __keyjar_add_completions -W 'get'$'\n''store'$'\n''erase'$'\n''capability'
+        return
+        ;;
+    esac
+}
+
+_keyjar_backup() {
+    repeating_flags=()
+    non_repeating_flags=(--no-start --passphrase-stdin --version -h --help)
+    repeating_options=()
+    non_repeating_options=(--socket --timeout)
+    __keyjar_offer_flags_options 1
+
+    # Offer option value completions
+    case "${prev}" in
+    '--socket')
+        return
+        ;;
+    '--timeout')
+        return
+        ;;
+    esac
+}
+
+_keyjar_restore() {
+    repeating_flags=()
+    non_repeating_flags=(--no-start --passphrase-stdin --version -h --help)
+    repeating_options=()
+    non_repeating_options=(--socket --timeout)
+    __keyjar_offer_flags_options 1
+
+    # Offer option value completions
+    case "${prev}" in
+    '--socket')
+        return
+        ;;
+    '--timeout')
         return
         ;;
     esac

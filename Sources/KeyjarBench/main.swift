@@ -3,6 +3,7 @@
 // Prints one `name: value unit` line per metric so runs can be compared with diff.
 // Run: swift build -c release && .build/release/keyjar-bench [engine] [coding] [store] [service] [import] [client] [loader] [cache] [download] [urlsession] [cli]
 //      .build/release/keyjar-bench stress   (robustness under kills; not part of the default run)
+//      .build/release/keyjar-bench backup   (backup, wipe, restore of 100,000 cookies; not part of the default run)
 import Foundation
 
 // The client benchmark's other processes run this same binary.
@@ -26,6 +27,15 @@ if CommandLine.arguments.count == 6, CommandLine.arguments[1] == "stress-client"
     let seconds = Double(CommandLine.arguments[4]), let seed = UInt64(CommandLine.arguments[5])
 {
     runStressClient(socketPath: CommandLine.arguments[2], id: id, seconds: seconds, seed: seed)
+}
+if CommandLine.arguments.dropFirst().first == "backup" {
+    do {
+        try runBackupBenchmark()
+        exit(0)
+    } catch {
+        try? FileHandle.standardError.write(contentsOf: Data("keyjar-bench backup: \(error)\n".utf8))
+        exit(1)
+    }
 }
 if CommandLine.arguments.dropFirst().first == "stress" {
     do {

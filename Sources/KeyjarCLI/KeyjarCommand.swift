@@ -35,7 +35,7 @@ struct KeyjarCommand: AsyncParsableCommand {
         version: CommandMain.version,
         subcommands: [
             StatusCommand.self, CookieCommand.self, CredentialCommand.self, PolicyCommand.self, WatchCommand.self,
-            FetchCommand.self, CacheCommand.self, GitCredentialCommand.self,
+            FetchCommand.self, CacheCommand.self, GitCredentialCommand.self, BackupCommand.self, RestoreCommand.self,
         ]
     )
 

@@ -1,5 +1,6 @@
 internal import CLibSecret
 public import KeyjarCore
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -32,6 +33,11 @@ public final class LibSecretStore: SecretStore {
     /// Creates a store; it connects to the Secret Service lazily, on first use.
     public init() {}
 
+    /// Set once ``upgradeItems()`` found nothing left under the common names: lookups and
+    /// stores then skip them (each is a search of the whole collection, which gnome-keyring
+    /// makes cost more with every item: an import of 1,000 credentials took twice as long).
+    private let sharedNamesGone = Atomic<Bool>(false)
+
     public func storeSecret(_ password: String, _ kind: SecretKind, for space: ProtectionSpace, user: String) throws {
         try checkSessionBus()
         guard !password.utf8.contains(0) else {
@@ -40,7 +46,7 @@ public final class LibSecretStore: SecretStore {
         try store(password, kind, for: space, user: user)
         // An item under the common names would answer again once this one is removed; one
         // that cannot be removed now is removed with the credential (removeSecret).
-        _ = try? remove(kind, for: space, user: user, layout: .shared)
+        if !sharedNamesGone.load(ordering: .relaxed) { _ = try? remove(kind, for: space, user: user, layout: .shared) }
     }
 
     private func store(_ password: String, _ kind: SecretKind, for space: ProtectionSpace, user: String) throws {
@@ -73,6 +79,7 @@ public final class LibSecretStore: SecretStore {
     public func secret(_ kind: SecretKind, for space: ProtectionSpace, user: String) throws -> String? {
         try checkSessionBus()
         if let secret = try lookup(kind, for: space, user: user, layout: .own) { return secret }
+        guard !sharedNamesGone.load(ordering: .relaxed) else { return nil }
         return try lookup(kind, for: space, user: user, layout: .shared)
     }
 
@@ -100,6 +107,7 @@ public final class LibSecretStore: SecretStore {
     public func removeSecret(_ kind: SecretKind, for space: ProtectionSpace, user: String) throws -> Bool {
         try checkSessionBus()
         let removed = try remove(kind, for: space, user: user, layout: .own)
+        guard !sharedNamesGone.load(ordering: .relaxed) else { return removed }
         return try remove(kind, for: space, user: user, layout: .shared) || removed
     }
 
@@ -120,6 +128,7 @@ public final class LibSecretStore: SecretStore {
     public func keys() throws -> [SecretStoreKey] {
         try checkSessionBus()
         var keys = try Self.keys(.password, layout: .own)
+        guard !sharedNamesGone.load(ordering: .relaxed) else { return keys }
         var seen = Set(keys)
         for key in try Self.keys(.password, layout: .shared) where seen.insert(key).inserted { keys.append(key) }
         return keys
@@ -143,6 +152,9 @@ public final class LibSecretStore: SecretStore {
                 if try remove(kind, for: key.space, user: key.user, layout: .shared) { moved += 1 }
             }
         }
+        // Only this process writes Keyjar's items under this store: none come back (an older
+        // keyjard on another database and the same keyring would, which Keyjar does not support).
+        sharedNamesGone.store(true, ordering: .relaxed)
         return moved
     }
 

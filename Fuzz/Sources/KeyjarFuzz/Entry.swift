@@ -71,6 +71,8 @@ enum FuzzTarget: String, CaseIterable {
     case gitCredentialsFile = "git-credentials-file"
     case contentDecoder = "content-decoder"
     case multipartSplitter = "multipart-splitter"
+    case backupItem = "backup-item"
+    case backupStream = "backup-stream"
 
     static let selected: FuzzTarget = {
         let name = ProcessInfo.processInfo.environment["KEYJAR_FUZZ_TARGET"] ?? ""
@@ -106,6 +108,8 @@ enum FuzzTarget: String, CaseIterable {
         case .gitCredentialsFile: fuzzGitCredentialsFile(bytes)
         case .contentDecoder: fuzzContentDecoder(bytes)
         case .multipartSplitter: fuzzMultipartSplitter(bytes)
+        case .backupItem: fuzzBackupItem(bytes)
+        case .backupStream: fuzzBackupStream(bytes)
         }
     }
 }

@@ -145,14 +145,37 @@ package enum OutputFile: Equatable {
     /// that is then renamed onto it, so that a failure (a full disk) leaves the old file whole
     /// and the new one is never readable by others, whatever the old one's mode was.
     package func writePrivately(_ bytes: [UInt8], named given: String) throws(CLIError) {
+        try writePrivately(named: given) { write in try write(bytes) }
+    }
+
+    /// As ``writePrivately(_:named:)``, the content written piece by piece as `produce` hands
+    /// it over, so that it is never held whole. An error `produce` throws leaves a regular
+    /// file as it was (the new one is removed) and is thrown as it is.
+    package func writePrivately(
+        named given: String,
+        producing produce: (_ write: ([UInt8]) throws(CLIError) -> Void) throws -> Void
+    ) throws(CLIError) {
+        func rethrown(_ error: any Error) -> CLIError {
+            error as? CLIError ?? .failure("cannot write \(given): \(error)")
+        }
         switch self {
         case .standardOutput:
-            Output.write(Data(bytes))
+            do {
+                try produce { bytes throws(CLIError) in Output.write(Data(bytes)) }
+            } catch {
+                throw rethrown(error)
+            }
             try Output.flush()
         case .special(let path):
             let descriptor = try Self.openSpecial(path, named: given)
             defer { close(descriptor) }
-            if let failure = Output.writeAll(bytes, to: descriptor) { throw Self.failure(given, failure) }
+            do {
+                try produce { bytes throws(CLIError) in
+                    if let failure = Output.writeAll(bytes, to: descriptor) { throw Self.failure(given, failure) }
+                }
+            } catch {
+                throw rethrown(error)
+            }
         case .regular(let path):
             var template = Array((path + ".keyjar-XXXXXX").utf8CString)
             let descriptor = template.withUnsafeMutableBufferPointer { buffer in
@@ -161,14 +184,23 @@ package enum OutputFile: Equatable {
             guard descriptor >= 0 else { throw Self.failure(given, errno) }
             _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
             let temporary = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            var failure = fchmod(descriptor, 0o600) == 0 ? Output.writeAll(bytes, to: descriptor) : errno
-            if failure == nil, fsync(descriptor) != 0 { failure = errno }
-            if close(descriptor) != 0, failure == nil { failure = errno }
-            if failure == nil, rename(temporary, path) != 0 { failure = errno }
-            if let failure {
-                unlink(temporary)
-                throw Self.failure(given, failure)
+            var produced: (any Error)?
+            var failure: Int32? = fchmod(descriptor, 0o600) == 0 ? nil : errno
+            if failure == nil {
+                do {
+                    try produce { bytes throws(CLIError) in
+                        if let failure = Output.writeAll(bytes, to: descriptor) { throw Self.failure(given, failure) }
+                    }
+                } catch {
+                    produced = error
+                }
             }
+            if produced == nil, failure == nil, fsync(descriptor) != 0 { failure = errno }
+            if close(descriptor) != 0, failure == nil { failure = errno }
+            if produced == nil, failure == nil, rename(temporary, path) != 0 { failure = errno }
+            if produced != nil || failure != nil { unlink(temporary) }
+            if let produced { throw rethrown(produced) }
+            if let failure { throw Self.failure(given, failure) }
         }
     }
 

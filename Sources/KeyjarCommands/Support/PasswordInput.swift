@@ -26,15 +26,19 @@ package enum PasswordInput {
     }
 
     /// Prompts on the controlling terminal with echo off, restoring the terminal afterwards.
-    package static func prompt(_ message: String) throws -> String {
+    package static func prompt(
+        _ message: String,
+        what: String = "password",
+        pipedWith option: String = "--password-stdin"
+    ) throws -> String {
         let terminal = open("/dev/tty", O_RDWR | O_CLOEXEC)
         guard terminal >= 0 else {
-            throw CLIError.usage("there is no terminal to ask for the password on; pipe it in with --password-stdin.")
+            throw CLIError.usage("there is no terminal to ask for the \(what) on; pipe it in with \(option).")
         }
         defer { close(terminal) }
         var saved = termios()
         guard tcgetattr(terminal, &saved) == 0 else {
-            throw CLIError.usage("cannot turn off echo on the terminal; pipe the password in with --password-stdin.")
+            throw CLIError.usage("cannot turn off echo on the terminal; pipe the \(what) in with \(option).")
         }
         var silent = saved
         silent.c_lflag &= ~tcflag_t(ECHO)
@@ -54,7 +58,7 @@ package enum PasswordInput {
         while read(terminal, &byte, 1) == 1, byte != UInt8(ascii: "\n") { bytes.append(byte) }
         if bytes.last == UInt8(ascii: "\r") { bytes.removeLast() }
         let password = String(decoding: bytes, as: UTF8.self)
-        guard !password.isEmpty else { throw CLIError.usage("no password was typed.") }
+        guard !password.isEmpty else { throw CLIError.usage("no \(what) was typed.") }
         return password
     }
 
