@@ -51,7 +51,7 @@ public final class KeyjarClient: Sendable {
         /// and no thread runs.
         public var keepsReplica: Bool
         /// The database this client's data lives in, by which it finds the keyjard serving it
-        /// when none answers on `socketPath` (``KeyjarPaths/defaultDatabasePath(environment:)``:
+        /// when none answers on `socketPath` (`KeyjarPaths.defaultDatabasePath()`:
         /// `$KEYJAR_DATABASE`, else under `$XDG_DATA_HOME`).
         public var databasePath: String
 

@@ -46,7 +46,7 @@ public struct CredentialChoice: Sendable, Hashable {
         /// A lookup that named no challenge: a credential stored under another realm or method
         /// of the origin (still the origin's own, so before any `.netrc` login).
         case otherSpaceOfOrigin
-        /// Stored for every scheme and port of the host (``ProtectionSpace/init(anySchemeAndPortOf:)``).
+        /// Stored for every scheme and port of the host (``ProtectionSpace/init(anySchemeAndPortOf:inClearToo:)``).
         case anySchemeAndPort
         /// Stored for every server (``ProtectionSpace/anyServer``).
         case anyServer

@@ -37,19 +37,27 @@ extension StoreDatabase {
             )
             var writes: [SecretWrite] = []
             while try statement.step() {
-                let space = ProtectionSpace(
-                    verbatimHost: statement.text(0),
-                    port: Int(statement.int64(1)),
-                    protocol: statement.text(2),
-                    realm: statement.isNull(3) ? nil : statement.text(3),
-                    authenticationMethod: .init(rawValue: statement.text(4)) ?? .default,
-                    proxyType: .init(rawValue: statement.text(5)) ?? .none
-                )
                 let operation = SecretWrite.Operation(rawValue: statement.text(7)) ?? .store
-                writes.append(SecretWrite(operation, SecretStoreKey(space: space, user: statement.text(6))))
+                writes.append(
+                    SecretWrite(operation, SecretStoreKey(space: Self.space(statement), user: statement.text(6)))
+                )
             }
             return writes
         }
+    }
+
+    /// The space in a row's first six columns (host, port, protocol, realm, auth_method,
+    /// proxy_type), as stored, not canonicalised again: a wildcard space's port 0 and protocol
+    /// `*` (`ProtectionSpace(anySchemeAndPortOf:)`) would come back as port 80.
+    static func space(_ statement: SQLiteStatement) -> ProtectionSpace {
+        ProtectionSpace(
+            verbatimHost: statement.text(0),
+            port: Int(statement.int64(1)),
+            protocol: statement.text(2),
+            realm: statement.isNull(3) ? nil : statement.text(3),
+            authenticationMethod: .init(rawValue: statement.text(4)) ?? .default,
+            proxyType: .init(rawValue: statement.text(5)) ?? .none
+        )
     }
 
     static func latestSequence(_ connection: SQLiteConnection) throws -> UInt64 {
@@ -132,19 +140,9 @@ extension StoreDatabase {
         _ = try statement.bind(values)
         var records: [CredentialRecord] = []
         while try statement.step() {
-            // As stored, not canonicalised again: a wildcard space's port 0 and protocol `*`
-            // (`ProtectionSpace(anySchemeAndPortOf:)`) would come back as port 80.
-            let space = ProtectionSpace(
-                verbatimHost: statement.text(0),
-                port: Int(statement.int64(1)),
-                protocol: statement.text(2),
-                realm: statement.isNull(3) ? nil : statement.text(3),
-                authenticationMethod: .init(rawValue: statement.text(4)) ?? .default,
-                proxyType: .init(rawValue: statement.text(5)) ?? .none
-            )
             records.append(
                 CredentialRecord(
-                    space: space,
+                    space: space(statement),
                     user: statement.text(6),
                     persistence: .permanent,
                     isDefault: statement.bool(7),
