@@ -142,6 +142,9 @@ private final class ZlibStage: DecodingStage {
     private let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: stageBufferSize)
     private var sawInput = false
     private var ended = false
+    /// Raw deflate is tried once, after the zlib format failed at the start: data that is
+    /// neither fails (trying again would loop for ever; the fuzzer found a 24-byte body).
+    private var triedRaw = false
 
     init(format: Format) throws(ContentDecodingError) {
         self.format = format
@@ -175,8 +178,9 @@ private final class ZlibStage: DecodingStage {
             stream.pointee.next_out = buffer
             stream.pointee.avail_out = UInt32(stageBufferSize)
             let status = inflate(stream, Z_NO_FLUSH)
-            if status == Z_DATA_ERROR, first, format == .deflate, stream.pointee.total_out == 0 {
+            if status == Z_DATA_ERROR, first, format == .deflate, !triedRaw, stream.pointee.total_out == 0 {
                 // Not the zlib format: raw deflate, from the start of the body.
+                triedRaw = true
                 guard inflateReset2(stream, -15) == Z_OK else { throw corrupt() }
                 stream.pointee.next_in = UnsafeMutablePointer(mutating: base.assumingMemoryBound(to: UInt8.self))
                 stream.pointee.avail_in = UInt32(input.count)
