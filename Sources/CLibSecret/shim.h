@@ -28,6 +28,7 @@ typedef gint gboolean;
 typedef unsigned int guint;
 typedef unsigned int guint32;
 typedef unsigned long gsize;
+typedef signed long gssize;
 typedef guint32 GQuark;
 typedef void *gpointer;
 typedef const void *gconstpointer;
@@ -43,6 +44,10 @@ typedef struct _GVariantType GVariantType;
 typedef struct _GCancellable GCancellable;
 typedef struct _GDBusConnection GDBusConnection;
 typedef struct _GDBusProxy GDBusProxy;
+typedef struct _GDBusMessage GDBusMessage;
+typedef struct _GObject GObject;
+typedef struct _GAsyncResult GAsyncResult;
+typedef void (*GAsyncReadyCallback)(GObject *source_object, GAsyncResult *res, gpointer data);
 typedef struct _SecretService SecretService;
 typedef struct _SecretCollection SecretCollection;
 typedef struct _SecretValue SecretValue;
@@ -126,6 +131,17 @@ typedef enum {
     KEYJAR_ABI(G_DBUS_CALL_FLAGS_NONE) = 0,
 } KEYJAR_ABI(GDBusCallFlags);
 
+typedef enum {
+    KEYJAR_ABI(G_BUS_TYPE_SESSION) = 2,
+} KEYJAR_ABI(GBusType);
+
+typedef enum {
+    KEYJAR_ABI(G_DBUS_MESSAGE_TYPE_SIGNAL) = 4,
+} KEYJAR_ABI(GDBusMessageType);
+
+typedef GDBusMessage *(*GDBusMessageFilterFunction)(
+    GDBusConnection *connection, GDBusMessage *message, gboolean incoming, gpointer user_data);
+
 #ifndef KEYJAR_ABI_CHECK
 /* secret-types.h; a macro there too. */
 #define SECRET_COLLECTION_DEFAULT "default"
@@ -133,7 +149,9 @@ typedef enum {
 
 /* GLib */
 void g_free(gpointer mem);
+gpointer g_malloc(gsize n_bytes);
 gchar *g_strdup(const gchar *str);
+gchar *g_strstr_len(const gchar *haystack, gssize haystack_len, const gchar *needle);
 void g_strfreev(gchar **str_array);
 guint g_str_hash(gconstpointer v);
 /* In parentheses: newer GLib headers also define g_str_equal as a macro. */
@@ -166,6 +184,19 @@ GVariant *g_dbus_connection_call_sync(
     GDBusConnection *connection, const gchar *bus_name, const gchar *object_path, const gchar *interface_name,
     const gchar *method_name, GVariant *parameters, const GVariantType *reply_type, GDBusCallFlags flags,
     gint timeout_msec, GCancellable *cancellable, GError **error);
+void g_dbus_connection_call(
+    GDBusConnection *connection, const gchar *bus_name, const gchar *object_path, const gchar *interface_name,
+    const gchar *method_name, GVariant *parameters, const GVariantType *reply_type, GDBusCallFlags flags,
+    gint timeout_msec, GCancellable *cancellable, GAsyncReadyCallback callback, gpointer user_data);
+GDBusConnection *g_bus_get_sync(GBusType bus_type, GCancellable *cancellable, GError **error);
+guint g_dbus_connection_add_filter(
+    GDBusConnection *connection, GDBusMessageFilterFunction filter_function, gpointer user_data,
+    GDestroyNotify user_data_free_func);
+void g_dbus_connection_remove_filter(GDBusConnection *connection, guint filter_id);
+GDBusMessageType g_dbus_message_get_message_type(GDBusMessage *message);
+const gchar *g_dbus_message_get_interface(GDBusMessage *message);
+const gchar *g_dbus_message_get_member(GDBusMessage *message);
+GVariant *g_dbus_message_get_body(GDBusMessage *message);
 
 /* libsecret */
 GQuark secret_error_get_quark(void);
@@ -363,17 +394,17 @@ static inline int keyjar_item_attributes(SecretService *service, const char *pat
 }
 
 /*
- * Calls `each` with the attributes of every item under `schema` (matched by its name and, when
- * `required` is not NULL, by having that attribute), in every collection,
- * locked or not, without loading a secret and without prompting: SearchItems for the items'
- * paths, then each item's Attributes property. Not through libsecret's searches, which make an
- * item proxy per result and leave a little GIO memory behind for each (LeakSanitizer, libsecret
- * 0.20.5). Returns 0 with `error` set when the service fails; an item removed meanwhile is
- * skipped.
+ * Calls `each` with the path and attributes of every item under `schema` (matched by its name),
+ * in every collection, locked or not, without loading a secret and without prompting:
+ * SearchItems for the items' paths, then each item's Attributes property, except for the paths
+ * `known` (when not NULL) says the caller already has. Not through libsecret's searches, which
+ * make an item proxy per result and leave a little GIO memory behind for each (LeakSanitizer,
+ * libsecret 0.20.5). Returns 0 with `error` set when the service fails; an item removed
+ * meanwhile is skipped.
  */
 static inline gboolean keyjar_each_item(
-    const SecretSchema *schema, const char *required, void (*each)(void *context, GHashTable *attributes),
-    void *context, GError **error) {
+    const SecretSchema *schema, gboolean (*known)(void *context, const char *path),
+    void (*each)(void *context, const char *path, GHashTable *attributes), void *context, GError **error) {
     SecretService *service = secret_service_get_sync(SECRET_SERVICE_NONE, NULL, error);
     if (service == NULL) return 0;
     GHashTable *query = keyjar_attributes_new();
@@ -383,6 +414,7 @@ static inline gboolean keyjar_each_item(
     gchar **lists[2] = { unlocked, locked };
     for (int list = 0; listed && list < 2; list++) {
         for (gchar **path = lists[list]; listed && path != NULL && *path != NULL; path++) {
+            if (known != NULL && known(context, *path)) continue;
             GHashTable *attributes = NULL;
             int read = keyjar_item_attributes(service, *path, &attributes, error);
             if (read < 0) continue;
@@ -390,7 +422,7 @@ static inline gboolean keyjar_each_item(
                 listed = 0;
                 break;
             }
-            if (required == NULL || keyjar_attributes_get(attributes, required) != NULL) each(context, attributes);
+            each(context, *path, attributes);
             g_hash_table_unref(attributes);
         }
     }
@@ -490,4 +522,110 @@ static inline gboolean keyjar_each_item_of_schema(
     g_strfreev(opened);
     g_object_unref(service);
     return listed;
+}
+
+/*
+ * Watching the Secret Service for items another program creates, deletes or changes, and for
+ * the service itself going or coming (another owner of org.freedesktop.secrets).
+ *
+ * A message filter, not a signal subscription: GDBus runs filters on its own message thread
+ * for every incoming message, so no GMainLoop has to be iterated on a thread of Keyjar's. The
+ * filter only calls `changed` with the signal's name and the item's path ("" for
+ * NameOwnerChanged), which must return at once (it holds GDBus's thread). `release(context)`
+ * is called once GDBus no longer uses the filter, which may be after keyjar_unwatch_items
+ * returns (a filter may be running meanwhile).
+ */
+typedef void (*keyjar_items_changed_fn)(void *context, const char *signal, const char *path);
+
+typedef struct {
+    keyjar_items_changed_fn changed;
+    void *context;
+    void (*release)(void *context);
+} keyjar_item_watch;
+
+#define KEYJAR_ITEM_SIGNAL_RULE "type='signal',interface='org.freedesktop.Secret.Collection'"
+#define KEYJAR_SERVICE_OWNER_RULE \
+    "type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',member='NameOwnerChanged'," \
+    "arg0='org.freedesktop.secrets'"
+
+static inline GDBusMessage *keyjar_item_watch_filter(
+    GDBusConnection *connection, GDBusMessage *message, gboolean incoming, gpointer user_data) {
+    (void)connection;
+    if (!incoming || g_dbus_message_get_message_type(message) != G_DBUS_MESSAGE_TYPE_SIGNAL) return message;
+    const gchar *interface = g_dbus_message_get_interface(message);
+    const gchar *member = g_dbus_message_get_member(message);
+    if (interface == NULL || member == NULL) return message;
+    keyjar_item_watch *watch = (keyjar_item_watch *)user_data;
+    GVariant *body = g_dbus_message_get_body(message);
+    if (g_str_equal(interface, "org.freedesktop.Secret.Collection")
+        && (g_str_equal(member, "ItemDeleted") || g_str_equal(member, "ItemChanged")
+            || g_str_equal(member, "ItemCreated"))
+        && body != NULL && g_variant_is_of_type(body, (const GVariantType *)"(o)")) {
+        const gchar *path = NULL;
+        g_variant_get(body, "(&o)", &path);
+        watch->changed(watch->context, member, path);
+    } else if (g_str_equal(interface, "org.freedesktop.DBus") && g_str_equal(member, "NameOwnerChanged")
+        && body != NULL && g_variant_is_of_type(body, (const GVariantType *)"(sss)")) {
+        const gchar *name = NULL, *old_owner = NULL, *new_owner = NULL;
+        g_variant_get(body, "(&s&s&s)", &name, &old_owner, &new_owner);
+        if (g_str_equal(name, "org.freedesktop.secrets")) watch->changed(watch->context, member, "");
+    }
+    return message;
+}
+
+static inline void keyjar_item_watch_release(gpointer user_data) {
+    keyjar_item_watch *watch = (keyjar_item_watch *)user_data;
+    watch->release(watch->context);
+    g_free(watch);
+}
+
+static inline gboolean keyjar_bus_match(GDBusConnection *connection, const char *method, const char *rule, GError **error) {
+    GVariant *reply = g_dbus_connection_call_sync(
+        connection, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", method,
+        g_variant_new("(s)", rule), NULL, G_DBUS_CALL_FLAGS_NONE, -1, NULL, error);
+    if (reply == NULL) return 0;
+    g_variant_unref(reply);
+    return 1;
+}
+
+/*
+ * Starts watching on the session bus: asks the bus for the signals (AddMatch) and filters them
+ * out of the incoming messages. Returns the filter's id (never 0) with `*connection` set (the
+ * caller unrefs it after keyjar_unwatch_items), or 0 with `error` set; `release` is then
+ * called (or will be, by GDBus).
+ */
+static inline guint keyjar_watch_items(
+    keyjar_items_changed_fn changed, void *context, void (*release)(void *context), GDBusConnection **connection,
+    GError **error) {
+    *connection = g_bus_get_sync(G_BUS_TYPE_SESSION, NULL, error);
+    if (*connection == NULL) {
+        release(context);
+        return 0;
+    }
+    keyjar_item_watch *watch = (keyjar_item_watch *)g_malloc(sizeof(keyjar_item_watch));
+    watch->changed = changed;
+    watch->context = context;
+    watch->release = release;
+    guint filter = g_dbus_connection_add_filter(*connection, keyjar_item_watch_filter, watch, keyjar_item_watch_release);
+    if (!keyjar_bus_match(*connection, "AddMatch", KEYJAR_ITEM_SIGNAL_RULE, error)
+        || !keyjar_bus_match(*connection, "AddMatch", KEYJAR_SERVICE_OWNER_RULE, error)) {
+        g_dbus_connection_remove_filter(*connection, filter);
+        keyjar_bus_match(*connection, "RemoveMatch", KEYJAR_ITEM_SIGNAL_RULE, NULL);
+        g_object_unref(*connection);
+        *connection = NULL;
+        return 0;
+    }
+    return filter;
+}
+
+/* Stops a watch without blocking: the filter is removed, and the bus is asked to stop sending
+ * the signals (no reply awaited: a caller may be an event loop). */
+static inline void keyjar_unwatch_items(GDBusConnection *connection, guint filter) {
+    g_dbus_connection_remove_filter(connection, filter);
+    const char *rules[2] = { KEYJAR_ITEM_SIGNAL_RULE, KEYJAR_SERVICE_OWNER_RULE };
+    for (int rule = 0; rule < 2; rule++) {
+        g_dbus_connection_call(
+            connection, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "RemoveMatch",
+            g_variant_new("(s)", rules[rule]), NULL, G_DBUS_CALL_FLAGS_NONE, -1, NULL, NULL, NULL);
+    }
 }

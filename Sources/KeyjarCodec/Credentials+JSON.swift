@@ -110,6 +110,10 @@ extension JSONWriter {
         write(mismatch.space)
         raw(#","user":"#)
         write(string: mismatch.user)
+        if let noticed = mismatch.noticed {
+            raw(#","noticed":"#)
+            write(number: noticed)
+        }
         raw("}")
     }
 
@@ -194,7 +198,8 @@ extension CredentialMismatch {
         self.init(
             kind: try json.rawValue("kind"),
             space: try json.required("space", ProtectionSpace.init(json:)),
-            user: try json.string("user")
+            user: try json.string("user"),
+            noticed: try json.optionalDouble("noticed")
         )
     }
 }

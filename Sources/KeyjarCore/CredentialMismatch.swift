@@ -12,10 +12,15 @@ public struct CredentialMismatch: Sendable, Hashable {
     public var kind: Kind
     public var space: ProtectionSpace
     public var user: String
+    /// For ``Kind/passwordMissing``: when keyjard first found the password gone (seconds since
+    /// 1970), kept until the password is stored again; `nil` when not recorded (the report of
+    /// a repair, or a store that could not record it).
+    public var noticed: Double?
 
-    public init(kind: Kind, space: ProtectionSpace, user: String) {
+    public init(kind: Kind, space: ProtectionSpace, user: String, noticed: Double? = nil) {
         self.kind = kind
         self.space = space
         self.user = user
+        self.noticed = noticed
     }
 }

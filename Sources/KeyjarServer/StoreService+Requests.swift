@@ -102,25 +102,16 @@ extension StoreService {
                 }
             )
         case .status:
-            // health() and keys() ask D-Bus; the rest is read on the loop once they answer.
+            // The comparison asks D-Bus; the rest is read on the loop once it answers.
             return .deferred(
                 inCredentialLane {
-                    self.offLoop { secrets in
-                        let health = secrets.health()
-                        guard case .available = health else { return (health, nil as [SecretStoreKey]?) }
-                        do {
-                            return (health, try secrets.keys())
-                        } catch {
-                            return (.unavailable(reason: "\(error)"), nil)
-                        }
-                    }.flatMapThrowing { health, keys in
-                        let mismatches = try keys.map { keys in
-                            Self.visible(
-                                CredentialAudit.mismatches(records: try self.credentialRecords(), secrets: keys),
-                                to: origin.value
+                    self.auditCredentials().map { health, mismatches in
+                        .status(
+                            status: self.status(
+                                health: health,
+                                credentialMismatches: mismatches.map { Self.visible($0, to: origin.value) }
                             )
-                        }
-                        return .status(status: self.status(health: health, credentialMismatches: mismatches))
+                        )
                     }
                 }
             )

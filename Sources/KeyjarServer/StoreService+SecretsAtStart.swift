@@ -7,9 +7,16 @@ import NIOCore
 // What keyjard does with the secret store when it starts, in its credential lane (so that no
 // client's credential write comes between), and without holding up any client: a slow or
 // locked Secret Service delays nothing, and whatever cannot be done now waits for the next start.
+// Then it watches the store (StoreService+SecretsWatch.swift).
 extension StoreService {
     func tidySecretsInTheBackground() {
-        _ = inCredentialLane { self.settlePendingSecretWrites().flatMap { self.upgradeSecrets() } }
+        _ = inCredentialLane {
+            self.settlePendingSecretWrites().flatMap { self.upgradeSecrets() }.flatMap {
+                // A password deleted while keyjard was away is found, recorded and logged now.
+                self.auditCredentials().map { _ in }.recover { _ in }
+            }
+        }
+        watchSecrets()
     }
 
     /// Finishes or undoes the credential writes a crash cut short, from the journal keyjard

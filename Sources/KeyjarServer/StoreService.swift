@@ -36,6 +36,10 @@ final class StoreService: Sendable {
         var recentEvents: RecentEvents
         /// The end of the credential work queued so far (see ``StoreService/inCredentialLane(_:)``).
         var credentialLane: EventLoopFuture<Void>?
+        /// The secret store's watch (``StoreService/watchSecrets()``) and when its signals make
+        /// keyjard compare the store with its records.
+        var secretsWatch: (any SecretStoreWatch)?
+        var secretsAudit = SecretsAuditSchedule()
         /// Token refreshes in progress and the requests waiting for them.
         var tokenLeases = TokenRefreshLeases<EventLoopPromise<Void>>()
         /// Storage failures are logged at most once a second (a full disk fails every write).
@@ -232,6 +236,8 @@ final class StoreService: Sendable {
         let ended = state.jar.endSession()
         if !ended.isEmpty { _ = try? commit([.cookies(ended)]) }
         flushBroadcasts()
+        state.secretsWatch?.cancel()
+        state.secretsWatch = nil
         state.lifecycle.finishShutdown()
         do {
             try database.checkpoint(.truncate)

@@ -38,6 +38,29 @@ public final class LibSecretStore: SecretStore {
     /// makes cost more with every item: an import of 1,000 credentials took twice as long).
     private let sharedNamesGone = Atomic<Bool>(false)
 
+    /// The keys of the items already listed, by path, while a watch keeps them true
+    /// (``watchItems(_:)``; `items` is nil otherwise): comparing the store with keyjard's
+    /// records after each signal then reads only the items new since (one call per item, which
+    /// for a thousand credentials is most of a listing's cost). `generation` counts signals, so
+    /// that a listing a signal overtook does not keep what it read.
+    private let knownItems = Mutex(KnownItems())
+
+    struct KnownItems {
+        var items: [KnownItem: SecretStoreKey?]?
+        var generation: UInt64 = 0
+    }
+
+    struct KnownItem: Hashable {
+        var kind: SecretKind
+        var layout: ItemLayout
+        var path: String
+        init(_ kind: SecretKind, _ layout: ItemLayout, _ path: String) {
+            self.kind = kind
+            self.layout = layout
+            self.path = path
+        }
+    }
+
     public func storeSecret(_ password: String, _ kind: SecretKind, for space: ProtectionSpace, user: String) throws {
         try checkSessionBus()
         guard !password.utf8.contains(0) else {
@@ -127,10 +150,10 @@ public final class LibSecretStore: SecretStore {
 
     public func keys() throws -> [SecretStoreKey] {
         try checkSessionBus()
-        var keys = try Self.keys(.password, layout: .own)
+        var keys = try self.keys(.password, layout: .own)
         guard !sharedNamesGone.load(ordering: .relaxed) else { return keys }
         var seen = Set(keys)
-        for key in try Self.keys(.password, layout: .shared) where seen.insert(key).inserted { keys.append(key) }
+        for key in try self.keys(.password, layout: .shared) where seen.insert(key).inserted { keys.append(key) }
         return keys
     }
 
@@ -143,7 +166,7 @@ public final class LibSecretStore: SecretStore {
         var moved = 0
         // Refresh tokens first, as a credential is stored: its password never without its token.
         for kind in [SecretKind.refreshToken, .password] {
-            for key in try Self.keys(kind, layout: .shared) {
+            for key in try keys(kind, layout: .shared) {
                 if let secret = try lookup(kind, for: key.space, user: key.user, layout: .shared),
                     try lookup(kind, for: key.space, user: key.user, layout: .own) == nil
                 {
@@ -158,35 +181,41 @@ public final class LibSecretStore: SecretStore {
         return moved
     }
 
-    /// The keys of the items of `kind` stored with `layout`'s attribute names.
-    private static func keys(_ kind: SecretKind, layout: ItemLayout) throws -> [SecretStoreKey] {
+    /// The keys of the items of `kind` stored with `layout`'s attribute names. While a watch
+    /// keeps ``knownItems`` true, only the items new since the last listing are read.
+    private func keys(_ kind: SecretKind, layout: ItemLayout) throws -> [SecretStoreKey] {
         final class Found {
+            let kind: SecretKind
             let layout: ItemLayout
+            let known: [KnownItem: SecretStoreKey?]
             var keys: [SecretStoreKey] = []
-            init(_ layout: ItemLayout) { self.layout = layout }
+            var read: [KnownItem: SecretStoreKey?] = [:]
+            init(_ kind: SecretKind, _ layout: ItemLayout, known: [KnownItem: SecretStoreKey?]) {
+                self.kind = kind
+                self.layout = layout
+                self.known = known
+            }
         }
-        let found = Found(layout)
+        let (snapshot, generation) = knownItems.withLock { ($0.items ?? [:], $0.generation) }
+        let found = Found(kind, layout, known: snapshot)
         var error: UnsafeMutablePointer<GError>?
         let listed = keyjar_each_item(
             kind.schema(layout),
-            layout.name("server"),
-            { context, attributes in
-                guard let context, let attributes else { return }
+            { context, path in
+                guard let context, let path else { return 0 }
                 let found = Unmanaged<Found>.fromOpaque(context).takeUnretainedValue()
-                func value(_ name: String) -> String {
-                    keyjar_attributes_get(attributes, found.layout.name(name)).map { String(cString: $0) } ?? ""
+                guard let key = found.known[KnownItem(found.kind, found.layout, String(cString: path))] else {
+                    return 0
                 }
-                if let key = SecretStoreKey(
-                    server: value("server"),
-                    port: value("port"),
-                    protocol: value("protocol"),
-                    realm: value("realm"),
-                    authtype: value("authtype"),
-                    proxytype: value("proxytype"),
-                    user: value("user")
-                ) {
-                    found.keys.append(key)
-                }
+                if let key { found.keys.append(key) }
+                return 1
+            },
+            { context, path, attributes in
+                guard let context, let path, let attributes else { return }
+                let found = Unmanaged<Found>.fromOpaque(context).takeUnretainedValue()
+                let key = LibSecretStore.key(in: attributes, layout: found.layout)
+                found.read[KnownItem(found.kind, found.layout, String(cString: path))] = .some(key)
+                if let key { found.keys.append(key) }
             },
             Unmanaged.passUnretained(found).toOpaque(),
             &error
@@ -195,7 +224,54 @@ public final class LibSecretStore: SecretStore {
         guard listed != 0 else {
             throw SecretStoreError(.operationFailed, "listing Keyjar's \(kind.noun)s failed without a reason")
         }
-        return withExtendedLifetime(found) { found.keys }
+        return withExtendedLifetime(found) {
+            knownItems.withLock { known in
+                // Read before a signal that came meanwhile: perhaps already stale, not kept.
+                guard known.generation == generation else { return }
+                known.items?.merge(found.read) { _, new in new }
+            }
+            return found.keys
+        }
+    }
+
+    /// The key an item's attributes name in `layout`, or nil for an item without one.
+    private static func key(in attributes: OpaquePointer, layout: ItemLayout) -> SecretStoreKey? {
+        guard keyjar_attributes_get(attributes, layout.name("server")) != nil else { return nil }
+        func value(_ name: String) -> String {
+            keyjar_attributes_get(attributes, layout.name(name)).map { String(cString: $0) } ?? ""
+        }
+        return SecretStoreKey(
+            server: value("server"),
+            port: value("port"),
+            protocol: value("protocol"),
+            realm: value("realm"),
+            authtype: value("authtype"),
+            proxytype: value("proxytype"),
+            user: value("user")
+        )
+    }
+
+    /// Watches every collection's item signals on the session bus (``SecretServiceItemWatch``),
+    /// and while it lasts keeps the keys of the items listed (``knownItems``): a signal drops
+    /// its item's, and another Secret Service taking the bus name drops them all.
+    public func watchItems(_ changed: @escaping @Sendable () -> Void) throws -> (any SecretStoreWatch)? {
+        try checkSessionBus()
+        let watch = try SecretServiceItemWatch(
+            changed: { signal, path in
+                self.knownItems.withLock { known in
+                    known.generation &+= 1
+                    if signal == "NameOwnerChanged" {
+                        if known.items != nil { known.items = [:] }
+                    } else if signal != "ItemCreated" {
+                        known.items = known.items?.filter { $0.key.path != path }
+                    }
+                }
+                changed()
+            },
+            cancelled: { self.knownItems.withLock { $0.items = nil } }
+        )
+        knownItems.withLock { $0.items = [:] }
+        return watch
     }
 
     public func health() -> SecretStoreHealth {

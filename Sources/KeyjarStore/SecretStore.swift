@@ -69,6 +69,22 @@ public protocol SecretStore: Sendable {
     /// - Returns: ``SecretStoreHealth/available(backend:)`` or
     ///   ``SecretStoreHealth/unavailable(reason:)`` with a sentence saying what to do.
     func health() -> SecretStoreHealth
+
+    /// Starts calling `changed` whenever an item of the store may have been created, changed or
+    /// removed, by another program or by this one: keyjard then compares the store with its
+    /// records (a password another program deleted leaves a credential without it). `changed`
+    /// runs on a thread of the store's and must return at once, without calling ``SecretStoreWatch/cancel()``.
+    ///
+    /// - Returns: The watch, which lasts until cancelled or released; `nil` for a store that
+    ///   cannot be watched.
+    /// - Throws: ``SecretStoreError`` when the store could be watched but cannot be now.
+    func watchItems(_ changed: @escaping @Sendable () -> Void) throws -> (any SecretStoreWatch)?
+}
+
+/// A watch started by ``SecretStore/watchItems(_:)``.
+public protocol SecretStoreWatch: AnyObject, Sendable {
+    /// Stops the watch: once this returns, its closure is not called again. Never blocks.
+    func cancel()
 }
 
 /// What a secret is: a credential's password, or the OAuth refresh token stored beside an
@@ -81,6 +97,9 @@ public enum SecretKind: String, Sendable, Hashable, CaseIterable {
 extension SecretStore {
     /// A store with one layout has nothing to move.
     public func upgradeItems() throws -> Int { 0 }
+
+    /// A store no other program writes has nothing to watch.
+    public func watchItems(_ changed: @escaping @Sendable () -> Void) throws -> (any SecretStoreWatch)? { nil }
 
     /// Stores `password` for `user` in `space` (``storeSecret(_:_:for:user:)`` of a password).
     public func storePassword(_ password: String, for space: ProtectionSpace, user: String) throws {

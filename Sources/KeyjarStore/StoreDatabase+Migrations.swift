@@ -133,5 +133,14 @@ extension StoreDatabase {
                 ON pending_secret_write (host, port, protocol, ifnull(realm, ''), auth_method, proxy_type, user);
             """
         ),
+        (
+            6,
+            // When keyjard first found a credential's password gone from the secret store
+            // (another program deleted it): reported with the credential until it is stored
+            // again, and logged once, not at every start.
+            """
+            ALTER TABLE credential ADD COLUMN password_missing_since REAL;
+            """
+        ),
     ])
 }

@@ -46,6 +46,22 @@ extension StoreDatabase {
         }
     }
 
+    /// When keyjard first found each credential's password missing (``Write/passwordsMissing(_:noticed:)``),
+    /// in seconds since 1970, for the credentials whose password has not been found since.
+    public func passwordsMissingSince() throws -> [SecretStoreKey: Double] {
+        try withWriter { connection in
+            let statement = try connection.statement(
+                "SELECT host, port, protocol, realm, auth_method, proxy_type, user, password_missing_since"
+                    + " FROM credential WHERE password_missing_since IS NOT NULL"
+            )
+            var since: [SecretStoreKey: Double] = [:]
+            while try statement.step() {
+                since[SecretStoreKey(space: Self.space(statement), user: statement.text(6))] = statement.double(7)
+            }
+            return since
+        }
+    }
+
     /// The space in a row's first six columns (host, port, protocol, realm, auth_method,
     /// proxy_type), as stored, not canonicalised again: a wildcard space's port 0 and protocol
     /// `*` (`ProtectionSpace(anySchemeAndPortOf:)`) would come back as port 80.

@@ -23,6 +23,11 @@ extension StoreDatabase {
         case beginSecretWrites([SecretWrite])
         /// Secret-store writes settled, committed with the records they go with; no event.
         case endSecretWrites([SecretStoreKey])
+        /// The credentials' passwords are gone from the secret store, first found so at
+        /// `noticed` (a time already recorded is kept); no event.
+        case passwordsMissing([SecretStoreKey], noticed: Double)
+        /// The credentials' passwords are in the secret store again; no event.
+        case passwordsFound([SecretStoreKey])
     }
 
     /// A secret-store write of a credential's: its key and whether its secrets are being
@@ -147,7 +152,7 @@ extension StoreDatabase {
                     + " DO UPDATE SET is_default = CASE WHEN excluded.is_default THEN 1 ELSE is_default END,"
                     + " expires = excluded.expires, has_refresh_token = excluded.has_refresh_token,"
                     + " token_endpoint = excluded.token_endpoint, client_id = excluded.client_id,"
-                    + " revoked = excluded.revoked"
+                    + " revoked = excluded.revoked, password_missing_since = NULL"
             )
             .bind(
                 spaceValues(record.space) + [
@@ -217,6 +222,25 @@ extension StoreDatabase {
                     "DELETE FROM pending_secret_write WHERE " + spaceFilter + " AND user = ?"
                 )
                 .bind(spaceValues(key.space) + [.text(key.user)]).run()
+            }
+            return nil
+        case .passwordsMissing(let keys, let noticed):
+            let update = try connection.statement(
+                credentialFilter("UPDATE credential SET password_missing_since = ?")
+                    + " AND password_missing_since IS NULL"
+            )
+            for key in keys {
+                update.reset()
+                try update.bind([.real(noticed)] + spaceValues(key.space) + [.text(key.user)]).run()
+            }
+            return nil
+        case .passwordsFound(let keys):
+            let update = try connection.statement(
+                credentialFilter("UPDATE credential SET password_missing_since = NULL")
+            )
+            for key in keys {
+                update.reset()
+                try update.bind(spaceValues(key.space) + [.text(key.user)]).run()
             }
             return nil
         }

@@ -79,4 +79,57 @@ struct KeyringNeighbourTests {
         #expect(try await upgraded.ok("status").contains("every credential has its password"))
         #expect(!restarted.log.contains("older-pw"))
     }
+
+    /// Another program deleting a password Keyjar stored: keyjard hears it from the Secret
+    /// Service (no status request needed), logs it once, and `keyjar status` names the
+    /// credential and since when, across a restart, until the password is stored again.
+    @Test func aPasswordAnotherProgramDeletesIsNoticedLoggedOnceAndShownWithItsTime() async throws {
+        let secrets = try await PrivateSecretService()
+        let daemon = try await DaemonProcess(environment: secrets.environment)
+        let keyjar = KeyjarCLI(daemon: daemon)
+        for user in ["alice", "bob"] {
+            try await keyjar.ok(
+                ["credential", "add", "--url", "https://gone.example", "--user", user, "--password-stdin"],
+                input: "pw-\(user)"
+            )
+        }
+        let before = Date().timeIntervalSince1970
+        let bob = PrivateSecretService.keyjarAttributes(host: "gone.example", port: 443, protocol: "https", user: "bob")
+        #expect(try await secrets.secretTool(["clear"] + bob).status == 0)
+
+        let notice = "a credential's password is gone from the secret store"
+        try await waitUntil("keyjard logging the deleted password") { daemon.log.contains(notice) }
+        let line = try #require(daemon.log.split(separator: "\n").first { $0.contains(notice) })
+        #expect(line.contains("host=gone.example") && line.contains("user=bob"), "\(line)")
+
+        let json = try #require(try await keyjar.json("status", "--json") as? [String: Any])
+        let mismatches = try #require(json["credentialMismatches"] as? [[String: Any]])
+        #expect(mismatches.map { $0["user"] as? String } == ["bob"])
+        let noticed = try #require(mismatches.first?["noticed"] as? Double)
+        #expect(noticed >= before && noticed <= Date().timeIntervalSince1970)
+        let since = Date(timeIntervalSince1970: noticed).ISO8601Format()
+        let bobsLine =
+            "  credential without its password (gone since \(since)): https://gone.example:443 method default user bob\n"
+        #expect(try await keyjar.ok("status").contains(bobsLine))
+        #expect(daemon.log.components(separatedBy: notice).count == 2, "logged more than once:\n\(daemon.log)")
+
+        // Recorded with the credential: the next keyjard shows the same time and does not log it again.
+        #expect(await daemon.stop() == 0)
+        let next = try await daemon.restarted()
+        let again = KeyjarCLI(daemon: next)
+        #expect(try await again.ok("status").contains(bobsLine))
+        #expect(!next.log.contains(notice), "\(next.log)")
+
+        // Storing the password again mends the credential and clears the record.
+        try await again.ok(
+            ["credential", "add", "--url", "https://gone.example", "--user", "bob", "--password-stdin"],
+            input: "pw-bob"
+        )
+        #expect(try await again.ok("status").contains("credentials and passwords: every credential has its password"))
+        #expect(try await secrets.secretTool(["clear"] + bob).status == 0)
+        try await waitUntil("keyjard logging the password deleted again") { next.log.contains(notice) }
+        let later = try #require(try await again.json("status", "--json") as? [String: Any])
+        let renewed = try #require((later["credentialMismatches"] as? [[String: Any]])?.first?["noticed"] as? Double)
+        #expect(renewed > noticed)
+    }
 }

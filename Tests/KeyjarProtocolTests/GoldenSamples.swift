@@ -350,7 +350,7 @@ enum GoldenSample {
     )
 
     static let mismatches = [
-        CredentialMismatch(kind: .passwordMissing, space: space, user: "alice"),
+        CredentialMismatch(kind: .passwordMissing, space: space, user: "alice", noticed: 1_700_000_000.5),
         CredentialMismatch(kind: .credentialMissing, space: proxySpace, user: "bob"),
     ]
 

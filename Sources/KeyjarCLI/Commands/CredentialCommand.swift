@@ -636,4 +636,11 @@ extension CredentialMismatch {
         case .credentialMissing: "password without a credential: \(space.summary) user \(user)"
         }
     }
+
+    /// The line `keyjar status` shows: with when keyjard found the password gone, if it did.
+    var statusLine: String {
+        guard kind == .passwordMissing, let noticed else { return summary }
+        let since = Output.time(Date(timeIntervalSince1970: noticed))
+        return "credential without its password (gone since \(since)): \(space.summary) user \(user)"
+    }
 }

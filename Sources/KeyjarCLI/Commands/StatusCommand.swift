@@ -72,9 +72,9 @@ struct StatusCommand: ParsableCommand {
             Output.line("credentials and passwords: every credential has its password")
         case let mismatches?:
             Output.line(
-                "credentials and passwords: \(mismatches.count) not in pairs (`keyjar credential repair` adopts the passwords, keeps the credentials)"
+                "credentials and passwords: not in pairs (`keyjar credential repair` adopts the passwords, keeps the credentials):"
             )
-            for mismatch in mismatches { Output.line("  \(mismatch.summary)") }
+            for mismatch in mismatches { Output.line("  \(mismatch.statusLine)") }
         }
         if let inbound = status.inbound {
             Output.line(
@@ -166,11 +166,13 @@ private struct StatusJSON: Encodable {
         var kind: String
         var space: SpaceJSON
         var user: String
+        var noticed: Double?
 
         init(_ mismatch: CredentialMismatch) {
             kind = mismatch.kind.rawValue
             space = SpaceJSON(mismatch.space)
             user = mismatch.user
+            noticed = mismatch.noticed
         }
     }
 
