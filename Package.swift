@@ -1,4 +1,6 @@
 // swift-tools-version: 6.1
+// Keyjar: one shared store of HTTP cookies and URL credentials for every program of a Linux user.
+// Licensed under the Apache License, Version 2.0 (LICENSE).
 import PackageDescription
 
 /// Settings every Keyjar target shares: Swift 6 language mode (strict concurrency) plus the

@@ -17,12 +17,15 @@ struct KeyjarDaemonCommand: AsyncParsableCommand {
             Runs in the foreground and logs to standard error; prints "ready <socket>" on standard \
             output once clients can connect. SIGTERM or SIGINT stops it cleanly: session cookies are \
             dropped (a clean stop is the end of the login session; after a crash they are kept), the \
-            database is checkpointed and the socket removed. Under systemd socket activation \
+            database is checkpointed and the socket removed. SIGHUP stops it the same way for a \
+            restart (an upgrade): the login session goes on, and session cookies are kept for the \
+            next keyjard, which a client or systemd starts. Under systemd socket activation \
             (LISTEN_FDS) it serves the socket it is given.
 
             Defaults: socket $KEYJAR_SOCKET or $XDG_RUNTIME_DIR/keyjar/keyjar.sock; database \
             $KEYJAR_DATABASE or $XDG_DATA_HOME/keyjar/store.sqlite3 (~/.local/share/keyjar/...).
-            """
+            """,
+        version: KeyjarServer.version
     )
 
     enum SecretsBackend: String, ExpressibleByArgument, CaseIterable {
@@ -30,23 +33,31 @@ struct KeyjarDaemonCommand: AsyncParsableCommand {
         case file
     }
 
-    @Option(help: "The Unix socket to serve.")
+    @Option(help: ArgumentHelp("The Unix socket to serve.", valueName: "path"))
     var socket: String?
 
-    @Option(help: "The SQLite database file.")
+    @Option(help: ArgumentHelp("The SQLite database file.", valueName: "path"))
     var database: String?
 
     @Option(
-        help: """
+        help: ArgumentHelp(
+            """
             Where passwords go: secret-service or file (weaker: a 0600 plain-text file). Default: \
             $KEYJAR_SECRETS, else secret-service; the variable reaches a keyjard a client starts.
-            """
+            """,
+            valueName: "backend"
+        )
     )
     var secrets: SecretsBackend =
         ProcessInfo.processInfo.environment["KEYJAR_SECRETS"]
         .flatMap(SecretsBackend.init(rawValue:)) ?? .secretService
 
-    @Option(help: "The password file for --secrets file (default: beside the database, secrets.json).")
+    @Option(
+        help: ArgumentHelp(
+            "The password file for --secrets file (default: beside the database, secrets.json).",
+            valueName: "path"
+        )
+    )
     var secretsFile: String?
 
     @Option(help: ArgumentHelp("The largest frame accepted from a client, in bytes.", visibility: .hidden))
@@ -61,15 +72,22 @@ struct KeyjarDaemonCommand: AsyncParsableCommand {
     var clientQueueBytes: Int = 16 * 1024 * 1024
 
     @Option(
-        help:
-            "Bytes that incoming frames over 64 KiB may hold at once, over all clients (default: what the largest frame needs, 128 MiB)."
+        help: ArgumentHelp(
+            "Bytes that incoming frames over 64 KiB may hold at once, over all clients (default: what the largest frame needs, 128 MiB).",
+            valueName: "bytes"
+        )
     )
     var maxInboundBytes: Int?
 
-    @Option(help: "Clients served at once; more are refused.")
+    @Option(help: ArgumentHelp("Clients served at once; more are refused (default: 512).", valueName: "n"))
     var maxConnections: Int = 512
 
-    @Option(help: "Clients served at once from one process (by its pid); more from it are refused.")
+    @Option(
+        help: ArgumentHelp(
+            "Clients served at once from one process (by its pid); more from it are refused (default: 256).",
+            valueName: "n"
+        )
+    )
     var maxConnectionsPerProcess: Int = 256
 
     @Option(help: ArgumentHelp("Seconds a connection may take to say hello before it is closed.", visibility: .hidden))
@@ -78,16 +96,31 @@ struct KeyjarDaemonCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Seconds a large frame may take to arrive once begun.", visibility: .hidden))
     var frameDeadline: Int = 30
 
-    @Option(help: "Cookies kept in all before the least valuable are evicted (Chromium: 3300).")
+    @Option(
+        help: ArgumentHelp(
+            "Cookies kept in all before the least valuable are evicted (default, as Chromium: 3300).",
+            valueName: "n"
+        )
+    )
     var maxCookies: Int = CookieJar.Limits().total
 
-    @Option(help: "Cookies kept per site (registrable domain) before eviction (Chromium: 180).")
+    @Option(
+        help: ArgumentHelp(
+            "Cookies kept per site (registrable domain) before eviction (default, as Chromium: 180).",
+            valueName: "n"
+        )
+    )
     var maxCookiesPerSite: Int = CookieJar.Limits().perSite
 
     @Option(help: ArgumentHelp("Seconds between two sweeps of expired cookies.", visibility: .hidden))
     var expiryInterval: Int = 60
 
-    @Option(help: "trace, debug, info, notice, warning, error or critical.")
+    @Option(
+        help: ArgumentHelp(
+            "trace, debug, info, notice, warning, error or critical (default: info).",
+            valueName: "level"
+        )
+    )
     var logLevel: String = "info"
 
     func validate() throws {
@@ -164,18 +197,20 @@ struct KeyjarDaemonCommand: AsyncParsableCommand {
         }
         configuration.inheritedSocket = Self.systemdSocket()
 
-        let (shutdown, trigger) = AsyncStream.makeStream(of: Void.self)
-        let signals = [SIGTERM, SIGINT].map { number in
+        let (stops, trigger) = AsyncStream.makeStream(of: KeyjarServer.Stop.self)
+        let signals = [(SIGTERM, KeyjarServer.Stop.endOfSession), (SIGINT, .endOfSession), (SIGHUP, .restart)].map {
+            number,
+            stop in
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number)
-            source.setEventHandler { trigger.yield() }
+            source.setEventHandler { trigger.yield(stop) }
             source.resume()
             return source
         }
         defer { for signal in signals { signal.cancel() } }
 
         do {
-            try await KeyjarServer.run(configuration: configuration, logger: logger, shutdown: shutdown) { socketPath in
+            try await KeyjarServer.run(configuration: configuration, logger: logger, stops: stops) { socketPath in
                 // Written straight to the file descriptor: the line must not wait in a buffer.
                 try? FileHandle.standardOutput.write(contentsOf: Data("ready \(socketPath)\n".utf8))
             }

@@ -13,12 +13,39 @@ import NIOPosix
 public enum KeyjarServer {
     public static let version = "0.1.0"
 
-    /// Serves until `shutdown` yields or finishes; `ready` is called with the socket path once
-    /// clients can connect.
+    /// Why keyjard stops.
+    public enum Stop: Sendable, Hashable {
+        /// The login session ended (SIGTERM, SIGINT): session cookies are dropped.
+        case endOfSession
+        /// keyjard is replaced (SIGHUP, an upgrade) while the login session goes on: session
+        /// cookies are kept for the next keyjard, as after a crash.
+        case restart
+    }
+
+    /// Serves until `shutdown` yields or finishes, then stops at the end of the login session;
+    /// `ready` is called with the socket path once clients can connect.
     public static func run(
         configuration: ServerConfiguration,
         logger: Logger,
         shutdown: AsyncStream<Void>,
+        ready: @escaping @Sendable (String) -> Void
+    ) async throws {
+        let (stops, stop) = AsyncStream.makeStream(of: Stop.self)
+        let forward = Task {
+            for await _ in shutdown { break }
+            stop.yield(.endOfSession)
+            stop.finish()
+        }
+        defer { forward.cancel() }
+        try await run(configuration: configuration, logger: logger, stops: stops, ready: ready)
+    }
+
+    /// Serves until `stops` yields (stopping as it says) or finishes (the end of the login
+    /// session); `ready` is called with the socket path once clients can connect.
+    public static func run(
+        configuration: ServerConfiguration,
+        logger: Logger,
+        stops shutdown: AsyncStream<Stop>,
         ready: @escaping @Sendable (String) -> Void
     ) async throws {
         let directory = try SocketDirectory(socketPath: configuration.socketPath)
@@ -102,7 +129,7 @@ public enum KeyjarServer {
         group: MultiThreadedEventLoopGroup,
         threadPools: (secrets: NIOThreadPool, checkpoints: NIOThreadPool, decoding: NIOThreadPool),
         logger: Logger,
-        shutdown: AsyncStream<Void>,
+        shutdown: AsyncStream<Stop>,
         ready: @escaping @Sendable (String) -> Void
     ) async throws {
         // One event loop owns the service and every connection: no thread hop per request.
@@ -223,12 +250,16 @@ public enum KeyjarServer {
             service.purgeExpired()
         }
 
-        for await _ in shutdown { break }
-        logger.info("stopping")
+        var stop = Stop.endOfSession
+        for await reason in shutdown {
+            stop = reason
+            break
+        }
+        logger.info("stopping", metadata: ["for": "\(stop == .restart ? "a restart" : "the end of the login session")"])
         checkpoints.cancel()
         expiry.cancel()
         try? await server.close()
-        try await loop.submit { service.shutdown() }.get()
+        try await loop.submit { service.shutdown(endingSession: stop == .endOfSession) }.get()
         if ownsSocketFile { directory.removeSocket() }
         logger.info("stopped")
     }

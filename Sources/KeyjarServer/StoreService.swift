@@ -228,13 +228,15 @@ final class StoreService: Sendable {
         _ = try? commit([.cookies(changes)])
     }
 
-    /// A clean stop ends the login session: session cookies are dropped, the WAL is folded into
-    /// the database, and every client is disconnected. After a crash none of this runs, so
-    /// session cookies survive it.
-    func shutdown() {
+    /// A clean stop: the WAL is folded into the database and every client is disconnected; at
+    /// the end of the login session (not for a restart) session cookies are dropped first.
+    /// After a crash none of this runs, so session cookies survive it.
+    func shutdown(endingSession: Bool = true) {
         guard state.lifecycle.beginShutdown() else { return }
-        let ended = state.jar.endSession()
-        if !ended.isEmpty { _ = try? commit([.cookies(ended)]) }
+        if endingSession {
+            let ended = state.jar.endSession()
+            if !ended.isEmpty { _ = try? commit([.cookies(ended)]) }
+        }
         flushBroadcasts()
         state.secretsWatch?.cancel()
         state.secretsWatch = nil
