@@ -373,10 +373,13 @@ let package = Package(
         ),
         // Test helpers shared by the suites that run real processes: temp dirs, a spawned
         // keyjard, a protocol client. A plain target kept under Tests/.
+        // A plain `swift test` re-runs the test process inside a private D-Bus session with a
+        // throwaway Secret Service and home, as scripts/test does (Tests/CKeyjarTestSession).
+        .target(name: "CKeyjarTestSession", path: "Tests/CKeyjarTestSession"),
         .target(
             name: "KeyjarTestSupport",
             dependencies: [
-                "Keyjar", "KeyjarCore", "KeyjarProtocol", "KeyjarServer",
+                "CKeyjarTestSession", "Keyjar", "KeyjarCore", "KeyjarProtocol", "KeyjarServer",
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tests/KeyjarTestSupport",

@@ -16,7 +16,7 @@ let safeStoragePassword = "test-safe-storage-password"
 /// that is the throwaway one scripts/test starts (KEYJAR_TEST_SECRET_SERVICE), since the item
 /// replaces the browser's own key, and a real browser's would be lost for good.
 func storeSafeStoragePassword(for browser: Browser) throws {
-    guard ProcessInfo.processInfo.environment["KEYJAR_TEST_SECRET_SERVICE"] == "private" else {
+    guard testSessionIsPrivate else {
         throw TestSupportError(
             "refusing to store a browser's Safe Storage key in a Secret Service that may be the user's: "
                 + "run the suite with scripts/test"

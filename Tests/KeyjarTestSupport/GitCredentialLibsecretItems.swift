@@ -18,7 +18,7 @@ public func storeAsGitCredentialLibsecret(
     secret: String,
     environment: [String: String]? = nil
 ) async throws {
-    guard environment != nil || ProcessInfo.processInfo.environment["KEYJAR_TEST_SECRET_SERVICE"] == "private" else {
+    guard environment != nil || testSessionIsPrivate else {
         throw TestSupportError(
             "refusing to store git's items in a Secret Service that may be the user's: run scripts/test"
         )
