@@ -3,7 +3,7 @@ import Foundation
 import PackageDescription
 
 // An application that depends on Keyjar, as one would: by the products it uses, built in its own
-// package. Every Swift example in README.md and the DocC catalogs is (part of) a file here;
+// package. Every Swift example in README.md, docs/ and the DocC catalogs is (part of) a file here;
 // scripts/examples builds them, checks that the documentation quotes them exactly, and runs them
 // against a loopback HTTP server and a private keyjard.
 //

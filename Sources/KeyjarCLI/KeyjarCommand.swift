@@ -39,8 +39,8 @@ struct KeyjarCommand: AsyncParsableCommand {
         ]
     )
 
-    /// keyjar-full: what the front hands over (README, "Exit status and errors", holds for both).
-    /// The loader refreshes stored tokens here; the front has none.
+    /// keyjar-full: what the front hands over (docs/command-line.md, "Exit status and errors",
+    /// holds for both). The loader refreshes stored tokens here; the front has none.
     static func main() async {
         Output.prepare()
         StoredTokenRefresh.install { record, client in

@@ -5,7 +5,7 @@ import KeyjarConnection
 import KeyjarCore
 
 /// What `keyjar` and keyjar-full do with their arguments: the same reading of them and the same
-/// error contract (README, "Exit status and errors"): every error is one `keyjar: …` line on
+/// error contract (docs/command-line.md, "Exit status and errors"): every error is one `keyjar: …` line on
 /// standard error, and the exit status says what kind it was (usage errors 2 rather than
 /// ArgumentParser's 64; output that cannot be written 1).
 package enum CommandMain {

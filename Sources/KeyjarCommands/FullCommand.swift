@@ -40,7 +40,7 @@ package enum FullCommand {
         let number = errno
         fail(
             "cannot run \(path) (\(String(cString: strerror(number)))): every command but cookie get and "
-                + "git-credential needs it beside keyjar (README, \"keyjar, the command\")."
+                + "git-credential needs it beside keyjar (docs/command-line.md)."
         )
     }
 

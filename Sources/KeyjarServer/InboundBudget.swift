@@ -10,7 +10,7 @@ import NIOCore
 /// Small frames (up to ``smallFrame`` bytes) need no reservation: each connection holds at most
 /// one, and one read's worth of bytes beyond it (one read per wake-up, at most 64 KiB). So the
 /// read buffers hold at most the budget, plus 128 KiB per connection, plus one read beyond the
-/// frames being admitted (README, "Limits").
+/// frames being admitted (docs/operations.md, "Limits").
 ///
 /// Confined to the service's event loop, like the rest of the service's state.
 final class InboundBudget {

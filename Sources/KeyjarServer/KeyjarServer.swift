@@ -259,7 +259,8 @@ public enum KeyjarServer {
         checkpoints.cancel()
         expiry.cancel()
         try? await server.close()
-        try await loop.submit { service.shutdown(endingSession: stop == .endOfSession) }.get()
+        let endingSession = stop == .endOfSession
+        try await loop.submit { service.shutdown(endingSession: endingSession) }.get()
         if ownsSocketFile { directory.removeSocket() }
         logger.info("stopped")
     }

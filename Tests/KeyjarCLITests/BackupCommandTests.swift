@@ -104,6 +104,42 @@ struct BackupCommandTests {
         #expect(try await restoring.ok("policy", "domain", "list").contains("ads.example"))
     }
 
+    /// docs/operations.md, "Changing the secrets backend", step by step: from the Secret Service
+    /// to the file backend, every password answers again.
+    @Test func changingTheSecretsBackendAsTheOperationsPageSaysKeepsEveryPassword() async throws {
+        let secrets = try await PrivateSecretService()
+        let daemon = try await DaemonProcess(environment: secrets.environment)
+        let keyjar = KeyjarCLI(daemon: daemon)
+        let work = try TemporaryDirectory()
+        for user in ["alice", "bob"] {
+            try await keyjar.ok(
+                ["credential", "add", "--url", "https://git.example", "--user", user, "--password-stdin"],
+                input: "pw-\(user)"
+            )
+        }
+        let file = work.path("keyjar.backup")
+        try await keyjar.ok(["backup", file, "--passphrase-stdin"], input: Self.passphrase)
+        #expect(await daemon.stop() == 0)
+
+        let switched = try await daemon.restarted(arguments: ["--secrets", "file"])
+        let after = KeyjarCLI(daemon: switched)
+        #expect(try await after.ok("status").contains("credential without its password"))
+        let dryRun = try await after.ok("credential", "repair", "--remove-unpaired", "--dry-run")
+        #expect(dryRun.components(separatedBy: "would remove ").count == 3, "\(dryRun)")
+        try await after.ok("credential", "repair", "--remove-unpaired")
+        let restored = try await after.run(["restore", file, "--passphrase-stdin"], input: Self.passphrase)
+        #expect(restored.status == 0, "\(restored.error)")
+        #expect(try await after.ok("status").contains("credentials and passwords: every credential has its password"))
+        for user in ["alice", "bob"] {
+            let answer = try await after.run(
+                ["git-credential", "get"],
+                input: "protocol=https\nhost=git.example\nusername=\(user)\n\n"
+            )
+            #expect(answer.output.contains("password=pw-\(user)\n"), "\(answer.error)")
+        }
+        #expect(FileManager.default.fileExists(atPath: switched.directory.path("data/secrets.json")))
+    }
+
     @Test func restoreKeepsWhatIsNewerHereAndTouchesNothingElse() async throws {
         let secrets = try await PrivateSecretService()
         let daemon = try await DaemonProcess(environment: secrets.environment)

@@ -3,9 +3,9 @@ import Glibc
 import KeyjarTestSupport
 import Testing
 
-/// The command's contract with its users (README, "Exit status and errors"), held against the
-/// real `keyjar` binary: output that cannot be written is an error; every error is one
-/// `keyjar: …` line with a documented status; secrets are read exactly; files named with -o
+/// The command's contract with its users (docs/command-line.md, "Exit status and errors"), held
+/// against the real `keyjar` binary: output that cannot be written is an error; every error is
+/// one `keyjar: …` line with a documented status; secrets are read exactly; files named with -o
 /// are written through, never replaced; a stopped or foreign keyjard does not hang a command.
 @Suite(.timeLimit(hangLimit), .servicesStopCleanly)
 struct CommandContractTests {

@@ -193,7 +193,7 @@ struct FrontCommandTests {
         #expect(
             status.error
                 == "keyjar: cannot run \(directory.path("keyjar-full")) (No such file or directory): every command "
-                + "but cookie get and git-credential needs it beside keyjar (README, \"keyjar, the command\").\n",
+                + "but cookie get and git-credential needs it beside keyjar (docs/command-line.md).\n",
             "\(status.error)"
         )
         #expect(status.output.isEmpty)

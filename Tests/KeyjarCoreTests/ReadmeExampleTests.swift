@@ -3,7 +3,8 @@ import KeyjarCore
 import KeyjarTestSupport
 import Testing
 
-/// The README's library example, kept honest: if this breaks, so does the README.
+/// The cookie engine's example in docs/cookie-engine.md (`Examples/Sources/CookieEngine`, "The
+/// model"), kept honest: if this breaks, so does that page.
 struct ReadmeExampleTests {
     @Test func readmeExampleBehavesAsDocumented() throws {
         var jar = CookieJar()

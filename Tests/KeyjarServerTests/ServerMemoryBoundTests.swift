@@ -8,7 +8,7 @@ import KeyjarTestSupport
 import Testing
 
 /// keyjard's memory stays within its stated bounds whatever clients send or fail to read, and
-/// a client that misbehaves holds nobody else up (README, "Limits").
+/// a client that misbehaves holds nobody else up (docs/operations.md, "Limits").
 @Suite(.timeLimit(hangLimit), .servicesStopCleanly)
 struct ServerMemoryBoundTests {
     static let frameLimit = 1 << 20

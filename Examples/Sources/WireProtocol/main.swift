@@ -27,9 +27,34 @@ func receive(from socket: Int32) -> [String: Any] {
     return (try? JSONSerialization.jsonObject(with: Data(read(length)))) as? [String: Any] ?? [:]
 }
 
-// The socket: $KEYJAR_SOCKET, else $XDG_RUNTIME_DIR/keyjar/keyjar.sock.
+/// Whether `directory` is a real directory (not a link) of this user that nobody else may enter.
+func isUsersAlone(_ directory: String) -> Bool {
+    var info = stat()
+    return lstat(directory, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR && info.st_uid == geteuid()
+        && info.st_mode & 0o077 == 0
+}
+
+// The socket: $KEYJAR_SOCKET, else $XDG_RUNTIME_DIR/keyjar/keyjar.sock, else the login's
+// /run/user/UID/keyjar/keyjar.sock when that directory is the user's alone, else
+// /tmp/keyjar-UID/keyjar.sock.
 let environment = ProcessInfo.processInfo.environment
-let path = environment["KEYJAR_SOCKET"] ?? (environment["XDG_RUNTIME_DIR"] ?? "/tmp") + "/keyjar/keyjar.sock"
+let uid = geteuid()
+let path: String
+if let explicit = environment["KEYJAR_SOCKET"], !explicit.isEmpty {
+    path = explicit
+} else if let runtime = environment["XDG_RUNTIME_DIR"], !runtime.isEmpty {
+    path = runtime + "/keyjar/keyjar.sock"
+} else if isUsersAlone("/run/user/\(uid)") {
+    path = "/run/user/\(uid)/keyjar/keyjar.sock"
+} else {
+    path = "/tmp/keyjar-\(uid)/keyjar.sock"
+}
+
+// Nothing is sent before the socket is known to be this user's keyjard's: another local user
+// could have made /tmp/keyjar-UID first, and would be sent passwords. Its directory must be the
+// user's alone, and the process serving it must run as the user (SO_PEERCRED, below).
+let directory = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
+precondition(isUsersAlone(directory.isEmpty ? "/" : directory), "refusing \(path): \(directory) is not yours alone")
 let socket = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
 var address = sockaddr_un()
 address.sun_family = sa_family_t(AF_UNIX)
@@ -40,6 +65,12 @@ let connected = withUnsafePointer(to: &address) {
     }
 }
 precondition(connected == 0, "no keyjard at \(path)")
+var peer: (pid: Int32, uid: UInt32, gid: UInt32) = (0, 0, 0)  // Linux's struct ucred
+var size = socklen_t(MemoryLayout.size(ofValue: peer))
+precondition(
+    getsockopt(socket, SOL_SOCKET, SO_PEERCRED, &peer, &size) == 0 && peer.uid == uid,
+    "refusing \(path): the process serving it does not run as you"
+)
 
 // A hello first, then requests with ids; the reply carries the id back.
 send(#"{"id": 1, "request": {"hello": {"version": 2, "client": "my-tool"}}}"#, to: socket)

@@ -3,7 +3,7 @@ package import KeyjarConnection
 
 /// A failure the command reports in one sentence on standard error, with its exit status.
 package struct CLIError: Error, CustomStringConvertible {
-    /// The documented exit statuses (README, `keyjar --help`); scripts rely on them.
+    /// The documented exit statuses (docs/command-line.md, `man keyjar`); scripts rely on them.
     package enum Status: Int32 {
         case failure = 1
         case usage = 2

@@ -1,0 +1,35 @@
+import Foundation
+import KeyjarTestSupport
+import Testing
+
+/// The documentation's shell examples marked `<!-- example: runs -->` run as typed, against the
+/// installed commands and a loopback server for the example hosts (scripts/run-doc-examples).
+@Suite(.timeLimit(hangLimit))
+struct DocumentationExamplesTests {
+    private static let runner = GeneratedFilesTests.root.appendingPathComponent("scripts/run-doc-examples").path
+    private static let binaries = (KeyjarCLI.binary as NSString).deletingLastPathComponent
+
+    @Test func everyMarkedExampleRuns() async throws {
+        let result = try await runCommand(Self.runner, ["--bin", Self.binaries])
+        #expect(result.status == 0, "\(result.output)\(result.error)")
+        // README's getting-started block is among them.
+        #expect(result.output.contains("example README.md:"), "\(result.output)")
+        #expect(!result.output.contains("run-doc-examples: 0 of"))
+    }
+
+    @Test func anExampleThatFailsFailsTheRun() async throws {
+        let directory = try TemporaryDirectory()
+        let page = directory.path("page.md")
+        try """
+        <!-- example: runs -->
+        ```sh
+        keyjar fetch -o report.pdf https://intranet.example/report.pdf
+        cmp report.pdf /dev/null
+        ```
+        """.write(toFile: page, atomically: true, encoding: .utf8)
+        let result = try await runCommand(Self.runner, ["--bin", Self.binaries, page])
+        #expect(result.status == 1)
+        #expect(result.error.contains("page.md:3 failed"), "\(result.error)")
+        #expect(result.output.contains("run-doc-examples: 0 of 1 examples ran"), "\(result.output)")
+    }
+}
