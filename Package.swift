@@ -104,14 +104,14 @@ let package = Package(
         // The model: cookie and credential rules as pure values.
         .target(
             name: "KeyjarCore",
-            dependencies: ["CLibPSL"],
+            dependencies: ["CLibPSL", "KeyjarFiles"],
             swiftSettings: swiftSettings
         ),
         // Formats: the model's JSON (events, cookie arrays; hand-written fast paths) and the
         // cookie files (cookies.txt, Keyjar's JSON file). The model itself has no serialization.
         .target(
             name: "KeyjarCodec",
-            dependencies: ["KeyjarCore"],
+            dependencies: ["KeyjarCore", "KeyjarFiles"],
             swiftSettings: swiftSettings
         ),
         // SQLite, one connection with its prepared statements: keyjard's store and the loader's
@@ -162,7 +162,7 @@ let package = Package(
         // what a request gets under its cache policy, validation, invalidation.
         .target(
             name: "KeyjarHTTPCache",
-            dependencies: [],
+            dependencies: ["KeyjarFiles"],
             swiftSettings: swiftSettings
         ),
         // An application's response cache: a memory tier and a disk tier (an SQLite index,
@@ -177,7 +177,7 @@ let package = Package(
         // it and loads no libcrypto.
         .target(
             name: "KeyjarAuth",
-            dependencies: ["KeyjarCore"],
+            dependencies: ["KeyjarCore", "KeyjarFiles"],
             swiftSettings: swiftSettings
         ),
         // Digest's responses (RFC 7616): the hashes (swift-crypto; SHA-512/256 from libcrypto),
@@ -223,9 +223,8 @@ let package = Package(
         .target(
             name: "KeyjarLoader",
             dependencies: [
-                "Keyjar", "KeyjarAuth", "KeyjarCore", "KeyjarDigest", "KeyjarHTTPCache", "KeyjarIdentity",
-                "KeyjarLocks",
-                "KeyjarResponseCache", "CBrotli", "CCurl", "CZlib", "CZstd",
+                "Keyjar", "KeyjarAuth", "KeyjarCore", "KeyjarDigest", "KeyjarFiles", "KeyjarHTTPCache",
+                "KeyjarIdentity", "KeyjarLocks", "KeyjarResponseCache", "CBrotli", "CCurl", "CZlib", "CZstd",
             ],
             swiftSettings: swiftSettings
         ),
@@ -256,7 +255,7 @@ let package = Package(
         .target(
             name: "KeyjarBrowserFixtures",
             dependencies: [
-                "KeyjarBrowserCookies", "KeyjarSQLite", "CLibSecret",
+                "KeyjarBrowserCookies", "KeyjarFiles", "KeyjarSQLite", "CLibSecret",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
             ],
@@ -291,7 +290,8 @@ let package = Package(
             name: "KeyjarCLI",
             dependencies: [
                 "Keyjar", "KeyjarBackup", "KeyjarBrowserCookies", "KeyjarCodec", "KeyjarCommands", "KeyjarCore",
-                "KeyjarHTTPCache", "KeyjarIdentity", "KeyjarLocks", "KeyjarLoader", "KeyjarResponseCache",
+                "KeyjarFiles", "KeyjarHTTPCache", "KeyjarIdentity", "KeyjarLocks", "KeyjarLoader",
+                "KeyjarResponseCache",
                 "KeyjarStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
@@ -368,7 +368,7 @@ let package = Package(
         ),
         .testTarget(
             name: "KeyjarStoreTests",
-            dependencies: ["KeyjarStore", "KeyjarCodec", "KeyjarCore", "KeyjarTestSupport"],
+            dependencies: ["KeyjarStore", "KeyjarCodec", "KeyjarCore", "KeyjarFiles", "KeyjarTestSupport"],
             swiftSettings: swiftSettings
         ),
         // Test helpers shared by the suites that run real processes: temp dirs, a spawned

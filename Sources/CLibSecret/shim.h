@@ -394,17 +394,17 @@ static inline int keyjar_item_attributes(SecretService *service, const char *pat
 }
 
 /*
- * Calls `each` with the path and attributes of every item under `schema` (matched by its name),
- * in every collection, locked or not, without loading a secret and without prompting:
- * SearchItems for the items' paths, then each item's Attributes property, except for the paths
- * `known` (when not NULL) says the caller already has. Not through libsecret's searches, which
- * make an item proxy per result and leave a little GIO memory behind for each (LeakSanitizer,
- * libsecret 0.20.5). Returns 0 with `error` set when the service fails; an item removed
- * meanwhile is skipped.
+ * Calls `each` with the attributes of every item under `schema` (matched by its name and, when
+ * `required` is not NULL, by having that attribute), in every collection,
+ * locked or not, without loading a secret and without prompting: SearchItems for the items'
+ * paths, then each item's Attributes property. Not through libsecret's searches, which make an
+ * item proxy per result and leave a little GIO memory behind for each (LeakSanitizer, libsecret
+ * 0.20.5). Returns 0 with `error` set when the service fails; an item removed meanwhile is
+ * skipped.
  */
 static inline gboolean keyjar_each_item(
-    const SecretSchema *schema, gboolean (*known)(void *context, const char *path),
-    void (*each)(void *context, const char *path, GHashTable *attributes), void *context, GError **error) {
+    const SecretSchema *schema, const char *required, void (*each)(void *context, GHashTable *attributes),
+    void *context, GError **error) {
     SecretService *service = secret_service_get_sync(SECRET_SERVICE_NONE, NULL, error);
     if (service == NULL) return 0;
     GHashTable *query = keyjar_attributes_new();
@@ -414,7 +414,6 @@ static inline gboolean keyjar_each_item(
     gchar **lists[2] = { unlocked, locked };
     for (int list = 0; listed && list < 2; list++) {
         for (gchar **path = lists[list]; listed && path != NULL && *path != NULL; path++) {
-            if (known != NULL && known(context, *path)) continue;
             GHashTable *attributes = NULL;
             int read = keyjar_item_attributes(service, *path, &attributes, error);
             if (read < 0) continue;
@@ -422,7 +421,7 @@ static inline gboolean keyjar_each_item(
                 listed = 0;
                 break;
             }
-            each(context, *path, attributes);
+            if (required == NULL || keyjar_attributes_get(attributes, required) != NULL) each(context, attributes);
             g_hash_table_unref(attributes);
         }
     }
@@ -430,6 +429,23 @@ static inline gboolean keyjar_each_item(
     g_strfreev(locked);
     g_object_unref(service);
     return listed;
+}
+
+/*
+ * Whether an item of `schema` with `attributes` exists, in any collection, locked or not,
+ * without loading a secret and without prompting: 1 or 0, or -1 with `error` set.
+ */
+static inline int keyjar_item_exists(const SecretSchema *schema, GHashTable *attributes, GError **error) {
+    SecretService *service = secret_service_get_sync(SECRET_SERVICE_NONE, NULL, error);
+    if (service == NULL) return -1;
+    gchar **unlocked = NULL, **locked = NULL;
+    gboolean searched =
+        secret_service_search_for_dbus_paths_sync(service, schema, attributes, NULL, &unlocked, &locked, error);
+    int found = !searched ? -1 : ((unlocked != NULL && *unlocked != NULL) || (locked != NULL && *locked != NULL));
+    g_strfreev(unlocked);
+    g_strfreev(locked);
+    g_object_unref(service);
+    return found;
 }
 
 /* Calls `each` with an attribute table's names and values (the table keeps the strings). */
@@ -525,8 +541,9 @@ static inline gboolean keyjar_each_item_of_schema(
 }
 
 /*
- * Watching the Secret Service for items another program creates, deletes or changes, and for
- * the service itself going or coming (another owner of org.freedesktop.secrets).
+ * Watching the Secret Service for items another program deletes or changes, and for the
+ * service itself going or coming (another owner of org.freedesktop.secrets). A created item is
+ * not reported: it cannot take a password away.
  *
  * A message filter, not a signal subscription: GDBus runs filters on its own message thread
  * for every incoming message, so no GMainLoop has to be iterated on a thread of Keyjar's. The
@@ -558,8 +575,7 @@ static inline GDBusMessage *keyjar_item_watch_filter(
     keyjar_item_watch *watch = (keyjar_item_watch *)user_data;
     GVariant *body = g_dbus_message_get_body(message);
     if (g_str_equal(interface, "org.freedesktop.Secret.Collection")
-        && (g_str_equal(member, "ItemDeleted") || g_str_equal(member, "ItemChanged")
-            || g_str_equal(member, "ItemCreated"))
+        && (g_str_equal(member, "ItemDeleted") || g_str_equal(member, "ItemChanged"))
         && body != NULL && g_variant_is_of_type(body, (const GVariantType *)"(o)")) {
         const gchar *path = NULL;
         g_variant_get(body, "(&o)", &path);

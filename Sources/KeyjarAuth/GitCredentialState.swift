@@ -1,4 +1,5 @@
 public import KeyjarCore
+import KeyjarFiles
 
 /// Which stored credential answered git's `get`, as Keyjar's `state[]` value: git hands it back
 /// with the `store` or `erase` that follows (git 2.46's `state` capability), so that they act on
@@ -116,20 +117,11 @@ public struct GitCredentialState: Sendable, Hashable {
                 bytes.append(byte)
                 continue
             }
-            guard byte == UInt8(ascii: "%"), let high = input.next().flatMap(hexValue),
-                let low = input.next().flatMap(hexValue)
+            guard byte == UInt8(ascii: "%"), let high = input.next().flatMap(Hex.value(of:)),
+                let low = input.next().flatMap(Hex.value(of:))
             else { return nil }
             bytes.append(high << 4 | low)
         }
         return String(validating: bytes, as: UTF8.self)
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        default: nil
-        }
     }
 }

@@ -1,3 +1,5 @@
+import KeyjarFiles
+
 /// RFC 9110 §5.6 character classes and quoting, shared by the challenge parser and the
 /// Authorization writers.
 package enum HTTPSyntax {
@@ -41,13 +43,6 @@ package enum HTTPSyntax {
     }
 
     package static func hex(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var text: [UInt8] = []
-        text.reserveCapacity(bytes.count * 2)
-        for byte in bytes {
-            text.append(digits[Int(byte >> 4)])
-            text.append(digits[Int(byte & 0x0F)])
-        }
-        return String(decoding: text, as: UTF8.self)
+        Hex.encode(bytes)
     }
 }

@@ -154,15 +154,8 @@ package final class BrowserDatabaseSnapshot {
                     if errno == EINTR { continue }
                     return false
                 }
-                var written = 0
-                while written < count {
-                    let step = write(output, start + written, count - written)
-                    if step < 0 {
-                        if errno == EINTR { continue }
-                        return false
-                    }
-                    written += step
-                }
+                guard FileDescriptor.writeAll(UnsafeRawBufferPointer(start: start, count: count), to: output) == nil
+                else { return false }
             }
         }
         return close(output) == 0 && copied
@@ -174,8 +167,9 @@ package final class BrowserDatabaseSnapshot {
     /// memory: the copy never reaches a disk), else `$TMPDIR`, else /tmp.
     package static func privateBases(_ environment: [String: String]) -> [String] {
         var bases: [String] = []
-        for base in [environment["XDG_RUNTIME_DIR"], environment["TMPDIR"], "/tmp"] {
-            if let base, !base.isEmpty, !bases.contains(base) { bases.append(base) }
+        let directories = XDGDirectories(environment: environment)
+        for base in [directories.runtimeDirectory, directories.directory("TMPDIR"), "/tmp"] {
+            if let base, !bases.contains(base) { bases.append(base) }
         }
         return bases
     }

@@ -1,4 +1,5 @@
 import Foundation
+import KeyjarFiles
 
 /// A browser Keyjar can read cookies from.
 public enum Browser: String, Sendable, Hashable, CaseIterable {
@@ -42,9 +43,8 @@ public struct BrowserEnvironment: Sendable, Hashable {
 
     /// `HOME` (else the password database's) and `XDG_CONFIG_HOME` of this process.
     public static func current() -> BrowserEnvironment {
-        let environment = ProcessInfo.processInfo.environment
-        let configHome = environment["XDG_CONFIG_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
-        return BrowserEnvironment(home: environment["HOME"] ?? NSHomeDirectory(), configHome: configHome)
+        let directories = XDGDirectories()
+        return BrowserEnvironment(home: directories.home, configHome: directories.directory("XDG_CONFIG_HOME"))
     }
 
     var config: String { configHome ?? home + "/.config" }

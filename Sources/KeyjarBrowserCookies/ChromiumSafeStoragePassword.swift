@@ -1,5 +1,6 @@
 internal import CLibSecret
 import Glibc
+import KeyjarFiles
 
 /// A Chromium-family browser's "Safe Storage" password from the Secret Service: the secret its
 /// v11 cookie key is derived from.
@@ -19,7 +20,7 @@ package enum ChromiumSafeStoragePassword {
 
     package static func lookup(application: String) -> Lookup {
         var lookup = Lookup()
-        guard hasSessionBus() else {
+        guard SessionBus.problem() == nil else {
             lookup.problem = .unavailable("no D-Bus session bus (DBUS_SESSION_BUS_ADDRESS is not set)")
             return lookup
         }
@@ -86,13 +87,5 @@ package enum ChromiumSafeStoragePassword {
             return false
         }
         return searched != 0 && unlocked?.pointee == nil && locked?.pointee != nil
-    }
-
-    /// Without a session bus GLib would try X11 autolaunch, whose failure says nothing useful.
-    private static func hasSessionBus() -> Bool {
-        if let address = getenv("DBUS_SESSION_BUS_ADDRESS"), address.pointee != 0 { return true }
-        guard let runtime = getenv("XDG_RUNTIME_DIR") else { return false }
-        var info = stat()
-        return stat(String(cString: runtime) + "/bus", &info) == 0 && info.st_mode & S_IFMT == S_IFSOCK
     }
 }

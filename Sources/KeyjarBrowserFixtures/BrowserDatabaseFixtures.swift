@@ -1,5 +1,6 @@
 package import Foundation
 import KeyjarBrowserCookies
+import KeyjarFiles
 import KeyjarSQLite
 
 /// Browser cookie databases written as the browsers write them (their tables' real columns,
@@ -152,6 +153,6 @@ package enum BrowserDatabaseFixtures {
     }
 
     private static func hex(_ bytes: [UInt8]) -> String {
-        bytes.map { String(format: "%02x", $0) }.joined()
+        Hex.encode(bytes)
     }
 }

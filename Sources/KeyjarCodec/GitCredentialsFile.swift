@@ -1,3 +1,5 @@
+import KeyjarFiles
+
 /// The file git's `credential-store` helper keeps (`~/.git-credentials`,
 /// `$XDG_CONFIG_HOME/git/credentials`): one credential a line, as a URL
 /// `protocol://user:password@host[:port][/path]` whose user, password, host and path are
@@ -173,7 +175,7 @@ public enum GitCredentialsFile {
         while index < bytes.endIndex {
             let byte = bytes[index]
             if byte == UInt8(ascii: "%"), index + 2 < bytes.endIndex,
-                let high = hexValue(bytes[index + 1]), let low = hexValue(bytes[index + 2]), high | low != 0
+                let high = Hex.value(of: bytes[index + 1]), let low = Hex.value(of: bytes[index + 2]), high | low != 0
             {
                 decoded.append(high << 4 | low)
                 index += 3
@@ -186,15 +188,6 @@ public enum GitCredentialsFile {
             !decoded.contains(where: { $0 == 0 || $0 == newline || $0 == carriageReturn })
         else { throw ParseError(line: line, reason: .invalidComponent(name)) }
         return text
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 
     private static func firstRange(of needle: [UInt8], in haystack: [UInt8]) -> Int? {

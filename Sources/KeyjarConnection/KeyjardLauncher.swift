@@ -309,10 +309,7 @@ enum ServingLock {
     }
 
     /// At least two lower-case hex digits, as the kernel prints a device's numbers (`%02x`).
-    static func hex(_ value: UInt64) -> String {
-        let digits = String(value, radix: 16)
-        return digits.count < 2 ? "0" + digits : digits
-    }
+    static func hex(_ value: UInt64) -> String { Hex.digits(value, width: 2) }
 
     /// A /proc file whole. Its size reads as 0, and Foundation's `String(contentsOfFile:)` then
     /// stops after 4,095 bytes: about 75 of /proc/locks' lines, while a busy system (or the test

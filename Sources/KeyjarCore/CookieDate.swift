@@ -1,4 +1,5 @@
 public import FoundationEssentials
+import KeyjarFiles
 
 /// The cookie-date algorithm of RFC 6265bis §5.1.1, which browsers use to read `Expires`.
 ///
@@ -44,9 +45,9 @@ public enum CookieDate {
         guard var year, let month, let dayOfMonth, let (hour, minute, second) = time else { return nil }
         if (70...99).contains(year) { year += 1900 } else if (0...69).contains(year) { year += 2000 }
         guard (1...31).contains(dayOfMonth), year >= 1601, hour <= 23, minute <= 59, second <= 59,
-            dayOfMonth <= daysIn(month: month, year: year)
+            dayOfMonth <= CivilDate.daysIn(month: month, year: year)
         else { return nil }
-        let days = daysFromCivil(year: year, month: month, day: dayOfMonth)
+        let days = CivilDate.days(year: year, month: month, day: dayOfMonth)
         let seconds = days * 86_400 + hour * 3_600 + minute * 60 + second
         return Date(timeIntervalSince1970: TimeInterval(seconds))
     }
@@ -111,44 +112,9 @@ public enum CookieDate {
         return nil
     }
 
-    static func daysIn(month: Int, year: Int) -> Int {
-        switch month {
-        case 2: return (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
-        case 4, 6, 9, 11: return 30
-        default: return 31
-        }
-    }
-
-    /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
-    static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yearOfEra = y - era * 400
-        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
-    }
-
     /// Formats an instant as an IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), the form
     /// servers send in `Expires`.
     public static func httpDate(_ date: Date) -> String {
-        let seconds = Int(date.timeIntervalSince1970.rounded(.down))
-        var days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
-        let secondOfDay = seconds - days * 86_400
-        let weekday = ((days % 7) + 11) % 7  // 1970-01-01 was a Thursday
-        days += 719_468
-        let era = (days >= 0 ? days : days - 146_096) / 146_097
-        let dayOfEra = days - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let mp = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
-        let weekdays = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
-        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
-        func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        return "\(weekdays[weekday]), \(two(day)) \(months[month - 1]) \(year) "
-            + "\(two(secondOfDay / 3600)):\(two(secondOfDay / 60 % 60)):\(two(secondOfDay % 60)) GMT"
+        CivilDate.imfFixdate(secondsSince1970: Int(date.timeIntervalSince1970.rounded(.down)))
     }
 }

@@ -1,4 +1,5 @@
 public import Foundation
+import KeyjarFiles
 
 /// HTTP-date (RFC 9110 §5.6.7), the one date form of Expires, Date, Last-Modified and
 /// If-Modified-Since: IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), and the two obsolete
@@ -22,14 +23,7 @@ public enum HTTPDate {
 
     /// `date` as an IMF-fixdate, the form a sender generates (fractions of a second dropped).
     public static func format(_ date: Date) -> String {
-        let seconds = Int(date.timeIntervalSince1970.rounded(.down))
-        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
-        let secondOfDay = seconds - days * 86_400
-        let (year, month, day) = civil(fromDays: days)
-        // 1970-01-01 was a Thursday (index 3 from Monday).
-        let weekday = ((days % 7) + 7 + 3) % 7
-        return "\(dayNames[weekday]), \(two(day)) \(monthNames[month - 1]) \(four(year)) "
-            + "\(two(secondOfDay / 3600)):\(two(secondOfDay / 60 % 60)):\(two(secondOfDay % 60)) GMT"
+        CivilDate.imfFixdate(secondsSince1970: Int(date.timeIntervalSince1970.rounded(.down)))
     }
 
     // MARK: The three forms
@@ -53,7 +47,7 @@ public enum HTTPDate {
             let month = month(rest[4..<7]), let shortYear = digits(rest[8..<10]), let time = time(rest[11..<19])
         else { return nil }
         // The century that puts the year no more than 50 years after now.
-        let thisYear = civil(fromDays: Int((now.timeIntervalSince1970 / 86_400).rounded(.down))).year
+        let thisYear = CivilDate.date(fromDays: Int((now.timeIntervalSince1970 / 86_400).rounded(.down))).year
         var year = thisYear - thisYear % 100 + shortYear
         if year > thisYear + 50 { year -= 100 }
         return instant(year: year, month: month, day: day, time: time)
@@ -99,45 +93,8 @@ public enum HTTPDate {
     }
 
     static func instant(year: Int, month: Int, day: Int, time: Int) -> Date? {
-        guard day >= 1, day <= daysIn(month: month, year: year) else { return nil }
-        let days = daysFromCivil(year: year, month: month, day: day)
+        guard day >= 1, day <= CivilDate.daysIn(month: month, year: year) else { return nil }
+        let days = CivilDate.days(year: year, month: month, day: day)
         return Date(timeIntervalSince1970: TimeInterval(days * 86_400 + time))
-    }
-
-    static func daysIn(month: Int, year: Int) -> Int {
-        switch month {
-        case 2: return year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) ? 29 : 28
-        case 4, 6, 9, 11: return 30
-        default: return 31
-        }
-    }
-
-    /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
-    static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yearOfEra = y - era * 400
-        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
-    }
-
-    static func civil(fromDays days: Int) -> (year: Int, month: Int, day: Int) {
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let mp = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
-    }
-
-    static func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
-
-    static func four(_ value: Int) -> String {
-        let text = String(value)
-        return String(repeating: "0", count: max(0, 4 - text.count)) + text
     }
 }

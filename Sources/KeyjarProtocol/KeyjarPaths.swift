@@ -17,7 +17,9 @@ public enum KeyjarPaths {
         loginRuntimeDirectory: String? = nil
     ) -> String {
         if let explicit = environment["KEYJAR_SOCKET"], !explicit.isEmpty { return absolute(explicit) }
-        if let runtime = environment["XDG_RUNTIME_DIR"], !runtime.isEmpty { return runtime + "/keyjar/keyjar.sock" }
+        if let runtime = XDGDirectories(environment: environment).runtimeDirectory {
+            return runtime + "/keyjar/keyjar.sock"
+        }
         let login = loginRuntimeDirectory ?? "/run/user/\(geteuid())"
         if PrivateDirectory.problem(with: login) == nil { return login + "/keyjar/keyjar.sock" }
         return "/tmp/keyjar-\(geteuid())/keyjar.sock"
@@ -30,11 +32,7 @@ public enum KeyjarPaths {
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) -> String {
         if let explicit = environment["KEYJAR_DATABASE"], !explicit.isEmpty { return absolute(explicit) }
-        if let data = environment["XDG_DATA_HOME"], !data.isEmpty { return data + "/keyjar/store.sqlite3" }
-        let home =
-            environment["HOME"].flatMap { $0.isEmpty ? nil : $0 }
-            ?? FileManager.default.homeDirectoryForCurrentUser.path
-        return home + "/.local/share/keyjar/store.sqlite3"
+        return XDGDirectories(environment: environment).dataHome + "/keyjar/store.sqlite3"
     }
 
     /// A path a user gave, resolved against the working directory. A relative socket path

@@ -185,16 +185,7 @@ final class DiskIndex {
 
         func write(_ data: Data) -> Bool {
             guard case .writing(let descriptor) = state else { return false }
-            return data.withUnsafeBytes { raw in
-                var offset = 0
-                while offset < raw.count {
-                    let written = Glibc.write(descriptor, raw.baseAddress.map { $0 + offset }, raw.count - offset)
-                    if written < 0, errno == EINTR { continue }
-                    guard written > 0 else { return false }
-                    offset += written
-                }
-                return true
-            }
+            return data.withUnsafeBytes { FileDescriptor.writeAll($0, to: descriptor) } == nil
         }
 
         /// Gives the complete body its final name, keeping the lock; false (and nothing left)

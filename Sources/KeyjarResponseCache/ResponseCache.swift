@@ -1,5 +1,6 @@
 public import Foundation
 import Glibc
+import KeyjarFiles
 public import KeyjarHTTPCache
 import KeyjarLocks
 import KeyjarSQLite
@@ -62,9 +63,7 @@ public final class ResponseCache: Sendable {
             application: String,
             environment: [String: String] = ProcessInfo.processInfo.environment
         ) -> URL {
-            let base =
-                environment["XDG_CACHE_HOME"].flatMap { $0.isEmpty ? nil : $0 }
-                ?? ((environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()) + "/.cache")
+            let base = XDGDirectories(environment: environment).cacheHome
             return URL(fileURLWithPath: base).appendingPathComponent("keyjar").appendingPathComponent(application)
         }
     }

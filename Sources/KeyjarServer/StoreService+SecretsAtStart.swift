@@ -13,7 +13,7 @@ extension StoreService {
         _ = inCredentialLane {
             self.settlePendingSecretWrites().flatMap { self.upgradeSecrets() }.flatMap {
                 // A password deleted while keyjard was away is found, recorded and logged now.
-                self.auditCredentials().map { _ in }.recover { _ in }
+                self.checkOwnPasswords()
             }
         }
         watchSecrets()

@@ -8,10 +8,11 @@ import NIOPosix
 // What keyjard does when the secret store changes behind it: another program (Seahorse,
 // `secret-tool clear`, a keyring reset) deleting or changing an item of Keyjar's. keyjard cannot
 // tell whose change a signal reports, and a deleted item can no longer be read, so each signal
-// (gathered, SecretsAuditSchedule) makes it compare the store with its records in the
+// (gathered, SecretsAuditSchedule) makes it check its own credentials' passwords in the
 // credential lane, where none of its own writes is half done: a credential whose password is
 // then missing lost it to someone else. When it was first found so is kept with the record and
-// shown by `keyjar status`; it is logged once.
+// shown by `keyjar status`; it is logged once. The check asks about keyjard's own credentials
+// only, so that its cost does not grow with what other programs keep in the keyring.
 extension StoreService {
     /// Starts the secret store's watch, off the loop (it asks D-Bus); a store that cannot be
     /// watched is still compared at start and for each status request.
@@ -48,7 +49,7 @@ extension StoreService {
             _ = self.inCredentialLane {
                 self.state.secretsAudit.auditStarts()
                 let started = NIODeadline.now()
-                return self.auditCredentials().map { _ in }.recover { _ in }.always { _ in
+                return self.checkOwnPasswords().always { _ in
                     let action = self.state.secretsAudit.auditEnded(cost: NIODeadline.now() - started)
                     if case .schedule(let delay) = action { self.scheduleSecretsAudit(after: delay) }
                 }
@@ -56,10 +57,28 @@ extension StoreService {
         }
     }
 
+    /// Checks whether each of keyjard's credentials that keeps a secret still has its password
+    /// (run it in the credential lane), and records and logs those that lost it.
+    func checkOwnPasswords() -> EventLoopFuture<Void> {
+        let keys: [SecretStoreKey]
+        do {
+            keys = try credentialRecords().filter(\.space.authenticationMethod.keepsSecret).map {
+                SecretStoreKey(space: $0.space, user: $0.user)
+            }
+        } catch {
+            return eventLoop.makeSucceededVoidFuture()
+        }
+        return offLoop { secrets -> Set<SecretStoreKey>? in
+            guard case .available = secrets.health() else { return nil }
+            return try secrets.missingPasswords(among: keys)
+        }.map { missing in
+            if let missing { _ = self.recordMissingPasswords(missing) }
+        }.recover { _ in }
+    }
+
     /// Compares the secret store with the credential records (run it in the credential lane):
     /// the store's health and, when it could be read, what is not in pairs, each credential
-    /// without its password with the time keyjard first found it so. A credential newly found
-    /// so is recorded and logged; one whose password is back is cleared.
+    /// without its password with the time keyjard first found it so.
     func auditCredentials() -> EventLoopFuture<(health: SecretStoreHealth, mismatches: [CredentialMismatch]?)> {
         offLoop { secrets in
             let health = secrets.health()
@@ -72,52 +91,52 @@ extension StoreService {
         }.flatMapThrowing { health, keys in
             guard let keys else { return (health, nil) }
             let mismatches = CredentialAudit.mismatches(records: try self.credentialRecords(), secrets: keys)
-            return (health, self.recordMissingPasswords(mismatches))
+            let since = self.recordMissingPasswords(Set(mismatches.filter { $0.kind == .passwordMissing }.map(\.key)))
+            return (
+                health,
+                mismatches.map { mismatch in
+                    var mismatch = mismatch
+                    if mismatch.kind == .passwordMissing { mismatch.noticed = since[mismatch.key] }
+                    return mismatch
+                }
+            )
         }
     }
 
-    /// Records when each credential was first found without its password, clears the ones
-    /// whose password is back, and returns `mismatches` with those times.
-    private func recordMissingPasswords(_ mismatches: [CredentialMismatch]) -> [CredentialMismatch] {
-        let missing = Set(mismatches.filter { $0.kind == .passwordMissing }.map(\.key))
+    /// Records when each credential in `missing` was first found without its password (and
+    /// logs it, once), clears the ones whose password is back; returns the times recorded.
+    private func recordMissingPasswords(_ missing: Set<SecretStoreKey>) -> [SecretStoreKey: Double] {
         var since: [SecretStoreKey: Double]
         do {
             since = try database.passwordsMissingSince()
         } catch {
             logger.warning("could not read which credentials lost their password", metadata: ["reason": "\(error)"])
-            return mismatches
+            return [:]
         }
         let newlyMissing = missing.subtracting(since.keys)
         let back = Set(since.keys).subtracting(missing)
-        if !newlyMissing.isEmpty || !back.isEmpty {
-            let now = Date().timeIntervalSince1970
-            do {
-                _ = try commit([.passwordsMissing(Array(newlyMissing), noticed: now), .passwordsFound(Array(back))])
-                for key in back { since[key] = nil }
-                for key in newlyMissing.sorted(by: { ($0.space.host, $0.user) < ($1.space.host, $1.user) }) {
-                    since[key] = now
-                    logger.warning(
-                        "a credential's password is gone from the secret store: another program removed it; storing it again mends the credential",
-                        metadata: [
-                            "host": "\(key.space.host)", "port": "\(key.space.port)",
-                            "protocol": "\(key.space.protocol)", "realm": "\(key.space.realm ?? "")",
-                            "method": "\(key.space.authenticationMethod.rawValue)", "user": "\(key.user)",
-                        ]
-                    )
-                }
-            } catch {
-                // Not recorded, so not logged: the next comparison tries again.
-                logger.warning(
-                    "could not record which credentials lost their password",
-                    metadata: ["reason": "\(error)"]
-                )
-            }
+        guard !newlyMissing.isEmpty || !back.isEmpty else { return since }
+        let now = Date().timeIntervalSince1970
+        do {
+            _ = try commit([.passwordsMissing(Array(newlyMissing), noticed: now), .passwordsFound(Array(back))])
+        } catch {
+            // Not recorded, so not logged: the next check tries again.
+            logger.warning("could not record which credentials lost their password", metadata: ["reason": "\(error)"])
+            return since
         }
-        return mismatches.map { mismatch in
-            var mismatch = mismatch
-            if mismatch.kind == .passwordMissing { mismatch.noticed = since[mismatch.key] }
-            return mismatch
+        for key in back { since[key] = nil }
+        for key in newlyMissing.sorted(by: { ($0.space.host, $0.user) < ($1.space.host, $1.user) }) {
+            since[key] = now
+            logger.warning(
+                "a credential's password is gone from the secret store: another program removed it; storing it again mends the credential",
+                metadata: [
+                    "host": "\(key.space.host)", "port": "\(key.space.port)", "protocol": "\(key.space.protocol)",
+                    "realm": "\(key.space.realm ?? "")", "method": "\(key.space.authenticationMethod.rawValue)",
+                    "user": "\(key.user)",
+                ]
+            )
         }
+        return since
     }
 }
 

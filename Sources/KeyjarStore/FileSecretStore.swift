@@ -257,16 +257,8 @@ public final class FileSecretStore: SecretStore {
             guard fchmod(fd, 0o600) == 0 else {
                 throw SecretStoreError(.unreadableFile, "cannot chmod \(temporary): \(Self.errorText(errno))")
             }
-            try data.withUnsafeBytes { buffer in
-                var offset = 0
-                while offset < buffer.count {
-                    let written = write(fd, buffer.baseAddress?.advanced(by: offset), buffer.count - offset)
-                    if written < 0 {
-                        if errno == EINTR { continue }
-                        throw SecretStoreError(.unreadableFile, "cannot write \(temporary): \(Self.errorText(errno))")
-                    }
-                    offset += written
-                }
+            if let failure = data.withUnsafeBytes({ FileDescriptor.writeAll($0, to: fd) }) {
+                throw SecretStoreError(.unreadableFile, "cannot write \(temporary): \(Self.errorText(failure))")
             }
             guard fsync(fd) == 0 else {
                 throw SecretStoreError(.unreadableFile, "cannot sync \(temporary): \(Self.errorText(errno))")

@@ -1,5 +1,6 @@
 internal import CLibSecret
 public import KeyjarCore
+import KeyjarFiles
 import Synchronization
 
 #if canImport(Glibc)
@@ -37,29 +38,6 @@ public final class LibSecretStore: SecretStore {
     /// stores then skip them (each is a search of the whole collection, which gnome-keyring
     /// makes cost more with every item: an import of 1,000 credentials took twice as long).
     private let sharedNamesGone = Atomic<Bool>(false)
-
-    /// The keys of the items already listed, by path, while a watch keeps them true
-    /// (``watchItems(_:)``; `items` is nil otherwise): comparing the store with keyjard's
-    /// records after each signal then reads only the items new since (one call per item, which
-    /// for a thousand credentials is most of a listing's cost). `generation` counts signals, so
-    /// that a listing a signal overtook does not keep what it read.
-    private let knownItems = Mutex(KnownItems())
-
-    struct KnownItems {
-        var items: [KnownItem: SecretStoreKey?]?
-        var generation: UInt64 = 0
-    }
-
-    struct KnownItem: Hashable {
-        var kind: SecretKind
-        var layout: ItemLayout
-        var path: String
-        init(_ kind: SecretKind, _ layout: ItemLayout, _ path: String) {
-            self.kind = kind
-            self.layout = layout
-            self.path = path
-        }
-    }
 
     public func storeSecret(_ password: String, _ kind: SecretKind, for space: ProtectionSpace, user: String) throws {
         try checkSessionBus()
@@ -150,10 +128,10 @@ public final class LibSecretStore: SecretStore {
 
     public func keys() throws -> [SecretStoreKey] {
         try checkSessionBus()
-        var keys = try self.keys(.password, layout: .own)
+        var keys = try Self.keys(.password, layout: .own)
         guard !sharedNamesGone.load(ordering: .relaxed) else { return keys }
         var seen = Set(keys)
-        for key in try self.keys(.password, layout: .shared) where seen.insert(key).inserted { keys.append(key) }
+        for key in try Self.keys(.password, layout: .shared) where seen.insert(key).inserted { keys.append(key) }
         return keys
     }
 
@@ -166,7 +144,7 @@ public final class LibSecretStore: SecretStore {
         var moved = 0
         // Refresh tokens first, as a credential is stored: its password never without its token.
         for kind in [SecretKind.refreshToken, .password] {
-            for key in try keys(kind, layout: .shared) {
+            for key in try Self.keys(kind, layout: .shared) {
                 if let secret = try lookup(kind, for: key.space, user: key.user, layout: .shared),
                     try lookup(kind, for: key.space, user: key.user, layout: .own) == nil
                 {
@@ -181,41 +159,35 @@ public final class LibSecretStore: SecretStore {
         return moved
     }
 
-    /// The keys of the items of `kind` stored with `layout`'s attribute names. While a watch
-    /// keeps ``knownItems`` true, only the items new since the last listing are read.
-    private func keys(_ kind: SecretKind, layout: ItemLayout) throws -> [SecretStoreKey] {
+    /// The keys of the items of `kind` stored with `layout`'s attribute names.
+    private static func keys(_ kind: SecretKind, layout: ItemLayout) throws -> [SecretStoreKey] {
         final class Found {
-            let kind: SecretKind
             let layout: ItemLayout
-            let known: [KnownItem: SecretStoreKey?]
             var keys: [SecretStoreKey] = []
-            var read: [KnownItem: SecretStoreKey?] = [:]
-            init(_ kind: SecretKind, _ layout: ItemLayout, known: [KnownItem: SecretStoreKey?]) {
-                self.kind = kind
-                self.layout = layout
-                self.known = known
-            }
+            init(_ layout: ItemLayout) { self.layout = layout }
         }
-        let (snapshot, generation) = knownItems.withLock { ($0.items ?? [:], $0.generation) }
-        let found = Found(kind, layout, known: snapshot)
+        let found = Found(layout)
         var error: UnsafeMutablePointer<GError>?
         let listed = keyjar_each_item(
             kind.schema(layout),
-            { context, path in
-                guard let context, let path else { return 0 }
+            layout.name("server"),
+            { context, attributes in
+                guard let context, let attributes else { return }
                 let found = Unmanaged<Found>.fromOpaque(context).takeUnretainedValue()
-                guard let key = found.known[KnownItem(found.kind, found.layout, String(cString: path))] else {
-                    return 0
+                func value(_ name: String) -> String {
+                    keyjar_attributes_get(attributes, found.layout.name(name)).map { String(cString: $0) } ?? ""
                 }
-                if let key { found.keys.append(key) }
-                return 1
-            },
-            { context, path, attributes in
-                guard let context, let path, let attributes else { return }
-                let found = Unmanaged<Found>.fromOpaque(context).takeUnretainedValue()
-                let key = LibSecretStore.key(in: attributes, layout: found.layout)
-                found.read[KnownItem(found.kind, found.layout, String(cString: path))] = .some(key)
-                if let key { found.keys.append(key) }
+                if let key = SecretStoreKey(
+                    server: value("server"),
+                    port: value("port"),
+                    protocol: value("protocol"),
+                    realm: value("realm"),
+                    authtype: value("authtype"),
+                    proxytype: value("proxytype"),
+                    user: value("user")
+                ) {
+                    found.keys.append(key)
+                }
             },
             Unmanaged.passUnretained(found).toOpaque(),
             &error
@@ -224,58 +196,42 @@ public final class LibSecretStore: SecretStore {
         guard listed != 0 else {
             throw SecretStoreError(.operationFailed, "listing Keyjar's \(kind.noun)s failed without a reason")
         }
-        return withExtendedLifetime(found) {
-            knownItems.withLock { known in
-                // Read before a signal that came meanwhile: perhaps already stale, not kept.
-                guard known.generation == generation else { return }
-                known.items?.merge(found.read) { _, new in new }
-            }
-            return found.keys
-        }
+        return withExtendedLifetime(found) { found.keys }
     }
 
-    /// The key an item's attributes name in `layout`, or nil for an item without one.
-    private static func key(in attributes: OpaquePointer, layout: ItemLayout) -> SecretStoreKey? {
-        guard keyjar_attributes_get(attributes, layout.name("server")) != nil else { return nil }
-        func value(_ name: String) -> String {
-            keyjar_attributes_get(attributes, layout.name(name)).map { String(cString: $0) } ?? ""
+    /// Whether each key's password is in the Secret Service: one search per key (no secret
+    /// loaded, nothing prompted), so that the cost follows the keys asked about, not the size of
+    /// the keyring (which other programs, and other stores, share).
+    public func missingPasswords(among keys: [SecretStoreKey]) throws -> Set<SecretStoreKey> {
+        try checkSessionBus()
+        var missing = Set<SecretStoreKey>()
+        for key in keys where try !hasItem(.password, for: key, layout: .own) {
+            if !sharedNamesGone.load(ordering: .relaxed), try hasItem(.password, for: key, layout: .shared) { continue }
+            missing.insert(key)
         }
-        return SecretStoreKey(
-            server: value("server"),
-            port: value("port"),
-            protocol: value("protocol"),
-            realm: value("realm"),
-            authtype: value("authtype"),
-            proxytype: value("proxytype"),
-            user: value("user")
-        )
+        return missing
     }
 
-    /// Watches every collection's item signals on the session bus (``SecretServiceItemWatch``),
-    /// and while it lasts keeps the keys of the items listed (``knownItems``): a signal drops
-    /// its item's, and another Secret Service taking the bus name drops them all.
+    private func hasItem(_ kind: SecretKind, for key: SecretStoreKey, layout: ItemLayout) throws -> Bool {
+        let attributes = try Self.attributes(for: key.space, user: key.user, layout: layout)
+        defer { g_hash_table_unref(attributes) }
+        var error: UnsafeMutablePointer<GError>?
+        let found = keyjar_item_exists(kind.schema(layout), attributes, &error)
+        if let error { throw Self.consume(error, while: "looking for a \(kind.noun)") }
+        guard found >= 0 else {
+            throw SecretStoreError(.operationFailed, "looking for a \(kind.noun) failed without a reason")
+        }
+        return found == 1
+    }
+
+    /// Watches every collection's item signals on the session bus (``SecretServiceItemWatch``).
     public func watchItems(_ changed: @escaping @Sendable () -> Void) throws -> (any SecretStoreWatch)? {
         try checkSessionBus()
-        let watch = try SecretServiceItemWatch(
-            changed: { signal, path in
-                self.knownItems.withLock { known in
-                    known.generation &+= 1
-                    if signal == "NameOwnerChanged" {
-                        if known.items != nil { known.items = [:] }
-                    } else if signal != "ItemCreated" {
-                        known.items = known.items?.filter { $0.key.path != path }
-                    }
-                }
-                changed()
-            },
-            cancelled: { self.knownItems.withLock { $0.items = nil } }
-        )
-        knownItems.withLock { $0.items = [:] }
-        return watch
+        return try SecretServiceItemWatch(changed)
     }
 
     public func health() -> SecretStoreHealth {
-        if let problem = sessionBusProblem(environment: currentEnvironment()) {
+        if let problem = SessionBus.problem() {
             return .unavailable(reason: SecretStoreError(.serviceUnavailable, problem).description)
         }
         // OPEN_SESSION makes a real call to the service, so a bus without a Secret Service fails
@@ -352,7 +308,7 @@ public final class LibSecretStore: SecretStore {
     // MARK: - Attributes and errors
 
     private func checkSessionBus() throws {
-        if let problem = sessionBusProblem(environment: currentEnvironment()) {
+        if let problem = SessionBus.problem() {
             throw SecretStoreError(.serviceUnavailable, problem)
         }
     }
@@ -424,30 +380,6 @@ public final class LibSecretStore: SecretStore {
         }
         return SecretStoreError(.operationFailed, detail)
     }
-}
-
-/// Why no session bus can be reached, or `nil` if one may be.
-///
-/// Checked before any libsecret call because, without `DBUS_SESSION_BUS_ADDRESS`, GLib falls back
-/// to `$XDG_RUNTIME_DIR/bus` and then to X11 autolaunch, whose failure message does not say that
-/// the real problem is a missing Secret Service.
-func sessionBusProblem(environment: [String: String]) -> String? {
-    if let address = environment["DBUS_SESSION_BUS_ADDRESS"], !address.isEmpty { return nil }
-    if let runtime = environment["XDG_RUNTIME_DIR"], !runtime.isEmpty {
-        var info = stat()
-        if stat(runtime + "/bus", &info) == 0, info.st_mode & S_IFMT == S_IFSOCK { return nil }
-        return "DBUS_SESSION_BUS_ADDRESS is not set and there is no session bus socket at \(runtime)/bus"
-    }
-    return "neither DBUS_SESSION_BUS_ADDRESS nor XDG_RUNTIME_DIR is set"
-}
-
-/// The process environment; read per call because keyjard may be started before the bus.
-func currentEnvironment() -> [String: String] {
-    var result: [String: String] = [:]
-    for name in ["DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR"] {
-        if let value = getenv(name) { result[name] = String(cString: value) }
-    }
-    return result
 }
 
 /// Which attribute names an item is keyed by: Keyjar's own (`keyjar-server`, …), or the common

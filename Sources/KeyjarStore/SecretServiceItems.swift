@@ -1,4 +1,5 @@
 internal import CLibSecret
+import KeyjarFiles
 
 /// One item another application keeps in the Secret Service: its attributes (public, by the
 /// Secret Service's rules) and its secret. `description` never shows the secret.
@@ -40,7 +41,7 @@ public enum SecretServiceItems {
     /// - Throws: ``SecretStoreError``: no Secret Service, a locked item, a secret that is not UTF-8
     ///   text or holds a NUL, or another failure of the service.
     public static func items(ofSchema schema: String) throws(SecretStoreError) -> [SecretServiceItem] {
-        if let problem = sessionBusProblem(environment: currentEnvironment()) {
+        if let problem = SessionBus.problem() {
             throw SecretStoreError(.serviceUnavailable, problem)
         }
         guard !schema.isEmpty, !schema.utf8.contains(0) else {

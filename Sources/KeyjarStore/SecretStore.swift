@@ -70,15 +70,21 @@ public protocol SecretStore: Sendable {
     ///   ``SecretStoreHealth/unavailable(reason:)`` with a sentence saying what to do.
     func health() -> SecretStoreHealth
 
-    /// Starts calling `changed` whenever an item of the store may have been created, changed or
-    /// removed, by another program or by this one: keyjard then compares the store with its
-    /// records (a password another program deleted leaves a credential without it). `changed`
+    /// Starts calling `changed` whenever an item of the store may have been changed or removed,
+    /// by another program or by this one: keyjard then checks its credentials' passwords (one
+    /// another program deleted leaves a credential without it). `changed`
     /// runs on a thread of the store's and must return at once, without calling ``SecretStoreWatch/cancel()``.
     ///
     /// - Returns: The watch, which lasts until cancelled or released; `nil` for a store that
     ///   cannot be watched.
     /// - Throws: ``SecretStoreError`` when the store could be watched but cannot be now.
     func watchItems(_ changed: @escaping @Sendable () -> Void) throws -> (any SecretStoreWatch)?
+
+    /// The keys among `keys` whose password this store does not hold, read without a password.
+    /// keyjard asks it of its own credentials whenever the store changes behind it.
+    ///
+    /// - Throws: ``SecretStoreError`` when the backend is unreachable or fails.
+    func missingPasswords(among keys: [SecretStoreKey]) throws -> Set<SecretStoreKey>
 }
 
 /// A watch started by ``SecretStore/watchItems(_:)``.
@@ -97,6 +103,11 @@ public enum SecretKind: String, Sendable, Hashable, CaseIterable {
 extension SecretStore {
     /// A store with one layout has nothing to move.
     public func upgradeItems() throws -> Int { 0 }
+
+    /// Compared with the whole listing: for a store that reads all of it at once.
+    public func missingPasswords(among keys: [SecretStoreKey]) throws -> Set<SecretStoreKey> {
+        Set(keys).subtracting(try self.keys())
+    }
 
     /// A store no other program writes has nothing to watch.
     public func watchItems(_ changed: @escaping @Sendable () -> Void) throws -> (any SecretStoreWatch)? { nil }

@@ -131,10 +131,9 @@ struct InstallScriptTests {
         guard let walker = FileManager.default.enumerator(atPath: directory) else { return found }
         while let relative = walker.nextObject() as? String {
             let path = directory + "/" + relative
-            var status = stat()
-            guard lstat(path, &status) == 0 else { continue }
-            let type = status.st_mode & S_IFMT
-            if type == S_IFREG || type == S_IFLNK { found.insert(path) }
+            // Not followed: a link is listed as itself.
+            let type = (try? FileManager.default.attributesOfItem(atPath: path))?[.type] as? FileAttributeType
+            if type == .typeRegular || type == .typeSymbolicLink { found.insert(path) }
         }
         return found
     }

@@ -1,5 +1,6 @@
 import Foundation
 import KeyjarCore
+import KeyjarFiles
 import KeyjarTestSupport
 import Testing
 
@@ -335,10 +336,14 @@ struct LibSecretStoreTests {
         try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: empty) }
 
-        #expect(sessionBusProblem(environment: ["DBUS_SESSION_BUS_ADDRESS": "unix:path=/x"]) == nil)
-        let noVariables = try #require(sessionBusProblem(environment: [:]))
+        #expect(
+            SessionBus.problem(in: XDGDirectories(environment: ["DBUS_SESSION_BUS_ADDRESS": "unix:path=/x"])) == nil
+        )
+        let noVariables = try #require(SessionBus.problem(in: XDGDirectories(environment: [:])))
         #expect(noVariables.contains("DBUS_SESSION_BUS_ADDRESS"))
-        let noSocket = try #require(sessionBusProblem(environment: ["XDG_RUNTIME_DIR": empty.path]))
+        let noSocket = try #require(
+            SessionBus.problem(in: XDGDirectories(environment: ["XDG_RUNTIME_DIR": empty.path]))
+        )
         #expect(noSocket.contains(empty.path + "/bus"))
 
         let error = SecretStoreError(.serviceUnavailable, noSocket)

@@ -5,6 +5,7 @@ import Keyjar
 import KeyjarCodec
 import KeyjarCommands
 import KeyjarCore
+import KeyjarFiles
 import KeyjarStore
 
 extension CredentialCommand {
@@ -224,7 +225,8 @@ extension CredentialCommand {
 
         private func readNetrc() throws -> [Found] {
             let environment = ProcessInfo.processInfo.environment
-            let path = file ?? environment["NETRC"].flatMap { $0.isEmpty ? nil : $0 } ?? Self.home() + "/.netrc"
+            let path =
+                file ?? environment["NETRC"].flatMap { $0.isEmpty ? nil : $0 } ?? XDGDirectories().home + "/.netrc"
             let entries: [NetrcFile.Entry]
             do {
                 entries = try NetrcFile.parse(try Self.text(of: path))
@@ -262,10 +264,8 @@ extension CredentialCommand {
                 paths = [file]
             } else {
                 // git credential-store's own order (git-credential-store(1), FILES).
-                let environment = ProcessInfo.processInfo.environment
-                let config =
-                    environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? Self.home() + "/.config"
-                paths = [Self.home() + "/.git-credentials", config + "/git/credentials"]
+                let directories = XDGDirectories()
+                paths = [directories.home + "/.git-credentials", directories.configHome + "/git/credentials"]
                 paths = paths.filter { FileManager.default.fileExists(atPath: $0) }
                 if paths.isEmpty {
                     throw CLIError.failure(
@@ -407,10 +407,6 @@ extension CredentialCommand {
         }
 
         // MARK: - Files and words
-
-        private static func home() -> String {
-            ProcessInfo.processInfo.environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
-        }
 
         /// A source file's text, or an error that names it and says why.
         private static func text(of path: String) throws(CLIError) -> String {

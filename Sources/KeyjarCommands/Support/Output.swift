@@ -1,5 +1,6 @@
 package import FoundationEssentials
 import Glibc
+import KeyjarFiles
 import KeyjarLocks
 
 /// Standard output carries results only; everything else goes to standard error.
@@ -87,18 +88,7 @@ package enum Output {
 
     /// Writes every byte to a descriptor; returns errno of a failure.
     package static func writeAll(_ bytes: some ContiguousBytes, to descriptor: Int32) -> Int32? {
-        bytes.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < buffer.count, let base = buffer.baseAddress {
-                let written = Glibc.write(descriptor, base + offset, buffer.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    return errno
-                }
-                offset += written
-            }
-            return nil
-        }
+        bytes.withUnsafeBytes { FileDescriptor.writeAll($0, to: descriptor) }
     }
 
     /// A message on standard error. It may quote what a server or a file said (a status line,

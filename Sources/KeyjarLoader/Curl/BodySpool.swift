@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import KeyjarFiles
 
 /// A streamed request body copied, as it is first sent, to a private file that has no name
 /// (made 0600 in the temporary directory and unlinked at once), so that a load that must send
@@ -72,16 +73,7 @@ final class BodySpool: @unchecked Sendable {
     }
 
     private static func writeAll(_ descriptor: Int32, _ bytes: UnsafeMutablePointer<UInt8>, _ count: Int) -> Bool {
-        var offset = 0
-        while offset < count {
-            let result = write(descriptor, bytes + offset, count - offset)
-            if result < 0 {
-                if errno == EINTR { continue }
-                return false
-            }
-            offset += result
-        }
-        return true
+        FileDescriptor.writeAll(UnsafeRawBufferPointer(start: bytes, count: count), to: descriptor) == nil
     }
 }
 

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import KeyjarFiles
 
 /// A download's files: the bytes received so far in `NAME.keyjar-part` beside the destination,
 /// the record that lets any process continue them (`NAME.keyjar-resume`), and the move into
@@ -60,19 +61,7 @@ final class DownloadFiles {
     }
 
     func append(_ data: Data) throws(DownloadFileError) {
-        let failure: Int32? = data.withUnsafeBytes { buffer in
-            guard let base = buffer.baseAddress else { return nil }
-            var offset = 0
-            while offset < buffer.count {
-                let written = Glibc.write(descriptor, base + offset, buffer.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    return errno
-                }
-                offset += written
-            }
-            return nil
-        }
+        let failure = data.withUnsafeBytes { FileDescriptor.writeAll($0, to: descriptor) }
         if let failure { throw .system("cannot write \(partialPath)", failure) }
         length += Int64(data.count)
     }
@@ -87,8 +76,7 @@ final class DownloadFiles {
         let file = Glibc.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard file >= 0 else { throw .system("cannot write \(recordPath)", errno) }
         let data = record.encoded()
-        let written = data.withUnsafeBytes { Glibc.write(file, $0.baseAddress, $0.count) }
-        let failure = written == data.count ? 0 : errno
+        let failure = data.withUnsafeBytes { FileDescriptor.writeAll($0, to: file) } ?? 0
         Glibc.close(file)
         guard failure == 0, rename(temporary, recordPath) == 0 else {
             let reason = failure != 0 ? failure : errno

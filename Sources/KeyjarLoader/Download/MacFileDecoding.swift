@@ -1,3 +1,5 @@
+import KeyjarFiles
+
 /// What MacBinary and BinHex 4.0 carry besides the data fork: a classic Mac OS file's name,
 /// Finder type and creator, and the lengths of its two forks.
 package struct MacFileHeader: Equatable, Sendable {
@@ -58,10 +60,7 @@ package enum MacFileDecodingError: Error, Equatable, CustomStringConvertible {
         }
     }
 
-    private static func hex(_ value: UInt16) -> String {
-        let digits = String(value, radix: 16, uppercase: true)
-        return "0x" + String(repeating: "0", count: max(0, 4 - digits.count)) + digits
-    }
+    private static func hex(_ value: UInt16) -> String { "0x" + Hex.digits(value, width: 4, uppercase: true) }
 }
 
 /// A decoder fed a file in pieces of any size: the data fork comes out as it is decoded, and

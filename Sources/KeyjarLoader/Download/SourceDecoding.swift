@@ -1,6 +1,7 @@
 import CZlib
 import Foundation
 import Glibc
+import KeyjarFiles
 
 /// The encodings a download decodes when its delegate says yes
 /// (`download(_:shouldDecodeSourceDataOfMIMEType:)`): NSURLDownload's three, MacBinary, BinHex
@@ -202,14 +203,8 @@ enum SourceDecoding: CaseIterable, Sendable {
         count: Int,
         to output: Int32
     ) throws(DownloadFileError) {
-        var offset = 0
-        while offset < count {
-            let written = Glibc.write(output, bytes + offset, count - offset)
-            if written < 0 {
-                if errno == EINTR { continue }
-                throw .system("cannot write the decoded file", errno)
-            }
-            offset += written
+        if let failure = FileDescriptor.writeAll(UnsafeRawBufferPointer(start: bytes, count: count), to: output) {
+            throw .system("cannot write the decoded file", failure)
         }
     }
 }

@@ -1,5 +1,6 @@
 public import Foundation
 import FoundationNetworking
+import KeyjarFiles
 
 /// A `data:` URL (RFC 2397): `data:[<media type>][;base64],<data>`.
 public struct DataURL: Sendable, Hashable {
@@ -80,7 +81,7 @@ public struct DataURL: Sendable, Hashable {
             if byte == UInt8(ascii: "%"),
                 let first = bytes.index(index, offsetBy: 1, limitedBy: bytes.endIndex), first != bytes.endIndex,
                 let second = bytes.index(first, offsetBy: 1, limitedBy: bytes.endIndex), second != bytes.endIndex,
-                let high = hexValue(bytes[first]), let low = hexValue(bytes[second])
+                let high = Hex.value(of: bytes[first]), let low = Hex.value(of: bytes[second])
             {
                 output.append(high << 4 | low)
                 index = bytes.index(after: second)
@@ -90,15 +91,6 @@ public struct DataURL: Sendable, Hashable {
             index = bytes.index(after: index)
         }
         return output
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 }
 

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import KeyjarFiles
 
 /// MIME types by file name from the system's shared-mime-info database (freedesktop.org's
 /// `globs2`: `weight:type:glob[:flags]`), as a `file:` response's type. Among the globs that
@@ -23,11 +24,8 @@ public struct SharedMIMEInfo: Sendable {
     public static let system = SharedMIMEInfo(paths: defaultPaths())
 
     static func defaultPaths(environment: [String: String] = ProcessInfo.processInfo.environment) -> [String] {
-        let home = environment["HOME"] ?? NSHomeDirectory()
-        let dataHome = environment["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? home + "/.local/share"
-        let dataDirs = (environment["XDG_DATA_DIRS"].flatMap { $0.isEmpty ? nil : $0 } ?? "/usr/local/share:/usr/share")
-            .split(separator: ":").map(String.init)
-        return ([dataHome] + dataDirs).map { $0 + "/mime/globs2" }
+        let directories = XDGDirectories(environment: environment)
+        return ([directories.dataHome] + directories.dataDirectories).map { $0 + "/mime/globs2" }
     }
 
     init(paths: [String]) {

@@ -1,0 +1,28 @@
+import Glibc
+
+/// Writing to a file descriptor by one rule: every byte, again after an interruption (EINTR), a
+/// failure reported by its errno. Every module that writes a file or a pipe through a descriptor
+/// writes through this.
+package enum FileDescriptor {
+    /// Writes all of `buffer` to `descriptor`; nil when every byte was written, else the errno
+    /// of the write that failed (EIO for one that wrote nothing without saying why).
+    package static func writeAll(_ buffer: UnsafeRawBufferPointer, to descriptor: Int32) -> Int32? {
+        guard let base = buffer.baseAddress else { return nil }
+        var offset = 0
+        while offset < buffer.count {
+            let written = write(descriptor, base + offset, buffer.count - offset)
+            if written < 0 {
+                if errno == EINTR { continue }
+                return errno
+            }
+            if written == 0 { return EIO }
+            offset += written
+        }
+        return nil
+    }
+
+    /// ``writeAll(_:to:)`` of a byte array.
+    package static func writeAll(_ bytes: [UInt8], to descriptor: Int32) -> Int32? {
+        bytes.withUnsafeBytes { writeAll($0, to: descriptor) }
+    }
+}
