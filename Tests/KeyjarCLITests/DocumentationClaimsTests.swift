@@ -40,6 +40,7 @@ import Testing
         ("Import `KeyjarNoSuchModule`.", "`KeyjarNoSuchModule` is not a module"),
         ("Add `.product(name: \"KeyjarStore\", package: \"keyjar\")`.", "is not a library product"),
         ("Pass `--no-such-option`.", "--no-such-option is not an option"),
+        ("Read [the guide](docs/no-such-page.md#start).", "links to docs/no-such-page.md#start, which does not exist"),
     ])
     func aFalseStatementPutBackFailsTheCheck(statement: String, complaint: String) async throws {
         let directory = try TemporaryDirectory()
