@@ -25,13 +25,10 @@ extension KeyjarClient {
     /// the client listens, else follows. Runs before the socket is shared, so it reads its
     /// replies itself.
     ///
-    /// A keyjard older than this client (still running after an upgrade) refuses the current
-    /// protocol version; the client then says hello again in version 2, which such a keyjard
-    /// speaks and which holds everything it can store (it has no partitioned cookies).
-    func connectAndSynchronise(
-        after sequence: UInt64?,
-        protocolVersion: Int = ProtocolVersion.current
-    ) throws(KeyjarClientError) -> Connected {
+    /// keyjard speaks one protocol version, the one it was built with (Schemas/protocol.md,
+    /// "Versions"): a keyjard of another build refuses this client's hello, and the error says
+    /// to restart it.
+    func connectAndSynchronise(after sequence: UInt64?) throws(KeyjarClientError) -> Connected {
         let socket: UnixSocket
         let reached = servingSocketPath
         do {
@@ -100,13 +97,16 @@ extension KeyjarClient {
             return reply
         }
         var listens: Bool?
-        var olderKeyjard = false
         do throws(KeyjarClientError) {
             do throws(KeyjarClientError) {
-                _ = try exchange(.hello(version: protocolVersion, client: configuration.clientName))
-            } catch  where error.wireCode == WireError.unsupportedVersion && protocolVersion > 2 {
-                olderKeyjard = true
-                throw error
+                _ = try exchange(.hello(version: ProtocolVersion.current, client: configuration.clientName))
+            } catch  where error.wireCode == WireError.unsupportedVersion {
+                throw KeyjarClientError(
+                    code: .refused,
+                    message: "the keyjard at \(servingSocketPath) is of another build (\(error.message)): restart it "
+                        + "(systemctl --user restart keyjard, or end it and the next call starts this build's)",
+                    wireCode: error.wireCode
+                )
             } catch  where error.code == .protocolViolation {
                 // Whatever listens there answered, but not in Keyjar's protocol: as good as no
                 // keyjard, and said so rather than with the decoder's details.
@@ -147,8 +147,6 @@ extension KeyjarClient {
             }
         } catch {
             socket.close()
-            // keyjard closes a connection whose hello it refused: a new one says hello again.
-            if olderKeyjard { return try connectAndSynchronise(after: sequence, protocolVersion: 2) }
             throw error
         }
         // The reader may already hold what keyjard sent right after the subscribe reply.

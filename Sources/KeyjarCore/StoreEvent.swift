@@ -56,31 +56,3 @@ public struct SequencedEvent: Sendable, Hashable {
         self.event = event
     }
 }
-
-extension StoreEvent {
-    /// Whether a change of this event is about a bearer credential (method `httpBearer`).
-    public var hasBearerCredential: Bool {
-        guard case .credentials(let changes) = self else { return false }
-        return changes.contains { $0.space.authenticationMethod == .httpBearer }
-    }
-
-    /// The first wire-protocol version that can read the event: 3 for a partitioned cookie, 4
-    /// for a bearer credential, else 1. (Kept here beside what it inspects; the versions are
-    /// the protocol's, `ProtocolVersion`.)
-    public var minimumProtocolVersion: Int {
-        if hasBearerCredential { return 4 }
-        if hasPartitionedCookie { return 3 }
-        return 1
-    }
-
-    /// Whether a cookie of this event (either side of a replacement) is partitioned.
-    public var hasPartitionedCookie: Bool {
-        guard case .cookies(let changes) = self else { return false }
-        return changes.contains { change in
-            switch change {
-            case .added(let cookie), .removed(let cookie, _): cookie.isPartitioned
-            case .replaced(let old, let new): old.isPartitioned || new.isPartitioned
-            }
-        }
-    }
-}

@@ -1,34 +1,14 @@
 public import KeyjarCodec
 public import KeyjarCore
 
-/// The protocol version this build speaks; a hello with a version keyjard does not support is
-/// refused with ``WireError/unsupportedVersion``.
-///
-/// Version 2 added ``Request/follow(after:)`` and the sequence page (``SequencePage``); a
-/// version-1 client, which always subscribes, is still served.
-///
-/// Version 3 added partitioned cookies (a cookie's and an identity's `partitionKey`; events in
-/// `StoreEventJSON` version 2). A client of an earlier version would read a partitioned cookie
-/// as an ordinary one and send it to every site, so keyjard never shows it one
-/// (``seesPartitionedCookies(_:)``): its snapshots and listings leave them out, and an event
-/// that carries one reaches it as `resynchronise`.
-///
-/// Version 4 added tokens: a credential record's `expires`, `hasRefreshToken`, `tokenRefresh` and
-/// `isRevoked`, the method `httpBearer`, and the requests ``Request/saveCredentials(writes:)``,
-/// ``Request/refreshToken(space:user:)``, ``Request/beginTokenRefresh(space:user:rejected:)`` and
-/// ``Request/finishTokenRefresh(space:user:outcome:)``. A client of an earlier version cannot
-/// read the method `httpBearer`, so keyjard never shows it a bearer credential
-/// (``seesBearerCredentials(_:)``): listings and snapshots leave them out, and an event about
-/// one reaches it without that change.
+/// The protocol version this build speaks, and the only one: a hello with another version is
+/// refused with ``WireError/unsupportedVersion``. Keyjar has had no release, so no client of an
+/// earlier version exists to be served; keyjard and its clients come from one build and one
+/// install, which restarts keyjard (Schemas/protocol.md, "Versions"). The number stays where
+/// development left it, so that a build from before this rule is refused rather than misread.
 public enum ProtocolVersion {
     public static let current = 4
-    public static let supported = 1...4
-
-    /// Whether a client of `version` can be sent partitioned cookies.
-    public static func seesPartitionedCookies(_ version: Int) -> Bool { version >= 3 }
-
-    /// Whether a client of `version` can be sent credentials of method `httpBearer`.
-    public static func seesBearerCredentials(_ version: Int) -> Bool { version >= 4 }
+    public static let supported = current...current
 }
 
 /// A request and its id, from client to keyjard. The first must be ``Request/hello(version:client:)``.

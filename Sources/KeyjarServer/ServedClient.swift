@@ -27,14 +27,6 @@ final class ServedClient {
     /// While the client follows (``Request/follow(after:)``): the sequence number of the last
     /// event it was sent, so that its next write's events come after what it missed.
     var followedTo: UInt64?
-    /// The protocol version of its hello; until the hello, nothing reaches it anyway.
-    var protocolVersion = ProtocolVersion.current
-    /// Whether its protocol version has partitioned cookies.
-    var seesPartitionedCookies: Bool { ProtocolVersion.seesPartitionedCookies(protocolVersion) }
-    /// Whether its protocol version has bearer credentials (method `httpBearer`).
-    var seesBearerCredentials: Bool { ProtocolVersion.seesBearerCredentials(protocolVersion) }
-    /// Whether it may be sent `event` as it is (else a copy without what it cannot read).
-    func sees(_ event: StoreEvent) -> Bool { protocolVersion >= event.minimumProtocolVersion }
     private let limits: Limits
     private var backlog = OutboundBacklog()
 

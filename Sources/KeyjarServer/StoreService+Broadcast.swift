@@ -12,10 +12,6 @@ extension StoreService {
     struct PendingBroadcast {
         var frame: ByteBuffer
         var sentTo: UInt64?
-        /// The first protocol version that reads the event as it is.
-        var minimumVersion: Int
-        /// What an older client gets instead (``frameForOlderClients(_:)``).
-        var downgraded: ByteBuffer?
     }
 
     /// Sends new events to their writer at once (so its replica has them before the reply,
@@ -40,21 +36,8 @@ extension StoreService {
                 : Array(MessageCoding.eventPayload(sequence: event.sequence, eventJSON: event.json).utf8)
             let frame = ByteBuffer(framing: payload, allocator: ByteBufferAllocator())
             state.recentEvents.append(sequence: event.sequence, frame: frame)
-            let minimumVersion = event.event.minimumProtocolVersion
-            let downgraded = minimumVersion > 1 ? Self.frameForOlderClients(event) : nil
-            if let direct {
-                deliver(direct.protocolVersion >= minimumVersion ? frame : downgraded ?? frame, to: direct)
-            }
-            if othersListen {
-                state.pendingBroadcasts.append(
-                    PendingBroadcast(
-                        frame: frame,
-                        sentTo: writer?.id,
-                        minimumVersion: minimumVersion,
-                        downgraded: downgraded
-                    )
-                )
-            }
+            if let direct { deliver(frame, to: direct) }
+            if othersListen { state.pendingBroadcasts.append(PendingBroadcast(frame: frame, sentTo: writer?.id)) }
         }
         if let follower, let last = events.last?.sequence {
             if direct == nil, let missedSince = follower.followedTo {
@@ -83,11 +66,7 @@ extension StoreService {
         state.pendingBroadcasts.removeAll(keepingCapacity: true)
         for broadcast in pending {
             for client in state.subscribers.clients where client.id != broadcast.sentTo {
-                deliver(
-                    client.protocolVersion >= broadcast.minimumVersion
-                        ? broadcast.frame : broadcast.downgraded ?? broadcast.frame,
-                    to: client
-                )
+                deliver(broadcast.frame, to: client)
             }
         }
     }
@@ -137,8 +116,7 @@ extension StoreService {
         if sequence < state.latestSequence, let held = state.recentEvents.frames(after: sequence),
             held.count <= messageBudget, held.reduce(0, { $0 + $1.frame.readableBytes }) <= byteBudget
         {
-            for entry in held
-            where !client.send(framed: Self.frame(entry, for: client)) {
+            for entry in held where !client.send(framed: entry.frame) {
                 client.close()
                 throw WireError(code: WireError.overloaded, message: "the missed events did not fit the client's queue")
             }
@@ -148,11 +126,7 @@ extension StoreService {
         do {
             missed = try database.events(after: sequence).flatMap { events in
                 events.count <= messageBudget
-                    ? events.map { event in
-                        client.sees(event.event)
-                            ? MessageCoding.encode(ServerMessage.event(event: event))
-                            : MessageCoding.encode(ServerMessage.resynchronise(sequence: event.sequence))
-                    } : nil
+                    ? events.map { MessageCoding.encode(ServerMessage.event(event: $0)) } : nil
             }
         } catch {
             throw storageFailure(error)
@@ -166,68 +140,5 @@ extension StoreService {
             client.close()
             throw WireError(code: WireError.overloaded, message: "the snapshot did not fit the client's queue")
         }
-    }
-
-    // MARK: Clients of older protocol versions
-
-    /// A live event as a client of an older protocol version is sent it: without the changes
-    /// it cannot read (partitioned cookies before version 3, bearer credentials before 4), under
-    /// the same sequence number, so that it neither sees them nor has to fetch a snapshot (a
-    /// widget refreshing a partitioned cookie on every page would otherwise cost every such
-    /// client the whole store each time). One too large to push stays `resynchronise`.
-    static func frameForOlderClients(_ event: StoreDatabase.LoggedEvent) -> ByteBuffer {
-        let kept: StoreEvent
-        switch event.event {
-        case .cookies(let changes):
-            kept = .cookies(
-                changes: changes.filter { change in
-                    switch change {
-                    case .added(let cookie), .removed(let cookie, _): !cookie.isPartitioned
-                    case .replaced(let old, let new): !old.isPartitioned && !new.isPartitioned
-                    }
-                }
-            )
-        case .credentials(let changes):
-            kept = .credentials(changes: changes.filter { $0.space.authenticationMethod != .httpBearer })
-        default:
-            return resynchroniseFrame(event.sequence)
-        }
-        let json = StoreEventJSON.encode(kept)
-        guard json.utf8.count <= ProtocolLimits.largestPushedEvent else { return resynchroniseFrame(event.sequence) }
-        return ByteBuffer(
-            framing: Array(MessageCoding.eventPayload(sequence: event.sequence, eventJSON: json).utf8),
-            allocator: ByteBufferAllocator()
-        )
-    }
-
-    /// `resynchronise` for event `sequence`: a client of an older protocol version catching up
-    /// from kept events is sent this instead of one it cannot read, and asks for a snapshot,
-    /// which leaves out what it cannot read (``snapshot(for:)``).
-    static func resynchroniseFrame(_ sequence: UInt64) -> ByteBuffer {
-        ByteBuffer(
-            framing: MessageCoding.encode(ServerMessage.resynchronise(sequence: sequence)),
-            allocator: ByteBufferAllocator()
-        )
-    }
-
-    /// A kept event's frame for `client`. The frame holds the event's JSON as written, where a
-    /// member name appears only as one (in a string every quote is escaped): finding
-    /// `"partitionKey":` means the event carries a partitioned cookie, and
-    /// `"authenticationMethod":"httpBearer"` a bearer credential.
-    static func frame(_ entry: (sequence: UInt64, frame: ByteBuffer), for client: ServedClient) -> ByteBuffer {
-        var markers: [[UInt8]] = []
-        if !client.seesPartitionedCookies { markers.append(Array(#""partitionKey":"#.utf8)) }
-        if !client.seesBearerCredentials { markers.append(Array(#""authenticationMethod":"httpBearer""#.utf8)) }
-        let bytes = entry.frame.readableBytesView
-        for marker in markers where bytes.count >= marker.count {
-            var index = bytes.startIndex
-            while let found = bytes[index...].firstIndex(of: marker[0]), bytes.endIndex - found >= marker.count {
-                if bytes[found..<found + marker.count].elementsEqual(marker) {
-                    return resynchroniseFrame(entry.sequence)
-                }
-                index = found + 1
-            }
-        }
-        return entry.frame
     }
 }

@@ -109,7 +109,7 @@ extension StoreService {
                         .status(
                             status: self.status(
                                 health: health,
-                                credentialMismatches: mismatches.map { Self.visible($0, to: origin.value) }
+                                credentialMismatches: mismatches
                             )
                         )
                     }
@@ -213,7 +213,7 @@ extension StoreService {
                 }
             }
             let sequence = writes.isEmpty ? nil : try self.commit(writes, origin: origin.value)
-            return .credentialsRepaired(mismatches: Self.visible(mismatches, to: origin.value), sequence: sequence)
+            return .credentialsRepaired(mismatches: mismatches, sequence: sequence)
         }
     }
 
@@ -245,7 +245,6 @@ extension StoreService {
     private func handleOnLoop(_ request: Request, from client: ServedClient) throws(WireError) -> Response {
         switch request {
         case .hello(let version, _):
-            client.protocolVersion = version
             return .hello(
                 version: version,
                 server: KeyjarServer.version,
@@ -261,10 +260,7 @@ extension StoreService {
         case .cookieHeader(let wire):
             return .cookieHeader(header: state.jar.cookieHeader(for: try Self.context(wire)))
         case .cookies(let wire):
-            let cookies = state.jar.cookies(for: try Self.context(wire))
-            return .cookies(
-                cookies: client.seesPartitionedCookies ? cookies : cookies.filter { !$0.isPartitioned }
-            )
+            return .cookies(cookies: state.jar.cookies(for: try Self.context(wire)))
         case .setCookies(let headers, let wire):
             let context = try Self.context(wire)
             return try storeEach(headers, origin: client) { jar, header in jar.setCookie(header, context: context) }
@@ -287,26 +283,21 @@ extension StoreService {
             return .cookies(
                 cookies: state.jar.allCookies.filter { cookie in
                     !cookie.isExpired(at: now) && (domain.map { Host.domainMatches(cookie.domain, $0) } ?? true)
-                        && (client.seesPartitionedCookies || !cookie.isPartitioned)
                 }.sorted(by: Self.listingOrder)
             )
         case .exportCookies(let format, let includeSameSite):
             let now = Date()
-            let unexpired = state.jar.allCookies.filter { !$0.isExpired(at: now) }
-            // An older client's JSON reader would read a partitioned cookie as an ordinary one.
-            let cookies = (client.seesPartitionedCookies ? unexpired : unexpired.filter { !$0.isPartitioned })
-                .sorted(by: Self.listingOrder)
-            let hidden = unexpired.count - cookies.count
+            let cookies = state.jar.allCookies.filter { !$0.isExpired(at: now) }.sorted(by: Self.listingOrder)
             switch format {
             case .netscape:
                 return .exported(
                     text: NetscapeCookieFile.serialize(cookies, includeSameSite: includeSameSite),
-                    omitted: hidden + cookies.count { !NetscapeCookieFile.canCarry($0) }
+                    omitted: cookies.count { !NetscapeCookieFile.canCarry($0) }
                 )
             case .json:
                 return .exported(
                     text: String(decoding: CookieJSONFile.serialize(cookies), as: UTF8.self),
-                    omitted: hidden
+                    omitted: 0
                 )
             }
 
@@ -323,11 +314,11 @@ extension StoreService {
             return .committed(sequence: try commit([.policy(canonical)], origin: client))
 
         case .credentials(let space):
-            return .credentials(records: Self.visible(try credentialRecords(), to: client).filter { $0.space == space })
+            return .credentials(records: try credentialRecords().filter { $0.space == space })
         case .allCredentials:
-            return .credentials(records: Self.visible(try credentialRecords(), to: client))
+            return .credentials(records: try credentialRecords())
         case .credentialChoice(let space):
-            let choice = CredentialChoice(for: space, among: Self.visible(try credentialRecords(), to: client))
+            let choice = CredentialChoice(for: space, among: try credentialRecords())
             return .credentialChoice(candidates: choice.candidates.map(\.record), preferred: choice.preferred)
         case .setDefaultCredential(let space, let user):
             guard try hasCredential(space, user: user) else {

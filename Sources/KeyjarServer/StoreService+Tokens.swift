@@ -9,20 +9,6 @@ import NIOCore
 extension StoreService {
     typealias LeaseKey = TokenRefreshLeases<EventLoopPromise<Void>>.Key
 
-    /// What a client of an older protocol version may be shown of `records`: before version 4,
-    /// no bearer credential (it could not read the method), and none that is not offered now
-    /// (its matching rule knows no expiry or revocation, so it would offer them).
-    static func visible(_ records: [CredentialRecord], to client: ServedClient?) -> [CredentialRecord] {
-        guard let client, !client.seesBearerCredentials else { return records }
-        let now = Date().timeIntervalSince1970
-        return records.filter { $0.space.authenticationMethod != .httpBearer && $0.isOffered(at: now) }
-    }
-
-    /// The half credentials an older client may be told about: none of a bearer credential.
-    static func visible(_ mismatches: [CredentialMismatch], to client: ServedClient) -> [CredentialMismatch] {
-        client.seesBearerCredentials ? mismatches : mismatches.filter { $0.space.authenticationMethod != .httpBearer }
-    }
-
     // MARK: - Saving
 
     /// Stores `writes`, all or none: each one's secrets go to the secret store (the refresh

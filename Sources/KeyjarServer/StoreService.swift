@@ -127,17 +127,13 @@ final class StoreService: Sendable {
         MessageCoding.encode(ServerMessage.snapshot(snapshot: try snapshot(for: client)))
     }
 
-    /// The whole state; without partitioned cookies for a client whose protocol version has
-    /// none (``ProtocolVersion/seesPartitionedCookies(_:)``).
+    /// The whole state.
     func snapshot(for client: ServedClient?) throws(WireError) -> StoreSnapshot {
-        let cookies =
-            client?.seesPartitionedCookies == false
-            ? state.jar.allCookies.filter { !$0.isPartitioned } : state.jar.allCookies
         do {
             return StoreSnapshot(
-                cookies: cookies,
+                cookies: state.jar.allCookies,
                 policy: state.jar.policy,
-                credentials: Self.visible(try database.credentialRecords(), to: client),
+                credentials: try database.credentialRecords(),
                 sequence: state.latestSequence
             )
         } catch {

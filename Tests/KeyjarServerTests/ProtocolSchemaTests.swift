@@ -31,7 +31,8 @@ struct ProtocolSchemaTests {
         let context = WireCookieContext(url: "https://www.example.com/a", mainDocumentURL: "https://www.example.com/")
         let cookie = Cookie(name: "n", value: "v", domain: "example.com", expires: Date().addingTimeInterval(60))
         let requests: [Request] = [
-            .hello(version: 1, client: "schema-test"), .subscribe(after: nil), .subscribe(after: 0), .status,
+            .hello(version: ProtocolVersion.current, client: "schema-test"), .subscribe(after: nil),
+            .subscribe(after: 0), .status,
             .setCookies(headers: ["a=1; Domain=example.com; SameSite=Lax", "b=2; Domain=com"], context: context),
             .insertCookies(cookies: [cookie]), .cookieHeader(context: context), .cookies(context: context),
             .listCookies(domain: "example.com"), .listCookies(domain: nil),

@@ -73,74 +73,46 @@ struct ServerPartitionedCookieTests {
         #expect(try client.snapshot().cookies.isEmpty)
     }
 
-    @Test func aVersion2ClientNeverSeesAPartitionedCookie() async throws {
+    @Test func aSubscriberGetsAPartitionedCookieWithItsKeyLiveAndWhenCatchingUp() async throws {
         let server = try await InProcessServer()
         let writer = try Self.client(server, version: ProtocolVersion.current)
-        let old = try Self.client(server, version: 2)
-        let current = try Self.client(server, version: ProtocolVersion.current)
-        for client in [old, current] {
-            guard case .subscribed = try client.call(.subscribe(after: nil)) else { throw ConnectionError("subscribe") }
-        }
-        // When a partitioned cookie is stored
-        #expect(
-            try writer.setCookies([Self.partitioned], from: Self.chat, mainDocument: "https://news.example/") == [nil]
-        )
-        // Then a current subscriber gets the event with the key...
-        guard case .event(let event) = try #require(try current.nextPushed()),
-            case .cookies(let changes) = event.event
-        else { throw ConnectionError("expected an event") }
-        #expect(changes.map(\.cookie.partitionKey?.serialized) == ["https://news.example"])
-        // ...and the version-2 one gets the event without it (same number, nothing in it), and
-        // neither its snapshot, a lookup nor a JSON export shows it
-        guard case .event(let stripped) = try #require(try old.nextPushed()) else {
-            throw ConnectionError("expected an event")
-        }
-        #expect(stripped.sequence == event.sequence)
-        #expect(stripped.event == .cookies(changes: []))
-        #expect(try old.snapshot().cookies.isEmpty)
-        let context = WireCookieContext(url: Self.chat, mainDocumentURL: "https://news.example/")
-        guard case .cookies(let matching) = try old.call(.cookies(context: context)),
-            case .cookies(let matchingNow) = try current.call(.cookies(context: context))
-        else { throw ConnectionError("cookies") }
-        #expect(matching.isEmpty)
-        #expect(matchingNow.map(\.name) == ["id"])
-        guard
-            case .exported(let json, let omitted) = try old.call(.exportCookies(format: .json, includeSameSite: false))
-        else { throw ConnectionError("export") }
-        #expect(omitted == 1)
-        #expect(!json.contains("partitionKey"))
-        #expect(try old.snapshot().sequence == event.sequence)
-        guard case .cookies(let listed) = try old.call(.listCookies(domain: nil)) else { throw ConnectionError("list") }
-        #expect(listed.isEmpty)
-        // ...while an unpartitioned cookie reaches it as an ordinary event
-        #expect(try writer.setCookies(["plain=1"], from: Self.chat) == [nil])
-        guard case .event(let plain) = try #require(try old.nextPushed()) else {
-            throw ConnectionError("expected an event")
-        }
-        #expect(plain.event.cookieChanges.map(\.cookie.name) == ["plain"])
-    }
-
-    @Test func aVersion2ClientCatchingUpIsToldToResynchroniseAtAPartitionedEvent() async throws {
-        let server = try await InProcessServer()
-        let writer = try Self.client(server, version: ProtocolVersion.current)
-        guard case .subscribed(let start) = try writer.call(.subscribe(after: nil)) else {
+        let live = try Self.client(server, version: ProtocolVersion.current)
+        guard case .subscribed(let start) = try live.call(.subscribe(after: nil)) else {
             throw ConnectionError("subscribe")
         }
+        // When an ordinary and a partitioned cookie are stored
         #expect(try writer.setCookies(["plain=1"], from: Self.chat) == [nil])
         #expect(
             try writer.setCookies([Self.partitioned], from: Self.chat, mainDocument: "https://news.example/") == [nil]
         )
-        // When a version-2 client subscribes after the first of them
-        let old = try Self.client(server, version: 2)
-        _ = try old.call(.subscribe(after: start))
-        // Then it is sent the unpartitioned event, and resynchronise for the partitioned one
-        var pushed: [ServerMessage] = []
-        while pushed.count < 2, let message = try old.nextPushed() { pushed.append(message) }
-        guard pushed.count == 2, case .event(let first) = pushed[0], case .resynchronise(let second) = pushed[1] else {
-            throw ConnectionError("expected an event and resynchronise, got \(pushed)")
+        // Then a subscriber gets both events, the second with the key
+        var pushed: [SequencedEvent] = []
+        while pushed.count < 2, case .event(let event) = try #require(try live.nextPushed()) { pushed.append(event) }
+        #expect(pushed.map(\.sequence) == [start + 1, start + 2])
+        #expect(pushed.last?.event.cookieChanges.map(\.cookie.partitionKey?.serialized) == ["https://news.example"])
+        // ...and so does a client that subscribes after both, catching up from the first
+        let late = try Self.client(server, version: ProtocolVersion.current)
+        _ = try late.call(.subscribe(after: start))
+        var caughtUp: [SequencedEvent] = []
+        while caughtUp.count < 2, case .event(let event) = try #require(try late.nextPushed()) {
+            caughtUp.append(event)
         }
-        #expect(first.sequence == start + 1)
-        #expect(second == start + 2)
+        #expect(caughtUp == pushed)
+    }
+
+    @Test func aHelloOfAnotherProtocolVersionIsRefusedAndTheConnectionClosed() async throws {
+        let server = try await InProcessServer()
+        for version in [ProtocolVersion.current - 1, ProtocolVersion.current + 1] {
+            let client = try TestClient(socketPath: server.socketPath, hello: false)
+            #expect {
+                try client.call(.hello(version: version, client: "v\(version)"))
+            } throws: { error in
+                (error as? WireError)?.code == WireError.unsupportedVersion
+                    && (error as? WireError)?.message.contains("protocol version \(version) is not supported") == true
+            }
+            #expect(try client.receive(timeout: 5) == nil)
+            #expect(client.isClosed)
+        }
     }
 
     @Test func cookiesTxtExportLeavesPartitionedCookiesOutAndSaysHowMany() async throws {

@@ -75,7 +75,7 @@ struct ServerSecurityTests {
         let script = """
             import socket, struct, json, sys
             s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])
-            b = json.dumps({"id": 1, "request": {"hello": {"version": 1, "client": "intruder"}}}).encode()
+            b = json.dumps({"id": 1, "request": {"hello": {"version": 4, "client": "intruder"}}}).encode()
             try:
                 s.sendall(struct.pack(">I", len(b)) + b)
             except OSError:

@@ -189,7 +189,7 @@ struct ServerSharingTests {
                 n = struct.unpack(">I", h)[0]; b = b""
                 while len(b) < n: b += s.recv(n - len(b))
                 return json.loads(b)
-            send({"id": 1, "request": {"hello": {"version": 1, "client": "python"}}}); recv()
+            send({"id": 1, "request": {"hello": {"version": 4, "client": "python"}}}); recv()
             send({"id": 2, "request": {"subscribe": {}}}); recv()
             print("subscribed", flush=True)
             while True:

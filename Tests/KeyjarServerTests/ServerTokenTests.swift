@@ -256,57 +256,27 @@ struct ServerTokenTests {
         #expect(try Self.records(setup).first?.isRevoked == false)
     }
 
-    @Test func aClientOfVersion3NeverSeesABearerCredential() async throws {
-        let server = try await InProcessServer.withSecretService()
-        let old = try Self.client(server, version: 3)
-        _ = try old.call(.subscribe(after: nil))
-        let current = try Self.client(server)
-        let basic = ProtectionSpace(host: api.host, protocol: "https")
-        try saveToken(current, expires: 4_000_000_000)
-        _ = try current.call(.setCredential(space: basic, user: "alice", password: "pw", makeDefault: false))
-        // Listings, choices and snapshots leave the token out
-        #expect(try Self.records(old).map(\.user) == ["alice"])
-        #expect(try old.snapshot().credentials.map(\.user) == ["alice"])
-        #expect(try Self.records(current).count == 2)
-        guard case .credentialChoice(let candidates, _) = try old.call(.credentialChoice(space: basic)) else {
-            Issue.record("no choice")
-            return
-        }
-        #expect(candidates.map(\.user) == ["alice"])
-        // ...and its events carry only what it can read, under the same sequence numbers
-        var users: [[String]] = []
-        while users.count < 2, case .event(let event)? = try old.nextPushed() {
-            guard case .credentials(let changes) = event.event else { continue }
-            users.append(changes.map(\.user))
-        }
-        #expect(users.count == 2 && users.first?.isEmpty == true)
-        #expect(users.last.map { !$0.isEmpty && $0.allSatisfy { $0 == "alice" } } == true)
-    }
-
-    @Test func aVersion3ClientCatchingUpPastABearerChangeResynchronises() async throws {
+    @Test func aClientCatchingUpPastABearerChangeGetsItAsAnEvent() async throws {
         let server = try await InProcessServer.withSecretService()
         let current = try Self.client(server)
         let basic = ProtectionSpace(host: api.host, protocol: "https")
         _ = try current.call(.setCredential(space: basic, user: "alice", password: "pw", makeDefault: false))
         try saveToken(current, expires: 4_000_000_000)
-        // Given a version-3 client that missed both changes, catching up from the kept events
-        let old = try Self.client(server, version: 3)
-        _ = try old.call(.subscribe(after: 0))
-        // Then it gets the password's event as it is, and the token's as resynchronise
-        guard case .event(let first)? = try old.nextPushed(), case .resynchronise(let second)? = try old.nextPushed()
-        else {
-            Issue.record("expected an event, then resynchronise")
-            return
-        }
-        #expect(first.sequence == 1 && second == 2)
-        // ...while a current client catching up gets both events
+        // A client that missed both changes, catching up from the kept events, gets both
         let catchingUp = try Self.client(server)
         _ = try catchingUp.call(.subscribe(after: 0))
-        guard case .event? = try catchingUp.nextPushed(), case .event(let token)? = try catchingUp.nextPushed() else {
+        guard case .event(let password)? = try catchingUp.nextPushed(),
+            case .event(let token)? = try catchingUp.nextPushed()
+        else {
             Issue.record("expected two events")
             return
         }
-        #expect(token.event.hasBearerCredential)
+        #expect(password.sequence == 1 && token.sequence == 2)
+        guard case .credentials(let changes) = token.event else {
+            Issue.record("expected a credential event, got \(token.event)")
+            return
+        }
+        #expect(!changes.isEmpty && changes.allSatisfy { $0.space.authenticationMethod == .httpBearer })
     }
 
     @Test func aWaiterThatWentAwayIsNotGivenTheLease() async throws {
@@ -353,7 +323,7 @@ struct ServerTokenTests {
         #expect(try Self.records(holder).isEmpty)
     }
 
-    @Test func aVersion3ClientsStatusLeavesOutABearerCredentialsMismatch() async throws {
+    @Test func aBearerCredentialWithoutItsTokenIsAMismatchInStatus() async throws {
         let server = try await InProcessServer.withSecretService()
         let current = try Self.client(server)
         try saveToken(current, expires: 4_000_000_000)
@@ -370,16 +340,5 @@ struct ServerTokenTests {
             full = status
         }
         #expect(full?.credentialMismatches?.contains { $0.space == api } == true)
-        // A version-3 client, which could not read the method, is told of no such mismatch
-        let old = try Self.client(server, version: 3)
-        var filtered: ServiceStatus?
-        while filtered?.credentialMismatches == nil {
-            guard case .status(let status) = try old.call(.status) else {
-                Issue.record("no status")
-                return
-            }
-            filtered = status
-        }
-        #expect(filtered?.credentialMismatches?.contains { $0.space.host == api.host } == false)
     }
 }

@@ -73,7 +73,7 @@ precondition(
 )
 
 // A hello first, then requests with ids; the reply carries the id back.
-send(#"{"id": 1, "request": {"hello": {"version": 2, "client": "my-tool"}}}"#, to: socket)
+send(#"{"id": 1, "request": {"hello": {"version": 4, "client": "my-tool"}}}"#, to: socket)
 _ = receive(from: socket)
 send(#"{"id": 2, "request": {"status": {}}}"#, to: socket)
 let reply = receive(from: socket)["reply"] as? [String: Any]
