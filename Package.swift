@@ -300,7 +300,7 @@ let package = Package(
         .executableTarget(
             name: "KeyjarBench",
             dependencies: [
-                "Keyjar", "KeyjarBrowserCookies", "KeyjarBrowserFixtures", "KeyjarCodec", "KeyjarCore",
+                "Keyjar", "KeyjarBrowserCookies", "KeyjarBrowserFixtures", "KeyjarCodec", "KeyjarCore", "KeyjarFiles",
                 "KeyjarProtocol",
                 "KeyjarStore", "KeyjarLoader", "CMallocInfo", "CCurl", "KeyjarHTTPCache", "KeyjarResponseCache",
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import KeyjarFiles
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -187,37 +188,18 @@ private struct CommandRun {
     ) throws {
         let inputPath = directory + "/input"
         try input.write(toFile: inputPath, atomically: false, encoding: .utf8)
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, inputPath, O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, outputPath ?? "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        if outputPath == nil {
-            posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-        } else {
-            posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        }
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var noSignals = sigset_t()
-        sigemptyset(&noSignals)
-        posix_spawnattr_setsigmask(&attributes, &noSignals)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
-        var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
-        var envp: [UnsafeMutablePointer<CChar>?] = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { for pointer in argv + envp { free(pointer) } }
-        var pid: pid_t = 0
+        let output: ProcessSpawn.Stream = outputPath.map { .file($0, flags: O_WRONLY | O_CREAT | O_TRUNC) } ?? .null
+        let options = ProcessSpawn.Options(
+            standardInput: .file(inputPath, flags: O_RDONLY),
+            standardOutput: output,
+            // Errors beside the output, written through the same open file.
+            standardError: outputPath == nil ? .null : .descriptor(1),
+            environment: environment
+        )
         let started = nanoseconds()
-        let spawned = posix_spawn(&pid, arguments[0], &actions, &attributes, &argv, &envp)
-        guard spawned == 0 else {
-            throw BenchmarkError("cannot start \(arguments[0]): \(String(cString: strerror(spawned)))")
-        }
-        var raw: Int32 = 0
-        while waitpid(pid, &raw, 0) < 0 && errno == EINTR {}
+        let pid = try ProcessSpawn.start(arguments, options)
+        status = ProcessSpawn.wait(pid).status
         wall = nanoseconds() - started
-        // WIFEXITED / WEXITSTATUS; a signal counts as a failure.
-        status = raw & 0x7F == 0 ? (raw >> 8) & 0xFF : 128 + (raw & 0x7F)
     }
 }
 

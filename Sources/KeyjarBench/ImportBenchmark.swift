@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import KeyjarFiles
 
 /// A cookies.txt of 100,000 and of 600,000 lines (3,000 and 18,000 sites) imported with the
 /// release `keyjar cookie import` into a keyjard with its default limits: lines per second, and
@@ -84,18 +85,10 @@ private func runWatchedImport(keyjar: String, directory: String) throws {
 
 /// Starts a program with its standard output to `output` and its errors to /dev/null.
 private func spawn(_ executable: String, _ arguments: [String], output: String) throws -> pid_t {
-    var pid: pid_t = 0
-    var argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
-    defer { for pointer in argv { free(pointer) } }
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-    guard posix_spawn(&pid, executable, &actions, nil, &argv, environ) == 0 else {
-        throw BenchmarkError("cannot start \(executable)")
-    }
-    return pid
+    try ProcessSpawn.start(
+        [executable] + arguments,
+        ProcessSpawn.Options(standardOutput: .file(output, flags: O_WRONLY | O_CREAT | O_TRUNC), standardError: .null)
+    )
 }
 
 /// `lines` cookies, 40 a site, valid for a day; written in pieces, so that this process stays
@@ -117,21 +110,13 @@ private func writeCookiesFile(_ path: String, lines: Int) throws {
     }
 }
 
-/// Runs a program to its end: its exit status and its peak resident memory (bytes).
+/// Runs a program to its end: its exit status (-1 when a signal ended it) and its peak resident
+/// memory (bytes).
 private func runMeasured(_ executable: String, _ arguments: [String]) throws -> (status: Int32, peakBytes: Int) {
-    var pid: pid_t = 0
-    var argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
-    defer { for pointer in argv { free(pointer) } }
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-    guard posix_spawn(&pid, executable, &actions, nil, &argv, environ) == 0 else {
-        throw BenchmarkError("cannot start \(executable)")
-    }
-    var status: Int32 = 0
-    var usage = rusage()
-    while wait4(pid, &status, 0, &usage) < 0 && errno == EINTR {}
-    return (status & 0x7F == 0 ? (status >> 8) & 0xFF : -1, usage.ru_maxrss * 1024)
+    let pid = try ProcessSpawn.start(
+        [executable] + arguments,
+        ProcessSpawn.Options(standardOutput: .null, standardError: .null)
+    )
+    let exit = ProcessSpawn.wait(pid)
+    return (exit.wasSignalled ? -1 : exit.status, exit.peakResidentBytes)
 }

@@ -7,10 +7,6 @@ import KeyjarProtocol
 /// at the same moment (they queue on `autostart.lock` beside the socket, and the ones after
 /// the first find it serving).
 enum KeyjardLauncher {
-    /// glibc's POSIX_SPAWN_SETSID (0x80), hidden from Swift behind _GNU_SOURCE: the child gets a
-    /// session of its own, so a Ctrl-C in the starting program's terminal does not reach it.
-    private static let posixSpawnSetSID: Int32 = 0x80
-
     /// How long a start may take before the caller is told keyjard is unreachable: 10 s, or
     /// `KEYJAR_START_TIMEOUT` seconds (a slow or very busy machine, where keyjard's first
     /// contact with the Secret Service can take longer).
@@ -188,15 +184,6 @@ enum KeyjardLauncher {
         return nil
     }
 
-    /// This process's open descriptors that a child would inherit (those without close-on-exec).
-    private static func inheritedDescriptors() -> [CInt] {
-        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
-        return entries.compactMap { CInt($0) }.filter { descriptor in
-            let flags = fcntl(descriptor, F_GETFD)
-            return flags >= 0 && flags & FD_CLOEXEC == 0
-        }
-    }
-
     /// Spawns keyjard in a session of its own (so it outlives this process and its terminal),
     /// serving `database` (named, so that it is the one the client looks for it by), logging to
     /// `logPath`, and waits for its "ready" line.
@@ -212,42 +199,21 @@ enum KeyjardLauncher {
         // Only keyjard's stdout (a dup2'ed copy) should keep the pipe open in the child.
         _ = fcntl(pipeEnds[0], F_SETFD, FD_CLOEXEC)
         _ = fcntl(pipeEnds[1], F_SETFD, FD_CLOEXEC)
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_adddup2(&actions, pipeEnds[1], 1)
-        posix_spawn_file_actions_addopen(&actions, 2, logPath, O_WRONLY | O_CREAT | O_APPEND, 0o600)
-        // keyjard outlives this process: it must not keep any of our descriptors open (a pipe
-        // our parent reads would then never see its end).
-        for descriptor in inheritedDescriptors() where descriptor > 2 && descriptor != pipeEnds[1] {
-            posix_spawn_file_actions_addclose(&actions, descriptor)
-        }
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        // A daemon starts with a clean slate: the calling thread may block signals (Swift's
-        // worker threads do), and keyjard must receive SIGTERM and SIGCHLD like any program.
-        var noSignals = sigset_t()
-        sigemptyset(&noSignals)
-        posix_spawnattr_setsigmask(&attributes, &noSignals)
-        var defaults = sigset_t()
-        sigfillset(&defaults)
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setflags(
-            &attributes,
-            Int16(posixSpawnSetSID | Int32(POSIX_SPAWN_SETSIGMASK) | Int32(POSIX_SPAWN_SETSIGDEF))
+        var options = ProcessSpawn.Options(
+            standardInput: .null,
+            standardOutput: .descriptor(pipeEnds[1]),
+            standardError: .file(logPath, flags: O_WRONLY | O_CREAT | O_APPEND)
         )
-        let arguments = [binary, "--socket", socketPath, "--database", database]
-        var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
-        defer { for pointer in argv { free(pointer) } }
-        var pid: pid_t = 0
-        let status = posix_spawn(&pid, binary, &actions, &attributes, &argv, environ)
+        // keyjard outlives this process: in a session of its own, keeping none of our
+        // descriptors (a pipe our parent reads would then never see its end).
+        options.newSession = true
+        options.closesInheritedDescriptors = true
+        let spawned = Result { () throws(ProcessSpawn.Failure) in
+            try ProcessSpawn.start([binary, "--socket", socketPath, "--database", database], options)
+        }
         close(pipeEnds[1])
         defer { close(pipeEnds[0]) }
-        guard status == 0 else {
-            throw unreachable("cannot start \(binary): \(String(cString: strerror(status)))")
-        }
+        if case .failure(let failure) = spawned { throw unreachable(failure.description) }
         // Wait for "ready <socket>", with a deadline; keyjard writes nothing else to stdout.
         let deadline = Date().addingTimeInterval(timeout)
         var line: [UInt8] = []

@@ -92,7 +92,8 @@ public final class LighttpdServer: Sendable {
 
 /// Starts a server on a loopback port found free, and returns once it accepts there. A port
 /// found free may be taken by another test before the server binds it: then the server exits,
-/// and another port is tried.
+/// and another port is tried. Accepting is not enough (the other test's server accepts there
+/// too, and ours may not have exited yet): the listening socket must be our server's.
 ///
 /// - Parameter command: writes the server's configuration for a port and returns its command.
 func spawnOnFreePort(
@@ -106,7 +107,9 @@ func spawnOnFreePort(
         let started = try spawnQuietly(executable, arguments, environment: ProcessInfo.processInfo.environment)
         // Until it accepts, or exits because the port was taken meanwhile.
         let accepting = await eventually { !isRunning(started) || loopbackPortAccepts(candidate) }
-        if accepting, isRunning(started) { return (candidate, started) }
+        if accepting, isRunning(started), listensOnLoopback(candidate, processOrChildOf: started) {
+            return (candidate, started)
+        }
         kill(started, SIGKILL)
         _ = await waitForExit(started)
     }
@@ -235,6 +238,44 @@ public func loopbackPortAccepts(_ port: Int) -> Bool {
     return withUnsafePointer(to: &address) {
         $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
             connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+        }
+    }
+}
+
+/// Whether the socket listening on 127.0.0.1:`port` is open in `pid` or one of its children
+/// (a server that forks its workers): the kernel's socket table names the listener's inode, and
+/// /proc/PID/fd the sockets a process holds.
+public func listensOnLoopback(_ port: Int, processOrChildOf pid: pid_t) -> Bool {
+    // "sl local_address rem_address st … inode": 0100007F is 127.0.0.1, state 0A is LISTEN.
+    // Read to its end: the kernel makes the table a page at a time, and a read that trusts the
+    // file's size (0) or takes one page misses the sockets after it.
+    let table =
+        FileHandle(forReadingAtPath: "/proc/net/tcp").map { file in
+            defer { try? file.close() }
+            return String(decoding: (try? file.readToEnd()) ?? Data(), as: UTF8.self)
+        } ?? ""
+    let local = "0100007F:" + String(format: "%04X", port)
+    let inodes = table.split(separator: "\n").dropFirst().compactMap { line -> String? in
+        let fields = line.split(separator: " ")
+        guard fields.count > 9, fields[1] == local, fields[3] == "0A" else { return nil }
+        return "socket:[\(fields[9])]"
+    }
+    guard !inodes.isEmpty else { return false }
+    let children = ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).compactMap {
+        entry -> pid_t? in
+        guard let child = pid_t(entry),
+            let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+            let end = stat.lastIndex(of: ")")
+        else { return nil }
+        // After "pid (name)": state, then the parent's pid.
+        let fields = stat[stat.index(after: end)...].split(separator: " ")
+        return fields.count > 1 && pid_t(fields[1]) == pid ? child : nil
+    }
+    return ([pid] + children).contains { process in
+        let directory = "/proc/\(process)/fd"
+        return ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).contains { descriptor in
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "\(directory)/\(descriptor)"))
+                .map(inodes.contains) ?? false
         }
     }
 }

@@ -1,0 +1,148 @@
+import Glibc
+
+/// Starting a program with posix_spawn, by one rule: where its standard streams go, which of
+/// this process's descriptors it keeps, and the signal state it starts with. keyjard's launcher
+/// and the benchmark's runners start their children through this.
+package enum ProcessSpawn {
+    /// Where one of the child's standard streams goes.
+    package enum Stream: Sendable {
+        /// The file at the path, opened with these flags (and mode, when it creates one).
+        case file(String, flags: Int32, mode: UInt32 = 0o600)
+        /// A copy of this process's descriptor.
+        case descriptor(Int32)
+        /// /dev/null, opened for the stream's direction.
+        case null
+    }
+
+    /// How the child starts.
+    package struct Options: Sendable {
+        package var standardInput: Stream?
+        package var standardOutput: Stream?
+        package var standardError: Stream?
+        /// Its environment; nil for this process's.
+        package var environment: [String: String]?
+        /// In a session of its own, so that it outlives this process and its terminal.
+        package var newSession = false
+        /// Closes every descriptor above 2 that this process would let it inherit: a child that
+        /// outlives this process must not keep, say, a pipe open that our parent reads to its end.
+        package var closesInheritedDescriptors = false
+
+        package init(
+            standardInput: Stream? = nil,
+            standardOutput: Stream? = nil,
+            standardError: Stream? = nil,
+            environment: [String: String]? = nil
+        ) {
+            self.standardInput = standardInput
+            self.standardOutput = standardOutput
+            self.standardError = standardError
+            self.environment = environment
+        }
+    }
+
+    /// Why a program could not be started: the program and the error's text.
+    package struct Failure: Error, Sendable, CustomStringConvertible {
+        package var program: String
+        package var errorNumber: Int32
+        package var description: String { "cannot start \(program): \(String(cString: strerror(errorNumber)))" }
+    }
+
+    /// glibc's POSIX_SPAWN_SETSID, which Glibc's Swift module does not export.
+    private static let setSessionFlag: Int32 = 0x80
+
+    /// Starts `arguments[0]` (a path) with `arguments`. The child's signal mask is empty and its
+    /// signals at their defaults whatever the calling thread blocks (Swift's worker threads
+    /// block some): it must receive SIGTERM and SIGCHLD like any program.
+    package static func start(_ arguments: [String], _ options: Options = Options()) throws(Failure) -> Int32 {
+        precondition(!arguments.isEmpty, "a program to start")
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        var kept: Set<Int32> = []
+        for (target, stream) in [
+            (Int32(0), options.standardInput), (1, options.standardOutput), (2, options.standardError),
+        ] {
+            switch stream {
+            case nil: break
+            case .file(let path, let flags, let mode):
+                posix_spawn_file_actions_addopen(&actions, target, path, flags, mode)
+            case .null:
+                posix_spawn_file_actions_addopen(&actions, target, "/dev/null", target == 0 ? O_RDONLY : O_WRONLY, 0)
+            case .descriptor(let source):
+                kept.insert(source)
+                posix_spawn_file_actions_adddup2(&actions, source, target)
+            }
+        }
+        if options.closesInheritedDescriptors {
+            for descriptor in inheritedDescriptors() where descriptor > 2 && !kept.contains(descriptor) {
+                posix_spawn_file_actions_addclose(&actions, descriptor)
+            }
+        }
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var noSignals = sigset_t()
+        sigemptyset(&noSignals)
+        posix_spawnattr_setsigmask(&attributes, &noSignals)
+        var defaults = sigset_t()
+        sigfillset(&defaults)
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        let flags =
+            Int32(POSIX_SPAWN_SETSIGMASK) | Int32(POSIX_SPAWN_SETSIGDEF) | (options.newSession ? setSessionFlag : 0)
+        posix_spawnattr_setflags(&attributes, Int16(flags))
+        var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+        defer { for pointer in argv { free(pointer) } }
+        var pid: Int32 = 0
+        let status: Int32
+        if let environment = options.environment {
+            var envp: [UnsafeMutablePointer<CChar>?] = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+            defer { for pointer in envp { free(pointer) } }
+            status = posix_spawn(&pid, arguments[0], &actions, &attributes, &argv, &envp)
+        } else {
+            status = posix_spawn(&pid, arguments[0], &actions, &attributes, &argv, environ)
+        }
+        guard status == 0 else { throw Failure(program: arguments[0], errorNumber: status) }
+        return pid
+    }
+
+    /// How a child ended.
+    package struct Exit: Sendable {
+        /// Its exit status; 128 + the signal's number for one a signal ended (as a shell says).
+        package var status: Int32
+        /// Whether a signal ended it.
+        package var wasSignalled: Bool
+        /// Its peak resident memory, in bytes.
+        package var peakResidentBytes: Int
+    }
+
+    /// Waits for `pid` to end (again after an interruption).
+    package static func wait(_ pid: Int32) -> Exit {
+        var raw: Int32 = 0
+        var usage = rusage()
+        while wait4(pid, &raw, 0, &usage) < 0 && errno == EINTR {}
+        // WIFEXITED / WEXITSTATUS / WTERMSIG, which are C macros.
+        let signal = raw & 0x7F
+        return Exit(
+            status: signal == 0 ? (raw >> 8) & 0xFF : 128 + signal,
+            wasSignalled: signal != 0,
+            peakResidentBytes: usage.ru_maxrss * 1024
+        )
+    }
+
+    /// This process's open descriptors that are not close-on-exec.
+    private static func inheritedDescriptors() -> [Int32] {
+        guard let directory = opendir("/proc/self/fd") else { return [] }
+        defer { closedir(directory) }
+        let own = dirfd(directory)
+        var descriptors: [Int32] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) {
+                String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            guard let descriptor = Int32(name), descriptor != own else { continue }
+            let flags = fcntl(descriptor, F_GETFD)
+            if flags >= 0 && flags & FD_CLOEXEC == 0 { descriptors.append(descriptor) }
+        }
+        return descriptors
+    }
+}
