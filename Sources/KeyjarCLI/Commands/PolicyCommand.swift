@@ -93,11 +93,8 @@ extension PolicyCommand {
                 commandName: "allow",
                 abstract: "Accept and send cookies for the domain, whatever the policy."
             )
-            @OptionGroup var global: GlobalOptions
-            @Argument(help: ArgumentHelp("The domain (its subdomains included).", valueName: "domain")) var domain:
-                String
-            func validate() throws { _ = try ruleDomain(domain) }
-            func run() throws { try setRule(.allow, for: domain, global) }
+            @OptionGroup var rule: RuleTarget
+            func run() throws { try rule.set(.allow) }
         }
 
         struct Block: ParsableCommand {
@@ -105,11 +102,8 @@ extension PolicyCommand {
                 commandName: "block",
                 abstract: "Neither store nor send cookies for the domain."
             )
-            @OptionGroup var global: GlobalOptions
-            @Argument(help: ArgumentHelp("The domain (its subdomains included).", valueName: "domain")) var domain:
-                String
-            func validate() throws { _ = try ruleDomain(domain) }
-            func run() throws { try setRule(.block, for: domain, global) }
+            @OptionGroup var rule: RuleTarget
+            func run() throws { try rule.set(.block) }
         }
 
         struct SessionOnly: ParsableCommand {
@@ -117,11 +111,8 @@ extension PolicyCommand {
                 commandName: "session-only",
                 abstract: "Accept the domain's cookies but keep them only for the session."
             )
-            @OptionGroup var global: GlobalOptions
-            @Argument(help: ArgumentHelp("The domain (its subdomains included).", valueName: "domain")) var domain:
-                String
-            func validate() throws { _ = try ruleDomain(domain) }
-            func run() throws { try setRule(.sessionOnly, for: domain, global) }
+            @OptionGroup var rule: RuleTarget
+            func run() throws { try rule.set(.sessionOnly) }
         }
 
         struct Remove: ParsableCommand {
@@ -165,7 +156,15 @@ extension PolicyCommand {
     }
 }
 
-private func setRule(_ action: CookieDomainAction, for text: String, _ global: GlobalOptions) throws {
-    let domain = try ruleDomain(text)
-    try updatePolicy(global) { $0.domainRules[domain] = action }
+/// The domain a rule is set for (`allow`, `block`, `session-only`), with the connection options.
+struct RuleTarget: ParsableArguments {
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: ArgumentHelp("The domain (its subdomains included).", valueName: "domain")) var domain: String
+
+    func validate() throws { _ = try ruleDomain(domain) }
+
+    func set(_ action: CookieDomainAction) throws {
+        let domain = try ruleDomain(domain)
+        try updatePolicy(global) { $0.domainRules[domain] = action }
+    }
 }
