@@ -166,8 +166,12 @@ public enum CredentialPersistence: String, Sendable, Hashable, Codable, CaseIter
     case synchronizable
 }
 
-/// A user and password for a protection space. `description` never shows the password.
-public struct Credential: Sendable, Hashable, Codable, CustomStringConvertible, CustomDebugStringConvertible {
+/// A user and password for a protection space. `description` never shows the password, and it
+/// is not `Codable`: a password is written only where a format means to carry one (the wire's
+/// `password` reply, a backup), never by a generic encoder into a file or a log.
+public struct Credential: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible,
+    CustomReflectable
+{
     public var user: String
     public var password: String
     public var persistence: CredentialPersistence
@@ -182,6 +186,10 @@ public struct Credential: Sendable, Hashable, Codable, CustomStringConvertible, 
         "Credential(user: \(user), password: <hidden>, persistence: \(persistence.rawValue))"
     }
     public var debugDescription: String { description }
+    /// What `dump` and debuggers' summaries show: the password hidden there too.
+    public var customMirror: Mirror {
+        Mirror(self, children: ["user": user, "password": "<hidden>", "persistence": persistence])
+    }
 }
 
 /// What keyjard stores of a credential besides its secrets (the password and an OAuth refresh
