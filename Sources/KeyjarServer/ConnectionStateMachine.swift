@@ -56,7 +56,9 @@ struct ConnectionStateMachine {
                         code: WireError.unsupportedVersion,
                         message:
                             "protocol version \(version) is not supported; this keyjard speaks "
-                            + "\(supportedVersions.lowerBound) to \(supportedVersions.upperBound)"
+                            + (supportedVersions.count == 1
+                                ? "\(supportedVersions.lowerBound)"
+                                : "\(supportedVersions.lowerBound) to \(supportedVersions.upperBound)")
                     )
                 )
             }

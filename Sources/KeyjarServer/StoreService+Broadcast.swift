@@ -136,7 +136,7 @@ extension StoreService {
                 client.close()
                 throw WireError(code: WireError.overloaded, message: "the missed events did not fit the client's queue")
             }
-        } else if !client.send(encoded: try snapshotMessage(for: client)) {
+        } else if !client.send(encoded: try snapshotMessage()) {
             client.close()
             throw WireError(code: WireError.overloaded, message: "the snapshot did not fit the client's queue")
         }

@@ -255,7 +255,7 @@ extension StoreService {
         case .follow(let after):
             return try follow(client, after: after)
         case .snapshot:
-            return .snapshot(snapshot: try snapshot(for: client))
+            return .snapshot(snapshot: try snapshot())
 
         case .cookieHeader(let wire):
             return .cookieHeader(header: state.jar.cookieHeader(for: try Self.context(wire)))

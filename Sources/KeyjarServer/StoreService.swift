@@ -123,12 +123,12 @@ final class StoreService: Sendable {
     }
 
     /// The whole state as a pushed `snapshot` message (cookies written by the fast encoder).
-    func snapshotMessage(for client: ServedClient) throws(WireError) -> [UInt8] {
-        MessageCoding.encode(ServerMessage.snapshot(snapshot: try snapshot(for: client)))
+    func snapshotMessage() throws(WireError) -> [UInt8] {
+        MessageCoding.encode(ServerMessage.snapshot(snapshot: try snapshot()))
     }
 
     /// The whole state.
-    func snapshot(for client: ServedClient?) throws(WireError) -> StoreSnapshot {
+    func snapshot() throws(WireError) -> StoreSnapshot {
         do {
             return StoreSnapshot(
                 cookies: state.jar.allCookies,

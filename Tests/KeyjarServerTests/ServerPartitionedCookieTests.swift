@@ -108,7 +108,9 @@ struct ServerPartitionedCookieTests {
                 try client.call(.hello(version: version, client: "v\(version)"))
             } throws: { error in
                 (error as? WireError)?.code == WireError.unsupportedVersion
-                    && (error as? WireError)?.message.contains("protocol version \(version) is not supported") == true
+                    && (error as? WireError)?.message.hasSuffix(
+                        "protocol version \(version) is not supported; this keyjard speaks \(ProtocolVersion.current)"
+                    ) == true
             }
             #expect(try client.receive(timeout: 5) == nil)
             #expect(client.isClosed)
