@@ -169,7 +169,7 @@ let package = Package(
         // one file per body), under KeyjarHTTPCache's rules.
         .target(
             name: "KeyjarResponseCache",
-            dependencies: ["KeyjarFiles", "KeyjarHTTPCache", "KeyjarLocks", "KeyjarSQLite"],
+            dependencies: ["KeyjarCodec", "KeyjarFiles", "KeyjarHTTPCache", "KeyjarLocks", "KeyjarSQLite"],
             swiftSettings: swiftSettings
         ),
         // HTTP authentication as pure values: challenge parsing, scheme choice, Basic, Bearer,
@@ -177,14 +177,16 @@ let package = Package(
         // it and loads no libcrypto.
         .target(
             name: "KeyjarAuth",
-            dependencies: ["KeyjarCore", "KeyjarFiles"],
+            dependencies: ["KeyjarCodec", "KeyjarCore", "KeyjarFiles"],
             swiftSettings: swiftSettings
         ),
         // Digest's responses (RFC 7616): the hashes (swift-crypto; SHA-512/256 from libcrypto),
         // the session's nonce counts, the Authorization value.
         .target(
             name: "KeyjarDigest",
-            dependencies: ["KeyjarAuth", "COpenSSL", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: [
+                "KeyjarAuth", "KeyjarFiles", "COpenSSL", .product(name: "Crypto", package: "swift-crypto"),
+            ],
             swiftSettings: swiftSettings
         ),
         // A process's connection to keyjard: the client (its blocking transport, the sequence
@@ -211,7 +213,7 @@ let package = Package(
         .target(
             name: "KeyjarIdentity",
             dependencies: [
-                "COpenSSL",
+                "COpenSSL", "KeyjarFiles",
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
@@ -223,7 +225,7 @@ let package = Package(
         .target(
             name: "KeyjarLoader",
             dependencies: [
-                "Keyjar", "KeyjarAuth", "KeyjarCore", "KeyjarDigest", "KeyjarFiles", "KeyjarHTTPCache",
+                "Keyjar", "KeyjarAuth", "KeyjarCodec", "KeyjarCore", "KeyjarDigest", "KeyjarFiles", "KeyjarHTTPCache",
                 "KeyjarIdentity", "KeyjarLocks", "KeyjarResponseCache", "CBrotli", "CCurl", "CZlib", "CZstd",
             ],
             swiftSettings: swiftSettings
@@ -244,7 +246,7 @@ let package = Package(
         .target(
             name: "KeyjarBrowserCookies",
             dependencies: [
-                "KeyjarCore", "KeyjarFiles", "KeyjarSQLite", "CLibSecret",
+                "KeyjarCodec", "KeyjarCore", "KeyjarFiles", "KeyjarSQLite", "CLibSecret",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
             ],

@@ -1,5 +1,3 @@
-import KeyjarFiles
-
 /// RFC 9110 §5.6 character classes and quoting, shared by the challenge parser and the
 /// Authorization writers.
 package enum HTTPSyntax {
@@ -40,9 +38,5 @@ package enum HTTPSyntax {
     /// space and tab only (RFC 7616 §3.4.4 sends anything else as `username*`).
     package static func isQuotableASCII(_ value: String) -> Bool {
         value.utf8.allSatisfy { $0 == 0x09 || (0x20...0x7E).contains($0) }
-    }
-
-    package static func hex(_ bytes: [UInt8]) -> String {
-        Hex.encode(bytes)
     }
 }

@@ -1,4 +1,5 @@
 public import FoundationEssentials
+import KeyjarCodec
 
 /// The refresh request of OAuth 2.0 (RFC 6749 §6) and the token endpoint's answer to it
 /// (§5.1, §5.2): the one place that format is written and read.
@@ -55,19 +56,19 @@ public struct OAuthRefreshRequest: Sendable, Hashable, CustomStringConvertible, 
     ///   `invalid_grant` meaning the refresh token is dead), another status without an OAuth
     ///   error, or an answer that is not a usable Bearer token.
     public func response(status: Int, body: Data) throws(OAuthTokenError) -> OAuthTokenResponse {
-        let decoded = try? JSONDecoder().decode(TokenEndpointJSON.self, from: body)
-        let secrets = [refreshToken, decoded?.access_token, decoded?.refresh_token].compactMap { $0 }
+        let decoded = TokenEndpointJSON(body: body)
+        let secrets = [refreshToken, decoded?.accessToken, decoded?.refreshToken].compactMap { $0 }
         // A 200 carrying an error is still a refusal (some servers answer so).
         if let decoded, let code = decoded.error, !code.isEmpty {
             throw .refused(
                 OAuthErrorCode.received(code, avoiding: secrets),
-                description: OAuthSyntax.plainDescription(decoded.error_description, avoiding: secrets),
+                description: OAuthSyntax.plainDescription(decoded.errorDescription, avoiding: secrets),
                 status: status
             )
         }
         guard status == 200 else { throw .unexpectedStatus(status) }
         guard let decoded else { throw .malformedResponse("the body is not a JSON object of the token response") }
-        guard let accessToken = decoded.access_token, !accessToken.isEmpty else {
+        guard let accessToken = decoded.accessToken, !accessToken.isEmpty else {
             throw .malformedResponse("the response has no access_token")
         }
         // A Bearer token is sent as RFC 6750 §2.1's b64token (RFC 6749 §A.12 allows any
@@ -75,12 +76,12 @@ public struct OAuthRefreshRequest: Sendable, Hashable, CustomStringConvertible, 
         guard BearerAuthorization.isBearerToken(accessToken) else {
             throw .malformedResponse("the access_token has characters a Bearer header cannot carry")
         }
-        guard let tokenType = decoded.token_type else { throw .malformedResponse("the response has no token_type") }
+        guard let tokenType = decoded.tokenType else { throw .malformedResponse("the response has no token_type") }
         // §7.1: a client must not use a token whose type it does not understand; §5.1: case-insensitive.
         guard tokenType.lowercased() == "bearer" else {
             throw .unsupportedTokenType(OAuthSyntax.plainDescription(tokenType, avoiding: secrets) ?? "another kind of")
         }
-        if let rotated = decoded.refresh_token {
+        if let rotated = decoded.refreshToken {
             guard !rotated.isEmpty, rotated.utf8.allSatisfy(OAuthSyntax.isVisibleOrSpace) else {
                 throw .malformedResponse("the new refresh_token is empty or has characters OAuth does not allow")
             }
@@ -88,8 +89,8 @@ public struct OAuthRefreshRequest: Sendable, Hashable, CustomStringConvertible, 
         return OAuthTokenResponse(
             accessToken: accessToken,
             tokenType: tokenType,
-            expiresIn: decoded.expires_in?.seconds,
-            refreshToken: decoded.refresh_token,
+            expiresIn: decoded.expiresIn,
+            refreshToken: decoded.refreshToken,
             scope: decoded.scope
         )
     }
@@ -202,33 +203,44 @@ public enum OAuthTokenError: Error, Sendable, Hashable, CustomStringConvertible 
 }
 
 /// The JSON members of §5.1 and §5.2 Keyjar reads; others are ignored.
-private struct TokenEndpointJSON: Decodable {
-    var access_token: String?
-    var token_type: String?
-    var expires_in: Seconds?
-    var refresh_token: String?
+private struct TokenEndpointJSON {
+    var accessToken: String?
+    var tokenType: String?
+    var expiresIn: Double?
+    var refreshToken: String?
     var scope: String?
     var error: String?
-    var error_description: String?
+    var errorDescription: String?
+
+    /// nil unless `body` is a JSON object whose known members (absent or null allowed) have
+    /// their types: an answer with one of them wrong is not trusted in any part.
+    init?(body: Data) {
+        guard let json = JSONReader.parse(Array(body)) else { return nil }
+        do throws(JSONShapeError) {
+            accessToken = try json.optionalString("access_token")
+            tokenType = try json.optionalString("token_type")
+            expiresIn = try json.optional("expires_in", Self.seconds)
+            refreshToken = try json.optionalString("refresh_token")
+            scope = try json.optionalString("scope")
+            error = try json.optionalString("error")
+            errorDescription = try json.optionalString("error_description")
+        } catch {
+            return nil
+        }
+    }
 
     /// `expires_in` as a JSON number, as §5.1 says, or a numeric string, as some servers send it.
-    struct Seconds: Decodable {
-        var seconds: Double
-        init(from decoder: any Decoder) throws {
-            let container = try decoder.singleValueContainer()
-            let value: Double
-            if let number = try? container.decode(Double.self) {
-                value = number
-            } else if let text = try? container.decode(String.self), let number = Double(text) {
-                value = number
-            } else {
-                throw DecodingError.dataCorruptedError(in: container, debugDescription: "expires_in is not a number")
-            }
-            guard value.isFinite, value >= 0 else {
-                throw DecodingError.dataCorruptedError(in: container, debugDescription: "expires_in is out of range")
-            }
-            seconds = value
+    private static func seconds(_ value: JSONValue) throws(JSONShapeError) -> Double {
+        let seconds: Double
+        switch value {
+        case .number: seconds = try value.decodeDouble()
+        case .string(let text):
+            guard let number = Double(text) else { throw .invalidValue }
+            seconds = number
+        default: throw .wrongType
         }
+        guard seconds.isFinite, seconds >= 0 else { throw .invalidValue }
+        return seconds
     }
 }
 

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Keyjar
+import KeyjarCodec
 import KeyjarCore
 import KeyjarProtocol
 import KeyjarStore
@@ -235,7 +236,7 @@ func runStressBenchmark() throws {
     var acknowledgedPolicies: [(UInt64, String)] = []
     var unacknowledgedPolicies = Set<String>()
     for (id, data) in received.all.enumerated() {
-        guard let report = try? JSONDecoder().decode(StressReport.self, from: data) else {
+        guard let json = JSONReader.parse(Array(data)), let report = try? StressReport(json: json) else {
             lost.append("client \(id) sent no report")
             continue
         }

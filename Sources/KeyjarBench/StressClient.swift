@@ -6,7 +6,7 @@ import KeyjarCore
 import KeyjarProtocol
 
 /// What one stress client did, for the coordinator to check against keyjard's final state.
-struct StressReport: Codable {
+struct StressReport {
     /// Per cookie name (each client writes its own names only): every attempt in order, its
     /// value (nil: a deletion) and whether keyjard acknowledged it.
     var cookies: [String: [Attempt]] = [:]
@@ -22,14 +22,66 @@ struct StressReport: Codable {
     var replicaMatches = false
     var replicaDifference = ""
 
-    struct Attempt: Codable {
+    struct Attempt {
         var value: String?
         var acknowledged: Bool
     }
 
-    struct PolicyAttempt: Codable {
+    struct PolicyAttempt {
         var policy: String
         var sequence: UInt64?
+    }
+}
+
+// The report travels from a client's standard output to the coordinator as JSON.
+extension StressReport {
+    var json: JSONValue {
+        func attempts(_ map: [String: [Attempt]]) -> JSONValue {
+            .object(map.map { key, attempts in (key, .array(attempts.map(\.json))) })
+        }
+        return .object([
+            ("cookies", attempts(cookies)), ("credentials", attempts(credentials)),
+            ("policies", .array(policies.map(\.json))), ("operations", .integer(operations)),
+            ("errors", .object(errors.map { ($0.key, .integer($0.value)) })),
+            ("replicaMatches", .bool(replicaMatches)), ("replicaDifference", .string(replicaDifference)),
+        ])
+    }
+
+    init(json: JSONValue) throws(JSONShapeError) {
+        func attempts(_ json: JSONValue) throws(JSONShapeError) -> [String: [Attempt]] {
+            var map: [String: [Attempt]] = [:]
+            for (key, value) in try json.members() { map[key] = try value.elements(Attempt.init) }
+            return map
+        }
+        cookies = try json.required("cookies", attempts)
+        credentials = try json.required("credentials", attempts)
+        policies = try json.required("policies") { value throws(JSONShapeError) in
+            try value.elements(PolicyAttempt.init)
+        }
+        operations = try json.int("operations")
+        for (key, value) in try json.member("errors").members() { errors[key] = try value.decodeInt() }
+        replicaMatches = try json.bool("replicaMatches")
+        replicaDifference = try json.string("replicaDifference")
+    }
+}
+
+extension StressReport.Attempt {
+    var json: JSONValue { .object([("value", .string(orNull: value)), ("acknowledged", .bool(acknowledged))]) }
+
+    init(json: JSONValue) throws(JSONShapeError) {
+        value = try json.optionalString("value")
+        acknowledged = try json.bool("acknowledged")
+    }
+}
+
+extension StressReport.PolicyAttempt {
+    var json: JSONValue {
+        .object([("policy", .string(policy)), ("sequence", sequence.map(JSONValue.integer) ?? .null)])
+    }
+
+    init(json: JSONValue) throws(JSONShapeError) {
+        policy = try json.string("policy")
+        sequence = try json.optionalInteger("sequence", as: UInt64.self)
     }
 }
 
@@ -195,8 +247,7 @@ func runStressClient(socketPath: String, id: Int, seconds: Double, seed: UInt64)
         }
         break
     }
-    let data = (try? JSONEncoder().encode(report)) ?? Data("{}".utf8)
-    FileHandle.standardOutput.write(data)
+    FileHandle.standardOutput.write(Data(report.json.encoded()))
     exit(0)
 }
 

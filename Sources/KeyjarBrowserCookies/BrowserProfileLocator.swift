@@ -1,4 +1,5 @@
 import Foundation
+import KeyjarCodec
 import KeyjarFiles
 
 /// A browser Keyjar can read cookies from.
@@ -238,12 +239,13 @@ public struct BrowserProfileLocator: Sendable {
         var names: [String: String] = [:]
         var lastUsed: String?
         if let data = FileManager.default.contents(atPath: root + "/Local State"),
-            let state = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-            let profile = state["profile"] as? [String: Any]
+            let profile = try? JSONReader.parse(Array(data))?.member("profile"),
+            case .object = profile
         {
-            lastUsed = profile["last_used"] as? String
-            for (directory, info) in profile["info_cache"] as? [String: Any] ?? [:] {
-                if let name = (info as? [String: Any])?["name"] as? String { names[directory] = name }
+            // A member absent or of another type is passed over: the profiles keep their directories' names.
+            lastUsed = try? profile.member("last_used").decodeString()
+            for (directory, info) in (try? profile.member("info_cache").members()) ?? [] {
+                if let name = try? info.member("name").decodeString() { names[directory] = name }
             }
         }
         let hasCookies = { (directory: String) in

@@ -1,4 +1,5 @@
-public import Foundation
+public import FoundationEssentials
+import KeyjarCodec
 import KeyjarSQLite
 
 /// Reads a Firefox profile's `cookies.sqlite` (table `moz_cookies`) through a private snapshot.
@@ -85,22 +86,46 @@ public struct FirefoxCookieReader: Sendable {
     /// built-in ones' English names (their `l10nID`).
     public func containers() -> [(name: String, userContextID: Int)] {
         guard let data = FileManager.default.contents(atPath: profile.directory + "/containers.json"),
-            let json = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-            let identities = json["identities"] as? [[String: Any]]
+            let identities = try? JSONReader.parse(Array(data))?.member("identities").elements(Self.identityMembers)
         else {
             // A profile that never opened the container settings has no file: the built-in four.
             return [("Personal", 1), ("Work", 2), ("Banking", 3), ("Shopping", 4)]
         }
         return identities.compactMap { identity in
-            guard identity["public"] as? Bool ?? true, let id = identity["userContextId"] as? Int else { return nil }
-            if let name = identity["name"] as? String { return (name, id) }
-            let label = identity["l10nID"] as? String ?? identity["l10nId"] as? String ?? ""
+            guard Self.isPublic(identity["public"]), let id = try? identity["userContextId"]?.decodeInt() else {
+                return nil
+            }
+            if case .string(let name)? = identity["name"] { return (name, id) }
+            let label = Self.string(identity["l10nID"]) ?? Self.string(identity["l10nId"]) ?? ""
             let builtIn = [
                 "userContextPersonal.label": "Personal", "userContextWork.label": "Work",
                 "userContextBanking.label": "Banking", "userContextShopping.label": "Shopping",
             ]
             return builtIn[label].map { ($0, id) }
         }
+    }
+
+    /// An identity's members by name: an identity that is no object makes the file unreadable.
+    private static func identityMembers(_ json: JSONValue) throws(JSONShapeError) -> [String: JSONValue] {
+        var members: [String: JSONValue] = [:]
+        for (key, value) in try json.members() { members[key] = value }
+        return members
+    }
+
+    /// A container's `public`: true unless false (or 0, which Foundation's reading took for
+    /// false); a container without it, or with a value of another type, is shown.
+    private static func isPublic(_ value: JSONValue?) -> Bool {
+        switch value {
+        case .bool(let flag)?: return flag
+        case .number?: return value?.double != 0
+        default: return true
+        }
+    }
+
+    /// A member that is a string; nil when absent or of another type.
+    private static func string(_ value: JSONValue?) -> String? {
+        guard case .string(let text)? = value else { return nil }
+        return text
     }
 
     private func containerID(named name: String) throws(BrowserCookieImportError) -> Int {

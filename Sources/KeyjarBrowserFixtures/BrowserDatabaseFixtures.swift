@@ -103,7 +103,7 @@ package enum BrowserDatabaseFixtures {
         let persistent = cookie.expires == nil ? 0 : 1
         return """
             INSERT OR REPLACE INTO cookies VALUES (\(creation), \(quoted(cookie.hostKey)), \(quoted(cookie.topFrameSiteKey)),
-              \(quoted(cookie.name)), \(quoted(plain)), X'\(hex(encrypted))', \(quoted(cookie.path)), \(expires),
+              \(quoted(cookie.name)), \(quoted(plain)), X'\(Hex.encode(encrypted))', \(quoted(cookie.path)), \(expires),
               \(cookie.secure ? 1 : 0), \(cookie.httpOnly ? 1 : 0), \(creation), \(persistent), \(persistent), 1,
               \(cookie.sameSite), 2, 443, \(creation), 0, 0);
 
@@ -150,9 +150,5 @@ package enum BrowserDatabaseFixtures {
 
     private static func quoted(_ text: String) -> String {
         "'" + text.replacingOccurrences(of: "'", with: "''") + "'"
-    }
-
-    private static func hex(_ bytes: [UInt8]) -> String {
-        Hex.encode(bytes)
     }
 }

@@ -262,7 +262,8 @@ enum ServingLock {
         // The kernel prints the superblock's device as hex major:minor (Linux's encoding).
         let major = ((device >> 8) & 0xfff) | ((device >> 32) & ~UInt64(0xfff))
         let minor = (device & 0xff) | ((device >> 12) & ~UInt64(0xff))
-        let wanted = "\(hex(major)):\(hex(minor)):\(status.st_ino)"
+        // At least two lower-case hex digits, as the kernel prints a device's numbers (`%02x`).
+        let wanted = "\(Hex.digits(major, width: 2)):\(Hex.digits(minor, width: 2)):\(status.st_ino)"
         for line in table.split(separator: "\n") {
             // "1: FLOCK  ADVISORY  WRITE 1234 fd:01:5678 0 EOF"; "1: -> FLOCK …" lines are waiters.
             let fields = line.split(separator: " ", omittingEmptySubsequences: true)
@@ -273,9 +274,6 @@ enum ServingLock {
         }
         return nil
     }
-
-    /// At least two lower-case hex digits, as the kernel prints a device's numbers (`%02x`).
-    static func hex(_ value: UInt64) -> String { Hex.digits(value, width: 2) }
 
     /// A /proc file whole. Its size reads as 0, and Foundation's `String(contentsOfFile:)` then
     /// stops after 4,095 bytes: about 75 of /proc/locks' lines, while a busy system (or the test

@@ -1,5 +1,6 @@
 internal import Foundation
 public import KeyjarAuth
+import KeyjarFiles
 
 /// One Digest `Authorization` (or `Proxy-Authorization`) value (RFC 7616 §3.4), made by
 /// ``DigestSession``. Keeps H(A1) to check the server's `rspauth`; neither it nor the password
@@ -102,7 +103,7 @@ public struct DigestAuthorization: Sendable, Hashable, CustomStringConvertible, 
             if isAlphanumeric || attributeCharacters.contains(byte) {
                 encoded.unicodeScalars.append(Unicode.Scalar(byte))
             } else {
-                encoded += "%" + String(byte, radix: 16, uppercase: true).leftPadded(to: 2)
+                encoded += "%" + Hex.encode([byte], uppercase: true)
             }
         }
         return encoded
@@ -119,11 +120,5 @@ public struct DigestAuthorization: Sendable, Hashable, CustomStringConvertible, 
 
     public var customMirror: Mirror {
         Mirror(self, children: ["username": username, "realm": realm, "uri": uri, "nonceCount": nonceCount as Any])
-    }
-}
-
-extension String {
-    func leftPadded(to width: Int) -> String {
-        count >= width ? self : String(repeating: "0", count: width - count) + self
     }
 }

@@ -1,6 +1,7 @@
 import COpenSSL
 import Crypto
 import KeyjarAuth
+import KeyjarFiles
 
 /// The hashes of Digest authentication (RFC 7616 §3.4): MD5 and SHA-256 from swift-crypto;
 /// SHA-512/256 (FIPS 180-4 §6.7), which swift-crypto does not offer, from OpenSSL's libcrypto,
@@ -26,7 +27,7 @@ enum DigestHash {
 
 extension DigestAlgorithm {
     /// H(data) of RFC 7616 §3.4: the lower-case hex of the hash.
-    func hashHex(_ data: [UInt8]) -> String { HTTPSyntax.hex(hash(data)) }
+    func hashHex(_ data: [UInt8]) -> String { Hex.encode(hash(data)) }
 
     func hashHex(_ text: String) -> String { hashHex(Array(text.utf8)) }
 

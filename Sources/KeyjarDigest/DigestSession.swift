@@ -1,5 +1,6 @@
 internal import Foundation
 public import KeyjarAuth
+import KeyjarFiles
 
 /// The Digest state the loader keeps per protection space: the current challenge and how many
 /// times its nonce was used (RFC 7616 §3.4: `nc` counts requests sent with one nonce, so a
@@ -55,7 +56,7 @@ public struct DigestSession: Sendable, Hashable {
         target: AuthorizationTarget = .server,
         using generator: inout some RandomNumberGenerator
     ) throws(AuthenticationError) -> DigestAuthorization {
-        let cnonce = HTTPSyntax.hex((0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) })
+        let cnonce = Hex.encode((0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) })
         return try authorize(
             user: user,
             password: password,
@@ -120,7 +121,7 @@ public struct DigestSession: Sendable, Hashable {
         var nonceCountText: String?
         if let qop = choice {
             nonceCount += 1
-            let count = String(nonceCount, radix: 16).leftPadded(to: 8)
+            let count = Hex.digits(nonceCount, width: 8)
             nonceCountText = count
             response = algorithm.hashHex(
                 "\(sessionKey):\(challenge.nonce):\(count):\(cnonce):\(qop.rawValue):\(algorithm.hashHex(a2))"

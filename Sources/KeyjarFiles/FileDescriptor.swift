@@ -4,13 +4,30 @@ import Glibc
 /// failure reported by its errno. Every module that writes a file or a pipe through a descriptor
 /// writes through this.
 package enum FileDescriptor {
+    /// How the bytes reach the kernel.
+    package enum Call: Sendable {
+        /// write(2): a file or a pipe.
+        case write
+        /// send(2) with MSG_NOSIGNAL: a socket, whose peer may have gone — that write then fails
+        /// with EPIPE instead of raising SIGPIPE, which would end a client's whole process.
+        case sendWithoutSignal
+    }
+
     /// Writes all of `buffer` to `descriptor`; nil when every byte was written, else the errno
     /// of the write that failed (EIO for one that wrote nothing without saying why).
-    package static func writeAll(_ buffer: UnsafeRawBufferPointer, to descriptor: Int32) -> Int32? {
+    package static func writeAll(
+        _ buffer: UnsafeRawBufferPointer,
+        to descriptor: Int32,
+        by call: Call = .write
+    ) -> Int32? {
         guard let base = buffer.baseAddress else { return nil }
         var offset = 0
         while offset < buffer.count {
-            let written = write(descriptor, base + offset, buffer.count - offset)
+            let written =
+                switch call {
+                case .write: Glibc.write(descriptor, base + offset, buffer.count - offset)
+                case .sendWithoutSignal: send(descriptor, base + offset, buffer.count - offset, Int32(MSG_NOSIGNAL))
+                }
             if written < 0 {
                 if errno == EINTR { continue }
                 return errno
@@ -22,7 +39,7 @@ package enum FileDescriptor {
     }
 
     /// ``writeAll(_:to:)`` of a byte array.
-    package static func writeAll(_ bytes: [UInt8], to descriptor: Int32) -> Int32? {
-        bytes.withUnsafeBytes { writeAll($0, to: descriptor) }
+    package static func writeAll(_ bytes: [UInt8], to descriptor: Int32, by call: Call = .write) -> Int32? {
+        bytes.withUnsafeBytes { writeAll($0, to: descriptor, by: call) }
     }
 }

@@ -1,5 +1,6 @@
 import Crypto
 public import Foundation
+import KeyjarFiles
 import SwiftASN1
 import X509
 
@@ -51,10 +52,7 @@ public struct CertificateSummary: Sendable, Hashable, CustomStringConvertible {
 
     /// The fingerprint of DER bytes in the form ``sha256Fingerprint`` uses.
     public static func fingerprint(of der: Data) -> String {
-        SHA256.hash(data: der).map { byte in
-            let hex = String(byte, radix: 16, uppercase: true)
-            return hex.count == 1 ? "0" + hex : hex
-        }.joined(separator: ":")
+        SHA256.hash(data: der).map { Hex.encode([$0], uppercase: true) }.joined(separator: ":")
     }
 
     /// A fingerprint as a person may type it (any case, with or without colons or spaces) in

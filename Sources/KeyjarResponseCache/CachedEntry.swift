@@ -1,4 +1,5 @@
 public import Foundation
+import KeyjarCodec
 public import KeyjarHTTPCache
 
 /// Where a response may be kept (the URL Loading System's storage policies).
@@ -71,12 +72,31 @@ public struct CachedEntry: Sendable, Hashable {
         key(for: url, varyValues: varyValues) + "\npartial"
     }
 
-    /// The canonical form of Vary values (the index's `vary` column, and part of a key).
+    /// The canonical form of Vary values (the index's `vary` column, and part of a key): an
+    /// object of the field names, sorted, and the request's values, null for an absent field.
     static func varyJSON(_ vary: [String: String?]) -> String {
-        let object = vary.mapValues { $0.map { $0 as Any } ?? NSNull() }
-        return (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])).map {
-            String(decoding: $0, as: UTF8.self)
-        } ?? "null"
+        columnJSON(sortedObject(vary.mapValues(JSONValue.string(orNull:))))
+    }
+
+    /// An object of `members` sorted by key, so that the same values always have the same text
+    /// (a variant's key holds it). For the lowercase field names Vary lists, this is the order
+    /// indexes written with Foundation's JSONSerialization have too.
+    static func sortedObject(_ members: [String: JSONValue]) -> JSONValue {
+        .object(members.sorted { $0.key < $1.key })
+    }
+
+    /// JSON as the index keeps it: compact, with `/` escaped as `\/` as Foundation's
+    /// JSONSerialization wrote it into existing indexes. A variant's key holds its `vary` text
+    /// (Accept and User-Agent values have slashes) and a refresh finds its row by the `headers`
+    /// text, so the same content must keep the same bytes.
+    static func columnJSON(_ value: JSONValue) -> String {
+        var bytes: [UInt8] = []
+        // JSON has `/` only inside strings, and UTF-8 has its byte only as `/` itself.
+        for byte in value.encoded() {
+            if byte == UInt8(ascii: "/") { bytes.append(UInt8(ascii: "\\")) }
+            bytes.append(byte)
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 }
 

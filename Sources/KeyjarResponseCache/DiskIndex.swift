@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import KeyjarCodec
 import KeyjarFiles
 import KeyjarHTTPCache
 import KeyjarSQLite
@@ -201,9 +202,9 @@ final class DiskIndex {
 
     private static func entry(_ statement: SQLiteStatement) -> CachedEntry? {
         guard let url = URL(string: statement.text(0)),
-            let headers = try? JSONSerialization.jsonObject(with: Data(statement.text(2).utf8)) as? [[String]],
-            let vary = try? JSONSerialization.jsonObject(with: Data(statement.text(3).utf8)) as? [String: Any],
-            let userInfo = try? JSONSerialization.jsonObject(with: Data(statement.text(7).utf8)) as? [String: String],
+            let headers = json(statement.text(2), Self.headerPairs),
+            let vary = json(statement.text(3), Self.varyValues),
+            let userInfo = json(statement.text(7), Self.userInfo),
             let policy = CacheStoragePolicy(rawValue: Int(statement.int64(6)))
         else { return nil }
         let response = StoredResponse(
@@ -211,7 +212,7 @@ final class DiskIndex {
             headers: HTTPHeaderFields(headers.compactMap { $0.count == 2 ? ($0[0], $0[1]) : nil }),
             requestTime: Date(timeIntervalSince1970: statement.double(4)),
             responseTime: Date(timeIntervalSince1970: statement.double(5)),
-            varyValues: vary.mapValues { $0 as? String }
+            varyValues: vary
         )
         return CachedEntry(
             url: url,
@@ -223,14 +224,45 @@ final class DiskIndex {
         )
     }
 
-    private static func json(_ object: Any) -> String {
-        (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])).map {
-            String(decoding: $0, as: UTF8.self)
-        } ?? "null"
+    /// A JSON column read by `read`; nil when it is not JSON or not of that shape, a row then
+    /// being skipped as unreadable (as when a cast of JSONSerialization's objects failed).
+    private static func json<Value>(
+        _ text: String,
+        _ read: (JSONValue) throws(JSONShapeError) -> Value
+    ) -> Value? {
+        guard let json = JSONReader.parse(Array(text.utf8)) else { return nil }
+        return try? read(json)
+    }
+
+    /// `headers`: an array of `[name, value]` arrays of strings (one of another length is
+    /// skipped by the caller).
+    private static func headerPairs(_ json: JSONValue) throws(JSONShapeError) -> [[String]] {
+        try json.elements { (pair) throws(JSONShapeError) in
+            try pair.elements { (part) throws(JSONShapeError) in try part.decodeString() }
+        }
+    }
+
+    /// `vary`: an object of field names and the request's values; null, for an absent field,
+    /// or any value but a string reads as absent.
+    private static func varyValues(_ json: JSONValue) throws(JSONShapeError) -> [String: String?] {
+        var values: [String: String?] = [:]
+        for (name, value) in try json.members() { values[name] = .some(try? value.decodeString()) }
+        return values
+    }
+
+    /// `user_info`: an object of strings.
+    private static func userInfo(_ json: JSONValue) throws(JSONShapeError) -> [String: String] {
+        var info: [String: String] = [:]
+        for (key, value) in try json.members() { info[key] = try value.decodeString() }
+        return info
     }
 
     private static func headersJSON(_ headers: HTTPHeaderFields) -> String {
-        json(headers.fields.map { [$0.name, $0.value] })
+        CachedEntry.columnJSON(.array(headers.fields.map { JSONValue.array([.string($0.name), .string($0.value)]) }))
+    }
+
+    private static func userInfoJSON(_ userInfo: [String: String]) -> String {
+        CachedEntry.columnJSON(CachedEntry.sortedObject(userInfo.mapValues(JSONValue.string)))
     }
 
     /// Indexes a complete body (its writer's lock still held) under its variant key, replacing
@@ -256,7 +288,7 @@ final class DiskIndex {
                     .real(entry.response.requestTime.timeIntervalSince1970),
                     .real(entry.response.responseTime.timeIntervalSince1970),
                     .integer(Int64(entry.storagePolicy.rawValue)),
-                    .text(Self.json(entry.userInfo)),
+                    .text(Self.userInfoJSON(entry.userInfo)),
                     .text(body.name),
                     .integer(Int64(entry.bodySize)),
                     .real(entry.created.timeIntervalSince1970),

@@ -1,4 +1,5 @@
 import Foundation
+import KeyjarCodec
 public import KeyjarCore
 import KeyjarFiles
 import KeyjarLocks
@@ -116,18 +117,49 @@ public final class FileSecretStore: SecretStore {
 
     // MARK: - File format
 
-    /// The whole file. `format` and `version` let a future keyjard recognise and migrate it.
-    private struct Contents: Codable {
+    /// The whole file: `{"format", "items", "version"}`, laid out for reading (members sorted,
+    /// indented). `format` and `version` let a future keyjard recognise and migrate it.
+    private struct Contents {
         static let currentFormat = "org.keyjar.secrets"
         static let currentVersion = 1
 
-        var format: String
-        var version: Int
         var items: [Item]
+
+        /// The items of a file of the current format and version.
+        static func items(of json: JSONValue, path: String) throws -> [Item] {
+            let format: String
+            let version: Int
+            do throws(JSONShapeError) {
+                format = try json.string("format")
+                version = try json.int("version")
+            } catch {
+                throw SecretStoreError(.unreadableFile, "\(path) is not a Keyjar secrets file (\(error))")
+            }
+            guard format == currentFormat, version == currentVersion else {
+                throw SecretStoreError(
+                    .unreadableFile,
+                    "\(path) has format \(format) version \(version); "
+                        + "this keyjard reads \(currentFormat) version \(currentVersion)"
+                )
+            }
+            do throws(JSONShapeError) {
+                return try json.required("items") { items throws(JSONShapeError) in try items.elements(Item.init) }
+            } catch {
+                // The error names where, never the value there (which may be a password).
+                throw SecretStoreError(.unreadableFile, "\(path) is not a Keyjar secrets file (\(error))")
+            }
+        }
+
+        var json: JSONValue {
+            .object([
+                ("format", .string(Self.currentFormat)), ("items", .array(items.map(\.json))),
+                ("version", .integer(Self.currentVersion)),
+            ])
+        }
     }
 
     /// One password with the same attributes as a Secret Service item (see ``LibSecretStore``).
-    private struct Item: Codable {
+    private struct Item {
         var server: String
         var port: Int
         var `protocol`: String
@@ -139,6 +171,26 @@ public final class FileSecretStore: SecretStore {
         /// Absent for a password (as in files written before refresh tokens); `refreshToken`
         /// for the refresh token kept beside one.
         var kind: String?
+
+        init(json: JSONValue) throws(JSONShapeError) {
+            server = try json.string("server")
+            port = try json.int("port")
+            self.protocol = try json.string("protocol")
+            realm = try json.string("realm")
+            authtype = try json.string("authtype")
+            proxytype = try json.string("proxytype")
+            user = try json.string("user")
+            password = try json.string("password")
+            kind = try json.optionalString("kind")
+        }
+
+        var json: JSONValue {
+            .object(omittingAbsent: [
+                "authtype": .string(authtype), "kind": kind.map(JSONValue.string), "password": .string(password),
+                "port": .integer(port), "protocol": .string(self.protocol), "proxytype": .string(proxytype),
+                "realm": .string(realm), "server": .string(server), "user": .string(user),
+            ])
+        }
 
         init(space: ProtectionSpace, user: String, password: String, kind: SecretKind) {
             server = space.host
@@ -189,23 +241,10 @@ public final class FileSecretStore: SecretStore {
         }
         // An empty file (e.g. made with touch and chmod 600) is an empty store.
         guard !data.isEmpty else { return [] }
-        let contents: Contents
-        do {
-            contents = try JSONDecoder().decode(Contents.self, from: data)
-        } catch let error as DecodingError {
-            // DecodingError's own text can quote the offending input, which may be a password.
-            throw SecretStoreError(.unreadableFile, "\(path) is not a Keyjar secrets file (\(Self.where(error)))")
-        } catch {
-            throw SecretStoreError(.unreadableFile, "\(path) is not a Keyjar secrets file")
+        guard let json = JSONReader.parse(Array(data)) else {
+            throw SecretStoreError(.unreadableFile, "\(path) is not a Keyjar secrets file (invalid JSON)")
         }
-        guard contents.format == Contents.currentFormat, contents.version == Contents.currentVersion else {
-            throw SecretStoreError(
-                .unreadableFile,
-                "\(path) has format \(contents.format) version \(contents.version); "
-                    + "this keyjard reads \(Contents.currentFormat) version \(Contents.currentVersion)"
-            )
-        }
-        return contents.items
+        return try Contents.items(of: json, path: path)
     }
 
     private func checkPermissions(_ info: stat) throws {
@@ -230,15 +269,7 @@ public final class FileSecretStore: SecretStore {
 
     /// Replaces the file atomically with `items`. Call with the lock held.
     private func replaceFile(with items: [Item]) throws {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        let contents = Contents(format: Contents.currentFormat, version: Contents.currentVersion, items: items)
-        let data: Data
-        do {
-            data = try encoder.encode(contents)
-        } catch {
-            throw SecretStoreError(.unreadableFile, "cannot encode the secrets for \(path)")
-        }
+        let data = Contents(items: items).json.encoded(.readable)
 
         let file = URL(fileURLWithPath: path)
         let directory = file.deletingLastPathComponent().path
@@ -286,24 +317,5 @@ public final class FileSecretStore: SecretStore {
 
     private static func errorText(_ code: Int32) -> String {
         String(cString: strerror(code))
-    }
-
-    /// Where in the file decoding failed, without the offending value.
-    private static func `where`(_ error: DecodingError) -> String {
-        let context: DecodingError.Context
-        switch error {
-        case .typeMismatch(_, let c), .valueNotFound(_, let c), .keyNotFound(_, let c), .dataCorrupted(let c):
-            context = c
-        @unknown default:
-            return "invalid content"
-        }
-        if case .keyNotFound(let key, _) = error {
-            return "missing \(Self.path(context.codingPath + [key]))"
-        }
-        return context.codingPath.isEmpty ? "invalid JSON" : "invalid value at \(Self.path(context.codingPath))"
-    }
-
-    private static func path(_ codingPath: [any CodingKey]) -> String {
-        codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
     }
 }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import FoundationNetworking
+import KeyjarCodec
 import KeyjarCommands
 import KeyjarHTTPCache
 import KeyjarResponseCache
@@ -65,7 +66,7 @@ struct CacheCommand: ParsableCommand {
                 )
             }
             if json {
-                Output.line(try Output.json(entries))
+                Output.line(Output.json(.array(entries.map(\.json))))
                 return
             }
             for entry in entries {
@@ -76,13 +77,21 @@ struct CacheCommand: ParsableCommand {
         }
     }
 
-    struct EntryJSON: Encodable {
+    struct EntryJSON {
         var url: String
         var status: Int
         var bytes: Int
         var age: Int
         var fresh: Bool
         var stored: Double
+
+        /// The `--json` object: a member for each property, named after it.
+        var json: JSONValue {
+            .object([
+                ("age", .integer(age)), ("bytes", .integer(bytes)), ("fresh", .bool(fresh)),
+                ("status", .integer(status)), ("stored", .number(of: stored)), ("url", .string(url)),
+            ])
+        }
     }
 
     struct Clear: ParsableCommand {

@@ -3,6 +3,7 @@ import Foundation
 import FoundationNetworking
 import Glibc
 import Keyjar
+import KeyjarCodec
 import KeyjarCommands
 import KeyjarCore
 import KeyjarIdentity
@@ -77,7 +78,7 @@ private func single(_ records: [CredentialRecord], _ space: SpaceOptions, user: 
 }
 
 /// A credential record as `--json` shows it.
-private struct CredentialJSON: Encodable {
+private struct CredentialJSON {
     var url: String
     var `protocol`: String
     var host: String
@@ -118,10 +119,29 @@ private struct CredentialJSON: Encodable {
         self.password = password
     }
 
-    enum CodingKeys: String, CodingKey {
-        case url, `protocol`, host, port, realm, method, proxy, user, persistence, created, lastUsed, expires, expired
-        case revoked, refreshToken, tokenEndpoint, password
-        case isDefault = "default"
+    /// A member for each property, named after it but `isDefault` (`default`); the optional
+    /// ones left out when absent.
+    var json: JSONValue {
+        .object(omittingAbsent: [
+            "created": .string(created),
+            "default": .bool(isDefault),
+            "expired": .bool(expired),
+            "expires": expires.map(JSONValue.string),
+            "host": .string(host),
+            "lastUsed": lastUsed.map(JSONValue.string),
+            "method": .string(method),
+            "password": password.map(JSONValue.string),
+            "persistence": .string(persistence),
+            "port": .integer(port),
+            "protocol": .string(self.protocol),
+            "proxy": proxy.map(JSONValue.string),
+            "realm": realm.map(JSONValue.string),
+            "refreshToken": .bool(refreshToken),
+            "revoked": .bool(revoked),
+            "tokenEndpoint": tokenEndpoint.map(JSONValue.string),
+            "url": .string(url),
+            "user": .string(user),
+        ])
     }
 }
 
@@ -152,7 +172,7 @@ extension CredentialCommand {
             let client = try global.connect()
             let found = try records(client, matching: space, user: user)
             if json {
-                Output.line(try Output.json(found.map { CredentialJSON($0) }))
+                Output.line(Output.json(.array(found.map { CredentialJSON($0).json })))
                 return
             }
             let now = Date().timeIntervalSince1970
@@ -225,7 +245,7 @@ extension CredentialCommand {
                 password = stored
             }
             if json {
-                Output.line(try Output.json(CredentialJSON(record, password: password)))
+                Output.line(Output.json(CredentialJSON(record, password: password).json))
                 return
             }
             var lines = [

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Keyjar
+import KeyjarCodec
 import KeyjarCommands
 import KeyjarCore
 
@@ -38,14 +39,17 @@ private func updatePolicy(_ global: GlobalOptions, _ change: (inout CookiePolicy
     try client.setPolicy(policy)
 }
 
-private struct PolicyJSON: Encodable {
-    var acceptPolicy: String
-    var domainRules: [String: String]
+/// The policy as `get --json` shows it: the accept policy named as on the command line.
+private func policyJSON(_ policy: CookiePolicy) -> JSONValue {
+    .object([
+        ("acceptPolicy", .string(AcceptPolicyArgument(policy.acceptPolicy).rawValue)),
+        ("domainRules", rulesJSON(policy.domainRules)),
+    ])
+}
 
-    init(_ policy: CookiePolicy) {
-        acceptPolicy = AcceptPolicyArgument(policy.acceptPolicy).rawValue
-        domainRules = policy.domainRules.mapValues(\.argumentName)
-    }
+/// Domain rules as a JSON object of domain to action.
+private func rulesJSON(_ rules: [String: CookieDomainAction]) -> JSONValue {
+    .object(rules.map { (key: $0.key, value: JSONValue.string($0.value.argumentName)) })
 }
 
 /// A domain for a rule, as cookies are stored (IDNA, lower case, no dots at the ends).
@@ -64,7 +68,7 @@ extension PolicyCommand {
 
         func run() throws {
             let policy = try currentPolicy(try global.connect())
-            Output.line(json ? try Output.json(PolicyJSON(policy)) : AcceptPolicyArgument(policy.acceptPolicy).rawValue)
+            Output.line(json ? Output.json(policyJSON(policy)) : AcceptPolicyArgument(policy.acceptPolicy).rawValue)
         }
     }
 
@@ -145,7 +149,7 @@ extension PolicyCommand {
             func run() throws {
                 let rules = try currentPolicy(try global.connect()).domainRules
                 if json {
-                    Output.line(try Output.json(rules.mapValues(\.argumentName)))
+                    Output.line(Output.json(rulesJSON(rules)))
                     return
                 }
                 for (domain, action) in rules.sorted(by: { $0.key < $1.key }) {

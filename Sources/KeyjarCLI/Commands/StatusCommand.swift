@@ -1,5 +1,6 @@
 import ArgumentParser
 import Keyjar
+import KeyjarCodec
 import KeyjarCommands
 import KeyjarCore
 
@@ -34,7 +35,7 @@ struct StatusCommand: ParsableCommand {
             }
         } catch let error as CLIError where error.status == .unreachable && json {
             // Scripts read `reachable` from the object, so it is printed in this case too.
-            Output.line(try Output.json(UnreachableJSON(socketPath: global.socketPath, error: error.message)))
+            Output.line(Output.json(UnreachableJSON(socketPath: global.socketPath, error: error.message).json))
             throw error
         }
         // Reached elsewhere than asked: nothing listened at this shell's socket, and the keyjard
@@ -44,7 +45,7 @@ struct StatusCommand: ParsableCommand {
         if json {
             var object = StatusJSON(status)
             object.requestedSocketPath = askedSocket
-            Output.line(try Output.json(object))
+            Output.line(Output.json(object.json))
             return
         }
         let secrets = status.secretsHealthy ? "healthy" : "NOT USABLE"
@@ -91,15 +92,19 @@ struct StatusCommand: ParsableCommand {
 }
 
 /// The `--json` shape of `keyjar status` when keyjard cannot be reached (exit status 3).
-private struct UnreachableJSON: Encodable {
+private struct UnreachableJSON {
     var reachable = false
     var socketPath: String
     var error: String
+
+    var json: JSONValue {
+        .object([("error", .string(error)), ("reachable", .bool(reachable)), ("socketPath", .string(socketPath))])
+    }
 }
 
 /// The `--json` shape of `keyjar status`: the service's own fields, the policy named as on the
 /// command line.
-private struct StatusJSON: Encodable {
+private struct StatusJSON {
     var reachable = true
     var version: String
     var protocolVersion: Int
@@ -140,8 +145,33 @@ private struct StatusJSON: Encodable {
         credentialMismatches = status.credentialMismatches?.map(MismatchJSON.init)
     }
 
+    /// A member for each property, named after it; `requestedSocketPath`, `inbound` and
+    /// `credentialMismatches` left out when absent.
+    var json: JSONValue {
+        .object(omittingAbsent: [
+            "acceptPolicy": .string(acceptPolicy),
+            "connectedClients": .integer(connectedClients),
+            "cookieCount": .integer(cookieCount),
+            "credentialCount": .integer(credentialCount),
+            "credentialMismatches": credentialMismatches.map { JSONValue.array($0.map(\.json)) },
+            "databasePath": .string(databasePath),
+            "inbound": inbound?.json,
+            "pid": .integer(pid),
+            "protocolVersion": .integer(protocolVersion),
+            "reachable": .bool(reachable),
+            "requestedSocketPath": requestedSocketPath.map(JSONValue.string),
+            "schemaVersion": .integer(schemaVersion),
+            "secretsBackend": .string(secretsBackend),
+            "secretsDetail": .string(secretsDetail),
+            "secretsHealthy": .bool(secretsHealthy),
+            "sequence": .integer(sequence),
+            "socketPath": .string(socketPath),
+            "version": .string(version),
+        ])
+    }
+
     /// The fields as the protocol's `inbound` object has them.
-    struct InboundJSON: Encodable {
+    struct InboundJSON {
         var budget: Int
         var reserved: Int
         var peakReserved: Int
@@ -159,10 +189,19 @@ private struct StatusJSON: Encodable {
             maximumConnections = inbound.maximumConnections
             pausedConnections = inbound.pausedConnections
         }
+
+        var json: JSONValue {
+            .object([
+                ("budget", .integer(budget)), ("buffered", .integer(buffered)),
+                ("maximumConnections", .integer(maximumConnections)),
+                ("pausedConnections", .integer(pausedConnections)), ("peakBuffered", .integer(peakBuffered)),
+                ("peakReserved", .integer(peakReserved)), ("reserved", .integer(reserved)),
+            ])
+        }
     }
 
     /// A mismatch as the protocol's `credentialMismatches` elements have it.
-    struct MismatchJSON: Encodable {
+    struct MismatchJSON {
         var kind: String
         var space: SpaceJSON
         var user: String
@@ -174,9 +213,17 @@ private struct StatusJSON: Encodable {
             user = mismatch.user
             noticed = mismatch.noticed
         }
+
+        /// `noticed` left out when absent.
+        var json: JSONValue {
+            .object(omittingAbsent: [
+                "kind": .string(kind), "noticed": noticed.map(JSONValue.number(of:)), "space": space.json,
+                "user": .string(user),
+            ])
+        }
     }
 
-    struct SpaceJSON: Encodable {
+    struct SpaceJSON {
         var host: String
         var port: Int
         var `protocol`: String
@@ -191,6 +238,15 @@ private struct StatusJSON: Encodable {
             realm = space.realm
             authenticationMethod = space.authenticationMethod.rawValue
             proxyType = space.proxyType.rawValue
+        }
+
+        /// `realm` left out when absent.
+        var json: JSONValue {
+            .object(omittingAbsent: [
+                "authenticationMethod": .string(authenticationMethod), "host": .string(host), "port": .integer(port),
+                "protocol": .string(self.protocol), "proxyType": .string(proxyType),
+                "realm": realm.map(JSONValue.string),
+            ])
         }
     }
 }

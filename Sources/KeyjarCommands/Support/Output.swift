@@ -1,5 +1,6 @@
 package import FoundationEssentials
 import Glibc
+package import KeyjarCodec
 import KeyjarFiles
 import KeyjarLocks
 
@@ -104,14 +105,8 @@ package enum Output {
     package static var standardOutputIsTerminal: Bool { isatty(STDOUT_FILENO) == 1 }
 
     /// JSON for `--json` output: sorted keys so scripts and diffs see a stable shape.
-    package static func json(_ value: some Encodable) throws -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        do {
-            return String(decoding: try encoder.encode(value), as: UTF8.self)
-        } catch {
-            throw CLIError.failure("could not encode the result as JSON: \(error)")
-        }
+    package static func json(_ value: JSONValue) -> String {
+        String(decoding: value.encoded(.readable), as: UTF8.self)
     }
 
     /// Unix seconds as an ISO 8601 UTC time.

@@ -79,14 +79,8 @@ package struct UnixSocket: Sendable, Equatable {
     }
 
     package func sendAll(_ bytes: [UInt8]) throws(ConnectionError) {
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes[offset...].withUnsafeBytes {
-                Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
-            }
-            if written < 0 && errno == EINTR { continue }
-            guard written > 0 else { throw ConnectionError("send failed: \(String(cString: strerror(errno)))") }
-            offset += written
+        if let failure = FileDescriptor.writeAll(bytes, to: descriptor, by: .sendWithoutSignal) {
+            throw ConnectionError("send failed: \(String(cString: strerror(failure)))")
         }
     }
 

@@ -1,6 +1,7 @@
 public import Foundation
 import FoundationNetworking
 import Glibc
+import KeyjarCodec
 
 /// What a new download needs to continue a failed or interrupted one: the URL asked for, the
 /// entity's validator, and where the bytes received so far are. Its encoding (JSON, versioned)
@@ -49,38 +50,36 @@ public struct DownloadResumeData: Sendable, Hashable {
 
     // MARK: The encoding
 
-    private struct Encoded: Codable {
-        var version: Int
-        var url: String
-        var validator: String
-        var destination: String
-        var allowOverwrite: Bool
-        var expectedLength: Int64?
-    }
-
     static let version = 1
 
+    /// `{"allowOverwrite":…,"destination":…,"expectedLength":…,"url":…,"validator":…,"version":1}`,
+    /// members in that order, `expectedLength` left out when unknown.
     public func encoded() -> Data {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        let value = Encoded(
-            version: Self.version,
-            url: url.absoluteString,
-            validator: validator,
-            destination: destinationPath,
-            allowOverwrite: allowOverwrite,
-            expectedLength: expectedLength
-        )
-        // Plain strings, numbers and booleans: encoding them cannot fail.
-        return (try? encoder.encode(value)) ?? Data()
+        let json = JSONValue.object(omittingAbsent: [
+            "allowOverwrite": .bool(allowOverwrite),
+            "destination": .string(destinationPath),
+            "expectedLength": expectedLength.map(JSONValue.integer),
+            "url": .string(url.absoluteString),
+            "validator": .string(validator),
+            "version": .integer(Self.version),
+        ])
+        return Data(json.encoded())
     }
 
     public init(_ data: Data) throws(DownloadResumeDataError) {
-        let value: Encoded
-        do {
-            value = try JSONDecoder().decode(Encoded.self, from: data)
+        let value: (version: Int, url: String, validator: String, destination: String, allowOverwrite: Bool)
+        let expectedLength: Int64?
+        guard let json = JSONReader.parse(Array(data)) else {
+            throw DownloadResumeDataError(reason: "it is not Keyjar's resume data (not JSON)")
+        }
+        do throws(JSONShapeError) {
+            value = (
+                try json.int("version"), try json.string("url"), try json.string("validator"),
+                try json.string("destination"), try json.bool("allowOverwrite")
+            )
+            expectedLength = try json.optionalInteger("expectedLength", as: Int64.self)
         } catch {
-            throw DownloadResumeDataError(reason: "it is not Keyjar's resume data (\(error.localizedDescription))")
+            throw DownloadResumeDataError(reason: "it is not Keyjar's resume data (\(error))")
         }
         guard value.version == Self.version else {
             throw DownloadResumeDataError(
@@ -98,7 +97,7 @@ public struct DownloadResumeData: Sendable, Hashable {
             validator: value.validator,
             destinationPath: value.destination,
             allowOverwrite: value.allowOverwrite,
-            expectedLength: value.expectedLength
+            expectedLength: expectedLength
         )
     }
 
