@@ -121,12 +121,20 @@ let package = Package(
             dependencies: ["CSQLite"],
             swiftSettings: swiftSettings
         ),
+        // libsecret's calls as Keyjar makes them, and their errors: the one module that imports
+        // CLibSecret, for the store's passwords, import from other applications, and browsers' keys.
+        .target(
+            name: "KeyjarLibSecret",
+            dependencies: ["CLibSecret", "KeyjarFiles"],
+            swiftSettings: swiftSettings
+        ),
         // Persistence: SQLite for cookies, policies and credential metadata; the Secret Service
         // (libsecret) for passwords.
         .target(
             name: "KeyjarStore",
             dependencies: [
-                "KeyjarCore", "KeyjarCodec", "KeyjarFiles", "KeyjarLocks", "KeyjarSQLite", "CLibSecret", "CMallocInfo",
+                "KeyjarCore", "KeyjarCodec", "KeyjarFiles", "KeyjarLibSecret", "KeyjarLocks", "KeyjarSQLite",
+                "CMallocInfo",
             ],
             swiftSettings: swiftSettings
         ),
@@ -246,7 +254,7 @@ let package = Package(
         .target(
             name: "KeyjarBrowserCookies",
             dependencies: [
-                "KeyjarCodec", "KeyjarCore", "KeyjarFiles", "KeyjarSQLite", "CLibSecret",
+                "KeyjarCodec", "KeyjarCore", "KeyjarFiles", "KeyjarLibSecret", "KeyjarSQLite",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
             ],
@@ -257,7 +265,7 @@ let package = Package(
         .target(
             name: "KeyjarBrowserFixtures",
             dependencies: [
-                "KeyjarBrowserCookies", "KeyjarFiles", "KeyjarSQLite", "CLibSecret",
+                "KeyjarBrowserCookies", "KeyjarFiles", "KeyjarLibSecret", "KeyjarSQLite",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
             ],

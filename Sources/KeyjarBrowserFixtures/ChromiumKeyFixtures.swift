@@ -1,8 +1,8 @@
-internal import CLibSecret
 import Crypto
 import CryptoExtras
 import Foundation
 package import KeyjarBrowserCookies
+import KeyjarLibSecret
 
 // What a Chromium-family browser does to its cookies that Keyjar itself never does: encrypt a
 // value, and keep the Safe Storage key in the Secret Service. For the tests and the benchmark,
@@ -32,28 +32,20 @@ extension ChromiumSafeStoragePassword {
     /// as the browser does on its first start: for tests and the benchmark, which build a
     /// browser's database and need its key where the browser keeps it.
     package static func store(_ password: String, application: String) throws(BrowserCookieImportError) {
-        guard let attributes = keyjar_attributes_new() else {
-            throw BrowserCookieImportError(.secretServiceUnavailable, "cannot allocate an attribute table.")
+        let attributes: LibSecretAttributes
+        do {
+            attributes = try LibSecretAttributes()
+            try attributes.set("application", application)
+        } catch {
+            throw BrowserCookieImportError(.secretServiceUnavailable, "\(error.message ?? "no message").")
         }
-        defer { g_hash_table_unref(attributes) }
-        keyjar_attributes_set(attributes, "application", application)
-        var error: UnsafeMutablePointer<GError>?
-        let stored = secret_password_storev_sync(
-            keyjar_chromium_schema_v2(),
-            attributes,
-            SECRET_COLLECTION_DEFAULT,
-            "\(application) Safe Storage",
-            password,
-            nil,
-            &error
-        )
-        if let error {
-            let message = error.pointee.message.map { String(cString: $0) } ?? "no message"
-            g_error_free(error)
+        do {
+            try LibSecret.store(password, .chromiumV2, attributes, label: "\(application) Safe Storage")
+        } catch {
+            guard let message = error.message else {
+                throw BrowserCookieImportError(.secretServiceUnavailable, "libsecret did not store the password.")
+            }
             throw BrowserCookieImportError(.secretServiceUnavailable, "cannot store the password: \(message).")
-        }
-        guard stored != 0 else {
-            throw BrowserCookieImportError(.secretServiceUnavailable, "libsecret did not store the password.")
         }
     }
 }

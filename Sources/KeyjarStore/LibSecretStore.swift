@@ -1,6 +1,6 @@
-internal import CLibSecret
 public import KeyjarCore
 import KeyjarFiles
+import KeyjarLibSecret
 import Synchronization
 
 #if canImport(Glibc)
@@ -52,28 +52,24 @@ public final class LibSecretStore: SecretStore {
 
     private func store(_ password: String, _ kind: SecretKind, for space: ProtectionSpace, user: String) throws {
         let attributes = try Self.attributes(for: space, user: user, layout: .own)
-        defer { g_hash_table_unref(attributes) }
-        var error: UnsafeMutablePointer<GError>?
-        let stored = secret_password_storev_sync(
-            kind.schema(.own),
-            attributes,
-            SECRET_COLLECTION_DEFAULT,
-            Self.label(for: space, user: user, kind: kind),
-            password,
-            nil,
-            &error
-        )
-        if let error {
-            let failure = Self.consume(error, while: "storing a \(kind.noun)")
+        do {
+            try LibSecret.store(
+                password,
+                kind.schema(.own),
+                attributes,
+                label: Self.label(for: space, user: user, kind: kind)
+            )
+        } catch {
+            guard error.message != nil else {
+                throw SecretStoreError(.operationFailed, "libsecret did not store the \(kind.noun) and gave no reason")
+            }
+            let failure = SecretStoreError(error, while: "storing a \(kind.noun)")
             // With no default collection libsecret only says that an object path does not
             // exist; say what is missing and what to do.
-            if failure.code == .operationFailed, Self.lacksDefaultCollection() {
+            if failure.code == .operationFailed, LibSecret.lacksDefaultCollection() {
                 throw SecretStoreError(.noDefaultCollection, failure.detail)
             }
             throw failure
-        }
-        guard stored != 0 else {
-            throw SecretStoreError(.operationFailed, "libsecret did not store the \(kind.noun) and gave no reason")
         }
     }
 
@@ -91,17 +87,11 @@ public final class LibSecretStore: SecretStore {
         layout: ItemLayout
     ) throws -> String? {
         let attributes = try Self.attributes(for: space, user: user, layout: layout)
-        defer { g_hash_table_unref(attributes) }
-        var error: UnsafeMutablePointer<GError>?
-        let secret = secret_password_lookupv_sync(kind.schema(layout), attributes, nil, &error)
-        if let error {
-            secret_password_free(secret)
-            throw Self.consume(error, while: "looking up a \(kind.noun)")
+        do {
+            return try LibSecret.lookup(kind.schema(layout), attributes)
+        } catch {
+            throw SecretStoreError(error, while: "looking up a \(kind.noun)")
         }
-        guard let secret else { return nil }
-        // secret_password_free overwrites the C copy; the Swift copy is the caller's to keep.
-        defer { secret_password_free(secret) }
-        return String(cString: secret)
     }
 
     @discardableResult
@@ -119,11 +109,11 @@ public final class LibSecretStore: SecretStore {
         layout: ItemLayout
     ) throws -> Bool {
         let attributes = try Self.attributes(for: space, user: user, layout: layout)
-        defer { g_hash_table_unref(attributes) }
-        var error: UnsafeMutablePointer<GError>?
-        let removed = secret_password_clearv_sync(kind.schema(layout), attributes, nil, &error)
-        if let error { throw Self.consume(error, while: "removing a \(kind.noun)") }
-        return removed != 0
+        do {
+            return try LibSecret.clear(kind.schema(layout), attributes)
+        } catch {
+            throw SecretStoreError(error, while: "removing a \(kind.noun)")
+        }
     }
 
     public func keys() throws -> [SecretStoreKey] {
@@ -161,42 +151,25 @@ public final class LibSecretStore: SecretStore {
 
     /// The keys of the items of `kind` stored with `layout`'s attribute names.
     private static func keys(_ kind: SecretKind, layout: ItemLayout) throws -> [SecretStoreKey] {
-        final class Found {
-            let layout: ItemLayout
-            var keys: [SecretStoreKey] = []
-            init(_ layout: ItemLayout) { self.layout = layout }
+        let names = ["server", "port", "protocol", "realm", "authtype", "proxytype", "user"].map(layout.name)
+        let items: [[String: String]]
+        do {
+            items = try LibSecret.items(kind.schema(layout), having: layout.name("server"), reading: names)
+        } catch {
+            throw SecretStoreError(error, while: "listing Keyjar's \(kind.noun)s")
         }
-        let found = Found(layout)
-        var error: UnsafeMutablePointer<GError>?
-        let listed = keyjar_each_item(
-            kind.schema(layout),
-            layout.name("server"),
-            { context, attributes in
-                guard let context, let attributes else { return }
-                let found = Unmanaged<Found>.fromOpaque(context).takeUnretainedValue()
-                func value(_ name: String) -> String {
-                    keyjar_attributes_get(attributes, found.layout.name(name)).map { String(cString: $0) } ?? ""
-                }
-                if let key = SecretStoreKey(
-                    server: value("server"),
-                    port: value("port"),
-                    protocol: value("protocol"),
-                    realm: value("realm"),
-                    authtype: value("authtype"),
-                    proxytype: value("proxytype"),
-                    user: value("user")
-                ) {
-                    found.keys.append(key)
-                }
-            },
-            Unmanaged.passUnretained(found).toOpaque(),
-            &error
-        )
-        if let error { throw Self.consume(error, while: "listing Keyjar's \(kind.noun)s") }
-        guard listed != 0 else {
-            throw SecretStoreError(.operationFailed, "listing Keyjar's \(kind.noun)s failed without a reason")
+        return items.compactMap { item in
+            func value(_ name: String) -> String { item[layout.name(name)] ?? "" }
+            return SecretStoreKey(
+                server: value("server"),
+                port: value("port"),
+                protocol: value("protocol"),
+                realm: value("realm"),
+                authtype: value("authtype"),
+                proxytype: value("proxytype"),
+                user: value("user")
+            )
         }
-        return withExtendedLifetime(found) { found.keys }
     }
 
     /// Whether each key's password is in the Secret Service: one search per key (no secret
@@ -214,14 +187,11 @@ public final class LibSecretStore: SecretStore {
 
     private func hasItem(_ kind: SecretKind, for key: SecretStoreKey, layout: ItemLayout) throws -> Bool {
         let attributes = try Self.attributes(for: key.space, user: key.user, layout: layout)
-        defer { g_hash_table_unref(attributes) }
-        var error: UnsafeMutablePointer<GError>?
-        let found = keyjar_item_exists(kind.schema(layout), attributes, &error)
-        if let error { throw Self.consume(error, while: "looking for a \(kind.noun)") }
-        guard found >= 0 else {
-            throw SecretStoreError(.operationFailed, "looking for a \(kind.noun) failed without a reason")
+        do {
+            return try LibSecret.itemExists(kind.schema(layout), attributes)
+        } catch {
+            throw SecretStoreError(error, while: "looking for a \(kind.noun)")
         }
-        return found == 1
     }
 
     /// Watches every collection's item signals on the session bus (``SecretServiceItemWatch``).
@@ -231,78 +201,22 @@ public final class LibSecretStore: SecretStore {
     }
 
     public func health() -> SecretStoreHealth {
-        if let problem = SessionBus.problem() {
-            return .unavailable(reason: SecretStoreError(.serviceUnavailable, problem).description)
+        // Nothing here prompts: a missing or locked default collection is reported, as storing
+        // into it would prompt (to create it, or to unlock it).
+        let problem: SecretStoreError
+        switch LibSecret.defaultCollection() {
+        case .unlocked(let label):
+            return .available(backend: "Secret Service, default collection \"\(label)\"")
+        case .unreachable(let reason):
+            problem = SecretStoreError(.serviceUnavailable, reason)
+        case .failed(let failure, let action):
+            problem = SecretStoreError(failure, while: action)
+        case .missing:
+            problem = SecretStoreError(.noDefaultCollection, "")
+        case .locked:
+            problem = SecretStoreError(.locked, "")
         }
-        // OPEN_SESSION makes a real call to the service, so a bus without a Secret Service fails
-        // here instead of yielding a proxy with no owner. Neither call can prompt.
-        var error: UnsafeMutablePointer<GError>?
-        let service = secret_service_get_sync(SECRET_SERVICE_OPEN_SESSION, nil, &error)
-        if let error {
-            if let service { g_object_unref(UnsafeMutableRawPointer(service)) }
-            return .unavailable(reason: Self.consume(error, while: "connecting to the Secret Service").description)
-        }
-        guard let service else {
-            return .unavailable(
-                reason: SecretStoreError(.serviceUnavailable, "libsecret returned no service").description
-            )
-        }
-        defer { g_object_unref(UnsafeMutableRawPointer(service)) }
-        guard let owner = g_dbus_proxy_get_name_owner(keyjar_service_proxy(service)) else {
-            return .unavailable(
-                reason: SecretStoreError(.serviceUnavailable, "org.freedesktop.secrets has no owner").description
-            )
-        }
-        g_free(owner)
-
-        let collection = secret_collection_for_alias_sync(
-            service,
-            SECRET_COLLECTION_DEFAULT,
-            SECRET_COLLECTION_NONE,
-            nil,
-            &error
-        )
-        if let error {
-            if let collection { g_object_unref(UnsafeMutableRawPointer(collection)) }
-            return .unavailable(reason: Self.consume(error, while: "finding the default collection").description)
-        }
-        guard let collection else {
-            // Storing would ask the service to create one, which prompts; say so instead.
-            return .unavailable(reason: SecretStoreError(.noDefaultCollection, "").description)
-        }
-        defer { g_object_unref(UnsafeMutableRawPointer(collection)) }
-        if secret_collection_get_locked(collection) != 0 {
-            return .unavailable(reason: SecretStoreError(.locked, "").description)
-        }
-        let label = secret_collection_get_label(collection).map { label in
-            defer { g_free(label) }
-            return String(cString: label)
-        }
-        return .available(backend: "Secret Service, default collection \"\(label ?? "")\"")
-    }
-
-    /// Whether the Secret Service answers but has no collection under the `default` alias.
-    /// Never prompts; false when the question itself fails (that failure is reported as is).
-    private static func lacksDefaultCollection() -> Bool {
-        var error: UnsafeMutablePointer<GError>?
-        guard let service = secret_service_get_sync(SECRET_SERVICE_NONE, nil, &error) else {
-            if let error { g_error_free(error) }
-            return false
-        }
-        defer { g_object_unref(UnsafeMutableRawPointer(service)) }
-        let collection = secret_collection_for_alias_sync(
-            service,
-            SECRET_COLLECTION_DEFAULT,
-            SECRET_COLLECTION_NONE,
-            nil,
-            &error
-        )
-        if let collection { g_object_unref(UnsafeMutableRawPointer(collection)) }
-        if let error {
-            g_error_free(error)
-            return false
-        }
-        return collection == nil
+        return .unavailable(reason: problem.description)
     }
 
     // MARK: - Attributes and errors
@@ -313,14 +227,12 @@ public final class LibSecretStore: SecretStore {
         }
     }
 
-    /// The attribute table libsecret matches on; the caller unrefs it.
+    /// The attribute table libsecret matches on.
     private static func attributes(
         for space: ProtectionSpace,
         user: String,
         layout: ItemLayout
-    ) throws
-        -> OpaquePointer
-    {
+    ) throws -> LibSecretAttributes {
         let values: [(String, String)] = [
             ("server", space.host),
             ("port", String(space.port)),
@@ -330,15 +242,20 @@ public final class LibSecretStore: SecretStore {
             ("proxytype", space.proxyType.rawValue),
             ("user", user),
         ]
-        // A NUL would silently truncate the C string and make two different keys collide.
-        if let (name, _) = values.first(where: { $0.1.utf8.contains(0) }) {
-            throw SecretStoreError(.invalidInput, "the \(name) contains a NUL character")
-        }
-        guard let table = keyjar_attributes_new() else {
+        let table: LibSecretAttributes
+        do {
+            table = try LibSecretAttributes()
+        } catch {
             throw SecretStoreError(.operationFailed, "cannot allocate an attribute table")
         }
         for (name, value) in values {
-            keyjar_attributes_set(table, layout.name(name), value)
+            do {
+                try table.set(layout.name(name), value)
+            } catch {
+                // The table refuses a NUL, which would silently truncate the C string and make
+                // two different keys collide: say which of the credential's parts holds one.
+                throw SecretStoreError(.invalidInput, "the \(name) contains a NUL character")
+            }
         }
         return table
     }
@@ -351,34 +268,24 @@ public final class LibSecretStore: SecretStore {
         let what = kind == .refreshToken ? " refresh token" : ""
         return "Keyjar\(what):\(proxy) \(user)@\(host):\(space.port)\(realm)"
     }
+}
 
-    /// Turns a GError into a ``SecretStoreError`` and frees it.
-    static func consume(_ error: UnsafeMutablePointer<GError>, while action: String) -> SecretStoreError {
-        defer { g_error_free(error) }
-        // libsecret keeps one service proxy per process, bound to the bus name and session of
-        // the service it first reached. After that service restarts, every call through it fails
-        // ("The name :1.3 was not provided", "The session … does not exist"): drop it, so that
-        // the next call connects to whichever service is there now. Safe at any time, by its
-        // documentation; calls in progress keep their own reference.
-        secret_service_disconnect()
-        let domain = error.pointee.domain
-        let code = error.pointee.code
-        let message = error.pointee.message.map { String(cString: $0) } ?? "no message"
-        let detail = "\(action): \(message)"
-        if domain == g_dbus_error_quark() {
-            switch GDBusError(rawValue: UInt32(bitPattern: code)) {
-            case G_DBUS_ERROR_SERVICE_UNKNOWN, G_DBUS_ERROR_NAME_HAS_NO_OWNER, G_DBUS_ERROR_NO_SERVER,
-                G_DBUS_ERROR_SPAWN_SERVICE_NOT_FOUND, G_DBUS_ERROR_SPAWN_CHILD_EXITED, G_DBUS_ERROR_SPAWN_FAILED,
-                G_DBUS_ERROR_DISCONNECTED, G_DBUS_ERROR_FILE_NOT_FOUND:
-                return SecretStoreError(.serviceUnavailable, detail)
-            default:
-                break
+extension SecretStoreError {
+    /// libsecret's failure while doing `action` ("storing a password", …): its kind picks the
+    /// code, its message follows the action; a failure without a message says only that.
+    init(_ failure: LibSecretFailure, while action: String) {
+        guard let message = failure.message else {
+            self.init(.operationFailed, "\(action) failed without a reason")
+            return
+        }
+        let code: Code =
+            switch failure.kind {
+            case .serviceUnavailable: .serviceUnavailable
+            case .locked: .locked
+            case .invalidInput: .invalidInput
+            case .failed: .operationFailed
             }
-        }
-        if domain == secret_error_get_quark(), code == Int32(SECRET_ERROR_IS_LOCKED.rawValue) {
-            return SecretStoreError(.locked, detail)
-        }
-        return SecretStoreError(.operationFailed, detail)
+        self.init(code, "\(action): \(message)")
     }
 }
 
@@ -394,12 +301,12 @@ enum ItemLayout {
 
 extension SecretKind {
     /// The schema items of this kind are stored under (`Schemas/secret-schema.md`).
-    fileprivate func schema(_ layout: ItemLayout) -> UnsafePointer<SecretSchema> {
+    fileprivate func schema(_ layout: ItemLayout) -> LibSecretSchema {
         switch (self, layout) {
-        case (.password, .own): keyjar_credential_schema()
-        case (.refreshToken, .own): keyjar_refresh_token_schema()
-        case (.password, .shared): keyjar_shared_credential_schema()
-        case (.refreshToken, .shared): keyjar_shared_refresh_token_schema()
+        case (.password, .own): .credential
+        case (.refreshToken, .own): .refreshToken
+        case (.password, .shared): .sharedCredential
+        case (.refreshToken, .shared): .sharedRefreshToken
         }
     }
 }

@@ -1,5 +1,5 @@
-internal import CLibSecret
 import KeyjarFiles
+import KeyjarLibSecret
 
 /// One item another application keeps in the Secret Service: its attributes (public, by the
 /// Secret Service's rules) and its secret. `description` never shows the secret.
@@ -47,65 +47,35 @@ public enum SecretServiceItems {
         guard !schema.isEmpty, !schema.utf8.contains(0) else {
             throw SecretStoreError(.invalidInput, "a schema name must be non-empty text without NUL")
         }
-        final class Found {
-            var items: [SecretServiceItem] = []
-            var locked: [[String: String]] = []
-            var undecodable: [[String: String]] = []
+        let read: [LibSecretItem]
+        do {
+            read = try LibSecret.items(ofSchemaNamed: schema)
+        } catch {
+            throw SecretStoreError(error, while: "reading the items of schema \(schema)")
         }
-        final class Attributes {
-            var values: [String: String] = [:]
-        }
-        let found = Found()
-        var error: UnsafeMutablePointer<GError>?
-        let listed = keyjar_each_item_of_schema(
-            schema,
-            { context, table, secret, length, locked in
-                guard let context, let table else { return }
-                let found = Unmanaged<Found>.fromOpaque(context).takeUnretainedValue()
-                let read = Attributes()
-                keyjar_attributes_each(
-                    table,
-                    { context, name, value in
-                        guard let context, let name, let value else { return }
-                        Unmanaged<Attributes>.fromOpaque(context).takeUnretainedValue()
-                            .values[String(cString: name)] = String(cString: value)
-                    },
-                    Unmanaged.passUnretained(read).toOpaque()
-                )
-                let attributes = withExtendedLifetime(read) { read.values }
-                guard locked == 0, let secret else {
-                    found.locked.append(attributes)
-                    return
-                }
-                let bytes = UnsafeRawBufferPointer(start: secret, count: Int(length))
-                guard !bytes.contains(0), let text = String(validating: bytes, as: UTF8.self) else {
-                    found.undecodable.append(attributes)
-                    return
-                }
-                found.items.append(SecretServiceItem(attributes: attributes, secret: text))
-            },
-            Unmanaged.passUnretained(found).toOpaque(),
-            &error
-        )
-        if let error { throw LibSecretStore.consume(error, while: "reading the items of schema \(schema)") }
-        guard listed != 0 else {
-            throw SecretStoreError(.operationFailed, "reading the items of schema \(schema) failed without a reason")
-        }
-        return try withExtendedLifetime(found) { () throws(SecretStoreError) in
-            if let item = found.locked.first {
-                throw SecretStoreError(
-                    .locked,
-                    "\(found.locked.count) item(s) of schema \(schema) stay locked, e.g. \(describe(item))"
-                )
+        var items: [SecretServiceItem] = []
+        var locked: [[String: String]] = []
+        var undecodable: [[String: String]] = []
+        for item in read {
+            switch item.secret {
+            case .text(let secret): items.append(SecretServiceItem(attributes: item.attributes, secret: secret))
+            case .locked: locked.append(item.attributes)
+            case .notText: undecodable.append(item.attributes)
             }
-            if let item = found.undecodable.first {
-                throw SecretStoreError(
-                    .operationFailed,
-                    "the secret of an item of schema \(schema) is not text (\(describe(item)))"
-                )
-            }
-            return found.items.sorted { describe($0.attributes) < describe($1.attributes) }
         }
+        if let item = locked.first {
+            throw SecretStoreError(
+                .locked,
+                "\(locked.count) item(s) of schema \(schema) stay locked, e.g. \(describe(item))"
+            )
+        }
+        if let item = undecodable.first {
+            throw SecretStoreError(
+                .operationFailed,
+                "the secret of an item of schema \(schema) is not text (\(describe(item)))"
+            )
+        }
+        return items.sorted { describe($0.attributes) < describe($1.attributes) }
     }
 
     /// An item's attributes as `name=value` pairs in name order (public, by the Secret Service's
