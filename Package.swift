@@ -95,8 +95,10 @@ let package = Package(
         // prctl(2) for keyjard (variadic in C).
         .systemLibrary(name: "CProcessControl"),
 
-        // The directories Keyjar keeps files in: made 0700; the socket's and a cache's the user's alone.
-        .target(name: "KeyjarFiles", swiftSettings: swiftSettings),
+        // What every module needs of Linux, written once: private and shared directories, XDG
+        // directories, a socket's peer, descriptors and their write loop, spawning a child, hex,
+        // calendar arithmetic. No C library beyond glibc, so that the front links it.
+        .target(name: "KeyjarPlatform", swiftSettings: swiftSettings),
 
         // A lock that sanitizers see (Synchronization.Mutex is invisible to ThreadSanitizer).
         .target(name: "KeyjarLocks", swiftSettings: swiftSettings),
@@ -104,14 +106,14 @@ let package = Package(
         // The model: cookie and credential rules as pure values.
         .target(
             name: "KeyjarCore",
-            dependencies: ["CLibPSL", "KeyjarFiles"],
+            dependencies: ["CLibPSL", "KeyjarPlatform"],
             swiftSettings: swiftSettings
         ),
         // Formats: the model's JSON (events, cookie arrays; hand-written fast paths) and the
         // cookie files (cookies.txt, Keyjar's JSON file). The model itself has no serialization.
         .target(
             name: "KeyjarCodec",
-            dependencies: ["KeyjarCore", "KeyjarFiles"],
+            dependencies: ["KeyjarCore", "KeyjarPlatform"],
             swiftSettings: swiftSettings
         ),
         // SQLite, one connection with its prepared statements: keyjard's store and the loader's
@@ -125,7 +127,7 @@ let package = Package(
         // CLibSecret, for the store's passwords, import from other applications, and browsers' keys.
         .target(
             name: "KeyjarLibSecret",
-            dependencies: ["CLibSecret", "KeyjarFiles"],
+            dependencies: ["CLibSecret", "KeyjarPlatform"],
             swiftSettings: swiftSettings
         ),
         // Persistence: SQLite for cookies, policies and credential metadata; the Secret Service
@@ -133,7 +135,7 @@ let package = Package(
         .target(
             name: "KeyjarStore",
             dependencies: [
-                "KeyjarCore", "KeyjarCodec", "KeyjarFiles", "KeyjarLibSecret", "KeyjarLocks", "KeyjarSQLite",
+                "KeyjarCore", "KeyjarCodec", "KeyjarPlatform", "KeyjarLibSecret", "KeyjarLocks", "KeyjarSQLite",
                 "CMallocInfo",
             ],
             swiftSettings: swiftSettings
@@ -142,14 +144,14 @@ let package = Package(
         // codec, the sequence page's layout, default paths. Both sides link it: no NIO here.
         .target(
             name: "KeyjarProtocol",
-            dependencies: ["KeyjarCore", "KeyjarCodec", "KeyjarFiles"],
+            dependencies: ["KeyjarCore", "KeyjarCodec", "KeyjarPlatform"],
             swiftSettings: swiftSettings
         ),
         // keyjard's server: the socket, the connections, the service that owns the store.
         .target(
             name: "KeyjarServer",
             dependencies: [
-                "KeyjarCore", "KeyjarCodec", "KeyjarFiles", "KeyjarProtocol", "KeyjarStore",
+                "KeyjarCore", "KeyjarCodec", "KeyjarPlatform", "KeyjarProtocol", "KeyjarStore",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -170,14 +172,14 @@ let package = Package(
         // what a request gets under its cache policy, validation, invalidation.
         .target(
             name: "KeyjarHTTPCache",
-            dependencies: ["KeyjarFiles"],
+            dependencies: ["KeyjarPlatform"],
             swiftSettings: swiftSettings
         ),
         // An application's response cache: a memory tier and a disk tier (an SQLite index,
         // one file per body), under KeyjarHTTPCache's rules.
         .target(
             name: "KeyjarResponseCache",
-            dependencies: ["KeyjarCodec", "KeyjarFiles", "KeyjarHTTPCache", "KeyjarLocks", "KeyjarSQLite"],
+            dependencies: ["KeyjarCodec", "KeyjarPlatform", "KeyjarHTTPCache", "KeyjarLocks", "KeyjarSQLite"],
             swiftSettings: swiftSettings
         ),
         // HTTP authentication as pure values: challenge parsing, scheme choice, Basic, Bearer,
@@ -185,7 +187,7 @@ let package = Package(
         // it and loads no libcrypto.
         .target(
             name: "KeyjarAuth",
-            dependencies: ["KeyjarCodec", "KeyjarCore", "KeyjarFiles"],
+            dependencies: ["KeyjarCodec", "KeyjarCore", "KeyjarPlatform"],
             swiftSettings: swiftSettings
         ),
         // Digest's responses (RFC 7616): the hashes (swift-crypto; SHA-512/256 from libcrypto),
@@ -193,7 +195,7 @@ let package = Package(
         .target(
             name: "KeyjarDigest",
             dependencies: [
-                "KeyjarAuth", "KeyjarFiles", "COpenSSL", .product(name: "Crypto", package: "swift-crypto"),
+                "KeyjarAuth", "KeyjarPlatform", "COpenSSL", .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -204,7 +206,7 @@ let package = Package(
         .target(
             name: "KeyjarConnection",
             dependencies: [
-                "KeyjarCore", "KeyjarCodec", "KeyjarFiles", "KeyjarLocks", "KeyjarProtocol",
+                "KeyjarCore", "KeyjarCodec", "KeyjarPlatform", "KeyjarLocks", "KeyjarProtocol",
                 .product(name: "Atomics", package: "swift-atomics"),
             ],
             swiftSettings: swiftSettings
@@ -221,7 +223,7 @@ let package = Package(
         .target(
             name: "KeyjarIdentity",
             dependencies: [
-                "COpenSSL", "KeyjarFiles",
+                "COpenSSL", "KeyjarPlatform",
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
@@ -233,7 +235,8 @@ let package = Package(
         .target(
             name: "KeyjarLoader",
             dependencies: [
-                "Keyjar", "KeyjarAuth", "KeyjarCodec", "KeyjarCore", "KeyjarDigest", "KeyjarFiles", "KeyjarHTTPCache",
+                "Keyjar", "KeyjarAuth", "KeyjarCodec", "KeyjarCore", "KeyjarDigest", "KeyjarPlatform",
+                "KeyjarHTTPCache",
                 "KeyjarIdentity", "KeyjarLocks", "KeyjarResponseCache", "CBrotli", "CCurl", "CZlib", "CZstd",
             ],
             swiftSettings: swiftSettings
@@ -254,7 +257,7 @@ let package = Package(
         .target(
             name: "KeyjarBrowserCookies",
             dependencies: [
-                "KeyjarCodec", "KeyjarCore", "KeyjarFiles", "KeyjarLibSecret", "KeyjarSQLite",
+                "KeyjarCodec", "KeyjarCore", "KeyjarPlatform", "KeyjarLibSecret", "KeyjarSQLite",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
             ],
@@ -265,7 +268,7 @@ let package = Package(
         .target(
             name: "KeyjarBrowserFixtures",
             dependencies: [
-                "KeyjarBrowserCookies", "KeyjarFiles", "KeyjarLibSecret", "KeyjarSQLite",
+                "KeyjarBrowserCookies", "KeyjarPlatform", "KeyjarLibSecret", "KeyjarSQLite",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
             ],
@@ -277,7 +280,7 @@ let package = Package(
         .target(
             name: "KeyjarCommands",
             dependencies: [
-                "KeyjarAuth", "KeyjarCodec", "KeyjarConnection", "KeyjarCore", "KeyjarFiles", "KeyjarLocks",
+                "KeyjarAuth", "KeyjarCodec", "KeyjarConnection", "KeyjarCore", "KeyjarPlatform", "KeyjarLocks",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
@@ -300,7 +303,7 @@ let package = Package(
             name: "KeyjarCLI",
             dependencies: [
                 "Keyjar", "KeyjarBackup", "KeyjarBrowserCookies", "KeyjarCodec", "KeyjarCommands", "KeyjarCore",
-                "KeyjarFiles", "KeyjarHTTPCache", "KeyjarIdentity", "KeyjarLocks", "KeyjarLoader",
+                "KeyjarPlatform", "KeyjarHTTPCache", "KeyjarIdentity", "KeyjarLocks", "KeyjarLoader",
                 "KeyjarResponseCache",
                 "KeyjarStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -310,7 +313,8 @@ let package = Package(
         .executableTarget(
             name: "KeyjarBench",
             dependencies: [
-                "Keyjar", "KeyjarBrowserCookies", "KeyjarBrowserFixtures", "KeyjarCodec", "KeyjarCore", "KeyjarFiles",
+                "Keyjar", "KeyjarBrowserCookies", "KeyjarBrowserFixtures", "KeyjarCodec", "KeyjarCore",
+                "KeyjarPlatform",
                 "KeyjarProtocol",
                 "KeyjarStore", "KeyjarLoader", "CMallocInfo", "CCurl", "KeyjarHTTPCache", "KeyjarResponseCache",
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -360,8 +364,8 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
-            name: "KeyjarFilesTests",
-            dependencies: ["KeyjarFiles", "KeyjarTestSupport"],
+            name: "KeyjarPlatformTests",
+            dependencies: ["KeyjarPlatform", "KeyjarTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -378,7 +382,7 @@ let package = Package(
         ),
         .testTarget(
             name: "KeyjarStoreTests",
-            dependencies: ["KeyjarStore", "KeyjarCodec", "KeyjarCore", "KeyjarFiles", "KeyjarTestSupport"],
+            dependencies: ["KeyjarStore", "KeyjarCodec", "KeyjarCore", "KeyjarPlatform", "KeyjarTestSupport"],
             swiftSettings: swiftSettings
         ),
         // Test helpers shared by the suites that run real processes: temp dirs, a spawned

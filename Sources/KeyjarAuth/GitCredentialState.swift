@@ -1,5 +1,5 @@
 public import KeyjarCore
-import KeyjarFiles
+import KeyjarPlatform
 
 /// Which stored credential answered git's `get`, as Keyjar's `state[]` value: git hands it back
 /// with the `store` or `erase` that follows (git 2.46's `state` capability), so that they act on

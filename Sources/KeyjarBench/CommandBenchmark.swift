@@ -1,6 +1,6 @@
 import Foundation
 import Glibc
-import KeyjarFiles
+import KeyjarPlatform
 import NIOCore
 import NIOHTTP1
 import NIOPosix

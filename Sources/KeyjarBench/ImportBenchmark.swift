@@ -1,6 +1,6 @@
 import Foundation
 import Glibc
-import KeyjarFiles
+import KeyjarPlatform
 
 /// A cookies.txt of 100,000 and of 600,000 lines (3,000 and 18,000 sites) imported with the
 /// release `keyjar cookie import` into a keyjard with its default limits: lines per second, and

@@ -1,6 +1,6 @@
 import Foundation
 import Glibc
-import KeyjarFiles
+import KeyjarPlatform
 package import KeyjarSQLite
 
 /// A private copy of a browser's cookie database, taken while the browser runs, held in memory.

@@ -1,6 +1,6 @@
 import Foundation
 import KeyjarCodec
-import KeyjarFiles
+import KeyjarPlatform
 
 /// A browser Keyjar can read cookies from.
 public enum Browser: String, Sendable, Hashable, CaseIterable {

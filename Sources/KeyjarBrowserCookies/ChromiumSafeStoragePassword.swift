@@ -1,5 +1,5 @@
-import KeyjarFiles
 import KeyjarLibSecret
+import KeyjarPlatform
 
 /// A Chromium-family browser's "Safe Storage" password from the Secret Service: the secret its
 /// v11 cookie key is derived from.

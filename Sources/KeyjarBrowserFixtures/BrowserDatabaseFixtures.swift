@@ -1,6 +1,6 @@
 package import Foundation
 import KeyjarBrowserCookies
-import KeyjarFiles
+import KeyjarPlatform
 import KeyjarSQLite
 
 /// Browser cookie databases written as the browsers write them (their tables' real columns,

@@ -1,4 +1,4 @@
-import KeyjarFiles
+import KeyjarPlatform
 
 /// The file git's `credential-store` helper keeps (`~/.git-credentials`,
 /// `$XDG_CONFIG_HOME/git/credentials`): one credential a line, as a URL

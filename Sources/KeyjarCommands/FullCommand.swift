@@ -1,8 +1,8 @@
 import Glibc
 package import KeyjarConnection
 package import KeyjarCore
-import KeyjarFiles
 import KeyjarLocks
+import KeyjarPlatform
 
 /// keyjar-full: every command, with what the front does not link (libcurl through the loader,
 /// libsecret, SQLite, libcrypto). The front replaces itself with it for every command it does

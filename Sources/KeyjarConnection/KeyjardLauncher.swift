@@ -1,6 +1,6 @@
 import FoundationEssentials
 import Glibc
-import KeyjarFiles
+import KeyjarPlatform
 import KeyjarProtocol
 
 /// Starts keyjard when no one serves the socket: exactly once even when several processes try

@@ -1,5 +1,5 @@
 public import FoundationEssentials
-import KeyjarFiles
+import KeyjarPlatform
 
 /// The cookie-date algorithm of RFC 6265bis §5.1.1, which browsers use to read `Expires`.
 ///

@@ -1,6 +1,6 @@
 internal import Foundation
 public import KeyjarAuth
-import KeyjarFiles
+import KeyjarPlatform
 
 /// One Digest `Authorization` (or `Proxy-Authorization`) value (RFC 7616 §3.4), made by
 /// ``DigestSession``. Keeps H(A1) to check the server's `rspauth`; neither it nor the password

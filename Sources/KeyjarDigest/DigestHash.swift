@@ -1,7 +1,7 @@
 import COpenSSL
 import Crypto
 import KeyjarAuth
-import KeyjarFiles
+import KeyjarPlatform
 
 /// The hashes of Digest authentication (RFC 7616 §3.4): MD5 and SHA-256 from swift-crypto;
 /// SHA-512/256 (FIPS 180-4 §6.7), which swift-crypto does not offer, from OpenSSL's libcrypto,

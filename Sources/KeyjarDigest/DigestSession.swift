@@ -1,6 +1,6 @@
 internal import Foundation
 public import KeyjarAuth
-import KeyjarFiles
+import KeyjarPlatform
 
 /// The Digest state the loader keeps per protection space: the current challenge and how many
 /// times its nonce was used (RFC 7616 §3.4: `nc` counts requests sent with one nonce, so a

@@ -1,5 +1,5 @@
 public import Foundation
-import KeyjarFiles
+import KeyjarPlatform
 
 /// HTTP-date (RFC 9110 §5.6.7), the one date form of Expires, Date, Last-Modified and
 /// If-Modified-Since: IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), and the two obsolete

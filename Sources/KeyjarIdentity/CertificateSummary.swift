@@ -1,6 +1,6 @@
 import Crypto
 public import Foundation
-import KeyjarFiles
+import KeyjarPlatform
 import SwiftASN1
 import X509
 

@@ -1,5 +1,5 @@
 internal import CLibSecret
-import KeyjarFiles
+import KeyjarPlatform
 
 /// libsecret's synchronous calls as Keyjar makes them, each failure a ``LibSecretFailure``.
 ///

@@ -1,6 +1,6 @@
 public import FoundationEssentials
 import Glibc
-import KeyjarFiles
+import KeyjarPlatform
 
 /// Where keyjard's socket and database live by default, shared by keyjard and its clients.
 ///

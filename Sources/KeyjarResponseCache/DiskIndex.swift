@@ -1,8 +1,8 @@
 import Foundation
 import Glibc
 import KeyjarCodec
-import KeyjarFiles
 import KeyjarHTTPCache
+import KeyjarPlatform
 import KeyjarSQLite
 
 /// The disk tier: `index.sqlite3` (one row per entry) and `bodies/` (one file per body) in a

@@ -1,8 +1,8 @@
 public import Foundation
 import Glibc
-import KeyjarFiles
 public import KeyjarHTTPCache
 import KeyjarLocks
+import KeyjarPlatform
 import KeyjarSQLite
 
 /// An application's response cache: a memory tier and, when given a directory, a disk tier

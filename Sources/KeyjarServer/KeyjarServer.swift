@@ -1,7 +1,7 @@
 import Atomics
 import Foundation
 import Glibc
-import KeyjarFiles
+import KeyjarPlatform
 import KeyjarProtocol
 import KeyjarStore
 public import Logging

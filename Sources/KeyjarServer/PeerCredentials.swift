@@ -1,5 +1,5 @@
 import Glibc
-import KeyjarFiles
+import KeyjarPlatform
 import NIOCore
 
 /// The identity of the process at the other end of a Unix socket, from `SO_PEERCRED`.

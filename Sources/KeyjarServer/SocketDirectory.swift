@@ -1,6 +1,6 @@
 import Foundation
 import Glibc
-import KeyjarFiles
+import KeyjarPlatform
 
 /// The socket's directory, made private to the user, and the lock that makes keyjard the only
 /// server on that socket.

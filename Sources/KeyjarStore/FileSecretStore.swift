@@ -1,8 +1,8 @@
 import Foundation
 import KeyjarCodec
 public import KeyjarCore
-import KeyjarFiles
 import KeyjarLocks
+import KeyjarPlatform
 import Synchronization
 
 #if canImport(Glibc)

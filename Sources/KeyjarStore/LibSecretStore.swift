@@ -1,6 +1,6 @@
 public import KeyjarCore
-import KeyjarFiles
 import KeyjarLibSecret
+import KeyjarPlatform
 import Synchronization
 
 #if canImport(Glibc)

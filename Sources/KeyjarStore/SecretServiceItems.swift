@@ -1,5 +1,5 @@
-import KeyjarFiles
 import KeyjarLibSecret
+import KeyjarPlatform
 
 /// One item another application keeps in the Secret Service: its attributes (public, by the
 /// Secret Service's rules) and its secret. `description` never shows the secret.

@@ -1,6 +1,6 @@
 import Foundation
 import KeyjarCore
-import KeyjarFiles
+import KeyjarPlatform
 import KeyjarTestSupport
 import Testing
 

@@ -5,7 +5,7 @@ import Keyjar
 import KeyjarCodec
 import KeyjarCommands
 import KeyjarCore
-import KeyjarFiles
+import KeyjarPlatform
 import KeyjarStore
 
 extension CredentialCommand {

@@ -1,8 +1,8 @@
 package import FoundationEssentials
 import Glibc
 package import KeyjarCodec
-import KeyjarFiles
 import KeyjarLocks
+import KeyjarPlatform
 
 /// Standard output carries results only; everything else goes to standard error.
 ///

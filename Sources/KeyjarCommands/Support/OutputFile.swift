@@ -1,7 +1,7 @@
 import CoreFoundation  // struct stat's members resolve there in a release build of keyjar alone
 import FoundationEssentials
 import Glibc
-import KeyjarFiles
+import KeyjarPlatform
 
 /// A file a user names for output (`-o`), resolved as curl and the shell treat it: `-` is
 /// standard output; a symbolic link is written through, never replaced; a FIFO, a device or a

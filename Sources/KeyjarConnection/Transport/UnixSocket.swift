@@ -1,6 +1,6 @@
 package import FoundationEssentials
 import Glibc
-import KeyjarFiles
+import KeyjarPlatform
 
 /// A connected Unix stream socket: connect, send everything, receive with a timeout. Equal when
 /// the descriptor is (a descriptor closed and reused is a new socket: compare while it is open).

@@ -1,6 +1,6 @@
 import Foundation
 import Glibc
-import KeyjarFiles
+import KeyjarPlatform
 
 /// A streamed request body copied, as it is first sent, to a private file that has no name
 /// (made 0600 in the temporary directory and unlinked at once), so that a load that must send

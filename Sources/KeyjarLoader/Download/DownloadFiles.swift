@@ -1,6 +1,6 @@
 import Foundation
 import Glibc
-import KeyjarFiles
+import KeyjarPlatform
 
 /// A download's files: the bytes received so far in `NAME.keyjar-part` beside the destination,
 /// the record that lets any process continue them (`NAME.keyjar-resume`), and the move into

@@ -1,4 +1,4 @@
-import KeyjarFiles
+import KeyjarPlatform
 
 /// What MacBinary and BinHex 4.0 carry besides the data fork: a classic Mac OS file's name,
 /// Finder type and creator, and the lengths of its two forks.

@@ -1,7 +1,7 @@
 import CZlib
 import Foundation
 import Glibc
-import KeyjarFiles
+import KeyjarPlatform
 
 /// The encodings a download decodes when its delegate says yes
 /// (`download(_:shouldDecodeSourceDataOfMIMEType:)`): NSURLDownload's three, MacBinary, BinHex

@@ -1,6 +1,6 @@
 public import Foundation
 import FoundationNetworking
-import KeyjarFiles
+import KeyjarPlatform
 
 /// A `data:` URL (RFC 2397): `data:[<media type>][;base64],<data>`.
 public struct DataURL: Sendable, Hashable {

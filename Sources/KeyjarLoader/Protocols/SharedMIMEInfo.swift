@@ -1,6 +1,6 @@
 import Foundation
 import Glibc
-import KeyjarFiles
+import KeyjarPlatform
 
 /// MIME types by file name from the system's shared-mime-info database (freedesktop.org's
 /// `globs2`: `weight:type:glob[:flags]`), as a `file:` response's type. Among the globs that

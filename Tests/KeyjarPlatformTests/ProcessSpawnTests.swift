@@ -1,6 +1,6 @@
 import Foundation
 import Glibc
-import KeyjarFiles
+import KeyjarPlatform
 import KeyjarTestSupport
 import Testing
 

@@ -1,8 +1,8 @@
 import Foundation
-import KeyjarFiles
+import KeyjarPlatform
 import Testing
 
-/// The rules every module shares, written once in KeyjarFiles.
+/// The rules every module shares, written once in KeyjarPlatform.
 struct PlatformRulesTests {
     @Test func anXDGVariableCountsOnlyWhenSetNotEmptyAndAbsolute() {
         let valid = XDGDirectories(environment: [

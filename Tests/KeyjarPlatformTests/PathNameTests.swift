@@ -1,6 +1,6 @@
 import Foundation
 import Glibc
-import KeyjarFiles
+import KeyjarPlatform
 import Testing
 
 /// `PathName` stands in for `NSString`'s path methods in the modules the `keyjar` front links
