@@ -98,7 +98,7 @@ let package = Package(
         // What every module needs of Linux, written once: private and shared directories, XDG
         // directories, a socket's peer, descriptors and their write loop, spawning a child, hex,
         // calendar arithmetic. No C library beyond glibc, so that the front links it.
-        .target(name: "KeyjarPlatform", swiftSettings: swiftSettings),
+        .target(name: "KeyjarPlatform", dependencies: ["CProcessControl"], swiftSettings: swiftSettings),
 
         // A lock that sanitizers see (Synchronization.Mutex is invisible to ThreadSanitizer).
         .target(name: "KeyjarLocks", swiftSettings: swiftSettings),
@@ -393,7 +393,7 @@ let package = Package(
         .target(
             name: "KeyjarTestSupport",
             dependencies: [
-                "CKeyjarTestSession", "Keyjar", "KeyjarCore", "KeyjarProtocol", "KeyjarServer",
+                "CKeyjarTestSession", "Keyjar", "KeyjarCore", "KeyjarPlatform", "KeyjarProtocol", "KeyjarServer",
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tests/KeyjarTestSupport",

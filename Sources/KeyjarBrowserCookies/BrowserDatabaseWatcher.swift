@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import KeyjarPlatform
 import Synchronization
 
 /// Wakes when a browser writes its cookie database, through inotify; costs nothing meanwhile
@@ -52,19 +53,14 @@ public final class BrowserDatabaseWatcher: @unchecked Sendable {
             close(inotify)
             throw error
         }
-        var pipeEnds: [Int32] = [0, 0]
-        guard pipe(&pipeEnds) == 0 else {
+        // Never inherited by a child; a full pipe (stop called many times) does not block a signal handler.
+        guard let pipe = FileDescriptor.pipe(nonBlocking: true) else {
             let error = Self.failure("cannot make a pipe")
             close(inotify)
             throw error
         }
-        wakeRead = pipeEnds[0]
-        wakeWrite = pipeEnds[1]
-        // Never inherited by a child; a full pipe (stop called many times) does not block a signal handler.
-        for end in pipeEnds {
-            _ = fcntl(end, F_SETFD, FD_CLOEXEC)
-            _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
-        }
+        wakeRead = pipe.read
+        wakeWrite = pipe.write
     }
 
     deinit {

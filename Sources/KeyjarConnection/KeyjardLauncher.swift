@@ -194,14 +194,11 @@ enum KeyjardLauncher {
         logPath: String,
         timeout: TimeInterval
     ) throws(KeyjarClientError) {
-        var pipeEnds: [CInt] = [0, 0]
-        guard pipe(&pipeEnds) == 0 else { throw unreachable("cannot start keyjard: pipe failed") }
-        // Only keyjard's stdout (a dup2'ed copy) should keep the pipe open in the child.
-        _ = fcntl(pipeEnds[0], F_SETFD, FD_CLOEXEC)
-        _ = fcntl(pipeEnds[1], F_SETFD, FD_CLOEXEC)
+        // Only keyjard's stdout (a dup2'ed copy) keeps the pipe open in the child.
+        guard let pipe = FileDescriptor.pipe() else { throw unreachable("cannot start keyjard: pipe failed") }
         var options = ProcessSpawn.Options(
             standardInput: .null,
-            standardOutput: .descriptor(pipeEnds[1]),
+            standardOutput: .descriptor(pipe.write),
             standardError: .file(logPath, flags: O_WRONLY | O_CREAT | O_APPEND)
         )
         // keyjard outlives this process: in a session of its own, keeping none of our
@@ -211,17 +208,17 @@ enum KeyjardLauncher {
         let spawned = Result { () throws(ProcessSpawn.Failure) in
             try ProcessSpawn.start([binary, "--socket", socketPath, "--database", database], options)
         }
-        close(pipeEnds[1])
-        defer { close(pipeEnds[0]) }
+        close(pipe.write)
+        defer { close(pipe.read) }
         if case .failure(let failure) = spawned { throw unreachable(failure.description) }
         // Wait for "ready <socket>", with a deadline; keyjard writes nothing else to stdout.
         let deadline = Date().addingTimeInterval(timeout)
         var line: [UInt8] = []
         var byte: UInt8 = 0
         while Date() < deadline {
-            var poller = pollfd(fd: pipeEnds[0], events: Int16(POLLIN), revents: 0)
+            var poller = pollfd(fd: pipe.read, events: Int16(POLLIN), revents: 0)
             guard poll(&poller, 1, 100) > 0 else { continue }
-            guard read(pipeEnds[0], &byte, 1) == 1 else { break }
+            guard read(pipe.read, &byte, 1) == 1 else { break }
             if byte == UInt8(ascii: "\n") {
                 if String(decoding: line, as: UTF8.self).hasPrefix("ready ") { return }
                 line.removeAll()

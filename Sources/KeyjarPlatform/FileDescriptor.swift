@@ -1,3 +1,4 @@
+import CProcessControl
 import Glibc
 
 /// Writing to a file descriptor by one rule: every byte, again after an interruption (EINTR), a
@@ -41,5 +42,14 @@ package enum FileDescriptor {
     /// ``writeAll(_:to:)`` of a byte array.
     package static func writeAll(_ bytes: [UInt8], to descriptor: Int32, by call: Call = .write) -> Int32? {
         bytes.withUnsafeBytes { writeAll($0, to: descriptor, by: call) }
+    }
+
+    /// A pipe whose ends no child inherits, from the moment it exists: a write end a child kept
+    /// would keep the reader from ever seeing the pipe's end. Non-blocking ends when asked.
+    /// Nil when there is none to be had (errno says why).
+    package static func pipe(nonBlocking: Bool = false) -> (read: Int32, write: Int32)? {
+        var ends: [Int32] = [0, 0]
+        guard pipe2(&ends, O_CLOEXEC | (nonBlocking ? O_NONBLOCK : 0)) == 0 else { return nil }
+        return (ends[0], ends[1])
     }
 }

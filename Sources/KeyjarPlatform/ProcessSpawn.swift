@@ -1,3 +1,4 @@
+import CProcessControl
 import Glibc
 
 /// Starting a program with posix_spawn, by one rule: where its standard streams go, which of
@@ -26,6 +27,8 @@ package enum ProcessSpawn {
         /// Closes every descriptor above 2 that this process would let it inherit: a child that
         /// outlives this process must not keep, say, a pipe open that our parent reads to its end.
         package var closesInheritedDescriptors = false
+        /// The process group it joins; 0 for a new one it leads; nil for this process's.
+        package var processGroup: Int32?
 
         package init(
             standardInput: Stream? = nil,
@@ -58,7 +61,6 @@ package enum ProcessSpawn {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        var kept: Set<Int32> = []
         for (target, stream) in [
             (Int32(0), options.standardInput), (1, options.standardOutput), (2, options.standardError),
         ] {
@@ -69,14 +71,13 @@ package enum ProcessSpawn {
             case .null:
                 posix_spawn_file_actions_addopen(&actions, target, "/dev/null", target == 0 ? O_RDONLY : O_WRONLY, 0)
             case .descriptor(let source):
-                kept.insert(source)
                 posix_spawn_file_actions_adddup2(&actions, source, target)
             }
         }
         if options.closesInheritedDescriptors {
-            for descriptor in inheritedDescriptors() where descriptor > 2 && !kept.contains(descriptor) {
-                posix_spawn_file_actions_addclose(&actions, descriptor)
-            }
+            // In the child, after the streams are in place: a list taken here would miss a
+            // descriptor another thread opens before the spawn.
+            posix_spawn_file_actions_addclosefrom_np(&actions, 3)
         }
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
@@ -87,8 +88,12 @@ package enum ProcessSpawn {
         var defaults = sigset_t()
         sigfillset(&defaults)
         posix_spawnattr_setsigdefault(&attributes, &defaults)
-        let flags =
-            Int32(POSIX_SPAWN_SETSIGMASK) | Int32(POSIX_SPAWN_SETSIGDEF) | (options.newSession ? setSessionFlag : 0)
+        var flags = Int32(POSIX_SPAWN_SETSIGMASK) | Int32(POSIX_SPAWN_SETSIGDEF)
+        if options.newSession { flags |= setSessionFlag }
+        if let group = options.processGroup {
+            posix_spawnattr_setpgroup(&attributes, group)
+            flags |= Int32(POSIX_SPAWN_SETPGROUP)
+        }
         posix_spawnattr_setflags(&attributes, Int16(flags))
         var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
         defer { for pointer in argv { free(pointer) } }
@@ -127,22 +132,5 @@ package enum ProcessSpawn {
             wasSignalled: signal != 0,
             peakResidentBytes: usage.ru_maxrss * 1024
         )
-    }
-
-    /// This process's open descriptors that are not close-on-exec.
-    private static func inheritedDescriptors() -> [Int32] {
-        guard let directory = opendir("/proc/self/fd") else { return [] }
-        defer { closedir(directory) }
-        let own = dirfd(directory)
-        var descriptors: [Int32] = []
-        while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) {
-                String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
-            }
-            guard let descriptor = Int32(name), descriptor != own else { continue }
-            let flags = fcntl(descriptor, F_GETFD)
-            if flags >= 0 && flags & FD_CLOEXEC == 0 { descriptors.append(descriptor) }
-        }
-        return descriptors
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import KeyjarPlatform
 import KeyjarTestSupport
+import Synchronization
 import Testing
 
 /// Starting a program by Keyjar's one rule (`ProcessSpawn`): its streams, the descriptors it
@@ -46,6 +47,28 @@ struct ProcessSpawnTests {
         // Without being asked, the descriptor is inherited
         let (_, inherited) = try run("ls /proc/self/fd")
         #expect(inherited.split(separator: "\n").contains("\(held)"))
+    }
+
+    /// Another thread opening descriptors (without close-on-exec) while children start: none of
+    /// them may reach a child that was to keep only its streams.
+    @Test func aDescriptorOpenedMeanwhileByAnotherThreadIsNotInherited() throws {
+        let stop = Atomic<Bool>(false)
+        let opener = Thread {
+            while !stop.load(ordering: .relaxed) {
+                var descriptors: [Int32] = []
+                for _ in 0..<32 { descriptors.append(open("/dev/null", O_RDONLY)) }
+                for descriptor in descriptors { close(descriptor) }
+            }
+        }
+        opener.start()
+        defer { stop.store(true, ordering: .relaxed) }
+        var options = ProcessSpawn.Options(standardInput: .null, standardError: .null)
+        options.closesInheritedDescriptors = true
+        for _ in 0..<50 {
+            let (exit, listing) = try run("ls /proc/self/fd", options)
+            #expect(exit.status == 0)
+            #expect(listing.split(separator: "\n").sorted() == ["0", "1", "2", "3"])
+        }
     }
 
     @Test func itsEndIsItsStatusOrTheSignalThatEndedIt() throws {

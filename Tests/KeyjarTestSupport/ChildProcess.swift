@@ -1,5 +1,6 @@
 public import Foundation
 import Glibc
+import KeyjarPlatform
 
 /// A program a test runs: the part of Foundation's `Process` the suite uses, on posix_spawn.
 ///
@@ -11,8 +12,8 @@ import Glibc
 /// thread's signal mask (Swift's worker threads block SIGTERM and SIGCHLD) and puts each child
 /// in a process group of its own, where nothing ends it when the runner crashes.
 ///
-/// Here a child closes every inherited descriptor but 0, 1 and 2 (glibc's
-/// `posix_spawn_file_actions_addclosefrom_np`), starts with no signals blocked and every
+/// Here a child starts as Keyjar starts its own (`ProcessSpawn`): it closes every inherited
+/// descriptor but 0, 1 and 2, starts with no signals blocked and every
 /// disposition at its default, and joins `ChildGroup`, which ends whatever the runner leaves
 /// running when it exits, crashed or not. Standard input is /dev/null unless set; standard
 /// output and error are the runner's unless set.
@@ -151,7 +152,8 @@ func spawnChild(
     try spawnProcess(executable, arguments, environment: environment, streams: streams, processGroup: group.identifier)
 }
 
-/// `spawnChild`'s work, into the process group `processGroup` (0: a new group, led by the child).
+/// `spawnChild`'s work, into the process group `processGroup` (0: a new group, led by the child),
+/// by Keyjar's own rule for starting a program (`ProcessSpawn`).
 private func spawnProcess(
     _ executable: String,
     _ arguments: [String],
@@ -159,48 +161,29 @@ private func spawnProcess(
     streams: [ChildDescriptor],
     processGroup: pid_t
 ) throws -> pid_t {
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    for (number, stream) in streams.enumerated() {
-        let target = Int32(number)
-        switch stream {
-        case .inherit: break
-        case .descriptor(let descriptor) where descriptor >= 0:
-            posix_spawn_file_actions_adddup2(&actions, descriptor, target)
-        case .null, .descriptor:
-            posix_spawn_file_actions_addopen(&actions, target, "/dev/null", number == 0 ? O_RDONLY : O_WRONLY, 0)
+    func stream(_ number: Int) -> ProcessSpawn.Stream? {
+        guard number < streams.count else { return nil }
+        switch streams[number] {
+        case .inherit: return nil
+        case .descriptor(let descriptor) where descriptor >= 0: return .descriptor(descriptor)
+        case .null, .descriptor: return .null
         }
     }
-    // Nothing else of the runner's: an inherited pipe's write end would keep another test's
-    // reader from seeing its end for as long as this program runs. Closing a list of
-    // descriptors instead would race with other threads opening and closing theirs.
-    try closeFrom(3, in: &actions)
-    var attributes = posix_spawnattr_t()
-    posix_spawnattr_init(&attributes)
-    defer { posix_spawnattr_destroy(&attributes) }
-    var noSignals = sigset_t()
-    sigemptyset(&noSignals)
-    posix_spawnattr_setsigmask(&attributes, &noSignals)
-    var everySignal = sigset_t()
-    sigfillset(&everySignal)
-    posix_spawnattr_setsigdefault(&attributes, &everySignal)
-    posix_spawnattr_setpgroup(&attributes, processGroup)
-    posix_spawnattr_setflags(
-        &attributes,
-        Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP)
+    var options = ProcessSpawn.Options(
+        standardInput: stream(0),
+        standardOutput: stream(1),
+        standardError: stream(2),
+        environment: environment
     )
-    var argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
-    var envp: [UnsafeMutablePointer<CChar>?] = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-    defer {
-        for pointer in argv + envp { free(pointer) }
+    // Nothing else of the runner's: an inherited pipe's write end would keep another test's
+    // reader from seeing its end for as long as this program runs.
+    options.closesInheritedDescriptors = true
+    options.processGroup = processGroup
+    do {
+        return try ProcessSpawn.start([executable] + arguments, options)
+    } catch {
+        throw TestSupportError("\(error)")
     }
-    var pid: pid_t = 0
-    let status = posix_spawn(&pid, executable, &actions, &attributes, &argv, &envp)
-    guard status == 0 else {
-        throw TestSupportError("cannot start \(executable): \(String(cString: strerror(status)))")
-    }
-    return pid
 }
 
 /// The process group every child of the runner joins, led by a guard: a shell that reads a pipe
@@ -235,13 +218,10 @@ public final class ChildGroup: Sendable {
     }
 
     private static func startGuard() throws -> (guardian: pid_t, lifeline: Int32) {
-        var ends: [Int32] = [0, 0]
-        // Close-on-exec straight away (pipe2 is not imported); every spawn of the suite closes
-        // what it inherits anyway.
-        guard pipe(&ends) == 0, fcntl(ends[0], F_SETFD, FD_CLOEXEC) == 0, fcntl(ends[1], F_SETFD, FD_CLOEXEC) == 0
-        else {
+        guard let pipe = FileDescriptor.pipe() else {
             throw TestSupportError("cannot make the child group's pipe: \(String(cString: strerror(errno)))")
         }
+        let ends = [pipe.read, pipe.write]
         defer { close(ends[0]) }
         // A group of its own, which every later child joins. SIGHUP and SIGTERM ignored: only
         // the end of its input (or SIGKILL) ends the guard.
@@ -255,19 +235,6 @@ public final class ChildGroup: Sendable {
         // The write end stays open, written to by no one, until the runner exits.
         return (guardian, ends[1])
     }
-}
-
-/// Adds "close every descriptor from `lowest` on" to `actions`: glibc's
-/// posix_spawn_file_actions_addclosefrom_np (2.34 and later), which Swift's Glibc module does
-/// not import, found with dlsym.
-private func closeFrom(_ lowest: Int32, in actions: inout posix_spawn_file_actions_t) throws {
-    typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
-    guard let symbol = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") else {
-        throw TestSupportError("this C library has no posix_spawn_file_actions_addclosefrom_np (glibc 2.34+)")
-    }
-    let addCloseFrom = unsafeBitCast(symbol, to: AddCloseFrom.self)
-    let status = withUnsafeMutablePointer(to: &actions) { addCloseFrom($0, lowest) }
-    guard status == 0 else { throw TestSupportError("addclosefrom failed: \(String(cString: strerror(status)))") }
 }
 
 /// Waits for `pid` to end, blocking; how it ended.
