@@ -10,35 +10,6 @@ import Testing
 
 @Suite("KeyjarLoader: protocols and plumbing")
 struct ProtocolTests {
-    @Test func keepAliveConnectionsAreReused() async throws {
-        let server = try await LoaderTestServer()
-        let loader = ephemeralLoader()
-        let first = try await decodeEcho(load(URLRequest(url: server.url("/echo")), with: loader).body)
-        let second = try await decodeEcho(load(URLRequest(url: server.url("/echo")), with: loader).body)
-        #expect(first.peer == second.peer, "the second load opened a new connection")
-    }
-
-    /// libcurl counts connections in use against its cache limit and closes the oldest idle
-    /// one whenever a transfer ends above it: with more loads in flight than the limit, a
-    /// sequential client's connection would be closed as soon as it was returned.
-    @Test func aConnectionIsKeptWhileMoreLoadsThanTheCacheLimitAreInFlight() async throws {
-        let server = try await LoaderTestServer()
-        let loader = ephemeralLoader()
-        let inFlight = CurlEngine.idleConnections + 16
-        let held = (0..<inFlight).map { _ in RecordingDelegate() }
-        // No idle timeout (`.infinity`, which the loader takes as "about never"): on a busy
-        // machine, starting them all may take longer than the default minute.
-        let unhurried = { (path: String) in URLRequest(url: server.url(path), timeoutInterval: .infinity) }
-        for delegate in held { _ = loader.connection(with: unhurried("/held"), delegate: delegate) }
-        // Answered once every held load has reached the server, so all of them are in flight.
-        let first = try await decodeEcho(load(unhurried("/echo?after-held=\(inFlight)"), with: loader).body)
-        let second = try await decodeEcho(load(URLRequest(url: server.url("/echo")), with: loader).body)
-        #expect(await load(URLRequest(url: server.url("/release")), with: loader).body == "released")
-        for delegate in held { #expect(await delegate.wait()) }
-        #expect(held.filter { $0.body == "released" }.count == inFlight)
-        #expect(first.peer == second.peer, "the second load opened a new connection")
-    }
-
     @Test func http2IsUsedWhereTheServerOffersIt() async throws {
         let lighttpd = try await LighttpdServer(tls: true)
         let delegate = ChallengeDelegate { seen in
@@ -134,5 +105,41 @@ final class HoldingDelegate: LoaderConnectionAuthenticationDelegate, @unchecked 
     func connectionDidFinishLoading(_ connection: LoaderConnection) { recorder.connectionDidFinishLoading(connection) }
     func connection(_ connection: LoaderConnection, didFailWithError error: any Error) {
         recorder.connection(connection, didFailWithError: error)
+    }
+}
+
+/// Connection reuse through the process's one libcurl engine, one test at a time: when the
+/// loads held by one test end together, their few hundred connections go back to the cache at
+/// once and libcurl closes the oldest idle ones, which would take the other test's connection
+/// between its two loads.
+@Suite("KeyjarLoader: connection reuse", .serialized)
+struct ConnectionReuseTests {
+    @Test func keepAliveConnectionsAreReused() async throws {
+        let server = try await LoaderTestServer()
+        let loader = ephemeralLoader()
+        let first = try await decodeEcho(load(URLRequest(url: server.url("/echo")), with: loader).body)
+        let second = try await decodeEcho(load(URLRequest(url: server.url("/echo")), with: loader).body)
+        #expect(first.peer == second.peer, "the second load opened a new connection")
+    }
+
+    /// libcurl counts connections in use against its cache limit and closes the oldest idle
+    /// one whenever a transfer ends above it: with more loads in flight than the limit, a
+    /// sequential client's connection would be closed as soon as it was returned.
+    @Test func aConnectionIsKeptWhileMoreLoadsThanTheCacheLimitAreInFlight() async throws {
+        let server = try await LoaderTestServer()
+        let loader = ephemeralLoader()
+        let inFlight = CurlEngine.idleConnections + 16
+        let held = (0..<inFlight).map { _ in RecordingDelegate() }
+        // No idle timeout (`.infinity`, which the loader takes as "about never"): on a busy
+        // machine, starting them all may take longer than the default minute.
+        let unhurried = { (path: String) in URLRequest(url: server.url(path), timeoutInterval: .infinity) }
+        for delegate in held { _ = loader.connection(with: unhurried("/held"), delegate: delegate) }
+        // Answered once every held load has reached the server, so all of them are in flight.
+        let first = try await decodeEcho(load(unhurried("/echo?after-held=\(inFlight)"), with: loader).body)
+        let second = try await decodeEcho(load(URLRequest(url: server.url("/echo")), with: loader).body)
+        #expect(await load(URLRequest(url: server.url("/release")), with: loader).body == "released")
+        for delegate in held { #expect(await delegate.wait()) }
+        #expect(held.filter { $0.body == "released" }.count == inFlight)
+        #expect(first.peer == second.peer, "the second load opened a new connection")
     }
 }
