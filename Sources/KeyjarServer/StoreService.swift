@@ -42,9 +42,7 @@ final class StoreService: Sendable {
         var secretsAudit = SecretsAuditSchedule()
         /// Token refreshes in progress and the requests waiting for them.
         var tokenLeases = TokenRefreshLeases<EventLoopPromise<Void>>()
-        /// Storage failures are logged at most once a second (a full disk fails every write).
-        var lastStorageFailureLogged = NIODeadline.distantPast
-        var storageFailuresNotLogged = 0
+        var storageFailures = StorageFailureLog()
         let inbound: InboundBudget
 
         init(jar: CookieJar, inbound: InboundBudget, latestSequence: UInt64) {
@@ -185,16 +183,8 @@ final class StoreService: Sendable {
     }
 
     func storageFailure(_ error: any Error) -> WireError {
-        let now = NIODeadline.now()
-        if now - state.lastStorageFailureLogged >= .seconds(1) {
-            logger.error(
-                "storage failure",
-                metadata: ["error": "\(error)", "failures.unlogged": "\(state.storageFailuresNotLogged)"]
-            )
-            state.lastStorageFailureLogged = now
-            state.storageFailuresNotLogged = 0
-        } else {
-            state.storageFailuresNotLogged += 1
+        if let unlogged = state.storageFailures.failure(at: .now()) {
+            logger.error("storage failure", metadata: ["error": "\(error)", "failures.unlogged": "\(unlogged)"])
         }
         return WireError(code: WireError.storageFailure, message: "keyjard could not use its database: \(error)")
     }
