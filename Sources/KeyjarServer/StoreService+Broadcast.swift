@@ -8,12 +8,6 @@ import NIOCore
 // Fan-out: committed events to their writer, the subscribers and the followers, and the
 // catch-up of a client that subscribes or follows after missing some.
 extension StoreService {
-    /// An event framed once for every subscriber, and the writer that already has it.
-    struct PendingBroadcast {
-        var frame: ByteBuffer
-        var sentTo: UInt64?
-    }
-
     /// Sends new events to their writer at once (so its replica has them before the reply,
     /// read-your-writes) and to every other subscriber just after the reply: an acknowledgement
     /// does not wait for a hundred other sockets. Order is kept: whatever keyjard does next
@@ -21,12 +15,11 @@ extension StoreService {
     /// every subscriber still sees every event in sequence order. A writer that follows
     /// (``Request/follow(after:)``) gets its events too, after whatever it missed.
     func broadcast(_ events: [StoreDatabase.LoggedEvent], origin: ServedClient?, previous: UInt64) {
-        let writer = origin.flatMap { state.subscribers[$0.id] }
+        let writer = origin.flatMap { state.fanout.subscribers[$0.id] }
         let follower = writer == nil ? origin.flatMap { $0.followedTo == nil ? nil : $0 } : nil
         // A follower that has everything before these events gets them as they are.
         let direct = writer ?? (follower?.followedTo == previous ? follower : nil)
-        // Nobody else to tell (a later subscriber reads these from the change log).
-        let othersListen = state.subscribers.count > (writer == nil ? 0 : 1)
+        let othersListen = state.fanout.othersListen(besides: writer)
         for event in events {
             // The logged JSON is wrapped as it is: no event is encoded twice. One too large to
             // push (a big import's) becomes a marker; subscribers fetch a snapshot.
@@ -37,7 +30,7 @@ extension StoreService {
             let frame = ByteBuffer(framing: payload, allocator: ByteBufferAllocator())
             state.recentEvents.append(sequence: event.sequence, frame: frame)
             if let direct { deliver(frame, to: direct) }
-            if othersListen { state.pendingBroadcasts.append(PendingBroadcast(frame: frame, sentTo: writer?.id)) }
+            if othersListen { state.fanout.queue(frame, sentTo: writer?.id) }
         }
         if let follower, let last = events.last?.sequence {
             if direct == nil, let missedSince = follower.followedTo {
@@ -50,8 +43,7 @@ extension StoreService {
             }
             follower.followedTo = last
         }
-        guard !state.isFlushScheduled, !state.pendingBroadcasts.isEmpty else { return }
-        state.isFlushScheduled = true
+        guard state.fanout.schedulesFlush() else { return }
         // Runs on this loop after the current read is handled, its replies written.
         let service = NIOLoopBound(self, eventLoop: eventLoop)
         eventLoop.execute { service.value.flushBroadcasts() }
@@ -60,12 +52,9 @@ extension StoreService {
     /// Sends every pending event to the subscribers that do not have it yet, in order (each
     /// event to the oldest connection first: ``SubscriberList``).
     func flushBroadcasts() {
-        state.isFlushScheduled = false
-        guard !state.pendingBroadcasts.isEmpty else { return }
-        let pending = state.pendingBroadcasts
-        state.pendingBroadcasts.removeAll(keepingCapacity: true)
-        for broadcast in pending {
-            for client in state.subscribers.clients where client.id != broadcast.sentTo {
+        for broadcast in state.fanout.takePending() {
+            // The list as it is now: a client whose queue overflowed is gone from it.
+            for client in state.fanout.subscribers.clients where client.id != broadcast.sentTo {
                 deliver(broadcast.frame, to: client)
             }
         }
@@ -74,7 +63,7 @@ extension StoreService {
     func deliver(_ frame: ByteBuffer, to client: ServedClient) {
         guard !client.send(framed: frame) else { return }
         logger.warning("client queue overflowed; disconnecting it", metadata: ["client.pid": "\(client.pid)"])
-        state.subscribers.remove(id: client.id)
+        state.fanout.unsubscribe(id: client.id)
         client.close()
     }
 
@@ -84,7 +73,7 @@ extension StoreService {
         if let sequence { try sendEvents(after: sequence, to: client) }
         // On the event loop nothing can commit between the events sent above and this line.
         client.followedTo = nil
-        state.subscribers.insert(client)
+        state.fanout.subscribe(client)
         return .subscribed(sequence: state.latestSequence)
     }
 
@@ -92,7 +81,7 @@ extension StoreService {
     /// is sent only its own writes (``broadcast(_:origin:previous:)``).
     func follow(_ client: ServedClient, after sequence: UInt64) throws(WireError) -> Response {
         // What was pending for it as a subscriber is in what follows (or it already has it).
-        state.subscribers.remove(id: client.id)
+        state.fanout.unsubscribe(id: client.id)
         try sendEvents(after: sequence, to: client, replica: true)
         client.followedTo = state.latestSequence
         return .subscribed(sequence: state.latestSequence)

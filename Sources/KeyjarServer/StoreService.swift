@@ -20,12 +20,9 @@ final class StoreService: Sendable {
     final class State {
         var jar: CookieJar
         var clients: [UInt64: ServedClient] = [:]
-        var subscribers = SubscriberList<ServedClient>()
+        var fanout = EventFanout<ServedClient>()
         /// Imports arriving in batches, by connection (``ImportSession``).
         var importSessions: [UInt64: ImportSession] = [:]
-        /// Committed events already sent to their writer, not yet to the other subscribers.
-        var pendingBroadcasts: [PendingBroadcast] = []
-        var isFlushScheduled = false
         var lifecycle = ServiceLifecycle.serving
         /// Counts the commits (and reloads) of the jar: a plan made on a copy of it holds while
         /// this has not moved.
@@ -113,7 +110,7 @@ final class StoreService: Sendable {
 
     func unregister(_ client: ServedClient) {
         state.clients[client.id] = nil
-        state.subscribers.remove(id: client.id)
+        state.fanout.unsubscribe(id: client.id)
         // An import whose end never came is dropped: none of it was committed.
         state.importSessions[client.id] = nil
         // A refresh whose holder went away is someone else's to do.
@@ -234,7 +231,7 @@ final class StoreService: Sendable {
         }
         for client in state.clients.values { client.close() }
         state.clients.removeAll()
-        state.subscribers.removeAll()
+        state.fanout.removeAll()
         state.importSessions.removeAll()
     }
 
