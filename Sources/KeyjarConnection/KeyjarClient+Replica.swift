@@ -34,7 +34,7 @@ extension KeyjarClient {
         for cookie in snapshot.cookies { jar.restore(cookie, isNew: true) }
         state.withLock { state in
             state.replica = Replica(jar: jar, credentials: snapshot.credentials, sequence: snapshot.sequence)
-            if let audience = state.audience() { state.announcements.append(.resynchronised(audience)) }
+            if let audience = state.recipients.audience() { state.announcements.append(.resynchronised(audience)) }
         }
     }
 
@@ -58,7 +58,7 @@ extension KeyjarClient {
             }
             // Announced to whoever is there, a catching-up lookup's events included: a storage
             // posts every change its replica applies, as Foundation's post their own.
-            if let audience = state.audience() { state.announcements.append(.event(event, audience)) }
+            if let audience = state.recipients.audience() { state.announcements.append(.event(event, audience)) }
         }
     }
 

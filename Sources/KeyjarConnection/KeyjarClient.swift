@@ -98,18 +98,8 @@ public final class KeyjarClient: Sendable {
         var replica: Replica
         /// The connection's lifecycle and the requests waiting on it.
         var connection = ClientConnectionStateMachine<Waiter>()
-        var listeners: [UUID: AsyncStream<SequencedEvent>.Continuation] = [:]
-        /// The ``KeyjarListener``s in place (`addListener`), oldest first: an array, so that
-        /// each change's audience shares it rather than copying it.
-        var callbacks: [Callback] = []
-        var postsNotifications = false
-        /// What posts for the client and its storages on `NotificationCenter` (the `Keyjar`
-        /// module's), once one of them asked to.
-        var poster: (any NotificationPoster)?
-        /// The storages made on this client, which post its changes with themselves as object.
-        var targets: [NotificationTarget] = []
-        /// How many observers added through a storage's `addObserver` are in place.
-        var observations = 0
+        /// Who hears the changes the replica applies.
+        var recipients = ChangeRecipients()
         /// keyjard's page of its last committed sequence number; nil for a one-shot client, or
         /// when keyjard has none (then the client always listens, to stay current).
         var page: SequencePage.Reader?
@@ -122,22 +112,7 @@ public final class KeyjarClient: Sendable {
 
         /// Whether keyjard should push every change: something listens, or there is no other
         /// way to know of changes.
-        var listens: Bool {
-            postsNotifications || observations > 0 || !listeners.isEmpty || !callbacks.isEmpty || page == nil
-        }
-
-        /// Who is told of a change the replica applies now; nil when nobody is.
-        mutating func audience() -> Audience? {
-            targets.removeAll { $0.object == nil }
-            guard postsNotifications || !listeners.isEmpty || !callbacks.isEmpty || !targets.isEmpty else { return nil }
-            return Audience(
-                callbacks: callbacks,
-                streams: Array(listeners.values),
-                postsForClient: postsNotifications,
-                targets: targets,
-                poster: poster
-            )
-        }
+        var listens: Bool { recipients.wantChanges || page == nil }
 
         /// Whether the replica holds everything keyjard has committed (as far as it can know).
         @inline(__always)
@@ -217,13 +192,13 @@ public final class KeyjarClient: Sendable {
             return stream
         }
         let id = UUID()
-        state.withLock { $0.listeners[id] = continuation }
+        state.withLock { $0.recipients.addStream(continuation, id: id) }
         continuation.onTermination = { [weak self] _ in
             // Not on the terminating thread: a stream can end while that thread holds one of
             // the client's locks (its last reference dropped there), which this needs.
             DispatchQueue.global().async { [weak self] in
                 guard let self else { return }
-                self.state.withLock { _ = $0.listeners.removeValue(forKey: id) }
+                self.state.withLock { $0.recipients.removeStream(id: id) }
                 self.updateListening()
             }
         }
@@ -236,22 +211,19 @@ public final class KeyjarClient: Sendable {
     /// ``stopPostingNotifications()``.
     package func startPosting(with poster: any NotificationPoster) {
         guard configuration.keepsReplica else { return }
-        state.withLock { state in
-            state.postsNotifications = true
-            state.poster = poster
-        }
+        state.withLock { $0.recipients.startPosting(with: poster) }
         updateListening()
     }
 
     /// Stops posting notifications with this client as object; the process stops listening
     /// unless a ``changes()`` stream is open or a storage's observer is in place.
     public func stopPostingNotifications() {
-        state.withLock { $0.postsNotifications = false }
+        state.withLock { $0.recipients.stopPosting() }
         updateListening()
     }
 
     /// Whether changes are posted as notifications with this client as object.
-    public var postsNotifications: Bool { state.withLock { $0.postsNotifications } }
+    public var postsNotifications: Bool { state.withLock { $0.recipients.postsForClient } }
 
     /// Posts this client's changes of `kind` through `poster` with `storage` as object from now
     /// on, for as long as the storage exists.
@@ -261,24 +233,20 @@ public final class KeyjarClient: Sendable {
         poster: any NotificationPoster
     ) {
         guard configuration.keepsReplica else { return }
-        state.withLock { state in
-            state.targets.removeAll { $0.object == nil }
-            state.targets.append(NotificationTarget(object: storage, kind: kind))
-            state.poster = poster
-        }
+        state.withLock { $0.recipients.addTarget(storage, kind: kind, poster: poster) }
     }
 
     /// A storage's observer was added: the process listens until it is removed
     /// (``endObservation()``).
     package func beginObservation() {
         guard configuration.keepsReplica else { return }
-        state.withLock { $0.observations += 1 }
+        state.withLock { $0.recipients.observationBegan() }
         updateListening()
     }
 
     package func endObservation() {
         guard configuration.keepsReplica else { return }
-        state.withLock { $0.observations -= 1 }
+        state.withLock { $0.recipients.observationEnded() }
         updateListening()
     }
 

@@ -29,7 +29,7 @@ extension KeyjarClient {
     public func addListener(_ body: @escaping @Sendable (Change) -> Void) -> KeyjarListener {
         let active = ListenerSwitch()
         guard configuration.keepsReplica else { return KeyjarListener(client: nil, active: active) }
-        state.withLock { $0.callbacks.append(Callback(active: active, body: body)) }
+        state.withLock { $0.recipients.addCallback(Callback(active: active, body: body)) }
         updateListening()
         return KeyjarListener(client: self, active: active)
     }
@@ -50,10 +50,7 @@ extension KeyjarClient {
     /// that listened.
     func removeListener(_ active: ListenerSwitch) {
         // The body is released after the lock: whatever it captured may need the client.
-        let removed = state.withLock { state -> Callback? in
-            guard let index = state.callbacks.firstIndex(where: { $0.active === active }) else { return nil }
-            return state.callbacks.remove(at: index)
-        }
+        let removed = state.withLock { $0.recipients.removeCallback(switchedBy: active) }
         guard removed != nil else { return }
         updateListening()
     }
