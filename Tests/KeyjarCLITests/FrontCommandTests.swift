@@ -182,7 +182,7 @@ struct FrontCommandTests {
         let daemon = try await DaemonProcess()
         let directory = try TemporaryDirectory()
         let alone = directory.path("keyjar")
-        try FileManager.default.copyItem(atPath: KeyjarCLI.binary, toPath: alone)
+        try await installExecutable(copying: KeyjarCLI.binary, to: alone)
         let environment = KeyjarCLI(daemon: daemon).environment
         let version = try await runCommand(alone, ["--version"], environment: environment)
         #expect(version.status == 0 && version.output.hasPrefix("keyjar "), "\(version)")
