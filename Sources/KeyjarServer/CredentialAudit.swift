@@ -6,7 +6,7 @@ import KeyjarStore
 ///
 /// A credential with a secret is two writes in two stores (the password to the secret store,
 /// then its record to SQLite; removal in the same order), so a crash between them leaves half a
-/// credential. keyjard runs those writes one at a time (``StoreService/inCredentialLane(_:)``),
+/// credential. keyjard runs those writes one at a time (``CredentialKeeper/inLane(_:)``),
 /// so that this comparison never mistakes a write in progress for a half one.
 enum CredentialAudit {
     /// The records of credentials that keep a secret whose password is missing, then the

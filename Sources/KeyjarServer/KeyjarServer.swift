@@ -146,7 +146,7 @@ public enum KeyjarServer {
         )
         try await loop.submit {
             service.purgeExpired()
-            service.tidySecretsInTheBackground()
+            service.credentials.tidySecretsInTheBackground()
         }.get()
 
         let connectionIDs = ManagedAtomic<UInt64>(0)

@@ -1,7 +1,7 @@
 import NIOCore
 
 /// When keyjard compares the secret store with its records after the store reported a change
-/// (``StoreService/secretsChanged()``): one comparison for a burst of signals (`secret-tool
+/// (``CredentialKeeper/secretsChanged()``): one comparison for a burst of signals (`secret-tool
 /// clear` of a hundred items sends a hundred), never two at once, and one more after a
 /// comparison that signals overtook. A comparison that cost `T` is followed by the next after
 /// at least 10 × `T`, so that the store's own writes, which signal too, spend at most a tenth

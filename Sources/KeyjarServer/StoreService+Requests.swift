@@ -38,7 +38,7 @@ extension StoreService {
                 return .immediate(
                     Result { () throws(WireError) in
                         .committed(
-                            sequence: try self.saveCredential(
+                            sequence: try self.credentials.saveCredential(
                                 space,
                                 user: user,
                                 makeDefault: makeDefault,
@@ -49,7 +49,7 @@ extension StoreService {
                 )
             }
             return .deferred(
-                saveCredentials(
+                credentials.saveCredentials(
                     [CredentialWrite(space: space, user: user, password: password, makeDefault: makeDefault)],
                     origin: origin
                 )
@@ -62,19 +62,23 @@ extension StoreService {
                     }
                 )
             }
-            return .deferred(inCredentialLane { self.removeCredential(space, user: user, origin: origin) })
+            return .deferred(credentials.removeCredential(space, user: user, origin: origin))
         case .repairCredentials(let removeUnpaired):
             return .deferred(
-                inCredentialLane { self.repairCredentials(removeUnpaired: removeUnpaired, origin: origin) }
+                credentials.repairCredentials(removeUnpaired: removeUnpaired, origin: origin)
             )
         case .saveCredentials(let writes):
-            return .deferred(saveCredentials(writes, origin: origin))
+            return .deferred(credentials.saveCredentials(writes, origin: origin))
         case .refreshToken(let space, let user):
-            return .deferred(refreshToken(space, user: user))
+            return .deferred(credentials.refreshToken(space, user: user))
         case .beginTokenRefresh(let space, let user, let rejected):
-            return .deferred(beginTokenRefresh(.init(space: space, user: user), rejected: rejected, origin: origin))
+            return .deferred(
+                credentials.beginTokenRefresh(.init(space: space, user: user), rejected: rejected, origin: origin)
+            )
         case .finishTokenRefresh(let space, let user, let outcome):
-            return .deferred(finishTokenRefresh(.init(space: space, user: user), outcome: outcome, origin: origin))
+            return .deferred(
+                credentials.finishTokenRefresh(.init(space: space, user: user), outcome: outcome, origin: origin)
+            )
         case .importCookies(let format, let text, let firstLine):
             return .deferred(importCookies(text, format: format, firstLine: firstLine, origin: origin))
         case .beginImport:
@@ -83,7 +87,7 @@ extension StoreService {
             return .deferred(finishImport(origin: origin))
         case .password(let space, let user):
             do {
-                guard try hasCredential(space, user: user) else {
+                guard try credentials.hasCredential(space, user: user) else {
                     return .immediate(.success(.password(password: nil)))
                 }
             } catch {
@@ -91,7 +95,7 @@ extension StoreService {
             }
             guard space.authenticationMethod.keepsSecret else { return .immediate(.success(.password(password: ""))) }
             return .deferred(
-                offLoop { secrets in try secrets.password(for: space, user: user) }.map { password in
+                credentials.offLoop { secrets in try secrets.password(for: space, user: user) }.map { password in
                     // When it was last used is bookkeeping: recorded after the reply is
                     // written, so that answering a challenge does not wait for a commit.
                     let used = Date().timeIntervalSince1970
@@ -104,8 +108,8 @@ extension StoreService {
         case .status:
             // The comparison asks D-Bus; the rest is read on the loop once it answers.
             return .deferred(
-                inCredentialLane {
-                    self.auditCredentials().map { health, mismatches in
+                credentials.inLane {
+                    self.credentials.auditCredentials().map { health, mismatches in
                         .status(
                             status: self.status(
                                 health: health,
@@ -121,124 +125,6 @@ extension StoreService {
             } catch {
                 return .immediate(.failure(error))
             }
-        }
-    }
-
-    /// Saves a credential's metadata; the space's first credential becomes its default (the
-    /// rule is the model's, applied here alone so that every client agrees).
-    func saveCredential(
-        _ space: ProtectionSpace,
-        user: String,
-        makeDefault: Bool,
-        origin: ServedClient
-    ) throws(WireError) -> UInt64? {
-        let stored: [CredentialRecord]
-        do { stored = try database.credentialRecords() } catch { throw storageFailure(error) }
-        var record = CredentialRecord(
-            space: space,
-            user: user,
-            persistence: .permanent,
-            isDefault: false,
-            created: Date().timeIntervalSince1970
-        )
-        record.isDefault = record.becomesDefault(asked: makeDefault, stored: stored)
-        return try commit([.saveCredential(record)], origin: origin)
-    }
-
-    /// Removes the secrets, then the record. If the record cannot be removed, the secrets (read
-    /// first) are put back, so the credential stays whole. Journalled first: after a crash
-    /// between the two, keyjard finishes the removal at its next start.
-    private func removeCredential(
-        _ space: ProtectionSpace,
-        user: String,
-        origin: NIOLoopBound<ServedClient>
-    ) -> EventLoopFuture<Response> {
-        let key = SecretStoreKey(space: space, user: user)
-        do { _ = try commit([.beginSecretWrites([.init(.remove, key)])]) } catch {
-            return eventLoop.makeFailedFuture(error)
-        }
-        return offLoop { secrets -> StoredSecrets in
-            let previous = try StoredSecrets(of: space, user: user, in: secrets)
-            try secrets.removeSecret(.refreshToken, for: space, user: user)
-            try secrets.removePassword(for: space, user: user)
-            return previous
-        }.flatMap { previous in
-            do {
-                let sequence = try self.commit(
-                    [.removeCredential(space, user: user), .endSecretWrites([key])],
-                    origin: origin.value
-                )
-                return self.eventLoop.makeSucceededFuture(.committed(sequence: sequence))
-            } catch {
-                return self.offLoop { secrets in previous.restore(space, user: user, in: secrets) }
-                    .flatMapThrowing { _ in throw error }
-            }
-        }.flatMapErrorThrowing { error in
-            _ = try? self.commit([.endSecretWrites([key])])
-            throw error
-        }
-    }
-
-    /// Compares the records with the secret store's keys and makes pairs again without losing
-    /// a secret: a password without a record (a database restored from before it was stored, a
-    /// crash between the two writes) is adopted back as a permanent credential, its item
-    /// carrying the space and user; a record without its password is kept, since the user may
-    /// still know the password, and removed only when `removeUnpaired` asks.
-    private func repairCredentials(
-        removeUnpaired: Bool,
-        origin: NIOLoopBound<ServedClient>
-    ) -> EventLoopFuture<Response> {
-        offLoop { secrets in try secrets.keys() }.flatMapThrowing { keys in
-            let stored = try self.credentialRecords()
-            let mismatches = CredentialAudit.mismatches(records: stored, secrets: keys)
-            var writes: [StoreDatabase.Write] = []
-            var records = stored
-            for mismatch in mismatches {
-                switch mismatch.kind {
-                case .credentialMissing:
-                    var record = CredentialRecord(
-                        space: mismatch.space,
-                        user: mismatch.user,
-                        persistence: .permanent,
-                        isDefault: false,
-                        created: Date().timeIntervalSince1970
-                    )
-                    record.isDefault = record.becomesDefault(asked: false, stored: records)
-                    records.append(record)
-                    writes.append(.saveCredential(record))
-                case .passwordMissing where removeUnpaired:
-                    writes.append(.removeCredential(mismatch.space, user: mismatch.user))
-                case .passwordMissing:
-                    break
-                }
-            }
-            let sequence = writes.isEmpty ? nil : try self.commit(writes, origin: origin.value)
-            return .credentialsRepaired(mismatches: mismatches, sequence: sequence)
-        }
-    }
-
-    func credentialRecords() throws(WireError) -> [CredentialRecord] {
-        do { return try database.credentialRecords() } catch { throw storageFailure(error) }
-    }
-
-    func hasCredential(_ space: ProtectionSpace, user: String) throws(WireError) -> Bool {
-        do {
-            return try database.credentialRecords().contains { $0.space == space && $0.user == user }
-        } catch {
-            throw storageFailure(error)
-        }
-    }
-
-    /// Runs a Secret Service call on the thread pool (it blocks on D-Bus) and comes back to the
-    /// loop; failures become a wire error that says what to do and never includes a password.
-    func offLoop<T: Sendable>(_ body: @escaping @Sendable (any SecretStore) throws -> T) -> EventLoopFuture<T> {
-        let secrets = self.secrets
-        return threadPool.runIfActive(eventLoop: eventLoop) { try body(secrets) }.flatMapErrorThrowing { error in
-            if let error = error as? SecretStoreError {
-                throw WireError(code: WireError.secretsUnavailable, message: error.description)
-            }
-            if let error = error as? WireError { throw error }
-            throw WireError(code: WireError.secretsUnavailable, message: "the secret store failed: \(error)")
         }
     }
 
@@ -314,14 +200,14 @@ extension StoreService {
             return .committed(sequence: try commit([.policy(canonical)], origin: client))
 
         case .credentials(let space):
-            return .credentials(records: try credentialRecords().filter { $0.space == space })
+            return .credentials(records: try credentials.records().filter { $0.space == space })
         case .allCredentials:
-            return .credentials(records: try credentialRecords())
+            return .credentials(records: try credentials.records())
         case .credentialChoice(let space):
-            let choice = CredentialChoice(for: space, among: try credentialRecords())
+            let choice = CredentialChoice(for: space, among: try credentials.records())
             return .credentialChoice(candidates: choice.candidates.map(\.record), preferred: choice.preferred)
         case .setDefaultCredential(let space, let user):
-            guard try hasCredential(space, user: user) else {
+            guard try credentials.hasCredential(space, user: user) else {
                 throw WireError(code: WireError.notFound, message: "no stored credential for \(user) at \(space.host)")
             }
             return .committed(sequence: try commit([.setDefaultCredential(space, user: user)], origin: client))

@@ -31,14 +31,6 @@ final class StoreService: Sendable {
         var latestSequence: UInt64
         /// The latest events, framed, for replicas that catch up.
         var recentEvents: RecentEvents
-        /// The end of the credential work queued so far (see ``StoreService/inCredentialLane(_:)``).
-        var credentialLane: EventLoopFuture<Void>?
-        /// The secret store's watch (``StoreService/watchSecrets()``) and when its signals make
-        /// keyjard compare the store with its records.
-        var secretsWatch: (any SecretStoreWatch)?
-        var secretsAudit = SecretsAuditSchedule()
-        /// Token refreshes in progress and the requests waiting for them.
-        var tokenLeases = TokenRefreshLeases<EventLoopPromise<Void>>()
         var storageFailures = StorageFailureLog()
         let inbound: InboundBudget
 
@@ -53,7 +45,8 @@ final class StoreService: Sendable {
     let eventLoop: any EventLoop
     let configuration: ServerConfiguration
     let database: StoreDatabase
-    let secrets: any SecretStore
+    /// Runs what would hold up the loop: Secret Service calls (``CredentialKeeper``) and the
+    /// parsing of imported files.
     let threadPool: NIOThreadPool
     /// Runs checkpoints, at a lower CPU priority (nice 10), so that on a small machine a
     /// checkpoint does not delay the event loop's fan-out to its subscribers
@@ -65,6 +58,13 @@ final class StoreService: Sendable {
     /// Where clients read the last committed sequence number (``SequencePage``).
     let sequencePage: SequencePage.Publisher
     private let box: NIOLoopBoundBox<State>
+    /// Credentials, with the secret store's half of each (``CredentialKeeper``). It commits
+    /// through this service, so it is made at the end of `init`, and never changed after.
+    var credentials: CredentialKeeper {
+        guard let keeper else { preconditionFailure("StoreService.init sets its credential keeper") }
+        return keeper
+    }
+    nonisolated(unsafe) private var keeper: CredentialKeeper?
 
     /// What the ring of recent events may hold: a replica that missed more reads the log.
     static let recentEventBytes = 1 << 20
@@ -85,7 +85,6 @@ final class StoreService: Sendable {
         self.eventLoop = eventLoop
         self.configuration = configuration
         self.database = database
-        self.secrets = secrets
         self.threadPool = threadPool
         self.checkpointThread = checkpointThread
         self.decodingThread = decodingThread
@@ -102,19 +101,22 @@ final class StoreService: Sendable {
             State(jar: jar, inbound: InboundBudget(limit: configuration.inboundBudget), latestSequence: latest),
             eventLoop: eventLoop
         )
+        keeper = CredentialKeeper(store: self, secrets: secrets, threadPool: threadPool)
     }
 
     // MARK: - Clients
 
     func register(_ client: ServedClient) { state.clients[client.id] = client }
 
+    /// Whether the client `id` is still connected (not yet unregistered).
+    func isConnected(_ id: UInt64) -> Bool { state.clients[id] != nil }
+
     func unregister(_ client: ServedClient) {
         state.clients[client.id] = nil
         state.fanout.unsubscribe(id: client.id)
         // An import whose end never came is dropped: none of it was committed.
         state.importSessions[client.id] = nil
-        // A refresh whose holder went away is someone else's to do.
-        for waiter in state.tokenLeases.releaseAll(heldBy: client.id) { waiter.succeed() }
+        credentials.clientLeft(client.id)
     }
 
     /// The whole state as a pushed `snapshot` message (cookies written by the fast encoder).
@@ -221,8 +223,7 @@ final class StoreService: Sendable {
             if !ended.isEmpty { _ = try? commit([.cookies(ended)]) }
         }
         flushBroadcasts()
-        state.secretsWatch?.cancel()
-        state.secretsWatch = nil
+        credentials.stop()
         state.lifecycle.finishShutdown()
         do {
             try database.checkpoint(.truncate)
@@ -233,16 +234,6 @@ final class StoreService: Sendable {
         state.clients.removeAll()
         state.fanout.removeAll()
         state.importSessions.removeAll()
-    }
-
-    /// Runs credential work that writes both the secret store and the database, or compares
-    /// them, after the work queued before it has finished: no comparison ever sees half of a
-    /// write in progress, and two writes of one credential cannot interleave their halves.
-    func inCredentialLane<T: Sendable>(_ work: @escaping @Sendable () -> EventLoopFuture<T>) -> EventLoopFuture<T> {
-        let previous = state.credentialLane ?? eventLoop.makeSucceededVoidFuture()
-        let result = previous.flatMap { work() }
-        state.credentialLane = result.map { _ in }.recover { _ in }
-        return result
     }
 
     /// The service's status, with the secret store's health (and, when it could be compared,

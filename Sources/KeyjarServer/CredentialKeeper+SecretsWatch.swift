@@ -13,7 +13,7 @@ import NIOPosix
 // then missing lost it to someone else. When it was first found so is kept with the record and
 // shown by `keyjar status`; it is logged once. The check asks about keyjard's own credentials
 // only, so that its cost does not grow with what other programs keep in the keyring.
-extension StoreService {
+extension CredentialKeeper {
     /// Starts the secret store's watch, off the loop (it asks D-Bus); a store that cannot be
     /// watched is still compared at start and for each status request.
     func watchSecrets() {
@@ -24,7 +24,7 @@ extension StoreService {
         }.whenComplete { result in
             switch result {
             case .success(let watch?):
-                guard self.state.lifecycle.acceptsWrites else { return watch.cancel() }
+                guard !self.state.isStopped else { return watch.cancel() }
                 self.state.secretsWatch = watch
             case .success(nil):
                 break
@@ -45,8 +45,8 @@ extension StoreService {
 
     private func scheduleSecretsAudit(after delay: TimeAmount) {
         eventLoop.scheduleTask(in: delay) {
-            guard self.state.lifecycle.acceptsWrites else { return }
-            _ = self.inCredentialLane {
+            guard !self.state.isStopped else { return }
+            _ = self.inLane {
                 self.state.secretsAudit.auditStarts()
                 let started = NIODeadline.now()
                 return self.checkOwnPasswords().always { _ in
@@ -62,7 +62,7 @@ extension StoreService {
     func checkOwnPasswords() -> EventLoopFuture<Void> {
         let keys: [SecretStoreKey]
         do {
-            keys = try credentialRecords().filter(\.space.authenticationMethod.keepsSecret).map {
+            keys = try records().filter(\.space.authenticationMethod.keepsSecret).map {
                 SecretStoreKey(space: $0.space, user: $0.user)
             }
         } catch {
@@ -90,7 +90,7 @@ extension StoreService {
             }
         }.flatMapThrowing { health, keys in
             guard let keys else { return (health, nil) }
-            let mismatches = CredentialAudit.mismatches(records: try self.credentialRecords(), secrets: keys)
+            let mismatches = CredentialAudit.mismatches(records: try self.records(), secrets: keys)
             let since = self.recordMissingPasswords(Set(mismatches.filter { $0.kind == .passwordMissing }.map(\.key)))
             return (
                 health,
@@ -118,7 +118,7 @@ extension StoreService {
         guard !newlyMissing.isEmpty || !back.isEmpty else { return since }
         let now = Date().timeIntervalSince1970
         do {
-            _ = try commit([.passwordsMissing(Array(newlyMissing), noticed: now), .passwordsFound(Array(back))])
+            _ = try store.commit([.passwordsMissing(Array(newlyMissing), noticed: now), .passwordsFound(Array(back))])
         } catch {
             // Not recorded, so not logged: the next check tries again.
             logger.warning("could not record which credentials lost their password", metadata: ["reason": "\(error)"])

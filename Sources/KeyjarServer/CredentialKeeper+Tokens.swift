@@ -4,134 +4,14 @@ import KeyjarProtocol
 import KeyjarStore
 import NIOCore
 
-// Storing credentials with their tokens, all or none, and refreshing an access token once for
-// every process (RFC 6749 §6).
-extension StoreService {
-    typealias LeaseKey = TokenRefreshLeases<EventLoopPromise<Void>>.Key
-
-    // MARK: - Saving
-
-    /// Stores `writes`, all or none: each one's secrets go to the secret store (the refresh
-    /// token before the password, so that a crash between them leaves a stale password with the
-    /// new refresh token, which a refresh repairs, never the reverse), then every record is
-    /// committed in one transaction. If a secret cannot be stored, or the commit fails, every
-    /// secret already written is put back as it was.
-    func saveCredentials(_ writes: [CredentialWrite], origin: NIOLoopBound<ServedClient>) -> EventLoopFuture<Response> {
-        do {
-            try Self.validate(writes)
-        } catch {
-            return eventLoop.makeFailedFuture(error)
-        }
-        guard !writes.isEmpty else { return eventLoop.makeSucceededFuture(.committed(sequence: nil)) }
-        let journalled = writes.filter(\.space.authenticationMethod.keepsSecret).map {
-            StoreDatabase.SecretWrite(.store, SecretStoreKey(space: $0.space, user: $0.user))
-        }
-        return inCredentialLane {
-            // Journalled first: a crash before the records are committed leaves secrets that
-            // keyjard itself takes out again at its next start (settlePendingSecretWrites).
-            if !journalled.isEmpty {
-                do { _ = try self.commit([.beginSecretWrites(journalled)]) } catch {
-                    return self.eventLoop.makeFailedFuture(error)
-                }
-            }
-            return self.offLoop { secrets -> [StoredSecrets] in
-                var previous: [StoredSecrets] = []
-                do {
-                    for write in writes where write.space.authenticationMethod.keepsSecret {
-                        previous.append(try StoredSecrets(of: write.space, user: write.user, in: secrets))
-                        if let refreshToken = write.refreshToken {
-                            try secrets.storeSecret(refreshToken, .refreshToken, for: write.space, user: write.user)
-                        } else if previous.last?.refreshToken != nil {
-                            // A new password without one: the old refresh token belongs to the old one.
-                            try secrets.removeSecret(.refreshToken, for: write.space, user: write.user)
-                        }
-                        try secrets.storePassword(write.password, for: write.space, user: write.user)
-                    }
-                } catch {
-                    for (write, stored) in zip(writes.filter(\.space.authenticationMethod.keepsSecret), previous) {
-                        stored.restore(write.space, user: write.user, in: secrets)
-                    }
-                    throw error
-                }
-                return previous
-            }.flatMap { previous in
-                do {
-                    let sequence = try self.commitRecords(for: writes, ending: journalled, origin: origin.value)
-                    return self.eventLoop.makeSucceededFuture(.committed(sequence: sequence))
-                } catch {
-                    return self.offLoop { secrets in
-                        for (write, stored) in zip(writes.filter(\.space.authenticationMethod.keepsSecret), previous) {
-                            stored.restore(write.space, user: write.user, in: secrets)
-                        }
-                    }.flatMapThrowing { _ in throw error }
-                }
-            }.flatMapErrorThrowing { error in
-                // Undone (or never begun): the journal's entries are done with. Left there when
-                // even this cannot be committed, they are settled at the next start, harmlessly.
-                _ = try? self.commit([.endSecretWrites(journalled.map(\.key))])
-                throw error
-            }
-        }
-    }
-
-    /// One transaction for all the records; a space's first credential becomes its default,
-    /// counting those earlier in the same batch.
-    private func commitRecords(
-        for writes: [CredentialWrite],
-        ending journalled: [StoreDatabase.SecretWrite],
-        origin: ServedClient
-    ) throws(WireError) -> UInt64? {
-        var stored = try credentialRecords()
-        let now = Date().timeIntervalSince1970
-        var records: [StoreDatabase.Write] = []
-        for write in writes {
-            var record = CredentialRecord(
-                space: write.space,
-                user: write.user,
-                persistence: .permanent,
-                isDefault: false,
-                created: now,
-                expires: write.expires,
-                hasRefreshToken: write.refreshToken != nil,
-                tokenRefresh: write.tokenRefresh
-            )
-            record.isDefault = record.becomesDefault(asked: write.makeDefault, stored: stored)
-            stored.append(record)
-            records.append(.saveCredential(record))
-        }
-        if !journalled.isEmpty { records.append(.endSecretWrites(journalled.map(\.key))) }
-        return try commit(records, origin: origin)
-    }
-
-    private static func validate(_ writes: [CredentialWrite]) throws(WireError) {
-        var seen = Set<LeaseKey>()
-        for write in writes {
-            func refuse(_ message: String) -> WireError {
-                WireError(code: WireError.invalidArgument, message: "\(message) (\(write.user) at \(write.space.host))")
-            }
-            guard seen.insert(LeaseKey(space: write.space, user: write.user)).inserted else {
-                throw refuse("the same credential is written twice")
-            }
-            if !write.space.authenticationMethod.keepsSecret,
-                !write.password.isEmpty || write.refreshToken != nil || write.expires != nil
-            {
-                throw refuse("a server-trust decision has no password or token")
-            }
-            if write.tokenRefresh != nil, write.refreshToken == nil {
-                throw refuse("a token endpoint without a refresh token")
-            }
-            if let endpoint = write.tokenRefresh?.endpoint, let problem = TokenRefresh.problem(withEndpoint: endpoint) {
-                throw refuse(problem.description)
-            }
-            if let expires = write.expires, !expires.isFinite { throw refuse("the expiry is not a time") }
-        }
-    }
-
+// Refreshing an access token once for every process (RFC 6749 §6): one process at a time holds
+// a credential's refresh lease, and the others wait for the token it stores.
+extension CredentialKeeper {
     // MARK: - Reading the refresh token
 
     func refreshToken(_ space: ProtectionSpace, user: String) -> EventLoopFuture<Response> {
         let record: CredentialRecord?
-        do { record = try credentialRecords().first { $0.space == space && $0.user == user } } catch {
+        do { record = try records().first { $0.space == space && $0.user == user } } catch {
             return eventLoop.makeFailedFuture(error)
         }
         guard let record, record.hasRefreshToken else {
@@ -153,7 +33,7 @@ extension StoreService {
     ) -> EventLoopFuture<Response> {
         let clientID = origin.value.id
         // Its connection closed while it waited: nobody would read the reply, or end a lease.
-        guard state.clients[clientID] != nil else {
+        guard store.isConnected(clientID) else {
             return eventLoop.makeFailedFuture(WireError(code: WireError.invalidArgument, message: "the client is gone"))
         }
         switch state.tokenLeases.acquire(key, by: clientID) {
@@ -173,9 +53,8 @@ extension StoreService {
             }
             return promise.futureResult.flatMap { self.beginTokenRefresh(key, rejected: rejected, origin: origin) }
         case .granted(let generation):
-            let service = NIOLoopBound(self, eventLoop: eventLoop)
             eventLoop.scheduleTask(in: .seconds(TokenRefreshLeases<EventLoopPromise<Void>>.maximumHold)) {
-                for waiter in service.value.state.tokenLeases.expire(key, generation: generation) { waiter.succeed() }
+                for waiter in self.state.tokenLeases.expire(key, generation: generation) { waiter.succeed() }
             }
             return refreshStep(key, rejected: rejected).always { result in
                 // The lease stays with the caller only while it refreshes.
@@ -188,7 +67,7 @@ extension StoreService {
     private func refreshStep(_ key: LeaseKey, rejected: String?) -> EventLoopFuture<Response> {
         let record: CredentialRecord
         do {
-            guard let found = try credentialRecords().first(where: { $0.space == key.space && $0.user == key.user })
+            guard let found = try records().first(where: { $0.space == key.space && $0.user == key.user })
             else {
                 throw WireError(
                     code: WireError.notFound,
@@ -251,19 +130,19 @@ extension StoreService {
             finished = eventLoop.makeSucceededFuture(.committed(sequence: nil))
         case .failed(revoke: true):
             do {
-                let sequence = try commit([.revokeCredential(key.space, user: key.user)], origin: client)
+                let sequence = try store.commit([.revokeCredential(key.space, user: key.user)], origin: client)
                 finished = eventLoop.makeSucceededFuture(.committed(sequence: sequence))
             } catch {
                 finished = eventLoop.makeFailedFuture(error)
             }
         case .refreshed(let accessToken, let refreshToken, let expires):
-            finished = inCredentialLane {
+            finished = inLane {
                 // In the lane, so no removal runs between this check and the writes: a
                 // credential removed while it was refreshed (a leaked token got rid of) is not
                 // brought back by its refresh.
                 let found: CredentialRecord?
                 do {
-                    found = try self.credentialRecords().first { $0.space == key.space && $0.user == key.user }
+                    found = try self.records().first { $0.space == key.space && $0.user == key.user }
                 } catch {
                     return self.eventLoop.makeFailedFuture(error)
                 }
@@ -288,7 +167,7 @@ extension StoreService {
                     do {
                         // Read again: its default flag may have changed on the loop meanwhile.
                         guard
-                            var record = try self.credentialRecords().first(where: {
+                            var record = try self.records().first(where: {
                                 $0.space == key.space && $0.user == key.user
                             })
                         else {
@@ -296,7 +175,7 @@ extension StoreService {
                         }
                         record.expires = expires
                         record.isRevoked = false
-                        let sequence = try self.commit([.saveCredential(record)], origin: origin.value)
+                        let sequence = try self.store.commit([.saveCredential(record)], origin: origin.value)
                         return self.eventLoop.makeSucceededFuture(.committed(sequence: sequence))
                     } catch {
                         return self.offLoop { secrets in previous.restore(key.space, user: key.user, in: secrets) }
@@ -319,30 +198,5 @@ extension StoreService {
             message: "the token of \(key.user.isEmpty ? "" : "\(key.user) at ")\(key.space.host) cannot be refreshed: "
                 + "\(why); log in again and store the new token (keyjar credential add --token-stdin)"
         )
-    }
-}
-
-/// A credential's secrets as they were before a write, to put back if the write fails.
-struct StoredSecrets: Sendable {
-    var password: String?
-    var refreshToken: String?
-
-    init(of space: ProtectionSpace, user: String, in secrets: any SecretStore) throws {
-        password = try secrets.password(for: space, user: user)
-        refreshToken = try secrets.secret(.refreshToken, for: space, user: user)
-    }
-
-    /// Best effort: it runs after a failure, whose error is the one reported.
-    func restore(_ space: ProtectionSpace, user: String, in secrets: any SecretStore) {
-        if let password {
-            _ = try? secrets.storePassword(password, for: space, user: user)
-        } else {
-            _ = try? secrets.removePassword(for: space, user: user)
-        }
-        if let refreshToken {
-            _ = try? secrets.storeSecret(refreshToken, .refreshToken, for: space, user: user)
-        } else {
-            _ = try? secrets.removeSecret(.refreshToken, for: space, user: user)
-        }
     }
 }

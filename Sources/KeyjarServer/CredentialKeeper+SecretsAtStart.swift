@@ -7,10 +7,10 @@ import NIOCore
 // What keyjard does with the secret store when it starts, in its credential lane (so that no
 // client's credential write comes between), and without holding up any client: a slow or
 // locked Secret Service delays nothing, and whatever cannot be done now waits for the next start.
-// Then it watches the store (StoreService+SecretsWatch.swift).
-extension StoreService {
+// Then it watches the store (CredentialKeeper+SecretsWatch.swift).
+extension CredentialKeeper {
     func tidySecretsInTheBackground() {
-        _ = inCredentialLane {
+        _ = inLane {
             self.settlePendingSecretWrites().flatMap { self.upgradeSecrets() }.flatMap {
                 // A password deleted while keyjard was away is found, recorded and logged now.
                 self.checkOwnPasswords()
@@ -28,7 +28,7 @@ extension StoreService {
         let recorded: Set<SecretStoreKey>
         do {
             pending = try database.pendingSecretWrites()
-            recorded = Set(try credentialRecords().map { SecretStoreKey(space: $0.space, user: $0.user) })
+            recorded = Set(try records().map { SecretStoreKey(space: $0.space, user: $0.user) })
         } catch {
             logger.warning("could not read the journal of credential writes", metadata: ["reason": "\(error)"])
             return eventLoop.makeSucceededVoidFuture()
@@ -47,7 +47,7 @@ extension StoreService {
             let removals = pending.filter { $0.operation == .remove && recorded.contains($0.key) }.map {
                 StoreDatabase.Write.removeCredential($0.key.space, user: $0.key.user)
             }
-            _ = try self.commit(removals + [.endSecretWrites(pending.map(\.key))])
+            _ = try self.store.commit(removals + [.endSecretWrites(pending.map(\.key))])
             logger.notice(
                 "settled credential writes a crash cut short",
                 metadata: [

@@ -1,0 +1,101 @@
+import KeyjarCore
+import KeyjarProtocol
+import KeyjarStore
+import Logging
+import NIOCore
+import NIOPosix
+
+/// keyjard's credentials, each a record in the database paired with its secrets in the secret
+/// store: it writes both halves of a credential or neither, keeps them in pairs when another
+/// program changes the store (CredentialKeeper+SecretsWatch.swift) or a crash cut a write short
+/// (CredentialKeeper+SecretsAtStart.swift), and refreshes a token once for every process
+/// (CredentialKeeper+Tokens.swift).
+///
+/// It owns what only credential work uses: the lane that runs that work one at a time, the
+/// secret store's watch and its audit schedule, and the token refresh leases. Its records are
+/// committed through the ``StoreService`` it belongs to, which logs them and tells every client.
+/// All of it runs on the service's event loop; Secret Service calls, which cross D-Bus, run on a
+/// thread pool.
+final class CredentialKeeper: Sendable {
+    typealias LeaseKey = TokenRefreshLeases<EventLoopPromise<Void>>.Key
+
+    /// What the keeper owns, reachable only on its event loop.
+    final class State {
+        /// The end of the credential work queued so far (see ``CredentialKeeper/inLane(_:)``).
+        var lane: EventLoopFuture<Void>?
+        /// The secret store's watch (``CredentialKeeper/watchSecrets()``) and when its signals
+        /// make keyjard compare the store with its records.
+        var secretsWatch: (any SecretStoreWatch)?
+        var secretsAudit = SecretsAuditSchedule()
+        /// Token refreshes in progress and the requests waiting for them.
+        var tokenLeases = TokenRefreshLeases<EventLoopPromise<Void>>()
+        /// Set when keyjard shuts down: no audit or watch starts after it.
+        var isStopped = false
+    }
+
+    let eventLoop: any EventLoop
+    let database: StoreDatabase
+    let secrets: any SecretStore
+    let threadPool: NIOThreadPool
+    let logger: Logger
+    /// The service this keeper belongs to (and which owns it): every record is committed, and
+    /// every storage failure reported, there.
+    unowned let store: StoreService
+    private let box: NIOLoopBoundBox<State>
+
+    /// The state; only on the event loop (checked).
+    var state: State { box.value }
+
+    init(store: StoreService, secrets: any SecretStore, threadPool: NIOThreadPool) {
+        self.store = store
+        eventLoop = store.eventLoop
+        database = store.database
+        logger = store.logger
+        self.secrets = secrets
+        self.threadPool = threadPool
+        box = NIOLoopBoundBox.makeBoxSendingValue(State(), eventLoop: store.eventLoop)
+    }
+
+    /// Runs credential work that writes both the secret store and the database, or compares
+    /// them, after the work queued before it has finished: no comparison ever sees half of a
+    /// write in progress, and two writes of one credential cannot interleave their halves.
+    func inLane<T: Sendable>(_ work: @escaping @Sendable () -> EventLoopFuture<T>) -> EventLoopFuture<T> {
+        let previous = state.lane ?? eventLoop.makeSucceededVoidFuture()
+        let result = previous.flatMap { work() }
+        state.lane = result.map { _ in }.recover { _ in }
+        return result
+    }
+
+    /// A client's connection closed: a refresh it held is someone else's to do.
+    func clientLeft(_ id: UInt64) {
+        for waiter in state.tokenLeases.releaseAll(heldBy: id) { waiter.succeed() }
+    }
+
+    /// keyjard is shutting down: the watch ends, and no audit starts.
+    func stop() {
+        state.isStopped = true
+        state.secretsWatch?.cancel()
+        state.secretsWatch = nil
+    }
+
+    func records() throws(WireError) -> [CredentialRecord] {
+        do { return try database.credentialRecords() } catch { throw store.storageFailure(error) }
+    }
+
+    func hasCredential(_ space: ProtectionSpace, user: String) throws(WireError) -> Bool {
+        try records().contains { $0.space == space && $0.user == user }
+    }
+
+    /// Runs a Secret Service call on the thread pool (it blocks on D-Bus) and comes back to the
+    /// loop; failures become a wire error that says what to do and never includes a password.
+    func offLoop<T: Sendable>(_ body: @escaping @Sendable (any SecretStore) throws -> T) -> EventLoopFuture<T> {
+        let secrets = self.secrets
+        return threadPool.runIfActive(eventLoop: eventLoop) { try body(secrets) }.flatMapErrorThrowing { error in
+            if let error = error as? SecretStoreError {
+                throw WireError(code: WireError.secretsUnavailable, message: error.description)
+            }
+            if let error = error as? WireError { throw error }
+            throw WireError(code: WireError.secretsUnavailable, message: "the secret store failed: \(error)")
+        }
+    }
+}
