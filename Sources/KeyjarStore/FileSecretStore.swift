@@ -1,15 +1,6 @@
-import Foundation
 import KeyjarCodec
 public import KeyjarCore
 import KeyjarLocks
-import KeyjarPlatform
-import Synchronization
-
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 
 /// Keeps passwords in a JSON file: the explicit opt-in fallback (`keyjard --secrets file`) for
 /// headless hosts without a Secret Service.
@@ -55,32 +46,32 @@ public final class FileSecretStore: SecretStore {
     }
 
     public func storeSecret(_ password: String, _ kind: SecretKind, for space: ProtectionSpace, user: String) throws {
-        let key = Item(space: space, user: user, password: password, kind: kind)
+        let item = Item(key: SecretFileKey(space: space, user: user, kind: kind), password: password)
         try lock.withLock { _ in
             var items = try readItems() ?? []
-            if let index = items.firstIndex(where: { $0.hasSameKey(as: key) }) {
-                items[index] = key
+            if let index = items.firstIndex(where: { $0.key == item.key }) {
+                items[index] = item
             } else {
-                items.append(key)
+                items.append(item)
             }
             try replaceFile(with: items)
         }
     }
 
     public func secret(_ kind: SecretKind, for space: ProtectionSpace, user: String) throws -> String? {
-        let key = Item(space: space, user: user, password: "", kind: kind)
+        let key = SecretFileKey(space: space, user: user, kind: kind)
         return try lock.withLock { _ in
-            try readItems()?.first(where: { $0.hasSameKey(as: key) })?.password
+            try readItems()?.first(where: { $0.key == key })?.password
         }
     }
 
     @discardableResult
     public func removeSecret(_ kind: SecretKind, for space: ProtectionSpace, user: String) throws -> Bool {
-        let key = Item(space: space, user: user, password: "", kind: kind)
+        let key = SecretFileKey(space: space, user: user, kind: kind)
         return try lock.withLock { _ in
             var items = try readItems() ?? []
             let count = items.count
-            items.removeAll { $0.hasSameKey(as: key) }
+            items.removeAll { $0.key == key }
             guard items.count != count else { return false }
             try replaceFile(with: items)
             return true
@@ -89,18 +80,7 @@ public final class FileSecretStore: SecretStore {
 
     public func keys() throws -> [SecretStoreKey] {
         try lock.withLock { _ in
-            (try readItems() ?? []).compactMap { item in
-                guard item.kind == nil else { return nil }
-                return SecretStoreKey(
-                    server: item.server,
-                    port: String(item.port),
-                    protocol: item.protocol,
-                    realm: item.realm,
-                    authtype: item.authtype,
-                    proxytype: item.proxytype,
-                    user: item.user
-                )
-            }
+            (try readItems() ?? []).compactMap(\.key.passwordKey)
         }
     }
 
@@ -158,164 +138,39 @@ public final class FileSecretStore: SecretStore {
         }
     }
 
-    /// One password with the same attributes as a Secret Service item (see ``LibSecretStore``).
+    /// One password (or refresh token) under its key.
     private struct Item {
-        var server: String
-        var port: Int
-        var `protocol`: String
-        var realm: String
-        var authtype: String
-        var proxytype: String
-        var user: String
+        var key: SecretFileKey
         var password: String
-        /// Absent for a password (as in files written before refresh tokens); `refreshToken`
-        /// for the refresh token kept beside one.
-        var kind: String?
+
+        init(key: SecretFileKey, password: String) {
+            self.key = key
+            self.password = password
+        }
 
         init(json: JSONValue) throws(JSONShapeError) {
-            server = try json.string("server")
-            port = try json.int("port")
-            self.protocol = try json.string("protocol")
-            realm = try json.string("realm")
-            authtype = try json.string("authtype")
-            proxytype = try json.string("proxytype")
-            user = try json.string("user")
+            key = try SecretFileKey(json: json)
             password = try json.string("password")
-            kind = try json.optionalString("kind")
         }
 
-        var json: JSONValue {
-            .object(omittingAbsent: [
-                "authtype": .string(authtype), "kind": kind.map(JSONValue.string), "password": .string(password),
-                "port": .integer(port), "protocol": .string(self.protocol), "proxytype": .string(proxytype),
-                "realm": .string(realm), "server": .string(server), "user": .string(user),
-            ])
-        }
-
-        init(space: ProtectionSpace, user: String, password: String, kind: SecretKind) {
-            server = space.host
-            port = space.port
-            self.protocol = space.protocol
-            realm = space.realm ?? ""
-            authtype = space.authenticationMethod.rawValue
-            proxytype = space.proxyType.rawValue
-            self.user = user
-            self.password = password
-            self.kind = kind == .password ? nil : kind.rawValue
-        }
-
-        func hasSameKey(as other: Item) -> Bool {
-            kind == other.kind && server == other.server && port == other.port && self.protocol == other.protocol
-                && realm == other.realm && authtype == other.authtype && proxytype == other.proxytype
-                && user == other.user
-        }
+        var json: JSONValue { key.json(with: "password", .string(password)) }
     }
 
     // MARK: - Reading and writing
 
     /// The file's items, or `nil` if the file does not exist. Call with the lock held.
     private func readItems() throws -> [Item]? {
-        // O_NOFOLLOW plus fstat on the opened descriptor: the checks apply to the very file read,
-        // and a symlink planted at `path` is refused rather than followed.
-        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
-        guard fd >= 0 else {
-            let code = errno
-            if code == ENOENT { return nil }
-            if code == ELOOP {
-                throw SecretStoreError(.insecureFile, "\(path) is a symbolic link; point keyjard at the real file")
-            }
-            throw SecretStoreError(.unreadableFile, "cannot open \(path): \(Self.errorText(code))")
-        }
-        let handle = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
-        var info = stat()
-        guard fstat(fd, &info) == 0 else {
-            throw SecretStoreError(.unreadableFile, "cannot inspect \(path): \(Self.errorText(errno))")
-        }
-        try checkPermissions(info)
-
-        let data: Data
-        do {
-            data = try handle.readToEnd() ?? Data()
-        } catch {
-            throw SecretStoreError(.unreadableFile, "cannot read \(path)", underlying: error)
-        }
+        guard let bytes = try PrivateFile.read(path) else { return nil }
         // An empty file (e.g. made with touch and chmod 600) is an empty store.
-        guard !data.isEmpty else { return [] }
-        guard let json = JSONReader.parse(Array(data)) else {
+        guard !bytes.isEmpty else { return [] }
+        guard let json = JSONReader.parse(bytes) else {
             throw SecretStoreError(.unreadableFile, "\(path) is not a Keyjar secrets file (invalid JSON)")
         }
         return try Contents.items(of: json, path: path)
     }
 
-    private func checkPermissions(_ info: stat) throws {
-        guard info.st_mode & S_IFMT == S_IFREG else {
-            throw SecretStoreError(.insecureFile, "\(path) is not a regular file")
-        }
-        guard info.st_uid == geteuid() else {
-            throw SecretStoreError(
-                .insecureFile,
-                "\(path) is owned by uid \(info.st_uid), not by the current user (uid \(geteuid()))"
-            )
-        }
-        let mode = info.st_mode & 0o777
-        guard mode & 0o077 == 0 else {
-            throw SecretStoreError(
-                .insecureFile,
-                "\(path) has mode \(String(mode, radix: 8)), so other users may read it; "
-                    + "check whether it was exposed, then run chmod 600 \(path)"
-            )
-        }
-    }
-
     /// Replaces the file atomically with `items`. Call with the lock held.
     private func replaceFile(with items: [Item]) throws {
-        let data = Contents(items: items).json.encoded(.readable)
-
-        let file = URL(fileURLWithPath: path)
-        let directory = file.deletingLastPathComponent().path
-        try makeDirectory(directory)
-        let temporary = directory + "/." + file.lastPathComponent + "." + UUID().uuidString + ".tmp"
-        // 0600 from creation, so the passwords are never briefly readable by others; fchmod
-        // because a restrictive umask could have left it even narrower, which would break reads.
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard fd >= 0 else {
-            throw SecretStoreError(.unreadableFile, "cannot create \(temporary): \(Self.errorText(errno))")
-        }
-        var renamed = false
-        defer { if !renamed { unlink(temporary) } }
-        do {
-            defer { close(fd) }
-            guard fchmod(fd, 0o600) == 0 else {
-                throw SecretStoreError(.unreadableFile, "cannot chmod \(temporary): \(Self.errorText(errno))")
-            }
-            if let failure = data.withUnsafeBytes({ FileDescriptor.writeAll($0, to: fd) }) {
-                throw SecretStoreError(.unreadableFile, "cannot write \(temporary): \(Self.errorText(failure))")
-            }
-            guard fsync(fd) == 0 else {
-                throw SecretStoreError(.unreadableFile, "cannot sync \(temporary): \(Self.errorText(errno))")
-            }
-        }
-        guard rename(temporary, path) == 0 else {
-            throw SecretStoreError(.unreadableFile, "cannot replace \(path): \(Self.errorText(errno))")
-        }
-        renamed = true
-        // The rename is only durable once the directory entry is on disk too.
-        let directoryFD = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if directoryFD >= 0 {
-            _ = fsync(directoryFD)
-            close(directoryFD)
-        }
-    }
-
-    private func makeDirectory(_ directory: String) throws {
-        do {
-            try PrivateDirectory.makeIfMissing(directory)
-        } catch {
-            throw SecretStoreError(.unreadableFile, "the directory \(error)", underlying: error)
-        }
-    }
-
-    private static func errorText(_ code: Int32) -> String {
-        String(cString: strerror(code))
+        try PrivateFile.replace(path, with: Contents(items: items).json.encoded(.readable))
     }
 }
