@@ -130,13 +130,23 @@ let package = Package(
             dependencies: ["CLibSecret", "KeyjarPlatform"],
             swiftSettings: swiftSettings
         ),
+        // Keys from passphrases (scrypt, bounded) and a key held in memory that is never swapped
+        // out or dumped: what the backup file and the encrypted secrets file are sealed with.
+        .target(
+            name: "KeyjarSealing",
+            dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // Persistence: SQLite for cookies, policies and credential metadata; the Secret Service
-        // (libsecret) for passwords.
+        // (libsecret), or a file sealed under a passphrase, for passwords.
         .target(
             name: "KeyjarStore",
             dependencies: [
-                "KeyjarCore", "KeyjarCodec", "KeyjarPlatform", "KeyjarLibSecret", "KeyjarLocks", "KeyjarSQLite",
-                "CMallocInfo",
+                "KeyjarCore", "KeyjarCodec", "KeyjarPlatform", "KeyjarLibSecret", "KeyjarLocks", "KeyjarSealing",
+                "KeyjarSQLite", "CMallocInfo", .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -246,9 +256,8 @@ let package = Package(
         .target(
             name: "KeyjarBackup",
             dependencies: [
-                "KeyjarCodec", "KeyjarCore",
+                "KeyjarCodec", "KeyjarCore", "KeyjarSealing",
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "CryptoExtras", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -329,7 +338,8 @@ let package = Package(
             name: "KeyjarFuzz",
             dependencies: [
                 "KeyjarCore", "KeyjarCodec", "KeyjarAuth", "KeyjarBackup", "KeyjarBrowserCookies", "KeyjarHTTPCache",
-                "KeyjarProtocol", "KeyjarLoader",
+                "KeyjarProtocol", "KeyjarLoader", "KeyjarSealing", "KeyjarStore",
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             path: "Fuzz/Sources/KeyjarFuzz",
             swiftSettings: swiftSettings
@@ -382,7 +392,10 @@ let package = Package(
         ),
         .testTarget(
             name: "KeyjarStoreTests",
-            dependencies: ["KeyjarStore", "KeyjarCodec", "KeyjarCore", "KeyjarPlatform", "KeyjarTestSupport"],
+            dependencies: [
+                "KeyjarStore", "KeyjarCodec", "KeyjarCore", "KeyjarPlatform", "KeyjarSealing", "KeyjarTestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
             swiftSettings: swiftSettings
         ),
         // Test helpers shared by the suites that run real processes: temp dirs, a spawned

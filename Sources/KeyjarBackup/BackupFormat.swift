@@ -1,6 +1,6 @@
 import Crypto
-import CryptoExtras
 import FoundationEssentials
+import KeyjarSealing
 
 /// The backup file (`keyjar backup`): one file with a store's cookies, policy, credential
 /// records and their secrets, every byte after its header encrypted under a passphrase.
@@ -21,47 +21,29 @@ public enum BackupFormat {
     public static let magic = "keyjar-backup 1"
     static let chunkPlaintextLimit = 64 * 1024
     static let tagBytes = 16
-    /// scrypt's cost: 32 MiB and about 0.1 s here, per try of a passphrase.
-    static let scryptRounds = 1 << 15
-    static let scryptBlockSize = 8
-    static let scryptParallelism = 1
     static let checkText = Array("keyjar-backup passphrase check".utf8)
 
     /// The header after the magic line: how the key is derived and checked.
     struct Header {
-        var rounds: Int
-        var blockSize: Int
-        var parallelism: Int
-        var salt: [UInt8]
+        var kdf: PassphraseKey
         var check: [UInt8]
 
         /// The two header lines, as written and as authenticated.
         var bytes: [UInt8] {
+            let salt = Data(kdf.salt).base64EncodedString()
             let json =
-                #"{"kdf":"scrypt","n":\#(rounds),"r":\#(blockSize),"p":\#(parallelism),"salt":"\#(Data(salt).base64EncodedString())","check":"\#(Data(check).base64EncodedString())"}"#
+                #"{"kdf":"scrypt","n":\#(kdf.rounds),"r":\#(kdf.blockSize),"p":\#(kdf.parallelism),"salt":"\#(salt)","check":"\#(Data(check).base64EncodedString())"}"#
             return Array((magic + "\n" + json + "\n").utf8)
         }
     }
 
     static func key(passphrase: String, header: Header) throws(BackupError) -> SymmetricKey {
-        // Bounded before scrypt runs: a hostile header may make restore spend at most 256 MiB
-        // and a few seconds before the passphrase is found not to open it (Keyjar writes 32 MiB).
-        guard header.rounds >= 2, header.rounds <= 1 << 20, header.rounds & (header.rounds - 1) == 0,
-            (1...32).contains(header.blockSize), (1...16).contains(header.parallelism),
-            128 * header.blockSize * header.rounds * header.parallelism <= 256 << 20
-        else { throw BackupError(.notABackup, "its key derivation is not one Keyjar writes") }
+        // Bounded before scrypt runs (PassphraseKey): a hostile header may make restore spend at
+        // most 256 MiB and a few seconds before the passphrase is found not to open it.
         do {
-            return try KDF.Scrypt.deriveKey(
-                from: Array(passphrase.utf8),
-                salt: header.salt,
-                outputByteCount: 32,
-                rounds: header.rounds,
-                blockSize: header.blockSize,
-                parallelism: header.parallelism,
-                maxMemory: 128 * header.blockSize * header.rounds * header.parallelism + (1 << 20)
-            )
+            return try header.kdf.key(passphrase: passphrase)
         } catch {
-            throw BackupError(.notABackup, "the key cannot be derived: \(error)")
+            throw BackupError(.notABackup, "its key derivation is not one Keyjar writes (\(error))")
         }
     }
 

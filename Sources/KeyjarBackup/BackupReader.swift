@@ -1,6 +1,7 @@
 import Crypto
 import FoundationEssentials
 import KeyjarCodec
+import KeyjarSealing
 
 /// Reads a backup (``BackupFormat``) item by item from `read`, which returns up to the number
 /// of bytes asked for (fewer only at the end of the file). Every length is checked before it
@@ -39,10 +40,12 @@ public struct BackupReader {
                 let check = Data(base64Encoded: try json.string("check"))
             else { throw JSONShapeError.invalidValue.under("salt") }
             header = BackupFormat.Header(
-                rounds: try json.int("n"),
-                blockSize: try json.int("r"),
-                parallelism: try json.int("p"),
-                salt: Array(salt),
+                kdf: PassphraseKey(
+                    rounds: try json.int("n"),
+                    blockSize: try json.int("r"),
+                    parallelism: try json.int("p"),
+                    salt: Array(salt)
+                ),
                 check: Array(check)
             )
         } catch {

@@ -1,5 +1,6 @@
 import Crypto
 import FoundationEssentials
+package import KeyjarSealing
 
 /// Writes a backup (``BackupFormat``): ``header`` first, then the bytes each call returns, in
 /// order. Only a chunk of plaintext is held at a time.
@@ -14,18 +15,12 @@ public struct BackupWriter {
 
     /// Derives the key from `passphrase` (about 0.1 s) under a new random salt.
     public init(passphrase: String) throws {
-        try self.init(passphrase: passphrase, rounds: BackupFormat.scryptRounds)
+        try self.init(passphrase: passphrase, cost: .backup)
     }
 
     /// With scrypt's cost given: the fuzz targets' headers are cheap to open.
-    package init(passphrase: String, rounds: Int) throws {
-        var header = BackupFormat.Header(
-            rounds: rounds,
-            blockSize: BackupFormat.scryptBlockSize,
-            parallelism: BackupFormat.scryptParallelism,
-            salt: (0..<16).map { _ in UInt8.random(in: 0...255) },
-            check: []
-        )
+    package init(passphrase: String, cost: PassphraseKey.Cost) throws {
+        var header = BackupFormat.Header(kdf: PassphraseKey(cost: cost), check: [])
         key = try BackupFormat.key(passphrase: passphrase, header: header)
         header.check = BackupFormat.check(for: key)
         self.header = header.bytes

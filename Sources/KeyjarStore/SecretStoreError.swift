@@ -16,7 +16,7 @@ public struct SecretStoreError: Error, CustomStringConvertible {
     public struct Code: Sendable, Hashable, CustomStringConvertible {
         private enum Value: String, Sendable, Hashable {
             case serviceUnavailable, noDefaultCollection, locked, operationFailed, invalidInput, insecureFile,
-                unreadableFile
+                unreadableFile, fileLocked, wrongPassphrase
         }
 
         private let value: Value
@@ -38,8 +38,13 @@ public struct SecretStoreError: Error, CustomStringConvertible {
         public static let invalidInput = Code(.invalidInput)
         /// A ``FileSecretStore`` file is readable by others, not a regular file, or not ours.
         public static let insecureFile = Code(.insecureFile)
-        /// A ``FileSecretStore`` file cannot be read, written or parsed.
+        /// A secrets file cannot be read, written or parsed.
         public static let unreadableFile = Code(.unreadableFile)
+        /// The ``EncryptedSecretStore`` is locked: a secret can be neither read nor stored until
+        /// it is unlocked with its passphrase.
+        public static let fileLocked = Code(.fileLocked)
+        /// The passphrase does not open the ``EncryptedSecretStore``'s file.
+        public static let wrongPassphrase = Code(.wrongPassphrase)
 
         public var description: String { value.rawValue }
     }
@@ -82,6 +87,10 @@ public struct SecretStoreError: Error, CustomStringConvertible {
             advice = "Cannot use the secrets file"
         case .invalidInput:
             advice = "Cannot store this credential"
+        case .fileLocked:
+            advice = "The encrypted secrets file is locked: run keyjar unlock and retry"
+        case .wrongPassphrase:
+            advice = "The passphrase does not open the encrypted secrets file; nothing was changed"
         default:
             advice = "The secret store failed"
         }

@@ -42,7 +42,7 @@ private func collidingCandidates(host: String) -> [ProtectionSpace] {
 }
 
 /// Checks the behaviour every ``SecretStore`` must share, against `store`.
-private func checkCommonBehaviour(of store: any SecretStore) throws {
+func checkCommonBehaviour(of store: any SecretStore) throws {
     let host = uniqueHost()
     let space = ProtectionSpace(host: host, protocol: "https", realm: "admin", authenticationMethod: .httpBasic)
 

@@ -1,4 +1,5 @@
 import KeyjarBackup
+import KeyjarSealing
 
 /// One line of a backup's plaintext: never a crash; an item read is written back as a line
 /// that reads as the same item.
@@ -10,7 +11,7 @@ func fuzzBackupItem(_ bytes: [UInt8]) {
 
 /// A header that opens with "fuzz" cheaply (scrypt n = 2), made once.
 private let cheapHeader: [UInt8] = {
-    guard let writer = try? BackupWriter(passphrase: "fuzz", rounds: 2) else { fatalError("no header") }
+    guard let writer = try? BackupWriter(passphrase: "fuzz", cost: .cheap(rounds: 2)) else { fatalError("no header") }
     return writer.header
 }()
 

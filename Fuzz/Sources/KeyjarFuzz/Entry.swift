@@ -73,6 +73,7 @@ enum FuzzTarget: String, CaseIterable {
     case multipartSplitter = "multipart-splitter"
     case backupItem = "backup-item"
     case backupStream = "backup-stream"
+    case sealedSecretsFile = "sealed-secrets-file"
 
     static let selected: FuzzTarget = {
         let name = ProcessInfo.processInfo.environment["KEYJAR_FUZZ_TARGET"] ?? ""
@@ -110,6 +111,7 @@ enum FuzzTarget: String, CaseIterable {
         case .multipartSplitter: fuzzMultipartSplitter(bytes)
         case .backupItem: fuzzBackupItem(bytes)
         case .backupStream: fuzzBackupStream(bytes)
+        case .sealedSecretsFile: fuzzSealedSecretsFile(bytes)
         }
     }
 }
