@@ -108,18 +108,23 @@ final class HoldingDelegate: LoaderConnectionAuthenticationDelegate, @unchecked 
     }
 }
 
-/// Connection reuse through the process's one libcurl engine, one test at a time: when the
-/// loads held by one test end together, their few hundred connections go back to the cache at
-/// once and libcurl closes the oldest idle ones, which would take the other test's connection
-/// between its two loads.
+/// Connection reuse. A process has one libcurl engine, whose cache keeps 256 idle connections
+/// and closes the oldest beyond them: the loads of every test running beside one return their
+/// connections to the same cache, and a few hundred returned at once take the oldest, perhaps a
+/// test's own between its two loads. So reuse itself is seen in a process of its own, and the
+/// test that holds hundreds of loads runs alone.
 @Suite("KeyjarLoader: connection reuse", .serialized)
 struct ConnectionReuseTests {
     @Test func keepAliveConnectionsAreReused() async throws {
         let server = try await LoaderTestServer()
-        let loader = ephemeralLoader()
-        let first = try await decodeEcho(load(URLRequest(url: server.url("/echo")), with: loader).body)
-        let second = try await decodeEcho(load(URLRequest(url: server.url("/echo")), with: loader).body)
-        #expect(first.peer == second.peer, "the second load opened a new connection")
+        let result = try await runCommand(
+            DaemonProcess.builtExecutable(named: "KeyjarTestPeer"),
+            ["reuse", server.url("/echo").absoluteString]
+        )
+        #expect(result.status == 0, "\(result.error)")
+        let echoes = try result.output.split(separator: "\n").map { try decodeEcho(String($0)) }
+        #expect(echoes.count == 2, "\(result.output)")
+        #expect(echoes.first?.peer == echoes.last?.peer, "the second load opened a new connection")
     }
 
     /// libcurl counts connections in use against its cache limit and closes the oldest idle

@@ -8,6 +8,8 @@
 //                                           listening: how many threads each added, the header read
 //   KeyjarTestPeer lookups <url> [listen]   print "ready"; then for each line read, the Cookie
 //                                           header for <url> from the replica (listening if asked)
+//   KeyjarTestPeer reuse <url>              load <url> twice in a row with an ephemeral loader, on
+//                                           this process's own libcurl engine; print each body
 //   KeyjarTestPeer shared-loader            whether URLLoader.shared() (sync, async, from another
 //                                           thread) is one loader with one client and one cache
 //   KeyjarTestPeer cache-write <dir> <url>  store "first" for <url> in the response cache at <dir>,
@@ -32,6 +34,20 @@ let arguments = Array(CommandLine.arguments.dropFirst())
 /// This process's threads, from the kernel.
 func threadCount() -> Int {
     (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task").count) ?? -1
+}
+
+if arguments.first == "reuse", arguments.count == 2, let url = URL(string: arguments[1]) {
+    do {
+        let loader = URLLoader(configuration: .init(cookieStorage: .ephemeral()))
+        for _ in 0..<2 {
+            let (data, _) = try loader.sendSynchronousRequest(URLRequest(url: url))
+            print(String(decoding: data, as: UTF8.self))
+        }
+        exit(0)
+    } catch {
+        try? FileHandle.standardError.write(contentsOf: Data("KeyjarTestPeer: \(error)\n".utf8))
+        exit(1)
+    }
 }
 
 if arguments.first == "threads", arguments.count == 2, let url = URL(string: arguments[1]) {

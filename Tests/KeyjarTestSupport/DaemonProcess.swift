@@ -118,6 +118,7 @@ public final class DaemonProcess: KeyjarService, StoppedAtTestEnd, @unchecked Se
     /// exit by `hangDeadline`) or died of a signal.
     @discardableResult
     public func stop() async -> Int32? {
+        guard hasStarted else { return nil }
         if !exited.isOpen { kill(process.processIdentifier, SIGTERM) }
         if let status = await exit() { return status }
         if !exited.isOpen {
@@ -129,6 +130,7 @@ public final class DaemonProcess: KeyjarService, StoppedAtTestEnd, @unchecked Se
     /// A crash: SIGKILL, no cleanup; returns once the process is gone.
     @discardableResult
     public func crash() async -> Bool {
+        guard hasStarted else { return true }
         if !exited.isOpen { kill(process.processIdentifier, SIGKILL) }
         return await exited.wait()
     }
@@ -152,8 +154,12 @@ public final class DaemonProcess: KeyjarService, StoppedAtTestEnd, @unchecked Se
             ? nil : "keyjard did not stop cleanly (status \(status.map(String.init) ?? "killed")); log:\n\(log)"
     }
 
+    /// Whether keyjard was ever started. One that was not has process identifier 0, and
+    /// kill(0, …) would signal the whole process group: the test run itself.
+    private var hasStarted: Bool { process.processIdentifier > 0 }
+
     deinit {
-        if !exited.isOpen { kill(process.processIdentifier, SIGKILL) }
+        if hasStarted, !exited.isOpen { kill(process.processIdentifier, SIGKILL) }
     }
 }
 
