@@ -173,13 +173,13 @@ _keyjar() {
     unset 'unparsed_words[0]'
     unparsed_words=("${unparsed_words[@]}")
     case "${subcommand}" in
-    status|cookie|credential|policy|watch|fetch|cache|git-credential|backup|restore|help)
+    status|cookie|credential|policy|watch|fetch|cache|git-credential|backup|restore|unlock|lock|help)
         # Offer subcommand argument completions
         "_keyjar_${subcommand}"
         ;;
     *)
         # Offer subcommand completions
-        COMPREPLY+=($(compgen -W 'status cookie credential policy watch fetch cache git-credential backup restore help' -- "${cur}"))
+        COMPREPLY+=($(compgen -W 'status cookie credential policy watch fetch cache git-credential backup restore unlock lock help' -- "${cur}"))
         ;;
     esac
 }
@@ -1020,6 +1020,45 @@ _keyjar_restore() {
     repeating_options=()
     non_repeating_options=(--socket --timeout)
     __keyjar_offer_flags_options 1
+
+    # Offer option value completions
+    case "${prev}" in
+    '--socket')
+        return
+        ;;
+    '--timeout')
+        return
+        ;;
+    esac
+}
+
+_keyjar_unlock() {
+    repeating_flags=()
+    non_repeating_flags=(--no-start --passphrase-stdin --version -h --help)
+    repeating_options=()
+    non_repeating_options=(--socket --timeout --passphrase-fd)
+    __keyjar_offer_flags_options 0
+
+    # Offer option value completions
+    case "${prev}" in
+    '--socket')
+        return
+        ;;
+    '--timeout')
+        return
+        ;;
+    '--passphrase-fd')
+        return
+        ;;
+    esac
+}
+
+_keyjar_lock() {
+    repeating_flags=()
+    non_repeating_flags=(--no-start --version -h --help)
+    repeating_options=()
+    non_repeating_options=(--socket --timeout)
+    __keyjar_offer_flags_options 0
 
     # Offer option value completions
     case "${prev}" in

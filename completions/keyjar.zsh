@@ -60,13 +60,15 @@ _keyjar() {
             'git-credential:A git credential helper backed by the shared credential storage.'
             'backup:Write the whole store, passwords included, to one file encrypted under a passphrase.'
             'restore:Merge a backup into the store: the newer of each cookie and credential wins.'
+            'unlock:Open keyjard'\''s encrypted secrets file with its passphrase.'
+            'lock:Make keyjard forget the encrypted secrets file'\''s key until the next unlock.'
             'help:Show subcommand help information.'
         )
         _describe -V subcommand subcommands && ret=0
         ;;
     arg)
         case "${words[1]}" in
-        status|cookie|credential|policy|watch|fetch|cache|git-credential|backup|restore|help)
+        status|cookie|credential|policy|watch|fetch|cache|git-credential|backup|restore|unlock|lock|help)
             "_keyjar_${words[1]}" && ret=0
             ;;
         esac
@@ -764,6 +766,36 @@ _keyjar_restore() {
         '--timeout[How long to wait for keyjard'\''s answer before failing with exit status 3 (default\: $KEYJAR_TIMEOUT, else 30).]:seconds:'
         ':file:'
         '--passphrase-stdin[Read the passphrase from standard input instead of the terminal.]'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_keyjar_unlock() {
+    local -i ret=1
+    local -ar arg_specs=(
+        '--socket[keyjard'\''s socket (default\: $KEYJAR_SOCKET, else $XDG_RUNTIME_DIR/keyjar/keyjar.sock).]:path:'
+        '--no-start[Fail (exit status 3) instead of starting keyjard when none is serving.]'
+        '--timeout[How long to wait for keyjard'\''s answer before failing with exit status 3 (default\: $KEYJAR_TIMEOUT, else 30).]:seconds:'
+        '--passphrase-stdin[Read the passphrase from standard input (one trailing newline is dropped).]'
+        '--passphrase-fd[Read the passphrase from this open file descriptor.]:fd:'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_keyjar_lock() {
+    local -i ret=1
+    local -ar arg_specs=(
+        '--socket[keyjard'\''s socket (default\: $KEYJAR_SOCKET, else $XDG_RUNTIME_DIR/keyjar/keyjar.sock).]:path:'
+        '--no-start[Fail (exit status 3) instead of starting keyjard when none is serving.]'
+        '--timeout[How long to wait for keyjard'\''s answer before failing with exit status 3 (default\: $KEYJAR_TIMEOUT, else 30).]:seconds:'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )

@@ -16,6 +16,20 @@ extension KeyjarClient {
         return policy
     }
 
+    /// Opens keyjard's encrypted secrets file with `passphrase` until ``lockSecrets()``; with
+    /// `create`, when there is no file yet, makes one sealed under it.
+    /// - Throws: ``KeyjarClientError`` refused with wire code `wrongPassphrase`, `notFound` (no
+    ///   file, and `create` is false) or `invalidArgument` (keyjard keeps no encrypted file).
+    public func unlockSecrets(passphrase: String, create: Bool = false) throws(KeyjarClientError) {
+        _ = try call(.unlockSecrets(passphrase: passphrase, create: create))
+    }
+
+    /// Makes keyjard forget its encrypted secrets file's key: until the next unlock, no password
+    /// is read or stored.
+    public func lockSecrets() throws(KeyjarClientError) {
+        _ = try call(.lockSecrets)
+    }
+
     /// Replaces the accept policy and domain rules (domains are canonicalised by keyjard).
     public func setPolicy(_ policy: CookiePolicy) throws(KeyjarClientError) {
         _ = try call(.setPolicy(policy: policy))

@@ -31,6 +31,7 @@ struct KeyjarDaemonCommand: AsyncParsableCommand {
     enum SecretsBackend: String, ExpressibleByArgument, CaseIterable {
         case secretService = "secret-service"
         case file
+        case encrypted
     }
 
     @Option(help: ArgumentHelp("The Unix socket to serve.", valueName: "path"))
@@ -42,7 +43,8 @@ struct KeyjarDaemonCommand: AsyncParsableCommand {
     @Option(
         help: ArgumentHelp(
             """
-            Where passwords go: secret-service or file (weaker: a 0600 plain-text file). Default: \
+            Where passwords go: secret-service, encrypted (a 0600 file sealed under a passphrase, \
+            opened by keyjar unlock) or file (weaker: a 0600 plain-text file). Default: \
             $KEYJAR_SECRETS, else secret-service; the variable reaches a keyjard a client starts.
             """,
             valueName: "backend"
@@ -54,7 +56,10 @@ struct KeyjarDaemonCommand: AsyncParsableCommand {
 
     @Option(
         help: ArgumentHelp(
-            "The password file for --secrets file (default: beside the database, secrets.json).",
+            """
+            The file for --secrets file or encrypted (default: beside the database, secrets.json \
+            or secrets.sealed).
+            """,
             valueName: "path"
         )
     )
@@ -132,7 +137,9 @@ struct KeyjarDaemonCommand: AsyncParsableCommand {
         guard Logger.Level(rawValue: logLevel) != nil else {
             throw ValidationError("unknown log level '\(logLevel)'")
         }
-        if secretsFile != nil && secrets != .file { throw ValidationError("--secrets-file needs --secrets file") }
+        if secretsFile != nil && secrets == .secretService {
+            throw ValidationError("--secrets-file needs --secrets file or --secrets encrypted")
+        }
         guard maxFrameBytes >= 1024 else { throw ValidationError("--max-frame-bytes must be at least 1024") }
         guard clientQueueLimit >= 1 else { throw ValidationError("--client-queue-limit must be at least 1") }
         guard clientQueueBytes >= 1024 else { throw ValidationError("--client-queue-bytes must be at least 1024") }
@@ -191,9 +198,11 @@ struct KeyjarDaemonCommand: AsyncParsableCommand {
         configuration.expiryInterval = .seconds(expiryInterval)
         configuration.maximumConnectionsPerProcess = maxConnectionsPerProcess
         configuration.helloDeadline = .seconds(helloDeadline)
-        if secrets == .file {
-            let path = secretsFile ?? (databasePath as NSString).deletingLastPathComponent + "/secrets.json"
-            configuration.secrets = .file(path: path)
+        let directory = (databasePath as NSString).deletingLastPathComponent
+        switch secrets {
+        case .file: configuration.secrets = .file(path: secretsFile ?? directory + "/secrets.json")
+        case .encrypted: configuration.secrets = .encrypted(path: secretsFile ?? directory + "/secrets.sealed")
+        case .secretService: break
         }
         configuration.inheritedSocket = Self.systemdSocket()
 

@@ -126,6 +126,12 @@ extension JSONWriter {
             write(space)
             raw(#","user":"#)
             write(string: user)
+        case .unlockSecrets(let passphrase, let create):
+            raw(#"{"unlockSecrets":{"passphrase":"#)
+            write(string: passphrase)
+            // Absent is false: a client that never asks to create one creates nothing.
+            if create { raw(#","create":true"#) }
+        case .lockSecrets: raw(#"{"lockSecrets":{"#)
         case .repairCredentials(let removeUnpaired):
             raw(#"{"repairCredentials":{"#)
             // Absent is false: the request of a client that never asks removes nothing.
@@ -195,7 +201,7 @@ extension Request {
         "insertCookies", "deleteCookies", "clearCookies", "removeCookiesCreated", "listCookies", "importCookies",
         "exportCookies", "policy", "setPolicy", "credentials", "allCredentials", "credentialChoice", "setCredential",
         "removeCredential", "setDefaultCredential", "password", "repairCredentials", "beginImport", "finishImport",
-        "saveCredentials", "refreshToken", "beginTokenRefresh", "finishTokenRefresh",
+        "saveCredentials", "refreshToken", "beginTokenRefresh", "finishTokenRefresh", "unlockSecrets", "lockSecrets",
     ]
 
     package init(json: JSONValue) throws(JSONShapeError) {
@@ -264,6 +270,13 @@ extension Request {
         case "setDefaultCredential": return .setDefaultCredential(space: try space(), user: try body.string("user"))
         case "password": return .password(space: try space(), user: try body.string("user"))
         case "beginImport": return .beginImport
+        case "lockSecrets": return .lockSecrets
+        case "unlockSecrets":
+            return .unlockSecrets(
+                passphrase: try body.string("passphrase"),
+                create: try body.optional("create") { (value) throws(JSONShapeError) in try value.decodeBool() }
+                    ?? false
+            )
         case "finishImport": return .finishImport
         case "saveCredentials":
             return .saveCredentials(

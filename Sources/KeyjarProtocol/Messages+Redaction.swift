@@ -1,4 +1,4 @@
-// Secrets travel in a few messages (setCredential and saveCredentials, the password and
+// Secrets travel in a few messages (setCredential, saveCredentials and unlockSecrets, the password and
 // refreshToken replies, and both halves of a token refresh). Their descriptions hide them, so
 // that logging or interpolating a message can never leak one.
 
@@ -14,6 +14,8 @@ extension Request: CustomStringConvertible, CustomDebugStringConvertible {
                 "beginTokenRefresh(space: \(space), user: \(user), rejected: \(rejected == nil ? "nil" : "<hidden>"))"
         case .finishTokenRefresh(let space, let user, let outcome):
             return "finishTokenRefresh(space: \(space), user: \(user), outcome: \(outcome))"
+        case .unlockSecrets(_, let create):
+            return "unlockSecrets(passphrase: <hidden>, create: \(create))"
         default:
             return Self.plainDescription(of: self)
         }

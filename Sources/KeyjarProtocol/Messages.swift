@@ -114,6 +114,13 @@ public enum Request: Sendable, Hashable {
     case beginTokenRefresh(space: ProtectionSpace, user: String, rejected: String?)
     /// The lease holder's report; replied to with `committed`.
     case finishTokenRefresh(space: ProtectionSpace, user: String, outcome: TokenRefreshOutcome)
+    /// Opens the encrypted secrets file with `passphrase` until `lockSecrets`; with `create`,
+    /// when there is no file yet, makes one sealed under it. Replied to with `ok`, or refused
+    /// with `wrongPassphrase` (after a delay that grows with each failure in a row), or
+    /// `notFound` when there is no file and `create` is false.
+    case unlockSecrets(passphrase: String, create: Bool)
+    /// Forgets the encrypted secrets file's key; replied to with `ok`.
+    case lockSecrets
 }
 
 /// The whole shared state, current to `sequence`.

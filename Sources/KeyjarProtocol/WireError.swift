@@ -24,4 +24,6 @@ public struct WireError: Error, Sendable, Hashable, CustomStringConvertible {
     public static let secretsUnavailable = WireErrorCode.secretsUnavailable.rawValue
     public static let overloaded = WireErrorCode.overloaded.rawValue
     public static let shuttingDown = WireErrorCode.shuttingDown.rawValue
+    public static let secretsLocked = WireErrorCode.secretsLocked.rawValue
+    public static let wrongPassphrase = WireErrorCode.wrongPassphrase.rawValue
 }

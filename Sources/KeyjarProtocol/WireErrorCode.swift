@@ -37,6 +37,11 @@ public struct WireErrorCode: RawRepresentable, Sendable, Hashable, CustomStringC
     public static let overloaded = WireErrorCode(rawValue: 22)
     /// keyjard is stopping.
     public static let shuttingDown = WireErrorCode(rawValue: 23)
+    /// The secrets are in an encrypted file that is locked: no password was read or stored
+    /// (`keyjar unlock` opens it).
+    public static let secretsLocked = WireErrorCode(rawValue: 24)
+    /// The passphrase does not open the encrypted secrets file; nothing changed.
+    public static let wrongPassphrase = WireErrorCode(rawValue: 25)
 
     public var description: String { "keyjar error \(rawValue)" }
 }

@@ -19,6 +19,12 @@ extension CredentialKeeper {
         watchSecrets()
     }
 
+    /// What a locked secret store put off, done once it is open: the settling of writes a crash
+    /// cut short, and the check of the passwords.
+    func tidyAfterUnlock() {
+        _ = inLane { self.settlePendingSecretWrites().flatMap { self.checkOwnPasswords() } }
+    }
+
     /// Finishes or undoes the credential writes a crash cut short, from the journal keyjard
     /// keeps of them (`StoreDatabase.SecretWrite`): secrets stored for a record that was never
     /// committed are removed (the write was never acknowledged), and a removal whose record is

@@ -31,6 +31,10 @@ final class CredentialKeeper: Sendable {
         var tokenLeases = TokenRefreshLeases<EventLoopPromise<Void>>()
         /// Set when keyjard shuts down: no audit or watch starts after it.
         var isStopped = false
+        /// Failed unlocks in a row, and when the next may be tried (``UnlockAttempts``).
+        var unlockAttempts = UnlockAttempts()
+        /// The end of the unlocks queued so far: they are tried one at a time.
+        var unlockLane: EventLoopFuture<Void>?
     }
 
     let eventLoop: any EventLoop
@@ -92,7 +96,13 @@ final class CredentialKeeper: Sendable {
         let secrets = self.secrets
         return threadPool.runIfActive(eventLoop: eventLoop) { try body(secrets) }.flatMapErrorThrowing { error in
             if let error = error as? SecretStoreError {
-                throw WireError(code: WireError.secretsUnavailable, message: error.description)
+                let code =
+                    switch error.code {
+                    case .fileLocked: WireError.secretsLocked
+                    case .wrongPassphrase: WireError.wrongPassphrase
+                    default: WireError.secretsUnavailable
+                    }
+                throw WireError(code: code, message: error.description)
             }
             if let error = error as? WireError { throw error }
             throw WireError(code: WireError.secretsUnavailable, message: "the secret store failed: \(error)")

@@ -79,6 +79,8 @@ public enum KeyjarServer {
                 metadata: ["file": "\(path)"]
             )
             do { secrets = try FileSecretStore(path: path) } catch { throw ServerError("\(error)") }
+        case .encrypted(let path):
+            do { secrets = try EncryptedSecretStore(path: path) } catch { throw ServerError("\(error)") }
         }
         if case .unavailable(let reason) = secrets.health() {
             logger.warning(

@@ -9,6 +9,9 @@ public struct ServerConfiguration: Sendable {
         case secretService
         /// A 0600 JSON file: weaker, for headless hosts that have no Secret Service.
         case file(path: String)
+        /// A 0600 file sealed under a passphrase (``EncryptedSecretStore``): for machines
+        /// without a desktop keyring. Locked until a client unlocks it.
+        case encrypted(path: String)
     }
 
     public var socketPath: String

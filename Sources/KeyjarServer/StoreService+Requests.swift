@@ -79,6 +79,10 @@ extension StoreService {
             return .deferred(
                 credentials.finishTokenRefresh(.init(space: space, user: user), outcome: outcome, origin: origin)
             )
+        case .unlockSecrets(let passphrase, let create):
+            return .deferred(credentials.unlock(passphrase: passphrase, create: create))
+        case .lockSecrets:
+            return .deferred(credentials.lock())
         case .importCookies(let format, let text, let firstLine):
             return .deferred(importCookies(text, format: format, firstLine: firstLine, origin: origin))
         case .beginImport:
@@ -212,7 +216,8 @@ extension StoreService {
             }
             return .committed(sequence: try commit([.setDefaultCredential(space, user: user)], origin: client))
         case .setCredential, .removeCredential, .password, .status, .repairCredentials, .importCookies, .beginImport,
-            .finishImport, .saveCredentials, .refreshToken, .beginTokenRefresh, .finishTokenRefresh:
+            .finishImport, .saveCredentials, .refreshToken, .beginTokenRefresh, .finishTokenRefresh, .unlockSecrets,
+            .lockSecrets:
             // Answered later, through `handle`.
             throw WireError(code: WireError.invalidArgument, message: "internal routing error")
         }

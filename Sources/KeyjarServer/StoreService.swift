@@ -249,6 +249,7 @@ final class StoreService: Sendable {
         switch configuration.secrets {
         case .secretService: backend = "secret-service"
         case .file(let path): backend = "file:\(path)"
+        case .encrypted(let path): backend = "encrypted:\(path)"
         }
         return ServiceStatus(
             version: KeyjarServer.version,

@@ -57,6 +57,9 @@ enum GoldenSample {
         ("request-setDefaultCredential", .setDefaultCredential(space: proxySpace, user: "bob")),
         ("request-password", .password(space: space, user: "alice")),
         ("request-repairCredentials", .repairCredentials(removeUnpaired: false)),
+        ("request-unlockSecrets", .unlockSecrets(passphrase: "pä\"ss phrase", create: false)),
+        ("request-unlockSecrets-create", .unlockSecrets(passphrase: "new one", create: true)),
+        ("request-lockSecrets", .lockSecrets),
         ("request-repairCredentials-removeUnpaired", .repairCredentials(removeUnpaired: true)),
         ("request-beginImport", .beginImport),
         ("request-finishImport", .finishImport),
@@ -398,7 +401,7 @@ enum RequestCase: String, CaseIterable {
     case deleteCookies, clearCookies, removeCookiesCreated, listCookies, importCookies, exportCookies
     case policy, setPolicy, credentials, allCredentials, credentialChoice, setCredential, removeCredential
     case setDefaultCredential, password, repairCredentials, beginImport, finishImport
-    case saveCredentials, refreshToken, beginTokenRefresh, finishTokenRefresh
+    case saveCredentials, refreshToken, beginTokenRefresh, finishTokenRefresh, unlockSecrets, lockSecrets
 
     init(_ request: Request) {
         switch request {
@@ -433,6 +436,8 @@ enum RequestCase: String, CaseIterable {
         case .refreshToken: self = .refreshToken
         case .beginTokenRefresh: self = .beginTokenRefresh
         case .finishTokenRefresh: self = .finishTokenRefresh
+        case .unlockSecrets: self = .unlockSecrets
+        case .lockSecrets: self = .lockSecrets
         }
     }
 }

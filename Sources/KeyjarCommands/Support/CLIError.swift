@@ -8,6 +8,8 @@ package struct CLIError: Error, CustomStringConvertible {
         case failure = 1
         case usage = 2
         case unreachable = 3
+        /// The secrets are in an encrypted file that is locked: `keyjar unlock` opens it.
+        case locked = 4
         /// Stopped by a signal, as a shell reports it: 128 + the signal's number.
         case hangUp = 129
         case interrupted = 130
@@ -36,6 +38,8 @@ package struct CLIError: Error, CustomStringConvertible {
         switch error.code {
         case .unreachable, .timedOut:
             self.init(message: error.message, status: .unreachable)
+        case .refused where error.wireCode == WireErrorCode.secretsLocked.rawValue:
+            self.init(message: error.message, status: .locked)
         default:
             self.init(message: error.message, status: .failure)
         }

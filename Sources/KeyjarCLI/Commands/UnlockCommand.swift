@@ -1,0 +1,113 @@
+import ArgumentParser
+import Foundation
+import Keyjar
+import KeyjarCommands
+
+/// `keyjar unlock` and `keyjar lock`: the encrypted secrets file's passphrase.
+struct UnlockCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "unlock",
+        abstract: "Open keyjard's encrypted secrets file with its passphrase.",
+        discussion: """
+            keyjard keeps passwords in a file sealed under a passphrase when it runs with \
+            --secrets encrypted (KEYJAR_SECRETS=encrypted). Until the file is unlocked, every \
+            command that needs a password fails at once with status 4; cookies, and credentials \
+            that need no password, work as ever. The first unlock sets the passphrase (typed \
+            twice at a terminal). A wrong passphrase changes nothing; after three in a row, each \
+            next try waits longer, up to 16 s.
+
+            The passphrase is read from the terminal with echo off, or from standard input or a \
+            file descriptor (a PAM exec, a systemd unit's credential): never from an argument.
+
+            Examples:
+              keyjar unlock
+              keyjar unlock --passphrase-stdin < passphrase.txt
+              keyjar unlock --passphrase-fd 3 3< "$CREDENTIALS_DIRECTORY/keyjar"
+            """
+    )
+
+    @OptionGroup var global: GlobalOptions
+
+    @Flag(help: "Read the passphrase from standard input (one trailing newline is dropped).")
+    var passphraseStdin = false
+
+    @Option(help: ArgumentHelp("Read the passphrase from this open file descriptor.", valueName: "fd"))
+    var passphraseFd: Int32?
+
+    func validate() throws {
+        if passphraseStdin, passphraseFd != nil {
+            throw ValidationError("--passphrase-stdin and --passphrase-fd are two ways to give one passphrase")
+        }
+        if let passphraseFd, passphraseFd < 0 { throw ValidationError("--passphrase-fd takes a descriptor, 0 or more") }
+    }
+
+    func run() throws {
+        let passphrase = try readPassphrase()
+        // scrypt, and the wait after failed tries, come before the answer.
+        let client = try global.connect(defaultTimeout: 60)
+        do {
+            try client.unlockSecrets(passphrase: passphrase)
+        } catch let error where error.wireCode == WireErrorCode.notFound.rawValue {
+            // No file yet: this passphrase becomes its passphrase.
+            if passphraseFd == nil, !passphraseStdin {
+                let again = try PasswordInput.prompt(
+                    "The same passphrase again, to set it: ",
+                    what: "passphrase",
+                    pipedWith: "--passphrase-stdin"
+                )
+                guard again == passphrase else { throw CLIError.usage("the two passphrases differ; nothing was set.") }
+            }
+            do {
+                try client.unlockSecrets(passphrase: passphrase, create: true)
+            } catch {
+                throw CLIError(error)
+            }
+        } catch {
+            throw CLIError(error)
+        }
+    }
+
+    private func readPassphrase() throws -> String {
+        if passphraseStdin { return try PasswordInput.fromStandardInput(what: "passphrase") }
+        if let passphraseFd {
+            let handle = FileHandle(fileDescriptor: passphraseFd, closeOnDealloc: false)
+            let data: Data
+            do {
+                data = try handle.readToEnd() ?? Data()
+            } catch {
+                throw CLIError.usage(
+                    "cannot read the passphrase from descriptor \(passphraseFd): \(error.localizedDescription)"
+                )
+            }
+            return try PasswordInput.password(from: data, what: "passphrase")
+        }
+        return try PasswordInput.prompt(
+            "Passphrase of keyjar's secrets: ",
+            what: "passphrase",
+            pipedWith: "--passphrase-stdin"
+        )
+    }
+}
+
+struct LockCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "lock",
+        abstract: "Make keyjard forget the encrypted secrets file's key until the next unlock.",
+        discussion: """
+            Until `keyjar unlock`, every command that needs a password fails with status 4.
+
+            Examples:
+              keyjar lock
+            """
+    )
+
+    @OptionGroup var global: GlobalOptions
+
+    func run() throws {
+        do {
+            try global.connect().lockSecrets()
+        } catch let error as KeyjarClientError {
+            throw CLIError(error)
+        }
+    }
+}

@@ -1,0 +1,103 @@
+import Foundation
+import KeyjarTestSupport
+import Testing
+
+/// The encrypted secrets file as a user of a machine without a desktop keyring meets it: a
+/// keyjard with no session bus at all, `--secrets encrypted`, and the commands.
+@Suite(.timeLimit(hangLimit), .servicesStopCleanly)
+struct UnlockCommandTests {
+    private let password = "pä55-of-alice"
+
+    /// keyjard with the encrypted file and no D-Bus: no session bus address, no runtime bus.
+    private func lockedDaemon() async throws -> DaemonProcess {
+        var environment = ProcessInfo.processInfo.environment
+        environment["DBUS_SESSION_BUS_ADDRESS"] = nil
+        return try await DaemonProcess(arguments: ["--secrets", "encrypted"], environment: environment)
+    }
+
+    private func storedPassword(_ keyjar: KeyjarCLI) async throws -> KeyjarCLI.Result {
+        try await keyjar.run(["git-credential", "get"], input: "protocol=https\nhost=git.example\n\n")
+    }
+
+    private func add(_ keyjar: KeyjarCLI) async throws -> KeyjarCLI.Result {
+        try await keyjar.run(
+            ["credential", "add", "--url", "https://git.example", "--user", "alice", "--password-stdin"],
+            input: password
+        )
+    }
+
+    /// Locked, a command that needs a password fails at once with status 4 and says what to
+    /// do, and one that needs none works; the first unlock sets the passphrase; a wrong one
+    /// changes nothing; lock and a restart of keyjard close it again; nothing is lost.
+    @Test func lockedItRefusesWithItsOwnStatusAndUnlockedItKeepsEveryPassword() async throws {
+        let daemon = try await lockedDaemon()
+        let keyjar = KeyjarCLI(daemon: daemon)
+
+        let refused = try await add(keyjar)
+        #expect(refused.status == 4, "\(refused)")
+        #expect(refused.error.contains("keyjar unlock"), "\(refused.error)")
+        #expect(try await keyjar.ok("cookie", "get", "https://git.example/").isEmpty)
+        let status = try await keyjar.ok("status")
+        #expect(status.contains("locked"), "\(status)")
+
+        try await keyjar.ok("unlock", "--passphrase-stdin", input: "first passphrase\n")
+        try await keyjar.ok(
+            ["credential", "add", "--url", "https://git.example", "--user", "alice", "--password-stdin"],
+            input: password
+        )
+        #expect(try await storedPassword(keyjar).output.contains("password=\(password)\n"))
+
+        try await keyjar.ok("lock")
+        let locked = try await storedPassword(keyjar)
+        #expect(!locked.output.contains(password), "\(locked)")
+        #expect(try await add(keyjar).status == 4)
+
+        let sealed = daemon.directory.path("data/secrets.sealed")
+        let before = try Data(contentsOf: URL(fileURLWithPath: sealed))
+        let wrong = try await keyjar.run(["unlock", "--passphrase-stdin"], input: "not it")
+        #expect(wrong.status == 1 && wrong.error.contains("passphrase does not open"), "\(wrong)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: sealed)) == before)
+
+        try await keyjar.ok("unlock", "--passphrase-stdin", input: "first passphrase")
+        #expect(try await storedPassword(keyjar).output.contains("password=\(password)\n"))
+
+        // The key lives in keyjard's memory only: a new keyjard starts locked.
+        _ = await daemon.stop()
+        let later = try await daemon.restarted()
+        let again = KeyjarCLI(daemon: later)
+        #expect(try await add(again).status == 4)
+        try await again.ok("unlock", "--passphrase-stdin", input: "first passphrase")
+        #expect(try await storedPassword(again).output.contains("password=\(password)\n"))
+
+        // Neither the password nor the passphrase is in any file keyjard wrote.
+        for name in try FileManager.default.subpathsOfDirectory(atPath: daemon.directory.path) {
+            let path = daemon.directory.path(name)
+            guard let contents = FileManager.default.contents(atPath: path) else { continue }
+            for secret in [password, "first passphrase"] {
+                #expect(contents.range(of: Data(secret.utf8)) == nil, "\(name) holds a secret in clear")
+            }
+        }
+    }
+
+    /// A passphrase can come from a descriptor (a systemd credential, a PAM exec), and
+    /// keyjard without an encrypted file says there is nothing to unlock.
+    @Test func thePassphraseMayComeFromADescriptorAndOnlyAnEncryptedFileIsUnlocked() async throws {
+        let daemon = try await lockedDaemon()
+        let keyjar = KeyjarCLI(daemon: daemon)
+        let file = daemon.directory.path("passphrase")
+        try "from a file\n".write(toFile: file, atomically: true, encoding: .utf8)
+        let fromDescriptor = try await runCommand(
+            "/bin/sh",
+            ["-c", "exec \"$0\" unlock --passphrase-fd 3 3<\"$1\"", KeyjarCLI.binary, file],
+            environment: keyjar.environment
+        )
+        #expect(fromDescriptor.status == 0, "\(fromDescriptor.error)")
+        #expect(try await add(keyjar).status == 0)
+
+        let plain = KeyjarCLI(daemon: try await DaemonProcess())
+        let nothing = try await plain.run(["unlock", "--passphrase-stdin"], input: "anything")
+        #expect(nothing.status == 1 && nothing.error.contains("no passphrase to unlock"), "\(nothing)")
+        let both = try await plain.run(["unlock", "--passphrase-stdin", "--passphrase-fd", "0"])
+        #expect(both.status == 2, "\(both)")
+    }
+}
