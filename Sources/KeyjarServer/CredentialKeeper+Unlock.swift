@@ -26,7 +26,7 @@ extension CredentialKeeper {
             return self.eventLoop.scheduleTask(in: wait) {}.futureResult
         }.flatMap {
             self.offLoop { _ in
-                if sealed.exists {
+                if try sealed.exists() {
                     try sealed.unlock(passphrase: passphrase)
                 } else if create {
                     try sealed.create(passphrase: passphrase)

@@ -53,8 +53,10 @@ public final class EncryptedSecretStore: SecretStore {
     }
 
     /// Whether the file exists (a passphrase has been set).
-    public var exists: Bool {
-        (try? readFile()) != nil
+    /// - Throws: ``SecretStoreError`` when a file is there that cannot be used (another user's,
+    ///   open to others, a link, not a sealed secrets file): never taken for "no file yet".
+    public func exists() throws -> Bool {
+        try unlocked.withLock { _ in try readFile() != nil }
     }
 
     /// Whether a secret can be read and stored now.

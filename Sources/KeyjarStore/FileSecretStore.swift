@@ -107,21 +107,13 @@ public final class FileSecretStore: SecretStore {
 
         /// The items of a file of the current format and version.
         static func items(of json: JSONValue, path: String) throws -> [Item] {
-            let format: String
-            let version: Int
-            do throws(JSONShapeError) {
-                format = try json.string("format")
-                version = try json.int("version")
-            } catch {
-                throw SecretStoreError(.unreadableFile, "\(path) is not a Keyjar secrets file (\(error))")
-            }
-            guard format == currentFormat, version == currentVersion else {
-                throw SecretStoreError(
-                    .unreadableFile,
-                    "\(path) has format \(format) version \(version); "
-                        + "this keyjard reads \(currentFormat) version \(currentVersion)"
-                )
-            }
+            try SecretsFileFormat.check(
+                json,
+                format: currentFormat,
+                version: currentVersion,
+                kind: "a Keyjar secrets file",
+                path: path
+            )
             do throws(JSONShapeError) {
                 return try json.required("items") { items throws(JSONShapeError) in try items.elements(Item.init) }
             } catch {

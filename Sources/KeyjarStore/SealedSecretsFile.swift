@@ -122,20 +122,13 @@ package struct SealedSecretsFile: Sendable, Equatable {
         guard let json = JSONReader.parse(bytes) else {
             throw SecretStoreError(.unreadableFile, "\(path) is not an encrypted Keyjar secrets file (invalid JSON)")
         }
-        let format: String
-        let version: Int
-        do throws(JSONShapeError) {
-            format = try json.string("format")
-            version = try json.int("version")
-        } catch {
-            throw SecretStoreError(.unreadableFile, "\(path) is not an encrypted Keyjar secrets file (\(error))")
-        }
-        guard format == Self.format, version == Self.version else {
-            throw SecretStoreError(
-                .unreadableFile,
-                "\(path) has format \(format) version \(version); this keyjard reads \(Self.format) version \(Self.version)"
-            )
-        }
+        try SecretsFileFormat.check(
+            json,
+            format: Self.format,
+            version: Self.version,
+            kind: "an encrypted Keyjar secrets file",
+            path: path
+        )
         do throws(JSONShapeError) {
             kdf = try json.required("kdf") { kdf throws(JSONShapeError) in
                 guard try kdf.string("name") == "scrypt" else { throw JSONShapeError.invalidValue.under("name") }

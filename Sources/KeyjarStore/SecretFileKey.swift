@@ -1,6 +1,28 @@
 import KeyjarCodec
 import KeyjarCore
 
+/// The `format` and `version` members both secrets files start with: a file of another format
+/// or version is refused whole (a future keyjard recognises and migrates an older one).
+enum SecretsFileFormat {
+    /// Checks that `json` is a file of `format` and `version`; `kind` names it in errors.
+    /// - Throws: ``SecretStoreError`` `.unreadableFile`.
+    static func check(_ json: JSONValue, format: String, version: Int, kind: String, path: String) throws {
+        let found: (format: String, version: Int)
+        do throws(JSONShapeError) {
+            found = (try json.string("format"), try json.int("version"))
+        } catch {
+            throw SecretStoreError(.unreadableFile, "\(path) is not \(kind) (\(error))")
+        }
+        guard found.format == format, found.version == version else {
+            throw SecretStoreError(
+                .unreadableFile,
+                "\(path) has format \(found.format) version \(found.version); "
+                    + "this keyjard reads \(format) version \(version)"
+            )
+        }
+    }
+}
+
 /// Which secret one item of a secrets file holds: the same attributes as a Secret Service item
 /// (``LibSecretStore``), and whether it is the password or the refresh token kept beside it. The
 /// plain-text file (``FileSecretStore``) and the sealed one (``EncryptedSecretStore``) write it
