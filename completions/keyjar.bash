@@ -1036,7 +1036,7 @@ _keyjar_unlock() {
     repeating_flags=()
     non_repeating_flags=(--no-start --passphrase-stdin --version -h --help)
     repeating_options=()
-    non_repeating_options=(--socket --timeout --passphrase-fd)
+    non_repeating_options=(--socket --timeout --passphrase-fd --lock-after-idle)
     __keyjar_offer_flags_options 0
 
     # Offer option value completions
@@ -1048,6 +1048,9 @@ _keyjar_unlock() {
         return
         ;;
     '--passphrase-fd')
+        return
+        ;;
+    '--lock-after-idle')
         return
         ;;
     esac

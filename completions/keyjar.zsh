@@ -782,6 +782,7 @@ _keyjar_unlock() {
         '--timeout[How long to wait for keyjard'\''s answer before failing with exit status 3 (default\: $KEYJAR_TIMEOUT, else 30).]:seconds:'
         '--passphrase-stdin[Read the passphrase from standard input (one trailing newline is dropped).]'
         '--passphrase-fd[Read the passphrase from this open file descriptor.]:fd:'
+        '--lock-after-idle[Lock again once no password has been read or stored for this long\: 90s, 15m, 2h, 1d, or 0 for never (default\: keyjard'\''s --lock-after-idle, else never).]:duration:'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )

@@ -18,10 +18,16 @@ extension KeyjarClient {
 
     /// Opens keyjard's encrypted secrets file with `passphrase` until ``lockSecrets()``; with
     /// `create`, when there is no file yet, makes one sealed under it.
+    /// - Parameter lockAfterIdle: keyjard locks the file again once no secret has been read or
+    ///   stored for this many seconds (0: never; nil: keyjard's `--lock-after-idle`).
     /// - Throws: ``KeyjarClientError`` refused with wire code `wrongPassphrase`, `notFound` (no
     ///   file, and `create` is false) or `invalidArgument` (keyjard keeps no encrypted file).
-    public func unlockSecrets(passphrase: String, create: Bool = false) throws(KeyjarClientError) {
-        _ = try call(.unlockSecrets(passphrase: passphrase, create: create))
+    public func unlockSecrets(
+        passphrase: String,
+        create: Bool = false,
+        lockAfterIdle: Int? = nil
+    ) throws(KeyjarClientError) {
+        _ = try call(.unlockSecrets(passphrase: passphrase, create: create, lockAfterIdle: lockAfterIdle))
     }
 
     /// Makes keyjard forget its encrypted secrets file's key: until the next unlock, no password

@@ -65,6 +65,21 @@ struct KeyjarDaemonCommand: AsyncParsableCommand {
     )
     var secretsFile: String?
 
+    @Option(
+        help: ArgumentHelp(
+            """
+            Lock the encrypted secrets file once no secret has been read or stored for this long \
+            (90s, 15m, 2h, 1d; 0 never), when keyjar unlock does not say. Default: \
+            $KEYJAR_LOCK_AFTER_IDLE, else 0.
+            """,
+            valueName: "duration"
+        )
+    )
+    var lockAfterIdle: String =
+        ProcessInfo.processInfo.environment["KEYJAR_LOCK_AFTER_IDLE"].flatMap {
+            $0.isEmpty ? nil : $0
+        } ?? "0"
+
     @Option(help: ArgumentHelp("The largest frame accepted from a client, in bytes.", visibility: .hidden))
     var maxFrameBytes: Int = Framing.defaultMaximumPayload
 
@@ -132,7 +147,12 @@ struct KeyjarDaemonCommand: AsyncParsableCommand {
         if let given = ProcessInfo.processInfo.environment["KEYJAR_SECRETS"], !given.isEmpty,
             SecretsBackend(rawValue: given) == nil
         {
-            throw ValidationError("KEYJAR_SECRETS is '\(given)'; it takes secret-service or file.")
+            throw ValidationError("KEYJAR_SECRETS is '\(given)'; it takes secret-service, encrypted or file.")
+        }
+        if DurationText.seconds(lockAfterIdle) == nil {
+            throw ValidationError(
+                "--lock-after-idle (or KEYJAR_LOCK_AFTER_IDLE) is '\(lockAfterIdle)'; it takes a duration such as 90s, 15m, 2h or 0"
+            )
         }
         guard Logger.Level(rawValue: logLevel) != nil else {
             throw ValidationError("unknown log level '\(logLevel)'")
@@ -203,6 +223,9 @@ struct KeyjarDaemonCommand: AsyncParsableCommand {
         case .file: configuration.secrets = .file(path: secretsFile ?? directory + "/secrets.json")
         case .encrypted: configuration.secrets = .encrypted(path: secretsFile ?? directory + "/secrets.sealed")
         case .secretService: break
+        }
+        if let seconds = DurationText.seconds(lockAfterIdle), seconds > 0 {
+            configuration.lockAfterIdle = .seconds(seconds)
         }
         configuration.inheritedSocket = Self.systemdSocket()
 

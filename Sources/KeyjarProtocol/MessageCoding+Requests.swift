@@ -126,11 +126,15 @@ extension JSONWriter {
             write(space)
             raw(#","user":"#)
             write(string: user)
-        case .unlockSecrets(let passphrase, let create):
+        case .unlockSecrets(let passphrase, let create, let lockAfterIdle):
             raw(#"{"unlockSecrets":{"passphrase":"#)
             write(string: passphrase)
             // Absent is false: a client that never asks to create one creates nothing.
             if create { raw(#","create":true"#) }
+            if let lockAfterIdle {
+                raw(#","lockAfterIdle":"#)
+                write(integer: lockAfterIdle)
+            }
         case .lockSecrets: raw(#"{"lockSecrets":{"#)
         case .repairCredentials(let removeUnpaired):
             raw(#"{"repairCredentials":{"#)
@@ -275,7 +279,8 @@ extension Request {
             return .unlockSecrets(
                 passphrase: try body.string("passphrase"),
                 create: try body.optional("create") { (value) throws(JSONShapeError) in try value.decodeBool() }
-                    ?? false
+                    ?? false,
+                lockAfterIdle: try body.optionalInteger("lockAfterIdle", as: Int.self)
             )
         case "finishImport": return .finishImport
         case "saveCredentials":

@@ -88,6 +88,19 @@ extension JSONWriter {
             }
             raw("]")
         }
+        if let lock = status.secretsLock {
+            raw(#","secretsLock":{"locked":"#)
+            write(bool: lock.isLocked)
+            if let lockAfterIdle = lock.lockAfterIdle {
+                raw(#","lockAfterIdle":"#)
+                write(integer: lockAfterIdle)
+            }
+            if let locksIn = lock.locksIn {
+                raw(#","locksIn":"#)
+                write(integer: locksIn)
+            }
+            raw("}")
+        }
         raw("}")
     }
 
@@ -151,7 +164,18 @@ extension ServiceStatus {
             inbound: try json.optional("inbound", Inbound.init(json:)),
             credentialMismatches: try json.optional("credentialMismatches") { (value) throws(JSONShapeError) in
                 try value.elements(CredentialMismatch.init(json:))
-            }
+            },
+            secretsLock: try json.optional("secretsLock", SecretsLock.init(json:))
+        )
+    }
+}
+
+extension ServiceStatus.SecretsLock {
+    package init(json: JSONValue) throws(JSONShapeError) {
+        self.init(
+            isLocked: try json.bool("locked"),
+            lockAfterIdle: try json.optionalInteger("lockAfterIdle", as: Int.self),
+            locksIn: try json.optionalInteger("locksIn", as: Int.self)
         )
     }
 }

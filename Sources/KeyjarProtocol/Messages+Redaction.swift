@@ -14,8 +14,9 @@ extension Request: CustomStringConvertible, CustomDebugStringConvertible {
                 "beginTokenRefresh(space: \(space), user: \(user), rejected: \(rejected == nil ? "nil" : "<hidden>"))"
         case .finishTokenRefresh(let space, let user, let outcome):
             return "finishTokenRefresh(space: \(space), user: \(user), outcome: \(outcome))"
-        case .unlockSecrets(_, let create):
-            return "unlockSecrets(passphrase: <hidden>, create: \(create))"
+        case .unlockSecrets(_, let create, let lockAfterIdle):
+            return
+                "unlockSecrets(passphrase: <hidden>, create: \(create), lockAfterIdle: \(lockAfterIdle.map(String.init) ?? "nil"))"
         default:
             return Self.plainDescription(of: self)
         }

@@ -117,8 +117,10 @@ public enum Request: Sendable, Hashable {
     /// Opens the encrypted secrets file with `passphrase` until `lockSecrets`; with `create`,
     /// when there is no file yet, makes one sealed under it. Replied to with `ok`, or refused
     /// with `wrongPassphrase` (after a delay that grows with each failure in a row), or
-    /// `notFound` when there is no file and `create` is false.
-    case unlockSecrets(passphrase: String, create: Bool)
+    /// `notFound` when there is no file and `create` is false. keyjard locks the file again
+    /// once no secret has been read or stored for `lockAfterIdle` seconds (0: never; nil:
+    /// keyjard's own setting).
+    case unlockSecrets(passphrase: String, create: Bool, lockAfterIdle: Int? = nil)
     /// Forgets the encrypted secrets file's key; replied to with `ok`.
     case lockSecrets
 }

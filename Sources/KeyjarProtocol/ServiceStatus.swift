@@ -22,6 +22,27 @@ public struct ServiceStatus: Sendable, Hashable {
     /// Credentials and passwords that are not in pairs; `nil` when they could not be compared
     /// (the secret store is unavailable, or keyjard predates the check).
     public var credentialMismatches: [CredentialMismatch]?
+    /// Whether the encrypted secrets file is open, and for how long; absent for the other
+    /// backends (and from keyjards before the encrypted file).
+    public var secretsLock: SecretsLock?
+
+    /// The encrypted secrets file's lock.
+    public struct SecretsLock: Sendable, Hashable {
+        /// No secret can be read or stored until `keyjar unlock`.
+        public var isLocked: Bool
+        /// Seconds without a secret read or stored after which keyjard locks the file; nil
+        /// when it stays open until `keyjar lock` or keyjard stops.
+        public var lockAfterIdle: Int?
+        /// Seconds from now at which the file locks unless a secret is used before; nil when
+        /// locked, or when it has no idle timeout.
+        public var locksIn: Int?
+
+        public init(isLocked: Bool, lockAfterIdle: Int? = nil, locksIn: Int? = nil) {
+            self.isLocked = isLocked
+            self.lockAfterIdle = lockAfterIdle
+            self.locksIn = locksIn
+        }
+    }
 
     /// What clients' incoming frames hold of keyjard's memory, and its bounds.
     public struct Inbound: Sendable, Hashable {
@@ -72,7 +93,8 @@ public struct ServiceStatus: Sendable, Hashable {
         acceptPolicy: CookieAcceptPolicy,
         connectedClients: Int,
         inbound: Inbound? = nil,
-        credentialMismatches: [CredentialMismatch]? = nil
+        credentialMismatches: [CredentialMismatch]? = nil,
+        secretsLock: SecretsLock? = nil
     ) {
         self.version = version
         self.protocolVersion = protocolVersion
@@ -90,5 +112,6 @@ public struct ServiceStatus: Sendable, Hashable {
         self.connectedClients = connectedClients
         self.inbound = inbound
         self.credentialMismatches = credentialMismatches
+        self.secretsLock = secretsLock
     }
 }

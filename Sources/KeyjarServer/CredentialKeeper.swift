@@ -35,6 +35,11 @@ final class CredentialKeeper: Sendable {
         var unlockAttempts = UnlockAttempts()
         /// The end of the unlocks queued so far: they are tried one at a time.
         var unlockLane: EventLoopFuture<Void>?
+        /// How long the open encrypted file may go unused, and the next look at whether it has;
+        /// each unlock and lock starts a new round, and a look of an older round does nothing.
+        var idleLock = IdleLock()
+        var idleCheck: Scheduled<Void>?
+        var idleRound: UInt64 = 0
     }
 
     let eventLoop: any EventLoop
@@ -80,6 +85,8 @@ final class CredentialKeeper: Sendable {
         state.isStopped = true
         state.secretsWatch?.cancel()
         state.secretsWatch = nil
+        state.idleCheck?.cancel()
+        state.idleCheck = nil
     }
 
     func records() throws(WireError) -> [CredentialRecord] {

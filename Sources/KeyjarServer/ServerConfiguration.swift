@@ -59,6 +59,9 @@ public struct ServerConfiguration: Sendable {
     /// as an older one would (how the clients' fallback to an older keyjard is tested).
     public var protocolVersions = ProtocolVersion.supported
     public var expiryInterval: Duration
+    /// How long the encrypted secrets file stays open without a secret read or stored, when
+    /// an unlock does not say; nil: until `keyjar lock` or keyjard stops.
+    public var lockAfterIdle: Duration?
 
     public init(
         socketPath: String = KeyjarPaths.defaultSocketPath(),

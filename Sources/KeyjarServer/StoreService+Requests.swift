@@ -79,8 +79,8 @@ extension StoreService {
             return .deferred(
                 credentials.finishTokenRefresh(.init(space: space, user: user), outcome: outcome, origin: origin)
             )
-        case .unlockSecrets(let passphrase, let create):
-            return .deferred(credentials.unlock(passphrase: passphrase, create: create))
+        case .unlockSecrets(let passphrase, let create, let lockAfterIdle):
+            return .deferred(credentials.unlock(passphrase: passphrase, create: create, lockAfterIdle: lockAfterIdle))
         case .lockSecrets:
             return .deferred(credentials.lock())
         case .importCookies(let format, let text, let firstLine):
@@ -113,13 +113,10 @@ extension StoreService {
             // The comparison asks D-Bus; the rest is read on the loop once it answers.
             return .deferred(
                 credentials.inLane {
-                    self.credentials.auditCredentials().map { health, mismatches in
-                        .status(
-                            status: self.status(
-                                health: health,
-                                credentialMismatches: mismatches
-                            )
-                        )
+                    self.credentials.auditCredentials().and(self.credentials.secretsLock()).map { audit, lock in
+                        var status = self.status(health: audit.health, credentialMismatches: audit.mismatches)
+                        status.secretsLock = lock
+                        return .status(status: status)
                     }
                 }
             )

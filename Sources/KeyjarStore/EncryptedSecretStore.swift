@@ -37,6 +37,9 @@ public final class EncryptedSecretStore: SecretStore {
         var key: ProtectedKey
         var kdf: PassphraseKey
         var sealedKey: [UInt8]
+        /// When a secret was last read or stored (or the store unlocked): what an idle timeout
+        /// counts from.
+        var lastUse = ContinuousClock.now
     }
 
     /// The key, and the file's read-modify-write sequences, one at a time.
@@ -61,6 +64,10 @@ public final class EncryptedSecretStore: SecretStore {
 
     /// Whether a secret can be read and stored now.
     public var isUnlocked: Bool { unlocked.withLock { $0 != nil } }
+
+    /// When a secret was last read or stored, or the store unlocked; nil while locked. Listing
+    /// and removing, which need no key, do not count.
+    public var lastUse: ContinuousClock.Instant? { unlocked.withLock { $0?.lastUse } }
 
     /// Creates the file, its data key sealed under `passphrase`, and leaves the store unlocked.
     /// - Throws: ``SecretStoreError`` `.unreadableFile` when a file is already there (it is
@@ -94,6 +101,16 @@ public final class EncryptedSecretStore: SecretStore {
         unlocked.withLock { $0 = nil }
     }
 
+    /// Forgets the data key if no secret has been read or stored since `lastUse` (an idle
+    /// timeout's lock, which a use just before it must win); says whether it did.
+    public func lock(ifUnusedSince lastUse: ContinuousClock.Instant) -> Bool {
+        unlocked.withLock { unlocked in
+            guard unlocked?.lastUse == lastUse else { return false }
+            unlocked = nil
+            return true
+        }
+    }
+
     /// Seals the data key under `new`; every item stays as it was.
     /// - Throws: ``SecretStoreError`` `.wrongPassphrase` when `old` does not open the file.
     public func changePassphrase(from old: String, to new: String) throws {
@@ -114,6 +131,7 @@ public final class EncryptedSecretStore: SecretStore {
         let key = SecretFileKey(space: space, user: user, kind: kind)
         try unlocked.withLock { unlocked in
             let (current, file) = try unlockedFile(&unlocked)
+            unlocked?.lastUse = .now
             var items = file.items
             let sealed = try current.key.withKey { dataKey in
                 try SealedSecretsFile.seal(secret, for: key, with: dataKey)
@@ -133,6 +151,7 @@ public final class EncryptedSecretStore: SecretStore {
         let key = SecretFileKey(space: space, user: user, kind: kind)
         return try unlocked.withLock { unlocked in
             let (current, file) = try unlockedFile(&unlocked)
+            unlocked?.lastUse = .now
             guard let item = file.items.first(where: { $0.key == key }) else { return nil }
             return try current.key.withKey { dataKey in
                 try SealedSecretsFile.open(item.sealed, for: key, with: dataKey, path: path)

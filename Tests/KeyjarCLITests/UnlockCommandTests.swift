@@ -79,6 +79,53 @@ struct UnlockCommandTests {
         }
     }
 
+    private func secretsLock(_ keyjar: KeyjarCLI) async throws -> [String: Any] {
+        let status = try await keyjar.ok("status", "--json")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(status.utf8)) as? [String: Any])
+        return try #require(object["secretsLock"] as? [String: Any], "\(status)")
+    }
+
+    /// An unlock with an idle timeout (its own, or keyjard's `--lock-after-idle`) stays open
+    /// while passwords are used and locks once they are not; `status` says until when. Without
+    /// one, the file stays open until `keyjar lock`.
+    @Test func anUnlockedFileLocksOnceUnusedForItsIdleTimeout() async throws {
+        var environment = ProcessInfo.processInfo.environment
+        environment["DBUS_SESSION_BUS_ADDRESS"] = nil
+        environment["KEYJAR_LOCK_AFTER_IDLE"] = "2h"
+        let daemon = try await DaemonProcess(arguments: ["--secrets", "encrypted"], environment: environment)
+        let keyjar = KeyjarCLI(daemon: daemon)
+        #expect(try await secretsLock(keyjar)["locked"] as? Bool == true)
+        #expect(try await keyjar.ok("status").contains("secrets file: locked (`keyjar unlock` opens it)"))
+
+        try await keyjar.ok("unlock", "--passphrase-stdin", input: "the passphrase")
+        var lock = try await secretsLock(keyjar)
+        #expect(lock["locked"] as? Bool == false)
+        #expect(lock["lockAfterIdle"] as? Int == 7_200, "keyjard's KEYJAR_LOCK_AFTER_IDLE: \(lock)")
+        let locksIn = try #require(lock["locksIn"] as? Int)
+        #expect((1...7_200).contains(locksIn))
+        #expect(lock["locksAt"] is String)
+        let text = try await keyjar.ok("status")
+        #expect(text.contains("unlocked until ") && text.contains("(locks after 2h unused)"), "\(text)")
+
+        try await keyjar.ok("unlock", "--passphrase-stdin", "--lock-after-idle", "0", input: "the passphrase")
+        lock = try await secretsLock(keyjar)
+        #expect(lock["locked"] as? Bool == false && lock["lockAfterIdle"] == nil && lock["locksIn"] == nil, "\(lock)")
+        #expect(try await keyjar.ok("status").contains("secrets file: unlocked until `keyjar lock` or keyjard stops"))
+        #expect(try await add(keyjar).status == 0)
+
+        // One second unused, and it locks by itself: what needs a password is refused, and
+        // nothing stored is lost.
+        try await keyjar.ok("unlock", "--passphrase-stdin", "--lock-after-idle", "1s", input: "the passphrase")
+        try await waitUntil("the idle file to lock") { try await secretsLock(keyjar)["locked"] as? Bool == true }
+        #expect(try await add(keyjar).status == 4)
+        #expect(!(try await storedPassword(keyjar).output.contains(password)))
+        try await keyjar.ok("unlock", "--passphrase-stdin", input: "the passphrase")
+        #expect(try await storedPassword(keyjar).output.contains("password=\(password)\n"))
+
+        let typo = try await keyjar.run(["unlock", "--passphrase-stdin", "--lock-after-idle", "15 min"], input: "x")
+        #expect(typo.status == 2 && typo.error.contains("--lock-after-idle takes a duration"), "\(typo)")
+    }
+
     /// A passphrase can come from a descriptor (a systemd credential, a PAM exec), and
     /// keyjard without an encrypted file says there is nothing to unlock.
     @Test func thePassphraseMayComeFromADescriptorAndOnlyAnEncryptedFileIsUnlocked() async throws {

@@ -59,6 +59,7 @@ enum GoldenSample {
         ("request-repairCredentials", .repairCredentials(removeUnpaired: false)),
         ("request-unlockSecrets", .unlockSecrets(passphrase: "pä\"ss phrase", create: false)),
         ("request-unlockSecrets-create", .unlockSecrets(passphrase: "new one", create: true)),
+        ("request-unlockSecrets-lockAfterIdle", .unlockSecrets(passphrase: "p", create: false, lockAfterIdle: 900)),
         ("request-lockSecrets", .lockSecrets),
         ("request-repairCredentials-removeUnpaired", .repairCredentials(removeUnpaired: true)),
         ("request-beginImport", .beginImport),
@@ -389,6 +390,7 @@ enum GoldenSample {
             pausedConnections: 1
         )
         status.credentialMismatches = mismatches
+        status.secretsLock = ServiceStatus.SecretsLock(isLocked: false, lockAfterIdle: 900, locksIn: 512)
         return status
     }()
 }

@@ -84,6 +84,30 @@ struct EncryptedSecretStoreTests {
         #expect(store.health() == .available(backend: "encrypted file \(store.path)"))
     }
 
+    /// Reading or storing a secret is a use, which an idle timeout's lock must not overtake;
+    /// listing and removing, which need no key, are not.
+    @Test func anIdleLockYieldsToAUseSinceItsLook() throws {
+        let directory = try TemporaryDirectory()
+        let store = try newStore(directory)
+        let unlocked = try #require(store.lastUse)
+        try store.storePassword("alice-pw", for: space, user: "alice")
+        let stored = try #require(store.lastUse)
+        #expect(stored > unlocked)
+        _ = try store.keys()
+        _ = try store.removePassword(for: space, user: "nobody")
+        #expect(store.lastUse == stored)
+        #expect(try store.password(for: space, user: "alice") == "alice-pw")
+        let read = try #require(store.lastUse)
+        #expect(read > stored)
+
+        #expect(!store.lock(ifUnusedSince: stored))
+        #expect(store.isUnlocked)
+        #expect(store.lock(ifUnusedSince: read))
+        #expect(!store.isUnlocked)
+        #expect(store.lastUse == nil)
+        #expect(!store.lock(ifUnusedSince: read))
+    }
+
     /// Neither a secret, nor the passphrase, nor the data key, nor the key that seals it is in
     /// the file in clear — as bytes, base64 or hex.
     @Test func noSecretAndNoKeyIsInTheFile() throws {

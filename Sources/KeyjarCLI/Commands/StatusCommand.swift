@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import Keyjar
 import KeyjarCodec
 import KeyjarCommands
@@ -60,7 +61,7 @@ struct StatusCommand: ParsableCommand {
             database: \(status.databasePath) (schema version \(status.schemaVersion))
             cookies: \(status.cookieCount)
             credentials: \(status.credentialCount)
-            secrets: \(status.secretsBackend), \(secrets): \(status.secretsDetail)
+            secrets: \(status.secretsBackend), \(secrets): \(status.secretsDetail)\(status.secretsLock.map { "\nsecrets file: " + Self.describe($0) } ?? "")
             accept policy: \(AcceptPolicyArgument(status.acceptPolicy).rawValue)
             sequence: \(status.sequence)
             clients: \(status.connectedClients)\(status.inbound.map { " (at most \($0.maximumConnections))" } ?? "")
@@ -84,6 +85,17 @@ struct StatusCommand: ParsableCommand {
                     + "\(inbound.pausedConnections) client(s) paused"
             )
         }
+    }
+
+    /// The encrypted file's lock, and until when it stays open.
+    static func describe(_ lock: ServiceStatus.SecretsLock, now: Date = Date()) -> String {
+        if lock.isLocked { return "locked (`keyjar unlock` opens it)" }
+        guard let idle = lock.lockAfterIdle, let locksIn = lock.locksIn else {
+            return "unlocked until `keyjar lock` or keyjard stops"
+        }
+        let until = Output.time(now.addingTimeInterval(TimeInterval(locksIn)))
+        return
+            "unlocked until \(until) unless a password is used (locks after \(DurationText.text(seconds: idle)) unused)"
     }
 
     private static func mebibytes(_ bytes: Int) -> String {
@@ -125,6 +137,7 @@ private struct StatusJSON {
     var connectedClients: Int
     var inbound: InboundJSON?
     var credentialMismatches: [MismatchJSON]?
+    var secretsLock: ServiceStatus.SecretsLock?
 
     init(_ status: ServiceStatus) {
         version = status.version
@@ -143,6 +156,7 @@ private struct StatusJSON {
         connectedClients = status.connectedClients
         inbound = status.inbound.map(InboundJSON.init)
         credentialMismatches = status.credentialMismatches?.map(MismatchJSON.init)
+        secretsLock = status.secretsLock
     }
 
     /// A member for each property, named after it; `requestedSocketPath`, `inbound` and
@@ -164,9 +178,20 @@ private struct StatusJSON {
             "secretsBackend": .string(secretsBackend),
             "secretsDetail": .string(secretsDetail),
             "secretsHealthy": .bool(secretsHealthy),
+            "secretsLock": secretsLock.map(Self.json),
             "sequence": .integer(sequence),
             "socketPath": .string(socketPath),
             "version": .string(version),
+        ])
+    }
+
+    /// The protocol's `secretsLock` object, with `locksAt` (ISO 8601) beside `locksIn`.
+    static func json(_ lock: ServiceStatus.SecretsLock) -> JSONValue {
+        .object(omittingAbsent: [
+            "lockAfterIdle": lock.lockAfterIdle.map { JSONValue.integer($0) },
+            "locked": .bool(lock.isLocked),
+            "locksAt": lock.locksIn.map { JSONValue.string(Output.time(Date().addingTimeInterval(TimeInterval($0)))) },
+            "locksIn": lock.locksIn.map { JSONValue.integer($0) },
         ])
     }
 

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Keyjar
 import KeyjarCommands
+import KeyjarCore
 
 /// `keyjar unlock` and `keyjar lock`: the encrypted secrets file's passphrase.
 struct UnlockCommand: ParsableCommand {
@@ -16,11 +17,16 @@ struct UnlockCommand: ParsableCommand {
             twice at a terminal). A wrong passphrase changes nothing; after three in a row, each \
             next try waits longer, up to 16 s.
 
+            The file stays open until `keyjar lock`, until keyjard stops, or, with \
+            --lock-after-idle, until no password has been read or stored for that long. \
+            `keyjar status` says which, and when.
+
             The passphrase is read from the terminal with echo off, or from standard input or a \
             file descriptor (a PAM exec, a systemd unit's credential): never from an argument.
 
             Examples:
               keyjar unlock
+              keyjar unlock --lock-after-idle 15m
               keyjar unlock --passphrase-stdin < passphrase.txt
               keyjar unlock --passphrase-fd 3 3< "$CREDENTIALS_DIRECTORY/keyjar"
             """
@@ -34,7 +40,23 @@ struct UnlockCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Read the passphrase from this open file descriptor.", valueName: "fd"))
     var passphraseFd: Int32?
 
+    @Option(
+        help: ArgumentHelp(
+            """
+            Lock again once no password has been read or stored for this long: 90s, 15m, 2h, 1d, \
+            or 0 for never (default: keyjard's --lock-after-idle, else never).
+            """,
+            valueName: "duration"
+        )
+    )
+    var lockAfterIdle: String?
+
     func validate() throws {
+        if let lockAfterIdle, DurationText.seconds(lockAfterIdle) == nil {
+            throw ValidationError(
+                "--lock-after-idle takes a duration such as 90s, 15m, 2h or 0, not '\(lockAfterIdle)'"
+            )
+        }
         if passphraseStdin, passphraseFd != nil {
             throw ValidationError("--passphrase-stdin and --passphrase-fd are two ways to give one passphrase")
         }
@@ -46,7 +68,7 @@ struct UnlockCommand: ParsableCommand {
         // scrypt, and the wait after failed tries, come before the answer.
         let client = try global.connect(defaultTimeout: 60)
         do {
-            try client.unlockSecrets(passphrase: passphrase)
+            try client.unlockSecrets(passphrase: passphrase, lockAfterIdle: idleSeconds)
         } catch let error where error.wireCode == WireErrorCode.notFound.rawValue {
             // No file yet: this passphrase becomes its passphrase.
             if passphraseFd == nil, !passphraseStdin {
@@ -58,7 +80,7 @@ struct UnlockCommand: ParsableCommand {
                 guard again == passphrase else { throw CLIError.usage("the two passphrases differ; nothing was set.") }
             }
             do {
-                try client.unlockSecrets(passphrase: passphrase, create: true)
+                try client.unlockSecrets(passphrase: passphrase, create: true, lockAfterIdle: idleSeconds)
             } catch {
                 throw CLIError(error)
             }
@@ -66,6 +88,8 @@ struct UnlockCommand: ParsableCommand {
             throw CLIError(error)
         }
     }
+
+    private var idleSeconds: Int? { lockAfterIdle.flatMap(DurationText.seconds) }
 
     private func readPassphrase() throws -> String {
         if passphraseStdin { return try PasswordInput.fromStandardInput(what: "passphrase") }
