@@ -414,7 +414,9 @@ let package = Package(
         ),
         .executableTarget(
             name: "KeyjarTestPeer",
-            dependencies: ["Keyjar", "KeyjarCore", "KeyjarHTTPCache", "KeyjarLoader", "KeyjarResponseCache"],
+            dependencies: [
+                "Keyjar", "KeyjarCore", "KeyjarHTTPCache", "KeyjarLoader", "KeyjarPlatform", "KeyjarResponseCache",
+            ],
             path: "Tests/KeyjarTestPeer",
             swiftSettings: swiftSettings
         ),

@@ -14,3 +14,18 @@ extern int posix_spawn_file_actions_addclosefrom_np(posix_spawn_file_actions_t *
 // A pipe whose ends are close-on-exec from the start (pipe2 with O_CLOEXEC): set afterwards with
 // fcntl, a child another thread starts meanwhile could inherit them. Not exported either.
 extern int pipe2(int descriptors[2], int flags);
+
+// The kernel's key retention service (keyrings(7)): add_key(2) and keyctl(2) are system calls
+// glibc does not wrap (libkeyutils does; one library fewer for five calls).
+#include <stddef.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <linux/keyctl.h>
+static inline long keyjar_add_key(const char *type, const char *description, const void *payload, size_t length,
+                                  int keyring) {
+    return syscall(SYS_add_key, type, description, payload, length, keyring);
+}
+static inline long keyjar_keyctl(int operation, unsigned long a2, unsigned long a3, unsigned long a4,
+                                 unsigned long a5) {
+    return syscall(SYS_keyctl, operation, a2, a3, a4, a5);
+}

@@ -7,7 +7,10 @@ import NIOCore
 // scrypt (about half a second) on the thread pool, one unlock at a time, after the wait that
 // failures before it earned (UnlockAttempts). Once open, what a locked file put off is done:
 // the credential writes a crash cut short are settled and the passwords checked. An open file
-// locks again once unused for the unlock's idle timeout (IdleLock).
+// locks again once unused for the unlock's idle timeout (IdleLock). Its key is kept in the
+// kernel's session keyring (EncryptedSecretStore+SessionKeyring), so that a keyjard restarted
+// within the login session starts unlocked; a lock, the idle timeout and the end of the session
+// forget it there too.
 extension CredentialKeeper {
     private var sealedStore: EncryptedSecretStore? { secrets as? EncryptedSecretStore }
 
@@ -46,10 +49,8 @@ extension CredentialKeeper {
             }
         }.map { () -> Response in
             self.state.unlockAttempts.succeeded()
-            self.state.idleLock = IdleLock(timeout: timeout)
-            self.state.idleRound &+= 1
-            self.checkIdleness(of: sealed, round: self.state.idleRound)
-            self.tidyAfterUnlock()
+            self.opened(sealed, lockAfterIdle: timeout)
+            self.keepForRestart(sealed, lockAfterIdle: timeout)
             return .ok
         }.flatMapErrorThrowing { error -> Response in
             if let error = error as? WireError, error.code == WireError.wrongPassphrase {
@@ -71,7 +72,50 @@ extension CredentialKeeper {
         state.idleCheck = nil
         state.idleRound &+= 1
         // Off the loop: the store's lock may be held by a write on the thread pool.
-        return offLoop { _ in sealed.lock() }.map { .ok }
+        return offLoop { _ in
+            sealed.lock()
+            sealed.forgetInSessionKeyring()
+        }.map { .ok }
+    }
+
+    /// At start: opens the file with the key an earlier keyjard of this login session kept.
+    func resumeUnlockFromSessionKeyring() -> EventLoopFuture<Void> {
+        guard let sealed = sealedStore else { return eventLoop.makeSucceededVoidFuture() }
+        let previous = state.unlockLane ?? eventLoop.makeSucceededVoidFuture()
+        let resumed = previous.flatMap {
+            self.offLoop { _ in try sealed.unlockFromSessionKeyring() }
+        }.map { kept in
+            guard let kept else { return }
+            self.logger.notice("the encrypted secrets file is open with the key kept in the session keyring")
+            self.opened(sealed, lockAfterIdle: kept.lockAfterIdle.map { .seconds($0) })
+        }.recover { error in
+            self.logger.notice(
+                "no key kept in the session keyring could be used; the file stays locked",
+                metadata: ["reason": "\(error)"]
+            )
+        }
+        state.unlockLane = resumed
+        return resumed
+    }
+
+    /// The file is open: its idle timeout starts, and what a locked file put off is done.
+    private func opened(_ sealed: EncryptedSecretStore, lockAfterIdle timeout: Duration?) {
+        state.idleLock = IdleLock(timeout: timeout)
+        state.idleRound &+= 1
+        checkIdleness(of: sealed, round: state.idleRound)
+        tidyAfterUnlock()
+    }
+
+    /// Keeps the key for a restart within the login session; where the kernel refuses (a
+    /// container's seccomp policy), a restart starts locked, as it would without.
+    private func keepForRestart(_ sealed: EncryptedSecretStore, lockAfterIdle timeout: Duration?) {
+        let seconds = timeout.map { Int($0.components.seconds) }
+        offLoop { _ in try sealed.keepInSessionKeyring(lockAfterIdle: seconds) }.whenFailure { error in
+            self.logger.notice(
+                "the key is not kept for a restart: a restarted keyjard starts locked",
+                metadata: ["reason": "\(error)"]
+            )
+        }
     }
 
     /// Locks `sealed` if it has gone unused for the idle timeout, else looks again when the
@@ -85,8 +129,18 @@ extension CredentialKeeper {
         offLoop { _ -> IdleLock.Decision in
             guard let lastUse = sealed.lastUse else { return .never }
             let decision = idleLock.decide(lastUse: lastUse, now: .now)
-            guard decision == .lock else { return decision }
-            return sealed.lock(ifUnusedSince: lastUse) ? .lock : .checkAgain(after: .zero)
+            switch decision {
+            case .never: return decision
+            case .checkAgain(let after):
+                // The kept key lasts no longer than the file stays open unused.
+                let (seconds, attoseconds) = after.components
+                try? sealed.renewInSessionKeyring(seconds: Int(seconds) + (attoseconds > 0 ? 1 : 0))
+                return decision
+            case .lock:
+                guard sealed.lock(ifUnusedSince: lastUse) else { return .checkAgain(after: .zero) }
+                sealed.forgetInSessionKeyring()
+                return .lock
+            }
         }.whenSuccess { decision in
             // A newer unlock or a lock has taken over the schedule meanwhile.
             guard round == self.state.idleRound, !self.state.isStopped else { return }

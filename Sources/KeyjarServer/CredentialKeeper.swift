@@ -80,8 +80,10 @@ final class CredentialKeeper: Sendable {
         for waiter in state.tokenLeases.releaseAll(heldBy: id) { waiter.succeed() }
     }
 
-    /// keyjard is shutting down: the watch ends, and no audit starts.
-    func stop() {
+    /// keyjard is shutting down: the watch ends, and no audit starts. At the end of the login
+    /// session the open encrypted file's key kept for a restart is forgotten.
+    func stop(endingSession: Bool) {
+        if endingSession { (secrets as? EncryptedSecretStore)?.forgetInSessionKeyring() }
         state.isStopped = true
         state.secretsWatch?.cancel()
         state.secretsWatch = nil

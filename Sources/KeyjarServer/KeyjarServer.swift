@@ -146,9 +146,12 @@ public enum KeyjarServer {
             decodingThread: threadPools.decoding,
             logger: logger
         )
-        try await loop.submit {
+        // A key kept by the keyjard before this one (a restart in the login session) opens the
+        // encrypted file before the first client is served: none sees it locked in between.
+        try await loop.flatSubmit {
             service.purgeExpired()
             service.credentials.tidySecretsInTheBackground()
+            return service.credentials.resumeUnlockFromSessionKeyring()
         }.get()
 
         let connectionIDs = ManagedAtomic<UInt64>(0)

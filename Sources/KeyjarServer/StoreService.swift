@@ -223,7 +223,7 @@ final class StoreService: Sendable {
             if !ended.isEmpty { _ = try? commit([.cookies(ended)]) }
         }
         flushBroadcasts()
-        credentials.stop()
+        credentials.stop(endingSession: endingSession)
         state.lifecycle.finishShutdown()
         do {
             try database.checkpoint(.truncate)

@@ -33,7 +33,7 @@ public final class EncryptedSecretStore: SecretStore {
 
     /// The data key while unlocked, with the sealed copy it came from: a file replaced since
     /// (another data key) is not written with this one.
-    private struct Unlocked {
+    struct Unlocked {
         var key: ProtectedKey
         var kdf: PassphraseKey
         var sealedKey: [UInt8]
@@ -43,7 +43,7 @@ public final class EncryptedSecretStore: SecretStore {
     }
 
     /// The key, and the file's read-modify-write sequences, one at a time.
-    private let unlocked = Locked<Unlocked?>(nil)
+    let unlocked = Locked<Unlocked?>(nil)
 
     /// A locked store on the file at `path`, which need not exist yet (``create(passphrase:)``).
     /// - Parameter cost: scrypt's cost for a passphrase set here; a file records its own.
@@ -202,7 +202,7 @@ public final class EncryptedSecretStore: SecretStore {
     // MARK: - The file
 
     /// The file, or nil when there is none. Call with the lock held.
-    private func readFile() throws -> SealedSecretsFile? {
+    func readFile() throws -> SealedSecretsFile? {
         guard let bytes = try PrivateFile.read(path) else { return nil }
         return try SealedSecretsFile(bytes: bytes, path: path)
     }

@@ -61,7 +61,7 @@ struct UnlockCommandTests {
         try await keyjar.ok("unlock", "--passphrase-stdin", input: "first passphrase")
         #expect(try await storedPassword(keyjar).output.contains("password=\(password)\n"))
 
-        // The key lives in keyjard's memory only: a new keyjard starts locked.
+        // A keyjard stopped at the end of the session (SIGTERM) forgets the key: the next starts locked.
         _ = await daemon.stop()
         let later = try await daemon.restarted()
         let again = KeyjarCLI(daemon: later)
@@ -124,6 +124,52 @@ struct UnlockCommandTests {
 
         let typo = try await keyjar.run(["unlock", "--passphrase-stdin", "--lock-after-idle", "15 min"], input: "x")
         #expect(typo.status == 2 && typo.error.contains("--lock-after-idle takes a duration"), "\(typo)")
+    }
+
+    /// An unlocked key survives a restart of keyjard (SIGHUP, an upgrade) within the login
+    /// session, through the kernel's session keyring: never a file, never another session. A
+    /// lock, and the end of the session (SIGTERM), forget it.
+    @Test func anUnlockSurvivesARestartWithinTheLoginSessionOnly() async throws {
+        var environment = ProcessInfo.processInfo.environment
+        environment["DBUS_SESSION_BUS_ADDRESS"] = nil
+        let arguments = ["--secrets", "encrypted"]
+        let daemon = try await DaemonProcess(arguments: arguments, environment: environment)
+        try await KeyjarCLI(daemon: daemon).ok("unlock", "--passphrase-stdin", input: "the passphrase")
+        #expect(try await add(KeyjarCLI(daemon: daemon)).status == 0)
+
+        #expect(await daemon.stopForRestart() == 0)
+        let restarted = try await daemon.restarted()
+        let keyjar = KeyjarCLI(daemon: restarted)
+        #expect(try await storedPassword(keyjar).output.contains("password=\(password)\n"))
+        #expect(try await secretsLock(keyjar)["locked"] as? Bool == false)
+        #expect(restarted.log.contains("open with the key kept in the session keyring"), "\(restarted.log)")
+
+        // Another login session has a session keyring of its own: its keyjard starts locked.
+        #expect(await restarted.stopForRestart() == 0)
+        let peer = DaemonProcess.builtExecutable(named: "KeyjarTestPeer")
+        let elsewhere = try await DaemonProcess(
+            in: daemon.directory,
+            arguments: arguments,
+            environment: environment,
+            launcher: [peer, "new-session-keyring"]
+        )
+        #expect(try await add(KeyjarCLI(daemon: elsewhere)).status == 4)
+        #expect(await elsewhere.stopForRestart() == 0)
+
+        // `keyjar lock` forgets it: the next keyjard starts locked.
+        var next = try await daemon.restarted()
+        #expect(try await secretsLock(KeyjarCLI(daemon: next))["locked"] as? Bool == false)
+        try await KeyjarCLI(daemon: next).ok("lock")
+        #expect(await next.stopForRestart() == 0)
+        next = try await daemon.restarted()
+        #expect(try await add(KeyjarCLI(daemon: next)).status == 4)
+
+        // So does the end of the login session.
+        try await KeyjarCLI(daemon: next).ok("unlock", "--passphrase-stdin", input: "the passphrase")
+        #expect(await next.stop() == 0)
+        next = try await daemon.restarted()
+        #expect(try await add(KeyjarCLI(daemon: next)).status == 4)
+        #expect(try await secretsLock(KeyjarCLI(daemon: next))["locked"] as? Bool == true)
     }
 
     /// A passphrase can come from a descriptor (a systemd credential, a PAM exec), and

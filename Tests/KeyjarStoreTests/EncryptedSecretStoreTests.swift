@@ -164,6 +164,38 @@ struct EncryptedSecretStoreTests {
         #expect(try store.password(for: space, user: "dave") == "dave-pw")
     }
 
+    /// A key kept in the session keyring opens the file in a new instance (a restarted
+    /// keyjard) with the unlock's idle timeout; a key kept for a file since replaced opens
+    /// nothing and is forgotten; a forgotten key is none.
+    @Test func aKeptKeyOpensItsFileOnlyWhileKept() throws {
+        let directory = try TemporaryDirectory()
+        let store = try newStore(directory)
+        try store.storePassword("alice-pw", for: space, user: "alice")
+        try store.keepInSessionKeyring(lockAfterIdle: 900)
+        defer { store.forgetInSessionKeyring() }
+
+        let restarted = try EncryptedSecretStore(path: store.path, cost: Self.cost)
+        #expect(try restarted.unlockFromSessionKeyring() == .init(lockAfterIdle: 900))
+        #expect(try restarted.password(for: space, user: "alice") == "alice-pw")
+
+        store.lock()
+        #expect(code { try store.keepInSessionKeyring(lockAfterIdle: nil) } == nil)
+        #expect(try EncryptedSecretStore(path: store.path, cost: Self.cost).unlockFromSessionKeyring() != nil)
+
+        let other = try EncryptedSecretStore(path: directory.path("other.sealed"), cost: Self.cost)
+        try other.create(passphrase: "another passphrase")
+        try other.storePassword("theirs", for: space, user: "alice")
+        #expect(rename(other.path, store.path) == 0)
+        let replaced = try EncryptedSecretStore(path: store.path, cost: Self.cost)
+        #expect(try replaced.unlockFromSessionKeyring() == nil)
+        #expect(!replaced.isUnlocked)
+        try replaced.unlock(passphrase: "another passphrase")
+        try replaced.keepInSessionKeyring(lockAfterIdle: nil)
+        #expect(try EncryptedSecretStore(path: store.path, cost: Self.cost).unlockFromSessionKeyring() == .init())
+        replaced.forgetInSessionKeyring()
+        #expect(try EncryptedSecretStore(path: store.path, cost: Self.cost).unlockFromSessionKeyring() == nil)
+    }
+
     /// A file put in its place with another data key (a copy restored over it, another
     /// user's file) is never written with the key in memory: the store locks itself.
     @Test func aFileReplacedSinceTheUnlockLocksTheStore() throws {

@@ -21,15 +21,33 @@
 //                                           prints "started", then one line per operation; a
 //                                           body that is not whole or not its entry's: "BAD …"
 //                                           and exit 3; else "done" and exit 0
+//   KeyjarTestPeer new-session-keyring COMMAND ARGUMENT…
+//                                           join a new, empty session keyring, as a login does,
+//                                           then execute COMMAND: another login session's process
 import Foundation
 import FoundationNetworking
 import Keyjar
 import KeyjarCore
 import KeyjarHTTPCache
 import KeyjarLoader
+import KeyjarPlatform
 import KeyjarResponseCache
 
 let arguments = Array(CommandLine.arguments.dropFirst())
+
+if arguments.first == "new-session-keyring", arguments.count >= 2 {
+    do {
+        try SessionKeyring.joinNewSession()
+    } catch {
+        try? FileHandle.standardError.write(contentsOf: Data("KeyjarTestPeer: \(error)\n".utf8))
+        exit(1)
+    }
+    let command = Array(arguments.dropFirst())
+    var argv = command.map { strdup($0) } + [nil]
+    execv(command[0], &argv)
+    try? FileHandle.standardError.write(contentsOf: Data("KeyjarTestPeer: cannot execute \(command[0])\n".utf8))
+    exit(127)
+}
 
 /// This process's threads, from the kernel.
 func threadCount() -> Int {

@@ -127,6 +127,17 @@ public final class DaemonProcess: KeyjarService, StoppedAtTestEnd, @unchecked Se
         return nil
     }
 
+    /// SIGHUP: a clean stop for a restart within the login session (an upgrade); the exit status
+    /// as for ``stop()``.
+    @discardableResult
+    public func stopForRestart() async -> Int32? {
+        guard hasStarted else { return nil }
+        if !exited.isOpen { kill(process.processIdentifier, SIGHUP) }
+        if let status = await exit() { return status }
+        if !exited.isOpen { _ = await crash() }
+        return nil
+    }
+
     /// A crash: SIGKILL, no cleanup; returns once the process is gone.
     @discardableResult
     public func crash() async -> Bool {
