@@ -29,6 +29,7 @@ struct KeyjarDaemonCommand: AsyncParsableCommand {
     )
 
     enum SecretsBackend: String, ExpressibleByArgument, CaseIterable {
+        case auto
         case secretService = "secret-service"
         case file
         case encrypted
@@ -44,15 +45,21 @@ struct KeyjarDaemonCommand: AsyncParsableCommand {
         help: ArgumentHelp(
             """
             Where passwords go: secret-service, encrypted (a 0600 file sealed under a passphrase, \
-            opened by keyjar unlock) or file (weaker: a 0600 plain-text file). Default: \
-            $KEYJAR_SECRETS, else secret-service; the variable reaches a keyjard a client starts.
+            opened by keyjar unlock), file (weaker: a 0600 plain-text file) or auto. Default: \
+            $KEYJAR_SECRETS, else auto: where the database records them, or at its first start \
+            the Secret Service if it has a collection to use, else encrypted. KEYJAR_SECRETS \
+            gives way to the record while credentials are stored; --secrets does not.
             """,
             valueName: "backend"
         )
     )
-    var secrets: SecretsBackend =
-        ProcessInfo.processInfo.environment["KEYJAR_SECRETS"]
-        .flatMap(SecretsBackend.init(rawValue:)) ?? .secretService
+    var secrets: SecretsBackend?
+
+    /// `--secrets`, else `KEYJAR_SECRETS`, else auto.
+    private var chosenSecrets: SecretsBackend {
+        secrets ?? ProcessInfo.processInfo.environment["KEYJAR_SECRETS"].flatMap(SecretsBackend.init(rawValue:))
+            ?? .auto
+    }
 
     @Option(
         help: ArgumentHelp(
@@ -147,7 +154,7 @@ struct KeyjarDaemonCommand: AsyncParsableCommand {
         if let given = ProcessInfo.processInfo.environment["KEYJAR_SECRETS"], !given.isEmpty,
             SecretsBackend(rawValue: given) == nil
         {
-            throw ValidationError("KEYJAR_SECRETS is '\(given)'; it takes secret-service, encrypted or file.")
+            throw ValidationError("KEYJAR_SECRETS is '\(given)'; it takes auto, secret-service, encrypted or file.")
         }
         if DurationText.seconds(lockAfterIdle) == nil {
             throw ValidationError(
@@ -157,7 +164,7 @@ struct KeyjarDaemonCommand: AsyncParsableCommand {
         guard Logger.Level(rawValue: logLevel) != nil else {
             throw ValidationError("unknown log level '\(logLevel)'")
         }
-        if secretsFile != nil && secrets == .secretService {
+        if secretsFile != nil && (chosenSecrets == .secretService || chosenSecrets == .auto) {
             throw ValidationError("--secrets-file needs --secrets file or --secrets encrypted")
         }
         guard maxFrameBytes >= 1024 else { throw ValidationError("--max-frame-bytes must be at least 1024") }
@@ -218,11 +225,20 @@ struct KeyjarDaemonCommand: AsyncParsableCommand {
         configuration.expiryInterval = .seconds(expiryInterval)
         configuration.maximumConnectionsPerProcess = maxConnectionsPerProcess
         configuration.helloDeadline = .seconds(helloDeadline)
-        let directory = (databasePath as NSString).deletingLastPathComponent
-        switch secrets {
-        case .file: configuration.secrets = .file(path: secretsFile ?? directory + "/secrets.json")
-        case .encrypted: configuration.secrets = .encrypted(path: secretsFile ?? directory + "/secrets.sealed")
-        case .secretService: break
+        configuration.secretsFromEnvironment = secrets == nil
+        switch chosenSecrets {
+        case .auto: configuration.secrets = nil
+        case .secretService: configuration.secrets = .secretService
+        case .file:
+            configuration.secrets = .file(
+                path: secretsFile.map { KeyjarPaths.absolute($0) }
+                    ?? ServerConfiguration.plainSecretsFile(besideDatabase: databasePath)
+            )
+        case .encrypted:
+            configuration.secrets = .encrypted(
+                path: secretsFile.map { KeyjarPaths.absolute($0) }
+                    ?? ServerConfiguration.encryptedSecretsFile(besideDatabase: databasePath)
+            )
         }
         if let seconds = DurationText.seconds(lockAfterIdle), seconds > 0 {
             configuration.lockAfterIdle = .seconds(seconds)

@@ -18,7 +18,7 @@ extension CredentialKeeper {
         WireError(
             code: WireError.invalidArgument,
             message:
-                "keyjard keeps its secrets in \(store.configuration.secretsName), which has no passphrase to unlock"
+                "keyjard keeps its secrets in \(store.secretsBackend.name), which has no passphrase to unlock"
         )
     }
 
@@ -165,10 +165,10 @@ extension CredentialKeeper {
     }
 }
 
-extension ServerConfiguration {
+extension ServerConfiguration.Secrets {
     /// The secret store as a person names it.
-    var secretsName: String {
-        switch secrets {
+    var name: String {
+        switch self {
         case .secretService: "the Secret Service"
         case .file(let path): "the plain-text file \(path)"
         case .encrypted(let path): "the encrypted file \(path)"

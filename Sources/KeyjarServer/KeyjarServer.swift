@@ -69,8 +69,11 @@ public enum KeyjarServer {
         } catch {
             throw ServerError("cannot open the database \(configuration.databasePath): \(error.localizedDescription)")
         }
+        var configuration = configuration
+        let backend = try chooseSecrets(configuration, database: database, logger: logger)
+        configuration.secrets = backend
         let secrets: any SecretStore
-        switch configuration.secrets {
+        switch backend {
         case .secretService:
             secrets = LibSecretStore()
         case .file(let path):
@@ -121,6 +124,45 @@ public enum KeyjarServer {
         try? await group.shutdownGracefully()
         // The database stays this keyjard's until it has stopped serving.
         withExtendedLifetime(databaseLock) {}
+    }
+
+    /// Where the passwords are (``SecretsBackendChoice``), recorded in the database when the
+    /// choice is new.
+    private static func chooseSecrets(
+        _ configuration: ServerConfiguration,
+        database: StoreDatabase,
+        logger: Logger
+    ) throws -> ServerConfiguration.Secrets {
+        let encrypted = ServerConfiguration.encryptedSecretsFile(besideDatabase: configuration.databasePath)
+        let plain = ServerConfiguration.plainSecretsFile(besideDatabase: configuration.databasePath)
+        let environment = ProcessInfo.processInfo.environment
+        let choice: SecretsBackendChoice
+        do {
+            choice = SecretsBackendChoice(
+                asked: configuration.secrets.map(StoreDatabase.SecretsBackend.init),
+                askedByEnvironment: configuration.secretsFromEnvironment,
+                recorded: try database.secretsBackend(),
+                credentialCount: try database.credentialRecords().count,
+                encryptedFile: encrypted,
+                encryptedFileExists: FileManager.default.fileExists(atPath: encrypted),
+                plainFile: plain,
+                plainFileExists: FileManager.default.fileExists(atPath: plain),
+                hasDisplay: [environment["DISPLAY"], environment["WAYLAND_DISPLAY"]].contains { !($0 ?? "").isEmpty }
+            )
+        } catch {
+            throw ServerError("cannot read where the passwords are from the database: \(error)")
+        }
+        let outcome = choice.decide(offer: LibSecretStore.offer)
+        if let warning = outcome.warning { logger.warning("\(warning)") }
+        if outcome.record {
+            do {
+                try database.recordSecretsBackend(outcome.backend)
+            } catch {
+                throw ServerError("cannot record where the passwords are in the database: \(error)")
+            }
+            logger.notice("passwords go to \(outcome.backend)", metadata: ["why": "\(outcome.why)"])
+        }
+        return ServerConfiguration.Secrets(outcome.backend)
     }
 
     private static func serve(

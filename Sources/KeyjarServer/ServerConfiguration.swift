@@ -1,4 +1,5 @@
 public import KeyjarCore
+import KeyjarPlatform
 public import KeyjarProtocol
 public import KeyjarStore
 
@@ -16,7 +17,13 @@ public struct ServerConfiguration: Sendable {
 
     public var socketPath: String
     public var databasePath: String
-    public var secrets: Secrets
+    /// nil: the database's recorded store, or at its first start the one the machine offers
+    /// (``SecretsBackendChoice``). Once keyjard serves, never nil.
+    public var secrets: Secrets?
+    /// `secrets` was named by `KEYJAR_SECRETS`, which reaches a keyjard auto-started from any
+    /// shell, not on the command line: the database's record wins over it while credentials
+    /// are stored (``SecretsBackendChoice``).
+    public var secretsFromEnvironment = false
     /// A listening socket handed over by systemd (socket activation), used instead of binding.
     public var inheritedSocket: CInt?
     public var maximumFramePayload: Int
@@ -66,7 +73,7 @@ public struct ServerConfiguration: Sendable {
     public init(
         socketPath: String = KeyjarPaths.defaultSocketPath(),
         databasePath: String = KeyjarPaths.defaultDatabasePath(),
-        secrets: Secrets = .secretService,
+        secrets: Secrets? = .secretService,
         inheritedSocket: CInt? = nil,
         maximumFramePayload: Int = Framing.defaultMaximumPayload,
         inboundBudget: Int? = nil,
@@ -99,6 +106,16 @@ public struct ServerConfiguration: Sendable {
 }
 
 extension ServerConfiguration {
+    /// The encrypted file keyjard uses when it chooses one: beside the database.
+    public static func encryptedSecretsFile(besideDatabase databasePath: String) -> String {
+        PathName.appending("secrets.sealed", to: PathName.directory(of: databasePath))
+    }
+
+    /// The plain file keyjard uses when none is named: beside the database.
+    public static func plainSecretsFile(besideDatabase databasePath: String) -> String {
+        PathName.appending("secrets.json", to: PathName.directory(of: databasePath))
+    }
+
     /// The smallest inbound budget that admits the largest frame: its buffer, as allocated.
     public static func minimumInboundBudget(maximumFramePayload: Int) -> Int {
         InboundBudget.reservation(forFrame: Framing.headerSize + maximumFramePayload)

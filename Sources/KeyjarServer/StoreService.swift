@@ -44,6 +44,9 @@ final class StoreService: Sendable {
 
     let eventLoop: any EventLoop
     let configuration: ServerConfiguration
+
+    /// Where passwords go: chosen before the service is made (``SecretsBackendChoice``).
+    var secretsBackend: ServerConfiguration.Secrets { configuration.secrets ?? .secretService }
     let database: StoreDatabase
     /// Runs what would hold up the loop: Secret Service calls (``CredentialKeeper``) and the
     /// parsing of imported files.
@@ -246,7 +249,7 @@ final class StoreService: Sendable {
             }
         }()
         let backend: String
-        switch configuration.secrets {
+        switch secretsBackend {
         case .secretService: backend = "secret-service"
         case .file(let path): backend = "file:\(path)"
         case .encrypted(let path): backend = "encrypted:\(path)"

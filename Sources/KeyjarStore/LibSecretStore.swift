@@ -315,3 +315,28 @@ extension SecretKind {
     /// The secret in words, for an error message (never the secret itself).
     var noun: String { self == .password ? "password" : "refresh token" }
 }
+
+extension LibSecretStore {
+    /// What the Secret Service offers now, asked without a prompt: how keyjard's first start
+    /// chooses where passwords go (KeyjarServer's SecretsBackendChoice).
+    public enum Offer: Sendable, Hashable {
+        /// A default collection, open.
+        case unlockedCollection
+        /// A default collection, locked: usable where a prompt can unlock it (a desktop).
+        case lockedCollection
+        /// A service without a default collection: usable where a prompt can create one.
+        case noCollection
+        /// No session bus, no service, or a call failed; why.
+        case unreachable(String)
+    }
+
+    public static func offer() -> Offer {
+        switch LibSecret.defaultCollection() {
+        case .unlocked: .unlockedCollection
+        case .locked: .lockedCollection
+        case .missing: .noCollection
+        case .unreachable(let reason): .unreachable(reason)
+        case .failed(let failure, let action): .unreachable(SecretStoreError(failure, while: action).description)
+        }
+    }
+}

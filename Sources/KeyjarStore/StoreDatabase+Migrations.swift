@@ -142,5 +142,18 @@ extension StoreDatabase {
             ALTER TABLE credential ADD COLUMN password_missing_since REAL;
             """
         ),
+        (
+            7,
+            // Where this database's passwords are (StoreDatabase.SecretsBackend): chosen once, at
+            // the first start, and kept, so that a keyjard started from another environment (a
+            // shell without a session bus) does not look for them elsewhere.
+            """
+            CREATE TABLE secrets_backend (
+                id INTEGER PRIMARY KEY CHECK (id = 1),
+                kind TEXT NOT NULL CHECK (kind IN ('secret-service', 'encrypted', 'file')),
+                path TEXT CHECK ((kind = 'secret-service') = (path IS NULL))
+            );
+            """
+        ),
     ])
 }

@@ -55,7 +55,11 @@ struct SecretServiceOutageTests {
     /// only says an object path does not exist; the error says what is missing and what to do.
     @Test func aSecretServiceWithoutACollectionIsExplained() async throws {
         let service = try await PrivateSecretService(loginKeyring: false)
-        let daemon = try await DaemonProcess(environment: service.environment)
+        // Asked for: left to choose, keyjard would take the encrypted file here.
+        let daemon = try await DaemonProcess(
+            arguments: ["--secrets", "secret-service"],
+            environment: service.environment
+        )
         let client = try TestClient(socketPath: daemon.socketPath)
         let error = Self.outageError(
             .setCredential(space: Self.space, user: "alice", password: "pw-alice", makeDefault: false),

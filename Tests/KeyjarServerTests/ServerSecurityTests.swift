@@ -25,7 +25,12 @@ struct ServerSecurityTests {
         let environment = [
             "HOME": directory.path, "XDG_RUNTIME_DIR": directory.path, "PATH": "/usr/bin:/bin",
         ]
-        let daemon = try await DaemonProcess(in: directory, environment: environment)
+        // Asked for: left to choose, keyjard would take the encrypted file here.
+        let daemon = try await DaemonProcess(
+            in: directory,
+            arguments: ["--secrets", "secret-service"],
+            environment: environment
+        )
         let client = try TestClient(socketPath: daemon.socketPath)
         #expect(try client.setCookies(["still=works"], from: "https://example.com/") == [nil])
         let space = ProtectionSpace(

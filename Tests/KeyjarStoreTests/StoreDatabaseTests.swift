@@ -131,6 +131,19 @@ struct StoreDatabaseTests {
         #expect(try database.loadSnapshot().policy == CookiePolicy(acceptPolicy: .always))
     }
 
+    /// Where the passwords are: none recorded at first, then the last one recorded, after a reopen.
+    @Test func theSecretsBackendRecordPersists() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("store.sqlite3")
+        #expect(try StoreDatabase(path: path).secretsBackend() == nil)
+        for backend: StoreDatabase.SecretsBackend in [
+            .secretService, .encrypted(path: "/h/secrets.sealed"), .file(path: "/h/s p.json"),
+        ] {
+            try StoreDatabase(path: path).recordSecretsBackend(backend)
+            #expect(try StoreDatabase(path: path).secretsBackend() == backend)
+        }
+    }
+
     @Test func credentialMetadataKeepsOneDefaultPerSpace() throws {
         let directory = try TemporaryDirectory()
         let database = try StoreDatabase(path: directory.path("store.sqlite3"))
@@ -276,6 +289,7 @@ struct StoreDatabaseTests {
             for column in ['password_missing_since', 'token_endpoint', 'client_id', 'revoked', 'has_refresh_token', 'expires']:
                 c.execute('ALTER TABLE credential DROP COLUMN ' + column)
             c.execute('DROP TABLE pending_secret_write')
+            c.execute('DROP TABLE secrets_backend')
             c.execute("INSERT INTO change_log (event, recorded) VALUES ('{\\"compacted\\":{}}', 0)")
             c.execute('PRAGMA user_version = 1')
             c.commit()

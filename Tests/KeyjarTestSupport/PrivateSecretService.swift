@@ -88,6 +88,19 @@ public final class PrivateSecretService: @unchecked Sendable {
         try await waitForOwner(present: false)
     }
 
+    /// Locks the login collection, as a screen lock or a timeout of the desktop does.
+    public func lockLoginCollection() async throws {
+        let result = try await runCommand(
+            "/usr/bin/gdbus",
+            [
+                "call", "--session", "--dest", "org.freedesktop.secrets", "--object-path", "/org/freedesktop/secrets",
+                "--method", "org.freedesktop.Secret.Service.Lock", "['/org/freedesktop/secrets/collection/login']",
+            ],
+            environment: environment
+        )
+        guard result.status == 0 else { throw TestSupportError("gdbus could not lock the collection: \(result.error)") }
+    }
+
     /// Runs `secret-tool` against this Secret Service.
     public func secretTool(
         _ arguments: [String],
