@@ -434,7 +434,7 @@ let package = Package(
             name: "KeyjarCLITests",
             dependencies: [
                 "Keyjar", "KeyjarBrowserCookies", "KeyjarBrowserFixtures", "KeyjarCodec", "KeyjarCore",
-                "KeyjarLocks", "KeyjarProtocol",
+                "KeyjarLocks", "KeyjarPlatform", "KeyjarProtocol",
                 "KeyjarCommands", "KeyjarTestSupport", "KeyjarDaemon", "KeyjarCLI", "KeyjarFront", "KeyjarFrontStart",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],

@@ -1,4 +1,5 @@
 import Foundation
+import KeyjarPlatform
 import KeyjarTestSupport
 import Testing
 
@@ -69,12 +70,23 @@ struct UnlockCommandTests {
         try await again.ok("unlock", "--passphrase-stdin", input: "first passphrase")
         #expect(try await storedPassword(again).output.contains("password=\(password)\n"))
 
-        // Neither the password nor the passphrase is in any file keyjard wrote.
-        for name in try FileManager.default.subpathsOfDirectory(atPath: daemon.directory.path) {
+        // The file's data key, as keyjard keeps it for a restart (the session keyring, which
+        // this test's process shares): the last 32 bytes of what is kept.
+        let kept = "keyjar:encrypted-secrets:" + daemon.directory.path("data/secrets.sealed")
+        let dataKey = try #require(try SessionKeyring.withPayload(kept) { Data($0.suffix(32)) })
+        #expect(dataKey.count == 32)
+        // Neither the password, nor the passphrase, nor the data key (raw, hex or base64) is in
+        // any file keyjard wrote: database and WAL, secrets file, logs, the runtime directory.
+        let written = try FileManager.default.subpathsOfDirectory(atPath: daemon.directory.path)
+        #expect(written.contains("data/store.sqlite3") && written.contains("data/secrets.sealed"), "\(written)")
+        let hex = dataKey.map { String(format: "%02x", $0) }.joined()
+        for name in written {
             let path = daemon.directory.path(name)
             guard let contents = FileManager.default.contents(atPath: path) else { continue }
-            for secret in [password, "first passphrase"] {
-                #expect(contents.range(of: Data(secret.utf8)) == nil, "\(name) holds a secret in clear")
+            for secret in [Data(password.utf8), Data("first passphrase".utf8), dataKey, Data(hex.utf8)]
+                + [Data(dataKey.base64EncodedString().utf8)]
+            {
+                #expect(contents.range(of: secret) == nil, "\(name) holds a secret in clear")
             }
         }
     }
@@ -172,6 +184,118 @@ struct UnlockCommandTests {
         #expect(try await secretsLock(KeyjarCLI(daemon: next))["locked"] as? Bool == true)
     }
 
+    /// At a terminal, the first `credential add` asks for the passphrase that sets the file up
+    /// (typed twice), then stores the password: nothing to know beforehand. Piped, it does not
+    /// ask (status 4, as above).
+    @Test func atATerminalTheFirstAddSetsThePassphrase() async throws {
+        let daemon = try await lockedDaemon()
+        let keyjar = KeyjarCLI(daemon: daemon)
+        // A pseudo-terminal as the command's controlling terminal; each prompt answered.
+        let session = try await runCommand(
+            "/usr/bin/env",
+            [
+                "python3", "-c",
+                """
+                import fcntl, os, subprocess, sys, termios
+                master, slave = os.openpty()
+                def terminal():
+                    os.setsid(); fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+                child = subprocess.Popen(sys.argv[1:], stdin=slave, stdout=slave, stderr=slave, preexec_fn=terminal)
+                seen = b""
+                for prompt, answer in [(b"Password for", b"pw-typed"), (b"Passphrase of keyjar", b"the passphrase"),
+                                       (b"same passphrase again", b"the passphrase")]:
+                    while prompt not in seen:
+                        seen += os.read(master, 1024)
+                    # Typed once echo is off: turning it off flushes what was typed before.
+                    while termios.tcgetattr(slave)[3] & termios.ECHO:
+                        pass
+                    os.write(master, answer + b"\\n")
+                os.close(slave)
+                status = child.wait()
+                try:
+                    while chunk := os.read(master, 1024):
+                        seen += chunk
+                except OSError:
+                    pass
+                print(status)
+                print(seen.decode(errors="replace"))
+                """,
+                KeyjarCLI.binary, "credential", "add", "--url", "https://git.example", "--user", "alice",
+            ],
+            environment: keyjar.environment
+        )
+        #expect(session.output.hasPrefix("0\n"), "\(session)")
+        #expect(session.output.contains("encrypted file, which is locked"), "\(session)")
+        let answer = try await storedPassword(keyjar)
+        #expect(answer.output.contains("password=pw-typed\n"), "\(answer)")
+        try await keyjar.ok("lock")
+        try await keyjar.ok("unlock", "--passphrase-stdin", input: "the passphrase")
+    }
+
+    /// Over the wire, as a guesser meets it: three wrong passphrases cost scrypt's time only,
+    /// each one after is answered no sooner than a wait that doubles (1 s, 2 s, …), and the right
+    /// one still opens the file (after its wait) and starts the count again. Only lower bounds
+    /// are checked: a busy machine makes every answer later, never earlier.
+    @Test func repeatedWrongPassphrasesAreAnsweredLaterEachTime() async throws {
+        let daemon = try await lockedDaemon()
+        let keyjar = KeyjarCLI(daemon: daemon)
+        try await keyjar.ok("unlock", "--passphrase-stdin", input: "the passphrase")
+        try await keyjar.ok("lock")
+        let clock = ContinuousClock()
+        func attempt(_ passphrase: String) async throws -> (status: Int32, took: Duration) {
+            let start = clock.now
+            let result = try await keyjar.run(["unlock", "--passphrase-stdin"], input: passphrase)
+            return (result.status, start.duration(to: clock.now))
+        }
+        for _ in 0..<3 { #expect(try await attempt("wrong").status == 1) }
+        let fourth = try await attempt("wrong")
+        #expect(fourth.status == 1 && fourth.took >= .seconds(1), "\(fourth)")
+        let fifth = try await attempt("wrong")
+        #expect(fifth.status == 1 && fifth.took >= .seconds(2), "\(fifth)")
+        let right = try await attempt("the passphrase")
+        #expect(right.status == 0 && right.took >= .seconds(4), "\(right)")
+        #expect(try await add(keyjar).status == 0)
+    }
+
+    /// keyjard killed (SIGKILL) while passwords are being stored: every one acknowledged before
+    /// is there after a restart, the file opens (it is replaced whole, never half-written), and
+    /// the restarted keyjard is open at once (a crash keeps the key for the session).
+    @Test func aKillDuringWritesLosesNoAcknowledgedPassword() async throws {
+        let daemon = try await lockedDaemon()
+        let keyjar = KeyjarCLI(daemon: daemon)
+        try await keyjar.ok("unlock", "--passphrase-stdin", input: "the passphrase")
+        let acknowledged = Acknowledged()
+        let writer = Task {
+            for index in 0..<40 {
+                let user = "user\(index)"
+                let result = try await keyjar.run(
+                    ["credential", "add", "--url", "https://git.example", "--user", user, "--password-stdin"],
+                    input: "pw-\(user)"
+                )
+                guard result.status == 0 else { return }
+                await acknowledged.add(user)
+            }
+        }
+        let killAfter = Int.random(in: 3...12)
+        try await waitUntil("\(killAfter) acknowledged writes") { await acknowledged.users.count >= killAfter }
+        #expect(await daemon.crash())
+        try await writer.value
+
+        let restarted = try await daemon.restarted()
+        let again = KeyjarCLI(daemon: restarted)
+        let stored = await acknowledged.users
+        #expect(stored.count >= killAfter)
+        for user in stored {
+            let answer = try await again.run(
+                ["git-credential", "get"],
+                input: "protocol=https\nhost=git.example\nusername=\(user)\n\n"
+            )
+            #expect(answer.output.contains("password=pw-\(user)\n"), "\(user): \(answer)")
+        }
+        try await again.ok("lock")
+        try await again.ok("unlock", "--passphrase-stdin", input: "the passphrase")
+    }
+
     /// A passphrase can come from a descriptor (a systemd credential, a PAM exec), and
     /// keyjard without an encrypted file says there is nothing to unlock.
     @Test func thePassphraseMayComeFromADescriptorAndOnlyAnEncryptedFileIsUnlocked() async throws {
@@ -193,4 +317,11 @@ struct UnlockCommandTests {
         let both = try await plain.run(["unlock", "--passphrase-stdin", "--passphrase-fd", "0"])
         #expect(both.status == 2, "\(both)")
     }
+}
+
+/// The users whose password keyjard acknowledged, in order.
+private actor Acknowledged {
+    private(set) var users: [String] = []
+
+    func add(_ user: String) { users.append(user) }
 }

@@ -191,13 +191,16 @@ extension CredentialCommand {
                 ? try PasswordInput.fromStandardInput()
                 : try PasswordInput.prompt("Password for \(name) at \(protectionSpace.displayURL): ")
             let client = try global.connect()
-            try client.setCredential(
-                user: name,
-                password: password,
-                for: protectionSpace,
-                makeDefault: makeDefault,
-                expires: try expiry()
-            )
+            let expires = try expiry()
+            try SecretsUnlock.askingAtTheTerminal(interactive: !passwordStdin, client) {
+                try client.setCredential(
+                    user: name,
+                    password: password,
+                    for: protectionSpace,
+                    makeDefault: makeDefault,
+                    expires: expires
+                )
+            }
         }
 
         /// Stores a bearer token (and its refresh token and endpoint) under method bearer.
@@ -261,12 +264,14 @@ extension CredentialCommand {
             let credential = read.credential(persistence: .permanent)
             let name = user ?? read.label
             let client = try global.connect()
-            try client.setCredential(
-                user: name,
-                password: credential.password ?? "",
-                for: protectionSpace,
-                makeDefault: makeDefault
-            )
+            try SecretsUnlock.askingAtTheTerminal(interactive: !passwordStdin, client) {
+                try client.setCredential(
+                    user: name,
+                    password: credential.password ?? "",
+                    for: protectionSpace,
+                    makeDefault: makeDefault
+                )
+            }
             Output.error(
                 "stored the client certificate \(read.certificate.subject) (SHA-256 \(read.certificate.sha256Fingerprint)) for \(protectionSpace.displayURL)."
             )

@@ -67,26 +67,12 @@ struct UnlockCommand: ParsableCommand {
         let passphrase = try readPassphrase()
         // scrypt, and the wait after failed tries, come before the answer.
         let client = try global.connect(defaultTimeout: 60)
-        do {
-            try client.unlockSecrets(passphrase: passphrase, lockAfterIdle: idleSeconds)
-        } catch let error where error.wireCode == WireErrorCode.notFound.rawValue {
-            // No file yet: this passphrase becomes its passphrase.
-            if passphraseFd == nil, !passphraseStdin {
-                let again = try PasswordInput.prompt(
-                    "The same passphrase again, to set it: ",
-                    what: "passphrase",
-                    pipedWith: "--passphrase-stdin"
-                )
-                guard again == passphrase else { throw CLIError.usage("the two passphrases differ; nothing was set.") }
-            }
-            do {
-                try client.unlockSecrets(passphrase: passphrase, create: true, lockAfterIdle: idleSeconds)
-            } catch {
-                throw CLIError(error)
-            }
-        } catch {
-            throw CLIError(error)
-        }
+        try SecretsUnlock.unlock(
+            client,
+            passphrase: passphrase,
+            confirmingANewOne: passphraseFd == nil && !passphraseStdin,
+            lockAfterIdle: idleSeconds
+        )
     }
 
     private var idleSeconds: Int? { lockAfterIdle.flatMap(DurationText.seconds) }
@@ -105,11 +91,59 @@ struct UnlockCommand: ParsableCommand {
             }
             return try PasswordInput.password(from: data, what: "passphrase")
         }
-        return try PasswordInput.prompt(
-            "Passphrase of keyjar's secrets: ",
-            what: "passphrase",
-            pipedWith: "--passphrase-stdin"
-        )
+        return try PasswordInput.prompt(SecretsUnlock.prompt, what: "passphrase", pipedWith: "--passphrase-stdin")
+    }
+}
+
+/// Opening keyjard's encrypted secrets file: `keyjar unlock`, and a command that finds it locked
+/// while a terminal is there to ask on.
+enum SecretsUnlock {
+    static let prompt = "Passphrase of keyjar's secrets: "
+
+    /// Unlocks with `passphrase`; when there is no file yet, sets it (asking for it once more
+    /// at the terminal first when `confirmingANewOne`).
+    static func unlock(
+        _ client: KeyjarClient,
+        passphrase: String,
+        confirmingANewOne: Bool,
+        lockAfterIdle: Int?
+    ) throws {
+        do {
+            try client.unlockSecrets(passphrase: passphrase, lockAfterIdle: lockAfterIdle)
+        } catch let error where error.wireCode == WireErrorCode.notFound.rawValue {
+            // No file yet: this passphrase becomes its passphrase.
+            if confirmingANewOne {
+                let again = try PasswordInput.prompt(
+                    "The same passphrase again, to set it: ",
+                    what: "passphrase",
+                    pipedWith: "--passphrase-stdin"
+                )
+                guard again == passphrase else { throw CLIError.usage("the two passphrases differ; nothing was set.") }
+            }
+            do {
+                try client.unlockSecrets(passphrase: passphrase, create: true, lockAfterIdle: lockAfterIdle)
+            } catch {
+                throw CLIError(error)
+            }
+        } catch {
+            throw CLIError(error)
+        }
+    }
+
+    /// Runs `body`; when keyjard answers that its encrypted secrets are locked and the command
+    /// is `interactive` (it asked at the terminal already), asks for the passphrase (setting
+    /// one, the first time), unlocks, and runs `body` once more. Otherwise (a script, input
+    /// piped in) the answer stands: exit status 4, never a prompt.
+    static func askingAtTheTerminal<T>(interactive: Bool, _ client: KeyjarClient, _ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as KeyjarClientError where error.wireCode == WireErrorCode.secretsLocked.rawValue {
+            guard interactive, PasswordInput.hasTerminal else { throw error }
+            Output.error("keyjard keeps passwords in an encrypted file, which is locked (a first one sets it).")
+            let passphrase = try PasswordInput.prompt(prompt, what: "passphrase", pipedWith: "keyjar unlock")
+            try unlock(client, passphrase: passphrase, confirmingANewOne: true, lockAfterIdle: nil)
+            return try body()
+        }
     }
 }
 

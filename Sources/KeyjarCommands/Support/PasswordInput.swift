@@ -25,6 +25,14 @@ package enum PasswordInput {
         return password
     }
 
+    /// Whether there is a controlling terminal to ask on.
+    package static var hasTerminal: Bool {
+        let terminal = open("/dev/tty", O_RDWR | O_CLOEXEC)
+        guard terminal >= 0 else { return false }
+        close(terminal)
+        return true
+    }
+
     /// Prompts on the controlling terminal with echo off, restoring the terminal afterwards.
     package static func prompt(
         _ message: String,
