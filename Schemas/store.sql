@@ -57,6 +57,11 @@ CREATE TABLE secrets_backend (
     kind TEXT NOT NULL CHECK (kind IN ('secret-service', 'encrypted', 'file')),
     path TEXT CHECK ((kind = 'secret-service') = (path IS NULL))
 );
+CREATE TABLE secrets_left_behind (
+    id INTEGER PRIMARY KEY CHECK (id = 2),
+    kind TEXT NOT NULL CHECK (kind IN ('secret-service', 'encrypted', 'file')),
+    path TEXT CHECK ((kind = 'secret-service') = (path IS NULL))
+);
 CREATE UNIQUE INDEX credential_identity
     ON credential (host, port, protocol, ifnull(realm, ''), auth_method, proxy_type, user);
 CREATE UNIQUE INDEX pending_secret_write_identity

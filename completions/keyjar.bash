@@ -173,13 +173,13 @@ _keyjar() {
     unset 'unparsed_words[0]'
     unparsed_words=("${unparsed_words[@]}")
     case "${subcommand}" in
-    status|cookie|credential|policy|watch|fetch|cache|git-credential|backup|restore|unlock|lock|help)
+    status|cookie|credential|policy|watch|fetch|cache|git-credential|backup|restore|unlock|lock|secrets|help)
         # Offer subcommand argument completions
         "_keyjar_${subcommand}"
         ;;
     *)
         # Offer subcommand completions
-        COMPREPLY+=($(compgen -W 'status cookie credential policy watch fetch cache git-credential backup restore unlock lock help' -- "${cur}"))
+        COMPREPLY+=($(compgen -W 'status cookie credential policy watch fetch cache git-credential backup restore unlock lock secrets help' -- "${cur}"))
         ;;
     esac
 }
@@ -1069,6 +1069,57 @@ _keyjar_lock() {
         return
         ;;
     '--timeout')
+        return
+        ;;
+    esac
+}
+
+_keyjar_secrets() {
+    repeating_flags=()
+    non_repeating_flags=(--version -h --help)
+    repeating_options=()
+    non_repeating_options=()
+    __keyjar_offer_flags_options 0
+
+    # Offer subcommand / subcommand argument completions
+    local -r subcommand="${unparsed_words[0]}"
+    unset 'unparsed_words[0]'
+    unparsed_words=("${unparsed_words[@]}")
+    case "${subcommand}" in
+    migrate)
+        # Offer subcommand argument completions
+        "_keyjar_secrets_${subcommand}"
+        ;;
+    *)
+        # Offer subcommand completions
+        COMPREPLY+=($(compgen -W 'migrate' -- "${cur}"))
+        ;;
+    esac
+}
+
+_keyjar_secrets_migrate() {
+    repeating_flags=()
+    non_repeating_flags=(--no-start --passphrase-stdin --version -h --help)
+    repeating_options=()
+    non_repeating_options=(--socket --timeout --to --secrets-file --passphrase-fd)
+    __keyjar_offer_flags_options 0
+
+    # Offer option value completions
+    case "${prev}" in
+    '--socket')
+        return
+        ;;
+    '--timeout')
+        return
+        ;;
+    '--to')
+        __keyjar_add_completions -W 'secret-service'$'\n''encrypted'$'\n''file'
+        return
+        ;;
+    '--secrets-file')
+        return
+        ;;
+    '--passphrase-fd')
         return
         ;;
     esac

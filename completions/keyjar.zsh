@@ -62,13 +62,14 @@ _keyjar() {
             'restore:Merge a backup into the store: the newer of each cookie and credential wins.'
             'unlock:Open keyjard'\''s encrypted secrets file with its passphrase.'
             'lock:Make keyjard forget the encrypted secrets file'\''s key until the next unlock.'
+            'secrets:Move keyjard'\''s passwords and tokens to another secrets backend.'
             'help:Show subcommand help information.'
         )
         _describe -V subcommand subcommands && ret=0
         ;;
     arg)
         case "${words[1]}" in
-        status|cookie|credential|policy|watch|fetch|cache|git-credential|backup|restore|unlock|lock|help)
+        status|cookie|credential|policy|watch|fetch|cache|git-credential|backup|restore|unlock|lock|secrets|help)
             "_keyjar_${words[1]}" && ret=0
             ;;
         esac
@@ -797,6 +798,53 @@ _keyjar_lock() {
         '--socket[keyjard'\''s socket (default\: $KEYJAR_SOCKET, else $XDG_RUNTIME_DIR/keyjar/keyjar.sock).]:path:'
         '--no-start[Fail (exit status 3) instead of starting keyjard when none is serving.]'
         '--timeout[How long to wait for keyjard'\''s answer before failing with exit status 3 (default\: $KEYJAR_TIMEOUT, else 30).]:seconds:'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_keyjar_secrets() {
+    local -i ret=1
+    local -ar arg_specs=(
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+        '(-): :->command'
+        '(-)*:: :->arg'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+    case "${state}" in
+    command)
+        local -ar subcommands=(
+            'migrate:Move every password and token to another secrets backend, losing none.'
+        )
+        _describe -V subcommand subcommands && ret=0
+        ;;
+    arg)
+        case "${words[1]}" in
+        migrate)
+            "_keyjar_secrets_${words[1]}" && ret=0
+            ;;
+        esac
+        ;;
+    esac
+
+    return "${ret}"
+}
+
+_keyjar_secrets_migrate() {
+    local -i ret=1
+    local -ar ___to=('secret-service' 'encrypted' 'file')
+    local -ar arg_specs=(
+        '--socket[keyjard'\''s socket (default\: $KEYJAR_SOCKET, else $XDG_RUNTIME_DIR/keyjar/keyjar.sock).]:path:'
+        '--no-start[Fail (exit status 3) instead of starting keyjard when none is serving.]'
+        '--timeout[How long to wait for keyjard'\''s answer before failing with exit status 3 (default\: $KEYJAR_TIMEOUT, else 30).]:seconds:'
+        '--to[The backend to move to\: secret-service, encrypted or file.]:backend:{__keyjar_complete "${___to[@]}"}'
+        '--secrets-file[The file for encrypted or file (default\: beside the database).]:path:'
+        '--passphrase-stdin[Read the encrypted file'\''s passphrase from standard input (one trailing newline is dropped).]'
+        '--passphrase-fd[Read the encrypted file'\''s passphrase from this open file descriptor.]:fd:'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )

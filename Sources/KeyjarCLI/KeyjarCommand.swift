@@ -36,7 +36,7 @@ struct KeyjarCommand: AsyncParsableCommand {
         subcommands: [
             StatusCommand.self, CookieCommand.self, CredentialCommand.self, PolicyCommand.self, WatchCommand.self,
             FetchCommand.self, CacheCommand.self, GitCredentialCommand.self, BackupCommand.self, RestoreCommand.self,
-            UnlockCommand.self, LockCommand.self,
+            UnlockCommand.self, LockCommand.self, SecretsCommand.self,
         ]
     )
 

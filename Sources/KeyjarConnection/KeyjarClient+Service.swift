@@ -30,6 +30,13 @@ extension KeyjarClient {
         _ = try call(.unlockSecrets(passphrase: passphrase, create: create, lockAfterIdle: lockAfterIdle))
     }
 
+    /// Moves every secret to another store (`secret-service`, `encrypted` or `file`; `path` its
+    /// file, else beside the database; `passphrase` the encrypted file's), losing none: see
+    /// `Request.migrateSecrets`. Asked again after an interruption, it finishes.
+    public func migrateSecrets(to backend: String, path: String?, passphrase: String?) throws(KeyjarClientError) {
+        _ = try call(.migrateSecrets(backend: backend, path: path, passphrase: passphrase))
+    }
+
     /// Makes keyjard forget its encrypted secrets file's key: until the next unlock, no password
     /// is read or stored.
     public func lockSecrets() throws(KeyjarClientError) {

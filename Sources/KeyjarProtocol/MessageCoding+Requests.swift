@@ -136,6 +136,17 @@ extension JSONWriter {
                 write(integer: lockAfterIdle)
             }
         case .lockSecrets: raw(#"{"lockSecrets":{"#)
+        case .migrateSecrets(let backend, let path, let passphrase):
+            raw(#"{"migrateSecrets":{"backend":"#)
+            write(string: backend)
+            if let path {
+                raw(#","path":"#)
+                write(string: path)
+            }
+            if let passphrase {
+                raw(#","passphrase":"#)
+                write(string: passphrase)
+            }
         case .repairCredentials(let removeUnpaired):
             raw(#"{"repairCredentials":{"#)
             // Absent is false: the request of a client that never asks removes nothing.
@@ -206,6 +217,7 @@ extension Request {
         "exportCookies", "policy", "setPolicy", "credentials", "allCredentials", "credentialChoice", "setCredential",
         "removeCredential", "setDefaultCredential", "password", "repairCredentials", "beginImport", "finishImport",
         "saveCredentials", "refreshToken", "beginTokenRefresh", "finishTokenRefresh", "unlockSecrets", "lockSecrets",
+        "migrateSecrets",
     ]
 
     package init(json: JSONValue) throws(JSONShapeError) {
@@ -275,6 +287,12 @@ extension Request {
         case "password": return .password(space: try space(), user: try body.string("user"))
         case "beginImport": return .beginImport
         case "lockSecrets": return .lockSecrets
+        case "migrateSecrets":
+            return .migrateSecrets(
+                backend: try body.string("backend"),
+                path: try body.optionalString("path"),
+                passphrase: try body.optionalString("passphrase")
+            )
         case "unlockSecrets":
             return .unlockSecrets(
                 passphrase: try body.string("passphrase"),

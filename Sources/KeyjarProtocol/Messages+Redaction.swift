@@ -1,4 +1,4 @@
-// Secrets travel in a few messages (setCredential, saveCredentials and unlockSecrets, the password and
+// Secrets travel in a few messages (setCredential, saveCredentials, unlockSecrets and migrateSecrets, the password and
 // refreshToken replies, and both halves of a token refresh). Their descriptions hide them, so
 // that logging or interpolating a message can never leak one.
 
@@ -14,6 +14,9 @@ extension Request: CustomStringConvertible, CustomDebugStringConvertible {
                 "beginTokenRefresh(space: \(space), user: \(user), rejected: \(rejected == nil ? "nil" : "<hidden>"))"
         case .finishTokenRefresh(let space, let user, let outcome):
             return "finishTokenRefresh(space: \(space), user: \(user), outcome: \(outcome))"
+        case .migrateSecrets(let backend, let path, let passphrase):
+            return
+                "migrateSecrets(backend: \(backend), path: \(path ?? "nil"), passphrase: \(passphrase == nil ? "nil" : "<hidden>"))"
         case .unlockSecrets(_, let create, let lockAfterIdle):
             return
                 "unlockSecrets(passphrase: <hidden>, create: \(create), lockAfterIdle: \(lockAfterIdle.map(String.init) ?? "nil"))"

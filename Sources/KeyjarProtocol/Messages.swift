@@ -123,6 +123,12 @@ public enum Request: Sendable, Hashable {
     case unlockSecrets(passphrase: String, create: Bool, lockAfterIdle: Int? = nil)
     /// Forgets the encrypted secrets file's key; replied to with `ok`.
     case lockSecrets
+    /// Moves every secret to another store: `backend` `secret-service`, `encrypted` or `file`,
+    /// `path` its file (absent: beside the database), `passphrase` the encrypted file's (it is
+    /// made with it when it does not exist). Each secret is copied and read back before the
+    /// database records the new store; the old copies are removed only after. Replied to with
+    /// `ok` once done; asked again after an interruption, it finishes.
+    case migrateSecrets(backend: String, path: String?, passphrase: String?)
 }
 
 /// The whole shared state, current to `sequence`.

@@ -11,7 +11,9 @@ import NIOCore
 extension CredentialKeeper {
     func tidySecretsInTheBackground() {
         _ = inLane {
-            self.settlePendingSecretWrites().flatMap { self.upgradeSecrets() }.flatMap {
+            self.settlePendingSecretWrites().flatMap { self.removeSecretsLeftBehind() }.flatMap {
+                self.upgradeSecrets()
+            }.flatMap {
                 // A password deleted while keyjard was away is found, recorded and logged now.
                 self.checkOwnPasswords()
             }

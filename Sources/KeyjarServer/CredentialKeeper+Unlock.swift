@@ -18,7 +18,7 @@ extension CredentialKeeper {
         WireError(
             code: WireError.invalidArgument,
             message:
-                "keyjard keeps its secrets in \(store.secretsBackend.name), which has no passphrase to unlock"
+                "keyjard keeps its secrets in \(backend.name), which has no passphrase to unlock"
         )
     }
 
@@ -49,8 +49,7 @@ extension CredentialKeeper {
             }
         }.map { () -> Response in
             self.state.unlockAttempts.succeeded()
-            self.opened(sealed, lockAfterIdle: timeout)
-            self.keepForRestart(sealed, lockAfterIdle: timeout)
+            self.sealedOpened(sealed, lockAfterIdle: timeout)
             return .ok
         }.flatMapErrorThrowing { error -> Response in
             if let error = error as? WireError, error.code == WireError.wrongPassphrase {
@@ -96,6 +95,13 @@ extension CredentialKeeper {
         }
         state.unlockLane = resumed
         return resumed
+    }
+
+    /// The file was opened with its passphrase (an unlock, a migration to it): it is kept for a
+    /// restart, its idle timeout starts, and what a locked file put off is done.
+    func sealedOpened(_ sealed: EncryptedSecretStore, lockAfterIdle timeout: Duration?) {
+        opened(sealed, lockAfterIdle: timeout)
+        keepForRestart(sealed, lockAfterIdle: timeout)
     }
 
     /// The file is open: its idle timeout starts, and what a locked file put off is done.

@@ -21,6 +21,10 @@ final class CredentialKeeper: Sendable {
 
     /// What the keeper owns, reachable only on its event loop.
     final class State {
+        /// The secret store in use, and how it is named: the one keyjard started with, until a
+        /// migration switches them (CredentialKeeper+Migration.swift).
+        var secrets: any SecretStore
+        var backend: ServerConfiguration.Secrets
         /// The end of the credential work queued so far (see ``CredentialKeeper/inLane(_:)``).
         var lane: EventLoopFuture<Void>?
         /// The secret store's watch (``CredentialKeeper/watchSecrets()``) and when its signals
@@ -40,11 +44,15 @@ final class CredentialKeeper: Sendable {
         var idleLock = IdleLock()
         var idleCheck: Scheduled<Void>?
         var idleRound: UInt64 = 0
+
+        init(secrets: any SecretStore, backend: ServerConfiguration.Secrets) {
+            self.secrets = secrets
+            self.backend = backend
+        }
     }
 
     let eventLoop: any EventLoop
     let database: StoreDatabase
-    let secrets: any SecretStore
     let threadPool: NIOThreadPool
     let logger: Logger
     /// The service this keeper belongs to (and which owns it): every record is committed, and
@@ -55,15 +63,26 @@ final class CredentialKeeper: Sendable {
     /// The state; only on the event loop (checked).
     var state: State { box.value }
 
-    init(store: StoreService, secrets: any SecretStore, threadPool: NIOThreadPool) {
+    init(
+        store: StoreService,
+        secrets: any SecretStore,
+        backend: ServerConfiguration.Secrets,
+        threadPool: NIOThreadPool
+    ) {
         self.store = store
         eventLoop = store.eventLoop
         database = store.database
         logger = store.logger
-        self.secrets = secrets
         self.threadPool = threadPool
-        box = NIOLoopBoundBox.makeBoxSendingValue(State(), eventLoop: store.eventLoop)
+        box = NIOLoopBoundBox.makeBoxSendingValue(
+            State(secrets: secrets, backend: backend),
+            eventLoop: store.eventLoop
+        )
     }
+
+    /// The secret store in use (on the loop; work off it is handed the store by ``offLoop(_:)``).
+    var secrets: any SecretStore { state.secrets }
+    var backend: ServerConfiguration.Secrets { state.backend }
 
     /// Runs credential work that writes both the secret store and the database, or compares
     /// them, after the work queued before it has finished: no comparison ever sees half of a

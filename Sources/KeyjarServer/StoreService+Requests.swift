@@ -83,6 +83,8 @@ extension StoreService {
             return .deferred(credentials.unlock(passphrase: passphrase, create: create, lockAfterIdle: lockAfterIdle))
         case .lockSecrets:
             return .deferred(credentials.lock())
+        case .migrateSecrets(let backend, let path, let passphrase):
+            return .deferred(credentials.migrateSecrets(backend: backend, path: path, passphrase: passphrase))
         case .importCookies(let format, let text, let firstLine):
             return .deferred(importCookies(text, format: format, firstLine: firstLine, origin: origin))
         case .beginImport:
@@ -214,7 +216,7 @@ extension StoreService {
             return .committed(sequence: try commit([.setDefaultCredential(space, user: user)], origin: client))
         case .setCredential, .removeCredential, .password, .status, .repairCredentials, .importCookies, .beginImport,
             .finishImport, .saveCredentials, .refreshToken, .beginTokenRefresh, .finishTokenRefresh, .unlockSecrets,
-            .lockSecrets:
+            .lockSecrets, .migrateSecrets:
             // Answered later, through `handle`.
             throw WireError(code: WireError.invalidArgument, message: "internal routing error")
         }

@@ -44,9 +44,6 @@ final class StoreService: Sendable {
 
     let eventLoop: any EventLoop
     let configuration: ServerConfiguration
-
-    /// Where passwords go: chosen before the service is made (``SecretsBackendChoice``).
-    var secretsBackend: ServerConfiguration.Secrets { configuration.secrets ?? .secretService }
     let database: StoreDatabase
     /// Runs what would hold up the loop: Secret Service calls (``CredentialKeeper``) and the
     /// parsing of imported files.
@@ -104,7 +101,13 @@ final class StoreService: Sendable {
             State(jar: jar, inbound: InboundBudget(limit: configuration.inboundBudget), latestSequence: latest),
             eventLoop: eventLoop
         )
-        keeper = CredentialKeeper(store: self, secrets: secrets, threadPool: threadPool)
+        // Chosen before the service is made (SecretsBackendChoice): never nil here.
+        keeper = CredentialKeeper(
+            store: self,
+            secrets: secrets,
+            backend: configuration.secrets ?? .secretService,
+            threadPool: threadPool
+        )
     }
 
     // MARK: - Clients
@@ -249,7 +252,7 @@ final class StoreService: Sendable {
             }
         }()
         let backend: String
-        switch secretsBackend {
+        switch credentials.backend {
         case .secretService: backend = "secret-service"
         case .file(let path): backend = "file:\(path)"
         case .encrypted(let path): backend = "encrypted:\(path)"

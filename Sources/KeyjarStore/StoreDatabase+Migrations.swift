@@ -153,6 +153,13 @@ extension StoreDatabase {
                 kind TEXT NOT NULL CHECK (kind IN ('secret-service', 'encrypted', 'file')),
                 path TEXT CHECK ((kind = 'secret-service') = (path IS NULL))
             );
+            -- The store a migration left copies in (id 2): removed after the switch, finished at
+            -- the next start if keyjard stopped before.
+            CREATE TABLE secrets_left_behind (
+                id INTEGER PRIMARY KEY CHECK (id = 2),
+                kind TEXT NOT NULL CHECK (kind IN ('secret-service', 'encrypted', 'file')),
+                path TEXT CHECK ((kind = 'secret-service') = (path IS NULL))
+            );
             """
         ),
     ])

@@ -60,6 +60,11 @@ enum GoldenSample {
         ("request-unlockSecrets", .unlockSecrets(passphrase: "pä\"ss phrase", create: false)),
         ("request-unlockSecrets-create", .unlockSecrets(passphrase: "new one", create: true)),
         ("request-unlockSecrets-lockAfterIdle", .unlockSecrets(passphrase: "p", create: false, lockAfterIdle: 900)),
+        ("request-migrateSecrets", .migrateSecrets(backend: "secret-service", path: nil, passphrase: nil)),
+        (
+            "request-migrateSecrets-encrypted",
+            .migrateSecrets(backend: "encrypted", path: "/home/u/s.sealed", passphrase: "p\u{e4}ss")
+        ),
         ("request-lockSecrets", .lockSecrets),
         ("request-repairCredentials-removeUnpaired", .repairCredentials(removeUnpaired: true)),
         ("request-beginImport", .beginImport),
@@ -404,6 +409,7 @@ enum RequestCase: String, CaseIterable {
     case policy, setPolicy, credentials, allCredentials, credentialChoice, setCredential, removeCredential
     case setDefaultCredential, password, repairCredentials, beginImport, finishImport
     case saveCredentials, refreshToken, beginTokenRefresh, finishTokenRefresh, unlockSecrets, lockSecrets
+    case migrateSecrets
 
     init(_ request: Request) {
         switch request {
@@ -439,6 +445,7 @@ enum RequestCase: String, CaseIterable {
         case .beginTokenRefresh: self = .beginTokenRefresh
         case .finishTokenRefresh: self = .finishTokenRefresh
         case .unlockSecrets: self = .unlockSecrets
+        case .migrateSecrets: self = .migrateSecrets
         case .lockSecrets: self = .lockSecrets
         }
     }

@@ -79,18 +79,7 @@ struct UnlockCommand: ParsableCommand {
 
     private func readPassphrase() throws -> String {
         if passphraseStdin { return try PasswordInput.fromStandardInput(what: "passphrase") }
-        if let passphraseFd {
-            let handle = FileHandle(fileDescriptor: passphraseFd, closeOnDealloc: false)
-            let data: Data
-            do {
-                data = try handle.readToEnd() ?? Data()
-            } catch {
-                throw CLIError.usage(
-                    "cannot read the passphrase from descriptor \(passphraseFd): \(error.localizedDescription)"
-                )
-            }
-            return try PasswordInput.password(from: data, what: "passphrase")
-        }
+        if let passphraseFd { return try PasswordInput.fromDescriptor(passphraseFd, what: "passphrase") }
         return try PasswordInput.prompt(SecretsUnlock.prompt, what: "passphrase", pipedWith: "--passphrase-stdin")
     }
 }

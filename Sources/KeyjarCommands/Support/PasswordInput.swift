@@ -1,5 +1,6 @@
 package import FoundationEssentials
 import Glibc
+import KeyjarPlatform
 
 /// Reads a password without it ever being an argument: from standard input, or typed at the
 /// terminal with echo off.
@@ -23,6 +24,26 @@ package enum PasswordInput {
         }
         guard !password.isEmpty else { throw .usage("the \(what) on standard input is empty.") }
         return password
+    }
+
+    /// Reads a password or passphrase from an open descriptor (a systemd credential, a PAM exec).
+    package static func fromDescriptor(_ descriptor: Int32, what: String = "password") throws -> String {
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        defer { chunk.wipe() }
+        while true {
+            let count = read(descriptor, &chunk, chunk.count)
+            if count == 0 { break }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw CLIError.usage(
+                    "cannot read the \(what) from descriptor \(descriptor): \(String(cString: strerror(errno)))"
+                )
+            }
+            bytes += chunk[..<count]
+        }
+        defer { bytes.wipe() }
+        return try password(from: Data(bytes), what: what)
     }
 
     /// Whether there is a controlling terminal to ask on.
