@@ -290,6 +290,7 @@ struct StoreDatabaseTests {
                 c.execute('ALTER TABLE credential DROP COLUMN ' + column)
             c.execute('DROP TABLE pending_secret_write')
             c.execute('DROP TABLE secrets_backend')
+            c.execute('DROP TABLE secrets_left_behind')
             c.execute("INSERT INTO change_log (event, recorded) VALUES ('{\\"compacted\\":{}}', 0)")
             c.execute('PRAGMA user_version = 1')
             c.commit()
