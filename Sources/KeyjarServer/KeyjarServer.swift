@@ -1,6 +1,7 @@
 import Atomics
 import Foundation
 import Glibc
+import KeyjarCore
 import KeyjarPlatform
 import KeyjarProtocol
 import KeyjarStore
@@ -142,7 +143,8 @@ public enum KeyjarServer {
                 asked: configuration.secrets.map(StoreDatabase.SecretsBackend.init),
                 askedByEnvironment: configuration.secretsFromEnvironment,
                 recorded: try database.secretsBackend(),
-                credentialCount: try database.credentialRecords().count,
+                // Only credentials that keep a secret: a trusted server's fingerprint has none.
+                credentialCount: try database.credentialRecords().count { $0.space.authenticationMethod.keepsSecret },
                 encryptedFile: encrypted,
                 encryptedFileExists: FileManager.default.fileExists(atPath: encrypted),
                 plainFile: plain,
