@@ -8,14 +8,16 @@ import Testing
 /// A table spread over many pages whose rows all hold one number, which every transaction of a
 /// test's writer changes in every row: a copy that mixes two commits shows two numbers.
 func counterDatabase(_ path: String, rows: Int = 64) throws {
-    let database = try SQLiteConnection(path: path)
-    try database.execute(
-        """
-        CREATE TABLE t(id INTEGER PRIMARY KEY, v INTEGER NOT NULL, pad BLOB NOT NULL);
-        WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < \(rows))
-        INSERT INTO t SELECT i, 0, randomblob(1500) FROM n;
-        """
-    )
+    try SQLiteConnection(path: path).execute(counterDatabaseSQL(rows: rows))
+}
+
+/// The statements that make a ``counterDatabase(_:rows:)``, for a `sqlite3` shell to run.
+func counterDatabaseSQL(rows: Int = 64) -> String {
+    """
+    CREATE TABLE t(id INTEGER PRIMARY KEY, v INTEGER NOT NULL, pad BLOB NOT NULL);
+    WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < \(rows))
+    INSERT INTO t SELECT i, 0, randomblob(1500) FROM n;
+    """
 }
 
 /// What a snapshot of a ``counterDatabase(_:rows:)`` holds: its rows, their distinct numbers,

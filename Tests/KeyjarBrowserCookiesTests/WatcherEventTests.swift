@@ -17,8 +17,10 @@ struct WatcherEventTests {
     func aSnapshotOfAWALDatabaseDoesNotWakeTheWatcher(browserRunning: Bool) async throws {
         let directory = try TemporaryDirectory()
         let path = directory.path("cookies.sqlite")
-        try counterDatabase(path)
-        try SQLiteConnection(path: path).execute("PRAGMA journal_mode = WAL")
+        // Made by another process, gone before the watch begins (see the rename test below).
+        let setup = try SQLiteShell(database: path)
+        try await setup.run(counterDatabaseSQL() + "\nPRAGMA journal_mode = WAL;")
+        try await setup.close()
         #expect(!FileManager.default.fileExists(atPath: path + "-wal"))
         let watcher = try BrowserDatabaseWatcher(database: path)
         let shell = try SQLiteShell(database: path)
@@ -44,12 +46,20 @@ struct WatcherEventTests {
     }
 
     /// A profile reset puts a new database in place by rename: a change.
-    @Test func aDatabaseReplacedByARenameIsAChange() throws {
+    @Test func aDatabaseReplacedByARenameIsAChange() async throws {
         let directory = try TemporaryDirectory()
         let path = directory.path("cookies.sqlite")
-        try counterDatabase(path)
+        // Written by another process (sqlite3), gone before the watch begins: a database this
+        // process wrote could still be open in a child another test is spawning (it holds the
+        // descriptor until it executes), and that late close would wake the watcher. The same
+        // holds for every database written before a watch whose silence a test expects.
+        let browser = try SQLiteShell(database: path)
+        try await browser.run("CREATE TABLE t(v INTEGER); INSERT INTO t VALUES (1);")
+        try await browser.close()
         let watcher = try BrowserDatabaseWatcher(database: path)
-        try counterDatabase(directory.path("cookies.sqlite.new"), rows: 1)
+        let other = try SQLiteShell(database: directory.path("cookies.sqlite.new"))
+        try await other.run("CREATE TABLE t(v INTEGER); INSERT INTO t VALUES (2);")
+        try await other.close()
         #expect(try watcher.drainEvents() == false)
         #expect(rename(directory.path("cookies.sqlite.new"), path) == 0)
         #expect(try watcher.drainEvents() == true)
