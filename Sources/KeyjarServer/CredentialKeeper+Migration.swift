@@ -96,6 +96,13 @@ extension CredentialKeeper {
         passphrase: String?
     ) throws(WireError) -> ServerConfiguration.Secrets {
         let databasePath = store.configuration.databasePath
+        // keyjard's working directory is no client's: a file is named in full.
+        if let path, !path.hasPrefix("/") {
+            throw WireError(
+                code: WireError.invalidArgument,
+                message: "the file must be named by an absolute path: \(path)"
+            )
+        }
         let target: ServerConfiguration.Secrets
         switch kind {
         case "secret-service":

@@ -22,14 +22,18 @@ struct IdleLock: Sendable, Equatable {
         return idle >= timeout ? .lock : .checkAgain(after: timeout - idle)
     }
 
+    /// The longest timeout an unlock may ask for: ten years, as `DurationText` reads. A longer
+    /// one would overflow the event loop's timer (nanoseconds in 64 bits).
+    static let longest = 3_660 * 86_400
+
     /// The timeout for an unlock that asked for `seconds` (0: never; nil: `standard`).
-    /// - Throws: when `seconds` is negative.
+    /// - Throws: when `seconds` is negative or beyond ``longest``.
     static func timeout(asked seconds: Int?, standard: Duration?) throws(WireError) -> Duration? {
         guard let seconds else { return standard }
-        guard seconds >= 0 else {
+        guard (0...Self.longest).contains(seconds) else {
             throw WireError(
                 code: WireError.invalidArgument,
-                message: "lockAfterIdle is \(seconds); it takes 0 (never) or more seconds"
+                message: "lockAfterIdle is \(seconds); it takes 0 (never) to \(Self.longest) seconds"
             )
         }
         return seconds == 0 ? nil : .seconds(seconds)

@@ -29,6 +29,10 @@ import Testing
         #expect(try IdleLock.timeout(asked: 30, standard: .seconds(60)) == .seconds(30))
         let refused = #expect(throws: WireError.self) { try IdleLock.timeout(asked: -1, standard: nil) }
         #expect(refused?.code == WireError.invalidArgument)
+        #expect(try IdleLock.timeout(asked: IdleLock.longest, standard: nil) == .seconds(IdleLock.longest))
+        // Beyond it the loop's timer would overflow: refused, not a crash of keyjard.
+        let tooLong = #expect(throws: WireError.self) { try IdleLock.timeout(asked: Int.max, standard: nil) }
+        #expect(tooLong?.code == WireError.invalidArgument)
     }
 
     @Test func statusSaysLockedOrUntilWhen() {

@@ -268,16 +268,6 @@ private struct BackupSource {
 /// The passphrase of a backup, read as a password is: never an argument.
 private enum Passphrase {
     static func read(fromStandardInput: Bool, confirming: Bool) throws -> String {
-        if fromStandardInput { return try PasswordInput.fromStandardInput(what: "passphrase") }
-        let passphrase = try PasswordInput.prompt("Passphrase: ", what: "passphrase", pipedWith: "--passphrase-stdin")
-        if confirming {
-            let again = try PasswordInput.prompt(
-                "Passphrase again: ",
-                what: "passphrase",
-                pipedWith: "--passphrase-stdin"
-            )
-            guard again == passphrase else { throw CLIError.usage("the two passphrases differ.") }
-        }
-        return passphrase
+        try PasswordInput.passphrase(standardInput: fromStandardInput, prompt: "Passphrase: ", confirming: confirming)
     }
 }

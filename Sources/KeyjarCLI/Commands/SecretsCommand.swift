@@ -87,20 +87,12 @@ struct SecretsCommand: ParsableCommand {
         }
 
         private func readPassphrase() throws -> String {
-            if passphraseStdin { return try PasswordInput.fromStandardInput(what: "passphrase") }
-            if let passphraseFd { return try PasswordInput.fromDescriptor(passphraseFd, what: "passphrase") }
-            let passphrase = try PasswordInput.prompt(
-                SecretsUnlock.prompt,
-                what: "passphrase",
-                pipedWith: "--passphrase-stdin"
+            try PasswordInput.passphrase(
+                standardInput: passphraseStdin,
+                descriptor: passphraseFd,
+                prompt: SecretsUnlock.prompt,
+                confirming: true
             )
-            let again = try PasswordInput.prompt(
-                "The same passphrase again: ",
-                what: "passphrase",
-                pipedWith: "--passphrase-stdin"
-            )
-            guard again == passphrase else { throw CLIError.usage("the two passphrases differ; nothing was moved.") }
-            return passphrase
         }
     }
 }

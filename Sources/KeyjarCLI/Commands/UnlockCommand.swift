@@ -1,5 +1,4 @@
 import ArgumentParser
-import Foundation
 import Keyjar
 import KeyjarCommands
 import KeyjarCore
@@ -64,7 +63,12 @@ struct UnlockCommand: ParsableCommand {
     }
 
     func run() throws {
-        let passphrase = try readPassphrase()
+        let passphrase = try PasswordInput.passphrase(
+            standardInput: passphraseStdin,
+            descriptor: passphraseFd,
+            prompt: SecretsUnlock.prompt,
+            confirming: false
+        )
         // scrypt, and the wait after failed tries, come before the answer.
         let client = try global.connect(defaultTimeout: 60)
         try SecretsUnlock.unlock(
@@ -77,11 +81,6 @@ struct UnlockCommand: ParsableCommand {
 
     private var idleSeconds: Int? { lockAfterIdle.flatMap(DurationText.seconds) }
 
-    private func readPassphrase() throws -> String {
-        if passphraseStdin { return try PasswordInput.fromStandardInput(what: "passphrase") }
-        if let passphraseFd { return try PasswordInput.fromDescriptor(passphraseFd, what: "passphrase") }
-        return try PasswordInput.prompt(SecretsUnlock.prompt, what: "passphrase", pipedWith: "--passphrase-stdin")
-    }
 }
 
 /// Opening keyjard's encrypted secrets file: `keyjar unlock`, and a command that finds it locked
@@ -101,14 +100,7 @@ enum SecretsUnlock {
             try client.unlockSecrets(passphrase: passphrase, lockAfterIdle: lockAfterIdle)
         } catch let error where error.wireCode == WireErrorCode.notFound.rawValue {
             // No file yet: this passphrase becomes its passphrase.
-            if confirmingANewOne {
-                let again = try PasswordInput.prompt(
-                    "The same passphrase again, to set it: ",
-                    what: "passphrase",
-                    pipedWith: "--passphrase-stdin"
-                )
-                guard again == passphrase else { throw CLIError.usage("the two passphrases differ; nothing was set.") }
-            }
+            if confirmingANewOne { try PasswordInput.confirm(passphrase) }
             do {
                 try client.unlockSecrets(passphrase: passphrase, create: true, lockAfterIdle: lockAfterIdle)
             } catch {

@@ -46,6 +46,27 @@ package enum PasswordInput {
         return try password(from: Data(bytes), what: what)
     }
 
+    /// A passphrase read as a password is, never from an argument: from standard input, an
+    /// open descriptor, or the terminal with `prompt` (typed twice when `confirming`).
+    package static func passphrase(
+        standardInput: Bool,
+        descriptor: Int32? = nil,
+        prompt: String,
+        confirming: Bool
+    ) throws -> String {
+        if standardInput { return try fromStandardInput(what: "passphrase") }
+        if let descriptor { return try fromDescriptor(descriptor, what: "passphrase") }
+        let passphrase = try self.prompt(prompt, what: "passphrase", pipedWith: "--passphrase-stdin")
+        if confirming { try confirm(passphrase) }
+        return passphrase
+    }
+
+    /// Asks for a new passphrase once more at the terminal; a different one is refused.
+    package static func confirm(_ passphrase: String) throws {
+        let again = try prompt("The same passphrase again: ", what: "passphrase", pipedWith: "--passphrase-stdin")
+        guard again == passphrase else { throw CLIError.usage("the two passphrases differ; nothing was done.") }
+    }
+
     /// Whether there is a controlling terminal to ask on.
     package static var hasTerminal: Bool {
         let terminal = open("/dev/tty", O_RDWR | O_CLOEXEC)
