@@ -436,9 +436,10 @@ let package = Package(
                 "Keyjar", "KeyjarBrowserCookies", "KeyjarBrowserFixtures", "KeyjarCodec", "KeyjarCore",
                 "KeyjarLocks", "KeyjarPlatform", "KeyjarProtocol",
                 "KeyjarCommands", "KeyjarTestSupport", "KeyjarDaemon", "KeyjarCLI", "KeyjarFront", "KeyjarFrontStart",
+                "KeyjarTestPeer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
-            exclude: ["Servers"],
+            exclude: ["Servers", "Python"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -29,3 +29,28 @@ static inline long keyjar_keyctl(int operation, unsigned long a2, unsigned long 
                                  unsigned long a5) {
     return syscall(SYS_keyctl, operation, a2, a3, a4, a5);
 }
+
+// `keyjar run --mask` relays the signals it is sent to the command it started. A handler can
+// do nothing but write to a pipe (async-signal-safe), and Swift cannot give sigaction a
+// handler that reads siginfo: this one writes the signal's number and whether a process sent
+// it with kill(2) (si_code SI_USER, SI_QUEUE, SI_TKILL: not the terminal, which signals the
+// whole foreground process group, the command with it, by itself).
+#include <errno.h>
+#include <signal.h>
+static int keyjar_relay_pipe = -1;
+static void keyjar_relay_handler(int number, siginfo_t *info, void *context) {
+    (void)context;
+    int saved = errno;
+    unsigned char record[2] = {(unsigned char)number, (unsigned char)(info != NULL && info->si_code <= 0)};
+    ssize_t ignored = write(keyjar_relay_pipe, record, sizeof record);
+    (void)ignored;
+    errno = saved;
+}
+static inline int keyjar_relay_signal(int number, int pipe_write_end) {
+    keyjar_relay_pipe = pipe_write_end;
+    struct sigaction action;
+    sigemptyset(&action.sa_mask);
+    action.sa_sigaction = keyjar_relay_handler;
+    action.sa_flags = SA_SIGINFO | SA_RESTART;
+    return sigaction(number, &action, NULL);
+}

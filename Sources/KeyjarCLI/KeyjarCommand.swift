@@ -36,7 +36,7 @@ struct KeyjarCommand: AsyncParsableCommand {
         subcommands: [
             StatusCommand.self, CookieCommand.self, CredentialCommand.self, PolicyCommand.self, WatchCommand.self,
             FetchCommand.self, CacheCommand.self, GitCredentialCommand.self, BackupCommand.self, RestoreCommand.self,
-            UnlockCommand.self, LockCommand.self, SecretsCommand.self,
+            UnlockCommand.self, LockCommand.self, SecretsCommand.self, RunCommand.self, DockerCredentialCommand.self,
         ]
     )
 
@@ -44,11 +44,15 @@ struct KeyjarCommand: AsyncParsableCommand {
     /// holds for both). The loader refreshes stored tokens here; the front has none.
     static func main() async {
         Output.prepare()
-        StoredTokenRefresh.install { record, client in
+        StoredTokenRefresh.install { record, rejected, client in
             // The token endpoint trusts what curl would here (SSL_CERT_FILE, CURL_CA_BUNDLE, …).
             let anchors = TrustAnchors.fromEnvironment()
-            if case .failure(let failure) = URLLoader.refreshStoredToken(record, client: client, trustAnchors: anchors)
-            {
+            if case .failure(let failure) = URLLoader.refreshStoredToken(
+                record,
+                rejected: rejected,
+                client: client,
+                trustAnchors: anchors
+            ) {
                 throw CLIError.failure(failure.description)
             }
         }

@@ -21,6 +21,8 @@ package enum CommandMain {
         var arguments = Array(given.dropFirst())
         if calledAsGitHelper(given) {
             arguments.insert(GitCredentialCommand.configuration.commandName ?? "git-credential", at: 0)
+        } else if calledAsDockerHelper(given) {
+            arguments.insert(dockerHelperCommand, at: 0)
         }
         if arguments.first == "help" {
             let names = Array(arguments.dropFirst())
@@ -39,6 +41,15 @@ package enum CommandMain {
     /// front's call).
     package static func calledAsGitHelper(_ given: [String]) -> Bool {
         given.first.map { $0.split(separator: "/").last.map(String.init) == GitCredentialCommand.helperName } ?? false
+    }
+
+    /// The name Docker runs for `"credsStore": "keyjar"`, and the command it means.
+    package static let dockerHelperName = "docker-credential-keyjar"
+    package static let dockerHelperCommand = "docker-credential"
+
+    /// Whether the program was called as Docker's credential helper.
+    package static func calledAsDockerHelper(_ given: [String]) -> Bool {
+        given.first.map { $0.split(separator: "/").last.map(String.init) == dockerHelperName } ?? false
     }
 
     /// Parses `arguments` with `root` and runs the command, then exits.

@@ -68,8 +68,10 @@ package enum FullCommand {
 /// to keyjar-full (``FullCommand/exec(input:)``).
 package enum StoredTokenRefresh {
     /// Refreshes the token of `record` through keyjard's lease; throws ``CLIError`` when the
-    /// endpoint refuses (the message says why, never the token).
-    package typealias Refresh = @Sendable (CredentialRecord, KeyjarClient) throws -> Void
+    /// endpoint refuses (the message says why, never the token). `rejected`: the token still
+    /// stored that the caller will not use (about to expire), so that keyjard does not answer
+    /// with it; nil when the caller only saw the stored one expired.
+    package typealias Refresh = @Sendable (CredentialRecord, _ rejected: String?, KeyjarClient) throws -> Void
 
     private static let refresh = Locked<Refresh?>(nil)
 

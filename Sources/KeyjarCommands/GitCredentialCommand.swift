@@ -136,15 +136,16 @@ package struct GitCredentialCommand: ParsableCommand {
         let client = try global.connect(defaultTimeout: Self.timeout)
         // The strongest challenge first; with several users and no default, no answer: git
         // then asks its user. keyjard never offers an expired credential.
-        var found = try Self.lookUp(request, client: client)
+        let lookup = StoredCredentialLookup(spaces: request.spaces, user: Self.user(request))
+        var found = try lookup.answer(client: client)
         // Only expired tokens that Keyjar can refresh answer? Then refresh the one git would
         // get (once for every process, through keyjard) and answer with the new token, rather
         // than leave git to ask its user.
-        if found == nil, let expired = try Self.refreshableExpiredToken(request, client: client) {
+        if found == nil, let expired = try lookup.tokenToRefresh(client: client, answering: nil) {
             // The front links no loader: keyjar-full answers the same request, and refreshes.
             guard let refresh = StoredTokenRefresh.installed else { FullCommand.exec(input: Array(text.utf8)) }
-            try refresh(expired, client)
-            found = try Self.lookUp(request, client: client)
+            try refresh(expired, nil, client)
+            found = try lookup.answer(client: client)
         }
         guard let record = found, let secret = try client.password(user: record.user, for: record.space) else {
             return
@@ -175,31 +176,6 @@ package struct GitCredentialCommand: ParsableCommand {
         // announced the state capability).
         response.state = [GitCredentialState(space: record.space, user: record.user).encoded]
         try Self.answer(response)
-    }
-
-    /// The credential that answers git's request: for the strongest challenge first.
-    private static func lookUp(_ request: GitCredentialRequest, client: KeyjarClient) throws -> CredentialRecord? {
-        for space in request.spaces {
-            if let found = try client.credentialCandidates(for: space).answer(forUser: user(request)) { return found }
-        }
-        return nil
-    }
-
-    /// The expired token that would answer git's request (by the same rule, as if it had not
-    /// expired) when Keyjar can refresh it.
-    private static func refreshableExpiredToken(
-        _ request: GitCredentialRequest,
-        client: KeyjarClient
-    ) throws -> CredentialRecord? {
-        let now = Date().timeIntervalSince1970
-        let expired = try client.credentialRecords().filter { $0.canRefresh && $0.isExpired(at: now) }
-        guard !expired.isEmpty else { return nil }
-        for space in request.spaces {
-            let choice = CredentialChoice(for: space, among: expired, now: -.infinity)
-            let candidates = CredentialCandidates(records: choice.candidates.map(\.record), preferred: choice.preferred)
-            if let found = candidates.answer(forUser: user(request)) { return found }
-        }
-        return nil
     }
 
     /// What git asks to store: the secret, its user, and the space it is looked up in. A Bearer

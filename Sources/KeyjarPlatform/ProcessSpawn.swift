@@ -29,6 +29,8 @@ package enum ProcessSpawn {
         package var closesInheritedDescriptors = false
         /// The process group it joins; 0 for a new one it leads; nil for this process's.
         package var processGroup: Int32?
+        /// The program is a name looked up in `PATH` (posix_spawnp) when it has no slash.
+        package var searchesPath = false
 
         package init(
             standardInput: Stream? = nil,
@@ -53,7 +55,7 @@ package enum ProcessSpawn {
     /// glibc's POSIX_SPAWN_SETSID, which Glibc's Swift module does not export.
     private static let setSessionFlag: Int32 = 0x80
 
-    /// Starts `arguments[0]` (a path) with `arguments`. The child's signal mask is empty and its
+    /// Starts `arguments[0]` (a path, or a name with ``Options/searchesPath``) with `arguments`. The child's signal mask is empty and its
     /// signals at their defaults whatever the calling thread blocks (Swift's worker threads
     /// block some): it must receive SIGTERM and SIGCHLD like any program.
     package static func start(_ arguments: [String], _ options: Options = Options()) throws(Failure) -> Int32 {
@@ -99,12 +101,13 @@ package enum ProcessSpawn {
         defer { for pointer in argv { free(pointer) } }
         var pid: Int32 = 0
         let status: Int32
+        let spawn = options.searchesPath ? posix_spawnp : posix_spawn
         if let environment = options.environment {
             var envp: [UnsafeMutablePointer<CChar>?] = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
             defer { for pointer in envp { free(pointer) } }
-            status = posix_spawn(&pid, arguments[0], &actions, &attributes, &argv, &envp)
+            status = spawn(&pid, arguments[0], &actions, &attributes, &argv, &envp)
         } else {
-            status = posix_spawn(&pid, arguments[0], &actions, &attributes, &argv, environ)
+            status = spawn(&pid, arguments[0], &actions, &attributes, &argv, environ)
         }
         guard status == 0 else { throw Failure(program: arguments[0], errorNumber: status) }
         return pid

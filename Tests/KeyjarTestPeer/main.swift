@@ -21,6 +21,9 @@
 //                                           prints "started", then one line per operation; a
 //                                           body that is not whole or not its entry's: "BAD …"
 //                                           and exit 3; else "done" and exit 0
+//   KeyjarTestPeer load <url>               load <url> with URLLoader.shared() (the shared store's
+//                                           cookies and credentials, as any KeyjarLoader program),
+//                                           print the body; status 1 and the error otherwise
 //   KeyjarTestPeer new-session-keyring COMMAND ARGUMENT…
 //                                           join a new, empty session keyring, as a login does,
 //                                           then execute COMMAND: another login session's process
@@ -93,6 +96,17 @@ if arguments.first == "threads", arguments.count == 2, let url = URL(string: arg
 /// picks the async one there).
 func sharedFromSynchronousCode() throws -> URLLoader { try URLLoader.shared() }
 func sharedFromAsynchronousCode() async throws -> URLLoader { try await URLLoader.shared() }
+
+if arguments.count == 2, arguments[0] == "load", let url = URL(string: arguments[1]) {
+    do {
+        let (body, _) = try await URLLoader.shared().data(for: URLRequest(url: url))
+        FileHandle.standardOutput.write(body)
+        exit(0)
+    } catch {
+        try? FileHandle.standardError.write(contentsOf: Data("KeyjarTestPeer: \(error)\n".utf8))
+        exit(1)
+    }
+}
 
 if arguments == ["shared-loader"] {
     do {

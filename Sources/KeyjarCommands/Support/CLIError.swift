@@ -10,6 +10,9 @@ package struct CLIError: Error, CustomStringConvertible {
         case unreachable = 3
         /// The secrets are in an encrypted file that is locked: `keyjar unlock` opens it.
         case locked = 4
+        /// `keyjar run`: the command was found but cannot be run, or was not found (a shell's).
+        case commandNotRunnable = 126
+        case commandNotFound = 127
         /// Stopped by a signal, as a shell reports it: 128 + the signal's number.
         case hangUp = 129
         case interrupted = 130

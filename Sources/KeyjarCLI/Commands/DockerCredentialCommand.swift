@@ -1,0 +1,164 @@
+import ArgumentParser
+import Foundation
+import Keyjar
+import KeyjarCodec
+import KeyjarCommands
+import KeyjarCore
+
+/// `keyjar docker-credential store|get|erase|list|version`, installed as
+/// `docker-credential-keyjar`: Docker's credential-helper protocol (``DockerCredentialFormat``)
+/// on the shared credentials, so that `docker login` stores in Keyjar and `docker pull` finds
+/// a registry password whichever program stored it.
+struct DockerCredentialCommand: ParsableCommand {
+    /// The name Docker runs for `"credsStore": "keyjar"` in ~/.docker/config.json.
+    static let helperName = CommandMain.dockerHelperName
+
+    static let configuration = CommandConfiguration(
+        commandName: CommandMain.dockerHelperCommand,
+        abstract: "Docker's credential helper on the shared credential storage.",
+        discussion: """
+            Docker runs it as docker-credential-keyjar with the operation as its argument: `store` \
+            reads {"ServerURL", "Username", "Secret"} as JSON on standard input and stores the \
+            credential for that registry (an https registry unless the URL says http), as its \
+            default; `get` reads a server URL and prints the credential that answers there by \
+            Keyjar's matching rule (one `keyjar credential add` stored too); `erase` removes that \
+            credential; `list` prints every whole-server http and https credential as \
+            {"server": "user"}. Errors, and "credentials not found in native keychain", are \
+            written to standard output with status 1, where Docker reads them.
+
+            Set-up:
+              ln -s "$(command -v keyjar-full)" ~/.local/bin/docker-credential-keyjar
+              echo '{"credsStore": "keyjar"}' > ~/.docker/config.json
+            (scripts/install makes the link.)
+
+            Example:
+              printf '%s' registry.example:5000 | keyjar docker-credential get
+            """
+    )
+
+    @OptionGroup var global: GlobalOptions
+
+    @Argument(
+        help: ArgumentHelp("store, get, erase, list or version (Docker passes it).", valueName: "operation"),
+        completion: .list(["store", "get", "erase", "list", "version"])
+    )
+    var operation: String
+
+    /// Docker gives a helper this long, at most, before it reports the registry unreachable.
+    static let timeout: Double = 10
+
+    func run() throws {
+        do {
+            switch operation {
+            case "store": try store()
+            case "get": try get()
+            case "erase": try erase()
+            case "list": try list()
+            case "version": Output.line(CommandMain.version)
+            default: throw CLIError.usage("unknown credential action `\(UserInput.shown(operation))`")
+            }
+        } catch let error as CLIError {
+            // Docker shows what the helper wrote on standard output, and knows status 1 only;
+            // keyjar's own line goes to standard error as for every command.
+            Output.line(error.message)
+            throw CLIError(message: error.message, status: .failure)
+        }
+    }
+
+    private static func input() throws -> [UInt8] {
+        Array(try StandardInput.readAll(for: "request"))
+    }
+
+    private static func server(_ serverURL: String) throws -> ProtectionSpace {
+        guard let space = DockerCredentialFormat.space(forServerURL: serverURL) else {
+            throw CLIError.usage("'\(UserInput.shown(serverURL))' names no registry (host or https URL)")
+        }
+        return space
+    }
+
+    private func connect() throws -> KeyjarClient { try global.connect(defaultTimeout: Self.timeout) }
+
+    private func store() throws {
+        let credential: DockerCredentialFormat.Credential
+        do {
+            credential = try DockerCredentialFormat.readCredential(try Self.input())
+        } catch let error as DockerCredentialFormat.ReadError {
+            throw CLIError.usage(error.description)
+        }
+        let space = try Self.server(credential.serverURL)
+        let client = try connect()
+        // Docker keeps one login per registry, the last: it becomes the registry's default, in
+        // the credential of that user that answers there (git's and fetch's rule).
+        let storing = try client.credentialCandidates(for: space).space(
+            forStoring: credential.username,
+            challengedAt: space
+        )
+        try client.setCredential(
+            user: credential.username,
+            password: credential.secret,
+            for: storing,
+            makeDefault: true
+        )
+    }
+
+    /// The credential that answers at the registry, with its secret; nil when none does.
+    private static func answering(
+        _ space: ProtectionSpace,
+        client: KeyjarClient
+    ) throws -> (record: CredentialRecord, secret: String)? {
+        let lookup = StoredCredentialLookup(spaces: [space], user: nil)
+        guard let record = try lookup.answer(client: client),
+            record.space.authenticationMethod.keepsSecret,
+            let secret = try client.password(user: record.user, for: record.space)
+        else { return nil }
+        return (record, secret)
+    }
+
+    private func get() throws {
+        let serverURL: String
+        do {
+            serverURL = try DockerCredentialFormat.readServerURL(try Self.input())
+        } catch let error as DockerCredentialFormat.ReadError {
+            throw CLIError.usage(error.description)
+        }
+        let space = try Self.server(serverURL)
+        guard let (record, secret) = try Self.answering(space, client: try connect()) else {
+            throw CLIError.failure(DockerCredentialFormat.notFound)
+        }
+        let answer = DockerCredentialFormat.Credential(serverURL: serverURL, username: record.user, secret: secret)
+        Output.write(Data(DockerCredentialFormat.encode(answer)))
+    }
+
+    private func erase() throws {
+        let serverURL: String
+        do {
+            serverURL = try DockerCredentialFormat.readServerURL(try Self.input())
+        } catch let error as DockerCredentialFormat.ReadError {
+            throw CLIError.usage(error.description)
+        }
+        let client = try connect()
+        // `docker logout` ends the login Docker would use; a `.netrc` login answering every
+        // server is not this registry's to end.
+        guard let (record, _) = try Self.answering(try Self.server(serverURL), client: client),
+            !record.space.isWildcard
+        else {
+            throw CLIError.failure(DockerCredentialFormat.notFound)
+        }
+        try client.removeCredential(user: record.user, for: record.space)
+    }
+
+    private func list() throws {
+        let now = Date().timeIntervalSince1970
+        let records = try connect().credentialRecords().filter {
+            DockerCredentialFormat.isListed($0.space) && !$0.isExpired(at: now) && !$0.isRevoked
+        }
+        // One user per registry, as Docker keeps them: the default, else the first.
+        var listed: [String: String] = [:]
+        for record in records.sorted(by: { $0.isDefault && !$1.isDefault }) {
+            let key = DockerCredentialFormat.serverURL(for: record.space)
+            if listed[key] == nil { listed[key] = record.user }
+        }
+        let entries = listed.sorted { $0.key < $1.key }.map { (serverURL: $0.key, username: $0.value) }
+        Output.write(Data(DockerCredentialFormat.encode(list: entries)))
+    }
+}
