@@ -173,13 +173,13 @@ _keyjar() {
     unset 'unparsed_words[0]'
     unparsed_words=("${unparsed_words[@]}")
     case "${subcommand}" in
-    status|cookie|credential|policy|watch|fetch|cache|git-credential|backup|restore|unlock|lock|secrets|help)
+    status|cookie|credential|policy|watch|fetch|cache|git-credential|backup|restore|unlock|lock|secrets|run|docker-credential|help)
         # Offer subcommand argument completions
         "_keyjar_${subcommand}"
         ;;
     *)
         # Offer subcommand completions
-        COMPREPLY+=($(compgen -W 'status cookie credential policy watch fetch cache git-credential backup restore unlock lock secrets help' -- "${cur}"))
+        COMPREPLY+=($(compgen -W 'status cookie credential policy watch fetch cache git-credential backup restore unlock lock secrets run docker-credential help' -- "${cur}"))
         ;;
     esac
 }
@@ -1120,6 +1120,53 @@ _keyjar_secrets_migrate() {
         return
         ;;
     '--passphrase-fd')
+        return
+        ;;
+    esac
+}
+
+_keyjar_run() {
+    repeating_flags=()
+    non_repeating_flags=(--no-start --mask --version -h --help)
+    repeating_options=(--env)
+    non_repeating_options=(--socket --timeout)
+    __keyjar_offer_flags_options -1
+
+    # Offer option value completions
+    case "${prev}" in
+    '--socket')
+        return
+        ;;
+    '--timeout')
+        return
+        ;;
+    '--env')
+        return
+        ;;
+    esac
+}
+
+_keyjar_docker-credential() {
+    repeating_flags=()
+    non_repeating_flags=(--no-start --version -h --help)
+    repeating_options=()
+    non_repeating_options=(--socket --timeout)
+    __keyjar_offer_flags_options 1
+
+    # Offer option value completions
+    case "${prev}" in
+    '--socket')
+        return
+        ;;
+    '--timeout')
+        return
+        ;;
+    esac
+
+    # Offer positional completions
+    case "${positional_number}" in
+    1)
+        __keyjar_add_completions -W 'store'$'\n''get'$'\n''erase'$'\n''list'$'\n''version'
         return
         ;;
     esac

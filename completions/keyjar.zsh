@@ -63,13 +63,15 @@ _keyjar() {
             'unlock:Open keyjard'\''s encrypted secrets file with its passphrase.'
             'lock:Make keyjard forget the encrypted secrets file'\''s key until the next unlock.'
             'secrets:Move keyjard'\''s passwords and tokens to another secrets backend.'
+            'run:Run a command with stored passwords or tokens in environment variables.'
+            'docker-credential:Docker'\''s credential helper on the shared credential storage.'
             'help:Show subcommand help information.'
         )
         _describe -V subcommand subcommands && ret=0
         ;;
     arg)
         case "${words[1]}" in
-        status|cookie|credential|policy|watch|fetch|cache|git-credential|backup|restore|unlock|lock|secrets|help)
+        status|cookie|credential|policy|watch|fetch|cache|git-credential|backup|restore|unlock|lock|secrets|run|docker-credential|help)
             "_keyjar_${words[1]}" && ret=0
             ;;
         esac
@@ -845,6 +847,39 @@ _keyjar_secrets_migrate() {
         '--secrets-file[The file for encrypted or file (default\: beside the database).]:path:'
         '--passphrase-stdin[Read the encrypted file'\''s passphrase from standard input (one trailing newline is dropped).]'
         '--passphrase-fd[Read the encrypted file'\''s passphrase from this open file descriptor.]:fd:'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_keyjar_run() {
+    local -i ret=1
+    local -ar arg_specs=(
+        '--socket[keyjard'\''s socket (default\: $KEYJAR_SOCKET, else $XDG_RUNTIME_DIR/keyjar/keyjar.sock).]:path:'
+        '--no-start[Fail (exit status 3) instead of starting keyjard when none is serving.]'
+        '--timeout[How long to wait for keyjard'\''s answer before failing with exit status 3 (default\: $KEYJAR_TIMEOUT, else 30).]:seconds:'
+        '*--env[An environment variable and the credential it holds\: NAME=URL, or NAME=URL#user.]:name=url\[#user\]:'
+        '--mask[Write *** for the values wherever they appear in the command'\''s output and errors.]'
+        '*:command:'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_keyjar_docker-credential() {
+    local -i ret=1
+    local -ar _operation=('store' 'get' 'erase' 'list' 'version')
+    local -ar arg_specs=(
+        '--socket[keyjard'\''s socket (default\: $KEYJAR_SOCKET, else $XDG_RUNTIME_DIR/keyjar/keyjar.sock).]:path:'
+        '--no-start[Fail (exit status 3) instead of starting keyjard when none is serving.]'
+        '--timeout[How long to wait for keyjard'\''s answer before failing with exit status 3 (default\: $KEYJAR_TIMEOUT, else 30).]:seconds:'
+        ':operation:{__keyjar_complete "${_operation[@]}"}'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )

@@ -1,7 +1,7 @@
 // keyjar-bench: Keyjar's performance targets, measured in a release build.
 //
 // Prints one `name: value unit` line per metric so runs can be compared with diff.
-// Run: swift build -c release && .build/release/keyjar-bench [engine] [coding] [store] [service] [import] [client] [loader] [cache] [download] [urlsession] [cli]
+// Run: swift build -c release && .build/release/keyjar-bench [engine] [coding] [store] [service] [import] [client] [loader] [cache] [download] [urlsession] [cli] [python]
 //      .build/release/keyjar-bench stress   (robustness under kills; not part of the default run)
 //      .build/release/keyjar-bench backup   (backup, wipe, restore of 100,000 cookies; not part of the default run)
 import Foundation
@@ -50,12 +50,12 @@ if CommandLine.arguments.dropFirst().first == "stress" {
 let sections = Set(CommandLine.arguments.dropFirst())
 let unknown = sections.subtracting([
     "engine", "coding", "store", "service", "import", "browser", "client", "loader", "cache", "download", "urlsession",
-    "cli",
+    "cli", "python",
 ])
 guard unknown.isEmpty else {
     FileHandle.standardError.write(
         Data(
-            "usage: keyjar-bench [engine] [coding] [store] [service] [import] [browser] [client] [loader] [cache] [download] [urlsession] [cli]\n"
+            "usage: keyjar-bench [engine] [coding] [store] [service] [import] [browser] [client] [loader] [cache] [download] [urlsession] [cli] [python]\n"
                 .utf8
         )
     )
@@ -64,7 +64,7 @@ guard unknown.isEmpty else {
 if sections.isEmpty || sections.contains("engine") { runEngineBenchmark() }
 if sections.isEmpty || sections.contains("coding") { runCodingBenchmark() }
 if !sections.isDisjoint(with: [
-    "store", "service", "import", "browser", "client", "loader", "cache", "download", "urlsession", "cli",
+    "store", "service", "import", "browser", "client", "loader", "cache", "download", "urlsession", "cli", "python",
 ])
     || sections.isEmpty
 {
@@ -82,6 +82,7 @@ if !sections.isDisjoint(with: [
         if sections.isEmpty || sections.contains("download") { try runDownloadBenchmark() }
         if sections.isEmpty || sections.contains("urlsession") { try runURLSessionBenchmark() }
         if sections.isEmpty || sections.contains("cli") { try runCommandBenchmark() }
+        if sections.isEmpty || sections.contains("python") { try runPythonBenchmark() }
     } catch {
         try? FileHandle.standardError.write(contentsOf: Data("keyjar-bench: \(error)\n".utf8))
         exit(1)

@@ -106,10 +106,15 @@ public enum DockerCredentialFormat {
         return "\(space.protocol)://\(host):\(space.port)"
     }
 
-    /// Whether `list` names a stored credential: one for a whole http or https server (no
-    /// realm, method default, not a proxy's, not a `.netrc` wildcard), as `store` makes them.
-    public static func isListed(_ space: ProtectionSpace) -> Bool {
-        (space.protocol == "https" || space.protocol == "http") && space.realm == nil
-            && space.authenticationMethod == .default && space.proxyType == .none && !space.isWildcard
+    /// The registries Docker's own configuration (`config.json`) records a login to: the keys of
+    /// its `auths`, which `docker login` writes (without the secret) whatever the store. `list`
+    /// names only those, so that Docker never asks for every site's password (the legacy
+    /// builder hands every listed login to the daemon, which may be another machine's). Empty
+    /// for a file that is no JSON object.
+    public static func loggedInRegistries(config bytes: [UInt8]) -> [String] {
+        guard let config = JSONReader.parse(bytes), let auths = try? config.optionalMember("auths"),
+            let members = try? auths.members()
+        else { return [] }
+        return members.map(\.key)
     }
 }

@@ -45,7 +45,7 @@ public struct ProtectionSpace: Sendable, Hashable {
         // `example.com.` names the same server as `example.com` (DNS's root label), so one
         // credential answers both; an empty realm is no realm.
         var canonical = CookieURL.canonicalHost(host)
-        if canonical.count > 1, canonical.hasSuffix(".") { canonical.removeLast() }
+        while canonical.count > 1, canonical.hasSuffix(".") { canonical.removeLast() }
         self.host = canonical
         let scheme = proxyType == .none ? `protocol`.lowercased() : proxyType.rawValue
         self.protocol = scheme
@@ -125,6 +125,27 @@ public struct ProtectionSpace: Sendable, Hashable {
     /// Whether the space stands for several origins (``init(anySchemeAndPortOf:inClearToo:)``,
     /// ``anyServer``).
     public var isWildcard: Bool { Self.isWildcard(protocol: `protocol`) }
+
+    /// The space as Keyjar's own initialisers make it: host lower-cased (no trailing dot,
+    /// IPv6 without brackets), the effective port, no empty realm, a proxy's protocol its
+    /// type; a wildcard with port 0, no realm and method `default`. The secret store keys a
+    /// password by this form, so keyjard stores no credential of another form (a client of
+    /// another language could send one): its password would read back as another's.
+    public var canonical: ProtectionSpace {
+        if isWildcard {
+            return host == Self.anyServer.host
+                ? Self.anyServer(inClearToo: `protocol` == Self.anySchemeInClearToo)
+                : ProtectionSpace(anySchemeAndPortOf: host, inClearToo: `protocol` == Self.anySchemeInClearToo)
+        }
+        return ProtectionSpace(
+            host: host,
+            port: port,
+            protocol: `protocol`,
+            realm: realm,
+            authenticationMethod: authenticationMethod,
+            proxyType: proxyType
+        )
+    }
 
     /// A wildcard's `*` host: every server.
     public var isEveryServer: Bool { isWildcard && host == Self.anyServer.host }

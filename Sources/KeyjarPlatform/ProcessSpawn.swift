@@ -123,11 +123,24 @@ package enum ProcessSpawn {
         package var peakResidentBytes: Int
     }
 
+    /// How `pid` ended, if it has (without waiting); nil while it runs.
+    package static func exitIfEnded(_ pid: Int32) -> Exit? {
+        var raw: Int32 = 0
+        var usage = rusage()
+        var reaped: Int32
+        repeat { reaped = wait4(pid, &raw, WNOHANG, &usage) } while reaped < 0 && errno == EINTR
+        return reaped == pid ? exit(raw: raw, usage: usage) : nil
+    }
+
     /// Waits for `pid` to end (again after an interruption).
     package static func wait(_ pid: Int32) -> Exit {
         var raw: Int32 = 0
         var usage = rusage()
         while wait4(pid, &raw, 0, &usage) < 0 && errno == EINTR {}
+        return exit(raw: raw, usage: usage)
+    }
+
+    private static func exit(raw: Int32, usage: rusage) -> Exit {
         // WIFEXITED / WEXITSTATUS / WTERMSIG, which are C macros.
         let signal = raw & 0x7F
         return Exit(

@@ -101,6 +101,19 @@ extension CredentialKeeper {
         return try store.commit(records, origin: origin)
     }
 
+    /// Passwords are kept under the canonical space: one of another form would be read back as
+    /// another credential's (a half credential that repair would split), and a record of another
+    /// form would never be found by Keyjar's own clients.
+    static func checkCanonical(_ space: ProtectionSpace, user: String) throws(WireError) {
+        guard space == space.canonical else {
+            throw WireError(
+                code: WireError.invalidArgument,
+                message: "the space is not in canonical form (host lower-case without a trailing dot, the scheme's "
+                    + "port rather than 0, no empty realm; Schemas/protocol.md) (\(user) at \(space.host))"
+            )
+        }
+    }
+
     private static func validate(_ writes: [CredentialWrite]) throws(WireError) {
         var seen = Set<LeaseKey>()
         for write in writes {
@@ -110,6 +123,7 @@ extension CredentialKeeper {
             guard seen.insert(LeaseKey(space: write.space, user: write.user)).inserted else {
                 throw refuse("the same credential is written twice")
             }
+            try checkCanonical(write.space, user: write.user)
             if !write.space.authenticationMethod.keepsSecret,
                 !write.password.isEmpty || write.refreshToken != nil || write.expires != nil
             {
@@ -133,6 +147,7 @@ extension CredentialKeeper {
         makeDefault: Bool,
         origin: ServedClient
     ) throws(WireError) -> UInt64? {
+        try Self.checkCanonical(space, user: user)
         let stored = try records()
         var record = CredentialRecord(
             space: space,

@@ -98,9 +98,10 @@ struct RunCommandTests {
         }
     }
 
-    /// A signal sent to keyjar (kill) reaches the command, whose status is keyjar's; a command
-    /// ended by a signal ends keyjar by the same signal.
-    @Test func signalsArePassedOnAndASignalledEndIsKept() async throws {
+    /// A signal sent to keyjar (kill) reaches the command, with --mask (passed on) and without
+    /// (keyjar is the command: it must not start with signals blocked); its status is keyjar's.
+    @Test(arguments: [true, false])
+    func signalsReachTheCommand(masked: Bool) async throws {
         let daemon = try await DaemonProcess()
         let keyjar = KeyjarCLI(daemon: daemon)
         let host = uniqueHost("run-signal")
@@ -111,7 +112,7 @@ struct RunCommandTests {
         let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: KeyjarCLI.binary)
         process.arguments =
-            ["run", "--mask", "--env", "V=https://\(host)"]
+            ["run"] + (masked ? ["--mask"] : []) + ["--env", "V=https://\(host)"]
             + shell(#"trap 'echo "got TERM with $V"; exit 5' TERM; echo ready; while :; do sleep 1; done"#)
         process.environment = keyjar.environment
         let output = Pipe()
@@ -121,17 +122,40 @@ struct RunCommandTests {
         #expect(ready == "ready")
         kill(process.processIdentifier, SIGTERM)
         let said = await DaemonProcess.readLine(from: output.fileHandleForReading)
-        #expect(said == "got TERM with ***")
+        #expect(said == (masked ? "got TERM with ***" : "got TERM with sig-secret"))
         try await waitForExit(process)
         #expect(process.terminationReason == .exit && process.terminationStatus == 5)
+    }
 
-        let killed = ChildProcess()
-        killed.executableURL = URL(fileURLWithPath: KeyjarCLI.binary)
-        killed.arguments = ["run", "--mask", "--env", "V=https://\(host)"] + shell("kill -KILL $$")
-        killed.environment = keyjar.environment
-        try killed.run()
-        try await waitForExit(killed)
-        #expect(killed.terminationReason == .uncaughtSignal && killed.terminationStatus == SIGKILL)
+    /// A command ended by a signal ends keyjar by the same signal (one a thread may block
+    /// included); a program the command leaves running in the background holding its output
+    /// does not keep keyjar waiting.
+    @Test func aSignalledEndIsKeptAndBackgroundProgramsAreNotWaitedFor() async throws {
+        let daemon = try await DaemonProcess()
+        let keyjar = KeyjarCLI(daemon: daemon)
+        let host = uniqueHost("run-end")
+        try await keyjar.ok(
+            ["credential", "add", "--url", "https://\(host)", "--user", "u", "--password-stdin"],
+            input: "end-secret\n"
+        )
+        for signal in [SIGTERM, SIGKILL] {
+            let killed = ChildProcess()
+            killed.executableURL = URL(fileURLWithPath: KeyjarCLI.binary)
+            killed.arguments = ["run", "--mask", "--env", "V=https://\(host)"] + shell("kill -\(signal) $$")
+            killed.environment = keyjar.environment
+            try killed.run()
+            try await waitForExit(killed)
+            #expect(killed.terminationReason == .uncaughtSignal && killed.terminationStatus == signal)
+        }
+        // The background program would hold the pipes for a day: keyjar must end without it.
+        let result = try await keyjar.run(
+            ["run", "--mask", "--env", "V=https://\(host)"]
+                + shell(#"sleep 86400 & echo "background $!"; echo "value $V""#)
+        )
+        let lines = result.output.split(separator: "\n").map(String.init)
+        if let pid = lines.first.flatMap({ Int32($0.dropFirst("background ".count)) }) { kill(pid, SIGKILL) }
+        #expect(result.status == 0, "\(result.error)")
+        #expect(lines.count == 2 && lines[1] == "value ***", "\(result.output)")
     }
 
     /// An expired token Keyjar can refresh, and one that expires within the minute, are

@@ -19,6 +19,12 @@ struct RunSupportTests {
         ] {
             #expect(throws: ValidationError.self, "\(refused)") { try EnvironmentCredential(parsing: refused) }
         }
+        // A '#' inside a password: nothing of it is repeated.
+        #expect {
+            try EnvironmentCredential(parsing: "X=https://u:p#ss@a.example")
+        } throws: { error in
+            !"\(error)".contains("u:p") && !"\(error)".contains("ss@")
+        }
     }
 
     private func masked(_ chunks: [String], secrets: [String]) -> String {
@@ -39,7 +45,11 @@ struct RunSupportTests {
         // A value that begins a longer one: the longer one whole, never its tail.
         #expect(masked(["abc", "def!"], secrets: ["abc", "abcdef"]) == "***!")
         #expect(masked(["abc", "!"], secrets: ["abc", "abcdef"]) == "***!")
-        #expect(masked(["abcabc"], secrets: ["abc"]) == "******")
+        // Overlapping values leave nothing of either; a run of masked bytes is one ***.
+        #expect(masked(["abcabc"], secrets: ["abc"]) == "***")
+        #expect(masked(["abcdefgh!"], secrets: ["abc", "cdefgh"]) == "***!")
+        #expect(masked(["xaabaabaa."], secrets: ["aabaa"]) == "x***.")
+        #expect(masked(["ab", "c", "de"], secrets: ["abc", "cdx"]) == "***de")
         #expect(masked(["nothing here"], secrets: []) == "nothing here")
         #expect(masked(["x"], secrets: [""]) == "x")
         #expect(masked(["pässwörd ok"], secrets: ["pässwörd"]) == "*** ok")

@@ -66,12 +66,22 @@ struct DockerCredentialFormatTests {
             #expect(space.host == host && space.port == port && space.protocol == scheme, "\(serverURL): \(space)")
             #expect(space.realm == nil && space.authenticationMethod == .default)
             #expect(DockerCredentialFormat.serverURL(for: space) == listed)
-            #expect(DockerCredentialFormat.isListed(space))
         }
         for refused in ["", "ftp://files.example", "https://user@registry.example", "https://"] {
             #expect(DockerCredentialFormat.space(forServerURL: refused) == nil, "\(refused)")
         }
-        #expect(!DockerCredentialFormat.isListed(ProtectionSpace(host: "r.example", protocol: "https", realm: "x")))
-        #expect(!DockerCredentialFormat.isListed(ProtectionSpace(anySchemeAndPortOf: "r.example")))
+    }
+
+    /// `list` names the registries Docker's config.json records a login to.
+    @Test func loginsAreReadFromDockersConfiguration() {
+        let config =
+            #"{"auths": {"https://index.docker.io/v1/": {}, "r.example:5000": {"auth": ""}}, "credsStore": "keyjar"}"#
+        #expect(
+            DockerCredentialFormat.loggedInRegistries(config: Array(config.utf8))
+                == ["https://index.docker.io/v1/", "r.example:5000"]
+        )
+        for nothing in ["", "[]", #"{"credsStore": "keyjar"}"#, #"{"auths": []}"#, "{\"auths\": {"] {
+            #expect(DockerCredentialFormat.loggedInRegistries(config: Array(nothing.utf8)).isEmpty, "\(nothing)")
+        }
     }
 }

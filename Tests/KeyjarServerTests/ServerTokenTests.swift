@@ -123,6 +123,45 @@ struct ServerTokenTests {
         #expect(try Self.records(client).count == 1)
     }
 
+    /// A client of another language may send a space Keyjar's own would never make (an upper-case
+    /// host, port 0 for https, a trailing dot, an empty realm, a wildcard with a realm): its
+    /// password would be kept under the canonical space and read back as another credential's.
+    /// keyjard refuses it, storing nothing; the canonical space is stored.
+    @Test func aSpaceNotInCanonicalFormIsRefused() async throws {
+        let server = try await InProcessServer.withSecretService()
+        let client = try Self.client(server)
+        func space(_ host: String, _ port: Int, _ scheme: String, realm: String? = nil) -> ProtectionSpace {
+            ProtectionSpace(
+                verbatimHost: host,
+                port: port,
+                protocol: scheme,
+                realm: realm,
+                authenticationMethod: .default,
+                proxyType: .none
+            )
+        }
+        for bad in [
+            space("Example.com", 443, "https"), space("example.com", 0, "https"), space("example.com.", 443, "https"),
+            space("example.com", 443, "HTTPS"), space("example.com", 443, "https", realm: ""),
+            space("example.com", 0, "*", realm: "r"),
+        ] {
+            #expect(throws: WireError.self, "\(bad)") {
+                try client.call(.setCredential(space: bad, user: "alice", password: "pw", makeDefault: false))
+            }
+            #expect(bad.canonical != bad)
+        }
+        #expect(try Self.records(client).isEmpty)
+        let good = space("example.com", 443, "https")
+        #expect(good.canonical == good)
+        #expect(
+            ProtectionSpace(anySchemeAndPortOf: "example.com").canonical
+                == ProtectionSpace(anySchemeAndPortOf: "example.com")
+        )
+        #expect(ProtectionSpace.anyServer.canonical == ProtectionSpace.anyServer)
+        _ = try client.call(.setCredential(space: good, user: "alice", password: "pw", makeDefault: false))
+        #expect(try Self.records(client).map(\.user) == ["alice"])
+    }
+
     @Test func processesRacingOneExpiredTokenRefreshItOnce() async throws {
         let server = try await InProcessServer.withSecretService()
         let first = try Self.client(server)

@@ -22,12 +22,12 @@ struct DockerCredentialCommand: ParsableCommand {
             credential for that registry (an https registry unless the URL says http), as its \
             default; `get` reads a server URL and prints the credential that answers there by \
             Keyjar's matching rule (one `keyjar credential add` stored too); `erase` removes that \
-            credential; `list` prints every whole-server http and https credential as \
-            {"server": "user"}. Errors, and "credentials not found in native keychain", are \
+            credential; `list` prints, for each registry Docker's config.json records a login to, \
+            the user whose credential answers there, as {"server": "user"}. Errors, and "credentials not found in native keychain", are \
             written to standard output with status 1, where Docker reads them.
 
             Set-up:
-              ln -s "$(command -v keyjar-full)" ~/.local/bin/docker-credential-keyjar
+              ln -s "$(command -v keyjar)" ~/.local/bin/docker-credential-keyjar
               echo '{"credsStore": "keyjar"}' > ~/.docker/config.json
             (scripts/install makes the link.)
 
@@ -57,11 +57,17 @@ struct DockerCredentialCommand: ParsableCommand {
             case "version": Output.line(CommandMain.version)
             default: throw CLIError.usage("unknown credential action `\(UserInput.shown(operation))`")
             }
-        } catch let error as CLIError {
+        } catch {
             // Docker shows what the helper wrote on standard output, and knows status 1 only;
             // keyjar's own line goes to standard error as for every command.
-            Output.line(error.message)
-            throw CLIError(message: error.message, status: .failure)
+            let message =
+                switch error {
+                case let error as CLIError: error.message
+                case let error as KeyjarClientError: CLIError(error).message
+                default: "\(error)"
+                }
+            Output.line(message)
+            throw CLIError(message: message, status: .failure)
         }
     }
 
@@ -107,7 +113,8 @@ struct DockerCredentialCommand: ParsableCommand {
         client: KeyjarClient
     ) throws -> (record: CredentialRecord, secret: String)? {
         let lookup = StoredCredentialLookup(spaces: [space], user: nil)
-        guard let record = try lookup.answer(client: client),
+        // A `.netrc` `default` login would go to whatever registry an image names.
+        guard let record = try lookup.answer(client: client), !record.space.isEveryServer,
             record.space.authenticationMethod.keepsSecret,
             let secret = try client.password(user: record.user, for: record.space)
         else { return nil }
@@ -148,17 +155,28 @@ struct DockerCredentialCommand: ParsableCommand {
     }
 
     private func list() throws {
-        let now = Date().timeIntervalSince1970
-        let records = try connect().credentialRecords().filter {
-            DockerCredentialFormat.isListed($0.space) && !$0.isExpired(at: now) && !$0.isRevoked
+        // The registries Docker logged into (its config.json), each with the user whose
+        // credential answers there now: never every site's login.
+        let client = try connect()
+        var entries: [(serverURL: String, username: String)] = []
+        for serverURL in DockerCredentialFormat.loggedInRegistries(config: Self.dockerConfig()).sorted() {
+            guard let space = DockerCredentialFormat.space(forServerURL: serverURL),
+                let (record, _) = try Self.answering(space, client: client), !record.space.isWildcard
+            else { continue }
+            entries.append((serverURL, record.user))
         }
-        // One user per registry, as Docker keeps them: the default, else the first.
-        var listed: [String: String] = [:]
-        for record in records.sorted(by: { $0.isDefault && !$1.isDefault }) {
-            let key = DockerCredentialFormat.serverURL(for: record.space)
-            if listed[key] == nil { listed[key] = record.user }
-        }
-        let entries = listed.sorted { $0.key < $1.key }.map { (serverURL: $0.key, username: $0.value) }
         Output.write(Data(DockerCredentialFormat.encode(list: entries)))
+    }
+
+    /// Docker's configuration: `$DOCKER_CONFIG/config.json`, else `~/.docker/config.json`; at
+    /// most 1 MiB of it (empty when there is none).
+    private static func dockerConfig() -> [UInt8] {
+        let environment = ProcessInfo.processInfo.environment
+        let directory =
+            environment["DOCKER_CONFIG"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? (environment["HOME"] ?? "") + "/.docker"
+        guard let handle = FileHandle(forReadingAtPath: directory + "/config.json") else { return [] }
+        defer { try? handle.close() }
+        return Array((try? handle.read(upToCount: 1 << 20)) ?? Data())
     }
 }

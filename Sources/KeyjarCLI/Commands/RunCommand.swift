@@ -85,8 +85,13 @@ struct RunCommand: ParsableCommand {
         }
         for (name, value) in values { setenv(name, value, 1) }
         try Output.finish()
-        // What keyjar ignores the command must not inherit ignored (an exec keeps SIG_IGN).
+        // An exec keeps the thread's signal mask and what is ignored: the command starts with
+        // every signal at its default and none blocked (Swift's worker threads block some),
+        // so that Ctrl-C and kill reach it.
         signal(SIGPIPE, SIG_DFL)
+        var none = sigset_t()
+        sigemptyset(&none)
+        pthread_sigmask(SIG_SETMASK, &none, nil)
         var argv: [UnsafeMutablePointer<CChar>?] = command.map { strdup($0) } + [nil]
         execvp(command[0], &argv)
         let number = errno

@@ -34,7 +34,14 @@ package struct EnvironmentCredential: Sendable, Hashable {
             user = decoded
             rest = String(rest[..<hash])
         }
-        let parsed = try UserInput.url(rest, example: "https://api.example.com")
+        let parsed: URL
+        do {
+            parsed = try UserInput.url(rest, example: "https://api.example.com")
+        } catch  where text.contains("@") && !rest.contains("@") {
+            // The part before '#' may be the start of a password ("https://u:p#ss@host"):
+            // nothing of the argument is repeated.
+            throw ValidationError("--env \(name): the URL is not a URL with a host, or holds a password.")
+        }
         if user == nil, let inURL = parsed.user, !inURL.isEmpty { user = Self.percentDecoded(inURL) ?? inURL }
         url = rest
         space = ProtectionSpace(host: parsed.host ?? "", port: parsed.port, protocol: parsed.scheme ?? "")
