@@ -29,6 +29,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+import weakref
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from . import autostart, messages
@@ -83,6 +84,12 @@ class Client:
         self._next_id = 1
         # Where keyjard was last reached, when that is another socket (found by its pointer).
         self._reached_path: Optional[str] = None
+        _clients.add(self)
+
+    def _after_fork_in_child(self) -> None:
+        # A lock another thread of the parent held at the fork would stay held for ever in
+        # the child; the parent's connection is the parent's (closed by pid in the child).
+        self._lock = threading.RLock()
 
     def __repr__(self) -> str:
         return f"<keyjar.Client socket={self.socket_path!r} timeout={self.timeout:g}>"
@@ -115,6 +122,9 @@ class Client:
                     raise NotServing(f"keyjard is not reachable (autostart is off): {failure}") from None
                 path = found
             connection = Connection.open(path, self.timeout)
+            # Starting keyjard had its own limit (KEYJAR_START_TIMEOUT): the hello gets the
+            # whole timeout from here.
+            deadline = max(deadline, time.monotonic() + self.timeout)
         self._reached_path = None if path == self.socket_path else path
         try:
             hello = self._exchange(
@@ -184,8 +194,10 @@ class Client:
         Typed errors as in ``keyjar.errors``; the retry rule is the module's."""
         with self._lock:
             for attempt in (1, 2):
+                connection = self._usable_connection(time.monotonic() + self.timeout)
+                # The request's own timeout starts once there is a connection (one that had to
+                # be made, keyjard started, took its own time).
                 deadline = time.monotonic() + self.timeout
-                connection = self._usable_connection(deadline)
                 # Whether the stream is still in step (a whole reply or failure was read): if
                 # not (a bad message, an interrupt), the connection is not used again.
                 in_step = False
@@ -336,6 +348,18 @@ def autostart_allowed() -> bool:
 
 _shared: Optional[Client] = None
 _shared_lock = threading.Lock()
+_clients: "weakref.WeakSet[Client]" = weakref.WeakSet()
+
+
+def _after_fork_in_child() -> None:
+    global _shared_lock
+    _shared_lock = threading.Lock()
+    for client in list(_clients):
+        client._after_fork_in_child()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def shared_client() -> Client:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import unittest
 
 from keyjar import Client
@@ -294,6 +295,39 @@ class RetryTests(FakeTestCase):
         client.policy()
         policies = [(number, name) for number, _, name, _ in server.received if name == "policy"]
         self.assertEqual(sorted(policies), [(1, "policy"), (1, "policy"), (2, "policy")])
+
+
+    def test_a_fork_while_another_thread_holds_the_client_leaves_the_child_free(self) -> None:
+        server = self.serve(lambda n, i, name, f: reply(i, self.POLICY))
+        client = self.client(server)
+        held, release = threading.Event(), threading.Event()
+
+        def hold() -> None:
+            with client._lock:
+                held.set()
+                release.wait()
+
+        holder = threading.Thread(target=hold)
+        holder.start()
+        held.wait()
+        try:
+            pid = os.fork()
+            if pid == 0:  # the holder does not exist here: its lock must not either
+                try:
+                    # Free at once, or never (held by a thread the child does not have): the
+                    # wait only keeps a failure from hanging the run.
+                    if not client._lock.acquire(timeout=30):
+                        os._exit(3)
+                    client._lock.release()
+                    status = 0 if client.policy()["acceptPolicy"] == "always" else 1
+                except BaseException:
+                    status = 2
+                os._exit(status)
+            _, wait_status = os.waitpid(pid, 0)
+            self.assertEqual(os.waitstatus_to_exitcode(wait_status), 0)
+        finally:
+            release.set()
+            holder.join()
 
 
 if __name__ == "__main__":
