@@ -173,13 +173,13 @@ _keyjar() {
     unset 'unparsed_words[0]'
     unparsed_words=("${unparsed_words[@]}")
     case "${subcommand}" in
-    status|cookie|credential|policy|watch|fetch|cache|git-credential|backup|restore|unlock|lock|secrets|run|docker-credential|help)
+    status|cookie|credential|policy|watch|fetch|cache|git-credential|backup|restore|unlock|lock|secrets|run|docker-credential|sync|help)
         # Offer subcommand argument completions
         "_keyjar_${subcommand}"
         ;;
     *)
         # Offer subcommand completions
-        COMPREPLY+=($(compgen -W 'status cookie credential policy watch fetch cache git-credential backup restore unlock lock secrets run docker-credential help' -- "${cur}"))
+        COMPREPLY+=($(compgen -W 'status cookie credential policy watch fetch cache git-credential backup restore unlock lock secrets run docker-credential sync help' -- "${cur}"))
         ;;
     esac
 }
@@ -1167,6 +1167,65 @@ _keyjar_docker-credential() {
     case "${positional_number}" in
     1)
         __keyjar_add_completions -W 'store'$'\n''get'$'\n''erase'$'\n''list'$'\n''version'
+        return
+        ;;
+    esac
+}
+
+_keyjar_sync() {
+    repeating_flags=()
+    non_repeating_flags=(--version -h --help)
+    repeating_options=()
+    non_repeating_options=()
+    __keyjar_offer_flags_options 0
+
+    # Offer subcommand / subcommand argument completions
+    local -r subcommand="${unparsed_words[0]}"
+    unset 'unparsed_words[0]'
+    unparsed_words=("${unparsed_words[@]}")
+    case "${subcommand}" in
+    now|init)
+        # Offer subcommand argument completions
+        "_keyjar_sync_${subcommand}"
+        ;;
+    *)
+        # Offer subcommand completions
+        COMPREPLY+=($(compgen -W 'now init' -- "${cur}"))
+        ;;
+    esac
+}
+
+_keyjar_sync_now() {
+    repeating_flags=()
+    non_repeating_flags=(--no-start --version -h --help)
+    repeating_options=()
+    non_repeating_options=(--socket --timeout)
+    __keyjar_offer_flags_options 0
+
+    # Offer option value completions
+    case "${prev}" in
+    '--socket')
+        return
+        ;;
+    '--timeout')
+        return
+        ;;
+    esac
+}
+
+_keyjar_sync_init() {
+    repeating_flags=()
+    non_repeating_flags=(--version -h --help)
+    repeating_options=(--key)
+    non_repeating_options=(--store)
+    __keyjar_offer_flags_options 1
+
+    # Offer option value completions
+    case "${prev}" in
+    '--store')
+        return
+        ;;
+    '--key')
         return
         ;;
     esac

@@ -65,13 +65,14 @@ _keyjar() {
             'secrets:Move keyjard'\''s passwords and tokens to another secrets backend.'
             'run:Run a command with stored passwords or tokens in environment variables.'
             'docker-credential:Docker'\''s credential helper on the shared credential storage.'
+            'sync:Keep credentials alike on every machine, through a pass store in git.'
             'help:Show subcommand help information.'
         )
         _describe -V subcommand subcommands && ret=0
         ;;
     arg)
         case "${words[1]}" in
-        status|cookie|credential|policy|watch|fetch|cache|git-credential|backup|restore|unlock|lock|secrets|run|docker-credential|help)
+        status|cookie|credential|policy|watch|fetch|cache|git-credential|backup|restore|unlock|lock|secrets|run|docker-credential|sync|help)
             "_keyjar_${words[1]}" && ret=0
             ;;
         esac
@@ -880,6 +881,63 @@ _keyjar_docker-credential() {
         '--no-start[Fail (exit status 3) instead of starting keyjard when none is serving.]'
         '--timeout[How long to wait for keyjard'\''s answer before failing with exit status 3 (default\: $KEYJAR_TIMEOUT, else 30).]:seconds:'
         ':operation:{__keyjar_complete "${_operation[@]}"}'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_keyjar_sync() {
+    local -i ret=1
+    local -ar arg_specs=(
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+        '(-): :->command'
+        '(-)*:: :->arg'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+    case "${state}" in
+    command)
+        local -ar subcommands=(
+            'now:Sync once: merge, reconcile, commit and push.'
+            'init:Adopt or make the pass store to sync with.'
+        )
+        _describe -V subcommand subcommands && ret=0
+        ;;
+    arg)
+        case "${words[1]}" in
+        now|init)
+            "_keyjar_sync_${words[1]}" && ret=0
+            ;;
+        esac
+        ;;
+    esac
+
+    return "${ret}"
+}
+
+_keyjar_sync_now() {
+    local -i ret=1
+    local -ar arg_specs=(
+        '--socket[keyjard'\''s socket (default\: $KEYJAR_SOCKET, else $XDG_RUNTIME_DIR/keyjar/keyjar.sock).]:path:'
+        '--no-start[Fail (exit status 3) instead of starting keyjard when none is serving.]'
+        '--timeout[How long to wait for keyjard'\''s answer before failing with exit status 3 (default\: $KEYJAR_TIMEOUT, else 30).]:seconds:'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_keyjar_sync_init() {
+    local -i ret=1
+    local -ar arg_specs=(
+        ':directory-or-url:'
+        '--store[Where to clone a git URL (default\: $PASSWORD_STORE_DIR, else ~/.password-store).]:directory:'
+        '*--key[The gpg key to encrypt to, for a store without a .gpg-id (repeat for several).]:key:'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )

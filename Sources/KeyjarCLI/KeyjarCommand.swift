@@ -37,6 +37,7 @@ struct KeyjarCommand: AsyncParsableCommand {
             StatusCommand.self, CookieCommand.self, CredentialCommand.self, PolicyCommand.self, WatchCommand.self,
             FetchCommand.self, CacheCommand.self, GitCredentialCommand.self, BackupCommand.self, RestoreCommand.self,
             UnlockCommand.self, LockCommand.self, SecretsCommand.self, RunCommand.self, DockerCredentialCommand.self,
+            SyncCommand.self,
         ]
     )
 

@@ -56,6 +56,10 @@ extension JSONWriter {
         if record.isRevoked {
             raw(#","isRevoked":true"#)
         }
+        if let modified = record.modified {
+            raw(#","modified":"#)
+            write(number: modified)
+        }
         raw("}")
     }
 
@@ -90,6 +94,10 @@ extension JSONWriter {
         if let refresh = credential.tokenRefresh {
             raw(#","tokenRefresh":"#)
             write(refresh)
+        }
+        if let modified = credential.modified {
+            raw(#","modified":"#)
+            write(number: modified)
         }
         raw("}")
     }
@@ -164,7 +172,8 @@ extension CredentialRecord {
             } ?? false,
             tokenRefresh: try json.optional("tokenRefresh", TokenRefresh.init(json:)),
             isRevoked: try json.optional("isRevoked") { (value) throws(JSONShapeError) in try value.decodeBool() }
-                ?? false
+                ?? false,
+            modified: try json.optionalDouble("modified")
         )
     }
 
@@ -188,7 +197,8 @@ extension CredentialWrite {
             makeDefault: try json.bool("makeDefault"),
             expires: try json.optionalDouble("expires"),
             refreshToken: try json.optionalString("refreshToken"),
-            tokenRefresh: try json.optional("tokenRefresh", TokenRefresh.init(json:))
+            tokenRefresh: try json.optional("tokenRefresh", TokenRefresh.init(json:)),
+            modified: try json.optionalDouble("modified")
         )
     }
 }

@@ -235,6 +235,13 @@ public struct CredentialRecord: Sendable, Hashable {
     /// The token endpoint refused the refresh token (`invalid_grant`): the credential is never
     /// offered again until it is stored anew (the user logs in again).
     public var isRevoked: Bool
+    /// When its secret was last stored (a new password, a refreshed token), seconds since 1970;
+    /// nil in a record from before keyjard kept it, or in one not yet stored. What a sync
+    /// compares when two machines changed one credential.
+    public var modified: Double?
+
+    /// When it last changed: ``modified``, else when it was first stored.
+    public var lastChanged: Double { modified ?? created }
 
     public init(
         space: ProtectionSpace,
@@ -246,7 +253,8 @@ public struct CredentialRecord: Sendable, Hashable {
         expires: Double? = nil,
         hasRefreshToken: Bool = false,
         tokenRefresh: TokenRefresh? = nil,
-        isRevoked: Bool = false
+        isRevoked: Bool = false,
+        modified: Double? = nil
     ) {
         self.space = space
         self.user = user
@@ -258,6 +266,7 @@ public struct CredentialRecord: Sendable, Hashable {
         self.hasRefreshToken = hasRefreshToken
         self.tokenRefresh = tokenRefresh
         self.isRevoked = isRevoked
+        self.modified = modified
     }
 
     /// Whether the password has expired at `now` (seconds since 1970).
@@ -283,6 +292,9 @@ public struct CredentialWrite: Sendable, Hashable, CustomStringConvertible, Cust
     public var refreshToken: String?
     /// Where Keyjar refreshes with ``refreshToken``; requires it.
     public var tokenRefresh: TokenRefresh?
+    /// When the secret changed, for a copy of a credential changed elsewhere (`keyjar sync`
+    /// bringing another machine's change); nil for a change made now.
+    public var modified: Double?
 
     public init(
         space: ProtectionSpace,
@@ -291,7 +303,8 @@ public struct CredentialWrite: Sendable, Hashable, CustomStringConvertible, Cust
         makeDefault: Bool = false,
         expires: Double? = nil,
         refreshToken: String? = nil,
-        tokenRefresh: TokenRefresh? = nil
+        tokenRefresh: TokenRefresh? = nil,
+        modified: Double? = nil
     ) {
         self.space = space
         self.user = user
@@ -300,6 +313,7 @@ public struct CredentialWrite: Sendable, Hashable, CustomStringConvertible, Cust
         self.expires = expires
         self.refreshToken = refreshToken
         self.tokenRefresh = tokenRefresh
+        self.modified = modified
     }
 
     public var description: String {

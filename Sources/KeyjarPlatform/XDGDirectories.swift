@@ -41,6 +41,9 @@ package struct XDGDirectories: Sendable {
     /// `$XDG_CONFIG_HOME`, else `~/.config`.
     package var configHome: String { directory("XDG_CONFIG_HOME") ?? home + "/.config" }
 
+    /// `$XDG_STATE_HOME`, else `~/.local/state`.
+    package var stateHome: String { directory("XDG_STATE_HOME") ?? home + "/.local/state" }
+
     /// `$XDG_CACHE_HOME`, else `~/.cache`.
     package var cacheHome: String { directory("XDG_CACHE_HOME") ?? home + "/.cache" }
 

@@ -175,6 +175,7 @@ extension CredentialKeeper {
                         }
                         record.expires = expires
                         record.isRevoked = false
+                        record.modified = Date().timeIntervalSince1970
                         let sequence = try self.store.commit([.saveCredential(record)], origin: origin.value)
                         return self.eventLoop.makeSucceededFuture(.committed(sequence: sequence))
                     } catch {

@@ -91,7 +91,9 @@ extension CredentialKeeper {
                 created: now,
                 expires: write.expires,
                 hasRefreshToken: write.refreshToken != nil,
-                tokenRefresh: write.tokenRefresh
+                tokenRefresh: write.tokenRefresh,
+                // A copy of a change made elsewhere keeps its time, never later than now.
+                modified: write.modified.map { min($0, now) } ?? now
             )
             record.isDefault = record.becomesDefault(asked: write.makeDefault, stored: stored)
             stored.append(record)

@@ -162,5 +162,14 @@ extension StoreDatabase {
             );
             """
         ),
+        (
+            8,
+            // When each credential's secret was last stored (CredentialRecord.modified): what
+            // `keyjar sync` compares when two machines changed one credential. `created` stays
+            // the first store's. NULL for records stored before.
+            """
+            ALTER TABLE credential ADD COLUMN modified REAL;
+            """
+        ),
     ])
 }

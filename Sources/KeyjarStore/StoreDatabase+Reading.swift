@@ -150,7 +150,7 @@ extension StoreDatabase {
     ) throws -> [CredentialRecord] {
         let statement = try connection.statement(
             "SELECT host, port, protocol, realm, auth_method, proxy_type, user, is_default, created, last_used,"
-                + " expires, has_refresh_token, token_endpoint, client_id, revoked FROM credential"
+                + " expires, has_refresh_token, token_endpoint, client_id, revoked, modified FROM credential"
                 + (filter.map { " WHERE " + $0 } ?? "")
         )
         _ = try statement.bind(values)
@@ -172,7 +172,8 @@ extension StoreDatabase {
                             endpoint: statement.text(12),
                             clientID: statement.isNull(13) ? nil : statement.text(13)
                         ),
-                    isRevoked: statement.bool(14)
+                    isRevoked: statement.bool(14),
+                    modified: statement.optionalDouble(15)
                 )
             )
         }

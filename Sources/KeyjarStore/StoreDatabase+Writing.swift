@@ -146,20 +146,21 @@ extension StoreDatabase {
             // own expiry and refresh token, and clears a revocation); `created` stays the first's.
             try connection.statement(
                 "INSERT INTO credential (host, port, protocol, realm, auth_method, proxy_type, user, persistence,"
-                    + " is_default, created, last_used, expires, has_refresh_token, token_endpoint, client_id, revoked)"
-                    + " VALUES (?, ?, ?, ?, ?, ?, ?, 'permanent', ?, ?, ?, ?, ?, ?, ?, ?)"
+                    + " is_default, created, last_used, expires, has_refresh_token, token_endpoint, client_id, revoked,"
+                    + " modified) VALUES (?, ?, ?, ?, ?, ?, ?, 'permanent', ?, ?, ?, ?, ?, ?, ?, ?, ?)"
                     + " ON CONFLICT (host, port, protocol, ifnull(realm, ''), auth_method, proxy_type, user)"
                     + " DO UPDATE SET is_default = CASE WHEN excluded.is_default THEN 1 ELSE is_default END,"
                     + " expires = excluded.expires, has_refresh_token = excluded.has_refresh_token,"
                     + " token_endpoint = excluded.token_endpoint, client_id = excluded.client_id,"
-                    + " revoked = excluded.revoked, password_missing_since = NULL"
+                    + " revoked = excluded.revoked, password_missing_since = NULL,"
+                    + " modified = ifnull(excluded.modified, modified)"
             )
             .bind(
                 spaceValues(record.space) + [
                     .text(record.user), .bool(record.isDefault), .real(record.created), .optional(record.lastUsed),
                     .optional(record.expires), .bool(record.hasRefreshToken),
                     .optional(record.tokenRefresh?.endpoint), .optional(record.tokenRefresh?.clientID),
-                    .bool(record.isRevoked),
+                    .bool(record.isRevoked), .optional(record.modified),
                 ]
             ).run()
             // A replica learns a new default only from `defaultChanged`, so say it.

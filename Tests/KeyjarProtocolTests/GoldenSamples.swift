@@ -72,6 +72,19 @@ enum GoldenSample {
         // Protocol version 4: tokens.
         ("request-hello-4", .hello(version: 4, client: "keyjar-test 1.0")),
         ("request-saveCredentials", .saveCredentials(writes: [tokenWrite, netrcWrite])),
+        (
+            "request-saveCredentials-modified",
+            .saveCredentials(
+                writes: [
+                    CredentialWrite(
+                        space: ProtectionSpace(host: "example.com", protocol: "https"),
+                        user: "alice",
+                        password: "pw",
+                        modified: 1_700_000_100.5
+                    )
+                ]
+            )
+        ),
         ("request-refreshToken", .refreshToken(space: bearerSpace, user: "")),
         ("request-beginTokenRefresh", .beginTokenRefresh(space: bearerSpace, user: "", rejected: "old.t0ken")),
         ("request-beginTokenRefresh-expired", .beginTokenRefresh(space: bearerSpace, user: "", rejected: nil)),
@@ -146,6 +159,7 @@ enum GoldenSample {
         ("response-credentialsRepaired-none", .credentialsRepaired(mismatches: [], sequence: nil)),
         // Protocol version 4: tokens.
         ("response-credentials-tokens", .credentials(records: [tokenRecord, netrcRecord])),
+        ("response-credentials-modified", .credentials(records: [modifiedRecord])),
         ("response-refreshToken", .refreshToken(token: "r\"1")),
         ("response-refreshToken-none", .refreshToken(token: nil)),
         (
@@ -339,6 +353,16 @@ enum GoldenSample {
         hasRefreshToken: true,
         tokenRefresh: TokenRefresh(endpoint: "https://auth.example/token", clientID: "cli"),
         isRevoked: true
+    )
+
+    /// A password stored again since its first store: `modified` beside `created`.
+    static let modifiedRecord = CredentialRecord(
+        space: ProtectionSpace(host: "example.com", protocol: "https"),
+        user: "alice",
+        persistence: .permanent,
+        isDefault: true,
+        created: 1_700_000_000,
+        modified: 1_700_000_100.5
     )
 
     /// A refresh token kept for git (no endpoint), on a `.netrc`-style space.

@@ -286,7 +286,7 @@ struct StoreDatabaseTests {
             import sqlite3,sys
             c=sqlite3.connect(sys.argv[1])
             c.execute('ALTER TABLE change_log DROP COLUMN format')
-            for column in ['password_missing_since', 'token_endpoint', 'client_id', 'revoked', 'has_refresh_token', 'expires']:
+            for column in ['modified', 'password_missing_since', 'token_endpoint', 'client_id', 'revoked', 'has_refresh_token', 'expires']:
                 c.execute('ALTER TABLE credential DROP COLUMN ' + column)
             c.execute('DROP TABLE pending_secret_write')
             c.execute('DROP TABLE secrets_backend')

@@ -1,4 +1,5 @@
 import KeyjarCodec
+import KeyjarCore
 
 /// A netrc file: never a crash; entries come in the file's order, each on a line of the file,
 /// and an error names a line of it.
@@ -35,5 +36,27 @@ func fuzzGitCredentialsFile(_ bytes: [UInt8]) {
         }
     } catch {
         fuzzCheck((1...lines).contains(error.line), "an error on line \(error.line) of \(lines)")
+    }
+}
+
+/// A pass entry (`keyjar sync`): never a crash; what is read writes back and reads again the
+/// same, its description never holds the password, and a path the entry names is a server.
+func fuzzPassEntry(_ bytes: [UInt8]) {
+    guard let entry = try? PassEntry.read(String(decoding: bytes, as: UTF8.self)) else { return }
+    fuzzCheck(
+        entry.password.isEmpty || !entry.description.contains(entry.password) || entry.password.count < 4,
+        "the description shows the password"
+    )
+    if let text = try? entry.encoded() {
+        let again = try? PassEntry.read(text)
+        fuzzCheck(again == entry, "an entry that does not read back as written")
+    }
+    if let (space, user) = PassStoreLayout.credential(of: entry, at: "example.com/alice") {
+        fuzzCheck(!space.host.isEmpty, "a credential without a host")
+        let path = PassStoreLayout.path(of: space, user: user)
+        fuzzCheck(
+            path.split(separator: "/").count == 2 && !path.hasPrefix("."),
+            "a path outside its directory: \(path)"
+        )
     }
 }

@@ -74,6 +74,7 @@ enum FuzzTarget: String, CaseIterable {
     case backupItem = "backup-item"
     case backupStream = "backup-stream"
     case sealedSecretsFile = "sealed-secrets-file"
+    case passEntry = "pass-entry"
 
     static let selected: FuzzTarget = {
         let name = ProcessInfo.processInfo.environment["KEYJAR_FUZZ_TARGET"] ?? ""
@@ -112,6 +113,7 @@ enum FuzzTarget: String, CaseIterable {
         case .backupItem: fuzzBackupItem(bytes)
         case .backupStream: fuzzBackupStream(bytes)
         case .sealedSecretsFile: fuzzSealedSecretsFile(bytes)
+        case .passEntry: fuzzPassEntry(bytes)
         }
     }
 }

@@ -1,0 +1,163 @@
+import ArgumentParser
+import Foundation
+import Keyjar
+import KeyjarCommands
+import KeyjarPlatform
+
+/// `keyjar sync`: the credentials of every machine of the user, through a pass store in git.
+struct SyncCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sync",
+        abstract: "Keep credentials alike on every machine, through a pass store in git.",
+        discussion: """
+            The store is a pass store (passwordstore.org): one file per credential, encrypted with \
+            gpg to the keys its .gpg-id names, in a git repository. `keyjar sync init` adopts one \
+            (a directory, or a git URL to clone) or makes one; `keyjar sync` then merges what \
+            other machines pushed, brings each credential they added or changed into Keyjar, \
+            writes each one Keyjar added or changed as an entry, removes on each side what the \
+            other removed, commits and pushes. An entry changed on two machines keeps the later \
+            change (each entry records when its credential changed); the other version stays in \
+            git's history, and sync says so. A removal on one side and a change on the other \
+            keeps the change. pass, gopass, browserpass and Android Password Store read the \
+            entries: the password first, then login: and url: lines.
+
+            Examples:
+              keyjar sync init git@git.example.com:alice/pass.git
+              keyjar sync init ~/.password-store --key alice@example.com
+              keyjar sync
+            """,
+        subcommands: [Now.self, Init.self],
+        defaultSubcommand: Now.self
+    )
+
+    struct Now: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "now",
+            abstract: "Sync once: merge, reconcile, commit and push."
+        )
+
+        @OptionGroup var global: GlobalOptions
+
+        func run() throws {
+            let state: SyncState?
+            do {
+                try SyncState.lock()
+                state = try SyncState.load()
+            } catch {
+                throw CLIError.failure(error.description)
+            }
+            guard let state else {
+                throw CLIError.usage("no store to sync with: run `keyjar sync init DIRECTORY-OR-GIT-URL` first.")
+            }
+            var sync = PassSync(store: PassStore(directory: state.store), client: try global.connect(), state: state)
+            let report: PassSync.Report
+            do {
+                report = try sync.run()
+            } catch let error as PassStore.Failure {
+                throw CLIError.failure(error.description)
+            } catch let error as SyncState.Failure {
+                throw CLIError.failure(error.description)
+            }
+            for line in report.conflicts { Output.line("conflict: \(line)") }
+            for line in report.skipped { Output.line("skipped: \(line)") }
+            Output.line(
+                "synced with \(state.store): \(report.imported) imported, \(report.exported) exported, "
+                    + "\(report.removedCredentials) removed from Keyjar, \(report.removedEntries) removed from the store"
+            )
+        }
+    }
+
+    struct Init: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "init",
+            abstract: "Adopt or make the pass store to sync with."
+        )
+
+        @Argument(
+            help: ArgumentHelp("The store's directory, or a git URL to clone it from.", valueName: "directory-or-url")
+        )
+        var source: String
+
+        @Option(
+            help: ArgumentHelp(
+                "Where to clone a git URL (default: $PASSWORD_STORE_DIR, else ~/.password-store).",
+                valueName: "directory"
+            )
+        )
+        var store: String?
+
+        @Option(
+            help: ArgumentHelp(
+                "The gpg key to encrypt to, for a store without a .gpg-id (repeat for several).",
+                valueName: "key"
+            )
+        )
+        var key: [String] = []
+
+        func run() throws {
+            let directory = try prepare()
+            let pass = PassStore(directory: directory)
+            do {
+                _ = try pass.recipients(for: "entry")
+                try pass.commitAll("keyjar sync init")
+            } catch {
+                throw CLIError.failure(error.description)
+            }
+            do {
+                try SyncState(store: directory).save()
+            } catch {
+                throw CLIError.failure(error.description)
+            }
+            let remote = pass.remote.map { " (remote \($0))" } ?? " (no remote: commits stay on this machine)"
+            Output.line("keyjar sync will use the pass store at \(directory)\(remote); run `keyjar sync` to sync.")
+        }
+
+        /// A git URL (`https://…`, `git@host:path`) or a bare repository's directory: cloned.
+        private var isURL: Bool {
+            if source.contains("://") { return true }
+            guard FileManager.default.fileExists(atPath: source) else {
+                return source.contains("@") && source.contains(":")
+            }
+            let bare = try? ProgramRun.run(["git", "-C", source, "rev-parse", "--is-bare-repository"])
+            return bare.map { $0.status == 0 && String(decoding: $0.output, as: UTF8.self).hasPrefix("true") } ?? false
+        }
+
+        /// The store's directory, cloned, adopted or made.
+        private func prepare() throws -> String {
+            let environment = ProcessInfo.processInfo.environment
+            let fallback =
+                environment["PASSWORD_STORE_DIR"].flatMap { $0.isEmpty ? nil : $0 }
+                ?? XDGDirectories().home + "/.password-store"
+            let directory = KeyjarPaths.absolute(isURL ? (store ?? fallback) : source)
+            if isURL {
+                if FileManager.default.fileExists(atPath: directory + "/.git") {
+                    // Cloned before: adopted as it is.
+                } else {
+                    let cloned = try ProgramRun.run(["git", "clone", "-q", source, directory])
+                    guard cloned.status == 0 else { throw CLIError.failure("git clone failed: \(cloned.errorText())") }
+                }
+            } else if !FileManager.default.fileExists(atPath: directory) {
+                try FileManager.default.createDirectory(
+                    atPath: directory,
+                    withIntermediateDirectories: true,
+                    attributes: [.posixPermissions: 0o700]
+                )
+            }
+            let gpgID = directory + "/.gpg-id"
+            if !key.isEmpty {
+                guard !FileManager.default.fileExists(atPath: gpgID) else {
+                    throw CLIError.usage("\(gpgID) already names the keys; --key is for a store without one.")
+                }
+                try (key.joined(separator: "\n") + "\n").write(toFile: gpgID, atomically: true, encoding: .utf8)
+            } else if !FileManager.default.fileExists(atPath: gpgID) {
+                throw CLIError.usage("\(directory) has no .gpg-id: name the key to encrypt to with --key.")
+            }
+            let pass = PassStore(directory: directory)
+            if !pass.isRepository {
+                let made = try ProgramRun.run(["git", "-C", directory, "init", "-q"])
+                guard made.status == 0 else { throw CLIError.failure("git init failed: \(made.errorText())") }
+            }
+            return directory
+        }
+    }
+}
