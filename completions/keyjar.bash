@@ -1197,9 +1197,9 @@ _keyjar_sync() {
 
 _keyjar_sync_now() {
     repeating_flags=()
-    non_repeating_flags=(--no-start --version -h --help)
+    non_repeating_flags=(--no-start --watch --version -h --help)
     repeating_options=()
-    non_repeating_options=(--socket --timeout)
+    non_repeating_options=(--socket --timeout --interval)
     __keyjar_offer_flags_options 0
 
     # Offer option value completions
@@ -1208,6 +1208,9 @@ _keyjar_sync_now() {
         return
         ;;
     '--timeout')
+        return
+        ;;
+    '--interval')
         return
         ;;
     esac

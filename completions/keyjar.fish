@@ -118,7 +118,7 @@ function __keyjar_parse_tokens -S
             __keyjar_parse_subcommand 0 'version' 'h/help'
             switch $unparsed_tokens[1]
             case 'now'
-                __keyjar_parse_subcommand 0 'socket=' 'no-start' 'timeout=' 'version' 'h/help'
+                __keyjar_parse_subcommand 0 'socket=' 'no-start' 'timeout=' 'watch' 'interval=' 'version' 'h/help'
             case 'init'
                 __keyjar_parse_subcommand 1 'store=' 'key=+' 'version' 'h/help'
             end
@@ -517,11 +517,13 @@ complete -c 'keyjar' -n '__keyjar_should_offer_completions_for_flags_or_options 
 complete -c 'keyjar' -n '__keyjar_should_offer_completions_for_flags_or_options "keyjar docker-credential" h help' -s 'h' -l 'help' -d 'Show help information.'
 complete -c 'keyjar' -n '__keyjar_should_offer_completions_for_flags_or_options "keyjar sync" version' -l 'version' -d 'Show the version.'
 complete -c 'keyjar' -n '__keyjar_should_offer_completions_for_flags_or_options "keyjar sync" h help' -s 'h' -l 'help' -d 'Show help information.'
-complete -c 'keyjar' -n '__keyjar_should_offer_completions_for_positional "keyjar sync" -eq 1' -fa 'now' -d 'Sync once: merge, reconcile, commit and push.'
+complete -c 'keyjar' -n '__keyjar_should_offer_completions_for_positional "keyjar sync" -eq 1' -fa 'now' -d 'Sync once (or, with --watch, on every change): merge, reconcile, commit and push.'
 complete -c 'keyjar' -n '__keyjar_should_offer_completions_for_positional "keyjar sync" -eq 1' -fa 'init' -d 'Adopt or make the pass store to sync with.'
 complete -c 'keyjar' -n '__keyjar_should_offer_completions_for_flags_or_options "keyjar sync now" socket' -l 'socket' -d 'keyjard\'s socket (default: $KEYJAR_SOCKET, else $XDG_RUNTIME_DIR/keyjar/keyjar.sock).' -rfka ''
 complete -c 'keyjar' -n '__keyjar_should_offer_completions_for_flags_or_options "keyjar sync now" no-start' -l 'no-start' -d 'Fail (exit status 3) instead of starting keyjard when none is serving.'
 complete -c 'keyjar' -n '__keyjar_should_offer_completions_for_flags_or_options "keyjar sync now" timeout' -l 'timeout' -d 'How long to wait for keyjard\'s answer before failing with exit status 3 (default: $KEYJAR_TIMEOUT, else 30).' -rfka ''
+complete -c 'keyjar' -n '__keyjar_should_offer_completions_for_flags_or_options "keyjar sync now" watch' -l 'watch' -d 'Keep running: sync within a few seconds of every credential change, and pull on an interval.'
+complete -c 'keyjar' -n '__keyjar_should_offer_completions_for_flags_or_options "keyjar sync now" interval' -l 'interval' -d 'With --watch, how often to pull other machines\' changes (default: 300).' -rfka ''
 complete -c 'keyjar' -n '__keyjar_should_offer_completions_for_flags_or_options "keyjar sync now" version' -l 'version' -d 'Show the version.'
 complete -c 'keyjar' -n '__keyjar_should_offer_completions_for_flags_or_options "keyjar sync now" h help' -s 'h' -l 'help' -d 'Show help information.'
 complete -c 'keyjar' -n '__keyjar_should_offer_completions_for_flags_or_options "keyjar sync init" store' -l 'store' -d 'Where to clone a git URL (default: $PASSWORD_STORE_DIR, else ~/.password-store).' -rfka ''

@@ -901,7 +901,7 @@ _keyjar_sync() {
     case "${state}" in
     command)
         local -ar subcommands=(
-            'now:Sync once: merge, reconcile, commit and push.'
+            'now:Sync once (or, with --watch, on every change): merge, reconcile, commit and push.'
             'init:Adopt or make the pass store to sync with.'
         )
         _describe -V subcommand subcommands && ret=0
@@ -924,6 +924,8 @@ _keyjar_sync_now() {
         '--socket[keyjard'\''s socket (default\: $KEYJAR_SOCKET, else $XDG_RUNTIME_DIR/keyjar/keyjar.sock).]:path:'
         '--no-start[Fail (exit status 3) instead of starting keyjard when none is serving.]'
         '--timeout[How long to wait for keyjard'\''s answer before failing with exit status 3 (default\: $KEYJAR_TIMEOUT, else 30).]:seconds:'
+        '--watch[Keep running\: sync within a few seconds of every credential change, and pull on an interval.]'
+        '--interval[With --watch, how often to pull other machines'\'' changes (default\: 300).]:seconds:'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )

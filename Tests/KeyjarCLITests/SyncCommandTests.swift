@@ -259,4 +259,44 @@ struct SyncCommandTests {
             #expect(try await b.gitPassword(host) == password, "seed \(seed): \(host) on B")
         }
     }
+
+    /// `keyjar sync --watch`: a credential changed on A is pushed without anyone running a sync,
+    /// and B's watch pulls it on its interval.
+    @Test func watchingSyncsEachChangeAndPullsOnItsInterval() async throws {
+        let machines = try await twoMachines()
+        defer { withExtendedLifetime(machines) {} }
+        let (a, b) = (machines.a, machines.b)
+        func watch(_ machine: Machine, interval: String) throws -> (ChildProcess, FileHandle) {
+            let process = ChildProcess()
+            process.executableURL = URL(fileURLWithPath: KeyjarCLI.binary)
+            process.arguments = ["sync", "--watch", "--interval", interval]
+            process.environment = machine.environment
+            let output = Pipe()
+            process.standardOutput = output
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            return (process, output.fileHandleForReading)
+        }
+        /// The next report line that says `what`, or nil once the output ends.
+        func next(_ lines: FileHandle, saying what: String) async -> String? {
+            while let line = await DaemonProcess.readLine(from: lines) {
+                if line.contains(what) { return line }
+            }
+            return nil
+        }
+        let (onA, linesOfA) = try watch(a, interval: "3600")
+        let (onB, linesOfB) = try watch(b, interval: "1")
+        defer {
+            onA.terminate()
+            onB.terminate()
+        }
+        // Both made their first sync.
+        #expect(await next(linesOfA, saying: "synced with") != nil)
+        #expect(await next(linesOfB, saying: "synced with") != nil)
+        let host = uniqueHost("sync-watch")
+        try await a.add(host, user: "alice", password: "watched")
+        #expect(await next(linesOfA, saying: "1 exported") != nil)
+        #expect(await next(linesOfB, saying: "1 imported") != nil)
+        #expect(try await b.gitPassword(host) == "watched")
+    }
 }

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Keyjar
 import KeyjarCommands
+import KeyjarCore
 import KeyjarPlatform
 
 /// `keyjar sync`: the credentials of every machine of the user, through a pass store in git.
@@ -21,35 +22,110 @@ struct SyncCommand: ParsableCommand {
             keeps the change. pass, gopass, browserpass and Android Password Store read the \
             entries: the password first, then login: and url: lines.
 
+            With --watch it keeps running: a credential changed in Keyjar is synced within a few \
+            seconds, and other machines' changes are pulled every --interval seconds.
+
             Examples:
               keyjar sync init git@git.example.com:alice/pass.git
               keyjar sync init ~/.password-store --key alice@example.com
               keyjar sync
+              keyjar sync --watch --interval 60
             """,
         subcommands: [Now.self, Init.self],
         defaultSubcommand: Now.self
     )
 
-    struct Now: ParsableCommand {
+    struct Now: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "now",
-            abstract: "Sync once: merge, reconcile, commit and push."
+            abstract: "Sync once (or, with --watch, on every change): merge, reconcile, commit and push."
         )
 
         @OptionGroup var global: GlobalOptions
 
-        func run() throws {
+        @Flag(help: "Keep running: sync within a few seconds of every credential change, and pull on an interval.")
+        var watch = false
+
+        @Option(
+            help: ArgumentHelp(
+                "With --watch, how often to pull other machines' changes (default: 300).",
+                valueName: "seconds"
+            )
+        )
+        var interval: Double = 300
+
+        /// With --watch, changes that come together (an import, a burst of logins) are synced
+        /// once: a sync starts when none has come for this long.
+        static let settle: Duration = .seconds(2)
+
+        func validate() throws {
+            guard interval >= 1 else { throw ValidationError("--interval must be at least 1 second.") }
+        }
+
+        func run() async throws {
+            guard watch else {
+                try Self.syncOnce(try global.connect())
+                return
+            }
+            let client = try global.connect(keepingReplica: true)
+            try await Self.syncedOffThePool(client)
+            // What wakes a sync: a credential change (not the sync's own: those are past the
+            // sequence it ended at), or the interval.
+            let (triggers, trigger) = AsyncStream.makeStream(of: Bool.self, bufferingPolicy: .bufferingNewest(1))
+            let events = Task {
+                for await change in client.changes() {
+                    if case .credentials = change.event { trigger.yield(true) }
+                }
+                trigger.finish()
+            }
+            let ticks = Task {
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: .seconds(interval))
+                    trigger.yield(false)
+                }
+            }
+            defer {
+                events.cancel()
+                ticks.cancel()
+            }
+            var syncedThrough = client.sequence
+            for await changed in triggers {
+                if changed {
+                    // Settled: no further change for a moment, and one past what was synced.
+                    try await Task.sleep(for: Self.settle)
+                    guard client.sequence > syncedThrough else { continue }
+                }
+                try await Self.syncedOffThePool(client)
+                syncedThrough = client.sequence
+            }
+        }
+
+        /// A sync drives git, gpg and keyjard by blocking calls: on a thread of its own, not one
+        /// of Swift's cooperative pool.
+        private static func syncedOffThePool(_ client: KeyjarClient) async throws {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                Thread.detachNewThread {
+                    continuation.resume(with: Result { try syncOnce(client) })
+                }
+            }
+        }
+
+        /// One sync, under the sync lock (taken for this sync alone: `keyjar sync` run by hand
+        /// beside a watching one waits for its sync, not for it to end).
+        private static func syncOnce(_ client: KeyjarClient) throws {
             let state: SyncState?
+            let lock: Int32
             do {
-                try SyncState.lock()
+                lock = try SyncState.lock()
                 state = try SyncState.load()
             } catch {
                 throw CLIError.failure(error.description)
             }
+            defer { close(lock) }
             guard let state else {
                 throw CLIError.usage("no store to sync with: run `keyjar sync init DIRECTORY-OR-GIT-URL` first.")
             }
-            var sync = PassSync(store: PassStore(directory: state.store), client: try global.connect(), state: state)
+            var sync = PassSync(store: PassStore(directory: state.store), client: client, state: state)
             let report: PassSync.Report
             do {
                 report = try sync.run()
@@ -60,7 +136,7 @@ struct SyncCommand: ParsableCommand {
             }
             for line in report.conflicts { Output.line("conflict: \(line)") }
             for line in report.skipped { Output.line("skipped: \(line)") }
-            Output.line(
+            try Output.flushedLine(
                 "synced with \(state.store): \(report.imported) imported, \(report.exported) exported, "
                     + "\(report.removedCredentials) removed from Keyjar, \(report.removedEntries) removed from the store"
             )

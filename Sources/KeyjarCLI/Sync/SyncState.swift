@@ -33,8 +33,10 @@ struct SyncState {
     /// Takes the sync lock (`sync.lock` beside the state), waiting while another sync holds
     /// it. Its descriptor is inherited by the git and gpg a sync starts (it is not
     /// close-on-exec): a sync that was killed holds the lock until its last child has ended,
-    /// so the next one never meets a git still at work. Held until this process ends.
-    static func lock() throws(Failure) {
+    /// so the next one never meets a git still at work. Held until the descriptor returned is
+    /// closed, or this process ends.
+    @discardableResult
+    static func lock() throws(Failure) -> Int32 {
         let directory = (path as NSString).deletingLastPathComponent
         do {
             try PrivateDirectory.makeIfMissing(directory)
@@ -47,9 +49,11 @@ struct SyncState {
         }
         while flock(descriptor, LOCK_EX) != 0 {
             guard errno == EINTR else {
+                close(descriptor)
                 throw Failure(description: "cannot lock \(directory)/sync.lock: \(String(cString: strerror(errno)))")
             }
         }
+        return descriptor
     }
 
     struct Failure: Error, CustomStringConvertible {
