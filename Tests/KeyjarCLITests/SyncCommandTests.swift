@@ -299,4 +299,27 @@ struct SyncCommandTests {
         #expect(await next(linesOfB, saying: "1 imported") != nil)
         #expect(try await b.gitPassword(host) == "watched")
     }
+
+    /// A sync with the remote unreachable syncs this machine's side, says it did not push, and
+    /// the next sync pushes what it committed.
+    @Test func anUnreachableRemoteLosesNothingAndTheNextSyncPushes() async throws {
+        let machines = try await twoMachines()
+        defer { withExtendedLifetime(machines) {} }
+        let (a, b) = (machines.a, machines.b)
+        let host = uniqueHost("sync-offline")
+        try await a.add(host, user: "alice", password: "made-offline")
+        let remote = machines.remote.path("store.git")
+        #expect(rename(remote, remote + ".away") == 0)
+        let offline = try await a.run([KeyjarCLI.binary, "sync"])
+        #expect(offline.status == 1)
+        #expect(
+            offline.error.contains("cannot reach origin") && offline.error.contains("the next sync pushes"),
+            "\(offline.error)"
+        )
+        #expect(rename(remote + ".away", remote) == 0)
+        let online = try await a.keyjar("sync")
+        #expect(online.contains("0 exported"), "committed before: \(online)")
+        try await b.keyjar("sync")
+        #expect(try await b.gitPassword(host) == "made-offline")
+    }
 }

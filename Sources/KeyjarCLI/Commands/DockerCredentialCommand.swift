@@ -114,8 +114,9 @@ struct DockerCredentialCommand: ParsableCommand {
     ) throws -> (record: CredentialRecord, secret: String)? {
         let lookup = StoredCredentialLookup(spaces: [space], user: nil)
         // A `.netrc` `default` login would go to whatever registry an image names.
+        // A client certificate's key is no registry password.
         guard let record = try lookup.answer(client: client), !record.space.isEveryServer,
-            record.space.authenticationMethod.keepsSecret,
+            record.space.authenticationMethod.keepsSecret, record.space.authenticationMethod != .clientCertificate,
             let secret = try client.password(user: record.user, for: record.space)
         else { return nil }
         return (record, secret)

@@ -14,6 +14,8 @@ struct PassStore {
     /// Why a step failed, in words for the user (what git or gpg said; never an entry's text).
     struct Failure: Error, CustomStringConvertible {
         var description: String
+        /// The remote could not be reached (offline): this machine's side can still be synced.
+        var isFetch = false
     }
 
     /// The options `pass` itself runs gpg with (`GPG_OPTS`).

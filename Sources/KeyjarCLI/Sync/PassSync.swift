@@ -32,11 +32,25 @@ struct PassSync {
         try store.recoverFromAnInterruptedSync()
         try store.commitAll("keyjar sync: what an interrupted sync wrote")
         for attempt in 1...Self.pushAttempts {
-            if let remote = store.remote { report.conflicts += try merge(from: remote) }
+            var unreachable: String?
+            if let remote = store.remote {
+                do {
+                    report.conflicts += try merge(from: remote)
+                } catch let failure as PassStore.Failure where failure.isFetch {
+                    unreachable = failure.description
+                }
+            }
             try reconcile(&report)
             try store.commitAll(
                 "keyjar sync: \(report.exported) exported, \(report.removedEntries) removed"
             )
+            if let unreachable {
+                // Offline: this machine's side is committed and goes out with the next sync.
+                try recordState()
+                throw PassStore.Failure(
+                    description: "\(unreachable); Keyjar and the store here are in step, and the next sync pushes"
+                )
+            }
             guard let remote = store.remote else { break }
             let pushed = try store.git(["push", "-q", "-u", remote, "HEAD"], allowing: true)
             if pushed.status == 0 { break }
@@ -53,7 +67,10 @@ struct PassSync {
     /// Merges the remote's branch; an entry both sides changed keeps its later version (by the
     /// `modified` it records), an entry one side removed and the other changed keeps the change.
     private func merge(from remote: String) throws -> [String] {
-        try store.git(["fetch", "-q", remote])
+        let fetched = try store.git(["fetch", "-q", remote], allowing: true)
+        guard fetched.status == 0 else {
+            throw PassStore.Failure(description: "cannot reach \(remote): \(fetched.errorText())", isFetch: true)
+        }
         let branch = try store.gitText(["rev-parse", "--abbrev-ref", "HEAD"]).trimmingCharacters(
             in: .whitespacesAndNewlines
         )
