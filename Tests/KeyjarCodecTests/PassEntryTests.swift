@@ -39,6 +39,17 @@ struct PassEntryTests {
         #expect(!"\(entry)".contains("s3cret") && !"\(entry)".contains("r1"))
     }
 
+    /// Found by fuzzing (the `pass-entry` target's check was wrong, not the code): a url that
+    /// holds the password's text shows it in the description, which is the login and url alone.
+    @Test func aDescriptionIsTheLoginAndURLWhateverTheyHold() throws {
+        let entry = try PassEntry.read("0asway\nURL: *:/0asway\nrefresh-token: r-secret\n")
+        #expect("\(entry)" == "pass entry (no login) at *:/0asway")
+        var secretsOnly = entry
+        secretsOnly.password = "other"
+        secretsOnly.refreshToken = nil
+        #expect("\(secretsOnly)" == "\(entry)")
+    }
+
     @Test func entriesOtherProgramsWroteAreRead() throws {
         let typed = try PassEntry.read("typed-into-pass\n")
         #expect(typed.password == "typed-into-pass" && typed.login == nil && typed.url == nil)
