@@ -179,14 +179,19 @@ public struct PassEntry: Sendable, Hashable, CustomStringConvertible, CustomDebu
         Date.ISO8601FormatStyle(includingFractionalSeconds: true).format(Date(timeIntervalSince1970: seconds))
     }
 
+    /// The times an entry may name: from 1970 to the end of year 9999 (ISO 8601's four digits).
+    static let times: ClosedRange<Double> = 0...253_402_300_799
+
     /// An ISO 8601 time in UTC, with or without fractions; or seconds since 1970.
     static func seconds(_ text: String) -> Double? {
-        if let number = Double(text), number.isFinite { return number }
+        if let number = Double(text) { return times.contains(number) ? number : nil }
         for style in [
             Date.ISO8601FormatStyle(includingFractionalSeconds: true),
             Date.ISO8601FormatStyle(includingFractionalSeconds: false),
         ] {
-            if let date = try? style.parse(text) { return date.timeIntervalSince1970 }
+            if let date = try? style.parse(text), times.contains(date.timeIntervalSince1970) {
+                return date.timeIntervalSince1970
+            }
         }
         return nil
     }

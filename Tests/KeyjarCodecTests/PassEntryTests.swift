@@ -57,7 +57,16 @@ struct PassEntryTests {
         #expect(gopass.login == "bob" && gopass.url == "gitlab.example")
         #expect(gopass.otherLines == ["user: second", "notes"])
         #expect(try PassEntry.read("pw\nexpires: 1764547200\n").expires == 1_764_547_200)
-        for refused in ["", "pw\nmethod: telepathy\n", "pw\nexpires: soon\n", "pw\nproxy: carrier-pigeon\n"] {
+        // Found by fuzzing: a time with more than milliseconds is written to the millisecond,
+        // and then reads and writes the same.
+        let fractions = try PassEntry.read("pw\nmodified: 203.2000001\n")
+        let written = try fractions.encoded()
+        #expect(written == "pw\nmodified: 1970-01-01T00:03:23.200Z\n")
+        #expect(try PassEntry.read(written).encoded() == written)
+        for refused in [
+            "", "pw\nmethod: telepathy\n", "pw\nexpires: soon\n", "pw\nproxy: carrier-pigeon\n", "pw\nexpires: 1e300\n",
+            "pw\nmodified: -5\n",
+        ] {
             #expect(throws: PassEntry.FormatError.self, "\(refused)") { try PassEntry.read(refused) }
         }
         #expect(throws: PassEntry.FormatError.self) { try PassEntry(password: "two\nlines").encoded() }
