@@ -174,23 +174,35 @@ public struct PassEntry: Sendable, Hashable, CustomStringConvertible, CustomDebu
         .serverTrust: "server-trust",
     ]
 
-    /// `2026-11-30T09:12:03.25Z`: UTC, fractions kept (a sync compares them).
+    /// `2026-11-30T09:12:03.250Z`: UTC, to the millisecond (a sync compares them). The
+    /// milliseconds are rounded here and written by hand: a formatter cuts them off, and a
+    /// binary fraction just under `.255` would come back as `.254`.
     static func time(_ seconds: Double) -> String {
-        Date.ISO8601FormatStyle(includingFractionalSeconds: true).format(Date(timeIntervalSince1970: seconds))
+        let milliseconds = Int64((seconds * 1000).rounded())
+        let whole = milliseconds.quotientAndRemainder(dividingBy: 1000)
+        let (second, fraction) = whole.remainder < 0 ? (whole.quotient - 1, whole.remainder + 1000) : whole
+        let text = Date.ISO8601FormatStyle(includingFractionalSeconds: false).format(
+            Date(timeIntervalSince1970: Double(second))
+        )
+        let digits = String(fraction)
+        return text.dropLast() + "." + String(repeating: "0", count: 3 - digits.count) + digits + "Z"
     }
+
+    /// What an entry keeps of a time: milliseconds.
+    static func toTheMillisecond(_ seconds: Double) -> Double { (seconds * 1000).rounded() / 1000 }
 
     /// The times an entry may name: from 1970 to the end of year 9999 (ISO 8601's four digits).
     static let times: ClosedRange<Double> = 0...253_402_300_799
 
     /// An ISO 8601 time in UTC, with or without fractions; or seconds since 1970.
     static func seconds(_ text: String) -> Double? {
-        if let number = Double(text) { return times.contains(number) ? number : nil }
+        if let number = Double(text) { return times.contains(number) ? toTheMillisecond(number) : nil }
         for style in [
             Date.ISO8601FormatStyle(includingFractionalSeconds: true),
             Date.ISO8601FormatStyle(includingFractionalSeconds: false),
         ] {
             if let date = try? style.parse(text), times.contains(date.timeIntervalSince1970) {
-                return date.timeIntervalSince1970
+                return toTheMillisecond(date.timeIntervalSince1970)
             }
         }
         return nil

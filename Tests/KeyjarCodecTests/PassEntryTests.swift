@@ -63,6 +63,11 @@ struct PassEntryTests {
         let written = try fractions.encoded()
         #expect(written == "pw\nmodified: 1970-01-01T00:03:23.200Z\n")
         #expect(try PassEntry.read(written).encoded() == written)
+        for text in ["203.2550", "203.2549999", "1764493923.2555"] {
+            let once = try PassEntry.read("pw\nmodified: \(text)\n").encoded()
+            #expect(try PassEntry.read(once).encoded() == once, "\(text): \(once)")
+        }
+        #expect(try PassEntry.read("pw\nmodified: 203.2550\n").encoded().hasSuffix("00:03:23.255Z\n"))
         for refused in [
             "", "pw\nmethod: telepathy\n", "pw\nexpires: soon\n", "pw\nproxy: carrier-pigeon\n", "pw\nexpires: 1e300\n",
             "pw\nmodified: -5\n",
