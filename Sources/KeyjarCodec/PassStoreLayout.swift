@@ -1,5 +1,6 @@
 import FoundationEssentials
 public import KeyjarCore
+import KeyjarPlatform
 
 /// Where a credential's entry is in a pass store, and which credential an entry is: the
 /// layout browserpass and Android Password Store expect, a directory per server and a file per
@@ -68,7 +69,10 @@ public enum PassStoreLayout {
     /// The credential an entry at `path` (without `.gpg`) is: its space and user, or nil for an
     /// entry that names no server (a note, an e-mail password filed by name).
     public static func credential(of entry: PassEntry, at path: String) -> (space: ProtectionSpace, user: String)? {
-        let components = path.split(separator: "/").map { unescaped(String($0)) }
+        // By scalars: a combining mark at the start of a name is one Character with the "/".
+        let components = path.unicodeScalars.split(separator: "/").map {
+            unescaped(String(String.UnicodeScalarView($0)))
+        }
         guard let file = components.last else { return nil }
         let fileUser = file.firstRange(of: " (").map { String(file[..<$0.lowerBound]) } ?? file
         let user = entry.login ?? (fileUser == "(no user)" ? "" : fileUser)
@@ -120,14 +124,36 @@ public enum PassStoreLayout {
         host == "localhost" || host.contains(".") || host.contains(":")
     }
 
+    /// A name as one component of a path: `%`, `/`, control characters (a NUL would end the
+    /// path where the system reads it) and a leading `.` written as `%XX`.
     static func escaped(_ name: String) -> String {
-        var text = name.replacing("%", with: "%25").replacing("/", with: "%2F")
-        if text.hasPrefix(".") { text = "%2E" + text.dropFirst() }
+        var text = ""
+        for (index, scalar) in name.unicodeScalars.enumerated() {
+            if scalar == "%" || scalar == "/" || scalar.value < 0x20 || scalar.value == 0x7F
+                || (index == 0 && scalar == ".")
+            {
+                text += "%" + Hex.digits(scalar.value, width: 2, uppercase: true)
+            } else {
+                text.unicodeScalars.append(scalar)
+            }
+        }
         return text
     }
 
+    /// The name ``escaped(_:)`` wrote: each `%XX` its byte, in one pass.
     static func unescaped(_ name: String) -> String {
-        name.replacing("%2F", with: "/").replacing("%2E", with: ".")
-            .replacing("%25", with: "%")
+        var bytes: [UInt8] = []
+        var utf8 = Array(name.utf8)[...]
+        while let byte = utf8.popFirst() {
+            if byte == UInt8(ascii: "%"), utf8.count >= 2, let high = Hex.value(of: utf8[utf8.startIndex]),
+                let low = Hex.value(of: utf8[utf8.startIndex + 1])
+            {
+                bytes.append(high << 4 | low)
+                utf8.removeFirst(2)
+            } else {
+                bytes.append(byte)
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 }

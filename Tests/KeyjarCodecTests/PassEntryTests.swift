@@ -99,6 +99,11 @@ struct PassEntryTests {
             (ProtectionSpace(host: "::1", port: 8080, protocol: "http"), "a/b", "[::1]:8080/a%2Fb (http)"),
             (ProtectionSpace(anySchemeAndPortOf: "ftp.example"), ".hidden", "ftp.example/%2Ehidden (any scheme)"),
             (ProtectionSpace.anyServer, "x", "*/x (any scheme)"),
+            // Found by fuzzing: a combining mark first, control characters, a NUL, a "%".
+            (
+                ProtectionSpace(host: "example.com", protocol: "https"), "\u{59E}//\0x%41\n",
+                "example.com/\u{59E}%2F%2F%00x%2541%0A"
+            ),
         ]
         for (space, user, path) in cases {
             #expect(PassStoreLayout.path(of: space, user: user) == path)

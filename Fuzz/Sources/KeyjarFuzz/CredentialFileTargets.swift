@@ -60,9 +60,18 @@ func fuzzPassEntry(_ bytes: [UInt8]) {
     if let (space, user) = PassStoreLayout.credential(of: entry, at: "example.com/alice") {
         fuzzCheck(!space.host.isEmpty, "a credential without a host")
         let path = PassStoreLayout.path(of: space, user: user)
+        let components = path.utf8.split(separator: UInt8(ascii: "/"))
         fuzzCheck(
-            path.split(separator: "/").count == 2 && !path.hasPrefix("."),
+            components.count == 2 && !path.hasPrefix(".") && components.allSatisfy { !$0.contains(0) },
             "a path outside its directory: \(path)"
         )
+        // The path alone (an entry without fields, `pass insert HOST/USER`) names the same user,
+        // for a whole https server and a user whose name holds no qualifier's " (".
+        if space == ProtectionSpace(host: space.host, protocol: "https"), !user.isEmpty, !user.contains(" ("),
+            user != "(no user)",
+            let byPath = PassStoreLayout.credential(of: PassEntry(password: "p"), at: path)
+        {
+            fuzzCheck(byPath.user == user, "a path that names another user: \(path)")
+        }
     }
 }
