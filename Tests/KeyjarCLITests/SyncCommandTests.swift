@@ -254,6 +254,9 @@ struct SyncCommandTests {
             #expect(finished.status == 0, "seed \(seed): \(finished.error)")
         }
         #expect(killed > 20)
+        // Nothing but entries reached the store: no half-written file of a killed sync.
+        let tracked = try await a.run(["git", "-C", a.store, "ls-files"])
+        #expect(!tracked.output.contains(".keyjar-new"), "\(tracked.output)")
         for (host, password) in latest {
             #expect(try await a.gitPassword(host) == password, "seed \(seed): \(host) on A")
             #expect(try await b.gitPassword(host) == password, "seed \(seed): \(host) on B")

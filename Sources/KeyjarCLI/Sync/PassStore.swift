@@ -33,7 +33,11 @@ struct PassStore {
     ) throws(Failure) -> ProgramRun.Result {
         let result: ProgramRun.Result
         do {
-            result = try ProgramRun.run(["git", "-C", directory] + arguments, input: input)
+            result = try ProgramRun.run(
+                ["git", "-C", directory] + arguments,
+                input: input,
+                environment: Self.gitEnvironment
+            )
         } catch {
             throw Failure(description: "cannot run git: \(error)")
         }
@@ -87,10 +91,31 @@ struct PassStore {
     func recoverFromAnInterruptedSync() throws(Failure) {
         let gitDirectory = (directory as NSString).appendingPathComponent(".git")
         unlink(gitDirectory + "/index.lock")
+        // An entry gpg was writing when the sync was killed: never committed as an entry.
+        let files = FileManager.default.enumerator(atPath: directory)
+        while let file = files?.nextObject() as? String {
+            if file == ".git" {
+                files?.skipDescendants()
+            } else if file.hasSuffix(Self.temporarySuffix) {
+                unlink((directory as NSString).appendingPathComponent(file))
+            }
+        }
         if FileManager.default.fileExists(atPath: gitDirectory + "/MERGE_HEAD") {
             try git(["merge", "--abort"])
         }
     }
+
+    /// A remote that wants a password git cannot find fails at once rather than wait for a
+    /// terminal nobody watches (`keyjar sync --watch`, a timer): git's own credential helpers,
+    /// Keyjar's among them, still answer.
+    private static var gitEnvironment: [String: String] {
+        var environment = ProcessInfo.processInfo.environment
+        environment["GIT_TERMINAL_PROMPT"] = "0"
+        return environment
+    }
+
+    /// The suffix of an entry being written, renamed onto the entry once whole.
+    static let temporarySuffix = ".gpg.keyjar-new"
 
     /// Commits whatever is changed in the store (an interrupted sync's writes too).
     func commitAll(_ message: String) throws(Failure) {
@@ -138,7 +163,7 @@ struct PassStore {
         } catch {
             throw Failure(description: "cannot make the directory of \(path): \(error.localizedDescription)")
         }
-        let temporary = file + ".keyjar-new"
+        let temporary = (directory as NSString).appendingPathComponent(path + Self.temporarySuffix)
         var arguments = ["gpg"] + Self.gpgOptions + ["--encrypt", "--output", temporary]
         for key in try recipients(for: path) { arguments += ["--recipient", key] }
         var plain = Array(text.utf8)
