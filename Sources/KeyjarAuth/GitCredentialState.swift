@@ -110,18 +110,9 @@ public struct GitCredentialState: Sendable, Hashable {
 
     /// nil for a character that encoding never writes, a broken escape, or bytes that are not UTF-8.
     private static func percentDecoded(_ text: Substring) -> String? {
-        var bytes: [UInt8] = []
-        var input = text.utf8.makeIterator()
-        while let byte = input.next() {
-            if isUnreserved(byte) {
-                bytes.append(byte)
-                continue
-            }
-            guard byte == UInt8(ascii: "%"), let high = input.next().flatMap(Hex.value(of:)),
-                let low = input.next().flatMap(Hex.value(of:))
-            else { return nil }
-            bytes.append(high << 4 | low)
-        }
+        guard text.utf8.allSatisfy({ isUnreserved($0) || $0 == UInt8(ascii: "%") }),
+            let bytes = PercentEncoding.decoded(text.utf8, strict: true)
+        else { return nil }
         return String(validating: bytes, as: UTF8.self)
     }
 }

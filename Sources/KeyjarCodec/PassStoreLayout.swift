@@ -142,18 +142,6 @@ public enum PassStoreLayout {
 
     /// The name ``escaped(_:)`` wrote: each `%XX` its byte, in one pass.
     static func unescaped(_ name: String) -> String {
-        var bytes: [UInt8] = []
-        var utf8 = Array(name.utf8)[...]
-        while let byte = utf8.popFirst() {
-            if byte == UInt8(ascii: "%"), utf8.count >= 2, let high = Hex.value(of: utf8[utf8.startIndex]),
-                let low = Hex.value(of: utf8[utf8.startIndex + 1])
-            {
-                bytes.append(high << 4 | low)
-                utf8.removeFirst(2)
-            } else {
-                bytes.append(byte)
-            }
-        }
-        return String(decoding: bytes, as: UTF8.self)
+        String(decoding: PercentEncoding.decoded(name.utf8, strict: false) ?? [], as: UTF8.self)
     }
 }

@@ -61,18 +61,6 @@ package struct EnvironmentCredential: Sendable, Hashable {
 
     /// `%40` as `@`; nil for a broken escape or bytes that are not UTF-8.
     static func percentDecoded(_ text: String) -> String? {
-        var bytes: [UInt8] = []
-        var iterator = text.utf8.makeIterator()
-        while let byte = iterator.next() {
-            guard byte == UInt8(ascii: "%") else {
-                bytes.append(byte)
-                continue
-            }
-            guard let high = iterator.next().flatMap({ Hex.value(of: $0) }),
-                let low = iterator.next().flatMap({ Hex.value(of: $0) })
-            else { return nil }
-            bytes.append(high << 4 | low)
-        }
-        return String(validating: bytes, as: UTF8.self)
+        PercentEncoding.decoded(text.utf8, strict: true).flatMap { String(validating: $0, as: UTF8.self) }
     }
 }

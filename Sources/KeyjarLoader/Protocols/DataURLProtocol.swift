@@ -73,24 +73,7 @@ public struct DataURL: Sendable, Hashable {
 
     /// `%XX` decoded to its byte; a `%` not followed by two hex digits stays as it is.
     private static func percentDecoded(_ bytes: Substring.UTF8View) -> [UInt8] {
-        var output: [UInt8] = []
-        output.reserveCapacity(bytes.count)
-        var index = bytes.startIndex
-        while index != bytes.endIndex {
-            let byte = bytes[index]
-            if byte == UInt8(ascii: "%"),
-                let first = bytes.index(index, offsetBy: 1, limitedBy: bytes.endIndex), first != bytes.endIndex,
-                let second = bytes.index(first, offsetBy: 1, limitedBy: bytes.endIndex), second != bytes.endIndex,
-                let high = Hex.value(of: bytes[first]), let low = Hex.value(of: bytes[second])
-            {
-                output.append(high << 4 | low)
-                index = bytes.index(after: second)
-                continue
-            }
-            output.append(byte)
-            index = bytes.index(after: index)
-        }
-        return output
+        PercentEncoding.decoded(bytes, strict: false) ?? []
     }
 }
 
