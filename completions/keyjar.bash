@@ -1198,7 +1198,7 @@ _keyjar_sync() {
 _keyjar_sync_now() {
     repeating_flags=()
     non_repeating_flags=(--no-start --watch --version -h --help)
-    repeating_options=()
+    repeating_options=(--cookies --no-cookies)
     non_repeating_options=(--socket --timeout --interval)
     __keyjar_offer_flags_options 0
 
@@ -1208,6 +1208,12 @@ _keyjar_sync_now() {
         return
         ;;
     '--timeout')
+        return
+        ;;
+    '--cookies')
+        return
+        ;;
+    '--no-cookies')
         return
         ;;
     '--interval')

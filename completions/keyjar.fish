@@ -118,7 +118,7 @@ function __keyjar_parse_tokens -S
             __keyjar_parse_subcommand 0 'version' 'h/help'
             switch $unparsed_tokens[1]
             case 'now'
-                __keyjar_parse_subcommand 0 'socket=' 'no-start' 'timeout=' 'watch' 'interval=' 'version' 'h/help'
+                __keyjar_parse_subcommand 0 'socket=' 'no-start' 'timeout=' 'watch' 'cookies=+' 'no-cookies=+' 'interval=' 'version' 'h/help'
             case 'init'
                 __keyjar_parse_subcommand 1 'store=' 'key=+' 'version' 'h/help'
             end
@@ -523,6 +523,8 @@ complete -c 'keyjar' -n '__keyjar_should_offer_completions_for_flags_or_options 
 complete -c 'keyjar' -n '__keyjar_should_offer_completions_for_flags_or_options "keyjar sync now" no-start' -l 'no-start' -d 'Fail (exit status 3) instead of starting keyjard when none is serving.'
 complete -c 'keyjar' -n '__keyjar_should_offer_completions_for_flags_or_options "keyjar sync now" timeout' -l 'timeout' -d 'How long to wait for keyjard\'s answer before failing with exit status 3 (default: $KEYJAR_TIMEOUT, else 30).' -rfka ''
 complete -c 'keyjar' -n '__keyjar_should_offer_completions_for_flags_or_options "keyjar sync now" watch' -l 'watch' -d 'Keep running: sync within a few seconds of every credential change, and pull on an interval.'
+complete -c 'keyjar' -n '__keyjar_should_offer_completions_for_flags_or_options "keyjar sync now"' -l 'cookies' -d 'Sync the cookies of these sites too (a domain and the names under it), on every machine from now on.' -rfka ''
+complete -c 'keyjar' -n '__keyjar_should_offer_completions_for_flags_or_options "keyjar sync now"' -l 'no-cookies' -d 'Stop syncing these sites\' cookies: their entries leave the store, each machine keeps its own cookies.' -rfka ''
 complete -c 'keyjar' -n '__keyjar_should_offer_completions_for_flags_or_options "keyjar sync now" interval' -l 'interval' -d 'With --watch, how often to pull other machines\' changes (default: 300).' -rfka ''
 complete -c 'keyjar' -n '__keyjar_should_offer_completions_for_flags_or_options "keyjar sync now" version' -l 'version' -d 'Show the version.'
 complete -c 'keyjar' -n '__keyjar_should_offer_completions_for_flags_or_options "keyjar sync now" h help' -s 'h' -l 'help' -d 'Show help information.'

@@ -925,6 +925,8 @@ _keyjar_sync_now() {
         '--no-start[Fail (exit status 3) instead of starting keyjard when none is serving.]'
         '--timeout[How long to wait for keyjard'\''s answer before failing with exit status 3 (default\: $KEYJAR_TIMEOUT, else 30).]:seconds:'
         '--watch[Keep running\: sync within a few seconds of every credential change, and pull on an interval.]'
+        '--cookies[Sync the cookies of these sites too (a domain and the names under it), on every machine from now on.]:domain:'
+        '--no-cookies[Stop syncing these sites'\'' cookies\: their entries leave the store, each machine keeps its own cookies.]:domain:'
         '--interval[With --watch, how often to pull other machines'\'' changes (default\: 300).]:seconds:'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'

@@ -141,7 +141,7 @@ public enum PassStoreLayout {
     }
 
     /// The name ``escaped(_:)`` wrote: each `%XX` its byte, in one pass.
-    static func unescaped(_ name: String) -> String {
+    package static func unescaped(_ name: String) -> String {
         String(decoding: PercentEncoding.decoded(name.utf8, strict: false) ?? [], as: UTF8.self)
     }
 }

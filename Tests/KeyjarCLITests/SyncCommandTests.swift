@@ -77,7 +77,7 @@ struct SyncCommandTests {
     }
 
     /// Two machines on one remote, A's store made with the key, B's cloned.
-    private func twoMachines() async throws -> TwoMachines {
+    func twoMachines() async throws -> TwoMachines {
         let keys = try TemporaryDirectory()
         let gnupg = keys.path("gnupg")
         try FileManager.default.createDirectory(

@@ -75,3 +75,26 @@ func fuzzPassEntry(_ bytes: [UInt8]) {
         }
     }
 }
+
+/// A cookie's pass entry (`keyjar sync --cookies`): never a crash; what is read writes back
+/// and reads again the same, its description never shows the value (where no field of the
+/// identity holds its text), and its path is one file in one folder of the cookie folder.
+func fuzzPassCookieEntry(_ bytes: [UInt8]) {
+    guard let entry = try? PassCookieEntry.read(String(decoding: bytes, as: UTF8.self)) else { return }
+    var valueless = entry
+    valueless.cookie.value = ""
+    fuzzCheck(entry.description == valueless.description, "the description shows the value")
+    if let text = try? entry.encoded() {
+        let again = try? PassCookieEntry.read(text)
+        fuzzCheck(again != nil, "an entry that does not read back as written")
+        fuzzCheck((try? again?.encoded()) == text, "an entry whose writing changes when read back")
+        fuzzCheck(again.map { $0.holdsTheSame(as: entry) } == true, "a field lost in writing")
+    }
+    let path = PassCookieEntry.path(of: entry.cookie.identity)
+    let components = path.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
+    fuzzCheck(
+        components.count == 3 && components[0].elementsEqual(PassCookieEntry.folder.utf8)
+            && components.dropFirst().allSatisfy { !$0.isEmpty && !$0.contains(0) && $0.first != UInt8(ascii: ".") },
+        "a path outside its folder: \(path)"
+    )
+}

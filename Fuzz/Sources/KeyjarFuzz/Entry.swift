@@ -75,6 +75,7 @@ enum FuzzTarget: String, CaseIterable {
     case backupStream = "backup-stream"
     case sealedSecretsFile = "sealed-secrets-file"
     case passEntry = "pass-entry"
+    case passCookieEntry = "pass-cookie-entry"
 
     static let selected: FuzzTarget = {
         let name = ProcessInfo.processInfo.environment["KEYJAR_FUZZ_TARGET"] ?? ""
@@ -114,6 +115,7 @@ enum FuzzTarget: String, CaseIterable {
         case .backupStream: fuzzBackupStream(bytes)
         case .sealedSecretsFile: fuzzSealedSecretsFile(bytes)
         case .passEntry: fuzzPassEntry(bytes)
+        case .passCookieEntry: fuzzPassCookieEntry(bytes)
         }
     }
 }

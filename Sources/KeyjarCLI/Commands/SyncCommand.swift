@@ -3,6 +3,7 @@ import Foundation
 import Keyjar
 import KeyjarCommands
 import KeyjarCore
+import KeyjarLocks
 import KeyjarPlatform
 
 /// `keyjar sync`: the credentials of every machine of the user, through a pass store in git.
@@ -47,6 +48,25 @@ struct SyncCommand: ParsableCommand {
         var watch = false
 
         @Option(
+            parsing: .upToNextOption,
+            help: ArgumentHelp(
+                "Sync the cookies of these sites too (a domain and the names under it), on every machine from now on.",
+                valueName: "domain"
+            )
+        )
+        var cookies: [String] = []
+
+        @Option(
+            name: .customLong("no-cookies"),
+            parsing: .upToNextOption,
+            help: ArgumentHelp(
+                "Stop syncing these sites' cookies: their entries leave the store, each machine keeps its own cookies.",
+                valueName: "domain"
+            )
+        )
+        var noCookies: [String] = []
+
+        @Option(
             help: ArgumentHelp(
                 "With --watch, how often to pull other machines' changes (default: 300).",
                 valueName: "seconds"
@@ -60,21 +80,44 @@ struct SyncCommand: ParsableCommand {
 
         func validate() throws {
             guard interval >= 1 else { throw ValidationError("--interval must be at least 1 second.") }
+            for domain in cookies + noCookies {
+                do {
+                    _ = try CookieSites.site(domain)
+                } catch {
+                    throw ValidationError(error.description)
+                }
+            }
         }
 
         func run() async throws {
+            let sites = (
+                adding: try cookies.map { try CookieSites.site($0) },
+                removing: try noCookies.map { try CookieSites.site($0) }
+            )
             guard watch else {
-                try Self.syncOnce(try global.connect())
+                try Self.syncOnce(try global.connect(), changingSites: sites)
                 return
             }
             let client = try global.connect(keepingReplica: true)
-            try await Self.syncedOffThePool(client)
-            // What wakes a sync: a credential change (not the sync's own: those are past the
-            // sequence it ended at), or the interval.
+            // The sites whose cookies are synced, as the last sync found them in the store.
+            let named = Locked<[String]>([])
+            try await Self.syncedOffThePool(client, changingSites: sites, named: named)
+            // What wakes a sync: a credential change, or a change to a synced site's cookie (not
+            // the sync's own: those are past the sequence it ended at), or the interval.
             let (triggers, trigger) = AsyncStream.makeStream(of: Bool.self, bufferingPolicy: .bufferingNewest(1))
             let events = Task {
                 for await change in client.changes() {
-                    if case .credentials = change.event { trigger.yield(true) }
+                    switch change.event {
+                    case .credentials:
+                        trigger.yield(true)
+                    case .cookies(let changes):
+                        let sites = named.withLock { $0 }
+                        if changes.contains(where: { SyncedCookies.covers($0.cookie.domain, sites: sites) }) {
+                            trigger.yield(true)
+                        }
+                    case .policy:
+                        break
+                    }
                 }
                 trigger.finish()
             }
@@ -95,24 +138,39 @@ struct SyncCommand: ParsableCommand {
                     try await Task.sleep(for: Self.settle)
                     guard client.sequence > syncedThrough else { continue }
                 }
-                try await Self.syncedOffThePool(client)
+                try await Self.syncedOffThePool(client, changingSites: ([], []), named: named)
                 syncedThrough = client.sequence
             }
         }
 
         /// A sync drives git, gpg and keyjard by blocking calls: on a thread of its own, not one
         /// of Swift's cooperative pool.
-        private static func syncedOffThePool(_ client: KeyjarClient) async throws {
+        private static func syncedOffThePool(
+            _ client: KeyjarClient,
+            changingSites sites: (adding: [String], removing: [String]),
+            named: Locked<[String]>
+        ) async throws {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 Thread.detachNewThread {
-                    continuation.resume(with: Result { try syncOnce(client) })
+                    continuation.resume(
+                        with: Result {
+                            let synced = try syncOnce(client, changingSites: sites)
+                            named.withLock { $0 = synced }
+                        }
+                    )
                 }
             }
         }
 
         /// One sync, under the sync lock (taken for this sync alone: `keyjar sync` run by hand
-        /// beside a watching one waits for its sync, not for it to end).
-        private static func syncOnce(_ client: KeyjarClient) throws {
+        /// beside a watching one waits for its sync, not for it to end), after the sites whose
+        /// cookies are synced are changed as asked.
+        /// - Returns: the sites whose cookies are synced.
+        @discardableResult
+        private static func syncOnce(
+            _ client: KeyjarClient,
+            changingSites sites: (adding: [String], removing: [String])
+        ) throws -> [String] {
             let state: SyncState?
             let lock: Int32
             do {
@@ -125,21 +183,31 @@ struct SyncCommand: ParsableCommand {
             guard let state else {
                 throw CLIError.usage("no store to sync with: run `keyjar sync init DIRECTORY-OR-GIT-URL` first.")
             }
-            var sync = PassSync(store: PassStore(directory: state.store), client: client, state: state)
+            let store = PassStore(directory: state.store)
+            var sync = PassSync(store: store, client: client, state: state)
             let report: PassSync.Report
             do {
+                if !sites.adding.isEmpty || !sites.removing.isEmpty {
+                    try store.recoverFromAnInterruptedSync()
+                    try CookieSites(store: store).change(adding: sites.adding, removing: sites.removing)
+                }
                 report = try sync.run()
             } catch let error as PassStore.Failure {
                 throw CLIError.failure(error.description)
             } catch let error as SyncState.Failure {
                 throw CLIError.failure(error.description)
+            } catch let error as SyncSkip {
+                throw CLIError.failure(error.description)
             }
             for line in report.conflicts { Output.line("conflict: \(line)") }
             for line in report.skipped { Output.line("skipped: \(line)") }
+            let cookies =
+                report.cookieSites.isEmpty ? "" : " (and the cookies of \(report.cookieSites.joined(separator: ", ")))"
             try Output.flushedLine(
-                "synced with \(state.store): \(report.imported) imported, \(report.exported) exported, "
+                "synced with \(state.store)\(cookies): \(report.imported) imported, \(report.exported) exported, "
                     + "\(report.removedCredentials) removed from Keyjar, \(report.removedEntries) removed from the store"
             )
+            return report.cookieSites
         }
     }
 

@@ -22,6 +22,8 @@ struct PassSync {
         var conflicts: [String] = []
         /// What is not synced, and why (a client certificate, an entry that names no server).
         var skipped: [String] = []
+        /// The sites whose cookies are synced.
+        var cookieSites: [String] = []
     }
 
     /// Pushes refused because another machine pushed first are retried after merging, this often.
@@ -114,43 +116,59 @@ struct PassSync {
 
     // MARK: - Reconciling
 
-    private struct Pair {
-        var path: String?
-        var blob: String?
-        var entry: PassEntry?
-        var record: CredentialRecord?
+    /// The store's entries against Keyjar, kind by kind: credentials, then the cookies of the
+    /// sites named in the store's `.keyjar-cookies`.
+    private mutating func reconcile(_ report: inout Report) throws {
+        let sites = CookieSites(store: store)
+        let named = sites.read()
+        report.cookieSites = named
+        let unnamed = try sites.removeUnnamedEntries(sites: named)
+        report.removedEntries += unnamed.count
+        var entries = try store.entries()
+        for path in unnamed { entries[path] = nil }
+        try reconcile(SyncedCredentials(client: client), entries, &report)
+        try reconcile(SyncedCookies(client: client, sites: named), entries, &report)
     }
 
-    private mutating func reconcile(_ report: inout Report) throws {
-        var pairs: [String: Pair] = [:]
-        for (path, blob) in try store.entries() {
+    private struct Pair<Entry> {
+        var path: String?
+        var blob: String?
+        var entry: Entry?
+        var local: SyncedItem<Entry>?
+    }
+
+    private mutating func reconcile<Kind: SyncedKind>(
+        _ kind: Kind,
+        _ entries: [String: String],
+        _ report: inout Report
+    ) throws {
+        var pairs: [String: Pair<Kind.Entry>] = [:]
+        for (path, blob) in entries where kind.owns(path: path) {
             if let synced = state.entries[path], synced.blob == blob {
+                guard kind.syncs(key: synced.key) else { continue }
                 pairs[synced.key, default: Pair()].path = path
                 pairs[synced.key]?.blob = blob
                 continue
             }
-            let entry: PassEntry
+            let read: (key: String, entry: Kind.Entry)?
             do {
-                entry = try PassEntry.read(try store.read(path))
+                read = try kind.read(try store.read(path), at: path)
             } catch {
                 report.skipped.append("\(path): \(error)")
                 continue
             }
-            guard let (space, user) = PassStoreLayout.credential(of: entry, at: path) else {
-                report.skipped.append("\(path): names no server (no url: field, and its folder is no host name)")
+            guard let (key, entry) = read else { continue }
+            if kind.isDead(entry) {
+                try store.git(["rm", "-q", "--", path + ".gpg"])
+                report.removedEntries += 1
                 continue
             }
-            let key = SyncState.key(of: space, user: user)
             pairs[key, default: Pair()].path = path
             pairs[key]?.blob = blob
             pairs[key]?.entry = entry
         }
-        for record in try client.credentialRecords() where record.persistence == .permanent {
-            // A client certificate's identity is several lines of PEM, and a trust decision has
-            // no secret: neither is a pass entry.
-            guard record.space.authenticationMethod.keepsSecret, record.space.authenticationMethod != .clientCertificate
-            else { continue }
-            pairs[SyncState.key(of: record.space, user: record.user), default: Pair()].record = record
+        for (key, item) in try kind.localItems(&report) {
+            pairs[key, default: Pair()].local = item
         }
         let syncedPaths = Dictionary(
             state.entries.map { ($0.value.key, $0.key) },
@@ -158,85 +176,63 @@ struct PassSync {
         )
 
         for (key, pair) in pairs.sorted(by: { $0.key < $1.key }) {
-            guard
-                let path = pair.path ?? syncedPaths[key]
-                    ?? pair.record.map({ PassStoreLayout.path(of: $0.space, user: $0.user) })
-            else { continue }
+            guard let path = pair.path ?? syncedPaths[key] ?? pair.local?.path else { continue }
             let synced = state.entries[path].flatMap { $0.key == key ? $0 : nil }
-            // Keyjar's side as it is now, in the entry's shape.
-            var local: PassEntry?
-            if let record = pair.record {
-                guard let password = try client.password(user: record.user, for: record.space) else {
-                    report.skipped.append("\(path): its password is missing from Keyjar's secret store")
-                    continue
-                }
-                let refreshToken =
-                    record.hasRefreshToken ? try client.refreshToken(user: record.user, for: record.space) : nil
-                local = PassStoreLayout.entry(
-                    for: record,
-                    password: password,
-                    refreshToken: refreshToken,
-                    modified: record.lastChanged
-                )
+            /// The entry as the last sync left it.
+            func base() throws -> Kind.Entry? {
+                guard let synced else { return nil }
+                return try kind.read(try store.read(path, blob: synced.blob), at: path)?.entry
             }
+            // The entry as it is now: read when needed (an entry unchanged since the last sync
+            // was not decrypted above).
             var entry = pair.entry
-            if pair.blob != nil, entry == nil, synced?.blob != pair.blob || synced == nil {
-                entry = try PassEntry.read(try store.read(path))
+            func current() throws -> Kind.Entry? {
+                if entry == nil, pair.blob != nil { entry = try kind.read(try store.read(path), at: path)?.entry }
+                return entry
             }
             // Keyjar's side changed since the last sync when it no longer holds what the synced
-            // version of the entry holds (its time of change is keyjard's `modified`).
+            // version of the entry holds.
             var localChanged = true
-            if let synced, let local {
-                let base = try PassEntry.read(try store.read(path, blob: synced.blob))
-                localChanged = !Self.sameCredential(base, local)
+            var wasSynced = synced != nil
+            if let local = pair.local, let base = try base() {
+                localChanged = !kind.holdsTheSame(base, local.entry)
+            } else if pair.local == nil, wasSynced, let stored = try current(), !kind.absenceIsRemoval(of: stored) {
+                // Gone from Keyjar without being removed (a session cookie at the end of a
+                // login session): as if never synced, so the store's copy comes back.
+                wasSynced = false
             }
-            let keyjarSide = pair.record.map {
-                SyncDecision.Side(modified: $0.lastChanged, changedSinceSync: localChanged)
-            }
+            let keyjarSide = pair.local.map { SyncDecision.Side(modified: $0.modified, changedSinceSync: localChanged) }
             let storeSide = pair.blob.map {
-                SyncDecision.Side(modified: entry?.modified ?? 0, changedSinceSync: synced?.blob != $0)
+                SyncDecision.Side(modified: entry.map(kind.modified) ?? 0, changedSinceSync: synced?.blob != $0)
             }
-            let wasSynced = synced != nil
             var decision = SyncDecision(keyjar: keyjarSide, store: storeSide, wasSynced: wasSynced)
             // Met for the first time, holding the same: nothing to do but remember it.
-            if !wasSynced, let local, let entry, Self.sameCredential(entry, local) { decision = .nothing }
-            switch decision {
-            case .export:
-                guard var written = local else { continue }
-                written.otherLines = entry?.otherLines ?? []
-                do {
-                    try store.write(try written.encoded(), to: path)
-                } catch let error as PassEntry.FormatError {
-                    report.skipped.append("\(path): \(error)")
-                    continue
+            if !wasSynced, let local = pair.local, let entry = try current(), kind.holdsTheSame(entry, local.entry) {
+                decision = .nothing
+            }
+            do {
+                switch decision {
+                case .export:
+                    guard let local = pair.local else { continue }
+                    try store.write(try kind.encoded(local.entry, keeping: try current()), to: path)
+                    report.exported += 1
+                case .import:
+                    guard let entry = try current() else { continue }
+                    try kind.save(entry)
+                    report.imported += 1
+                case .removeEntry:
+                    try store.git(["rm", "-q", "--", path + ".gpg"])
+                    report.removedEntries += 1
+                case .removeCredential:
+                    guard let local = pair.local else { continue }
+                    try kind.remove(local.entry)
+                    report.removedCredentials += 1
+                case .nothing:
+                    break
                 }
-                report.exported += 1
-            case .import:
-                let current = try entry ?? PassEntry.read(try store.read(path))
-                guard let (space, user) = PassStoreLayout.credential(of: current, at: path) else { continue }
-                // Stored with the time of the change it copies: a later change here or there
-                // still wins over it, whenever this sync ran.
-                try client.saveCredentials([
-                    CredentialWrite(
-                        space: space,
-                        user: user,
-                        password: current.password,
-                        expires: current.expires,
-                        refreshToken: current.refreshToken,
-                        tokenRefresh: current.refreshToken == nil ? nil : current.tokenRefresh,
-                        modified: current.modified
-                    )
-                ])
-                report.imported += 1
-            case .removeEntry:
-                try store.git(["rm", "-q", "--", path + ".gpg"])
-                report.removedEntries += 1
-            case .removeCredential:
-                guard let record = pair.record else { continue }
-                try client.removeCredential(user: record.user, for: record.space)
-                report.removedCredentials += 1
-            case .nothing:
-                break
+            } catch let skip as SyncSkip {
+                report.skipped.append("\(path): \(skip)")
+                continue
             }
             if SyncDecision.isConflict(keyjar: keyjarSide, store: storeSide, wasSynced: wasSynced) {
                 report.conflicts.append(
@@ -247,34 +243,31 @@ struct PassSync {
         }
     }
 
-    /// Whether an entry and Keyjar's credential hold the same: the secrets and what the space
-    /// does not say (the expiry, the token endpoint). The space and user are the pair's own.
-    private static func sameCredential(_ entry: PassEntry, _ local: PassEntry) -> Bool {
-        entry.password == local.password && entry.expires == local.expires && entry.refreshToken == local.refreshToken
-            && (entry.refreshToken == nil || entry.tokenRefresh == local.tokenRefresh)
+    /// After a complete sync: each entry both sides hold, with its blob as it is now.
+    private mutating func recordState() throws {
+        let entries = try store.entries()
+        let named = CookieSites(store: store).read()
+        var synced = try synced(SyncedCredentials(client: client), entries)
+        synced.merge(try self.synced(SyncedCookies(client: client, sites: named), entries)) { first, _ in first }
+        state.entries = synced
+        try state.save()
     }
 
-    /// After a complete sync: each entry both sides hold, with its blob and the credential's
-    /// `created` as they are now.
-    private mutating func recordState() throws {
-        var entries: [String: SyncState.Synced] = [:]
-        var byKey: [String: CredentialRecord] = [:]
-        for record in try client.credentialRecords() {
-            byKey[SyncState.key(of: record.space, user: record.user)] = record
-        }
-        let previous = state.entries
-        for (path, blob) in try store.entries() {
-            var key = previous[path]?.key
-            if key == nil || previous[path]?.blob != blob {
-                guard let entry = try? PassEntry.read(try store.read(path)),
-                    let (space, user) = PassStoreLayout.credential(of: entry, at: path)
-                else { continue }
-                key = SyncState.key(of: space, user: user)
+    /// The entries of one kind whose item Keyjar holds.
+    private func synced<Kind: SyncedKind>(
+        _ kind: Kind,
+        _ entries: [String: String]
+    ) throws -> [String: SyncState.Synced] {
+        let held = try kind.localKeys()
+        var synced: [String: SyncState.Synced] = [:]
+        for (path, blob) in entries where kind.owns(path: path) {
+            var key = state.entries[path]?.key
+            if key == nil || state.entries[path]?.blob != blob {
+                key = (try? store.read(path)).flatMap { try? kind.read($0, at: path)?.key }
             }
-            guard let key, byKey[key] != nil else { continue }
-            entries[path] = SyncState.Synced(blob: blob, key: key)
+            guard let key, held.contains(key) else { continue }
+            synced[path] = SyncState.Synced(blob: blob, key: key)
         }
-        state.entries = entries
-        try state.save()
+        return synced
     }
 }
