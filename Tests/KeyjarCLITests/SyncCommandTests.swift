@@ -152,12 +152,24 @@ struct SyncCommandTests {
         defer { withExtendedLifetime(machines) {} }
         let (a, b) = (machines.a, machines.b)
         let host = uniqueHost("sync-insert")
-        let inserted = try await b.run(["pass", "insert", "-m", "\(host)/bob"], input: "typed-into-pass\n")
+        let inserted = try await b.run(
+            ["pass", "insert", "-m", "\(host)/bob"],
+            input: "typed-into-pass\na note of bob's\n"
+        )
         #expect(inserted.status == 0, "\(inserted.error)")
         try await b.keyjar("sync")
         #expect(try await b.gitPassword(host) == "typed-into-pass")
         try await a.keyjar("sync")
         #expect(try await a.gitPassword(host) == "typed-into-pass")
+        // Changed in Keyjar on A: the entry is written again, the note kept.
+        try await a.add(host, user: "bob", password: "changed-in-keyjar")
+        try await a.keyjar("sync")
+        try await b.keyjar("sync")
+        let shown = try await b.run(["pass", "show", "\(host)/bob"])
+        #expect(
+            shown.output.hasPrefix("changed-in-keyjar\n") && shown.output.contains("\na note of bob's\n"),
+            "\(shown.output)"
+        )
     }
 
     @Test func aRemovalReachesTheOtherMachineButNeverBeatsAChange() async throws {
