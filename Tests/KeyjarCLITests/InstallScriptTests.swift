@@ -63,6 +63,11 @@ struct InstallScriptTests {
         }
         let unit = try String(contentsOfFile: home.path + "/.config/systemd/user/keyjard.service", encoding: .utf8)
         #expect(unit.contains("ExecStart=\(prefix)/bin/keyjard\n"))
+        let syncUnit = try String(
+            contentsOfFile: home.path + "/.config/systemd/user/keyjar-sync.service",
+            encoding: .utf8
+        )
+        #expect(syncUnit.contains("ExecStart=\(prefix)/bin/keyjar sync --watch\n"))
 
         // keyjar answers (starting the keyjard installed beside it), git asks it, man and bash find their files.
         #expect(

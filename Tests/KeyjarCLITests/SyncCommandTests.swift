@@ -315,6 +315,37 @@ struct SyncCommandTests {
         #expect(try await b.gitPassword(host) == "watched")
     }
 
+    /// A watch whose sync cannot reach the remote says so and keeps watching: once the remote
+    /// is back, its next sync pushes what was changed meanwhile.
+    @Test func aWatchOutlivesAnUnreachableRemote() async throws {
+        let machines = try await twoMachines()
+        defer { withExtendedLifetime(machines) {} }
+        let (a, b) = (machines.a, machines.b)
+        let remote = machines.remote.path("store.git")
+        #expect(rename(remote, remote + ".away") == 0)
+        let process = ChildProcess()
+        process.executableURL = URL(fileURLWithPath: KeyjarCLI.binary)
+        process.arguments = ["sync", "--watch", "--interval", "1"]
+        process.environment = a.environment
+        let output = Pipe()
+        let errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        defer { process.terminate() }
+        let host = uniqueHost("sync-watch-offline")
+        try await a.add(host, user: "alice", password: "made-while-away")
+        let failure = await DaemonProcess.readLine(from: errors.fileHandleForReading)
+        #expect(failure?.contains("cannot reach origin") == true, "\(failure ?? "(the watch ended)")")
+        #expect(process.isRunning)
+        #expect(rename(remote + ".away", remote) == 0)
+        // The next sync that reaches the remote pushes (the change was committed while away).
+        while let line = await DaemonProcess.readLine(from: output.fileHandleForReading), !line.contains("synced with")
+        {}
+        try await b.keyjar("sync")
+        #expect(try await b.gitPassword(host) == "made-while-away")
+    }
+
     /// A sync with the remote unreachable syncs this machine's side, says it did not push, and
     /// the next sync pushes what it committed.
     @Test func anUnreachableRemoteLosesNothingAndTheNextSyncPushes() async throws {

@@ -101,7 +101,7 @@ struct SyncCommand: ParsableCommand {
             let client = try global.connect(keepingReplica: true)
             // The sites whose cookies are synced, as the last sync found them in the store.
             let named = Locked<[String]>([])
-            try await Self.syncedOffThePool(client, changingSites: sites, named: named)
+            try await Self.watchedSync(client, changingSites: sites, named: named)
             // What wakes a sync: a credential change, or a change to a synced site's cookie (not
             // the sync's own: those are past the sequence it ended at), or the interval.
             let (triggers, trigger) = AsyncStream.makeStream(of: Bool.self, bufferingPolicy: .bufferingNewest(1))
@@ -138,8 +138,25 @@ struct SyncCommand: ParsableCommand {
                     try await Task.sleep(for: Self.settle)
                     guard client.sequence > syncedThrough else { continue }
                 }
-                try await Self.syncedOffThePool(client, changingSites: ([], []), named: named)
+                try await Self.watchedSync(client, changingSites: ([], []), named: named)
                 syncedThrough = client.sequence
+            }
+        }
+
+        /// One sync of the watch: a failure (offline, a push refused, a key gpg cannot use)
+        /// is reported and the watch goes on, trying again on the next change or interval;
+        /// only a store that is not set up ends it.
+        private static func watchedSync(
+            _ client: KeyjarClient,
+            changingSites sites: (adding: [String], removing: [String]),
+            named: Locked<[String]>
+        ) async throws {
+            do {
+                try await syncedOffThePool(client, changingSites: sites, named: named)
+            } catch let error as CLIError where error.status != .usage {
+                Output.error("\(error.message) (tried again on the next change or interval)")
+            } catch let error as KeyjarClientError {
+                Output.error("\(CLIError(error).message) (tried again on the next change or interval)")
             }
         }
 
