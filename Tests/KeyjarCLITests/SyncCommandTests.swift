@@ -172,6 +172,37 @@ struct SyncCommandTests {
         )
     }
 
+    /// Two entries a user filed for one credential: the same one is synced on every run (the
+    /// first by name, where Keyjar files neither), the other is reported and left as it is.
+    @Test func twoEntriesNamingOneCredentialSyncTheSameOneEveryTime() async throws {
+        let machines = try await twoMachines()
+        defer { withExtendedLifetime(machines) {} }
+        let b = machines.b
+        let host = uniqueHost("sync-twice")
+        for (path, password) in [("work/\(host)", "second-by-name"), ("personal/\(host)", "first-by-name")] {
+            let inserted = try await b.run(
+                ["pass", "insert", "-m", path],
+                input: "\(password)\nlogin: alice\nurl: https://\(host)/\n"
+            )
+            #expect(inserted.status == 0, "\(inserted.error)")
+        }
+        for _ in 0..<2 {
+            let synced = try await b.keyjar("sync")
+            #expect(
+                synced.contains("skipped: work/\(host): names the same as personal/\(host), which is the entry synced"),
+                "\(synced)"
+            )
+            #expect(try await b.gitPassword(host) == "first-by-name")
+        }
+        // A change in Keyjar goes to the entry synced, and to no other.
+        try await b.add(host, user: "alice", password: "changed-in-keyjar")
+        try await b.keyjar("sync")
+        let personal = try await b.run(["pass", "show", "personal/\(host)"])
+        let work = try await b.run(["pass", "show", "work/\(host)"])
+        #expect(personal.output.hasPrefix("changed-in-keyjar\n"), "\(personal.output)")
+        #expect(work.output.hasPrefix("second-by-name\n"), "\(work.output)")
+    }
+
     @Test func aRemovalReachesTheOtherMachineButNeverBeatsAChange() async throws {
         let machines = try await twoMachines()
         defer { withExtendedLifetime(machines) {} }

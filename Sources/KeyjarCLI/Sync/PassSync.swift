@@ -12,6 +12,8 @@ struct PassSync {
     let store: PassStore
     let client: KeyjarClient
     var state: SyncState
+    /// The entry this sync chose for each item several entries name (``chosenPath(among:synced:written:)``).
+    var chosen: [String: String] = [:]
 
     struct Report {
         var exported = 0
@@ -142,12 +144,13 @@ struct PassSync {
         _ entries: [String: String],
         _ report: inout Report
     ) throws {
-        var pairs: [String: Pair<Kind.Entry>] = [:]
+        // Each entry of the kind, by the item it is: one, or several a user filed (`work/gitlab`
+        // beside `gitlab.example/alice`).
+        var found: [String: [(path: String, blob: String, entry: Kind.Entry?)]] = [:]
         for (path, blob) in entries where kind.owns(path: path) {
             if let synced = state.entries[path], synced.blob == blob {
                 guard kind.syncs(key: synced.key) else { continue }
-                pairs[synced.key, default: Pair()].path = path
-                pairs[synced.key]?.blob = blob
+                found[synced.key, default: []].append((path, blob, nil))
                 continue
             }
             let read: (key: String, entry: Kind.Entry)?
@@ -163,17 +166,28 @@ struct PassSync {
                 report.removedEntries += 1
                 continue
             }
-            pairs[key, default: Pair()].path = path
-            pairs[key]?.blob = blob
-            pairs[key]?.entry = entry
+            found[key, default: []].append((path, blob, entry))
         }
-        for (key, item) in try kind.localItems(&report) {
+        let locals = try kind.localItems(&report)
+        // The path the last sync recorded for each item (one, or the first by name).
+        let syncedPaths = Dictionary(state.entries.map { ($0.value.key, $0.key) }, uniquingKeysWith: min)
+        var pairs: [String: Pair<Kind.Entry>] = [:]
+        for (key, candidates) in found {
+            let chosen = Self.chosenPath(
+                among: candidates.map(\.path),
+                synced: syncedPaths[key],
+                written: locals[key]?.path
+            )
+            for candidate in candidates where candidate.path != chosen {
+                report.skipped.append("\(candidate.path): names the same as \(chosen), which is the entry synced")
+            }
+            self.chosen[key] = chosen
+            guard let pick = candidates.first(where: { $0.path == chosen }) else { continue }
+            pairs[key] = Pair(path: pick.path, blob: pick.blob, entry: pick.entry)
+        }
+        for (key, item) in locals {
             pairs[key, default: Pair()].local = item
         }
-        let syncedPaths = Dictionary(
-            state.entries.map { ($0.value.key, $0.key) },
-            uniquingKeysWith: { first, _ in first }
-        )
 
         for (key, pair) in pairs.sorted(by: { $0.key < $1.key }) {
             guard let path = pair.path ?? syncedPaths[key] ?? pair.local?.path else { continue }
@@ -243,6 +257,15 @@ struct PassSync {
         }
     }
 
+    /// Of several entries naming one item, the one a sync reads and writes, the same on every
+    /// run and machine: the one synced before, else where Keyjar files the item, else the first
+    /// by name. The others are left as they are, and reported.
+    static func chosenPath(among paths: [String], synced: String?, written: String?) -> String {
+        if let synced, paths.contains(synced) { return synced }
+        if let written, paths.contains(written) { return written }
+        return paths.min() ?? ""
+    }
+
     /// After a complete sync: each entry both sides hold, with its blob as it is now.
     private mutating func recordState() throws {
         let entries = try store.entries()
@@ -259,13 +282,25 @@ struct PassSync {
         _ entries: [String: String]
     ) throws -> [String: SyncState.Synced] {
         let held = try kind.localKeys()
-        var synced: [String: SyncState.Synced] = [:]
+        var byKey: [String: [(path: String, blob: String)]] = [:]
         for (path, blob) in entries where kind.owns(path: path) {
             var key = state.entries[path]?.key
             if key == nil || state.entries[path]?.blob != blob {
                 key = (try? store.read(path)).flatMap { try? kind.read($0, at: path)?.key }
             }
             guard let key, held.contains(key) else { continue }
+            byKey[key, default: []].append((path, blob))
+        }
+        // One entry per item, the one this sync chose.
+        let syncedPaths = Dictionary(state.entries.map { ($0.value.key, $0.key) }, uniquingKeysWith: min)
+        var synced: [String: SyncState.Synced] = [:]
+        for (key, candidates) in byKey {
+            let path = Self.chosenPath(
+                among: candidates.map(\.path),
+                synced: chosen[key] ?? syncedPaths[key],
+                written: nil
+            )
+            guard let blob = candidates.first(where: { $0.path == path })?.blob else { continue }
             synced[path] = SyncState.Synced(blob: blob, key: key)
         }
         return synced
