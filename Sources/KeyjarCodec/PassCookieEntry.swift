@@ -25,9 +25,9 @@ public import KeyjarCore
 /// space), since only Keyjar writes these entries; lines it does not know are kept.
 public struct PassCookieEntry: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible {
     public var cookie: Cookie
-    /// When the cookie last changed here (its last access: keyjard sets it when a response
-    /// replaces the cookie), seconds since 1970: what a sync compares when two machines changed
-    /// one cookie.
+    /// The cookie's last access on the machine that wrote the entry (when a response last set
+    /// it, or a request last sent it), seconds since 1970: what a sync compares when two
+    /// machines changed one cookie, so that the login used last wins.
     public var modified: Double?
     /// Lines Keyjar does not read, kept as they were.
     public var otherLines: [String]

@@ -208,7 +208,10 @@ struct PassSync {
             // version of the entry holds.
             var localChanged = true
             var wasSynced = synced != nil
-            if let local = pair.local, let base = try base() {
+            if let local = pair.local, let synced, synced.modified == local.modified {
+                // Keyjar's item has not changed since the last sync left both sides alike.
+                localChanged = false
+            } else if let local = pair.local, let base = try base() {
                 localChanged = !kind.holdsTheSame(base, local.entry)
             } else if pair.local == nil, wasSynced, let stored = try current(), !kind.absenceIsRemoval(of: stored) {
                 // Gone from Keyjar without being removed (a session cookie at the end of a
@@ -281,14 +284,14 @@ struct PassSync {
         _ kind: Kind,
         _ entries: [String: String]
     ) throws -> [String: SyncState.Synced] {
-        let held = try kind.localKeys()
+        let held = try kind.localChanges()
         var byKey: [String: [(path: String, blob: String)]] = [:]
         for (path, blob) in entries where kind.owns(path: path) {
             var key = state.entries[path]?.key
             if key == nil || state.entries[path]?.blob != blob {
                 key = (try? store.read(path)).flatMap { try? kind.read($0, at: path)?.key }
             }
-            guard let key, held.contains(key) else { continue }
+            guard let key, held[key] != nil else { continue }
             byKey[key, default: []].append((path, blob))
         }
         // One entry per item, the one this sync chose.
@@ -301,7 +304,7 @@ struct PassSync {
                 written: nil
             )
             guard let blob = candidates.first(where: { $0.path == path })?.blob else { continue }
-            synced[path] = SyncState.Synced(blob: blob, key: key)
+            synced[path] = SyncState.Synced(blob: blob, key: key, modified: held[key])
         }
         return synced
     }

@@ -6,15 +6,19 @@ import KeyjarPlatform
 
 /// What `keyjar sync` remembers between runs, in `$XDG_STATE_HOME/keyjar/sync.json` (0600, in a
 /// private directory, replaced whole): the store it syncs with, and for each entry both sides
-/// held alike after the last sync, the entry's git blob and the credential it is. The blob
-/// tells whether the store's side changed since; the version it holds (in git's history) tells
-/// whether Keyjar's did (``SyncDecision``). No secret is in it.
+/// held alike after the last sync, the entry's git blob, the item it is and when Keyjar's item
+/// had last changed. The blob tells whether the store's side changed since; Keyjar's time of
+/// change, or else the version the blob holds (in git's history), whether Keyjar's did
+/// (``SyncDecision``). No secret is in it.
 struct SyncState {
     struct Synced: Equatable {
         /// The entry's git blob id when last synced: both sides held what it holds.
         var blob: String
-        /// The credential the entry is (``SyncState/key(of:user:)``).
+        /// The item the entry is (``SyncState/key(of:user:)``, ``SyncedCookies/key(of:)``).
         var key: String
+        /// When Keyjar's item had last changed then: while it still says so, it holds what the
+        /// entry holds, and the sync need not decrypt the entry to tell.
+        var modified: Double?
     }
 
     var store: String
@@ -67,7 +71,11 @@ struct SyncState {
         do {
             var state = SyncState(store: try json.string("store"))
             for (entry, value) in try json.member("entries").members() {
-                state.entries[entry] = Synced(blob: try value.string("blob"), key: try value.string("key"))
+                state.entries[entry] = Synced(
+                    blob: try value.string("blob"),
+                    key: try value.string("key"),
+                    modified: try value.optionalDouble("modified")
+                )
             }
             return state
         } catch {
@@ -92,8 +100,9 @@ struct SyncState {
                     entries.sorted { $0.key < $1.key }.map { path, synced in
                         (
                             path,
-                            JSONValue.object([
-                                ("blob", .string(synced.blob)), ("key", .string(synced.key)),
+                            JSONValue.object(omittingAbsent: [
+                                "blob": .string(synced.blob), "key": .string(synced.key),
+                                "modified": synced.modified.map(JSONValue.number(of:)),
                             ])
                         )
                     }

@@ -84,7 +84,7 @@ struct SyncedCookies: SyncedKind {
     func localItems(_ report: inout PassSync.Report) throws -> [String: SyncedItem<PassCookieEntry>] {
         var items: [String: SyncedItem<PassCookieEntry>] = [:]
         for cookie in try cookies() {
-            // Its last access is when a response last replaced it here (keyjard sets it then).
+            // Its last access: when a response last set it here, or a request last sent it.
             let modified = cookie.lastAccess.timeIntervalSince1970
             items[Self.key(of: cookie.identity)] = SyncedItem(
                 entry: PassCookieEntry(cookie: cookie, modified: modified),
@@ -95,8 +95,11 @@ struct SyncedCookies: SyncedKind {
         return items
     }
 
-    func localKeys() throws -> Set<String> {
-        Set(try cookies().map { Self.key(of: $0.identity) })
+    func localChanges() throws -> [String: Double] {
+        Dictionary(
+            try cookies().map { (Self.key(of: $0.identity), $0.lastAccess.timeIntervalSince1970) },
+            uniquingKeysWith: max
+        )
     }
 
     func modified(of entry: PassCookieEntry) -> Double { entry.modified ?? 0 }

@@ -65,8 +65,11 @@ struct SyncedCredentials: SyncedKind {
         return items
     }
 
-    func localKeys() throws -> Set<String> {
-        Set(try records().map { SyncState.key(of: $0.space, user: $0.user) })
+    func localChanges() throws -> [String: Double] {
+        Dictionary(
+            try records().map { (SyncState.key(of: $0.space, user: $0.user), $0.lastChanged) },
+            uniquingKeysWith: max
+        )
     }
 
     func modified(of entry: Entry) -> Double { entry.entry.modified ?? 0 }

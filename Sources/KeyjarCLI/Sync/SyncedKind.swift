@@ -17,8 +17,9 @@ protocol SyncedKind {
     /// Keyjar's items as they are now, by key, each in the shape of its entry.
     func localItems(_ report: inout PassSync.Report) throws -> [String: SyncedItem<Entry>]
 
-    /// The keys of Keyjar's items, without their secrets: after a sync, what it leaves synced.
-    func localKeys() throws -> Set<String>
+    /// Keyjar's items without their secrets, by key, each with when it last changed: after a
+    /// sync, what it leaves synced.
+    func localChanges() throws -> [String: Double]
 
     /// When an entry's item last changed, seconds since 1970 (0 when it does not say).
     func modified(of entry: Entry) -> Double
