@@ -44,7 +44,7 @@ func runPythonBenchmark() throws {
     print(text, terminator: "")
 }
 
-private func pythonExecutable() throws -> String {
+func pythonExecutable() throws -> String {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
     process.arguments = ["python3", "-c", "import sys; print(sys.executable)"]

@@ -50,12 +50,12 @@ if CommandLine.arguments.dropFirst().first == "stress" {
 let sections = Set(CommandLine.arguments.dropFirst())
 let unknown = sections.subtracting([
     "engine", "coding", "store", "service", "import", "browser", "client", "loader", "cache", "download", "urlsession",
-    "cli", "python",
+    "cli", "python", "sync",
 ])
 guard unknown.isEmpty else {
     FileHandle.standardError.write(
         Data(
-            "usage: keyjar-bench [engine] [coding] [store] [service] [import] [browser] [client] [loader] [cache] [download] [urlsession] [cli] [python]\n"
+            "usage: keyjar-bench [engine] [coding] [store] [service] [import] [browser] [client] [loader] [cache] [download] [urlsession] [cli] [python] [sync]\n"
                 .utf8
         )
     )
@@ -65,6 +65,7 @@ if sections.isEmpty || sections.contains("engine") { runEngineBenchmark() }
 if sections.isEmpty || sections.contains("coding") { runCodingBenchmark() }
 if !sections.isDisjoint(with: [
     "store", "service", "import", "browser", "client", "loader", "cache", "download", "urlsession", "cli", "python",
+    "sync",
 ])
     || sections.isEmpty
 {
@@ -83,6 +84,7 @@ if !sections.isDisjoint(with: [
         if sections.isEmpty || sections.contains("urlsession") { try runURLSessionBenchmark() }
         if sections.isEmpty || sections.contains("cli") { try runCommandBenchmark() }
         if sections.isEmpty || sections.contains("python") { try runPythonBenchmark() }
+        if sections.isEmpty || sections.contains("sync") { try runSyncBenchmark() }
     } catch {
         try? FileHandle.standardError.write(contentsOf: Data("keyjar-bench: \(error)\n".utf8))
         exit(1)
