@@ -168,7 +168,7 @@ struct PassSync {
             }
             found[key, default: []].append((path, blob, entry))
         }
-        let locals = try kind.localItems(&report)
+        let locals = try kind.localItems()
         // The path the last sync recorded for each item (one, or the first by name).
         let syncedPaths = Dictionary(state.entries.map { ($0.value.key, $0.key) }, uniquingKeysWith: min)
         var pairs: [String: Pair<Kind.Entry>] = [:]
@@ -191,72 +191,90 @@ struct PassSync {
 
         for (key, pair) in pairs.sorted(by: { $0.key < $1.key }) {
             guard let path = pair.path ?? syncedPaths[key] ?? pair.local?.path else { continue }
-            let synced = state.entries[path].flatMap { $0.key == key ? $0 : nil }
-            /// The entry as the last sync left it.
-            func base() throws -> Kind.Entry? {
-                guard let synced else { return nil }
-                return try kind.read(try store.read(path, blob: synced.blob), at: path)?.entry
-            }
-            // The entry as it is now: read when needed (an entry unchanged since the last sync
-            // was not decrypted above).
-            var entry = pair.entry
-            func current() throws -> Kind.Entry? {
-                if entry == nil, pair.blob != nil { entry = try kind.read(try store.read(path), at: path)?.entry }
-                return entry
-            }
-            // Keyjar's side changed since the last sync when it no longer holds what the synced
-            // version of the entry holds.
-            var localChanged = true
-            var wasSynced = synced != nil
-            if let local = pair.local, let synced, synced.modified == local.modified {
-                // Keyjar's item has not changed since the last sync left both sides alike.
-                localChanged = false
-            } else if let local = pair.local, let base = try base() {
-                localChanged = !kind.holdsTheSame(base, local.entry)
-            } else if pair.local == nil, wasSynced, let stored = try current(), !kind.absenceIsRemoval(of: stored) {
-                // Gone from Keyjar without being removed (a session cookie at the end of a
-                // login session): as if never synced, so the store's copy comes back.
-                wasSynced = false
-            }
-            let keyjarSide = pair.local.map { SyncDecision.Side(modified: $0.modified, changedSinceSync: localChanged) }
-            let storeSide = pair.blob.map {
-                SyncDecision.Side(modified: entry.map(kind.modified) ?? 0, changedSinceSync: synced?.blob != $0)
-            }
-            var decision = SyncDecision(keyjar: keyjarSide, store: storeSide, wasSynced: wasSynced)
-            // Met for the first time, holding the same: nothing to do but remember it.
-            if !wasSynced, let local = pair.local, let entry = try current(), kind.holdsTheSame(entry, local.entry) {
-                decision = .nothing
-            }
             do {
-                switch decision {
-                case .export:
-                    guard let local = pair.local else { continue }
-                    try store.write(try kind.encoded(local.entry, keeping: try current()), to: path)
-                    report.exported += 1
-                case .import:
-                    guard let entry = try current() else { continue }
-                    try kind.save(entry)
-                    report.imported += 1
-                case .removeEntry:
-                    try store.git(["rm", "-q", "--", path + ".gpg"])
-                    report.removedEntries += 1
-                case .removeCredential:
-                    guard let local = pair.local else { continue }
-                    try kind.remove(local.entry)
-                    report.removedCredentials += 1
-                case .nothing:
-                    break
-                }
+                try reconcile(kind, pair, key: key, path: path, &report)
             } catch let skip as SyncSkip {
                 report.skipped.append("\(path): \(skip)")
-                continue
             }
-            if SyncDecision.isConflict(keyjar: keyjarSide, store: storeSide, wasSynced: wasSynced) {
-                report.conflicts.append(
-                    "\(path): changed here and in the store; kept the \(decision == .export ? "local" : "store's") "
-                        + "version (the later change), the other is in git's history"
-                )
-            }
+        }
+    }
+
+    /// One item: its two sides compared, ``SyncDecision`` applied. What is read (an entry
+    /// from gpg, a password from keyjard) is read only when the decision needs it.
+    private func reconcile<Kind: SyncedKind>(
+        _ kind: Kind,
+        _ pair: Pair<Kind.Entry>,
+        key: String,
+        path: String,
+        _ report: inout Report
+    ) throws {
+        let synced = state.entries[path].flatMap { $0.key == key ? $0 : nil }
+        /// The entry as the last sync left it.
+        func base() throws -> Kind.Entry? {
+            guard let synced else { return nil }
+            return try kind.read(try store.read(path, blob: synced.blob), at: path)?.entry
+        }
+        // The entry as it is now (one unchanged since the last sync was not decrypted yet).
+        var entry = pair.entry
+        func current() throws -> Kind.Entry? {
+            if entry == nil, pair.blob != nil { entry = try kind.read(try store.read(path), at: path)?.entry }
+            return entry
+        }
+        // Keyjar's side as an entry would hold it (a credential's password asked of keyjard).
+        var loaded: Kind.Entry?
+        func local() throws -> Kind.Entry? {
+            if loaded == nil, let item = pair.local { loaded = try item.entry() }
+            return loaded
+        }
+        // Keyjar's side changed since the last sync when it no longer holds what the synced
+        // version of the entry holds.
+        var localChanged = true
+        var wasSynced = synced != nil
+        if let item = pair.local, let synced, synced.modified == item.modified {
+            // Keyjar's item has not changed since the last sync left both sides alike.
+            localChanged = false
+        } else if pair.local != nil, let base = try base(), let local = try local() {
+            localChanged = !kind.holdsTheSame(base, local)
+        } else if pair.local == nil, wasSynced, let stored = try current(), !kind.absenceIsRemoval(of: stored) {
+            // Gone from Keyjar without being removed (a session cookie at the end of a login
+            // session): as if never synced, so the store's copy comes back.
+            wasSynced = false
+        }
+        let keyjarSide = pair.local.map { SyncDecision.Side(modified: $0.modified, changedSinceSync: localChanged) }
+        let storeSide = pair.blob.map {
+            SyncDecision.Side(modified: entry.map(kind.modified) ?? 0, changedSinceSync: synced?.blob != $0)
+        }
+        var decision = SyncDecision(keyjar: keyjarSide, store: storeSide, wasSynced: wasSynced)
+        // Met for the first time, holding the same: nothing to do but remember it.
+        if !wasSynced, pair.local != nil, pair.blob != nil, let entry = try current(), let local = try local(),
+            kind.holdsTheSame(entry, local)
+        {
+            decision = .nothing
+        }
+        switch decision {
+        case .export:
+            guard let local = try local() else { return }
+            try store.write(try kind.encoded(local, keeping: try current()), to: path)
+            report.exported += 1
+        case .import:
+            guard let entry = try current() else { return }
+            try kind.save(entry)
+            report.imported += 1
+        case .removeEntry:
+            try store.git(["rm", "-q", "--", path + ".gpg"])
+            report.removedEntries += 1
+        case .removeCredential:
+            guard let local = try local() else { return }
+            try kind.remove(local)
+            report.removedCredentials += 1
+        case .nothing:
+            break
+        }
+        if SyncDecision.isConflict(keyjar: keyjarSide, store: storeSide, wasSynced: wasSynced) {
+            report.conflicts.append(
+                "\(path): changed here and in the store; kept the \(decision == .export ? "local" : "store's") "
+                    + "version (the later change), the other is in git's history"
+            )
         }
     }
 

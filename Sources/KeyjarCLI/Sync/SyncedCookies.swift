@@ -81,16 +81,15 @@ struct SyncedCookies: SyncedKind {
         return found
     }
 
-    func localItems(_ report: inout PassSync.Report) throws -> [String: SyncedItem<PassCookieEntry>] {
+    func localItems() throws -> [String: SyncedItem<PassCookieEntry>] {
         var items: [String: SyncedItem<PassCookieEntry>] = [:]
         for cookie in try cookies() {
             // Its last access: when a response last set it here, or a request last sent it.
             let modified = cookie.lastAccess.timeIntervalSince1970
             items[Self.key(of: cookie.identity)] = SyncedItem(
-                entry: PassCookieEntry(cookie: cookie, modified: modified),
                 modified: modified,
                 path: PassCookieEntry.path(of: cookie.identity)
-            )
+            ) { PassCookieEntry(cookie: cookie, modified: modified) }
         }
         return items
     }

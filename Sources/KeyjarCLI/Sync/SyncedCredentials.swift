@@ -40,27 +40,26 @@ struct SyncedCredentials: SyncedKind {
         }
     }
 
-    func localItems(_ report: inout PassSync.Report) throws -> [String: SyncedItem<Entry>] {
+    func localItems() throws -> [String: SyncedItem<Entry>] {
         var items: [String: SyncedItem<Entry>] = [:]
         for record in try records() {
-            let path = PassStoreLayout.path(of: record.space, user: record.user)
-            guard let password = try client.password(user: record.user, for: record.space) else {
-                report.skipped.append("\(path): its password is missing from Keyjar's secret store")
-                continue
-            }
-            let refreshToken =
-                record.hasRefreshToken ? try client.refreshToken(user: record.user, for: record.space) : nil
-            let entry = PassStoreLayout.entry(
-                for: record,
-                password: password,
-                refreshToken: refreshToken,
-                modified: record.lastChanged
-            )
             items[SyncState.key(of: record.space, user: record.user)] = SyncedItem(
-                entry: Entry(entry: entry, space: record.space, user: record.user),
                 modified: record.lastChanged,
-                path: path
-            )
+                path: PassStoreLayout.path(of: record.space, user: record.user)
+            ) { [client] in
+                guard let password = try client.password(user: record.user, for: record.space) else {
+                    throw SyncSkip(description: "its password is missing from Keyjar's secret store")
+                }
+                let refreshToken =
+                    record.hasRefreshToken ? try client.refreshToken(user: record.user, for: record.space) : nil
+                let entry = PassStoreLayout.entry(
+                    for: record,
+                    password: password,
+                    refreshToken: refreshToken,
+                    modified: record.lastChanged
+                )
+                return Entry(entry: entry, space: record.space, user: record.user)
+            }
         }
         return items
     }

@@ -14,8 +14,8 @@ protocol SyncedKind {
     /// - Throws: ``SyncSkip`` for an entry that cannot be synced, with why.
     func read(_ text: String, at path: String) throws -> (key: String, entry: Entry)?
 
-    /// Keyjar's items as they are now, by key, each in the shape of its entry.
-    func localItems(_ report: inout PassSync.Report) throws -> [String: SyncedItem<Entry>]
+    /// Keyjar's items as they are now, by key.
+    func localItems() throws -> [String: SyncedItem<Entry>]
 
     /// Keyjar's items without their secrets, by key, each with when it last changed: after a
     /// sync, what it leaves synced.
@@ -50,12 +50,14 @@ protocol SyncedKind {
 
 /// One of Keyjar's items as a sync sees it.
 struct SyncedItem<Entry> {
-    /// What its entry holds, written now.
-    var entry: Entry
     /// When it last changed here, seconds since 1970.
     var modified: Double
     /// Where a new entry for it goes.
     var path: String
+    /// What its entry would hold, asked for only when the sync needs it: a credential's
+    /// password is fetched from keyjard (and its secret store) then, not on every sync.
+    /// - Throws: ``SyncSkip`` when it cannot be had (a password missing from the secret store).
+    var entry: () throws -> Entry
 }
 
 /// Why an entry, or one of Keyjar's items, is left out of a sync; reported, and the rest goes on.
