@@ -203,6 +203,29 @@ struct SyncCommandTests {
         #expect(work.output.hasPrefix("second-by-name\n"), "\(work.output)")
     }
 
+    /// A credential whose password went missing from one machine's secret store is not a
+    /// removal: its entry stays, and the other machine keeps the password.
+    @Test func aPasswordMissingHereRemovesNothing() async throws {
+        let machines = try await twoMachines()
+        defer { withExtendedLifetime(machines) {} }
+        let (a, b) = (machines.a, machines.b)
+        let host = uniqueHost("sync-missing")
+        try await a.add(host, user: "alice", password: "kept-elsewhere")
+        try await a.keyjar("sync")
+        try await b.keyjar("sync")
+        // A's passwords file loses every item (keyjard reads it on every call).
+        let secrets = a.daemon.directory.path("data/secrets.json")
+        try Data(#"{"format":"org.keyjar.secrets","items":[],"version":1}"#.utf8).write(
+            to: URL(fileURLWithPath: secrets)
+        )
+        let synced = try await a.keyjar("sync")
+        #expect(synced.contains("0 removed from the store"), "\(synced)")
+        try await b.keyjar("sync")
+        #expect(try await b.gitPassword(host) == "kept-elsewhere")
+        let files = try await a.run(["git", "-C", a.store, "ls-files"])
+        #expect(files.output.contains("\(host)/alice.gpg"), "\(files.output)")
+    }
+
     @Test func aRemovalReachesTheOtherMachineButNeverBeatsAChange() async throws {
         let machines = try await twoMachines()
         defer { withExtendedLifetime(machines) {} }
