@@ -312,9 +312,8 @@ let package = Package(
             name: "KeyjarCLI",
             dependencies: [
                 "Keyjar", "KeyjarBackup", "KeyjarBrowserCookies", "KeyjarCodec", "KeyjarCommands", "KeyjarCore",
-                "KeyjarPlatform", "KeyjarHTTPCache", "KeyjarIdentity", "KeyjarLocks", "KeyjarLoader",
+                "KeyjarPlatform", "KeyjarHTTPCache", "KeyjarIdentity", "KeyjarLibSecret", "KeyjarLocks", "KeyjarLoader",
                 "KeyjarResponseCache",
-                "KeyjarStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
@@ -393,8 +392,8 @@ let package = Package(
         .testTarget(
             name: "KeyjarStoreTests",
             dependencies: [
-                "KeyjarStore", "KeyjarCodec", "KeyjarCore", "KeyjarPlatform", "KeyjarSealing", "KeyjarTestSupport",
-                .product(name: "Crypto", package: "swift-crypto"),
+                "KeyjarStore", "KeyjarCodec", "KeyjarCore", "KeyjarLibSecret", "KeyjarPlatform", "KeyjarSealing",
+                "KeyjarTestSupport", .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings
         ),

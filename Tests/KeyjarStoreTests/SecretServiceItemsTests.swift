@@ -1,10 +1,9 @@
 import Foundation
 import KeyjarCodec
 import KeyjarCore
+import KeyjarLibSecret
 import KeyjarTestSupport
 import Testing
-
-@testable import KeyjarStore
 
 // These tests use the Secret Service of the session they run in (scripts/test's throwaway
 // gnome-keyring, KEYJAR_TEST_SECRET_SERVICE=private) and store items under git's schema there;
@@ -141,6 +140,8 @@ struct SecretServiceItemsTests {
     }
 
     @Test func anEmptySchemaNameIsRefused() {
-        #expect(throws: SecretStoreError.self) { try SecretServiceItems.items(ofSchema: "") }
+        #expect(throws: LibSecretFailure(.invalidInput, "a schema name must be non-empty text without NUL")) {
+            try SecretServiceItems.items(ofSchema: "")
+        }
     }
 }

@@ -5,8 +5,8 @@ import Keyjar
 import KeyjarCodec
 import KeyjarCommands
 import KeyjarCore
+import KeyjarLibSecret
 import KeyjarPlatform
-import KeyjarStore
 
 extension CredentialCommand {
     /// `keyjar credential import --from SOURCE [FILE]`: the credentials another store keeps.
@@ -371,14 +371,24 @@ extension CredentialCommand {
         private static func items(ofSchema schema: String) throws -> [SecretServiceItem] {
             do {
                 return try SecretServiceItems.items(ofSchema: schema)
-            } catch  where error.code == .locked {
-                throw CLIError.failure(
-                    "items of schema \(schema) are in a locked keyring that was not unlocked (its prompt was "
-                        + "dismissed or could not be shown): unlock it (Seahorse, or gnome-keyring-daemon --unlock) "
-                        + "and retry; nothing was imported. (\(error.detail))"
-                )
             } catch {
-                throw CLIError.failure("\(error); nothing was imported.")
+                let detail = error.message ?? "no reason given"
+                switch error.kind {
+                case .locked:
+                    throw CLIError.failure(
+                        "items of schema \(schema) are in a locked keyring that was not unlocked (its prompt was "
+                            + "dismissed or could not be shown): unlock it (Seahorse, or gnome-keyring-daemon --unlock) "
+                            + "and retry; nothing was imported. (\(detail))"
+                    )
+                case .serviceUnavailable:
+                    throw CLIError.failure(
+                        "no Secret Service answers on the session bus, so the items of schema \(schema) cannot be "
+                            + "read: start gnome-keyring-daemon (or the Secret Service that holds them) and retry; "
+                            + "nothing was imported. (\(detail))"
+                    )
+                case .invalidInput, .failed:
+                    throw CLIError.failure("the Secret Service failed: \(detail); nothing was imported.")
+                }
             }
         }
 

@@ -1,24 +1,23 @@
-import KeyjarLibSecret
 import KeyjarPlatform
 
 /// One item another application keeps in the Secret Service: its attributes (public, by the
 /// Secret Service's rules) and its secret. `description` never shows the secret.
-public struct SecretServiceItem: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible {
+package struct SecretServiceItem: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible {
     /// Every attribute, `xdg:schema` included.
-    public var attributes: [String: String]
+    package var attributes: [String: String]
     /// The secret as UTF-8 text.
-    public var secret: String
+    package var secret: String
 
-    public init(attributes: [String: String], secret: String) {
+    package init(attributes: [String: String], secret: String) {
         self.attributes = attributes
         self.secret = secret
     }
 
-    public var description: String {
+    package var description: String {
         let shown = attributes.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
         return "SecretServiceItem(\(shown), secret: <hidden>)"
     }
-    public var debugDescription: String { description }
+    package var debugDescription: String { description }
 }
 
 /// Reads the items of another application's schema from the Secret Service, for
@@ -28,30 +27,35 @@ public struct SecretServiceItem: Sendable, Hashable, CustomStringConvertible, Cu
 /// Items are found by their `xdg:schema` attribute, which libsecret stores with every item, in
 /// every collection. A locked collection is unlocked the way git-credential-libsecret does it
 /// (the Secret Service may prompt); if any item stays locked the read fails with
-/// ``SecretStoreError/Code/locked`` rather than returning part of the items. Nothing is
-/// changed: the items are only read.
+/// ``LibSecretFailure/Kind/locked`` rather than returning part of the items. Nothing is
+/// changed: the items are only read. Here, beside the other libsecret calls, rather than in
+/// the daemon's persistence (`KeyjarStore`): only `keyjar credential import` reads them.
 ///
 /// ```swift
 /// let items = try SecretServiceItems.items(ofSchema: "org.git.Password")
 /// items.first?.attributes["server"]   // "example.com"
 /// ```
-public enum SecretServiceItems {
+package enum SecretServiceItems {
     /// Every item whose `xdg:schema` is `schema`, ordered by their attributes so that a run
     /// reads them in the same order every time.
-    /// - Throws: ``SecretStoreError``: no Secret Service, a locked item, a secret that is not UTF-8
-    ///   text or holds a NUL, or another failure of the service.
-    public static func items(ofSchema schema: String) throws(SecretStoreError) -> [SecretServiceItem] {
+    /// - Throws: ``LibSecretFailure`` with a message that names the schema: no Secret Service,
+    ///   a locked item, a secret that is not UTF-8 text or holds a NUL, or another failure of
+    ///   the service.
+    package static func items(ofSchema schema: String) throws(LibSecretFailure) -> [SecretServiceItem] {
         if let problem = SessionBus.problem() {
-            throw SecretStoreError(.serviceUnavailable, problem)
+            throw LibSecretFailure(.serviceUnavailable, problem)
         }
         guard !schema.isEmpty, !schema.utf8.contains(0) else {
-            throw SecretStoreError(.invalidInput, "a schema name must be non-empty text without NUL")
+            throw LibSecretFailure(.invalidInput, "a schema name must be non-empty text without NUL")
         }
         let read: [LibSecretItem]
         do {
             read = try LibSecret.items(ofSchemaNamed: schema)
         } catch {
-            throw SecretStoreError(error, while: "reading the items of schema \(schema)")
+            throw LibSecretFailure(
+                error.kind,
+                "reading the items of schema \(schema): \(error.message ?? "libsecret gave no reason")"
+            )
         }
         var items: [SecretServiceItem] = []
         var locked: [[String: String]] = []
@@ -64,14 +68,14 @@ public enum SecretServiceItems {
             }
         }
         if let item = locked.first {
-            throw SecretStoreError(
+            throw LibSecretFailure(
                 .locked,
                 "\(locked.count) item(s) of schema \(schema) stay locked, e.g. \(describe(item))"
             )
         }
         if let item = undecodable.first {
-            throw SecretStoreError(
-                .operationFailed,
+            throw LibSecretFailure(
+                .failed,
                 "the secret of an item of schema \(schema) is not text (\(describe(item)))"
             )
         }
