@@ -53,8 +53,9 @@ actor PythonEnvironment {
         return python
     }
 
-    /// Runs `python` code (or `-m module …`) against `daemon`, with keyjard's socket and no
-    /// autostart, and no keyring backend forced: keyring picks Keyjar's by its entry point.
+    /// Runs `python` code (or `-m module …`) against `daemon`, with keyjard's socket, no
+    /// autostart, a timeout no busy machine reaches, and no keyring backend forced: keyring
+    /// picks Keyjar's by its entry point.
     func run(
         _ arguments: [String],
         daemon: DaemonProcess,
@@ -68,6 +69,9 @@ actor PythonEnvironment {
         environment["PYTHONDONTWRITEBYTECODE"] = "1"
         environment["PIP_CONFIG_FILE"] = "/dev/null"
         environment["PYTHON_KEYRING_BACKEND"] = nil
+        // The client's wait for an answer is a guard against a hang here, never a measure of
+        // speed: keyjard can be queued behind other tests for longer than the default 30 s.
+        environment["KEYJAR_TIMEOUT"] = "600"
         for name in removing { environment[name] = nil }
         environment.merge(extra) { _, new in new }
         return try await runCommand(try await python(), arguments, environment: environment, input: input)

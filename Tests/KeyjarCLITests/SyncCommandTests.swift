@@ -25,6 +25,9 @@ struct SyncCommandTests {
             environment["KEYJAR_SOCKET"] = daemon.socketPath
             environment["KEYJAR_NO_AUTOSTART"] = "1"
             environment["GIT_CONFIG_NOSYSTEM"] = "1"
+            // keyjard's answer (git's helper waits 5 s by default) may be queued behind other
+            // tests: the wait is a guard against a hang, not a measure of speed.
+            environment["KEYJAR_TIMEOUT"] = "600"
             return environment
         }
 

@@ -24,8 +24,9 @@ from keyjar import Client
 from keyjar.autostart import answers, find_keyjard
 from keyjar.errors import Unreachable
 
+from .support import ANSWER_TIMEOUT
+
 REPOSITORY = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-START_TIMEOUT = 20.0
 
 
 class LiveKeyjard:
@@ -36,7 +37,7 @@ class LiveKeyjard:
         self.private = private
 
     def client(self, **options) -> Client:
-        options.setdefault("timeout", 10.0)
+        options.setdefault("timeout", ANSWER_TIMEOUT)
         return Client(
             socket_path=self.socket_path,
             database_path=self.database_path,
@@ -93,12 +94,12 @@ def _start_private() -> LiveKeyjard:
         shutil.rmtree(root, True)
 
     atexit.register(stop)
-    deadline = time.monotonic() + START_TIMEOUT
+    deadline = time.monotonic() + ANSWER_TIMEOUT
     while not answers(socket_path):  # a condition wait: keyjard listening
         if process.poll() is not None:
             raise RuntimeError(f"keyjard exited with status {process.returncode}; see its log in {root}")
         if time.monotonic() > deadline:
-            raise RuntimeError(f"keyjard did not serve {socket_path} within {START_TIMEOUT:g} s")
+            raise RuntimeError(f"keyjard did not serve {socket_path} within {ANSWER_TIMEOUT:g} s")
         time.sleep(0.01)
     return LiveKeyjard(socket_path, database, private=True)
 
@@ -107,7 +108,7 @@ def _find() -> LiveKeyjard:
     given = os.environ.get("KEYJAR_SOCKET", "")
     if given:
         live = LiveKeyjard(given, None, private=False)
-        live.client(timeout=5.0).status()  # must answer
+        live.client().status()  # must answer
         return live
     return _start_private()
 

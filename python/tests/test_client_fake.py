@@ -24,7 +24,7 @@ from keyjar.errors import (
     Unreachable,
 )
 
-from .support import CLOSE, FakeKeyjard, frame, message, private_directory, reply
+from .support import ANSWER_TIMEOUT, CLOSE, FakeKeyjard, frame, message, private_directory, reply
 
 GOLDEN = os.path.join(
     os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "Tests", "KeyjarProtocolTests", "Golden"
@@ -55,7 +55,7 @@ class FakeTestCase(unittest.TestCase):
         self.addCleanup(server.close)
         return server
 
-    def client(self, server: FakeKeyjard, timeout: float = 5.0) -> Client:
+    def client(self, server: FakeKeyjard, timeout: float = ANSWER_TIMEOUT) -> Client:
         client = Client(server.path, timeout=timeout, client_name="keyjar-test 1.0", autostart=False)
         self.addCleanup(client.close)
         return client

@@ -17,7 +17,7 @@ from keyjar.keyring_backend import KeyjarKeyring, KeyjarSecretsUnavailable, Keyj
 from keyjar.spaces import server_space, space_for
 
 from . import live
-from .support import FakeKeyjard, SilentListener, message, private_directory
+from .support import ANSWER_TIMEOUT, FakeKeyjard, SilentListener, message, private_directory
 
 
 def host() -> str:
@@ -181,7 +181,7 @@ class ErrorMappingTests(unittest.TestCase):
 
         server = FakeKeyjard(private_directory(self), handle)
         self.addCleanup(server.close)
-        client = Client(server.path, timeout=5, autostart=False)
+        client = Client(server.path, timeout=ANSWER_TIMEOUT, autostart=False)
         self.addCleanup(client.close)
         return KeyjarKeyring(client)
 

@@ -15,7 +15,7 @@ from keyjar.autostart import lock_holder, read_pointer
 from keyjar.errors import Unreachable
 
 from . import live
-from .support import private_directory
+from .support import ANSWER_TIMEOUT, private_directory
 
 
 class AutostartTests(unittest.TestCase):
@@ -38,7 +38,9 @@ class AutostartTests(unittest.TestCase):
         os.environ.pop("KEYJAR_NO_AUTOSTART", None)
 
     def client(self, socket_path: str = "", autostart: bool = True) -> Client:
-        client = Client(socket_path or self.socket_path, timeout=10, database_path=self.database, autostart=autostart)
+        client = Client(
+            socket_path or self.socket_path, timeout=ANSWER_TIMEOUT, database_path=self.database, autostart=autostart
+        )
         self.addCleanup(client.close)
         return client
 

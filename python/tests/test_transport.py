@@ -12,7 +12,7 @@ from keyjar.errors import NotServing, SocketRefused, Unreachable
 from keyjar.socketpath import default_database_path, default_socket_path, directory_problem
 from keyjar.transport import Connection
 
-from .support import FakeKeyjard, SilentListener, private_directory, reply
+from .support import ANSWER_TIMEOUT, FakeKeyjard, SilentListener, private_directory, reply
 
 NOBODY = 65534
 
@@ -51,7 +51,7 @@ class DirectoryCheckTests(unittest.TestCase):
             with self.subTest(mode=oct(mode)):
                 self.assertIn("open to other users", directory_problem(directory))
                 with self.assertRaises(SocketRefused):
-                    Client(server.path, timeout=5, autostart=False).status()
+                    Client(server.path, timeout=ANSWER_TIMEOUT, autostart=False).status()
         os.chmod(directory, 0o700)
         self.assertEqual(server.connections, 0)
 
@@ -73,7 +73,7 @@ class DirectoryCheckTests(unittest.TestCase):
         self.addCleanup(os.chown, directory, 0, 0)
         self.assertIn(f"belongs to uid {NOBODY}", directory_problem(directory))
         with self.assertRaises(SocketRefused):
-            Client(server.path, timeout=5, autostart=False).status()
+            Client(server.path, timeout=ANSWER_TIMEOUT, autostart=False).status()
         self.assertEqual(server.connections, 0)
 
     def test_a_server_of_another_uid_is_refused_before_hello(self) -> None:
@@ -86,7 +86,7 @@ class DirectoryCheckTests(unittest.TestCase):
             "keyjar.transport.os.geteuid", return_value=real + 1
         ):
             with self.assertRaises(SocketRefused) as caught:
-                Client(server.path, timeout=5, autostart=False).status()
+                Client(server.path, timeout=ANSWER_TIMEOUT, autostart=False).status()
         self.assertIn(f"runs as uid {real}", str(caught.exception))
         self.assertEqual(server.names(), [])  # not even hello was sent
 
