@@ -23,13 +23,19 @@ struct SyncCommand: ParsableCommand {
             keeps the change. pass, gopass, browserpass and Android Password Store read the \
             entries: the password first, then login: and url: lines.
 
-            With --watch it keeps running: a credential changed in Keyjar is synced within a few \
-            seconds, and other machines' changes are pulled every --interval seconds.
+            With --cookies DOMAIN… the cookies of those sites (and of the names under them) are \
+            kept in the store too, on every machine from then on; --no-cookies stops it. Every \
+            other cookie stays on its machine.
+
+            With --watch it keeps running: a credential changed in Keyjar (or a cookie of a site \
+            named) is synced within a few seconds, and other machines' changes are pulled every \
+            --interval seconds; a sync that fails is tried again.
 
             Examples:
               keyjar sync init git@git.example.com:alice/pass.git
               keyjar sync init ~/.password-store --key alice@example.com
               keyjar sync
+              keyjar sync --cookies github.com
               keyjar sync --watch --interval 60
             """,
         subcommands: [Now.self, Init.self],
