@@ -29,9 +29,17 @@ func runPythonBenchmark() throws {
     if let rounds = ProcessInfo.processInfo.environment["KEYJAR_BENCH_PYTHON_ROUNDS"] {
         environment["KEYJAR_BENCH_PYTHON_ROUNDS"] = rounds
     }
+    print(try runScript("scripts/python-client-bench.py", python: python, environment: environment), terminator: "")
+}
+
+/// Runs one of the repository's Python scripts (`scripts/NAME.py`) with `environment`: what it
+/// printed, or an error with its status and output.
+func runScript(_ script: String, python: String, environment: [String: String]) throws -> String {
+    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().path
     let process = Process()
     process.executableURL = URL(fileURLWithPath: python)
-    process.arguments = [root + "/scripts/python-client-bench.py"]
+    process.arguments = [root + "/" + script]
     process.environment = environment
     let output = Pipe()
     process.standardOutput = output
@@ -39,9 +47,9 @@ func runPythonBenchmark() throws {
     let text = String(decoding: (try output.fileHandleForReading.readToEnd()) ?? Data(), as: UTF8.self)
     process.waitUntilExit()
     guard process.terminationStatus == 0 else {
-        throw BenchmarkError("scripts/python-client-bench.py failed (status \(process.terminationStatus)): \(text)")
+        throw BenchmarkError("\(script) failed (status \(process.terminationStatus)): \(text)")
     }
-    print(text, terminator: "")
+    return text
 }
 
 func pythonExecutable() throws -> String {

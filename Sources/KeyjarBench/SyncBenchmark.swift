@@ -5,8 +5,6 @@ import Foundation
 /// changed), alternated by scripts/sync-bench.py against a keyjard of its own and a GnuPG home
 /// of its own (docs/performance.md, "keyjar sync").
 func runSyncBenchmark() throws {
-    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().path
     let python = try pythonExecutable()
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
         "keyjar-bench-sync-\(getpid())"
@@ -24,24 +22,16 @@ func runSyncBenchmark() throws {
     environment["GNUPGHOME"] = directory + "/gnupg"
     environment["PASSWORD_STORE_DIR"] = directory + "/store"
     environment["KEYJAR_BENCH_BIN"] = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().path
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: python)
-    process.arguments = [root + "/scripts/sync-bench.py"]
-    process.environment = environment
-    let output = Pipe()
-    process.standardOutput = output
-    try process.run()
-    let text = String(decoding: (try output.fileHandleForReading.readToEnd()) ?? Data(), as: UTF8.self)
-    process.waitUntilExit()
-    // The gpg-agent the syncs started, which would outlive the GnuPG home.
+    // The gpg-agent the syncs started outlives the GnuPG home unless stopped, run or not.
+    defer { stopAgent(environment) }
+    print(try runScript("scripts/sync-bench.py", python: python, environment: environment), terminator: "")
+}
+
+private func stopAgent(_ environment: [String: String]) {
     let agent = Process()
     agent.executableURL = URL(fileURLWithPath: "/usr/bin/gpgconf")
     agent.arguments = ["--kill", "gpg-agent"]
     agent.environment = environment
-    try? agent.run()
+    guard (try? agent.run()) != nil else { return }
     agent.waitUntilExit()
-    guard process.terminationStatus == 0 else {
-        throw BenchmarkError("scripts/sync-bench.py failed (status \(process.terminationStatus)): \(text)")
-    }
-    print(text, terminator: "")
 }

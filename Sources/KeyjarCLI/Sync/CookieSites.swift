@@ -51,7 +51,7 @@ struct CookieSites {
         let text = sites.isEmpty ? "" : sites.joined(separator: "\n") + "\n"
         try text.write(toFile: path, atomically: true, encoding: .utf8)
         try markUnion()
-        _ = try removeUnnamedEntries(sites: sites)
+        _ = try removeUnnamedEntries(sites: sites, among: try store.entries())
         var message = "keyjar sync: cookies"
         if !adding.isEmpty { message += " of \(adding.joined(separator: ", ")) synced" }
         if !removing.isEmpty {
@@ -61,9 +61,9 @@ struct CookieSites {
     }
 
     /// Removes the cookie entries of sites not named (a site dropped on another machine while
-    /// this one changed its cookies): their paths.
-    func removeUnnamedEntries(sites: [String]) throws -> [String] {
-        let entries = try SyncedCookies.unnamedEntries(in: store, sites: sites)
+    /// this one changed its cookies) among the store's committed entries: their paths.
+    func removeUnnamedEntries(sites: [String], among committed: [String: String]) throws -> [String] {
+        let entries = SyncedCookies.unnamedEntries(among: committed, sites: sites)
         for entry in entries { try store.git(["rm", "-q", "--", entry + ".gpg"]) }
         return entries
     }

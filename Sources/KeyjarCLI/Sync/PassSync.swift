@@ -14,6 +14,9 @@ struct PassSync {
     var state: SyncState
     /// The entry this sync chose for each item several entries name (``chosenPath(among:synced:written:)``).
     var chosen: [String: String] = [:]
+    /// The item each entry this sync read or wrote is, by path: what the state records without
+    /// decrypting the entry again.
+    var itemAt: [String: String] = [:]
 
     struct Report {
         var exported = 0
@@ -124,9 +127,9 @@ struct PassSync {
         let sites = CookieSites(store: store)
         let named = sites.read()
         report.cookieSites = named
-        let unnamed = try sites.removeUnnamedEntries(sites: named)
-        report.removedEntries += unnamed.count
         var entries = try store.entries()
+        let unnamed = try sites.removeUnnamedEntries(sites: named, among: entries)
+        report.removedEntries += unnamed.count
         for path in unnamed { entries[path] = nil }
         try reconcile(SyncedCredentials(client: client), entries, &report)
         try reconcile(SyncedCookies(client: client, sites: named), entries, &report)
@@ -161,6 +164,7 @@ struct PassSync {
                 continue
             }
             guard let (key, entry) = read else { continue }
+            itemAt[path] = key
             if kind.isDead(entry) {
                 try store.git(["rm", "-q", "--", path + ".gpg"])
                 report.removedEntries += 1
@@ -193,6 +197,7 @@ struct PassSync {
             guard let path = pair.path ?? syncedPaths[key] ?? pair.local?.path else { continue }
             do {
                 try reconcile(kind, pair, key: key, path: path, &report)
+                itemAt[path] = key
             } catch let skip as SyncSkip {
                 report.skipped.append("\(path): \(skip)")
             }
@@ -305,8 +310,8 @@ struct PassSync {
         let held = try kind.localChanges()
         var byKey: [String: [(path: String, blob: String)]] = [:]
         for (path, blob) in entries where kind.owns(path: path) {
-            var key = state.entries[path]?.key
-            if key == nil || state.entries[path]?.blob != blob {
+            var key = itemAt[path] ?? state.entries[path]?.key
+            if key == nil || (itemAt[path] == nil && state.entries[path]?.blob != blob) {
                 key = (try? store.read(path)).flatMap { try? kind.read($0, at: path)?.key }
             }
             guard let key, held[key] != nil else { continue }

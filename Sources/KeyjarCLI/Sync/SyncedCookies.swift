@@ -45,8 +45,8 @@ struct SyncedCookies: SyncedKind {
     }
 
     /// The store's cookie entries of sites not named (any more), which no machine syncs.
-    static func unnamedEntries(in store: PassStore, sites: [String]) throws -> [String] {
-        try store.entries().keys.filter { path in
+    static func unnamedEntries(among entries: [String: String], sites: [String]) -> [String] {
+        entries.keys.filter { path in
             folderDomain(of: path).map { !covers($0, sites: sites) } ?? false
         }.sorted()
     }
