@@ -43,6 +43,13 @@ let package = Package(
             pkgConfig: "libpsl",
             providers: [.apt(["libpsl-dev"])]
         ),
+        // IDNA (UTS #46) for a Unicode host, by the library libcurl resolves hosts with: the
+        // `keyjar` front links no ICU, and every process names a host the same way.
+        .systemLibrary(
+            name: "CLibIDN2",
+            pkgConfig: "libidn2",
+            providers: [.apt(["libidn2-dev"])]
+        ),
         .systemLibrary(
             name: "CSQLite",
             pkgConfig: "sqlite3",
@@ -106,7 +113,7 @@ let package = Package(
         // The model: cookie and credential rules as pure values.
         .target(
             name: "KeyjarCore",
-            dependencies: ["CLibPSL", "KeyjarPlatform"],
+            dependencies: ["CLibIDN2", "CLibPSL", "KeyjarPlatform"],
             swiftSettings: swiftSettings
         ),
         // Formats: the model's JSON (events, cookie arrays; hand-written fast paths) and the
@@ -294,15 +301,12 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // The front's first step, in C: a constructor that hands a command line the front never
-        // runs to keyjar-full before Swift's runtime and Foundation start.
-        .target(name: "KeyjarFrontStart"),
         // `keyjar`, the front: `cookie get`, `git-credential` and `--version` itself, in a few
         // milliseconds; every other command line it hands to keyjar-full.
         .executableTarget(
             name: "KeyjarFront",
             dependencies: [
-                "KeyjarCommands", "KeyjarFrontStart",
+                "KeyjarCommands",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
@@ -434,7 +438,7 @@ let package = Package(
             dependencies: [
                 "Keyjar", "KeyjarBrowserCookies", "KeyjarBrowserFixtures", "KeyjarCodec", "KeyjarCore",
                 "KeyjarLocks", "KeyjarPlatform", "KeyjarProtocol",
-                "KeyjarCommands", "KeyjarTestSupport", "KeyjarDaemon", "KeyjarCLI", "KeyjarFront", "KeyjarFrontStart",
+                "KeyjarCommands", "KeyjarTestSupport", "KeyjarDaemon", "KeyjarCLI", "KeyjarFront",
                 "KeyjarTestPeer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],

@@ -101,7 +101,9 @@ public struct GitCredentialRequest: Sendable, Hashable, CustomStringConvertible,
         case "state[]": if value.isEmpty { state = [] } else { state.append(value) }
         case "wwwauth[]": if value.isEmpty { challenges = [] } else { challenges.append(value) }
         case "url":
-            guard let url = URL(string: value), let scheme = url.scheme, let host = url.host, !host.isEmpty else {
+            guard let url = URL(string: value), let scheme = url.scheme, let encoded = url.host(percentEncoded: true),
+                let host = Host.asciiName(percentEncoded: encoded), !host.isEmpty
+            else {
                 // The URL may hold a password: it is not repeated.
                 throw ParseError(description: "git sent a url= that is not a URL with a scheme and a host.")
             }
@@ -148,13 +150,10 @@ public struct GitCredentialRequest: Sendable, Hashable, CustomStringConvertible,
     }
 
     /// A Unicode host by its IDNA A-labels (`bücher.example` → `xn--bcher-kva.example`), as a
-    /// credential added for its URL is stored; ASCII as it is. Foundation's URL parser does it
-    /// (through ICU); where only FoundationEssentials is linked (the `keyjar` front) the name
-    /// stays as written, and the front hands the request to keyjar-full.
+    /// credential added for its URL is stored (``Host/asciiName(_:)``); ASCII as it is, and a
+    /// name IDNA refuses as written (it then matches nothing stored).
     private static func idna(_ name: String) -> String {
-        guard name.utf8.contains(where: { $0 >= 0x80 }), let host = URL(string: "http://\(name)/")?.host, !host.isEmpty
-        else { return name }
-        return host
+        Host.asciiName(name) ?? name
     }
 
     /// The challenges among git's `wwwauth[]` values that Keyjar's schemes cover, strongest

@@ -11,19 +11,13 @@ import KeyjarCore
 package enum CommandMain {
     package static let version = "keyjar 0.1.0"
 
-    /// The arguments as the command tree reads them. Installed (or linked) as
-    /// `git-credential-keyjar`, git finds it from `credential.helper keyjar` and calls it with
-    /// just the operation; `keyjar help SUBCOMMAND…` is `keyjar SUBCOMMAND… --help`.
+    /// The arguments as the command tree reads them: ``commandLine(_:)``, and `keyjar help
+    /// SUBCOMMAND…` as `keyjar SUBCOMMAND… --help`.
     package static func arguments(
         _ given: [String] = CommandLine.arguments,
         root: any ParsableCommand.Type
     ) -> [String] {
-        var arguments = Array(given.dropFirst())
-        if calledAsGitHelper(given) {
-            arguments.insert(GitCredentialCommand.configuration.commandName ?? "git-credential", at: 0)
-        } else if calledAsDockerHelper(given) {
-            arguments.insert(dockerHelperCommand, at: 0)
-        }
+        var arguments = commandLine(given)
         if arguments.first == "help" {
             let names = Array(arguments.dropFirst())
             // An unknown name is a usage error rather than the top-level help with status 0.
@@ -36,21 +30,20 @@ package enum CommandMain {
         return arguments
     }
 
-    /// Whether the program was called by git's name for it, `git-credential-keyjar` (the last
-    /// component of its path; compared as a string: a Foundation URL costs a tenth of the
-    /// front's call).
-    package static func calledAsGitHelper(_ given: [String]) -> Bool {
-        given.first.map { $0.split(separator: "/").last.map(String.init) == GitCredentialCommand.helperName } ?? false
+    /// The arguments after the program's name; called by one of its installed names
+    /// (``CommandTable/installedNames``: the last component of its path, compared as a string,
+    /// as a Foundation URL costs a tenth of the front's call), that name's command first.
+    package static func commandLine(_ given: [String]) -> [String] {
+        let arguments = Array(given.dropFirst())
+        guard let called = given.first?.split(separator: "/").last,
+            let installed = CommandTable.installedNames.first(where: { $0.name == called })
+        else { return arguments }
+        return [installed.command] + arguments
     }
 
     /// The name Docker runs for `"credsStore": "keyjar"`, and the command it means.
     package static let dockerHelperName = "docker-credential-keyjar"
     package static let dockerHelperCommand = "docker-credential"
-
-    /// Whether the program was called as Docker's credential helper.
-    package static func calledAsDockerHelper(_ given: [String]) -> Bool {
-        given.first.map { $0.split(separator: "/").last.map(String.init) == dockerHelperName } ?? false
-    }
 
     /// Parses `arguments` with `root` and runs the command, then exits.
     package static func run(_ root: any ParsableCommand.Type, arguments: [String]) async -> Never {

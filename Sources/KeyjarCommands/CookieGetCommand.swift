@@ -3,7 +3,7 @@ import FoundationEssentials
 import KeyjarConnection
 
 /// `keyjar cookie get URL`: the Cookie header a request would send. Scripts run it in front of
-/// every curl, so the front runs it itself (``FrontRoute``).
+/// every curl, so the front runs it itself (``CommandTable``).
 package struct CookieGetCommand: ParsableCommand {
     package static let configuration = CommandConfiguration(
         commandName: "get",
@@ -46,12 +46,6 @@ package struct CookieGetCommand: ParsableCommand {
     package func run() throws {
         let url = try UserInput.cookieURL(url)
         let mainDocument = try mainDocument.map(UserInput.cookieURL)
-        // A Unicode host needs IDNA, which the front cannot apply: keyjar-full answers.
-        if HostEncoding.needsFullCommand(host: url.host(percentEncoded: true))
-            || HostEncoding.needsFullCommand(host: mainDocument?.host(percentEncoded: true))
-        {
-            FullCommand.exec()
-        }
         let client = try global.connect()
         let header = try client.cookieHeader(for: url, mainDocumentURL: mainDocument)
         if let header, !header.isEmpty { Output.line(header) }

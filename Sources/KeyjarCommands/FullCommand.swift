@@ -5,9 +5,9 @@ import KeyjarLocks
 import KeyjarPlatform
 
 /// keyjar-full: every command, with what the front does not link (libcurl through the loader,
-/// libsecret, SQLite, libcrypto). The front replaces itself with it for every command it does
-/// not run itself (``FrontRoute``), as git runs git-remote-https only when a remote needs
-/// libcurl. It is installed beside `keyjar`.
+/// libsecret, SQLite, libcrypto). The front replaces itself with it for every command line
+/// ``CommandTable`` gives it, as git runs git-remote-https only when a remote needs libcurl. It
+/// is installed beside `keyjar`.
 package enum FullCommand {
     package static let executableName = "keyjar-full"
 
@@ -25,47 +25,24 @@ package enum FullCommand {
 
     /// Replaces this process with keyjar-full, given the same arguments (the first, the name it
     /// was called by, included: `git-credential-keyjar` means the same to it) and environment.
-    /// `input`, when given, is what it reads on standard input: what the front had already read
-    /// of its own.
-    package static func exec(input: [UInt8]? = nil) -> Never {
-        try? Output.finish()
-        if let input, let failure = replaceStandardInput(with: input) {
-            fail("cannot hand the request to \(executableName): \(failure)")
-        }
+    /// Called before the command line is read: nothing of it has been consumed.
+    package static func exec() -> Never {
         let path = path
-        let arguments = CommandLine.arguments
-        var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) }
+        var argv: [UnsafeMutablePointer<CChar>?] = CommandLine.arguments.map { strdup($0) }
         argv.append(nil)
         execv(path, argv)
         let number = errno
-        fail(
+        Output.error(
             "cannot run \(path) (\(String(cString: strerror(number)))): every command but cookie get and "
                 + "git-credential needs it beside keyjar (docs/command-line.md)."
         )
-    }
-
-    /// Standard input becomes an unnamed temporary file holding `bytes`: any size, and
-    /// readable to its end.
-    private static func replaceStandardInput(with bytes: [UInt8]) -> String? {
-        guard let file = tmpfile() else { return String(cString: strerror(errno)) }
-        defer { fclose(file) }
-        let descriptor = fileno(file)
-        if let failure = Output.writeAll(bytes, to: descriptor) { return String(cString: strerror(failure)) }
-        guard lseek(descriptor, 0, SEEK_SET) == 0, dup2(descriptor, STDIN_FILENO) == STDIN_FILENO else {
-            return String(cString: strerror(errno))
-        }
-        return nil
-    }
-
-    private static func fail(_ message: String) -> Never {
-        Output.error(message)
         exit(CLIError.Status.failure.rawValue)
     }
 }
 
 /// Refreshing a stored token needs the loader (libcurl): keyjar-full installs it before it runs
-/// a command. In the front nothing is installed, and a command that must refresh hands itself
-/// to keyjar-full (``FullCommand/exec(input:)``).
+/// a command. The front has none, and refreshes through keyjar-full as a child process
+/// (`keyjar credential refresh`): the front keeps its command, its input and its output.
 package enum StoredTokenRefresh {
     /// Refreshes the token of `record` through keyjard's lease; throws ``CLIError`` when the
     /// endpoint refuses (the message says why, never the token). `rejected`: the token still
@@ -75,7 +52,40 @@ package enum StoredTokenRefresh {
 
     private static let refresh = Locked<Refresh?>(nil)
 
+    /// The refresh of a process that links the loader; nil in the front.
     package static var installed: Refresh? { refresh.withLock { $0 } }
 
     package static func install(_ body: @escaping Refresh) { refresh.withLock { $0 = body } }
+
+    /// The installed refresh, else keyjar-full's `credential refresh`.
+    package static var available: Refresh { installed ?? throughFullCommand }
+
+    /// `keyjar credential refresh` in keyjar-full for `record`, named by its space and user
+    /// (never its token: an argument is readable by every process of the machine). A token the
+    /// caller rejects is refreshed whatever its expiry (`--force`); an expired one through
+    /// keyjard's lease, which lets one process of many refresh. Its output is dropped; its
+    /// one-line error becomes this command's.
+    private static func throughFullCommand(_ record: CredentialRecord, rejected: String?, client: KeyjarClient) throws {
+        let space = record.space
+        let host = space.host.contains(":") ? "[\(space.host)]" : space.host
+        var arguments = [
+            FullCommand.path, "credential", "refresh", "--url", "\(space.protocol)://\(host):\(space.port)",
+            "--method", MethodArgument(space.authenticationMethod).rawValue, "--user", record.user,
+        ]
+        if let realm = space.realm { arguments += ["--realm", realm] }
+        if let proxy = ProxyArgument(rawValue: space.proxyType.rawValue) { arguments += ["--proxy", proxy.rawValue] }
+        if rejected != nil { arguments.append("--force") }
+        // The same keyjard, however this process was told of it (--socket or the environment).
+        arguments += ["--socket", client.configuration.socketPath]
+        let result: ProgramRun.Result
+        do {
+            result = try ProgramRun.run(arguments)
+        } catch {
+            throw CLIError.failure("cannot refresh the token of \(record.user): \(error.description)")
+        }
+        guard result.status != 0 else { return }
+        var message = result.errorText()
+        if message.hasPrefix("keyjar: ") { message.removeFirst("keyjar: ".count) }
+        throw CLIError(message: message, status: CLIError.Status(rawValue: result.status) ?? .failure)
+    }
 }

@@ -68,9 +68,7 @@ package struct GitCredentialCommand: ParsableCommand {
 
     package func run() throws {
         switch operation {
-        case "get":
-            let text = Self.readRequestText()
-            try get(Self.parse(text), text: text)
+        case "get": try get(Self.parse(Self.readRequestText()))
         case "store": try store(Self.parse(Self.readRequestText()))
         case "erase": try erase(Self.parse(Self.readRequestText()))
         // git-credential(1): helpers may answer git's capability query in its own format.
@@ -87,17 +85,13 @@ package struct GitCredentialCommand: ParsableCommand {
         return text
     }
 
-    /// The request git wrote; one about a Unicode host (which needs IDNA that the front cannot
-    /// apply) goes to keyjar-full with the same text.
+    /// The request git wrote.
     static func parse(_ text: String) throws -> GitCredentialRequest {
-        let request: GitCredentialRequest
         do {
-            request = try GitCredentialRequest.parse(text)
+            return try GitCredentialRequest.parse(text)
         } catch {
             throw CLIError.usage(error.description)
         }
-        if HostEncoding.needsFullCommand(host: request.host) { FullCommand.exec(input: Array(text.utf8)) }
-        return request
     }
 
     /// Writes the answer; a value git could not carry fails the helper (git then asks its
@@ -130,8 +124,7 @@ package struct GitCredentialCommand: ParsableCommand {
         return state
     }
 
-    /// `text`: the request as git wrote it, for keyjar-full when a token must be refreshed.
-    private func get(_ request: GitCredentialRequest, text: String) throws {
+    private func get(_ request: GitCredentialRequest) throws {
         guard request.namesServer else { return }
         let client = try global.connect(defaultTimeout: Self.timeout)
         // The strongest challenge first; with several users and no default, no answer: git
@@ -142,9 +135,7 @@ package struct GitCredentialCommand: ParsableCommand {
         // get (once for every process, through keyjard) and answer with the new token, rather
         // than leave git to ask its user.
         if found == nil, let expired = try lookup.tokenToRefresh(client: client, answering: nil) {
-            // The front links no loader: keyjar-full answers the same request, and refreshes.
-            guard let refresh = StoredTokenRefresh.installed else { FullCommand.exec(input: Array(text.utf8)) }
-            try refresh(expired, nil, client)
+            try StoredTokenRefresh.available(expired, nil, client)
             found = try lookup.answer(client: client)
         }
         guard let record = found, let secret = try client.password(user: record.user, for: record.space) else {

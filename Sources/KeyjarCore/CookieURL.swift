@@ -44,10 +44,14 @@ public struct CookieURL: Sendable, Hashable {
     package init?(foundationAccessorsOf url: URL) {
         guard let scheme = url.scheme, var host = url.host(percentEncoded: true), !host.isEmpty else { return nil }
         // A host with non-ASCII letters is percent-encoded here, while DNS, libcurl and the
-        // Domain attribute know it by its IDNA A-labels (`xn--…`), which `host` gives.
-        // (A byte search: `contains("%")` resolves to Foundation's substring search, which cost
-        // a third of a Cookie header's lookup from a URL.)
-        if host.utf8.contains(UInt8(ascii: "%")), let idna = url.host, !idna.isEmpty { host = idna }
+        // Domain attribute know it by its IDNA A-labels (`xn--…`): ``Host/asciiName(_:)`` of the
+        // decoded name, in every process (Foundation's `host` applies IDNA only where ICU is
+        // linked). (A byte search: `contains("%")` resolves to Foundation's substring search,
+        // which cost a third of a Cookie header's lookup from a URL.)
+        if host.utf8.contains(UInt8(ascii: "%")) {
+            guard let ascii = Host.asciiName(percentEncoded: host), !ascii.isEmpty else { return nil }
+            host = ascii
+        }
         self.init(scheme: scheme, host: host, port: url.port, path: url.path(percentEncoded: true))
     }
 

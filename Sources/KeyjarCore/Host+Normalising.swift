@@ -20,8 +20,10 @@ extension Host {
             // An IPv6 literal: kept as written, lower-cased.
             return text.allSatisfy({ $0.isHexDigit || $0 == ":" || $0 == "." }) ? text.lowercased() : nil
         }
-        // Foundation's URL parser applies IDNA (UTS #46) to a host: `bücher` → `xn--bcher-kva`.
-        guard let host = URL(string: "http://\(text)/")?.host, !host.isEmpty else { return nil }
+        // `bücher` → `xn--bcher-kva`, as every Keyjar process names a host.
+        guard let ascii = Host.asciiName(text), let host = URL(string: "http://\(ascii)/")?.host, !host.isEmpty else {
+            return nil
+        }
         let domain = host.lowercased()
         let labels = domain.split(separator: ".", omittingEmptySubsequences: false)
         let allowed = { (byte: UInt8) in

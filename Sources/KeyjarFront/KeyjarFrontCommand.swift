@@ -1,12 +1,9 @@
 import ArgumentParser
 import KeyjarCommands
-// Its constructor has already handed over the command lines whose first word the front never
-// runs; what reaches main is decided by FrontRoute.
-import KeyjarFrontStart
 
 /// `keyjar`, the front: runs the commands programs call on every request (`cookie get`,
 /// `git-credential`, `--version`) with nothing loaded but the connection to keyjard, and
-/// replaces itself with keyjar-full for every other command line (``FrontRoute``).
+/// replaces itself with keyjar-full for every other command line (``CommandTable``).
 @main
 struct KeyjarFrontCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -22,11 +19,11 @@ struct KeyjarFrontCommand: ParsableCommand {
 
     static func main() {
         // Before anything else: a command line the front does not run costs it no more than this.
-        guard FrontRoute.runsHere(CommandLine.arguments) else { FullCommand.exec() }
+        guard CommandTable.runner(for: CommandLine.arguments) == .front else { FullCommand.exec() }
         Output.prepare()
         let arguments = CommandMain.arguments(root: Self.self)
         // What ArgumentParser prints for it, without building the tree.
         if arguments == ["--version"] { CommandMain.print(CommandMain.version) }
-        CommandMain.runSynchronously(Self.self, arguments: arguments, plain: FrontRoute.plainCommand(arguments))
+        CommandMain.runSynchronously(Self.self, arguments: arguments, plain: CommandTable.plainCommand(arguments))
     }
 }

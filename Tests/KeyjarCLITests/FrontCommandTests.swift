@@ -1,7 +1,6 @@
 import ArgumentParser
 import Foundation
 import KeyjarCommands
-import KeyjarFrontStart
 import KeyjarTestSupport
 import Testing
 
@@ -60,31 +59,22 @@ struct FrontCommandTests {
         (["keyjar", "status"], false),
         (["keyjar", "--version", "cookie"], false),
         (["keyjar-credential", "get"], false),
+        (["/usr/bin/docker-credential-keyjar", "get"], false),
+        (["keyjar", "nosuchcommand"], false),
     ])
     func whichCommandLinesTheFrontRuns(_ arguments: [String], runsHere: Bool) {
-        #expect(FrontRoute.runsHere(arguments) == runsHere, "\(arguments)")
+        #expect((CommandTable.runner(for: arguments) == .front) == runsHere, "\(arguments)")
     }
 
-    /// The front's first step (a C constructor judging the first word) hands over only what
-    /// FrontRoute hands over: every command line the front runs gets through it.
-    @Test func theFirstStepLetsEveryFrontCommandLineThrough() {
-        func mayRun(_ arguments: [String]) -> Bool {
-            var argv = arguments.map { strdup($0) }
-            defer { for argument in argv { free(argument) } }
-            argv.append(nil)
-            return keyjar_front_may_run(Int32(arguments.count), argv) != 0
-        }
-        let lines: [[String]] = [
-            ["keyjar", "--version"], ["keyjar", "cookie", "get", "https://example.com/"],
-            ["keyjar", "git-credential", "get"], ["/bin/git-credential-keyjar", "get"], ["keyjar"],
-            ["keyjar", "fetch", "https://example.com/"], ["keyjar", "status"], ["keyjar", "cookie", "list"],
-            ["keyjar", "--help"], ["keyjar", "help", "cookie"], ["keyjar", "credential", "list"],
-        ]
-        for line in lines where FrontRoute.runsHere(line) { #expect(mayRun(line), "\(line)") }
-        for path in FrontRoute.paths { #expect(mayRun(["keyjar"] + path), "\(path)") }
-        // What it hands over at once.
-        for line in [["keyjar", "fetch", "https://example.com/"], ["keyjar", "status"], ["keyjar"]] {
-            #expect(!mayRun(line), "\(line)")
+    /// The table lists every command of keyjar-full's tree, each once, in its order, and only
+    /// those: a command added to the tree and not to the table (or the reverse) fails here.
+    @Test func theTableListsEveryCommandOnce() {
+        let topLevel = CommandTable.entries.filter { $0.path.count == 1 }.map { $0.path[0] }
+        #expect(topLevel == KeyjarCommand.configuration.subcommands.map { $0._commandName })
+        let paths = CommandTable.entries.map(\.path)
+        #expect(Set(paths).count == paths.count, "\(paths)")
+        for entry in CommandTable.entries where entry.path.count > 1 {
+            #expect(topLevel.contains(entry.path[0]), "\(entry.path)")
         }
     }
 
@@ -97,7 +87,7 @@ struct FrontCommandTests {
         ["git-credential", "somethingnew"],
     ])
     func aPlainCommandLineReadsAsArgumentParserReadsIt(_ arguments: [String]) throws {
-        let plain = try #require(FrontRoute.plainCommand(arguments))
+        let plain = try #require(CommandTable.plainCommand(arguments))
         let parsed = try KeyjarFrontCommand.parseAsRoot(arguments)
         #expect(type(of: plain) == type(of: parsed))
         #expect(String(reflecting: plain) == String(reflecting: parsed))
@@ -109,7 +99,7 @@ struct FrontCommandTests {
         ["cookie", "list", "x"], ["git-credential"], ["git-credential", "get", "--timeout", "1"], ["status"], [],
     ])
     func everyOtherCommandLineIsArgumentParsers(_ arguments: [String]) {
-        #expect(FrontRoute.plainCommand(arguments) == nil)
+        #expect(CommandTable.plainCommand(arguments) == nil)
     }
 
     /// What the front answers without ArgumentParser (--version; a plain line whose URL its
@@ -142,14 +132,15 @@ struct FrontCommandTests {
             if subcommands.isEmpty { return [path] }
             return subcommands.flatMap { leaves(under: $0, path: path + [$0._commandName]) }
         }
-        for path in FrontRoute.paths {
+        let frontPaths = CommandTable.entries.filter { $0.runner == .front }.map(\.path)
+        for path in frontPaths {
             let front = try #require(leaf(path, under: KeyjarFrontCommand.self), "\(path)")
             let full = try #require(leaf(path, under: KeyjarCommand.self), "\(path)")
             #expect(ObjectIdentifier(front) == ObjectIdentifier(full), "\(path)")
         }
         #expect(
             leaves(under: KeyjarFrontCommand.self).sorted { "\($0)" < "\($1)" }
-                == FrontRoute.paths.sorted { "\($0)" < "\($1)" }
+                == frontPaths.sorted { "\($0)" < "\($1)" }
         )
         #expect(KeyjarFrontCommand.configuration.version == KeyjarCommand.configuration.version)
     }
@@ -188,6 +179,24 @@ struct FrontCommandTests {
         #expect(version.status == 0 && version.output.hasPrefix("keyjar "), "\(version)")
         let get = try await runCommand(alone, ["cookie", "get", "https://example.com/"], environment: environment)
         #expect(get.status == 0 && get.error.isEmpty, "\(get)")
+        // A Unicode host is the front's own too: named by its A-labels as keyjar-full names it.
+        let keyjar = KeyjarCLI(daemon: daemon)
+        try await keyjar.ok("cookie", "set", "--url", "https://b\u{FC}cher.example/", "a=1; Max-Age=86400")
+        try await keyjar.ok(
+            ["credential", "add", "--url", "https://B\u{DC}cher.example", "--user", "alice", "--password-stdin"],
+            input: "idn-pw\n"
+        )
+        for url in ["https://B\u{FC}cher.example/", "https://xn--bcher-kva.example/", "https://b%C3%BCcher.example/"] {
+            let found = try await runCommand(alone, ["cookie", "get", url], environment: environment)
+            #expect(found.status == 0 && found.output == "a=1\n", "\(url): \(found)")
+        }
+        let answer = try await runCommand(
+            alone,
+            ["git-credential", "get"],
+            environment: environment,
+            input: "protocol=https\nhost=b\u{FC}cher.example\n\n"
+        )
+        #expect(answer.status == 0 && answer.output == "username=alice\npassword=idn-pw\n", "\(answer)")
         let status = try await runCommand(alone, ["status"], environment: environment)
         #expect(status.status == 1, "\(status)")
         #expect(

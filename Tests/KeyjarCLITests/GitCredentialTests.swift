@@ -92,8 +92,7 @@ struct GitCredentialTests {
     }
 
     /// A Unicode host is stored by its IDNA A-labels, and git's request finds it whether it
-    /// names a url= or a host=; the front (FoundationEssentials, no IDNA) hands such a request
-    /// to keyjar-full.
+    /// names a url= or a host= (the front answers it itself: `Host.asciiName`).
     @Test func aUnicodeHostFindsItsCredential() async throws {
         let daemon = try await DaemonProcess()
         let keyjar = KeyjarCLI(daemon: daemon)

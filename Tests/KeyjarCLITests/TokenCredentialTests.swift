@@ -195,4 +195,79 @@ struct TokenCredentialTests {
         #expect(stats.refreshes == 1, "\(stats)")
         #expect(stats.refusedGrants == 0 && stats.served == 5)
     }
+
+    /// `keyjar credential refresh`: an expired token is refreshed, a valid one left alone
+    /// unless --force; never a token in what it prints; one without an endpoint is refused.
+    @Test func credentialRefreshRefreshesWhatNeedsIt() async throws {
+        let daemon = try await DaemonProcess()
+        let keyjar = KeyjarCLI(daemon: daemon)
+        let server = try await TokenServer(clientID: Self.clientID)
+        let issued = try await server.issue(lifetime: -60)
+        try await storeExpired(issued, server: server, keyjar: keyjar)
+        let first = try await keyjar.run(["credential", "refresh", "--url", server.base])
+        #expect(first.status == 0, "\(first.error)")
+        #expect(first.output.hasPrefix("alice at \(server.base): refreshed, expires "), "\(first.output)")
+        #expect(try await server.stats().refreshes == 1)
+        let valid = try await keyjar.ok("credential", "refresh", "--url", server.base, "--user", "alice")
+        #expect(valid.contains(": still valid, expires "), "\(valid)")
+        #expect(try await server.stats().refreshes == 1)
+        let token = { () async throws -> String in
+            try await keyjar.ok("credential", "show", "--url", server.base, "--reveal", "--force")
+        }
+        let before = try await token()
+        let forced = try await keyjar.ok("credential", "refresh", "--url", server.base, "--force")
+        #expect(forced.contains(": refreshed, expires "), "\(forced)")
+        #expect(try await server.stats().refreshes == 2)
+        #expect(try await token() != before)
+        for output in [first.output, first.error, valid, forced] {
+            #expect(!output.contains(issued.accessToken) && !output.contains(issued.refreshToken))
+        }
+
+        let plainURL = "https://\(uniqueHost("plain"))"
+        try await keyjar.ok(
+            ["credential", "add", "--url", plainURL, "--user", "bob", "--password-stdin"],
+            input: "pw\n"
+        )
+        let plain = try await keyjar.run(["credential", "refresh", "--url", plainURL])
+        #expect(plain.status == 1 && plain.error.contains("cannot be refreshed"), "\(plain)")
+        let unknown = try await keyjar.run(["credential", "refresh", "--url", "https://\(uniqueHost("none"))"])
+        #expect(unknown.status == 1 && unknown.error.hasPrefix("keyjar: no stored credential"), "\(unknown)")
+    }
+
+    /// Five git processes ask for the same expired token at once through the front, which has
+    /// keyjar-full refresh it: one refresh between them, and every one answers with its token.
+    @Test func racingGitCredentialGetsRefreshOnce() async throws {
+        let daemon = try await DaemonProcess()
+        let keyjar = KeyjarCLI(daemon: daemon)
+        let server = try await TokenServer(clientID: Self.clientID)
+        let issued = try await server.issue(lifetime: -60)
+        try await storeExpired(issued, server: server, keyjar: keyjar, delay: 0.5)
+        let address = String(server.base.dropFirst("http://".count))
+        let request = "protocol=http\nhost=\(address)\n\n"
+        let results = try await withThrowingTaskGroup(of: KeyjarCLI.Result.self) { group in
+            for _ in 0..<5 { group.addTask { try await keyjar.run(["git-credential", "get"], input: request) } }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        let answers = Set(results.map(\.output))
+        #expect(results.allSatisfy { $0.status == 0 && $0.error.isEmpty }, "\(results)")
+        #expect(answers.count == 1 && answers.first?.contains("password=") == true, "\(answers)")
+        #expect(answers.first?.contains(issued.accessToken) == false)
+        #expect(try await server.stats().refreshes == 1)
+    }
+
+    /// A refresh the endpoint refuses fails git's helper with one line that says to log in
+    /// again, and nothing on standard output for git to read.
+    @Test func gitCredentialGetWithARefusedRefreshTokenFailsInOneLine() async throws {
+        let daemon = try await DaemonProcess()
+        let keyjar = KeyjarCLI(daemon: daemon)
+        let server = try await TokenServer(clientID: Self.clientID)
+        let issued = try await server.issue(lifetime: -60)
+        try await storeExpired(issued, refreshToken: "rt-unknown-to-the-server", server: server, keyjar: keyjar)
+        let address = String(server.base.dropFirst("http://".count))
+        let answer = try await keyjar.run(["git-credential", "get"], input: "protocol=http\nhost=\(address)\n\n")
+        #expect(answer.status == 1 && answer.output.isEmpty, "\(answer)")
+        #expect(answer.error.hasPrefix("keyjar: ") && answer.error.contains("invalid_grant"), "\(answer.error)")
+        #expect(answer.error.split(separator: "\n").count == 1, "\(answer.error)")
+        #expect(!answer.error.contains("rt-unknown-to-the-server") && !answer.error.contains(issued.accessToken))
+    }
 }

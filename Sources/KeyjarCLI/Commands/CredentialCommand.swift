@@ -46,15 +46,18 @@ struct CredentialCommand: ParsableCommand {
               keyjar credential list --json
               keyjar credential show --url https://example.com --user alice --reveal
               keyjar credential default --url https://example.com --user alice
+              keyjar credential refresh --url https://api.example
               keyjar credential remove --url https://example.com --user alice
               keyjar credential repair --dry-run
             """,
-        subcommands: [Add.self, List.self, Show.self, Remove.self, Default.self, Repair.self, Import.self]
+        subcommands: [
+            Add.self, List.self, Show.self, Remove.self, Default.self, Refresh.self, Repair.self, Import.self,
+        ]
     )
 }
 
 /// Credential records the options select, from keyjard.
-private func records(_ client: KeyjarClient, matching space: SpaceOptions, user: String?) throws -> [CredentialRecord] {
+func records(_ client: KeyjarClient, matching space: SpaceOptions, user: String?) throws -> [CredentialRecord] {
     try client.credentialRecords().filter { space.matches($0.space) && (user == nil || $0.user == user) }
         .sorted {
             ($0.space.displayURL, $0.space.realm ?? "", $0.user) < ($1.space.displayURL, $1.space.realm ?? "", $1.user)
@@ -62,7 +65,7 @@ private func records(_ client: KeyjarClient, matching space: SpaceOptions, user:
 }
 
 /// Exactly one record, or an error that says how to narrow or what was not found.
-private func single(_ records: [CredentialRecord], _ space: SpaceOptions, user: String?) throws -> CredentialRecord {
+func single(_ records: [CredentialRecord], _ space: SpaceOptions, user: String?) throws -> CredentialRecord {
     let who = user.map { " for \($0)" } ?? ""
     guard let first = records.first else {
         throw CLIError.failure("no stored credential\(who) matches \(space.url ?? "the given space").")

@@ -7,7 +7,7 @@ package struct GlobalOptions: ParsableArguments {
     package init() {}
 
     /// The options as ArgumentParser reads a command line that gives none of them (the front's
-    /// plain command lines, ``FrontRoute/plainCommand(_:)``).
+    /// plain command lines, ``CommandTable/plainCommand(_:)``).
     package static var unset: GlobalOptions {
         var options = GlobalOptions()
         options.socket = nil

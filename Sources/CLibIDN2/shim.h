@@ -1,0 +1,1 @@
+#include <idn2.h>
