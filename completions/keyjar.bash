@@ -416,13 +416,13 @@ _keyjar_credential() {
     unset 'unparsed_words[0]'
     unparsed_words=("${unparsed_words[@]}")
     case "${subcommand}" in
-    add|list|show|remove|default|repair|import)
+    add|list|show|remove|default|refresh|repair|import)
         # Offer subcommand argument completions
         "_keyjar_credential_${subcommand}"
         ;;
     *)
         # Offer subcommand completions
-        COMPREPLY+=($(compgen -W 'add list show remove default repair import' -- "${cur}"))
+        COMPREPLY+=($(compgen -W 'add list show remove default refresh repair import' -- "${cur}"))
         ;;
     esac
 }
@@ -589,6 +589,41 @@ _keyjar_credential_remove() {
 _keyjar_credential_default() {
     repeating_flags=()
     non_repeating_flags=(--no-start --version -h --help)
+    repeating_options=()
+    non_repeating_options=(--socket --timeout --url --realm --method --proxy --user)
+    __keyjar_offer_flags_options 0
+
+    # Offer option value completions
+    case "${prev}" in
+    '--socket')
+        return
+        ;;
+    '--timeout')
+        return
+        ;;
+    '--url')
+        return
+        ;;
+    '--realm')
+        return
+        ;;
+    '--method')
+        __keyjar_add_completions -W 'default'$'\n''basic'$'\n''digest'$'\n''ntlm'$'\n''negotiate'$'\n''bearer'$'\n''html-form'$'\n''client-certificate'$'\n''server-trust'
+        return
+        ;;
+    '--proxy')
+        __keyjar_add_completions -W 'http'$'\n''https'$'\n''ftp'$'\n''socks'
+        return
+        ;;
+    '--user')
+        return
+        ;;
+    esac
+}
+
+_keyjar_credential_refresh() {
+    repeating_flags=()
+    non_repeating_flags=(--no-start --force --version -h --help)
     repeating_options=()
     non_repeating_options=(--socket --timeout --url --realm --method --proxy --user)
     __keyjar_offer_flags_options 0

@@ -275,6 +275,7 @@ _keyjar_credential() {
             'show:Show one credential; its password only with --reveal.'
             'remove:Remove a credential (its password leaves the Secret Service too).'
             'default:Make a stored credential its space'\''s default (the one answered first).'
+            'refresh:Refresh a stored token through its token endpoint, unless it is still valid.'
             'repair:Adopt passwords no credential owns; list credentials whose password is missing.'
             'import:Import the credentials git, curl or another Secret Service application already stored.'
         )
@@ -282,7 +283,7 @@ _keyjar_credential() {
         ;;
     arg)
         case "${words[1]}" in
-        add|list|show|remove|default|repair|import)
+        add|list|show|remove|default|refresh|repair|import)
             "_keyjar_credential_${words[1]}" && ret=0
             ;;
         esac
@@ -405,6 +406,28 @@ _keyjar_credential_default() {
         '--method[The authentication method.]:method:{__keyjar_complete "${___method[@]}"}'
         '--proxy[A proxy'\''s space, of this proxy type.]:type:{__keyjar_complete "${___proxy[@]}"}'
         '--user[The user name.]:name:'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_keyjar_credential_refresh() {
+    local -i ret=1
+    local -ar ___method=('default' 'basic' 'digest' 'ntlm' 'negotiate' 'bearer' 'html-form' 'client-certificate' 'server-trust')
+    local -ar ___proxy=('http' 'https' 'ftp' 'socks')
+    local -ar arg_specs=(
+        '--socket[keyjard'\''s socket (default\: $KEYJAR_SOCKET, else $XDG_RUNTIME_DIR/keyjar/keyjar.sock).]:path:'
+        '--no-start[Fail (exit status 3) instead of starting keyjard when none is serving.]'
+        '--timeout[How long to wait for keyjard'\''s answer before failing with exit status 3 (default\: $KEYJAR_TIMEOUT, else 30).]:seconds:'
+        '--url[The server as a URL\: scheme, host and port (a path is ignored); with --proxy, the proxy'\''s.]:url:'
+        '--realm[The realm the server names in its challenge.]:realm:'
+        '--method[The authentication method.]:method:{__keyjar_complete "${___method[@]}"}'
+        '--proxy[A proxy'\''s space, of this proxy type.]:type:{__keyjar_complete "${___proxy[@]}"}'
+        '--user[The user name.]:name:'
+        '--force[Refresh the token even when it is still valid.]'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )
