@@ -37,7 +37,7 @@ extension DiskIndex {
         static func create(in bodies: URL) -> BodyFile? {
             var random = SystemRandomNumberGenerator()
             for _ in 0..<3 {
-                let name = (0..<4).map { _ in String(random.next() as UInt32, radix: 16) }.joined()
+                let name = Hex.encode((0..<16).map { _ in UInt8.random(in: .min ... .max, using: &random) })
                 let path = bodies.appendingPathComponent(name + ".partial").path
                 let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
                 guard descriptor >= 0 else { return nil }

@@ -1,5 +1,6 @@
 public import Foundation
 import KeyjarCore
+import KeyjarPlatform
 
 /// A `Content-Disposition` field (RFC 6266): its type and the file name it suggests, with
 /// `filename*` (RFC 8187: `UTF-8''…` or `ISO-8859-1'lang'…`, percent-encoded) preferred over
@@ -41,18 +42,7 @@ public struct ContentDisposition: Sendable, Hashable {
         let parts = text.split(separator: "'", maxSplits: 2, omittingEmptySubsequences: false)
         guard parts.count == 3 else { return nil }
         let charset = parts[0].lowercased()
-        var bytes: [UInt8] = []
-        var iterator = parts[2].utf8.makeIterator()
-        while let byte = iterator.next() {
-            if byte == UInt8(ascii: "%") {
-                guard let high = iterator.next(), let low = iterator.next(),
-                    let value = UInt8(String(decoding: [high, low], as: UTF8.self), radix: 16)
-                else { return nil }
-                bytes.append(value)
-            } else {
-                bytes.append(byte)
-            }
-        }
+        guard let bytes = PercentEncoding.decoded(parts[2].utf8, strict: true) else { return nil }
         switch charset {
         case "utf-8": return String(validating: bytes, as: UTF8.self)
         case "iso-8859-1": return String(bytes.map { Character(Unicode.Scalar($0)) })
