@@ -19,6 +19,8 @@ struct SuggestedFilenameTests {
         ("attachment; filename*=utf-8''%e2%82%ac%20rates; filename=\"EURO rates\"", "€ rates"),
         // An undecodable filename* falls back to filename.
         ("attachment; filename*=UTF-8''%ZZ; filename=plain.txt", "plain.txt"),
+        ("attachment; filename*=UTF-8''a%+1b; filename=plain.txt", "plain.txt"),
+        ("attachment; filename*=UTF-8''a%4; filename=plain.txt", "plain.txt"),
         ("attachment; filename*=koi8-r''%C1; filename=plain.txt", "plain.txt"),
         ("inline; filename=page.html", "page.html"),
         // Unknown parameters and junk are skipped.
