@@ -92,7 +92,7 @@ extension LoaderConnection {
             byHeadStatus: head.statusCode,
             headers: HTTPHeaderFields(head.fields.map { ($0.name, $0.value) }),
             requestHeaders: cacheRequestHeaders(request),
-            requestTime: attemptStarted,
+            requestTime: caching.requestTime,
             responseTime: Date()
         ) {
         case .none: break

@@ -10,30 +10,6 @@ import KeyjarResponseCache
 // KeyjarHTTPCache), hits served through the delegate contract, validation, storing what the
 // delegate lets through `willCacheResponse`, and invalidation by unsafe requests.
 extension LoaderConnection {
-    /// What the cache is doing for this load.
-    enum CacheState {
-        case none
-        /// A conditional request is out for this stored entry.
-        case validating(CachedEntry)
-        /// A request no stored variant matched is out with the entity tags of these variants
-        /// (RFC 9111 §4.3.1): a 304 names the one to use.
-        case validatingVariants([CachedEntry])
-        /// This stale entry (without a validator) is being loaded again: it answers instead
-        /// of an error within its stale-if-error window (LoaderConnection+StaleResponses).
-        case reloading(CachedEntry)
-        /// Set before the start of a background revalidation (stale-while-revalidate): the
-        /// load sends these conditional fields for this entry instead of consulting the cache.
-        case revalidatingInBackground(CachedEntry, HTTPHeaderFields)
-    }
-
-    /// A response on its way into the cache.
-    struct CacheWriting {
-        var entry: CachedEntry
-        var writer: ResponseCacheWriter
-        /// What the delegate is shown (`willCacheResponse`).
-        var response: URLResponse
-    }
-
     static func policy(_ policy: URLRequest.CachePolicy) -> RequestCachePolicy {
         switch policy {
         case .returnCacheDataElseLoad: return .returnCacheDataElseLoad
@@ -75,9 +51,7 @@ extension LoaderConnection {
             return true
         }
         if beginBackgroundRevalidation(request) { return false }
-        // What the cache did for an earlier hop is not this one's.
-        cacheState = .none
-        cacheUnconditionalRequest = nil
+        caching.beginHop()
         let requestHeaders = cacheRequestHeaders(request)
         var found =
             HTTPCacheRules.isAnsweredFromStore(method) ? cache.lookup(url, requestHeaders: requestHeaders) : nil
@@ -132,15 +106,14 @@ extension LoaderConnection {
             for field in conditional where request.value(forHTTPHeaderField: field.name) == nil {
                 validating.setValue(field.value, forHTTPHeaderField: field.name)
             }
-            cacheUnconditionalRequest = request
+            caching.validate(found.entry, unconditional: request)
             setCurrentRequest(validating)
-            cacheState = .validating(found.entry)
             return false
         case .load:
             closeBody(found?.body)
             // A stale entry may answer if the reload fails (stale-if-error); a HEAD's never does, its
             // body would go with it.
-            if policy == .useProtocol, method != "HEAD", let found { cacheState = .reloading(found.entry) }
+            if policy == .useProtocol, method != "HEAD", let found { caching.reload(found.entry) }
             if found == nil, HTTPCacheRules.isCacheableMethod(method), !Self.callerUndoesCodings(requestHeaders) {
                 validateVariants(of: url, request: request, policy: policy, requestHeaders: requestHeaders, in: cache)
             }
@@ -167,25 +140,8 @@ extension LoaderConnection {
         else { return }
         var validating = request
         for field in conditional { validating.setValue(field.value, forHTTPHeaderField: field.name) }
-        cacheUnconditionalRequest = request
+        caching.validateVariants(variants, unconditional: request)
         setCurrentRequest(validating)
-        cacheState = .validatingVariants(variants)
-    }
-
-    /// The stored variant a validation's response is about, the validation over: the one
-    /// validated, or, of several, the one a 304 (`fields`) names.
-    private func takeValidated(_ fields: HTTPHeaderFields) -> CachedEntry? {
-        switch cacheState {
-        case .none, .reloading, .revalidatingInBackground: return nil
-        case .validating(let entry):
-            cacheState = .none
-            return entry
-        case .validatingVariants(let variants):
-            cacheState = .none
-            return HTTPCacheRules.variantSelected(byNotModified: fields, among: variants.map(\.response)).map {
-                variants[$0]
-            }
-        }
     }
 
     /// The request that revalidates an entry served stale in the background: a GET of the
@@ -229,9 +185,8 @@ extension LoaderConnection {
             return false
         }
         if answerWithStaleResponse(statusCode: head.statusCode, url: url) { return true }
-        let unconditional = cacheUnconditionalRequest
-        cacheUnconditionalRequest = nil
-        if let entry = takeValidated(fields) {
+        let unconditional = caching.takeUnconditionalRequest()
+        if let entry = caching.takeValidated(fields) {
             if HTTPCacheRules.confirmsStored(statusCode: head.statusCode),
                 let hit = cache.lookup(url, variantOf: entry)
             {
@@ -242,7 +197,7 @@ extension LoaderConnection {
                     refreshed.response = HTTPCacheRules.updated(
                         entry.response,
                         notModified: fields,
-                        requestTime: attemptStarted,
+                        requestTime: caching.requestTime,
                         responseTime: Date()
                     )
                 }
@@ -283,13 +238,13 @@ extension LoaderConnection {
             response: StoredResponse(
                 statusCode: head.statusCode,
                 headers: HTTPCacheRules.fieldsToStore(fields),
-                requestTime: attemptStarted,
+                requestTime: caching.requestTime,
                 responseTime: Date(),
                 requestHeaders: cacheRequestHeaders(request)
             ),
             storagePolicy: secure && !cache.configuration.storesSecureResponsesOnDisk ? .allowedInMemoryOnly : .allowed
         )
-        cacheWriter = CacheWriting(entry: entry, writer: cache.makeWriter(for: entry), response: response)
+        caching.startWriting(.init(entry: entry, writer: cache.makeWriter(for: entry), response: response))
         return false
     }
 
@@ -331,8 +286,7 @@ extension LoaderConnection {
     /// At the end of a load: the delegate sees what would be stored (`willCacheResponse`) and
     /// may keep it, change it or refuse it.
     func offerToCache() {
-        guard let writing = cacheWriter, let cache = loader.configuration.responseCache else { return }
-        cacheWriter = nil
+        guard let cache = loader.configuration.responseCache, let writing = caching.takeWriting() else { return }
         let writer = writing.writer
         switch offer(writing.entry, response: writing.response, data: writer.bodyForInspection()) {
         case .unchanged:

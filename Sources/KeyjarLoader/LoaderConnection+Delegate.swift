@@ -52,8 +52,7 @@ extension LoaderConnection {
         guard machine.end(ending) else { return }
         running?.stopLoading()
         // A load that ends without offering its response to the cache stores nothing of it.
-        cacheWriter?.writer.cancel()
-        cacheWriter = nil
+        caching.dropWriting()
         // The copy of a streamed body goes with the load, not with the last reference to it.
         bodySpool = nil
         delegate = nil

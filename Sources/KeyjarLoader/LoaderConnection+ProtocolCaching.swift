@@ -34,8 +34,7 @@ extension LoaderConnection {
     /// A protocol's response that its storage policy lets into the cache: its body is kept as it
     /// is reported, and offered to the delegate when the protocol finishes.
     func startCachingProtocolResponse(_ response: URLResponse, policy: URLCache.StoragePolicy) {
-        cacheWriter?.writer.cancel()
-        cacheWriter = nil
+        caching.dropWriting()
         // The cache is keyed by URL alone: another method's response would answer a later GET.
         guard policy != .notAllowed, let cache = loader.configuration.responseCache, let url = currentRequest.url,
             HTTPCacheRules.isCacheableMethod(currentRequest.httpMethod ?? "GET")
@@ -51,13 +50,13 @@ extension LoaderConnection {
             response: StoredResponse(
                 statusCode: http?.statusCode ?? 200,
                 headers: HTTPCacheRules.fieldsToStore(fields),
-                requestTime: attemptStarted,
+                requestTime: caching.requestTime,
                 responseTime: Date(),
                 requestHeaders: cacheRequestHeaders(currentRequest)
             ),
             storagePolicy: policy == .allowed && (!secure || cache.configuration.storesSecureResponsesOnDisk)
                 ? .allowed : .allowedInMemoryOnly
         )
-        cacheWriter = CacheWriting(entry: entry, writer: cache.makeWriter(for: entry), response: response)
+        caching.startWriting(.init(entry: entry, writer: cache.makeWriter(for: entry), response: response))
     }
 }

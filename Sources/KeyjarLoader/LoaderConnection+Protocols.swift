@@ -32,7 +32,7 @@ extension LoaderConnection {
             startCachingProtocolResponse(response, policy: policy)
             deliver { $0.connection(self, didReceive: response) }
         case .data(let data):
-            cacheWriter?.writer.append(data)
+            caching.append(data)
             deliver { $0.connection(self, didReceive: data) }
         case .finished:
             // As URLProtocol's are, a protocol is stopped once its load is over, too.
@@ -53,8 +53,7 @@ extension LoaderConnection {
             )
         case .redirected(let request, let response):
             stopProtocol()
-            cacheWriter?.writer.cancel()
-            cacheWriter = nil
+            caching.dropWriting()
             followProtocolRedirect(to: request, response: response)
         case .challenge(let challenge):
             presentProtocolChallenge(challenge)

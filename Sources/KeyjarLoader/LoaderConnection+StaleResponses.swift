@@ -14,20 +14,14 @@ extension LoaderConnection {
     /// the head was answered here.
     func answerWithStaleResponse(statusCode: Int, url: URL) -> Bool {
         if HTTPCacheRules.isServerError(statusCode), serveStaleInsteadOfFailure(url: url) { return true }
-        // A reload that got its response has nothing stale left to fall back on.
-        if case .reloading = cacheState { cacheState = .none }
+        caching.reloadAnswered()
         return false
     }
 
     /// The validation or reload of a stale entry failed (a network error, or an error status):
     /// the entry as stored answers, when stale-if-error allows it now. True when it did.
     func serveStaleInsteadOfFailure(url: URL) -> Bool {
-        let stale: CachedEntry
-        switch cacheState {
-        case .validating(let entry), .reloading(let entry): stale = entry
-        case .none, .revalidatingInBackground, .validatingVariants: return false
-        }
-        cacheState = .none
+        guard let stale = caching.takeStaleEntry() else { return false }
         // That variant (of several under Vary, the one this request matched).
         guard let cache = loader.configuration.responseCache, let hit = cache.lookup(url, variantOf: stale) else {
             return false
@@ -53,19 +47,14 @@ extension LoaderConnection {
     /// conditional fields go with the request (none: a full request). True when this load is
     /// one.
     func beginBackgroundRevalidation(_ request: URLRequest) -> Bool {
-        guard case .revalidatingInBackground(let entry, let conditional) = cacheState else { return false }
-        guard !conditional.fields.isEmpty else {
-            cacheState = .none
-            return true
-        }
+        guard let conditional = caching.beginBackgroundRevalidation() else { return false }
+        guard !conditional.fields.isEmpty else { return true }
         var validating = request
         for field in conditional where request.value(forHTTPHeaderField: field.name) == nil {
             validating.setValue(field.value, forHTTPHeaderField: field.name)
         }
+        // The delegate that hears its response is the revalidation's own.
         setCurrentRequest(validating)
-        // A 304 then refreshes the stored entry, another response replaces it, as for any
-        // validation; the delegate that hears it is the revalidation's own.
-        cacheState = .validating(entry)
         return true
     }
 }
@@ -114,7 +103,7 @@ final class BackgroundRevalidation: LoaderConnectionDelegate, Sendable {
         background.cachePolicy = .useProtocolCachePolicy
         let connection = loader.connection(with: background, delegate: revalidation, startImmediately: false)
         // Read by the connection's own work, which `start()` schedules after this.
-        connection.cacheState = .revalidatingInBackground(entry, conditional)
+        connection.caching.revalidateInBackground(entry, conditional: conditional)
         revalidation.state.withLock { $0 = .running(connection) }
         connection.start()
     }

@@ -138,9 +138,7 @@ extension LoaderConnection {
 
         guard let number = machine.nextAttempt() else { return }
         uploadedSoFar = 0
-        cacheWriter?.writer.cancel()
-        cacheWriter = nil
-        attemptStarted = Date()
+        caching.attemptStarting(at: Date())
         let newTransfer: CurlTransfer
         do {
             // The transfer holds its connection: a load in flight keeps itself alive, as
@@ -239,7 +237,7 @@ extension LoaderConnection {
                 let count = data.count
                 deliver { _ in transfer.consumed(count) }
             case .deliver, nil:
-                cacheWriter?.writer.append(data)
+                caching.append(data)
                 let count = data.count
                 deliver { delegate in
                     delegate.connection(self, didReceive: data)

@@ -65,12 +65,8 @@ public final class LoaderConnection: @unchecked Sendable {
     /// Whether the load is a top-level navigation whose main-document URL follows redirects.
     var followsMainDocument: Bool
     var uploadedSoFar: Int64 = 0
-    var cacheState = CacheState.none
-    /// The request as the caller made it, while the cache's validators go with the attempt.
-    var cacheUnconditionalRequest: URLRequest?
-    var cacheWriter: CacheWriting?
-    /// When the current attempt was sent (a stored response's request time).
-    var attemptStarted = Date()
+    /// The response cache's part of the load.
+    var caching = LoadCaching()
     var authentication = AuthenticationState()
     /// Bytes dropped of the last held body (a redirect's or a challenge's, past its limit).
     var heldBodyDropped = 0
