@@ -449,7 +449,7 @@ let package = Package(
             name: "KeyjarLoaderTests",
             dependencies: [
                 "KeyjarLoader", "Keyjar", "KeyjarAuth", "KeyjarCore", "KeyjarLocks", "KeyjarTestSupport",
-                "KeyjarDaemon", "KeyjarResponseCache", "KeyjarTestPeer",
+                "KeyjarDaemon", "KeyjarHTTPCache", "KeyjarResponseCache", "KeyjarTestPeer",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             exclude: ["Servers"],
