@@ -18,7 +18,12 @@ struct HTTPChallengeContext {
     var selected: SelectedChallenge { candidates[index] }
 }
 
-/// What a connection knows about authentication across its attempts.
+/// What a connection knows about authentication across its attempts: what each attempt sends,
+/// the credential in use for the server and the proxy, what failed and what was tried in each
+/// space, Digest sessions, token refreshes. The connection's HTTP, TLS and token-refresh steps
+/// change it only through these methods (its fields are read-only outside), so that a rule —
+/// a refused credential counts as a failure and is proposed next, a space's stored credential
+/// is tried once — is written here once. `AuthenticationStateTests` drives it without a load.
 struct AuthenticationState {
     /// Where a credential came from; a failed one is not offered again from the same place.
     enum Source { case url, storage, delegate, preemptive }
@@ -52,20 +57,84 @@ struct AuthenticationState {
     }
 
     /// Header lines to send on the next attempt (Authorization / Proxy-Authorization).
-    var headers: [String: String] = [:]
-    var curlServerAuthentication: (scheme: Int, user: String, password: String)?
+    private(set) var headers: [String: String] = [:]
+    /// NTLM or Negotiate, which libcurl answers for the server.
+    private(set) var curlServerAuthentication: (scheme: Int, user: String, password: String)?
     private var proxyAnswer: ProxyAnswer?
-    var inUse: [AuthorizationTarget: InUse] = [:]
-    var failures: [ProtectionSpace: Int] = [:]
+    private(set) var inUse: [AuthorizationTarget: InUse] = [:]
+    private var failures: [ProtectionSpace: Int] = [:]
     /// The credential that failed last in each space: the next challenge proposes it.
-    var lastFailed: [ProtectionSpace: URLCredential] = [:]
-    var triedURLCredential: Set<ProtectionSpace> = []
-    var triedStoredCredential: Set<ProtectionSpace> = []
-    var digestSessions: [ProtectionSpace: DigestSession] = [:]
+    private(set) var lastFailed: [ProtectionSpace: URLCredential] = [:]
+    private var triedURLCredential: Set<ProtectionSpace> = []
+    private var triedStoredCredential: Set<ProtectionSpace> = []
+    private(set) var digestSessions: [ProtectionSpace: DigestSession] = [:]
     /// Spaces whose stored token this load refreshed (or saw refreshed): once per load, so a
     /// server that refuses every token cannot make it refresh in a loop.
-    var refreshedTokens: Set<ProtectionSpace> = []
-    var pendingRefresh: PendingRefresh?
+    private var refreshedTokens: Set<ProtectionSpace> = []
+    private var pendingRefresh: PendingRefresh?
+
+    /// How often a credential for `space` was refused in this load.
+    func failureCount(in space: ProtectionSpace) -> Int { failures[space, default: 0] }
+
+    /// Whether the credential in the request's URL was tried for `space`.
+    func hasTriedURLCredential(in space: ProtectionSpace) -> Bool { triedURLCredential.contains(space) }
+
+    /// Whether the storage's credential for `space` was tried (sent, or refreshed).
+    func hasTriedStoredCredential(in space: ProtectionSpace) -> Bool { triedStoredCredential.contains(space) }
+
+    /// Whether this load refreshed the stored token of `space` (or saw it refreshed).
+    func hasRefreshedToken(in space: ProtectionSpace) -> Bool { refreshedTokens.contains(space) }
+
+    mutating func triedURLCredential(in space: ProtectionSpace) { triedURLCredential.insert(space) }
+
+    mutating func triedStoredCredential(in space: ProtectionSpace) { triedStoredCredential.insert(space) }
+
+    /// `credential` was refused in `space`: one failure more, and the next challenge there
+    /// proposes it.
+    mutating func refused(_ credential: URLCredential, in space: ProtectionSpace) {
+        failures[space, default: 0] += 1
+        lastFailed[space] = credential
+    }
+
+    /// The credential in use for `target` was refused: counted, and no longer in use.
+    mutating func refusedInUse(for target: AuthorizationTarget) {
+        guard let previous = inUse.removeValue(forKey: target) else { return }
+        refused(previous.credential, in: previous.space)
+    }
+
+    /// `credential` goes with the next attempt for `target`.
+    mutating func use(_ credential: InUse, for target: AuthorizationTarget) { inUse[target] = credential }
+
+    /// `value` is the Authorization (or Proxy-Authorization) header of the next attempts.
+    mutating func send(_ value: String, for target: AuthorizationTarget) { headers[target.headerName] = value }
+
+    /// libcurl answers the server's NTLM or Negotiate challenge with this credential.
+    mutating func answerServerThroughCurl(scheme: Int, user: String, password: String) {
+        curlServerAuthentication = (scheme, user, password)
+    }
+
+    mutating func keep(_ session: DigestSession, for space: ProtectionSpace) { digestSessions[space] = session }
+
+    /// The load got past authentication: nothing computed is sent again (a kept credential
+    /// goes pre-emptively from the loader's memory).
+    mutating func succeeded() {
+        inUse = [:]
+        headers = [:]
+    }
+
+    /// A refresh of the stored token of `space` starts (once per load; the stored credential
+    /// counts as tried): `context` is retried with the token it brings.
+    mutating func refreshStarted(space: ProtectionSpace, user: String, context: HTTPChallengeContext) {
+        refreshedTokens.insert(space)
+        triedStoredCredential.insert(space)
+        pendingRefresh = PendingRefresh(space: space, user: user, context: context)
+    }
+
+    /// The refresh in flight ended: where to retry (once); nil when none was.
+    mutating func takePendingRefresh() -> PendingRefresh? {
+        defer { pendingRefresh = nil }
+        return pendingRefresh
+    }
 
     /// A redirect is a new request: computed headers do not follow it (the next hop gets
     /// pre-emptive Basic if its space is known).

@@ -45,12 +45,15 @@ extension LoaderConnection {
             let known = loader.memory.withLock({ $0.preemptiveBasic(for: request.url) })
         else { return }
         request.headerLines.append("Authorization: \(known.header)")
-        authentication.inUse[.server] = .init(
-            space: known.space,
-            credential: known.credential,
-            source: .preemptive,
-            scheme: known.scheme,
-            basicHeader: known.header
+        authentication.use(
+            .init(
+                space: known.space,
+                credential: known.credential,
+                source: .preemptive,
+                scheme: known.scheme,
+                basicHeader: known.header
+            ),
+            for: .server
         )
     }
 
@@ -104,37 +107,35 @@ extension LoaderConnection {
                 var session = authentication.digestSessions[space], previous.scheme == .digest
             {
                 let renewal = session.renew(with: digest)
-                authentication.digestSessions[space] = session
+                authentication.keep(session, for: space)
                 if renewal == .stale {
                     return use(previous.credential, source: previous.source, space: space, context: context)
                 }
             }
-            authentication.failures[previous.space, default: 0] += 1
-            authentication.lastFailed[previous.space] = previous.credential
+            authentication.refusedInUse(for: context.target)
             if previous.source == .preemptive {
                 loader.memory.withLock { $0.forgetPreemptive(space: previous.space) }
             }
-            authentication.inUse[context.target] = nil
             // A stored token the server refused (RFC 6750 §3.1 invalid_token, or no reason):
             // a refreshed one may do, once. insufficient_scope and invalid_request come with
             // 403 and 400, never here; a 401 that says either is final all the same.
             if previous.scheme == .bearer, context.selected.scheme == .bearer,
                 previous.source == .storage || previous.source == .preemptive,
                 BearerChallenge(context.selected.challenge)?.isFinal != true,
-                !authentication.refreshedTokens.contains(space),
+                !authentication.hasRefreshedToken(in: space),
                 let record = refreshableToken(for: space, user: previous.credential.user)
             {
                 return startTokenRefresh(record, rejected: previous.credential.password, space: space, context: context)
             }
         }
-        let failures = authentication.failures[space, default: 0]
+        let failures = authentication.failureCount(in: space)
 
         // 1. A user and password in the URL, once (a password is not a token).
         if context.target == .server, context.selected.scheme != .bearer, let url = currentRequest.url,
             let user = url.user(percentEncoded: false),
-            let password = url.password(percentEncoded: false), !authentication.triedURLCredential.contains(space)
+            let password = url.password(percentEncoded: false), !authentication.hasTriedURLCredential(in: space)
         {
-            authentication.triedURLCredential.insert(space)
+            authentication.triedURLCredential(in: space)
             return use(
                 URLCredential(user: user, password: password, persistence: .none),
                 source: .url,
@@ -143,14 +144,14 @@ extension LoaderConnection {
             )
         }
         // 2. The credential the storage answers with unasked (Keyjar's matching rule), once.
-        if !authentication.triedStoredCredential.contains(space), let stored = storedCredential(for: space) {
-            authentication.triedStoredCredential.insert(space)
+        if !authentication.hasTriedStoredCredential(in: space), let stored = storedCredential(for: space) {
+            authentication.triedStoredCredential(in: space)
             return use(stored, source: .storage, space: space, context: context)
         }
         // 2b. No token offered (the stored one expired, as far as this process knows) but one
         // Keyjar can refresh: keyjard refreshes it, or awaits another process's refresh, or
         // answers it as it is when it is good after all; once.
-        if context.selected.scheme == .bearer, !authentication.refreshedTokens.contains(space),
+        if context.selected.scheme == .bearer, !authentication.hasRefreshedToken(in: space),
             let record = refreshableToken(for: space, user: nil)
         {
             return startTokenRefresh(record, rejected: nil, space: space, context: context)
@@ -205,8 +206,8 @@ extension LoaderConnection {
             )
         case .performDefaultHandling:
             // Apple's default: the stored credential unless it already failed; else no credential.
-            if !authentication.triedStoredCredential.contains(space), let stored = storedCredential(for: space) {
-                authentication.triedStoredCredential.insert(space)
+            if !authentication.hasTriedStoredCredential(in: space), let stored = storedCredential(for: space) {
+                authentication.triedStoredCredential(in: space)
                 use(stored, source: .storage, space: space, context: context)
             } else {
                 deliverFinal(context.response, body: context.body)
@@ -244,7 +245,7 @@ extension LoaderConnection {
                     challenge: selected.challenge,
                     target: target
                 ).headerValue
-                authentication.headers[target.headerName] = header
+                authentication.send(header, for: target)
                 basicHeader = header
             case (.digest, .server):
                 guard let digest = selected.digest, let url = currentRequest.url else {
@@ -260,15 +261,19 @@ extension LoaderConnection {
                     uri: Self.requestTarget(url),
                     target: target
                 )
-                authentication.digestSessions[space] = session
-                authentication.headers[target.headerName] = authorization.headerValue
+                authentication.keep(session, for: space)
+                authentication.send(authorization.headerValue, for: target)
             case (.bearer, .server):
                 // RFC 6750 §2.1; the password of a token credential is the token.
                 let header = try BearerAuthorization(token: password).headerValue
-                authentication.headers[target.headerName] = header
+                authentication.send(header, for: target)
                 basicHeader = header
             case (.ntlm, .server), (.negotiate, .server):
-                authentication.curlServerAuthentication = (Self.curlScheme(selected.scheme), user, password)
+                authentication.answerServerThroughCurl(
+                    scheme: Self.curlScheme(selected.scheme),
+                    user: user,
+                    password: password
+                )
             case (_, .proxy):
                 // Proxy authentication is libcurl's: it answers the proxy (CONNECT included).
                 guard let proxy = proxyAddress(for: currentRequest.url) else {
@@ -287,12 +292,15 @@ extension LoaderConnection {
                 )
             )
         }
-        authentication.inUse[target] = .init(
-            space: space,
-            credential: credential,
-            source: source,
-            scheme: selected.scheme,
-            basicHeader: basicHeader
+        authentication.use(
+            .init(
+                space: space,
+                credential: credential,
+                source: source,
+                scheme: selected.scheme,
+                basicHeader: basicHeader
+            ),
+            for: target
         )
         startAttempt()
     }
@@ -322,8 +330,7 @@ extension LoaderConnection {
                 }
             }
         }
-        authentication.inUse = [:]
-        authentication.headers = [:]
+        authentication.succeeded()
     }
 
     /// Stores a delegate's credential that worked, by its persistence (`.none`: never; the

@@ -263,8 +263,7 @@ extension LoaderConnection {
         let sent = tls.identities[key]
         if let sent {
             // The identity just sent was refused.
-            authentication.failures[space, default: 0] += 1
-            authentication.lastFailed[space] = sent.credential
+            authentication.refused(sent.credential, in: space)
             tls.identities[key] = nil
             loader.memory.withLock { _ = $0.clientIdentities.removeValue(forKey: key) }
         }
@@ -275,7 +274,7 @@ extension LoaderConnection {
             .clientCertificate(space, error),
             space: space.foundationSpace,
             proposedCredential: authentication.lastFailed[space] ?? proposedStoredCredential(for: space),
-            previousFailureCount: authentication.failures[space, default: 0],
+            previousFailureCount: authentication.failureCount(in: space),
             failureResponse: nil,
             error: error
         )
@@ -284,10 +283,10 @@ extension LoaderConnection {
     /// Starts another attempt with the identity the storage holds for `space`, the first time
     /// it is asked for that space; false when there is none (or it was tried already).
     private func startAttemptWithStoredIdentity(_ space: ProtectionSpace, key: String) -> Bool {
-        guard !authentication.triedStoredCredential.contains(space), let stored = storedCredential(for: space) else {
+        guard !authentication.hasTriedStoredCredential(in: space), let stored = storedCredential(for: space) else {
             return false
         }
-        authentication.triedStoredCredential.insert(space)
+        authentication.triedStoredCredential(in: space)
         guard let identity = ClientIdentity(credential: stored) else { return false }
         tls.identities[key] = ClientIdentityInUse(
             space: space,

@@ -219,9 +219,7 @@ extension LoaderConnection {
         guard let shared = loader.configuration.credentialStorage as? SharedCredentialStorage else {
             return deliverFinal(context.response, body: context.body)
         }
-        authentication.refreshedTokens.insert(space)
-        authentication.triedStoredCredential.insert(space)
-        authentication.pendingRefresh = .init(space: space, user: record.user, context: context)
+        authentication.refreshStarted(space: space, user: record.user, context: context)
         let client = shared.client
         let endpoint = TokenRefresher.Endpoint(
             proxy: loader.configuration.proxy,
@@ -247,8 +245,7 @@ extension LoaderConnection {
     /// Retries with the refreshed token, or fails the load with why there is none (an
     /// `invalid_grant` says to log in again).
     func tokenRefreshEnded(_ result: Result<String, TokenRefreshFailure>) {
-        guard !machine.isEnded, let pending = authentication.pendingRefresh else { return }
-        authentication.pendingRefresh = nil
+        guard !machine.isEnded, let pending = authentication.takePendingRefresh() else { return }
         switch result {
         case .success(let token):
             use(
