@@ -68,15 +68,16 @@ package enum StoredTokenRefresh {
     private static func throughFullCommand(_ record: CredentialRecord, rejected: String?, client: KeyjarClient) throws {
         let space = record.space
         let host = space.host.contains(":") ? "[\(space.host)]" : space.host
+        // `--option=value`: a realm or user that starts with a dash is a value all the same.
         var arguments = [
-            FullCommand.path, "credential", "refresh", "--url", "\(space.protocol)://\(host):\(space.port)",
-            "--method", MethodArgument(space.authenticationMethod).rawValue, "--user", record.user,
+            FullCommand.path, "credential", "refresh", "--url=\(space.protocol)://\(host):\(space.port)",
+            "--method=\(MethodArgument(space.authenticationMethod).rawValue)", "--user=\(record.user)",
         ]
-        if let realm = space.realm { arguments += ["--realm", realm] }
-        if let proxy = ProxyArgument(rawValue: space.proxyType.rawValue) { arguments += ["--proxy", proxy.rawValue] }
+        if let realm = space.realm { arguments.append("--realm=\(realm)") }
+        if let proxy = ProxyArgument(rawValue: space.proxyType.rawValue) { arguments.append("--proxy=\(proxy.rawValue)") }
         if rejected != nil { arguments.append("--force") }
         // The same keyjard, however this process was told of it (--socket or the environment).
-        arguments += ["--socket", client.configuration.socketPath]
+        arguments.append("--socket=\(client.configuration.socketPath)")
         let result: ProgramRun.Result
         do {
             result = try ProgramRun.run(arguments)

@@ -270,4 +270,29 @@ struct TokenCredentialTests {
         #expect(answer.error.split(separator: "\n").count == 1, "\(answer.error)")
         #expect(!answer.error.contains("rt-unknown-to-the-server") && !answer.error.contains(issued.accessToken))
     }
+
+    /// The front names the credential to keyjar-full by its space and user: a realm and a user
+    /// that start with a dash are values, not options.
+    @Test func gitCredentialGetRefreshesATokenWhoseRealmAndUserStartWithADash() async throws {
+        let daemon = try await DaemonProcess()
+        let keyjar = KeyjarCLI(daemon: daemon)
+        let server = try await TokenServer(clientID: Self.clientID)
+        let issued = try await server.issue(lifetime: -60)
+        try await keyjar.ok(
+            [
+                "credential", "add", "--url", server.base, "--realm=-weird realm", "--user=-dash", "--token-stdin",
+                "--expires", Date(timeIntervalSinceNow: -60).ISO8601Format(), "--refresh-token-stdin",
+                "--token-endpoint", server.tokenEndpoint(), "--client-id", Self.clientID,
+            ],
+            input: "\(issued.accessToken)\n\(issued.refreshToken)\n"
+        )
+        let address = String(server.base.dropFirst("http://".count))
+        let request =
+            "capability[]=authtype\nprotocol=http\nhost=\(address)\nwwwauth[]=Bearer realm=\"-weird realm\"\n\n"
+        let answer = try await keyjar.run(["git-credential", "get"], input: request)
+        #expect(answer.status == 0 && answer.error.isEmpty, "\(answer)")
+        #expect(answer.output.contains("authtype=Bearer\n") && answer.output.contains("username=-dash\n"))
+        #expect(!answer.output.contains(issued.accessToken))
+        #expect(try await server.stats().refreshes == 1)
+    }
 }
