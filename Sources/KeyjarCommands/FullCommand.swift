@@ -74,7 +74,9 @@ package enum StoredTokenRefresh {
             "--method=\(MethodArgument(space.authenticationMethod).rawValue)", "--user=\(record.user)",
         ]
         if let realm = space.realm { arguments.append("--realm=\(realm)") }
-        if let proxy = ProxyArgument(rawValue: space.proxyType.rawValue) { arguments.append("--proxy=\(proxy.rawValue)") }
+        if let proxy = ProxyArgument(rawValue: space.proxyType.rawValue) {
+            arguments.append("--proxy=\(proxy.rawValue)")
+        }
         if rejected != nil { arguments.append("--force") }
         // The same keyjard, however this process was told of it (--socket or the environment).
         arguments.append("--socket=\(client.configuration.socketPath)")
