@@ -60,35 +60,54 @@ package enum StoredTokenRefresh {
     /// The installed refresh, else keyjar-full's `credential refresh`.
     package static var available: Refresh { installed ?? throughFullCommand }
 
-    /// `keyjar credential refresh` in keyjar-full for `record`, named by its space and user
-    /// (never its token: an argument is readable by every process of the machine). A token the
-    /// caller rejects is refreshed whatever its expiry (`--force`); an expired one through
-    /// keyjard's lease, which lets one process of many refresh. Its output is dropped; its
-    /// one-line error becomes this command's.
+    /// `keyjar credential refresh` in keyjar-full for `record`, named by its exact space and
+    /// user (never its token: an argument is readable by every process of the machine), with
+    /// this process's keyjard, timeout and autostart. A token the caller rejects is refreshed
+    /// whatever its expiry (`--force`); an expired one through keyjard's lease, which lets one
+    /// process of many refresh. Its output is dropped; its one-line error becomes this
+    /// command's, a failure of its own (unreachable, locked) or else a plain one.
     private static func throughFullCommand(_ record: CredentialRecord, rejected: String?, client: KeyjarClient) throws {
-        let space = record.space
-        let host = space.host.contains(":") ? "[\(space.host)]" : space.host
-        // `--option=value`: a realm or user that starts with a dash is a value all the same.
-        var arguments = [
-            FullCommand.path, "credential", "refresh", "--url=\(space.protocol)://\(host):\(space.port)",
-            "--method=\(MethodArgument(space.authenticationMethod).rawValue)", "--user=\(record.user)",
-        ]
-        if let realm = space.realm { arguments.append("--realm=\(realm)") }
-        if let proxy = ProxyArgument(rawValue: space.proxyType.rawValue) {
-            arguments.append("--proxy=\(proxy.rawValue)")
-        }
-        if rejected != nil { arguments.append("--force") }
-        // The same keyjard, however this process was told of it (--socket or the environment).
-        arguments.append("--socket=\(client.configuration.socketPath)")
         let result: ProgramRun.Result
         do {
-            result = try ProgramRun.run(arguments)
+            result = try ProgramRun.run(refreshArguments(record, rejected: rejected, client: client))
         } catch {
             throw CLIError.failure("cannot refresh the token of \(record.user): \(error.description)")
         }
         guard result.status != 0 else { return }
         var message = result.errorText()
         if message.hasPrefix("keyjar: ") { message.removeFirst("keyjar: ".count) }
-        throw CLIError(message: message, status: CLIError.Status(rawValue: result.status) ?? .failure)
+        if message.isEmpty {
+            message =
+                "\(FullCommand.executableName) credential refresh ended with status \(result.status) and said nothing."
+        }
+        let status: CLIError.Status =
+            switch CLIError.Status(rawValue: result.status) {
+            case .unreachable?: .unreachable
+            case .locked?: .locked
+            default: .failure
+            }
+        throw CLIError(message: message, status: status)
+    }
+
+    /// The child's command line. `--option=value`: a realm or user that starts with a dash is
+    /// a value all the same.
+    static func refreshArguments(_ record: CredentialRecord, rejected: String?, client: KeyjarClient) -> [String] {
+        let space = record.space
+        let host = space.host.contains(":") ? "[\(space.host)]" : space.host
+        let configuration = client.configuration
+        var arguments = [
+            FullCommand.path, "credential", "refresh", "--exact-space",
+            "--url=\(space.protocol)://\(host):\(space.port)",
+            "--method=\(MethodArgument(space.authenticationMethod).rawValue)", "--user=\(record.user)",
+            // The same keyjard, however this process was told of it (--socket or the environment).
+            "--socket=\(configuration.socketPath)", "--timeout=\(configuration.requestTimeout)",
+        ]
+        if let realm = space.realm { arguments.append("--realm=\(realm)") }
+        if let proxy = ProxyArgument(rawValue: space.proxyType.rawValue) {
+            arguments.append("--proxy=\(proxy.rawValue)")
+        }
+        if !configuration.autoStart { arguments.append("--no-start") }
+        if rejected != nil { arguments.append("--force") }
+        return arguments
     }
 }

@@ -295,4 +295,35 @@ struct TokenCredentialTests {
         #expect(!answer.output.contains(issued.accessToken))
         #expect(try await server.stats().refreshes == 1)
     }
+
+    /// Two expired tokens of one user on one server, one under a realm: the front names the one
+    /// git's request found to keyjar-full exactly (no realm is no realm, not any), and only it
+    /// is refreshed.
+    @Test func gitCredentialGetRefreshesExactlyTheTokenItFound() async throws {
+        let daemon = try await DaemonProcess()
+        let keyjar = KeyjarCLI(daemon: daemon)
+        let server = try await TokenServer(clientID: Self.clientID)
+        let plain = try await server.issue(lifetime: -60)
+        let realmed = try await server.issue(lifetime: -60)
+        try await storeExpired(plain, server: server, keyjar: keyjar)
+        try await keyjar.ok(
+            [
+                "credential", "add", "--url", server.base, "--realm", "api", "--user", "alice", "--token-stdin",
+                "--expires", Date(timeIntervalSinceNow: -60).ISO8601Format(), "--refresh-token-stdin",
+                "--token-endpoint", server.tokenEndpoint(), "--client-id", Self.clientID,
+            ],
+            input: "\(realmed.accessToken)\n\(realmed.refreshToken)\n"
+        )
+        let address = String(server.base.dropFirst("http://".count))
+        // A Bearer challenge without a realm: the token stored without one answers it.
+        let request = "protocol=http\nhost=\(address)\nwwwauth[]=Bearer\n\n"
+        let answer = try await keyjar.run(["git-credential", "get"], input: request)
+        #expect(answer.status == 0 && answer.error.isEmpty, "\(answer)")
+        #expect(answer.output.contains("password=") && !answer.output.contains(plain.accessToken), "\(answer.output)")
+        #expect(try await server.stats().refreshes == 1)
+        let listed = try await keyjar.ok("credential", "list")
+        let lines = listed.split(separator: "\n")
+        #expect(lines.filter { $0.contains("(expired ") }.count == 1, "\(listed)")
+        #expect(lines.contains { $0.contains("realm \"api\"") && $0.contains("(expired ") }, "\(listed)")
+    }
 }

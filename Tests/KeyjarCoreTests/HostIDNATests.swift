@@ -28,6 +28,26 @@ struct HostIDNATests {
         #expect(Host.asciiName(name) == nil, "\(name)")
     }
 
+    /// A name that decodes or maps to a delimiter names no host: `evil.example/.bank.example`
+    /// must never domain-match `bank.example`. ASCII with a NUL is refused too.
+    @Test(arguments: [
+        "evil.example%2F.bank.example", "evil.example%2f.bank.example", "a%40bank.example", "a%3A443.bank.example",
+        "a%00.bank.example", "evil.example%EF%BC%8F.bank.example", "%5Bbank.example",
+    ])
+    func anEscapeThatDecodesToADelimiterNamesNoHost(_ host: String) throws {
+        #expect(Host.asciiName(percentEncoded: host) == nil, "\(host)")
+        let url = try #require(URL(string: "https://\(host)/"))
+        #expect(CookieURL(url) == nil, "\(host)")
+    }
+
+    @Test func aDelimiterMappedFromUnicodeOrANulNamesNoHost() {
+        #expect(Host.asciiName("evil.example\u{FF0F}.bank.example") == nil)
+        #expect(Host.asciiName("evil.example\u{FF20}bank.example") == nil)
+        #expect(Host.asciiName("bank.example\u{0}") == nil)
+        #expect(Host.normalisedDomain("evil.example\u{FF0F}.bank.example") == nil)
+        #expect(Host.asciiName(percentEncoded: "ex%41mple.com") == "exAmple.com")
+    }
+
     /// Every way a Unicode host reaches Keyjar names it the same: a URL's percent-encoded host,
     /// a domain a person types, git's `host=`.
     @Test func everyPathGivesTheSameName() throws {

@@ -31,6 +31,11 @@ extension CredentialCommand {
         @Flag(help: "Refresh the token even when it is still valid.")
         var force = false
 
+        /// The space exactly as the options give it (no --realm: no realm), rather than as a
+        /// filter: how `keyjar` names the one credential it found to keyjar-full.
+        @Flag(help: .hidden)
+        var exactSpace = false
+
         func validate() throws {
             guard space.url != nil else {
                 throw ValidationError("Missing --url: the server whose token to refresh.")
@@ -40,7 +45,12 @@ extension CredentialCommand {
         func run() throws {
             let client = try global.connect()
             let name = user ?? space.userFromURL
-            let record = try single(records(client, matching: space, user: name), space, user: name)
+            var found = try records(client, matching: space, user: name)
+            if exactSpace {
+                let wanted = try space.exactSpace()
+                found = found.filter { $0.space == wanted }
+            }
+            let record = try single(found, space, user: name)
             guard record.canRefresh else {
                 throw CLIError.failure(
                     "the credential of \(record.user) at \(record.space.summary) cannot be refreshed: "
@@ -60,7 +70,8 @@ extension CredentialCommand {
             // A valid token is handed over as refused, so that keyjard does not answer with it.
             let current = expired ? nil : try client.password(user: record.user, for: record.space)
             try refresh(record, current, client)
-            let now = try records(client, matching: space, user: record.user).first { $0.space == record.space }
+            // The token is refreshed: a failure to read its new expiry only leaves it unsaid.
+            let now = try? records(client, matching: space, user: record.user).first { $0.space == record.space }
             Output.line("\(whose): refreshed\(now.map(Self.expiry) ?? "").")
         }
 
