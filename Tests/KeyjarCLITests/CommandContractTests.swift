@@ -168,7 +168,15 @@ struct CommandContractTests {
         #expect(status.status == 3 && status.error.contains("did not answer within 0.5 s"), "\(status.error)")
         let list = try await keyjar.run(["cookie", "list"], environment: ["KEYJAR_TIMEOUT": "0.5"])
         #expect(list.status == 3 && list.error.contains("within 0.5 s"), "\(list.error)")
-        let git = try await keyjar.run(["git-credential", "get"], input: "protocol=https\nhost=example.com\n\n")
+        // git's helper as git runs it: no KEYJAR_TIMEOUT.
+        var environment = keyjar.environment
+        environment["KEYJAR_TIMEOUT"] = nil
+        let git = try await runCommand(
+            KeyjarCLI.binary,
+            ["git-credential", "get"],
+            environment: environment,
+            input: "protocol=https\nhost=example.com\n\n"
+        )
         #expect(git.status == 3 && git.error.contains("within 5 s"), "\(git.error)")
     }
 

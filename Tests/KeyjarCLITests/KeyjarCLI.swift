@@ -14,6 +14,10 @@ struct KeyjarCLI {
         var environment = ProcessInfo.processInfo.environment
         environment["KEYJAR_SOCKET"] = daemon.socketPath
         environment["KEYJAR_NO_AUTOSTART"] = "1"
+        // How long a command waits for keyjard: a guard against a hang, never a limit a busy
+        // machine can reach (git's helper would give up after 5 s, another command after 30).
+        // A test of a timeout sets its own.
+        environment["KEYJAR_TIMEOUT"] = "600"
         return environment
     }
 

@@ -330,7 +330,10 @@ struct URLProtocolTests {
         let finished = TestLatch()
         // The body's second half comes after an hour: on a machine busy enough to take a minute
         // between the request's arrival and the cancel, the load still cannot finish first.
-        let task = session.dataTask(with: server.url("/slow?key=cancelled&delay=3600")) { _, _, error in
+        // Nor can the request's own timeout (60 s unless set) end it first.
+        var request = URLRequest(url: server.url("/slow?key=cancelled&delay=3600"))
+        request.timeoutInterval = 3600
+        let task = session.dataTask(with: request) { _, _, error in
             outcome.withLock { $0 = error }
             finished.open()
         }
