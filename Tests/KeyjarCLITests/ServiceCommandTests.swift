@@ -56,6 +56,9 @@ struct ServiceCommandTests {
         environment["KEYJAR_SOCKET"] = daemon.socketPath
         environment["KEYJAR_KEYJARD"] = DaemonProcess.binary
         environment.removeValue(forKey: "KEYJAR_NO_AUTOSTART")
+        // Guards against a hang, not limits a busy machine may reach: the race is the test.
+        environment["KEYJAR_TIMEOUT"] = "600"
+        environment["KEYJAR_START_TIMEOUT"] = "600"
         for round in 0..<15 {
             await daemon.crash()
             // Started without waiting for its "ready" line: the command races its start-up.

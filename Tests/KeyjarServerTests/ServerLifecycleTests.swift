@@ -141,9 +141,14 @@ struct ServerLifecycleTests {
         let writer = try TestClient(socketPath: daemon.socketPath)
 
         // Big events fill the stuck client's socket buffer, then its queue, while it reads nothing.
+        // Each write waits until the healthy client has read the last event: however busy the
+        // machine (its thread descheduled for seconds), it is never the one that fell behind.
         let value = String(repeating: "x", count: 3_000)
         for index in 0..<total {
             #expect(try writer.setCookies(["c\(index)=\(value)"], from: "https://site\(index).example/") == [nil])
+            try await waitUntil("the healthy client reading event \(index + 1)", every: .milliseconds(1)) {
+                healthyCount.count > index
+            }
         }
         #expect(await finished.wait())
         #expect(healthyCount.count == total)

@@ -246,6 +246,9 @@ struct SharedCookieStorageTests {
         environment["KEYJAR_DATABASE"] = directory.path("data/store.sqlite3")
         environment["KEYJAR_KEYJARD"] = DaemonProcess.binary
         environment.removeValue(forKey: "KEYJAR_NO_AUTOSTART")
+        // Guards against a hang, not limits a busy machine may reach: the race is the test.
+        environment["KEYJAR_TIMEOUT"] = "600"
+        environment["KEYJAR_START_TIMEOUT"] = "600"
         // Five peers at once, spawned and reaped directly (see `spawnQuietly`).
         let pids = try (0..<5).map { index in
             try spawnQuietly(
