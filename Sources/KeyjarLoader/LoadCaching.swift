@@ -51,10 +51,11 @@ struct LoadCaching {
     }
 
     /// A conditional request goes out for `entry`; `unconditional` is the request as the
-    /// caller made it (nil for a background revalidation, which has no caller to resend for).
-    mutating func validate(_ entry: CachedEntry, unconditional: URLRequest?) {
+    /// caller made it. (A background revalidation, which has no caller to resend for, becomes
+    /// a validation in ``beginBackgroundRevalidation()``.)
+    mutating func validate(_ entry: CachedEntry, unconditional: URLRequest) {
         state = .validating(entry)
-        if let unconditional { unconditionalRequest = unconditional }
+        unconditionalRequest = unconditional
     }
 
     /// A request goes out naming the entity tags of `variants`.

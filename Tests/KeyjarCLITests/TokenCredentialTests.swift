@@ -9,21 +9,24 @@ import Testing
 struct TokenCredentialTests {
     static let clientID = "keyjar-cli-test"
 
-    /// Stores `issued`'s tokens for the server, expired a minute ago, refreshable at its endpoint.
+    /// Stores `issued`'s tokens for the server (under `realm`, when given), expired a minute
+    /// ago, refreshable at its endpoint.
     private func storeExpired(
         _ issued: TokenServer.Issued,
         refreshToken: String? = nil,
         server: TokenServer,
         keyjar: KeyjarCLI,
-        delay: Double? = nil
+        delay: Double? = nil,
+        realm: String? = nil,
+        user: String = "alice"
     ) async throws {
         try await keyjar.ok(
             [
-                "credential", "add", "--url", server.base, "--user", "alice", "--token-stdin",
+                "credential", "add", "--url", server.base, "--user=\(user)", "--token-stdin",
                 "--expires", Date(timeIntervalSinceNow: -60).ISO8601Format(),
                 "--refresh-token-stdin", "--token-endpoint", server.tokenEndpoint(delay: delay),
                 "--client-id", Self.clientID,
-            ],
+            ] + (realm.map { ["--realm=\($0)"] } ?? []),
             input: "\(issued.accessToken)\n\(refreshToken ?? issued.refreshToken)\n"
         )
     }
@@ -278,14 +281,7 @@ struct TokenCredentialTests {
         let keyjar = KeyjarCLI(daemon: daemon)
         let server = try await TokenServer(clientID: Self.clientID)
         let issued = try await server.issue(lifetime: -60)
-        try await keyjar.ok(
-            [
-                "credential", "add", "--url", server.base, "--realm=-weird realm", "--user=-dash", "--token-stdin",
-                "--expires", Date(timeIntervalSinceNow: -60).ISO8601Format(), "--refresh-token-stdin",
-                "--token-endpoint", server.tokenEndpoint(), "--client-id", Self.clientID,
-            ],
-            input: "\(issued.accessToken)\n\(issued.refreshToken)\n"
-        )
+        try await storeExpired(issued, server: server, keyjar: keyjar, realm: "-weird realm", user: "-dash")
         let address = String(server.base.dropFirst("http://".count))
         let request =
             "capability[]=authtype\nprotocol=http\nhost=\(address)\nwwwauth[]=Bearer realm=\"-weird realm\"\n\n"
@@ -306,14 +302,7 @@ struct TokenCredentialTests {
         let plain = try await server.issue(lifetime: -60)
         let realmed = try await server.issue(lifetime: -60)
         try await storeExpired(plain, server: server, keyjar: keyjar)
-        try await keyjar.ok(
-            [
-                "credential", "add", "--url", server.base, "--realm", "api", "--user", "alice", "--token-stdin",
-                "--expires", Date(timeIntervalSinceNow: -60).ISO8601Format(), "--refresh-token-stdin",
-                "--token-endpoint", server.tokenEndpoint(), "--client-id", Self.clientID,
-            ],
-            input: "\(realmed.accessToken)\n\(realmed.refreshToken)\n"
-        )
+        try await storeExpired(realmed, server: server, keyjar: keyjar, realm: "api")
         let address = String(server.base.dropFirst("http://".count))
         // A Bearer challenge without a realm: the token stored without one answers it.
         let request = "protocol=http\nhost=\(address)\nwwwauth[]=Bearer\n\n"

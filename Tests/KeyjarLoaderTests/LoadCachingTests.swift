@@ -80,7 +80,7 @@ struct LoadCachingTests {
         caching.reloadAnswered()
         let afterAnswer = caching.takeStaleEntry()
         #expect(afterAnswer == nil)
-        caching.validate(stale, unconditional: nil)
+        caching.validate(stale, unconditional: URLRequest(url: Self.url))
         caching.reloadAnswered()
         let validatedStale = caching.takeStaleEntry()
         #expect(validatedStale != nil, "an answered reload leaves a validation alone")
