@@ -115,7 +115,11 @@ final class CredentialKeeper: Sendable {
     }
 
     func hasCredential(_ space: ProtectionSpace, user: String) throws(WireError) -> Bool {
-        try records().contains { $0.space == space && $0.user == user }
+        try record(space, user: user) != nil
+    }
+
+    func record(_ space: ProtectionSpace, user: String) throws(WireError) -> CredentialRecord? {
+        try records().first { $0.space == space && $0.user == user }
     }
 
     /// Runs a Secret Service call on the thread pool (it blocks on D-Bus) and comes back to the

@@ -92,10 +92,12 @@ extension StoreService {
         case .finishImport:
             return .deferred(finishImport(origin: origin))
         case .password(let space, let user):
+            let record: CredentialRecord
             do {
-                guard try credentials.hasCredential(space, user: user) else {
+                guard let stored = try credentials.record(space, user: user) else {
                     return .immediate(.success(.password(password: nil)))
                 }
+                record = stored
             } catch {
                 return .immediate(.failure(error))
             }
@@ -103,10 +105,15 @@ extension StoreService {
             return .deferred(
                 credentials.offLoop { secrets in try secrets.password(for: space, user: user) }.map { password in
                     // When it was last used is bookkeeping: recorded after the reply is
-                    // written, so that answering a challenge does not wait for a commit.
+                    // written, so that answering a challenge does not wait for a commit, and
+                    // to the minute, so that a client answering challenges in a loop does
+                    // not make a commit of each (docs/performance.md, "A 401 answered from
+                    // the store").
                     let used = Date().timeIntervalSince1970
-                    self.eventLoop.execute {
-                        _ = try? self.commit([.credentialUsed(space, user: user, at: used)], origin: origin.value)
+                    if Self.isWorthRecording(use: used, after: record.lastUsed) {
+                        self.eventLoop.execute {
+                            _ = try? self.commit([.credentialUsed(space, user: user, at: used)], origin: origin.value)
+                        }
                     }
                     return .password(password: password)
                 }
@@ -257,5 +264,18 @@ extension StoreService {
             throw WireError(code: WireError.invalidArgument, message: "'\(wire.url)' is not a URL with a host")
         }
         return context
+    }
+}
+
+extension StoreService {
+    /// How old a credential's recorded last use may grow before a use is written again.
+    static let lastUseResolution: Double = 60
+
+    /// Whether a credential's use at `time` is written, given the use recorded before: the
+    /// first use, one ``lastUseResolution`` or more after it, and one before it (a clock set
+    /// back, a restored backup's) are; uses within the minute after it are not.
+    static func isWorthRecording(use time: Double, after recorded: Double?) -> Bool {
+        guard let recorded else { return true }
+        return time - recorded >= lastUseResolution || time < recorded
     }
 }

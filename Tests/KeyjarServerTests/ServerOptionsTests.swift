@@ -6,10 +6,41 @@ import KeyjarProtocol
 import KeyjarTestSupport
 import Testing
 
+@testable import KeyjarServer
+
 /// keyjard's options and behaviours the other suites leave out: the file secrets backend, the
 /// cookie limits, SIGINT and the expiry sweep.
 @Suite(.timeLimit(hangLimit), .servicesStopCleanly)
 struct ServerOptionsTests {
+    /// A credential's last use is recorded to the minute: the first use at once, another within
+    /// the minute after it not again, so that a client answering challenges in a loop does not
+    /// make keyjard commit for each.
+    @Test func aCredentialsLastUseIsRecordedToTheMinute() async throws {
+        let daemon = try await DaemonProcess(arguments: ["--secrets", "file"])
+        let client = try TestClient(socketPath: daemon.socketPath)
+        let space = ProtectionSpace(host: "used.example", protocol: "https")
+        _ = try client.call(.setCredential(space: space, user: "alice", password: "pw", makeDefault: false))
+        // Read after the password's reply, so after the commit keyjard queued before sending it.
+        func lastUse() throws -> Double? {
+            let reply = try client.call(.allCredentials)
+            guard case .credentials(let records) = reply else { throw UnexpectedReply(reply) }
+            return try #require(records.first { $0.user == "alice" }).lastUsed
+        }
+        #expect(try lastUse() == nil)
+        #expect(try client.call(.password(space: space, user: "alice")) == .password(password: "pw"))
+        let first = try #require(try lastUse())
+        #expect(try client.call(.password(space: space, user: "alice")) == .password(password: "pw"))
+        #expect(try lastUse() == first)
+    }
+
+    @Test func aUseIsWrittenFirstThenOnceAMinuteOrWhenTheClockWentBack() {
+        #expect(StoreService.isWorthRecording(use: 1_000, after: nil))
+        #expect(!StoreService.isWorthRecording(use: 1_000, after: 1_000))
+        #expect(!StoreService.isWorthRecording(use: 1_059.9, after: 1_000))
+        #expect(StoreService.isWorthRecording(use: 1_060, after: 1_000))
+        #expect(StoreService.isWorthRecording(use: 999, after: 1_000))
+    }
+
     @Test func theFileBackendKeepsPasswordsInAPrivateFileBesideTheDatabase() async throws {
         let daemon = try await DaemonProcess(arguments: ["--secrets", "file"])
         let client = try TestClient(socketPath: daemon.socketPath)
@@ -78,4 +109,9 @@ struct ServerOptionsTests {
         #expect(removed == ["brief"])
         #expect(try watcher.snapshot().cookies.map(\.name) == ["long"])
     }
+}
+
+private struct UnexpectedReply: Error, CustomStringConvertible {
+    let description: String
+    init(_ reply: Response) { description = "unexpected reply: \(reply)" }
 }
