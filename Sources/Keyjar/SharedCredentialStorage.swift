@@ -177,31 +177,16 @@ public final class SharedCredentialStorage: URLCredentialStorage, @unchecked Sen
     /// A chosen record with its password (fetched from keyjard for a permanent one); nil when
     /// the secret is gone.
     public func credential(for record: CredentialRecord) -> URLCredential? {
-        startCredential(for: record).credential()
-    }
-
-    /// ``defaultCredential(for:)`` in two steps: the choice, and the request for its password,
-    /// now; the password awaited by ``CredentialFetch/credential()``. A loader starts it when a
-    /// 401's head arrives and awaits it once libcurl has finished the response, so that the
-    /// round trip to keyjard overlaps the rest of the 401. Nil when no credential answers.
-    package func startDefaultCredential(for space: ProtectionSpace) -> CredentialFetch? {
-        choice(for: space).preferred.map(startCredential(for:))
-    }
-
-    private func startCredential(for record: CredentialRecord) -> CredentialFetch {
+        let password: String?
         switch record.persistence {
         case .forSession:
-            return CredentialFetch(
-                record: record,
-                password: .known(session.password(user: record.user, space: record.space))
-            )
+            password = session.password(user: record.user, space: record.space)
         default:
-            guard record.space.authenticationMethod.keepsSecret else {
-                return CredentialFetch(record: record, password: .known(""))
-            }
-            // A password that cannot be asked for is a credential that is gone, as below.
-            let pending = try? client.startPasswordRequest(user: record.user, for: record.space)
-            return CredentialFetch(record: record, password: pending.map { .requested($0) } ?? .known(nil))
+            password =
+                record.space.authenticationMethod.keepsSecret ? fetchPassword(record.space, user: record.user) : ""
+        }
+        return password.map {
+            URLCredential(user: record.user, password: $0, persistence: record.persistence.foundation)
         }
     }
 
@@ -209,6 +194,10 @@ public final class SharedCredentialStorage: URLCredentialStorage, @unchecked Sen
     /// the most specific candidate.
     public func proposedCredential(for space: URLProtectionSpace) -> URLCredential? {
         choice(for: ProtectionSpace(space)).proposed.flatMap(credential(for:))
+    }
+
+    private func fetchPassword(_ key: ProtectionSpace, user: String) -> String? {
+        (try? client.password(user: user, for: key)) ?? nil
     }
 
     // MARK: - URLCredentialStorage
@@ -313,42 +302,6 @@ extension CredentialPersistence {
         case .forSession: .forSession
         // Never stored, so never read back.
         case .permanent, .synchronizable: .permanent
-        }
-    }
-}
-
-/// A stored credential whose password may still be on its way from keyjard
-/// (``SharedCredentialStorage/startDefaultCredential(for:)``). Released unread, its request is
-/// abandoned and the password, when it comes, dropped.
-package struct CredentialFetch: Sendable {
-    enum Password: Sendable {
-        case known(String?)
-        case requested(KeyjarClient.PendingPassword)
-    }
-
-    package let record: CredentialRecord
-    let password: Password
-
-    init(record: CredentialRecord, password: Password) {
-        self.record = record
-        self.password = password
-    }
-
-    /// One whose password is known already (a session credential's; a test's).
-    package init(record: CredentialRecord, knownPassword: String?) {
-        self.init(record: record, password: .known(knownPassword))
-    }
-
-    /// The credential with its password; nil when the secret is gone or keyjard did not
-    /// answer. Read once.
-    package func credential() -> URLCredential? {
-        let secret: String?
-        switch password {
-        case .known(let known): secret = known
-        case .requested(let pending): secret = (try? pending.password()) ?? nil
-        }
-        return secret.map {
-            URLCredential(user: record.user, password: $0, persistence: record.persistence.foundation)
         }
     }
 }

@@ -61,17 +61,6 @@ extension KeyjarClient {
     }
 
     func call(sending outgoing: Outgoing) throws(KeyjarClientError) -> Response {
-        try start(outgoing).reply()
-    }
-
-    /// Sends a request now and awaits its reply later (``PendingCall/reply()``), so that the
-    /// caller can do other work during the round trip: a loader fetches a challenge's
-    /// password while libcurl still finishes the 401.
-    package func start(_ request: Request) throws(KeyjarClientError) -> PendingCall {
-        try start(.request(request))
-    }
-
-    private func start(_ outgoing: Outgoing) throws(KeyjarClientError) -> PendingCall {
         let readsOwnReplies = !state.withLock { $0.connection.hasReaderThread }
         if readsOwnReplies { _ = try connectedSocket() }
         let waiter = Waiter()
@@ -89,50 +78,15 @@ extension KeyjarClient {
             if readsOwnReplies { disconnected(socket) }
             throw KeyjarClientError(code: .unreachable, message: "the connection to keyjard was lost")
         }
-        return PendingCall(client: self, waiter: waiter, id: id, socket: socket)
-    }
-
-    /// A request sent, its reply not yet awaited. Its reply is read once, by ``reply()``; one
-    /// never awaited is abandoned when released (a reply that comes later is dropped).
-    package final class PendingCall: Sendable {
-        private let client: KeyjarClient
-        private let waiter: Waiter
-        private let id: UInt64
-        private let socket: UnixSocket
-        private let awaited = Atomic(false)
-
-        fileprivate init(client: KeyjarClient, waiter: Waiter, id: UInt64, socket: UnixSocket) {
-            self.client = client
-            self.waiter = waiter
-            self.id = id
-            self.socket = socket
+        guard let result = wait(for: waiter, id: id, on: socket) else {
+            state.withLock { $0.connection.requestAbandoned(id: id) }
+            throw KeyjarClientError(
+                code: .timedOut,
+                message: "keyjard did not answer within \(Self.seconds(configuration.requestTimeout)) "
+                    + "(is it stopped? KEYJAR_TIMEOUT sets how long to wait)"
+            )
         }
-
-        /// Waits for the reply, as ``KeyjarClient/call(_:)`` does (the request timeout counts
-        /// from here). A second call throws `.unreachable`.
-        /// - Throws: `.refused` with keyjard's reason; `.timedOut`; `.unreachable` when the
-        ///   connection was lost.
-        package func reply() throws(KeyjarClientError) -> Response {
-            guard !awaited.exchange(true, ordering: .acquiringAndReleasing) else {
-                throw KeyjarClientError(code: .unreachable, message: "this request's reply was already read")
-            }
-            guard let result = client.wait(for: waiter, id: id, on: socket) else {
-                client.state.withLock { $0.connection.requestAbandoned(id: id) }
-                throw KeyjarClientError(
-                    code: .timedOut,
-                    message:
-                        "keyjard did not answer within \(KeyjarClient.seconds(client.configuration.requestTimeout)) "
-                        + "(is it stopped? KEYJAR_TIMEOUT sets how long to wait)"
-                )
-            }
-            return try result.get()
-        }
-
-        deinit {
-            if !awaited.load(ordering: .acquiring) {
-                client.state.withLock { $0.connection.requestAbandoned(id: id) }
-            }
-        }
+        return try result.get()
     }
 
     /// Registers `waiter` under a new id and sends the request; `sent` false when the socket
@@ -169,8 +123,7 @@ extension KeyjarClient {
     /// seeing the reader thread hand it over when that thread is waiting in the socket (as it
     /// is whenever the client is idle), rather than sleep and be woken across CPUs; then
     /// sleeps until it comes.
-    fileprivate func wait(for waiter: Waiter, id: UInt64, on socket: UnixSocket) -> Result<Response, KeyjarClientError>?
-    {
+    private func wait(for waiter: Waiter, id: UInt64, on socket: UnixSocket) -> Result<Response, KeyjarClientError>? {
         let deadline = Date().addingTimeInterval(configuration.requestTimeout)
         let awakeUntil = monotonicNanoseconds() + UnixSocket.awakeForReply
         let readerThread = state.withLock { $0.connection.readerThread }

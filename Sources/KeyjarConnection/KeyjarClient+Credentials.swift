@@ -41,29 +41,10 @@ extension KeyjarClient {
 
     /// The stored password of a permanent credential; nil when there is none.
     public func password(user: String, for space: ProtectionSpace) throws(KeyjarClientError) -> String? {
-        try startPasswordRequest(user: user, for: space).password()
-    }
-
-    /// ``password(user:for:)`` in two steps: the request goes now, the password is awaited
-    /// by ``PendingPassword/password()``.
-    package func startPasswordRequest(
-        user: String,
-        for space: ProtectionSpace
-    ) throws(KeyjarClientError)
-        -> PendingPassword
-    {
-        PendingPassword(call: try start(.password(space: space, user: user)))
-    }
-
-    /// A password requested from keyjard, not yet read.
-    package struct PendingPassword: Sendable {
-        let call: PendingCall
-
-        /// The stored password; nil when there is none. Once.
-        package func password() throws(KeyjarClientError) -> String? {
-            guard case .password(let password) = try call.reply() else { throw KeyjarClient.unexpectedReply }
-            return password
+        guard case .password(let password) = try call(.password(space: space, user: user)) else {
+            throw Self.unexpectedReply
         }
+        return password
     }
 
     /// Makes pairs of credentials and passwords again: a Keyjar password without a record is

@@ -1,6 +1,5 @@
 import Foundation
 import FoundationNetworking
-import Keyjar
 import KeyjarAuth
 import KeyjarCore
 import KeyjarDigest
@@ -73,9 +72,6 @@ struct AuthenticationState {
     /// server that refuses every token cannot make it refresh in a loop.
     private var refreshedTokens: Set<ProtectionSpace> = []
     private var pendingRefresh: PendingRefresh?
-    /// The storage's answer for a space, its password requested when a challenge's head came
-    /// (``LoaderConnection/startStoredCredential(for:)``); taken when the challenge is answered.
-    private var earlyStoredCredential: (space: ProtectionSpace, fetch: CredentialFetch)?
 
     /// How often a credential for `space` was refused in this load.
     func failureCount(in space: ProtectionSpace) -> Int { failures[space, default: 0] }
@@ -92,19 +88,6 @@ struct AuthenticationState {
     mutating func triedURLCredential(in space: ProtectionSpace) { triedURLCredential.insert(space) }
 
     mutating func triedStoredCredential(in space: ProtectionSpace) { triedStoredCredential.insert(space) }
-
-    /// The storage's answer for `space` is on its way (it replaces any earlier one).
-    mutating func storedCredentialRequested(_ fetch: CredentialFetch, for space: ProtectionSpace) {
-        earlyStoredCredential = (space, fetch)
-    }
-
-    /// The storage's answer requested early for `space`, once; one requested for another space
-    /// is dropped (abandoned).
-    mutating func takeRequestedStoredCredential(for space: ProtectionSpace) -> CredentialFetch? {
-        defer { earlyStoredCredential = nil }
-        guard let early = earlyStoredCredential, early.space == space else { return nil }
-        return early.fetch
-    }
 
     /// `credential` was refused in `space`: one failure more, and the next challenge there
     /// proposes it.

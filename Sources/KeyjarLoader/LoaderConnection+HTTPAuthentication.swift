@@ -77,11 +77,8 @@ extension LoaderConnection {
     }
 
     private func space(for context: HTTPChallengeContext) -> ProtectionSpace? {
-        space(for: context.selected.challenge, target: context.target)
-    }
-
-    private func space(for challenge: AuthenticationChallenge, target: AuthorizationTarget) -> ProtectionSpace? {
-        switch target {
+        let challenge = context.selected.challenge
+        switch context.target {
         case .server:
             guard let url = currentRequest.url else { return nil }
             return ProtectionSpace(challenge: challenge, requestURL: url)
@@ -133,12 +130,18 @@ extension LoaderConnection {
         }
         let failures = authentication.failureCount(in: space)
 
-        // 1. A user and password in the URL, once.
-        if let credential = urlCredential(answering: context.selected.scheme, target: context.target),
-            !authentication.hasTriedURLCredential(in: space)
+        // 1. A user and password in the URL, once (a password is not a token).
+        if context.target == .server, context.selected.scheme != .bearer, let url = currentRequest.url,
+            let user = url.user(percentEncoded: false),
+            let password = url.password(percentEncoded: false), !authentication.hasTriedURLCredential(in: space)
         {
             authentication.triedURLCredential(in: space)
-            return use(credential, source: .url, space: space, context: context)
+            return use(
+                URLCredential(user: user, password: password, persistence: .none),
+                source: .url,
+                space: space,
+                context: context
+            )
         }
         // 2. The credential the storage answers with unasked (Keyjar's matching rule), once.
         if !authentication.hasTriedStoredCredential(in: space), let stored = storedCredential(for: space) {
@@ -165,44 +168,10 @@ extension LoaderConnection {
         )
     }
 
-    /// The user and password in the request's URL, when they may answer a challenge of
-    /// `scheme` from `target`: the server's, and not a token's (a password is not a token).
-    private func urlCredential(answering scheme: AuthenticationScheme, target: AuthorizationTarget) -> URLCredential? {
-        guard target == .server, scheme != .bearer, let url = currentRequest.url,
-            let user = url.user(percentEncoded: false), let password = url.password(percentEncoded: false)
-        else { return nil }
-        return URLCredential(user: user, password: password, persistence: .none)
-    }
-
-    /// The storage's answer for a space, when this load may read the storage: requested early
-    /// when the challenge's head came, else now.
+    /// The storage's answer for a space, when this load may read the storage.
     func storedCredential(for space: ProtectionSpace) -> URLCredential? {
         guard usesCredentialStorage, let storage = loader.configuration.credentialStorage else { return nil }
-        if let early = authentication.takeRequestedStoredCredential(for: space) { return early.credential() }
         return storage.defaultCredential(for: space.foundationSpace)
-    }
-
-    /// A 401's head came: when its answer will be the shared storage's credential (step 2 of
-    /// `considerChallenge`: nothing tried in the space yet, no credential in the URL, nothing
-    /// in use there), that credential's password is requested now and awaited when the
-    /// response has ended. The round trip to keyjard then overlaps what libcurl still does
-    /// with the 401 (its body, the transfer's end), the one round trip an answer from the
-    /// store needs (docs/performance.md, "A 401 answered from the store"). Nothing is sent to
-    /// the server before the challenge is answered as it would have been.
-    func startStoredCredential(for head: ResponseHead) {
-        guard head.statusCode == 401, usesCredentialStorage,
-            let storage = loader.configuration.credentialStorage as? SharedCredentialStorage,
-            authentication.inUse[.server] == nil
-        else { return }
-        let parsed = ChallengeParser.parse(head.values(of: AuthorizationTarget.server.challengeHeaderName))
-        guard let first = ChallengeSelector.candidates(in: parsed.challenges, supported: Self.supportedSchemes).first,
-            let space = space(for: first.challenge, target: .server),
-            !authentication.hasTriedStoredCredential(in: space),
-            urlCredential(answering: first.scheme, target: .server) == nil
-                || authentication.hasTriedURLCredential(in: space),
-            let fetch = storage.startDefaultCredential(for: space)
-        else { return }
-        authentication.storedCredentialRequested(fetch, for: space)
     }
 
     /// What to propose to a delegate when nothing has failed yet: the storage's answer, or (with

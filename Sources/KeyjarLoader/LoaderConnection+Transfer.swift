@@ -281,7 +281,6 @@ extension LoaderConnection {
         }
         if RedirectRule.isRedirect(head) || isChallengeWeAnswer(head) {
             machine.bodyIs(.holding(head, response, Machine.HeldBody()))
-            if head.statusCode == 401 { startStoredCredential(for: head) }
             return
         }
         if let contentType = head.value(of: "Content-Type"),

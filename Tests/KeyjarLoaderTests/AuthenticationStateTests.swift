@@ -1,6 +1,5 @@
 import Foundation
 import FoundationNetworking
-import Keyjar
 import KeyjarAuth
 import KeyjarCore
 import Testing
@@ -48,33 +47,6 @@ struct AuthenticationStateTests {
 
     /// A refresh counts as the stored credential's try, happens once per space, and its
     /// retry is taken once.
-    @Test func aPasswordRequestedEarlyIsTakenOnceAndOnlyForItsSpace() {
-        func fetch(_ password: String) -> CredentialFetch {
-            CredentialFetch(
-                record: CredentialRecord(
-                    space: Self.space,
-                    user: "alice",
-                    persistence: .permanent,
-                    isDefault: true,
-                    created: 0
-                ),
-                knownPassword: password
-            )
-        }
-        var state = AuthenticationState()
-        #expect(state.takeRequestedStoredCredential(for: Self.space) == nil)
-        state.storedCredentialRequested(fetch("early"), for: Self.space)
-        // Asked for another space: not that one's answer, and dropped.
-        #expect(
-            state.takeRequestedStoredCredential(for: ProtectionSpace(host: "example.org", protocol: "https")) == nil
-        )
-        #expect(state.takeRequestedStoredCredential(for: Self.space) == nil)
-        state.storedCredentialRequested(fetch("first"), for: Self.space)
-        state.storedCredentialRequested(fetch("second"), for: Self.space)
-        #expect(state.takeRequestedStoredCredential(for: Self.space)?.credential()?.password == "second")
-        #expect(state.takeRequestedStoredCredential(for: Self.space) == nil)
-    }
-
     @Test func aTokenRefreshIsOncePerSpaceAndItsRetryTakenOnce() throws {
         var state = AuthenticationState()
         let empty = state.takePendingRefresh()

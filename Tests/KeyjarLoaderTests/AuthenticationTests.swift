@@ -131,53 +131,6 @@ struct AuthenticationTests {
         #expect(unwilling.recorder.lastResponse?.statusCode == 401)
     }
 
-    /// The stored credential's password is asked for when the 401's head comes, not once its
-    /// body has ended: the round trip to keyjard overlaps the rest of the 401.
-    @Test func aStoredPasswordIsRequestedBeforeThe401HasEnded() async throws {
-        let daemon = try await InProcessServer.withSecretService()
-        let configuration = KeyjarClient.Configuration(socketPath: daemon.socketPath, autoStart: false)
-        let storage = try SharedCredentialStorage(configuration: configuration)
-        let space = URLProtectionSpace(
-            host: "127.0.0.1",
-            port: server.port,
-            protocol: "http",
-            realm: nil,
-            authenticationMethod: NSURLAuthenticationMethodDefault
-        )
-        try await storage.store(
-            URLCredential(user: "alice", password: "wonderland", persistence: .permanent),
-            for: space
-        )
-        // When keyjard last handed out a password is in its database only (no change event).
-        let other = try KeyjarClient(configuration: configuration)
-        func handedOut() throws -> Bool { try other.credentialRecords().first?.lastUsed != nil }
-        #expect(try !handedOut())
-
-        // A 401 the URL's own credential answers does not ask for the stored password.
-        let withURLCredential = ChallengeDelegate { _ in .cancel }
-        _ = loader(storage: storage).connection(
-            with: URLRequest(url: URL(string: "http://alice:wonderland@127.0.0.1:\(server.port)/basic/early?key=e0")!),
-            delegate: withURLCredential
-        )
-        #expect(await withURLCredential.recorder.wait())
-        #expect(withURLCredential.recorder.body == "welcome alice")
-        #expect(try !handedOut())
-
-        let silent = ChallengeDelegate { _ in .cancel }
-        _ = loader(storage: storage).connection(
-            with: URLRequest(url: server.url("/basic/early?key=e1&hold-body=e1")),
-            delegate: silent
-        )
-        // Handed out while the 401's body is still held back.
-        let requestedEarly = try await eventually(handedOut)
-        #expect(try server.count("401:e1") == 1)
-        try server.releaseBody("e1")
-        #expect(requestedEarly)
-        #expect(await silent.recorder.wait())
-        #expect(silent.recorder.body == "welcome alice")
-        #expect(silent.challenges.isEmpty)
-    }
-
     @Test func storedCredentialsComeFromKeyjardAndDelegateCredentialsAreKeptByPersistence() async throws {
         let daemon = try await InProcessServer.withSecretService()
         let configuration = KeyjarClient.Configuration(socketPath: daemon.socketPath, autoStart: false)

@@ -56,14 +56,6 @@ final class LoaderTestServer: Sendable {
         )
         return Int(String(decoding: data, as: UTF8.self)) ?? -1
     }
-
-    /// Ends the body of the 401 that `/basic/…?hold-body=KEY` holds back.
-    func releaseBody(_ key: String) throws {
-        let query = key.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? key
-        _ = try URLLoader(configuration: .init()).sendSynchronousRequest(
-            URLRequest(url: url("/release-body?key=\(query)"))
-        )
-    }
 }
 
 /// What a delegate heard, in order.

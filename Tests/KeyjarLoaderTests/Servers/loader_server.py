@@ -3,10 +3,9 @@ as "ready PORT"). Each path is one behaviour; the tests read what arrived from /
 import base64, gzip, hashlib, http.server, json, os, ssl, struct, subprocess, sys, tempfile, threading, time, urllib.parse, zlib
 
 counters = {}
-# /held answers once /release was asked for; /echo?after-held=N answers once N /held arrived;
-# /basic/…?hold-body=K ends its 401's body once /release-body?key=K was asked for.
+# /held answers once /release was asked for; /echo?after-held=N answers once N /held arrived.
 held = threading.Condition()
-held_state = {"arrived": 0, "released": False, "bodies": set()}
+held_state = {"arrived": 0, "released": False}
 
 class Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
@@ -299,20 +298,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 challenges = [("WWW-Authenticate", 'Basic realm="%s"' % realm)]
                 if "also-digest" in query:
                     challenges.insert(0, ("WWW-Authenticate", 'Digest realm="other", nonce="abc", qop="auth", algorithm=MD5'))
-                if "hold-body" in query:
-                    # The head and the first bytes now; the rest once /release-body?key=K.
-                    body = b"who are you"
-                    self.send_response(401)
-                    for name, value in challenges + [("Content-Length", str(len(body)))]:
-                        self.send_header(name, value)
-                    self.end_headers()
-                    self.wfile.write(body[:4])
-                    self.wfile.flush()
-                    with held:
-                        held.wait_for(lambda: query["hold-body"] in held_state["bodies"])
-                    self.wfile.write(body[4:])
-                else:
-                    self.reply(401, b"who are you", challenges)
+                self.reply(401, b"who are you", challenges)
         elif path == "/fingerprint":
             # The SHA-256 of the certificate the TLS server presents now, by Python's hashlib.
             with open(current_certificate[0]) as pem:
@@ -334,11 +320,6 @@ class Handler(http.server.BaseHTTPRequestHandler):
         elif path == "/release":
             with held:
                 held_state["released"] = True
-                held.notify_all()
-            self.reply(200, b"released")
-        elif path == "/release-body":
-            with held:
-                held_state["bodies"].add(query["key"])
                 held.notify_all()
             self.reply(200, b"released")
         elif path == "/count":
