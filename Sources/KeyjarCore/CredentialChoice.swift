@@ -63,7 +63,8 @@ public struct CredentialChoice: Sendable, Hashable {
     /// The space looked up.
     public let space: ProtectionSpace
     /// One candidate per user (that user's most specific credential), most specific first;
-    /// within a tier, a space's default first, then the most recently used.
+    /// within a tier, a space's default first, then the most recently used (keyjard records a
+    /// use to the minute).
     public let candidates: [Candidate]
     /// The credential that answers without asking, if any.
     public let preferred: CredentialRecord?
