@@ -36,6 +36,18 @@ public enum MessageCoding {
         _ type: ServerMessage.Type,
         from payload: some Sequence<UInt8>
     ) throws(WireError) -> ServerMessage {
+        try decodeServerMessage(payload)
+    }
+
+    /// The same for a frame's payload as the client's reader holds it. A generic called from
+    /// another module runs unspecialised, through `Sequence`'s witnesses and type metadata
+    /// looked up at run time; this one is specialised here. Every listening process decodes
+    /// every change through it (docs/performance.md, Notifications in other processes).
+    public static func decode(_ type: ServerMessage.Type, from payload: [UInt8]) throws(WireError) -> ServerMessage {
+        try decodeServerMessage(payload)
+    }
+
+    private static func decodeServerMessage(_ payload: some Sequence<UInt8>) throws(WireError) -> ServerMessage {
         // A pushed cookie event as keyjard writes it is read without a tree: every subscriber
         // of every process decodes each change.
         if let event = payload.withContiguousStorageIfAvailable(ServerMessage.init(canonicalEvent:)), let event {
