@@ -15,7 +15,8 @@ import NIOPosix
 /// Targets (docs/performance.md): fetch ≤ 1× curl, cookie get and git-credential get ≤ 5 ms.
 /// git-credential get is also shown over its floor: cookie get plus one Secret Service lookup
 /// (`scripts/secret-lookup-floor.c`, run in the same Secret Service).
-/// `keyjar` is the front: fetch is handed to keyjar-full beside it (both processes are timed).
+/// `keyjar` is the front: fetch is handed to keyjar-full (beside it in a build tree; both
+/// processes are timed).
 /// Several builds of keyjar can be measured in the same rounds (`KEYJAR_BENCH_CLI_BINARIES`).
 func runCommandBenchmark() throws {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent(

@@ -6,7 +6,7 @@ package import ArgumentParser
 /// get`, `git-credential`, `--version` — linking only the connection to keyjard, so that such a
 /// call costs a few milliseconds rather than loading libcurl, libsecret, SQLite and libcrypto
 /// with their thirty-odd libraries (docs/performance.md, "The command"). Every other command
-/// line it replaces itself with keyjar-full beside it (``FullCommand``), as git runs
+/// line it replaces itself with keyjar-full (``FullCommand``, off PATH), as git runs
 /// git-remote-https only when a remote needs libcurl: from `main`, before anything is parsed,
 /// and never halfway through a command. Help of any kind is keyjar-full's, which holds the
 /// whole tree (each command defined once, there); `FrontCommandTests` holds this table to it.
@@ -15,7 +15,7 @@ package enum CommandTable {
     package enum Runner: Sendable, Equatable {
         /// `keyjar` itself.
         case front
-        /// keyjar-full, beside `keyjar`.
+        /// keyjar-full, where ``ProgramLayout`` finds it from `keyjar`.
         case full
     }
 

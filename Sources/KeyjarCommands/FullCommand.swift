@@ -7,34 +7,34 @@ import KeyjarPlatform
 /// keyjar-full: every command, with what the front does not link (libcurl through the loader,
 /// libsecret, SQLite, libcrypto). The front replaces itself with it for every command line
 /// ``CommandTable`` gives it, as git runs git-remote-https only when a remote needs libcurl. It
-/// is installed beside `keyjar`.
+/// is installed where only `keyjar` looks for it, `PREFIX/libexec/keyjar` (``ProgramLayout``),
+/// so that `keyjar` is the one command a user has on PATH.
 package enum FullCommand {
     package static let executableName = "keyjar-full"
 
-    /// keyjar-full beside the running executable (symbolic links resolved, so that a
-    /// `git-credential-keyjar` link finds it too). readlink and string operations: Foundation's
-    /// FileManager and URL cost a sixth of a handed-over call.
-    package static var path: String {
-        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-        let running = length > 0 ? String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self) : ""
-        // Never a relative name (one in the working directory) should readlink fail.
-        let directory = PathName.directory(of: running)
-        return PathName.appending(executableName, to: directory.isEmpty ? "/" : directory)
-    }
+    /// keyjar-full as ``ProgramLayout`` finds it from the running executable (a
+    /// `git-credential-keyjar` link finds it too); nil when it is in none of the places looked.
+    package static var path: String? { ProgramLayout.program(named: executableName) }
 
     /// Replaces this process with keyjar-full, given the same arguments (the first, the name it
     /// was called by, included: `git-credential-keyjar` means the same to it) and environment.
     /// Called before the command line is read: nothing of it has been consumed.
     package static func exec() -> Never {
-        let path = path
+        guard let path else {
+            let candidates = ProgramLayout.candidates(for: executableName)
+            fail("cannot find \(executableName) (looked for \(candidates.joined(separator: ", ")))")
+        }
         var argv: [UnsafeMutablePointer<CChar>?] = CommandLine.arguments.map { strdup($0) }
         argv.append(nil)
         execv(path, argv)
         let number = errno
+        fail("cannot run \(path) (\(String(cString: strerror(number))))")
+    }
+
+    private static func fail(_ reason: String) -> Never {
         Output.error(
-            "cannot run \(path) (\(String(cString: strerror(number)))): every command but cookie get and "
-                + "git-credential needs it beside keyjar (docs/command-line.md)."
+            reason + ": every command but cookie get and git-credential needs it; scripts/install puts it in "
+                + "PREFIX/\(ProgramLayout.helperDirectory) (docs/install.md)."
         )
         exit(CLIError.Status.failure.rawValue)
     }
@@ -67,9 +67,16 @@ package enum StoredTokenRefresh {
     /// process of many refresh. Its output is dropped; its one-line error becomes this
     /// command's, a failure of its own (unreachable, locked) or else a plain one.
     private static func throughFullCommand(_ record: CredentialRecord, rejected: String?, client: KeyjarClient) throws {
+        guard let program = FullCommand.path else {
+            let candidates = ProgramLayout.candidates(for: FullCommand.executableName)
+            throw CLIError.failure(
+                "cannot refresh the token of \(record.user): cannot find \(FullCommand.executableName) (looked for "
+                    + candidates.joined(separator: ", ") + ")"
+            )
+        }
         let result: ProgramRun.Result
         do {
-            result = try ProgramRun.run(refreshArguments(record, rejected: rejected, client: client))
+            result = try ProgramRun.run(refreshArguments(program, record, rejected: rejected, client: client))
         } catch {
             throw CLIError.failure("cannot refresh the token of \(record.user): \(error.description)")
         }
@@ -91,12 +98,17 @@ package enum StoredTokenRefresh {
 
     /// The child's command line. `--option=value`: a realm or user that starts with a dash is
     /// a value all the same.
-    static func refreshArguments(_ record: CredentialRecord, rejected: String?, client: KeyjarClient) -> [String] {
+    static func refreshArguments(
+        _ program: String,
+        _ record: CredentialRecord,
+        rejected: String?,
+        client: KeyjarClient
+    ) -> [String] {
         let space = record.space
         let host = space.host.contains(":") ? "[\(space.host)]" : space.host
         let configuration = client.configuration
         var arguments = [
-            FullCommand.path, "credential", "refresh", "--exact-space",
+            program, "credential", "refresh", "--exact-space",
             "--url=\(space.protocol)://\(host):\(space.port)",
             "--method=\(MethodArgument(space.authenticationMethod).rawValue)", "--user=\(record.user)",
             // The same keyjard, however this process was told of it (--socket or the environment).

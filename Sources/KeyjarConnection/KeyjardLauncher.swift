@@ -163,7 +163,8 @@ enum KeyjardLauncher {
             + " `swift build --product keyjard`), install keyjard on PATH, or put it next to this program"
     }
 
-    /// `$KEYJAR_KEYJARD`, else `keyjard` next to the running executable, else on PATH. Only an
+    /// `$KEYJAR_KEYJARD`, else `keyjard` beside the running executable (``ProgramLayout``: in
+    /// its directory, or `PREFIX/bin` for keyjar-full in `PREFIX/libexec/keyjar`), else on PATH. Only an
     /// absolute PATH entry counts: an empty one, `.` or `bin` would run whatever `keyjard` the
     /// working directory holds (a downloaded archive, another user's directory) with every
     /// secret of the user.
@@ -172,10 +173,7 @@ enum KeyjardLauncher {
             let path = KeyjarPaths.absolute(explicit)
             if FileManager.default.isExecutableFile(atPath: path) { return path }
         }
-        if let executable = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
-            let sibling = PathName.directory(of: executable) + "/keyjard"
-            if FileManager.default.isExecutableFile(atPath: sibling) { return sibling }
-        }
+        if let beside = ProgramLayout.program(named: "keyjard") { return beside }
         for directory in (environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin").split(separator: ":")
         where directory.hasPrefix("/") {
             let candidate = "\(directory)/keyjard"

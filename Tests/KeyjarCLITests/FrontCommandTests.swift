@@ -167,8 +167,8 @@ struct FrontCommandTests {
         #expect(answer.contains("password=\(secret)\n"), "\(answer)")
     }
 
-    /// The front alone (keyjar-full not installed beside it): its own commands work, any other
-    /// fails with one line that names what is missing and where it belongs.
+    /// The front alone (no keyjar-full where it looks): its own commands work, any other fails
+    /// with one line that names what is missing and where it belongs.
     @Test func withoutKeyjarFullTheFrontSaysWhatIsMissing() async throws {
         let daemon = try await DaemonProcess()
         let directory = try TemporaryDirectory()
@@ -201,10 +201,45 @@ struct FrontCommandTests {
         #expect(status.status == 1, "\(status)")
         #expect(
             status.error
-                == "keyjar: cannot run \(directory.path("keyjar-full")) (No such file or directory): every command "
-                + "but cookie get and git-credential needs it beside keyjar (docs/command-line.md).\n",
+                == "keyjar: cannot find keyjar-full (looked for \(directory.path("keyjar-full"))): every command "
+                + "but cookie get and git-credential needs it; scripts/install puts it in PREFIX/libexec/keyjar "
+                + "(docs/install.md).\n",
             "\(status.error)"
         )
         #expect(status.output.isEmpty)
+    }
+
+    /// Installed as scripts/install lays it out, the front in `PREFIX/bin` runs the keyjar-full
+    /// of `PREFIX/libexec/keyjar`, whatever name it was called by, with the arguments as given;
+    /// one beside it (an older layout's) is only the fallback.
+    @Test func anInstalledFrontRunsKeyjarFullFromLibexec() async throws {
+        let prefix = try TemporaryDirectory()
+        for directory in ["bin", "libexec/keyjar"] {
+            try FileManager.default.createDirectory(
+                atPath: prefix.path(directory),
+                withIntermediateDirectories: true
+            )
+        }
+        let front = prefix.path("bin/keyjar")
+        try await installExecutable(copying: KeyjarCLI.binary, to: front)
+        try FileManager.default.createSymbolicLink(
+            atPath: prefix.path("bin/docker-credential-keyjar"),
+            withDestinationPath: "keyjar"
+        )
+        // Each stand-in says which it is and what it was given.
+        let report = #"printf '%s\n' "$0" "$@""#
+        try await installExecutable(
+            script: "#!/bin/sh\necho libexec\n\(report)\n",
+            at: prefix.path("libexec/keyjar/keyjar-full")
+        )
+        try await installExecutable(script: "#!/bin/sh\necho beside\n\(report)\n", at: prefix.path("bin/keyjar-full"))
+        let status = try await runCommand(front, ["status", "--json", "a b"], environment: [:])
+        #expect(status.status == 0, "\(status)")
+        #expect(status.output == "libexec\n\(prefix.path("libexec/keyjar/keyjar-full"))\nstatus\n--json\na b\n")
+        let helper = try await runCommand(prefix.path("bin/docker-credential-keyjar"), ["list"], environment: [:])
+        #expect(helper.output == "libexec\n\(prefix.path("libexec/keyjar/keyjar-full"))\nlist\n", "\(helper)")
+        try FileManager.default.removeItem(atPath: prefix.path("libexec/keyjar/keyjar-full"))
+        let fallback = try await runCommand(front, ["status"], environment: [:])
+        #expect(fallback.output == "beside\n\(prefix.path("bin/keyjar-full"))\nstatus\n", "\(fallback)")
     }
 }

@@ -25,6 +25,14 @@ struct InstallScriptTests {
         func keyjar(_ arguments: String..., input: String? = nil) async throws -> String {
             try await run(prefix + "/bin/keyjar", arguments, input: input)
         }
+
+        /// This home's environment with PATH left without the prefix's bin: only ``ProgramLayout``
+        /// finds keyjard then.
+        var withoutPrefixOnPath: Home {
+            var home = self
+            home.environment["PATH"] = "/usr/bin:/bin"
+            return home
+        }
     }
 
     @Test func installUpgradeAndUninstallInAThrowawayHome() async throws {
@@ -48,19 +56,31 @@ struct InstallScriptTests {
     private func installUpgradeAndUninstall(in home: Home) async throws {
         let prefix = home.prefix
         let before = try Self.files(under: home.path)
-        let installed = try await home.run(Self.script, [])
+        // Run as by a user whose PATH lacks the prefix's bin until the next login: the install's
+        // own `keyjar status` goes to keyjar-full in libexec/keyjar, which starts the keyjard in
+        // bin (``ProgramLayout``), PATH being no help.
+        let installed = try await home.withoutPrefixOnPath.run(Self.script, [])
         #expect(installed.contains("Installed Keyjar 0.1.0 into \(prefix):"), "\(installed)")
+        #expect(installed.contains("keyjar status: keyjard answers."), "\(installed)")
+        #expect(installed.contains("Add \(prefix)/bin to PATH"), "\(installed)")
         #expect(installed.contains("no systemd --user here"))
         #expect(installed.contains("Undo: scripts/install --uninstall"))
         let files =
             [
-                "bin/keyjar", "bin/keyjar-full", "bin/keyjard", "share/man/man1/keyjar.1", "share/man/man1/keyjard.1",
-                "share/bash-completion/completions/keyjar", "share/zsh/site-functions/_keyjar",
+                "bin/keyjar", "libexec/keyjar/keyjar-full", "bin/keyjard", "share/man/man1/keyjar.1",
+                "share/man/man1/keyjard.1", "share/bash-completion/completions/keyjar",
+                "share/zsh/site-functions/_keyjar",
             ].map { prefix + "/" + $0 } + [home.path + "/.config/fish/completions/keyjar.fish"]
         for file in files { #expect(FileManager.default.fileExists(atPath: file), "\(file)") }
         for helper in ["git-credential-keyjar", "docker-credential-keyjar"] {
             #expect(try FileManager.default.destinationOfSymbolicLink(atPath: prefix + "/bin/\(helper)") == "keyjar")
         }
+        // On PATH: `keyjar`, the names git and Docker call it by, and the service; keyjar-full
+        // is keyjar's own.
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: prefix + "/bin").sorted()
+                == ["docker-credential-keyjar", "git-credential-keyjar", "keyjar", "keyjard"]
+        )
         let unit = try String(contentsOfFile: home.path + "/.config/systemd/user/keyjard.service", encoding: .utf8)
         #expect(unit.contains("ExecStart=\(prefix)/bin/keyjard\n"))
         let syncUnit = try String(
@@ -69,7 +89,7 @@ struct InstallScriptTests {
         )
         #expect(syncUnit.contains("ExecStart=\(prefix)/bin/keyjar sync --watch\n"))
 
-        // keyjar answers (starting the keyjard installed beside it), git asks it, man and bash find their files.
+        // keyjar answers, git asks it, man and bash find their files.
         #expect(
             try await home.keyjar("status").contains("credentials and passwords: every credential has its password")
         )
@@ -100,10 +120,19 @@ struct InstallScriptTests {
         #expect(completion.contains(" keyjar\n"), "\(completion)")
 
         // Run again: an upgrade in place. The keyjard serving is restarted, keeping everything,
-        // session cookies included (the login session goes on).
+        // session cookies included (the login session goes on). A file an older install listed
+        // and this one does not (keyjar-full on PATH) is removed.
         _ = try await home.keyjar("cookie", "set", "--url", "https://site.example/", "sid=1")
         let first = try #require(try await Self.pid(home.keyjar("status", "--json")))
+        let olderFile = prefix + "/bin/keyjar-full"
+        try await installExecutable(copying: "/bin/true", to: olderFile)
+        let manifest = prefix + "/share/keyjar/installed-files"
+        let listed = try String(contentsOfFile: manifest, encoding: .utf8)
+        try (listed + olderFile + "\n").write(toFile: manifest, atomically: true, encoding: .utf8)
         let upgraded = try await home.run(Self.script, [])
+        #expect(upgraded.contains("removed \(olderFile) (no longer installed)"), "\(upgraded)")
+        #expect(!FileManager.default.fileExists(atPath: olderFile))
+        #expect(try String(contentsOfFile: manifest, encoding: .utf8) == listed)
         #expect(
             upgraded.contains("Upgraded in place; the keyjard that was serving (pid \(first)) restarted"),
             "\(upgraded)"
