@@ -19,11 +19,11 @@ extension LoaderConnection {
         }
         switch body {
         case .data(let data):
-            if !data.isEmpty { deliver { $0.connection(self, didReceive: data) } }
+            if !data.isEmpty { channel.deliver { $0.connection(self, didReceive: data) } }
         case .file(let handle, _):
             defer { try? handle.close() }
             while let chunk = try? handle.read(upToCount: Self.cacheReadChunk), !chunk.isEmpty {
-                deliver { $0.connection(self, didReceive: chunk) }
+                channel.deliver { $0.connection(self, didReceive: chunk) }
             }
         }
         finish()
@@ -52,7 +52,7 @@ extension LoaderConnection {
             fail(LoaderError.make(.cannotParseResponse, "The cached response cannot be read", url: url))
             return nil
         }
-        deliver { $0.connection(self, didReceive: response) }
+        channel.deliver { $0.connection(self, didReceive: response) }
         return response
     }
 }

@@ -56,7 +56,7 @@ extension LoaderConnection {
         switch body {
         case .data(let data):
             let start = data.startIndex + range.lowerBound
-            deliver { $0.connection(self, didReceive: data[start..<(start + range.count)]) }
+            channel.deliver { $0.connection(self, didReceive: data[start..<(start + range.count)]) }
         case .file(let handle, _):
             defer { try? handle.close() }
             do {
@@ -66,7 +66,7 @@ extension LoaderConnection {
                     !chunk.isEmpty
                 {
                     left -= chunk.count
-                    deliver { $0.connection(self, didReceive: chunk) }
+                    channel.deliver { $0.connection(self, didReceive: chunk) }
                 }
                 // The file is shorter than the index says: the 206 promised bytes it cannot give.
                 guard left == 0 else { throw CocoaError(.fileReadCorruptFile) }

@@ -269,7 +269,7 @@ extension LoaderConnection {
         }
         let age = CacheFreshness(of: refreshed.response, at: Date()).age
         guard let response = deliverCached(refreshed, age: age, url: url) else { return }
-        if !data.isEmpty { deliver { $0.connection(self, didReceive: data) } }
+        if !data.isEmpty { channel.deliver { $0.connection(self, didReceive: data) } }
         switch offer(refreshed, response: response, data: data) {
         case .unchanged:
             cache.update(stored, response: refreshed.response)
@@ -311,7 +311,7 @@ extension LoaderConnection {
     private func offer(_ entry: CachedEntry, response: URLResponse, data: Data) -> CacheOffer {
         let policy: URLCache.StoragePolicy = entry.storagePolicy == .allowed ? .allowed : .allowedInMemoryOnly
         let proposed = CachedURLResponse(response: response, data: data, userInfo: nil, storagePolicy: policy)
-        guard let accepted = ask({ $0.connection(self, willCacheResponse: proposed) }, ifNoDelegate: proposed) else {
+        guard let accepted = channel.ask({ $0.connection(self, willCacheResponse: proposed) }, ifNoDelegate: proposed) else {
             return .refused
         }
         if accepted === proposed { return .unchanged }

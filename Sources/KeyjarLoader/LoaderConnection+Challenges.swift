@@ -21,9 +21,8 @@ struct PendingChallenge {
 }
 
 extension LoaderConnection {
-    /// Puts a challenge to the delegate the way Apple's loader does: `willSendRequestFor` if
-    /// the delegate has it; else the older trio (`canAuthenticateAgainst` then
-    /// `didReceive challenge`); else default handling. The load waits for the answer.
+    /// Puts a challenge to the delegate (``DelegateChannel/present(_:to:)``), else to default
+    /// handling. The load waits for the answer.
     func present(
         _ kind: PendingChallenge.Kind,
         space: URLProtectionSpace,
@@ -42,20 +41,7 @@ extension LoaderConnection {
             sender: sender
         )
         machine.challengePresented(PendingChallenge(kind: kind, challenge: challenge), number: sender.number)
-        switch delegate {
-        case let delegate as any LoaderConnectionAuthenticationDelegate:
-            deliver { _ in delegate.connection(self, willSendRequestFor: challenge) }
-        case let delegate as any LoaderConnectionLegacyAuthenticationDelegate:
-            deliver { _ in
-                if delegate.connection(self, canAuthenticateAgainst: space) {
-                    delegate.connection(self, didReceive: challenge)
-                } else {
-                    sender.performDefaultHandling(for: challenge)
-                }
-            }
-        default:
-            resolveChallenge(sender.number, .performDefaultHandling)
-        }
+        if !channel.present(challenge, to: self) { resolveChallenge(sender.number, .performDefaultHandling) }
     }
 
     /// The answer to challenge `number` (later answers and answers after the load ended are
@@ -81,16 +67,6 @@ extension LoaderConnection {
 
     /// `didCancel` for a challenge the delegate was given.
     func deliverCancellation(of challenge: URLAuthenticationChallenge, evenAfterCancel: Bool = false) {
-        guard let delegate, !machine.isEnded else { return }
-        let connection = self
-        let message: @Sendable () -> Void = { delegate.connection(connection, didCancel: challenge) }
-        guard let delegateQueue else {
-            if evenAfterCancel || !isCancelled { message() }
-            return
-        }
-        delegateQueue.async {
-            guard evenAfterCancel || !connection.isCancelled else { return }
-            message()
-        }
+        channel.deliver(evenAfterCancel: evenAfterCancel) { $0.connection(self, didCancel: challenge) }
     }
 }

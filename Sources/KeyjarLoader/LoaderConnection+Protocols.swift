@@ -30,10 +30,10 @@ extension LoaderConnection {
         switch event {
         case .response(let response, let policy):
             startCachingProtocolResponse(response, policy: policy)
-            deliver { $0.connection(self, didReceive: response) }
+            channel.deliver { $0.connection(self, didReceive: response) }
         case .data(let data):
             caching.append(data)
-            deliver { $0.connection(self, didReceive: data) }
+            channel.deliver { $0.connection(self, didReceive: data) }
         case .finished:
             // As URLProtocol's are, a protocol is stopped once its load is over, too.
             stopProtocol()
@@ -74,12 +74,12 @@ extension LoaderConnection {
             return
         }
         guard
-            let next = ask(
+            let next = channel.ask(
                 { $0.connection(self, willSend: proposed, redirectResponse: response) },
                 ifNoDelegate: proposed
             )
         else {
-            deliver { $0.connection(self, didReceive: response) }
+            channel.deliver { $0.connection(self, didReceive: response) }
             finish()
             return
         }
@@ -90,20 +90,7 @@ extension LoaderConnection {
     /// A protocol's challenge goes to the delegate as a connection's would; its sender is the
     /// protocol's own.
     private func presentProtocolChallenge(_ challenge: URLAuthenticationChallenge) {
-        switch delegate {
-        case let delegate as any LoaderConnectionAuthenticationDelegate:
-            deliver { _ in delegate.connection(self, willSendRequestFor: challenge) }
-        case let delegate as any LoaderConnectionLegacyAuthenticationDelegate:
-            deliver { _ in
-                if delegate.connection(self, canAuthenticateAgainst: challenge.protectionSpace) {
-                    delegate.connection(self, didReceive: challenge)
-                } else {
-                    challenge.sender?.performDefaultHandling(for: challenge)
-                }
-            }
-        default:
-            challenge.sender?.performDefaultHandling(for: challenge)
-        }
+        if !channel.present(challenge, to: self) { challenge.sender?.performDefaultHandling(for: challenge) }
     }
 }
 

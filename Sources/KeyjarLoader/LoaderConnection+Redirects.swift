@@ -30,7 +30,7 @@ extension LoaderConnection {
         }
         let proposed = RedirectRule.request(following: current, to: target, status: head.statusCode)
         guard
-            let next = ask(
+            let next = channel.ask(
                 { $0.connection(self, willSend: proposed, redirectResponse: response) },
                 ifNoDelegate: proposed
             )

@@ -73,13 +73,13 @@ extension LoaderConnection {
     /// against server trust (asked once per server).
     func needsServerTrustEvaluation(_ url: URL) -> Bool {
         guard ResponseHead.sameFieldName(url.scheme ?? "", "https"), let host = url.host,
-            let legacy = delegate as? any LoaderConnectionLegacyAuthenticationDelegate
+            let legacy = channel.legacyAuthentication
         else { return false }
         let key = Self.hostKey(url)
         guard !tls.settledServers.contains(key) else { return false }
         if let known = tls.delegateEvaluates[key] { return known }
         let port = url.port ?? 443
-        let answer = ask(
+        let answer = channel.ask(
             { _ in
                 legacy.connection(
                     self,

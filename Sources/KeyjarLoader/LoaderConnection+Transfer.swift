@@ -17,7 +17,7 @@ extension LoaderConnection {
         }
         let canonical = registered?.canonicalRequest(for: originalRequest) ?? canonicalRequest(originalRequest)
         guard
-            let request = ask(
+            let request = channel.ask(
                 { $0.connection(self, willSend: canonical, redirectResponse: nil) },
                 ifNoDelegate: canonical
             )
@@ -42,8 +42,8 @@ extension LoaderConnection {
     /// asked and the storage is used; any other is asked once, before the load.
     func decideCredentialStorage() -> Bool {
         guard loader.configuration.credentialStorage != nil else { return false }
-        if delegate is any LoaderConnectionAuthenticationDelegate { return true }
-        return ask({ $0.connectionShouldUseCredentialStorage(self) }, ifNoDelegate: true)
+        if channel.answersChallenges { return true }
+        return channel.ask({ $0.connectionShouldUseCredentialStorage(self) }, ifNoDelegate: true)
     }
 
     func canonicalRequest(_ request: URLRequest) -> URLRequest {
@@ -126,7 +126,7 @@ extension LoaderConnection {
                 return fail(
                     LoaderError.make(
                         .requestBodyStreamExhausted,
-                        delegate is any LoaderConnectionBodyStreamDelegate
+                        channel.bodyStreamSupplier != nil
                             ? "The request body stream must be sent again and the delegate gave no new stream (needNewBodyStream returned nil)"
                             : "The request body stream cannot be sent again: its copy could not be kept",
                         url: url
@@ -166,7 +166,7 @@ extension LoaderConnection {
     /// unless the delegate supplies new streams itself (Apple's rule: implementing
     /// `needNewBodyStream` opts out of spooling).
     private func firstSending(of stream: InputStream, length: Int64?) -> TransferRequest.Body {
-        guard !(delegate is any LoaderConnectionBodyStreamDelegate) else { return .stream(stream, length: length) }
+        guard channel.bodyStreamSupplier == nil else { return .stream(stream, length: length) }
         bodySpool = BodySpool(source: stream)
         return bodySpool.map { .spooling($0, length: length) } ?? .stream(stream, length: length)
     }
@@ -174,10 +174,10 @@ extension LoaderConnection {
     /// A streamed body sent again: the delegate's new stream, or the copy of the first; nil
     /// when there is neither.
     private func sendingAgain(_ request: URLRequest, length: Int64?) -> TransferRequest.Body? {
-        guard let supplier = delegate as? any LoaderConnectionBodyStreamDelegate else {
+        guard let supplier = channel.bodyStreamSupplier else {
             return bodySpool?.replay().map { .spooled($0) }
         }
-        let fresh = ask(
+        let fresh = channel.ask(
             { _ in supplier.connection(self, needNewBodyStream: request).map(UncheckedStream.init) },
             ifNoDelegate: nil
         )
@@ -226,7 +226,7 @@ extension LoaderConnection {
                 textEncodingName: nil
             )
             machine.bodyIs(.streaming)
-            deliver { $0.connection(self, didReceive: response) }
+            channel.deliver { $0.connection(self, didReceive: response) }
         case .data(let data):
             switch machine.dataArrived(data) {
             case .held:
@@ -235,11 +235,11 @@ extension LoaderConnection {
                 deliverParts(pieces, of: head)
                 // Consumed once delivered, as a streamed body is: a slow delegate pauses it.
                 let count = data.count
-                deliver { _ in transfer.consumed(count) }
+                channel.deliver { _ in transfer.consumed(count) }
             case .deliver, nil:
                 caching.append(data)
                 let count = data.count
-                deliver { delegate in
+                channel.deliver { delegate in
                     delegate.connection(self, didReceive: data)
                     transfer.consumed(count)
                 }
@@ -247,7 +247,7 @@ extension LoaderConnection {
         case .sent(let total, let expected):
             let written = Int(total - uploadedSoFar)
             uploadedSoFar = total
-            deliver {
+            channel.deliver {
                 $0.connection(
                     self,
                     didSendBodyData: written,
@@ -292,7 +292,7 @@ extension LoaderConnection {
         }
         machine.bodyIs(.streaming)
         if cacheResponseHead(head, response: response, request: request, url: url) { return }
-        deliver { $0.connection(self, didReceive: response) }
+        channel.deliver { $0.connection(self, didReceive: response) }
     }
 
     /// Parts of a multipart/x-mixed-replace body: a response (the outer head with the part's
@@ -309,10 +309,10 @@ extension LoaderConnection {
                 partHead.fields.removeAll { $0.name.caseInsensitiveCompare("Content-Length") == .orderedSame }
                 partHead.fields += fields.map { (name: $0.key, value: $0.value) }
                 if let response = partHead.httpResponse(for: url) {
-                    deliver { $0.connection(self, didReceive: response) }
+                    channel.deliver { $0.connection(self, didReceive: response) }
                 }
             case .data(let data):
-                deliver { $0.connection(self, didReceive: data) }
+                channel.deliver { $0.connection(self, didReceive: data) }
             case .failed(let reason):
                 return fail(
                     LoaderError.make(
@@ -354,7 +354,7 @@ extension LoaderConnection {
     /// One whose body was cut at ``LoadStateMachine/HeldBody/limit`` fails after what was kept,
     /// rather than pass for whole.
     func deliverFinal(_ response: HTTPURLResponse, body: Data) {
-        deliver { delegate in
+        channel.deliver { delegate in
             delegate.connection(self, didReceive: response)
             if !body.isEmpty { delegate.connection(self, didReceive: body) }
         }

@@ -18,8 +18,6 @@ public final class LoaderConnection: @unchecked Sendable {
     /// The request of the current hop (after redirects and the delegate's changes).
     public var currentRequest: URLRequest { published.withLock { $0.currentRequest } }
 
-    /// The queue the caller chose for the delegate; nil when it chose none.
-    let delegateQueue: DispatchQueue?
     /// A serial queue per connection on the shared, width-limited pool, for a connection
     /// without a blocked caller (`executor` makes its own only if work outlives the caller).
     /// A queue made without a target is an "overcommit" queue, for which libdispatch starts a
@@ -55,7 +53,8 @@ public final class LoaderConnection: @unchecked Sendable {
 
     // Everything below belongs to the connection's serial work (`schedule`): `controlQueue`,
     // or the blocked caller's thread through `executor`.
-    var delegate: (any LoaderConnectionDelegate)?
+    /// The delegate and the queue it is called on, until the load ends.
+    var channel: DelegateChannel
     /// The lifecycle: the attempt in flight, the challenge waiting, the end.
     var machine = Machine()
     /// Whether the request's body stream was given to an attempt (it can be read only once).
@@ -90,9 +89,9 @@ public final class LoaderConnection: @unchecked Sendable {
         self.executor = executor
         originalRequest = request
         self.loader = loader
-        self.delegate = delegate
-        self.delegateQueue = delegateQueue
-        published = Locked(Published(currentRequest: request))
+        let published = Locked(Published(currentRequest: request))
+        self.published = published
+        channel = DelegateChannel(delegate: delegate, queue: delegateQueue) { published.withLock { $0.cancelled } }
         followsMainDocument = request.mainDocumentURL == nil || request.mainDocumentURL == request.url
         if startImmediately { start() }
     }
@@ -131,6 +130,31 @@ public final class LoaderConnection: @unchecked Sendable {
     }
 
     var isCancelled: Bool { published.withLock { $0.cancelled } }
+
+    func finish() {
+        channel.deliver { $0.connectionDidFinishLoading(self) }
+        end(.finished)
+    }
+
+    func fail(_ error: URLError) {
+        channel.deliver { $0.connection(self, didFailWithError: error) }
+        end(.failed)
+    }
+
+    /// The load is over: no more events are handled, and the delegate hears nothing more than
+    /// the messages already queued for it.
+    func end(_ ending: Machine.Ending) {
+        let running = machine.protocolStopped()
+        // A transfer still in flight is dropped, not cancelled: it ends by itself and its
+        // events are no longer heard.
+        guard machine.end(ending) else { return }
+        channel.close()
+        running?.stopLoading()
+        // A load that ends without offering its response to the cache stores nothing of it.
+        caching.dropWriting()
+        // The copy of a streamed body goes with the load, not with the last reference to it.
+        bodySpool = nil
+    }
 
     /// Runs `work` serially with the connection's other work: on the blocked caller's thread
     /// when there is one, else on the control queue.
