@@ -311,7 +311,8 @@ extension LoaderConnection {
     private func offer(_ entry: CachedEntry, response: URLResponse, data: Data) -> CacheOffer {
         let policy: URLCache.StoragePolicy = entry.storagePolicy == .allowed ? .allowed : .allowedInMemoryOnly
         let proposed = CachedURLResponse(response: response, data: data, userInfo: nil, storagePolicy: policy)
-        guard let accepted = channel.ask({ $0.connection(self, willCacheResponse: proposed) }, ifNoDelegate: proposed) else {
+        guard let accepted = channel.ask({ $0.connection(self, willCacheResponse: proposed) }, ifNoDelegate: proposed)
+        else {
             return .refused
         }
         if accepted === proposed { return .unchanged }

@@ -116,22 +116,14 @@ extension LoaderConnection {
         if let data = request.httpBody {
             transferRequest.body = .data(data)
         } else if let stream = request.httpBodyStream {
-            let length = Self.declaredLength(request)
-            if !bodyStreamSent {
-                bodyStreamSent = true
-                transferRequest.body = firstSending(of: stream, length: length)
-            } else if let again = sendingAgain(request, length: length) {
-                transferRequest.body = again
-            } else {
-                return fail(
-                    LoaderError.make(
-                        .requestBodyStreamExhausted,
-                        channel.bodyStreamSupplier != nil
-                            ? "The request body stream must be sent again and the delegate gave no new stream (needNewBodyStream returned nil)"
-                            : "The request body stream cannot be sent again: its copy could not be kept",
-                        url: url
-                    )
+            do {
+                transferRequest.body = try streamedBody.sending(
+                    stream,
+                    length: Self.declaredLength(request),
+                    newStream: newBodyStream(for: request)
                 )
+            } catch {
+                return fail(LoaderError.make(.requestBodyStreamExhausted, error.message, url: url))
             }
         }
         prepareTLS(&transferRequest, url: url)
@@ -162,26 +154,16 @@ extension LoaderConnection {
         )
     }
 
-    /// A streamed body's first sending: copied as it goes so that a retry can send it again,
-    /// unless the delegate supplies new streams itself (Apple's rule: implementing
-    /// `needNewBodyStream` opts out of spooling).
-    private func firstSending(of stream: InputStream, length: Int64?) -> TransferRequest.Body {
-        guard channel.bodyStreamSupplier == nil else { return .stream(stream, length: length) }
-        bodySpool = BodySpool(source: stream)
-        return bodySpool.map { .spooling($0, length: length) } ?? .stream(stream, length: length)
-    }
-
-    /// A streamed body sent again: the delegate's new stream, or the copy of the first; nil
-    /// when there is neither.
-    private func sendingAgain(_ request: URLRequest, length: Int64?) -> TransferRequest.Body? {
-        guard let supplier = channel.bodyStreamSupplier else {
-            return bodySpool?.replay().map { .spooled($0) }
+    /// How a body stream is had again from a delegate that supplies them (`needNewBodyStream`,
+    /// asked on its queue); nil for any other delegate, whose body is copied instead.
+    private func newBodyStream(for request: URLRequest) -> (() -> InputStream?)? {
+        guard let supplier = channel.bodyStreamSupplier else { return nil }
+        return {
+            self.channel.ask(
+                { _ in supplier.connection(self, needNewBodyStream: request).map(UncheckedStream.init) },
+                ifNoDelegate: nil
+            )?.stream
         }
-        let fresh = channel.ask(
-            { _ in supplier.connection(self, needNewBodyStream: request).map(UncheckedStream.init) },
-            ifNoDelegate: nil
-        )
-        return fresh.map { .stream($0.stream, length: length) }
     }
 
     static func declaredLength(_ request: URLRequest) -> Int64? {

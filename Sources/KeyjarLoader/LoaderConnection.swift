@@ -57,10 +57,8 @@ public final class LoaderConnection: @unchecked Sendable {
     var channel: DelegateChannel
     /// The lifecycle: the attempt in flight, the challenge waiting, the end.
     var machine = Machine()
-    /// Whether the request's body stream was given to an attempt (it can be read only once).
-    var bodyStreamSent = false
-    /// The copy of a streamed request body, for attempts after the first.
-    var bodySpool: BodySpool?
+    /// The request's body stream across attempts.
+    var streamedBody = StreamedRequestBody()
     /// Whether the load is a top-level navigation whose main-document URL follows redirects.
     var followsMainDocument: Bool
     var uploadedSoFar: Int64 = 0
@@ -152,8 +150,7 @@ public final class LoaderConnection: @unchecked Sendable {
         running?.stopLoading()
         // A load that ends without offering its response to the cache stores nothing of it.
         caching.dropWriting()
-        // The copy of a streamed body goes with the load, not with the last reference to it.
-        bodySpool = nil
+        streamedBody.drop()
     }
 
     /// Runs `work` serially with the connection's other work: on the blocked caller's thread

@@ -198,7 +198,7 @@ class SpoolWatchingDelegate: RecordingDelegate, @unchecked Sendable {
         redirectResponse: URLResponse?
     ) -> URLRequest? {
         // Called on the connection's own queue (no delegate queue): its state may be read here.
-        if redirectResponse != nil { spooledAtRedirects.withLock { $0.append(connection.bodySpool != nil) } }
+        if redirectResponse != nil { spooledAtRedirects.withLock { $0.append(connection.streamedBody.keepsCopy) } }
         return super.connection(connection, willSend: request, redirectResponse: redirectResponse)
     }
 }
