@@ -1,4 +1,6 @@
 import Foundation
+import Glibc
+import KeyjarConnection
 import KeyjarCore
 import KeyjarProtocol
 
@@ -60,5 +62,52 @@ func runCodingBenchmark() {
     measure("coding_decode_cookie_event") {
         if (try? MessageCoding.decode(ServerMessage.self, from: eventPayload)) != nil { sink &+= 1 }
     }
+    sink &+= measureReader(frame: Framing.frame(eventPayload))
     if sink == 42 { print("") }  // keeps the work observable
+}
+
+/// `coding_reader_cookie_event`: a listening process's reading of one pushed change, in one
+/// process and without a wake-up: batches of framed cookie events written to one end of a
+/// socketpair, received, cut and decoded by the client's `ServerMessageReader` at the other.
+/// Each sample is a batch's time over its events. The end-to-end fan-out (99 processes,
+/// `keyjar-bench client`) adds the wake-ups, the replica and the listeners; this line holds
+/// still enough to see a change of the reader's own path.
+private func measureReader(frame: [UInt8]) -> Int {
+    var descriptors: [Int32] = [0, 0]
+    guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &descriptors) == 0 else {
+        print("coding_reader_cookie_event: socketpair failed")
+        return 0
+    }
+    defer {
+        close(descriptors[0])
+        close(descriptors[1])
+    }
+    // 64 events fit a socket's buffer: written at once, then read back.
+    let perBatch = 64
+    let batch = Array([[UInt8]](repeating: frame, count: perBatch).joined())
+    var reader = ServerMessageReader(socket: UnixSocket(descriptor: descriptors[1]))
+    var decoded = 0
+    var samples: [UInt64] = []
+    for _ in 0..<2_000 {
+        let written = batch.withUnsafeBytes { send(descriptors[0], $0.baseAddress, $0.count, 0) }
+        guard written == batch.count else {
+            print("coding_reader_cookie_event: a batch was not written whole")
+            return decoded
+        }
+        let start = nanoseconds()
+        var left = perBatch
+        do {
+            while left > 0 {
+                while left > 0, try reader.nextBuffered() != nil { left -= 1 }
+                if left > 0 { _ = try reader.read(.indefinitely) }
+            }
+        } catch {
+            print("coding_reader_cookie_event: \(error)")
+            return decoded
+        }
+        samples.append((nanoseconds() - start) / UInt64(perBatch))
+        decoded += perBatch
+    }
+    report("coding_reader_cookie_event", samples: samples)
+    return decoded
 }

@@ -7,6 +7,12 @@ import KeyjarPlatform
 package struct UnixSocket: Sendable, Equatable {
     package let descriptor: CInt
 
+    /// A socket already connected: one that ``connect(path:)`` checked, or one end of a
+    /// socketpair (tests, the benchmark).
+    package init(descriptor: CInt) {
+        self.descriptor = descriptor
+    }
+
     /// Why a connect failed; `errno` tells "nobody listens" (ENOENT, ECONNREFUSED) from others.
     /// A `refusal` is a socket that something other than this user's keyjard may be serving.
     package struct ConnectError: Error, Sendable, CustomStringConvertible {
