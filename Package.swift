@@ -325,7 +325,8 @@ let package = Package(
         .executableTarget(
             name: "KeyjarBench",
             dependencies: [
-                "Keyjar", "KeyjarBrowserCookies", "KeyjarBrowserFixtures", "KeyjarCodec", "KeyjarConnection", "KeyjarCore",
+                "Keyjar", "KeyjarBrowserCookies", "KeyjarBrowserFixtures", "KeyjarCodec", "KeyjarConnection",
+                "KeyjarCore",
                 "KeyjarPlatform",
                 "KeyjarProtocol",
                 "KeyjarStore", "KeyjarLoader", "CMallocInfo", "CCurl", "KeyjarHTTPCache", "KeyjarResponseCache",
@@ -448,7 +449,8 @@ let package = Package(
         .testTarget(
             name: "KeyjarLoaderTests",
             dependencies: [
-                "KeyjarLoader", "Keyjar", "KeyjarAuth", "KeyjarCore", "KeyjarLocks", "KeyjarTestSupport",
+                "KeyjarLoader", "Keyjar", "KeyjarAuth", "KeyjarCore", "KeyjarDigest", "KeyjarLocks",
+                "KeyjarTestSupport",
                 "KeyjarDaemon", "KeyjarHTTPCache", "KeyjarResponseCache", "KeyjarTestPeer",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],

@@ -98,74 +98,38 @@ extension LoaderConnection {
         ProxyAddress(configured: loader.configuration.proxy, for: url)
     }
 
+    /// Answers `context` as ``AuthenticationState/answer(_:in:from:)`` decides.
     private func considerChallenge(_ context: HTTPChallengeContext) {
         guard let space = space(for: context) else { return deliverFinal(context.response, body: context.body) }
-        let previous = authentication.inUse[context.target]
-        if let previous, previous.space.host == space.host, previous.space.port == space.port {
-            // The credential just sent was refused, unless a Digest nonce merely went stale.
-            if context.selected.scheme == .digest, let digest = context.selected.digest,
-                var session = authentication.digestSessions[space], previous.scheme == .digest
-            {
-                let renewal = session.renew(with: digest)
-                authentication.keep(session, for: space)
-                if renewal == .stale {
-                    return use(previous.credential, source: previous.source, space: space, context: context)
-                }
-            }
-            authentication.refusedInUse(for: context.target)
-            if previous.source == .preemptive {
-                loader.memory.withLock { $0.forgetPreemptive(space: previous.space) }
-            }
-            // A stored token the server refused (RFC 6750 §3.1 invalid_token, or no reason):
-            // a refreshed one may do, once. insufficient_scope and invalid_request come with
-            // 403 and 400, never here; a 401 that says either is final all the same.
-            if previous.scheme == .bearer, context.selected.scheme == .bearer,
-                previous.source == .storage || previous.source == .preemptive,
-                BearerChallenge(context.selected.challenge)?.isFinal != true,
-                !authentication.hasRefreshedToken(in: space),
-                let record = refreshableToken(for: space, user: previous.credential.user)
-            {
-                return startTokenRefresh(record, rejected: previous.credential.password, space: space, context: context)
-            }
-        }
-        let failures = authentication.failureCount(in: space)
-
-        // 1. A user and password in the URL, once (a password is not a token).
-        if context.target == .server, context.selected.scheme != .bearer, let url = currentRequest.url,
-            let user = url.user(percentEncoded: false),
-            let password = url.password(percentEncoded: false), !authentication.hasTriedURLCredential(in: space)
-        {
-            authentication.triedURLCredential(in: space)
-            return use(
-                URLCredential(user: user, password: password, persistence: .none),
-                source: .url,
-                space: space,
-                context: context
+        let url = currentRequest.url
+        let sources = ChallengeAnswer.Sources(
+            urlCredential: url.flatMap { url in
+                guard let user = url.user(percentEncoded: false), let password = url.password(percentEncoded: false)
+                else { return nil }
+                return (user, password)
+            },
+            stored: { self.storedCredential(for: space) },
+            refreshableToken: { self.refreshableToken(for: space, user: $0) },
+            proposedStored: { self.proposedStoredCredential(for: space) },
+            forgetPreemptive: { forgotten in self.loader.memory.withLock { $0.forgetPreemptive(space: forgotten) } }
+        )
+        switch authentication.answer(context, in: space, from: sources) {
+        case .resend(let previous):
+            use(previous.credential, source: previous.source, space: space, context: context)
+        case .refreshToken(let record, let rejected):
+            startTokenRefresh(record, rejected: rejected, space: space, context: context)
+        case .use(let credential, let source):
+            use(credential, source: source, space: space, context: context)
+        case .askDelegate(let proposed, let failures):
+            present(
+                .http(context),
+                space: space.foundationSpace,
+                proposedCredential: proposed,
+                previousFailureCount: failures,
+                failureResponse: context.response,
+                error: nil
             )
         }
-        // 2. The credential the storage answers with unasked (Keyjar's matching rule), once.
-        if !authentication.hasTriedStoredCredential(in: space), let stored = storedCredential(for: space) {
-            authentication.triedStoredCredential(in: space)
-            return use(stored, source: .storage, space: space, context: context)
-        }
-        // 2b. No token offered (the stored one expired, as far as this process knows) but one
-        // Keyjar can refresh: keyjard refreshes it, or awaits another process's refresh, or
-        // answers it as it is when it is good after all; once.
-        if context.selected.scheme == .bearer, !authentication.hasRefreshedToken(in: space),
-            let record = refreshableToken(for: space, user: nil)
-        {
-            return startTokenRefresh(record, rejected: nil, space: space, context: context)
-        }
-        // 3. The delegate, proposed the credential that just failed, else the storage's best.
-        let proposed = authentication.lastFailed[space] ?? proposedStoredCredential(for: space)
-        present(
-            .http(context),
-            space: space.foundationSpace,
-            proposedCredential: proposed,
-            previousFailureCount: failures,
-            failureResponse: context.response,
-            error: nil
-        )
     }
 
     /// The storage's answer for a space, when this load may read the storage.
@@ -206,8 +170,7 @@ extension LoaderConnection {
             )
         case .performDefaultHandling:
             // Apple's default: the stored credential unless it already failed; else no credential.
-            if !authentication.hasTriedStoredCredential(in: space), let stored = storedCredential(for: space) {
-                authentication.triedStoredCredential(in: space)
+            if let stored = authentication.takeStoredCredential(in: space, from: { storedCredential(for: space) }) {
                 use(stored, source: .storage, space: space, context: context)
             } else {
                 deliverFinal(context.response, body: context.body)

@@ -283,10 +283,9 @@ extension LoaderConnection {
     /// Starts another attempt with the identity the storage holds for `space`, the first time
     /// it is asked for that space; false when there is none (or it was tried already).
     private func startAttemptWithStoredIdentity(_ space: ProtectionSpace, key: String) -> Bool {
-        guard !authentication.hasTriedStoredCredential(in: space), let stored = storedCredential(for: space) else {
+        guard let stored = authentication.takeStoredCredential(in: space, from: { storedCredential(for: space) }) else {
             return false
         }
-        authentication.triedStoredCredential(in: space)
         guard let identity = ClientIdentity(credential: stored) else { return false }
         tls.identities[key] = ClientIdentityInUse(
             space: space,
