@@ -202,7 +202,7 @@ extension LoaderConnection {
                     )
                 }
                 // The transfer's own (empty) end is not the load's: it ends here.
-                if let transfer = machine.abandonTransfer() { CurlEngine.shared.cancel(transfer) }
+                abandonTransfer()
                 serveRefreshed(
                     refreshed,
                     stored: hit.entry,
@@ -218,7 +218,7 @@ extension LoaderConnection {
             // A 304 to validators the cache added, and nothing stored it can apply to now (it
             // names none of the variants, or another process replaced or evicted the one it
             // names): the request is sent again as the caller made it.
-            if let transfer = machine.abandonTransfer() { CurlEngine.shared.cancel(transfer) }
+            abandonTransfer()
             setCurrentRequest(unconditional)
             startAttempt()
             return true

@@ -62,31 +62,6 @@ extension LoaderConnection {
         }
     }
 
-    private func followProtocolRedirect(to proposed: URLRequest, response: URLResponse) {
-        guard machine.redirected(maximum: loader.configuration.maximumRedirects) else {
-            fail(
-                LoaderError.make(
-                    .httpTooManyRedirects,
-                    "More than \(loader.configuration.maximumRedirects) redirects",
-                    url: currentRequest.url
-                )
-            )
-            return
-        }
-        guard
-            let next = channel.ask(
-                { $0.connection(self, willSend: proposed, redirectResponse: response) },
-                ifNoDelegate: proposed
-            )
-        else {
-            channel.deliver { $0.connection(self, didReceive: response) }
-            finish()
-            return
-        }
-        setCurrentRequest(next)
-        startAttempt()
-    }
-
     /// A protocol's challenge goes to the delegate as a connection's would; its sender is the
     /// protocol's own.
     private func presentProtocolChallenge(_ challenge: URLAuthenticationChallenge) {

@@ -38,7 +38,7 @@ extension LoaderConnection {
             return false
         }
         // The failed transfer's own end is not the load's: the stale entry ends it.
-        if let transfer = machine.abandonTransfer() { CurlEngine.shared.cancel(transfer) }
+        abandonTransfer()
         serveFromCache(hit.entry, body: hit.body, age: CacheFreshness(of: hit.entry.response, at: now).age, url: url)
         return true
     }

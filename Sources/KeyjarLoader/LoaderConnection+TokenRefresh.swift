@@ -245,7 +245,7 @@ extension LoaderConnection {
     /// Retries with the refreshed token, or fails the load with why there is none (an
     /// `invalid_grant` says to log in again).
     func tokenRefreshEnded(_ result: Result<String, TokenRefreshFailure>) {
-        guard !machine.isEnded, let pending = authentication.takePendingRefresh() else { return }
+        guard !hasEnded, let pending = authentication.takePendingRefresh() else { return }
         switch result {
         case .success(let token):
             use(

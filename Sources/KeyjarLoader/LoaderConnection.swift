@@ -129,6 +129,15 @@ public final class LoaderConnection: @unchecked Sendable {
 
     var isCancelled: Bool { published.withLock { $0.cancelled } }
 
+    /// Whether the load is over (finished, failed or cancelled): no more events are handled.
+    var hasEnded: Bool { machine.isEnded }
+
+    /// Drops the transfer in flight, whose own end is not the load's (a cached response or a
+    /// resent request takes over): libcurl stops it, and its events are no longer heard.
+    func abandonTransfer() {
+        if let transfer = machine.abandonTransfer() { CurlEngine.shared.cancel(transfer) }
+    }
+
     func finish() {
         channel.deliver { $0.connectionDidFinishLoading(self) }
         end(.finished)
