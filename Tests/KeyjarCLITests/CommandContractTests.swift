@@ -123,9 +123,10 @@ struct CommandContractTests {
         #expect(refused.status == 1 && refused.error.count < 600, "\(refused.error.count)")
 
         // Unreachable, status --json still prints its object.
-        let none = try await keyjar.run([
-            "status", "--json", "--no-start", "--socket", daemon.directory.path("none.sock"),
-        ])
+        let none = try await keyjar.run(
+            ["status", "--json", "--no-start", "--socket", daemon.directory.path("none.sock")],
+            environment: KeyjarCLI.unservedDatabase(in: daemon.directory)
+        )
         #expect(none.status == 3)
         let object = try #require(try JSONSerialization.jsonObject(with: Data(none.output.utf8)) as? [String: Any])
         #expect(object["reachable"] as? Bool == false)

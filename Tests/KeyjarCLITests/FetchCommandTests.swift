@@ -266,9 +266,10 @@ struct FetchCommandTests {
         let missing = try await keyjar.run(["fetch", "-d", "@/nonexistent/file", fixture.url("/echo")])
         #expect(missing.status == 1 && missing.error.contains("/nonexistent/file"))
 
-        let unreachable = try await keyjar.run([
-            "fetch", "--no-start", "--socket", fixture.daemon.directory.path("nobody.sock"), fixture.url("/echo"),
-        ])
+        let unreachable = try await keyjar.run(
+            ["fetch", "--no-start", "--socket", fixture.daemon.directory.path("nobody.sock"), fixture.url("/echo")],
+            environment: KeyjarCLI.unservedDatabase(in: fixture.daemon.directory)
+        )
         #expect(unreachable.status == 3)
     }
 

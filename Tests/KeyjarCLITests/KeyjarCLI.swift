@@ -21,6 +21,14 @@ struct KeyjarCLI {
         return environment
     }
 
+    /// A database no keyjard serves, in `directory`, for a command that must find no keyjard:
+    /// a client that finds none on its socket follows its database's pointer to the keyjard
+    /// serving that database (`DatabasePointer`), and the default database may be served at
+    /// that moment by a keyjard another test started.
+    static func unservedDatabase(in directory: TemporaryDirectory) -> [String: String] {
+        ["KEYJAR_DATABASE": directory.path("unserved.sqlite3")]
+    }
+
     struct Result {
         var status: Int32
         var output: String

@@ -33,6 +33,7 @@ struct ServiceCommandTests {
         var environment = ProcessInfo.processInfo.environment
         environment["KEYJAR_SOCKET"] = directory.path("nobody.sock")
         environment["KEYJAR_NO_AUTOSTART"] = "1"
+        environment.merge(KeyjarCLI.unservedDatabase(in: directory)) { _, new in new }
         for arguments in [["status"], ["cookie", "list"], ["credential", "list"], ["policy", "get"]] {
             let result = try await runCommand(KeyjarCLI.binary, arguments, environment: environment)
             #expect(result.status == 3, "\(arguments)")
