@@ -1,16 +1,9 @@
 import FoundationEssentials
-package import KeyjarCore
+import KeyjarCore
 import KeyjarLocks
 import KeyjarProtocol
 
 extension KeyjarClient {
-    /// What the replica holds.
-    package struct Replica: Sendable {
-        package var jar: CookieJar
-        package var credentials: [CredentialRecord] = []
-        var sequence: UInt64 = 0
-    }
-
     /// A change to announce (notification, change streams) once no lock is held, in order.
     enum Announcement: Sendable {
         case event(SequencedEvent, Audience)
@@ -30,10 +23,9 @@ extension KeyjarClient {
     }
 
     func apply(_ snapshot: StoreSnapshot) {
-        var jar = CookieJar(policy: snapshot.policy)
-        for cookie in snapshot.cookies { jar.restore(cookie, isNew: true) }
+        let replica = Replica(snapshot)
         state.withLock { state in
-            state.replica = Replica(jar: jar, credentials: snapshot.credentials, sequence: snapshot.sequence)
+            state.replica = replica
             if let audience = state.recipients.audience() { state.announcements.append(.resynchronised(audience)) }
         }
     }
@@ -41,50 +33,10 @@ extension KeyjarClient {
     func apply(_ event: SequencedEvent) {
         // An event the replica already has (replayed after a reconnect) is not announced twice.
         state.withLock { state in
-            guard event.sequence > state.replica.sequence else { return }
-            state.replica.sequence = event.sequence
-            switch event.event {
-            case .cookies(let changes):
-                for change in changes {
-                    switch change {
-                    case .added(let cookie), .replaced(_, let cookie): state.replica.jar.restore(cookie)
-                    case .removed(let cookie, _): state.replica.jar.remove(cookie.identity)
-                    }
-                }
-            case .policy(let policy):
-                state.replica.jar.policy = policy
-            case .credentials(let changes):
-                for change in changes { Self.apply(change, to: &state.replica.credentials) }
-            }
+            guard state.replica.apply(event) else { return }
             // Announced to whoever is there, a catching-up lookup's events included: a storage
             // posts every change its replica applies, as Foundation's post their own.
             if let audience = state.recipients.audience() { state.announcements.append(.event(event, audience)) }
-        }
-    }
-
-    private static func apply(_ change: CredentialChange, to records: inout [CredentialRecord]) {
-        let index = records.firstIndex { $0.space == change.space && $0.user == change.user }
-        switch change.kind {
-        case .added, .updated:
-            if let record = change.record {
-                if let index { records[index] = record } else { records.append(record) }
-            } else if index == nil {
-                records.append(
-                    CredentialRecord(
-                        space: change.space,
-                        user: change.user,
-                        persistence: .permanent,
-                        isDefault: false,
-                        created: Date().timeIntervalSince1970
-                    )
-                )
-            }
-        case .removed:
-            if let index { records.remove(at: index) }
-        case .defaultChanged:
-            for position in records.indices where records[position].space == change.space {
-                records[position].isDefault = records[position].user == change.user
-            }
         }
     }
 
