@@ -40,7 +40,7 @@ extension LoaderConnection {
         request.curlAuthentication = authentication.curlServerAuthentication
         request.curlProxyAuthentication = authentication.proxyCredential { proxyAddress(for: request.url) }
         request.proxy = loader.configuration.proxy
-        guard usesCredentialStorage, authentication.headers["Authorization"] == nil, !requestSetsAuthorization,
+        guard credentialStorage != nil, authentication.headers["Authorization"] == nil, !requestSetsAuthorization,
             authentication.curlServerAuthentication == nil,
             let known = loader.memory.withLock({ $0.preemptiveBasic(for: request.url) })
         else { return }
@@ -134,14 +134,14 @@ extension LoaderConnection {
 
     /// The storage's answer for a space, when this load may read the storage.
     func storedCredential(for space: ProtectionSpace) -> URLCredential? {
-        guard usesCredentialStorage, let storage = loader.configuration.credentialStorage else { return nil }
+        guard let storage = credentialStorage else { return nil }
         return storage.defaultCredential(for: space.foundationSpace)
     }
 
     /// What to propose to a delegate when nothing has failed yet: the storage's answer, or (with
     /// several users and no default) its most specific candidate.
     func proposedStoredCredential(for space: ProtectionSpace) -> URLCredential? {
-        guard usesCredentialStorage, let storage = loader.configuration.credentialStorage else { return nil }
+        guard let storage = credentialStorage else { return nil }
         if let shared = storage as? SharedCredentialStorage {
             return shared.proposedCredential(for: space.foundationSpace)
         }
@@ -299,9 +299,7 @@ extension LoaderConnection {
     /// Stores a delegate's credential that worked, by its persistence (`.none`: never; the
     /// storage makes a space's first credential its default); true when it was stored.
     func keepByPersistence(_ credential: URLCredential, for space: ProtectionSpace) -> Bool {
-        guard credential.persistence != .none, usesCredentialStorage,
-            let storage = loader.configuration.credentialStorage
-        else { return false }
+        guard credential.persistence != .none, let storage = credentialStorage else { return false }
         if let shared = storage as? SharedCredentialStorage {
             do {
                 try shared.store(credential, for: space.foundationSpace)

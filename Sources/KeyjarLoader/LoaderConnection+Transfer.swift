@@ -34,16 +34,8 @@ extension LoaderConnection {
         // A registered protocol answers from the cache itself: it is given what the cache
         // holds (`cachedResponse`) and decides.
         if protocolClass(for: request) == nil, consultCache(for: request) { return }
-        usesCredentialStorage = decideCredentialStorage()
+        decideCredentialStorage()
         startAttempt()
-    }
-
-    /// Apple's rule: a delegate that answers challenges itself (`willSendRequestFor`) is not
-    /// asked and the storage is used; any other is asked once, before the load.
-    func decideCredentialStorage() -> Bool {
-        guard loader.configuration.credentialStorage != nil else { return false }
-        if channel.answersChallenges { return true }
-        return channel.ask({ $0.connectionShouldUseCredentialStorage(self) }, ifNoDelegate: true)
     }
 
     func canonicalRequest(_ request: URLRequest) -> URLRequest {

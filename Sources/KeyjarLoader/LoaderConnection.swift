@@ -68,8 +68,9 @@ public final class LoaderConnection: @unchecked Sendable {
     /// Bytes dropped of the last held body (a redirect's or a challenge's, past its limit).
     var heldBodyDropped = 0
     var tls = TLSState()
-    /// Whether this load reads and writes the credential storage (decided once, in `begin`).
-    var usesCredentialStorage = false
+    /// The credential storage this load reads and writes; nil when it uses none. Decided once,
+    /// before the first attempt (``decideCredentialStorage()``), and only read after.
+    private(set) var credentialStorage: (any URLCredentialStorage & Sendable)?
 
     typealias Machine = LoadStateMachine<CurlTransfer, LoaderProtocol, PendingChallenge>
 
@@ -124,6 +125,17 @@ public final class LoaderConnection: @unchecked Sendable {
             self.stopProtocol()
             self.cancelPendingChallenge()
             self.end(.cancelled)
+        }
+    }
+
+    /// Apple's rule: a delegate that answers challenges itself (`willSendRequestFor`) is not
+    /// asked and the storage is used; any other is asked once, before the load.
+    func decideCredentialStorage() {
+        guard let storage = loader.configuration.credentialStorage else { return }
+        if channel.answersChallenges
+            || channel.ask({ $0.connectionShouldUseCredentialStorage(self) }, ifNoDelegate: true)
+        {
+            credentialStorage = storage
         }
     }
 
