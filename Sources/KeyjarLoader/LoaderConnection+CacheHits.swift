@@ -5,28 +5,57 @@ import KeyjarLocks
 import KeyjarResponseCache
 
 // Cache hits: a stored response delivered as a load would deliver it (through the delegate
-// contract), and the head it is delivered with.
+// contract) — whole, its fields alone, or a slice — and the head it is delivered with.
 extension LoaderConnection {
-    /// A hit: the stored response (its Age current), its body in pieces, the end, as a load
-    /// would deliver them. Its Set-Cookie lines are not stored again; the fields a qualified
-    /// no-cache names are left out (reused without validation).
-    func serveFromCache(_ entry: CachedEntry, body: CachedBody, age: TimeInterval, url: URL) {
-        var reused = entry
-        reused.response.headers = HTTPCacheRules.fieldsToReuse(entry.response.headers)
-        guard deliverCached(reused, age: age, url: url) != nil else {
-            closeBody(body)
+    /// A stored response answering the load, as a load would deliver it: its head (Age
+    /// current), its content in pieces, the end. Its Set-Cookie lines are not stored again.
+    func serve(_ answer: CachedAnswer, url: URL) {
+        guard deliverCached(answer.entry, age: answer.age, url: url) != nil else {
+            answer.body.close()
             return
         }
-        switch body {
-        case .data(let data):
+        switch (answer.content, answer.body) {
+        case (.none, _):
+            answer.body.close()
+        case (.whole, .data(let data)):
             if !data.isEmpty { channel.deliver { $0.connection(self, didReceive: data) } }
-        case .file(let handle, _):
+        case (.whole, .file(let handle, _)):
             defer { try? handle.close() }
             while let chunk = try? handle.read(upToCount: Self.cacheReadChunk), !chunk.isEmpty {
                 channel.deliver { $0.connection(self, didReceive: chunk) }
             }
+        case (.slice(let range), let body):
+            guard deliverSlice(range, of: body, url: url) else { return }
         }
         finish()
+    }
+
+    /// The bytes `range` of a stored body, in pieces; false, the load failed, when the body
+    /// cannot give them.
+    func deliverSlice(_ range: ClosedRange<Int>, of body: CachedBody, url: URL) -> Bool {
+        switch body {
+        case .data(let data):
+            let start = data.startIndex + range.lowerBound
+            channel.deliver { $0.connection(self, didReceive: data[start..<(start + range.count)]) }
+        case .file(let handle, _):
+            defer { try? handle.close() }
+            do {
+                try handle.seek(toOffset: UInt64(range.lowerBound))
+                var left = range.count
+                while left > 0, let chunk = try handle.read(upToCount: min(left, Self.cacheReadChunk)),
+                    !chunk.isEmpty
+                {
+                    left -= chunk.count
+                    channel.deliver { $0.connection(self, didReceive: chunk) }
+                }
+                // The file is shorter than the index says: the 206 promised bytes it cannot give.
+                guard left == 0 else { throw CocoaError(.fileReadCorruptFile) }
+            } catch {
+                fail(LoaderError.make(.cannotParseResponse, "The cached response's body cannot be read", url: url))
+                return false
+            }
+        }
+        return true
     }
 
     static let cacheReadChunk = 256 << 10

@@ -6,20 +6,11 @@ import KeyjarHTTPCache
 import KeyjarLocks
 import KeyjarResponseCache
 
-// Caching: the request's cache policy against the loader's response cache (RFC 9111 by
-// KeyjarHTTPCache), hits served through the delegate contract, validation, storing what the
-// delegate lets through `willCacheResponse`, and invalidation by unsafe requests.
+// Caching, carried out: what the cache's part of the load (LoadCaching, CacheConsultation)
+// decides before a request goes out, a validation's 304, a HEAD freshening the stored GET
+// (RFC 9111 §4.3.5), storing what the delegate lets through `willCacheResponse`, and
+// invalidation by unsafe requests.
 extension LoaderConnection {
-    static func policy(_ policy: URLRequest.CachePolicy) -> RequestCachePolicy {
-        switch policy {
-        case .returnCacheDataElseLoad: return .returnCacheDataElseLoad
-        case .returnCacheDataDontLoad: return .returnCacheDataDontLoad
-        case .reloadIgnoringLocalCacheData, .reloadIgnoringLocalAndRemoteCacheData, .reloadRevalidatingCacheData:
-            return .reloadIgnoringCache
-        default: return .useProtocol
-        }
-    }
-
     /// The request's header fields as they will be sent (the loader's additional ones
     /// included), for Vary and the request's own Cache-Control.
     func cacheRequestHeaders(_ request: URLRequest) -> HTTPHeaderFields {
@@ -34,114 +25,34 @@ extension LoaderConnection {
         return fields
     }
 
-    /// Before the first attempt: answers from the cache, fails, adds validators, or lets the
-    /// load go on. True when the load is over (served or failed).
+    /// Before a hop's first attempt: answers from the cache, fails, adds validators, or lets
+    /// the load go on, as the cache's part decides. True when the load is over (served or failed).
     func consultCache(for request: URLRequest) -> Bool {
-        let policy = Self.policy(request.cachePolicy)
-        let method = request.httpMethod ?? "GET"
-        guard let cache = loader.configuration.responseCache, let url = request.url else {
-            guard policy == .returnCacheDataDontLoad else { return false }
-            fail(
-                LoaderError.make(
-                    .resourceUnavailable,
-                    "No cache is configured and the request may not load",
-                    url: request.url
-                )
-            )
-            return true
-        }
         if beginBackgroundRevalidation(request) { return false }
-        caching.beginHop()
-        let requestHeaders = cacheRequestHeaders(request)
-        var found =
-            HTTPCacheRules.isAnsweredFromStore(method) ? cache.lookup(url, requestHeaders: requestHeaders) : nil
-        if let hit = found, Self.callerUndoesCodings(requestHeaders),
-            hit.entry.response.headers.contains("Content-Encoding")
-        {
-            // Stored as the loader decoded it; this caller wants the bytes as coded.
-            closeBody(hit.body)
-            found = nil
-        }
-        let decision = HTTPCacheRules.decision(
-            policy: policy,
-            method: method,
-            requestHeaders: requestHeaders,
-            stored: found?.entry.response,
+        switch caching.consult(
+            request,
+            requestHeaders: cacheRequestHeaders(request),
+            in: loader.configuration.responseCache,
             now: Date()
-        )
-        if found == nil,
-            servePiece(of: url, request: request, policy: policy, requestHeaders: requestHeaders, in: cache)
-        {
-            return true
-        }
-        switch decision {
-        case .serve(let age):
-            guard let found else { return false }
-            return serveStored(found.entry, body: found.body, age: age, request: request, url: url)
-        case .serveStale(let age, let revalidation):
-            guard let found else { return false }
-            // A range the stored body cannot answer goes to the server as any load does.
-            guard serveStored(found.entry, body: found.body, age: age, request: request, url: url) else { return false }
-            BackgroundRevalidation.start(
-                of: found.entry,
-                request: Self.revalidation(of: request),
-                conditional: revalidation,
-                loader: loader
-            )
-            return true
-        case .fail:
-            closeBody(found?.body)
-            fail(
-                LoaderError.make(
-                    .resourceUnavailable,
-                    "The response is not in the cache and the request may not load",
-                    url: url
+        ) {
+        case .load(let sending):
+            if let sending { setCurrentRequest(sending) }
+            return false
+        case .answer(let answer, let url, let revalidation):
+            serve(answer, url: url)
+            if let revalidation {
+                BackgroundRevalidation.start(
+                    of: revalidation.entry,
+                    request: Self.revalidation(of: request),
+                    conditional: revalidation.conditional,
+                    loader: loader
                 )
-            )
+            }
             return true
-        case .validate(let conditional):
-            closeBody(found?.body)
-            guard let found else { return false }
-            var validating = request
-            for field in conditional where request.value(forHTTPHeaderField: field.name) == nil {
-                validating.setValue(field.value, forHTTPHeaderField: field.name)
-            }
-            caching.validate(found.entry, unconditional: request)
-            setCurrentRequest(validating)
-            return false
-        case .load:
-            closeBody(found?.body)
-            // A stale entry may answer if the reload fails (stale-if-error); a HEAD's never does, its
-            // body would go with it.
-            if policy == .useProtocol, method != "HEAD", let found { caching.reload(found.entry) }
-            if found == nil, HTTPCacheRules.isCacheableMethod(method), !Self.callerUndoesCodings(requestHeaders) {
-                validateVariants(of: url, request: request, policy: policy, requestHeaders: requestHeaders, in: cache)
-            }
-            return false
+        case .fail(let message):
+            fail(LoaderError.make(.resourceUnavailable, message, url: request.url))
+            return true
         }
-    }
-
-    /// A request no stored variant of its URL answers: when the variants have entity tags, it
-    /// goes with `If-None-Match` listing them, so that a 304 can select one (§4.3.1).
-    private func validateVariants(
-        of url: URL,
-        request: URLRequest,
-        policy: RequestCachePolicy,
-        requestHeaders: HTTPHeaderFields,
-        in cache: ResponseCache
-    ) {
-        let variants = cache.variants(of: url)
-        guard !variants.isEmpty,
-            let conditional = HTTPCacheRules.variantValidation(
-                policy: policy,
-                requestHeaders: requestHeaders,
-                variants: variants.map(\.response)
-            )
-        else { return }
-        var validating = request
-        for field in conditional { validating.setValue(field.value, forHTTPHeaderField: field.name) }
-        caching.validateVariants(variants, unconditional: request)
-        setCurrentRequest(validating)
     }
 
     /// The request that revalidates an entry served stale in the background: a GET of the
@@ -152,17 +63,6 @@ extension LoaderConnection {
         whole.httpBody = nil
         for field in ["Range", "If-Range"] { whole.setValue(nil, forHTTPHeaderField: field) }
         return whole
-    }
-
-    /// Whether the request (or the loader's additional fields) sets Accept-Encoding: the loader
-    /// then leaves content codings to the caller (CurlTransfer), and a stored body, which the
-    /// loader decoded, is not what it asked for; nor is a coded body it gets one to store.
-    static func callerUndoesCodings(_ requestHeaders: HTTPHeaderFields) -> Bool {
-        requestHeaders.contains("Accept-Encoding")
-    }
-
-    func closeBody(_ body: CachedBody?) {
-        if case .file(let handle, _)? = body { try? handle.close() }
     }
 
     /// A final response's head: a 304 for a validation answers from the stored entry (as a
@@ -223,7 +123,9 @@ extension LoaderConnection {
             startAttempt()
             return true
         }
-        if Self.callerUndoesCodings(cacheRequestHeaders(request)), fields.contains("Content-Encoding") { return false }
+        if LoadCaching.callerUndoesCodings(cacheRequestHeaders(request)), fields.contains("Content-Encoding") {
+            return false
+        }
         guard
             HTTPCacheRules.storability(
                 method: method,
@@ -246,6 +148,30 @@ extension LoaderConnection {
         )
         caching.startWriting(.init(entry: entry, writer: cache.makeWriter(for: entry), response: response))
         return false
+    }
+
+    /// A HEAD's response: it freshens the stored GET response of its URL when their validators
+    /// match, and makes it go when they do not (§4.3.5). Never stored itself: a HEAD response
+    /// has no content, and a GET would be answered with it.
+    func freshenStoredGET(with head: ResponseHead, in cache: ResponseCache, request: URLRequest, url: URL) {
+        guard head.statusCode == 200,
+            let stored = cache.lookup(url, requestHeaders: cacheRequestHeaders(request))
+        else { return }
+        stored.body.close()
+        switch HTTPCacheRules.freshening(
+            stored.entry.response,
+            byHeadStatus: head.statusCode,
+            headers: HTTPHeaderFields(head.fields.map { ($0.name, $0.value) }),
+            requestHeaders: cacheRequestHeaders(request),
+            requestTime: caching.requestTime,
+            responseTime: Date()
+        ) {
+        case .none: break
+        // That variant only, and only while it is still the one that was read: another
+        // process may have stored a new response (its own body) for it meanwhile.
+        case .update(let response): cache.update(stored.entry, response: response)
+        case .invalidate: cache.remove(variantOf: stored.entry)
+        }
     }
 
     /// A validation's 304: the stored response, its fields and times refreshed, is served as a

@@ -12,14 +12,14 @@ extension LoaderConnection {
         // Keyed by URL alone, so only a GET's entry answers (as for the loader's own loads).
         guard let cache = loader.configuration.responseCache, let url = request.url,
             HTTPCacheRules.isCacheableMethod(request.httpMethod ?? "GET"),
-            Self.policy(request.cachePolicy) != .reloadIgnoringCache,
+            LoadCaching.policy(request.cachePolicy) != .reloadIgnoringCache,
             let hit = cache.lookup(url, requestHeaders: cacheRequestHeaders(request))
         else { return nil }
         // Reused without validation (the protocol decides): without a qualified no-cache's fields.
         var reused = hit.entry
         reused.response.headers = HTTPCacheRules.fieldsToReuse(hit.entry.response.headers)
         guard let response = Self.head(of: reused).httpResponse(for: url) else {
-            closeBody(hit.body)
+            hit.body.close()
             return nil
         }
         guard let data = try? hit.body.load() else { return nil }

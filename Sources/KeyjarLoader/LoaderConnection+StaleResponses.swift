@@ -34,12 +34,12 @@ extension LoaderConnection {
                 now: now
             )
         else {
-            if case .file(let handle, _) = hit.body { try? handle.close() }
+            hit.body.close()
             return false
         }
         // The failed transfer's own end is not the load's: the stale entry ends it.
         abandonTransfer()
-        serveFromCache(hit.entry, body: hit.body, age: CacheFreshness(of: hit.entry.response, at: now).age, url: url)
+        serve(.whole(hit, age: CacheFreshness(of: hit.entry.response, at: now).age), url: url)
         return true
     }
 

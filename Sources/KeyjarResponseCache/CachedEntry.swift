@@ -122,4 +122,8 @@ public enum CachedBody: Sendable {
         case .file(_, let size): return size
         }
     }
+    /// Lets go of a body nobody reads (a file is closed).
+    public func close() {
+        if case .file(let handle, _) = self { try? handle.close() }
+    }
 }

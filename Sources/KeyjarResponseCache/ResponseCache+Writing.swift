@@ -133,7 +133,7 @@ extension ResponseCache {
             combined.response.headers = headers
             segments = found
         case .partial, .mismatch:
-            Self.closeBody(old.body)
+            old.body.close()
             return commit(entry, memoryBody: memoryBody, diskFile: diskFile)
         }
         let newBody: CachedBody? =
@@ -142,13 +142,13 @@ extension ResponseCache {
                 .file($0, size: entry.bodySize)
             }
         guard let newBody else {
-            Self.closeBody(old.body)
+            old.body.close()
             return commit(entry, memoryBody: memoryBody, diskFile: diskFile)
         }
         let bodies = [old.body, newBody]
         let writer = makeWriter(for: combined, combiningPieces: false)
         let copied = segments.allSatisfy { Self.copy($0, from: bodies[$0.piece], to: writer) }
-        bodies.forEach(Self.closeBody)
+        for body in bodies { body.close() }
         if copied {
             diskFile?.discard()
             writer.finish()
@@ -184,10 +184,6 @@ extension ResponseCache {
                 return false
             }
         }
-    }
-
-    private static func closeBody(_ body: CachedBody) {
-        if case .file(let handle, _) = body { try? handle.close() }
     }
 
     private func evictMemory(_ state: inout State) {
