@@ -8,11 +8,14 @@ struct KeyjarCLI {
 
     let daemon: DaemonProcess
 
-    /// The test's environment with keyjard's socket, and auto-start off so that a mistake
-    /// cannot start a keyjard behind the test's back.
+    /// The test's environment with keyjard's socket and database, and auto-start off so that a
+    /// mistake cannot start a keyjard behind the test's back. The database too: a client that
+    /// finds no keyjard on its socket follows its database's pointer, and the suite's default
+    /// database is not this test's.
     var environment: [String: String] {
         var environment = ProcessInfo.processInfo.environment
         environment["KEYJAR_SOCKET"] = daemon.socketPath
+        environment["KEYJAR_DATABASE"] = daemon.databasePath
         environment["KEYJAR_NO_AUTOSTART"] = "1"
         // How long a command waits for keyjard: a guard against a hang, never a limit a busy
         // machine can reach (git's helper would give up after 5 s, another command after 30).

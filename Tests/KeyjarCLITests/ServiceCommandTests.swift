@@ -55,6 +55,10 @@ struct ServiceCommandTests {
         var daemon = try await DaemonProcess()
         var environment = ProcessInfo.processInfo.environment
         environment["KEYJAR_SOCKET"] = daemon.socketPath
+        // The daemon's database: a keyjard the command starts must meet the serving lock of
+        // the one starting, and must not serve the suite's default database, whose pointer
+        // other tests' clients would follow.
+        environment["KEYJAR_DATABASE"] = daemon.databasePath
         environment["KEYJAR_KEYJARD"] = DaemonProcess.binary
         environment.removeValue(forKey: "KEYJAR_NO_AUTOSTART")
         // Guards against a hang, not limits a busy machine may reach: the race is the test.
