@@ -39,7 +39,7 @@ extension StoreService {
         firstLine: Int?,
         origin: NIOLoopBound<ServedClient>
     ) -> EventLoopFuture<Response> {
-        switch ImportSession.Step(firstLine: firstLine, hasOpenImport: state.importSessions[origin.value.id] != nil) {
+        switch state.imports.step(firstLine: firstLine, on: origin.value.id) {
         case .whole: return importWhole(text, format: format, firstLine: firstLine, origin: origin)
         case .batch: return importBatch(text, format: format, firstLine: firstLine, origin: origin)
         }
@@ -47,13 +47,14 @@ extension StoreService {
 
     /// Opens a planned import on the connection (``Request/beginImport``), dropping one left open.
     func beginImport(origin: NIOLoopBound<ServedClient>) -> EventLoopFuture<Response> {
-        let id = origin.value.id
-        guard state.importSessions[id] != nil || state.importSessions.count < ImportSession.maximumOpen else {
-            return eventLoop.makeFailedFuture(
-                WireError(code: WireError.overloaded, message: "too many cookie imports are under way")
-            )
+        let state = self.state
+        do {
+            try state.imports.begin(on: origin.value.id, generation: state.jarGeneration) {
+                CookieImportPlan(jar: state.jar)
+            }
+        } catch {
+            return eventLoop.makeFailedFuture(error.wireError)
         }
-        state.importSessions[id] = .open(plan: CookieImportPlan(jar: state.jar), generation: state.jarGeneration)
         return eventLoop.makeSucceededFuture(
             .importReport(imported: 0, expired: 0, problems: [], sequence: nil, added: 0, replaced: 0, evicted: 0)
         )
@@ -68,14 +69,15 @@ extension StoreService {
         origin: NIOLoopBound<ServedClient>
     ) -> EventLoopFuture<Response> {
         let id = origin.value.id
-        guard case .open(let plan, let generation) = state.importSessions[id] else {
-            return eventLoop.makeFailedFuture(
-                WireError(code: WireError.invalidArgument, message: "the import's previous batch is still being read")
-            )
+        let plan: CookieImportPlan
+        let generation: UInt64
+        do {
+            (plan, generation) = try state.imports.takeForBatch(on: id)
+        } catch {
+            return eventLoop.makeFailedFuture(error.wireError)
         }
         // The plan travels with the work, its only owner, so that its trial jar is changed in
         // place rather than copied on write.
-        state.importSessions[id] = .trying(generation: generation)
         let carried = PlanCarrier(consume plan)
         let service = NIOLoopBound(self, eventLoop: eventLoop)
         return threadPool.runIfActive(eventLoop: eventLoop) { () -> (CookieImportPlan, CookieImportReport) in
@@ -85,9 +87,7 @@ extension StoreService {
             return (plan, report)
         }.map { (plan: CookieImportPlan, report: CookieImportReport) -> Response in
             // A connection that closed meanwhile has no import any more.
-            if case .trying? = service.value.state.importSessions[id] {
-                service.value.state.importSessions[id] = .open(plan: plan, generation: generation)
-            }
+            service.value.state.imports.batchTried(on: id, plan: plan, generation: generation)
             return .importReport(
                 imported: report.imported,
                 expired: report.expired,
@@ -98,7 +98,7 @@ extension StoreService {
                 evicted: 0
             )
         }.flatMapErrorThrowing { error in
-            service.value.state.importSessions[id] = nil
+            service.value.state.imports.end(on: id)
             throw error
         }
     }
@@ -119,18 +119,11 @@ extension StoreService {
     /// Applies a planned import's net change in chunks, as ``importWhole(_:format:firstLine:origin:)``
     /// applies a trial's; the reply gives what the whole file came to.
     func finishImport(origin: NIOLoopBound<ServedClient>) -> EventLoopFuture<Response> {
-        let id = origin.value.id
-        switch state.importSessions.removeValue(forKey: id) {
-        case .open(let plan, let generation)?:
-            return finish(plan, generation: generation, origin: origin)
-        case .trying?:
-            return eventLoop.makeFailedFuture(
-                WireError(code: WireError.invalidArgument, message: "the import's last batch is still being read")
-            )
-        case nil:
-            return eventLoop.makeFailedFuture(
-                WireError(code: WireError.invalidArgument, message: "no import was begun on this connection")
-            )
+        do {
+            let ended = try state.imports.finish(on: origin.value.id)
+            return finish(ended.plan, generation: ended.generation, origin: origin)
+        } catch {
+            return eventLoop.makeFailedFuture(error.wireError)
         }
     }
 

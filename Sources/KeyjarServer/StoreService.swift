@@ -21,8 +21,8 @@ final class StoreService: Sendable {
         var jar: CookieJar
         var clients: [UInt64: ServedClient] = [:]
         var fanout = EventFanout<ServedClient>()
-        /// Imports arriving in batches, by connection (``ImportSession``).
-        var importSessions: [UInt64: ImportSession] = [:]
+        /// Imports arriving in batches, by connection (``ImportSessions``).
+        var imports = ImportSessions()
         var lifecycle = ServiceLifecycle.serving
         /// Counts the commits (and reloads) of the jar: a plan made on a copy of it holds while
         /// this has not moved.
@@ -121,7 +121,7 @@ final class StoreService: Sendable {
         state.clients[client.id] = nil
         state.fanout.unsubscribe(id: client.id)
         // An import whose end never came is dropped: none of it was committed.
-        state.importSessions[client.id] = nil
+        state.imports.end(on: client.id)
         credentials.clientLeft(client.id)
     }
 
@@ -239,7 +239,7 @@ final class StoreService: Sendable {
         for client in state.clients.values { client.close() }
         state.clients.removeAll()
         state.fanout.removeAll()
-        state.importSessions.removeAll()
+        state.imports.endAll()
     }
 
     /// The service's status, with the secret store's health (and, when it could be compared,
