@@ -6,31 +6,6 @@ import KeyjarCore
 import KeyjarLocks
 import Synchronization
 
-/// What a load knows about TLS identities across its attempts.
-struct TLSState {
-    /// Certificates the delegate accepted for this load only (`.none`), by host: fingerprint →
-    /// key pin.
-    var acceptedCertificates: [String: [String: String]] = [:]
-    /// Stored trust decisions already applied, by "host fingerprint": not applied twice.
-    var triedStoredTrust: Set<String> = []
-    /// The identity sent to each host, and where it came from.
-    var identities: [String: ClientIdentityInUse] = [:]
-    /// By host: whether the delegate checks every server's certificate (its
-    /// `canAuthenticateAgainst` for a server-trust space), asked once.
-    var delegateEvaluates: [String: Bool] = [:]
-    /// Hosts whose certificate this load settled (the delegate or default handling trusted
-    /// it): not put to the delegate again.
-    var settledServers: Set<String> = []
-}
-
-/// A client identity being sent to a host.
-struct ClientIdentityInUse: Sendable {
-    var space: ProtectionSpace
-    var identity: ClientIdentity
-    var credential: URLCredential
-    var source: AuthenticationState.Source
-}
-
 extension LoaderConnection {
     /// libcurl's codes for a certificate that failed verification (or a pinned key that did
     /// not match): a server-trust challenge.
@@ -60,10 +35,7 @@ extension LoaderConnection {
             memory.trustedCertificates.isEmpty && memory.clientIdentities.isEmpty
                 ? nil : (memory.trustedCertificates[key], memory.clientIdentities[key])
         }
-        var pins = Set(tls.acceptedCertificates[key, default: [:]].values)
-        if let trusted = remembered?.0 { pins.formUnion(trusted.values) }
-        if tls.identities[key] == nil, let known = remembered?.1 { tls.identities[key] = known }
-        return (pins.sorted(), tls.identities[key]?.identity)
+        return tls.settings(for: key, trusted: remembered?.0, remembered: remembered?.1)
     }
 
     // MARK: Server trust on every TLS connection
@@ -76,8 +48,7 @@ extension LoaderConnection {
             let legacy = channel.legacyAuthentication
         else { return false }
         let key = Self.hostKey(url)
-        guard !tls.settledServers.contains(key) else { return false }
-        if let known = tls.delegateEvaluates[key] { return known }
+        if let known = tls.putsCertificateToDelegate(key) { return known }
         let port = url.port ?? 443
         let answer = channel.ask(
             { _ in
@@ -94,7 +65,7 @@ extension LoaderConnection {
             },
             ifNoDelegate: false
         )
-        tls.delegateEvaluates[key] = answer
+        tls.delegate(evaluates: answer, for: key)
         return answer
     }
 
@@ -168,9 +139,7 @@ extension LoaderConnection {
         let key = Self.hostKey(url)
         // A decision kept in the storage (this process's or keyjard's) answers unasked, once,
         // unless the delegate checks every certificate itself (its default handling uses it).
-        if tls.delegateEvaluates[key] != true, tls.triedStoredTrust.insert(key + " " + leaf.sha256Fingerprint).inserted,
-            adoptStoredTrust(trust, key: key)
-        {
+        if tls.mayApplyStoredTrust(for: key, fingerprint: leaf.sha256Fingerprint), adoptStoredTrust(trust, key: key) {
             return startAttempt()
         }
         let error = LoaderError.make(
@@ -221,8 +190,7 @@ extension LoaderConnection {
             // saw. Kept beyond it only when it overrides a failed verification: a kept pin
             // replaces the CA checks for that host, and a certificate that passed them needs no
             // decision (kept, it would refuse the server's next key).
-            tls.acceptedCertificates[key, default: [:]][leaf.sha256Fingerprint] = leaf.publicKeyPin
-            tls.settledServers.insert(key)
+            tls.accept(fingerprint: leaf.sha256Fingerprint, pin: leaf.publicKeyPin, for: key)
             if error != nil, credential.persistence != .none {
                 loader.memory.withLock {
                     $0.trustedCertificates[key, default: [:]][leaf.sha256Fingerprint] = leaf.publicKeyPin
@@ -247,11 +215,11 @@ extension LoaderConnection {
         case .continueWithoutCredential, .performDefaultHandling, .rejectProtectionSpace:
             // Default evaluation: verification, or a decision kept earlier.
             guard let error else {
-                tls.settledServers.insert(key)
+                tls.settle(key)
                 return startAttempt()
             }
             guard adoptStoredTrust(trust, key: key) else { return fail(error) }
-            tls.settledServers.insert(key)
+            tls.settle(key)
             startAttempt()
         }
     }
@@ -260,11 +228,9 @@ extension LoaderConnection {
 
     private func considerClientCertificate(_ space: ProtectionSpace, url: URL, reason: String) {
         let key = Self.hostKey(url)
-        let sent = tls.identities[key]
+        let sent = tls.identityRefused(by: key)
         if let sent {
-            // The identity just sent was refused.
             authentication.refused(sent.credential, in: space)
-            tls.identities[key] = nil
             loader.memory.withLock { _ = $0.clientIdentities.removeValue(forKey: key) }
         }
         // The storage's identity for this server answers unasked, once.
@@ -287,12 +253,7 @@ extension LoaderConnection {
             return false
         }
         guard let identity = ClientIdentity(credential: stored) else { return false }
-        tls.identities[key] = ClientIdentityInUse(
-            space: space,
-            identity: identity,
-            credential: stored,
-            source: .storage
-        )
+        tls.send(ClientIdentityInUse(space: space, identity: identity, credential: stored, source: .storage), to: key)
         startAttempt()
         return true
     }
@@ -327,11 +288,9 @@ extension LoaderConnection {
                     )
                 )
             }
-            tls.identities[key] = ClientIdentityInUse(
-                space: space,
-                identity: identity,
-                credential: credential,
-                source: .delegate
+            tls.send(
+                ClientIdentityInUse(space: space, identity: identity, credential: credential, source: .delegate),
+                to: key
             )
             startAttempt()
         case .performDefaultHandling:
@@ -355,7 +314,7 @@ extension LoaderConnection {
     /// The load got through: identities that worked are kept by their persistence, and (when
     /// stored) sent at once to the same host by this loader's later loads.
     func clientIdentitiesSucceeded() {
-        for (key, inUse) in tls.identities {
+        for (key, inUse) in tls.identitiesSent {
             let stored =
                 inUse.source == .storage
                 || (inUse.source == .delegate && keepByPersistence(inUse.credential, for: inUse.space))
