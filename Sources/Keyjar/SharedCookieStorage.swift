@@ -103,10 +103,10 @@ public final class SharedCookieStorage: Sendable {
         SharedCookieStorage(memory: CookieJar(policy: policy))
     }
 
-    /// Runs `body` on the jar: the replica of a shared store, or the in-memory one.
+    /// Runs a lookup on the jar: the replica of a shared store, or the in-memory one.
     private func withJar<T>(_ body: (inout CookieJar) -> T) -> T {
         switch backend {
-        case .shared(let client): return client.withReplica { body(&$0.jar) }
+        case .shared(let client): return client.withReplica { $0.lookUp(body) }
         case .memory(let jar): return jar.withLock { body(&$0) }
         }
     }

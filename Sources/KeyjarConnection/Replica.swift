@@ -9,8 +9,8 @@ extension KeyjarClient {
     /// rule for what an event does to a copy is written here once; `ReplicaTests` drives it
     /// without a socket.
     package struct Replica: Sendable {
-        /// Lookups go through the jar itself (a lookup may touch a cookie's last access).
-        package var jar: CookieJar
+        /// The replica's cookies and policy: read here, looked up through ``lookUp(_:)``.
+        package private(set) var jar: CookieJar
         package private(set) var credentials: [CredentialRecord] = []
         package private(set) var sequence: UInt64 = 0
 
@@ -25,6 +25,13 @@ extension KeyjarClient {
             for cookie in snapshot.cookies { jar.restore(cookie, isNew: true) }
             credentials = snapshot.credentials
             sequence = snapshot.sequence
+        }
+
+        /// Runs a lookup on the jar: a lookup touches the last access of the cookies it returns
+        /// and the jar's caches, never what the store holds, which changes only by
+        /// ``apply(_:)`` and a new snapshot.
+        package mutating func lookUp<T>(_ lookup: (inout CookieJar) -> T) -> T {
+            lookup(&jar)
         }
 
         /// Applies `event`; false (and nothing changed) when the replica already holds it, as

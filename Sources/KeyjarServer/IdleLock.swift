@@ -5,7 +5,11 @@ import KeyjarProtocol
 /// checks it asks for and locks when it says so.
 struct IdleLock: Sendable, Equatable {
     /// nil: the file stays open until `keyjar lock` or keyjard stops.
-    var timeout: Duration?
+    let timeout: Duration?
+
+    init(timeout: Duration? = nil) {
+        self.timeout = timeout
+    }
 
     enum Decision: Equatable {
         /// Idle for the whole timeout: lock now.

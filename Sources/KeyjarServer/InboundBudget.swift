@@ -31,7 +31,7 @@ final class InboundBudget {
     private(set) var peakBuffered = 0
     /// Connections not being read right now to keep memory bounded: waiting for the budget or
     /// for their client to read what it was sent (``ReadGate``).
-    var pausedConnections = 0
+    private(set) var pausedConnections = 0
     private var waiters = CircularBuffer<Waiter>()
 
     /// `grant` takes the reservation and returns true, or returns false (its connection went
@@ -76,6 +76,11 @@ final class InboundBudget {
     func noteBuffered(_ change: Int) {
         buffered += change
         peakBuffered = max(peakBuffered, buffered)
+    }
+
+    /// A connection stopped being read to keep memory bounded (`paused`), or was read again.
+    func connection(paused: Bool) {
+        pausedConnections += paused ? 1 : -1
     }
 
     private func take(_ size: Int) {

@@ -24,7 +24,7 @@ final class ReadGate {
             // Waiting on the Secret Service or a decode is ordinary service; the others bound memory.
             let paused = !holds.subtracting([.busy, .decoding]).isEmpty
             let wasPaused = !oldValue.subtracting([.busy, .decoding]).isEmpty
-            if paused != wasPaused { budget.pausedConnections += paused ? 1 : -1 }
+            if paused != wasPaused { budget.connection(paused: paused) }
         }
     }
     private let budget: InboundBudget

@@ -450,7 +450,7 @@ struct DownloadStateMachineTests {
         for status in [400, 401, 404, 410, 500, 503] {
             #expect(machine.verdict(onStatus: status, on: connection) == .missing(statusCode: status))
         }
-        machine.savesErrorResponses = true
+        machine.saveErrorResponses(true)
         #expect(machine.verdict(onStatus: 404, on: connection) == .save)
     }
 
@@ -495,7 +495,7 @@ struct DownloadStateMachineTests {
     @Test func anAlreadyCompleteEntityIgnoresItsBodyAndCommitsThePartialData() {
         var fixture = Self.fixture(in: .alreadyComplete)
         #expect(fixture.machine.dataArrived(on: fixture.connection) == nil)
-        fixture.machine.decoding = .gzip
+        fixture.machine.decode(with: .gzip)
         let taken = fixture.machine.connectionFinished(fixture.connection)
         #expect(taken?.files === fixture.files && taken?.decoding == .gzip)
         // The files are the shell's while committed: a cancel meanwhile does not hand them out
@@ -536,7 +536,7 @@ struct DownloadStateMachineTests {
 
     @Test func deletesFileUponFailureRemovesThePartialData() {
         var fixture = Self.fixture(in: .receiving)
-        fixture.machine.deletesFileUponFailure = true
+        fixture.machine.deleteFileUponFailure(true)
         let failure = fixture.machine.fail()
         #expect(failure?.files === fixture.files && failure?.keepsFiles == false && failure?.resumeData == nil)
         #expect(fixture.machine.resumeData == nil)

@@ -97,12 +97,12 @@ struct DownloadStateMachine<Connection: AnyObject, Files: AnyObject> {
     /// caller): the first choice stands (``setDestination(_:allowOverwrite:)``).
     private(set) var destination: (path: String, allowOverwrite: Bool)?
     /// Whether a failed download removes its partial data instead of keeping it to continue.
-    var deletesFileUponFailure = false
+    private(set) var deletesFileUponFailure = false
     /// Whether an error page (HTTP 400 or more) is saved as the file instead of failing the
     /// download: Keyjar's own, for a curl-like tool; NSURLDownload has no such choice.
-    var savesErrorResponses = false
+    private(set) var savesErrorResponses = false
     /// How an encoded file type is decoded once complete (the delegate's choice).
-    var decoding: SourceDecoding?
+    private(set) var decoding: SourceDecoding?
     /// The partial data, once opened; nil again once taken to be committed or when the
     /// download ended.
     private(set) var files: Files?
@@ -118,6 +118,15 @@ struct DownloadStateMachine<Connection: AnyObject, Files: AnyObject> {
         self.resuming = resuming
         if let resuming { destination = (resuming.destinationPath, resuming.allowOverwrite) }
     }
+
+    /// The caller's choice: a failed download removes its partial data (true) or keeps it.
+    mutating func deleteFileUponFailure(_ deletes: Bool) { deletesFileUponFailure = deletes }
+
+    /// The caller's choice: an error page is saved as the file (true) or fails the download.
+    mutating func saveErrorResponses(_ saves: Bool) { savesErrorResponses = saves }
+
+    /// The delegate's choice of how the complete file is decoded (nil: as it came).
+    mutating func decode(with decoding: SourceDecoding?) { self.decoding = decoding }
 
     /// Whether the download ended: the delegate hears nothing more.
     var isEnded: Bool {

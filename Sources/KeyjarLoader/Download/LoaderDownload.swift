@@ -80,7 +80,7 @@ public final class LoaderDownload: @unchecked Sendable {
     /// does without `--fail`. Set it before `start()`.
     public var savesErrorResponses: Bool {
         get { state.withLock { $0.machine.savesErrorResponses } }
-        set { state.withLock { $0.machine.savesErrorResponses = newValue } }
+        set { state.withLock { $0.machine.saveErrorResponses(newValue) } }
     }
 
     /// The latest response head as it arrived (status line, then `Name: value` lines), for
@@ -96,7 +96,7 @@ public final class LoaderDownload: @unchecked Sendable {
     /// (false, the default). Set it before `start()`.
     public var deletesFileUponFailure: Bool {
         get { state.withLock { $0.machine.deletesFileUponFailure } }
-        set { state.withLock { $0.machine.deletesFileUponFailure = newValue } }
+        set { state.withLock { $0.machine.deleteFileUponFailure(newValue) } }
     }
 
     /// After a failure, what continues the download (`URLLoader.download(resumeData:…)`); nil
@@ -297,7 +297,7 @@ public final class LoaderDownload: @unchecked Sendable {
                 }
             }
         }
-        state.withLock { $0.machine.decoding = chosen }
+        state.withLock { $0.machine.decode(with: chosen) }
     }
 
     func received(_ data: Data, on connection: LoaderConnection) {
