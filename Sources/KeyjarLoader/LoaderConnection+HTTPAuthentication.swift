@@ -132,6 +132,16 @@ extension LoaderConnection {
         }
     }
 
+    /// The credentials the storage keeps for a space, by user, when this load may read the
+    /// storage (a server-trust space's users are the certificates trusted).
+    func storedCredentials(for space: ProtectionSpace) -> [String: URLCredential]? {
+        credentialStorage?.credentials(for: space.foundationSpace)
+    }
+
+    /// The shared store behind the storage, when this load may read the storage: a token
+    /// refresh goes through its keyjard.
+    var sharedCredentialStorage: SharedCredentialStorage? { credentialStorage as? SharedCredentialStorage }
+
     /// The storage's answer for a space, when this load may read the storage.
     func storedCredential(for space: ProtectionSpace) -> URLCredential? {
         guard let storage = credentialStorage else { return nil }

@@ -160,9 +160,8 @@ extension LoaderConnection {
     /// Whether the credential storage keeps a decision to trust this certificate (when the load
     /// may read it); if so the loader remembers its key, pinned by the next attempts.
     private func adoptStoredTrust(_ trust: ServerTrust, key: String) -> Bool {
-        guard let leaf = trust.leaf, let storage = credentialStorage,
-            storage.credentials(for: Self.trustSpace(trust).foundationSpace)?.keys.contains(leaf.sha256Fingerprint)
-                == true
+        guard let leaf = trust.leaf,
+            storedCredentials(for: Self.trustSpace(trust))?.keys.contains(leaf.sha256Fingerprint) == true
         else { return false }
         loader.memory.withLock {
             $0.trustedCertificates[key, default: [:]][leaf.sha256Fingerprint] = leaf.publicKeyPin

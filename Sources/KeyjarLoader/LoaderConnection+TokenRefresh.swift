@@ -195,7 +195,7 @@ extension LoaderConnection {
     /// matching is Keyjar's rule (`CredentialChoice`), asked as if no token had expired yet:
     /// the rule itself offers no expired token.
     func refreshableToken(for space: ProtectionSpace, user: String?) -> CredentialRecord? {
-        guard let shared = credentialStorage as? SharedCredentialStorage else { return nil }
+        guard let shared = sharedCredentialStorage else { return nil }
         // keyjard's records, not the replica's: this runs only after a refusal, and the replica
         // may not have caught up yet with another process's refresh or revocation.
         let records = (try? shared.client.credentialRecords()) ?? shared.permanentCredentials
