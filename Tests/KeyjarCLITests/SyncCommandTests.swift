@@ -5,7 +5,11 @@ import Testing
 /// `keyjar sync` between two machines: two homes, two keyjards (passwords in a file each), one
 /// GnuPG key in both keyrings, a bare git repository as the remote, and the real `git`, `gpg`
 /// and `pass`.
-@Suite(.timeLimit(hangLimit), .servicesStopCleanly)
+///
+/// One test at a time: each has a GnuPG home whose gpg-agent holds two of the user's inotify
+/// instances until the home is removed (``ConcurrencyGate`` says why that matters); started all
+/// at once, the ten held twenty and more.
+@Suite(.timeLimit(hangLimit), .servicesStopCleanly, .serialized)
 struct SyncCommandTests {
     /// One machine: its home, its keyjard, and `keyjar` run there.
     struct Machine {

@@ -13,12 +13,19 @@ public final class PrivateSecretService: @unchecked Sendable {
     private let bus = ChildProcess()
     private var keyring: ChildProcess?
     private let loginKeyring: Bool
+    /// This one's place among the private Secret Services running at once.
+    private let slot: ConcurrencyGate.Slot
+
+    /// How many run at once: each bus daemon holds one of the user's inotify instances
+    /// (``ConcurrencyGate``), and two cores gain nothing from more.
+    private static let running = ConcurrencyGate(limit: 8)
 
     /// Starts the bus and the keyring; with `loginKeyring: false` the keyring has no collection
     /// at all (as a gnome-keyring-daemon started outside a desktop login), so nothing can be
     /// stored until one is created.
     public init(loginKeyring: Bool = true) async throws {
         self.loginKeyring = loginKeyring
+        slot = await Self.running.enter()
         directory = try TemporaryDirectory()
         for name in ["home", "run"] {
             try FileManager.default.createDirectory(
