@@ -247,6 +247,14 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // One libcurl transfer and the process's multi handle that drives them all: options,
+        // the response head, content codings, body streams, trust anchors. FoundationEssentials
+        // only, so that a command that fetches need not load Foundation.
+        .target(
+            name: "KeyjarTransfer",
+            dependencies: ["KeyjarCore", "KeyjarLocks", "KeyjarPlatform", "CBrotli", "CCurl", "CZlib", "CZstd"],
+            swiftSettings: swiftSettings
+        ),
         // URL loading on libcurl with NSURLConnection's delegate contract, wired to the shared
         // cookie jar and credential storage.
         .target(
@@ -254,7 +262,7 @@ let package = Package(
             dependencies: [
                 "Keyjar", "KeyjarAuth", "KeyjarCodec", "KeyjarCore", "KeyjarDigest", "KeyjarPlatform",
                 "KeyjarHTTPCache",
-                "KeyjarIdentity", "KeyjarLocks", "KeyjarResponseCache", "CBrotli", "CCurl", "CZlib", "CZstd",
+                "KeyjarIdentity", "KeyjarLocks", "KeyjarResponseCache", "KeyjarTransfer", "CCurl", "CZlib",
             ],
             swiftSettings: swiftSettings
         ),
@@ -383,6 +391,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "KeyjarTransferTests",
+            dependencies: ["KeyjarTransfer", "KeyjarTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "KeyjarHTTPCacheTests",
             dependencies: ["KeyjarHTTPCache"],
             swiftSettings: swiftSettings
@@ -450,7 +463,7 @@ let package = Package(
             name: "KeyjarLoaderTests",
             dependencies: [
                 "KeyjarLoader", "Keyjar", "KeyjarAuth", "KeyjarCore", "KeyjarDigest", "KeyjarLocks",
-                "KeyjarTestSupport",
+                "KeyjarTestSupport", "KeyjarTransfer",
                 "KeyjarDaemon", "KeyjarHTTPCache", "KeyjarResponseCache", "KeyjarTestPeer",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],

@@ -5,6 +5,9 @@
 // process with CAP_SYS_PTRACE): keyjard holds every password it was asked for in its memory.
 static inline int keyjar_set_not_dumpable(void) { return prctl(PR_SET_DUMPABLE, 0, 0, 0, 0); }
 
+// The calling thread's name, as ps and top show it (at most 15 bytes; longer is cut).
+static inline int keyjar_set_thread_name(const char *name) { return prctl(PR_SET_NAME, name, 0, 0, 0); }
+
 // Closing every descriptor from one on, in the child, as part of posix_spawn (glibc 2.34): a list
 // of descriptors taken before the spawn misses one another thread opens meanwhile. Glibc's Swift
 // module does not export it.

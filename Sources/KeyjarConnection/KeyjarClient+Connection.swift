@@ -2,6 +2,7 @@ import FoundationEssentials
 import Glibc
 import KeyjarCore
 import KeyjarLocks
+import KeyjarPlatform
 import KeyjarProtocol
 
 extension KeyjarClient {

@@ -3,6 +3,7 @@ import FoundationNetworking
 import KeyjarAuth
 import KeyjarCore
 import KeyjarDigest
+import KeyjarTransfer
 
 /// A 401 or 407 being answered: the response to deliver if nobody answers, and the
 /// challenges it offered, strongest first.

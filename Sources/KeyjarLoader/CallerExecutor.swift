@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import KeyjarLocks
+import KeyjarTransfer
 import Synchronization
 
 /// Runs a connection's own work on the thread of a caller that blocks for the result

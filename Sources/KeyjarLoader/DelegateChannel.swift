@@ -1,5 +1,6 @@
 import Foundation
 import FoundationNetworking
+import KeyjarTransfer
 
 /// A connection's line to its delegate, and the one owner of the delegate: messages on the
 /// delegate's queue in order, questions answered on it, challenges put as Apple's loader puts

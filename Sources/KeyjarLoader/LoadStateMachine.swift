@@ -1,5 +1,6 @@
 import Foundation
 import FoundationNetworking
+import KeyjarTransfer
 
 /// A ``LoaderConnection``'s lifecycle as a value: which attempt is in flight (on libcurl or a
 /// registered protocol) and what its body is for, which challenge waits for its answer, how

@@ -3,6 +3,7 @@ import FoundationNetworking
 import KeyjarHTTPCache
 import KeyjarLocks
 import KeyjarResponseCache
+import KeyjarTransfer
 
 // Cache hits: a stored response delivered as a load would deliver it (through the delegate
 // contract) — whole, its fields alone, or a slice — and the head it is delivered with.

@@ -5,6 +5,7 @@ import KeyjarCore
 import KeyjarHTTPCache
 import KeyjarLocks
 import KeyjarResponseCache
+import KeyjarTransfer
 
 // Caching, carried out: what the cache's part of the load (LoadCaching, CacheConsultation)
 // decides before a request goes out, a validation's 304, a HEAD freshening the stored GET

@@ -1,6 +1,7 @@
 import Foundation
 import FoundationNetworking
 import KeyjarCore
+import KeyjarTransfer
 import Synchronization
 
 /// A challenge waiting for its answer, and what it was about.

@@ -6,6 +6,7 @@ import KeyjarAuth
 import KeyjarCore
 import KeyjarDigest
 import KeyjarLocks
+import KeyjarTransfer
 import Synchronization
 
 extension LoaderConnection {

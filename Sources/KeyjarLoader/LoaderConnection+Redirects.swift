@@ -3,6 +3,7 @@ import FoundationNetworking
 import Keyjar
 import KeyjarCore
 import KeyjarLocks
+import KeyjarTransfer
 
 // Redirects, libcurl's and registered protocols': the loader's limit and the delegate decide
 // each hop; cookies and credentials follow the rules.

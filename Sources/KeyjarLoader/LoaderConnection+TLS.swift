@@ -4,6 +4,7 @@ import FoundationNetworking
 import Keyjar
 import KeyjarCore
 import KeyjarLocks
+import KeyjarTransfer
 import Synchronization
 
 extension LoaderConnection {
@@ -25,7 +26,9 @@ extension LoaderConnection {
     func prepareTLS(_ request: inout TransferRequest, url: URL) {
         request.trustAnchors = loader.configuration.trustAnchors
         guard ResponseHead.sameFieldName(url.scheme ?? "", "https") else { return }
-        (request.acceptedKeyPins, request.clientIdentity) = tlsSettings(for: Self.hostKey(url))
+        let (pins, identity) = tlsSettings(for: Self.hostKey(url))
+        request.acceptedKeyPins = pins
+        request.clientCertificate = identity.map(ClientCertificate.init)
     }
 
     /// Keys of certificates trusted for host `key` although they fail verification (accepted in

@@ -3,6 +3,7 @@ import FoundationNetworking
 public import Keyjar
 import KeyjarAuth
 public import KeyjarCore
+import KeyjarTransfer
 
 /// Why a stored token could not be refreshed. The text names the credential and the reason,
 /// never a token.

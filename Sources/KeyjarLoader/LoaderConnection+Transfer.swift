@@ -4,6 +4,7 @@ import Keyjar
 import KeyjarCore
 import KeyjarLocks
 import KeyjarResponseCache
+import KeyjarTransfer
 import Synchronization
 
 // The load: one attempt per hop on libcurl, the response head, the body, the end.
@@ -123,14 +124,16 @@ extension LoaderConnection {
         guard let number = machine.nextAttempt() else { return }
         uploadedSoFar = 0
         caching.attemptStarting(at: Date())
-        let newTransfer: CurlTransfer
-        do {
-            // The transfer holds its connection: a load in flight keeps itself alive, as
-            // NSURLConnection does, even when the caller keeps no reference.
-            newTransfer = try CurlTransfer(transferRequest) { event in
-                self.schedule { self.handle(event, attempt: number) }
-            }
-        } catch {
+        // The transfer holds its connection: a load in flight keeps itself alive, as
+        // NSURLConnection does, even when the caller keeps no reference.
+        guard
+            let newTransfer = CurlTransfer(
+                transferRequest,
+                receive: { event in
+                    self.schedule { self.handle(event, attempt: number) }
+                }
+            )
+        else {
             fail(LoaderError.make(.unknown, "libcurl could not create a transfer", url: url))
             return
         }

@@ -3,6 +3,7 @@ public import FoundationNetworking
 import Keyjar
 import KeyjarCore
 import KeyjarLocks
+import KeyjarTransfer
 import Synchronization
 
 /// One load of a URL request with NSURLConnection's delegate contract, on libcurl: cookies

@@ -1,6 +1,7 @@
 public import Foundation
 public import FoundationNetworking
 import Keyjar
+import KeyjarTransfer
 
 /// What a ``LoaderConnection`` tells its delegate: NSURLConnection's data-delegate contract.
 ///

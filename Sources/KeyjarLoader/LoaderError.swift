@@ -1,6 +1,7 @@
 import CCurl
 import Foundation
 import Glibc
+import KeyjarTransfer
 
 /// Builds the `URLError`s a loader reports: Foundation's codes, with the failing URL and a
 /// sentence in `userInfo` as Foundation's own loaders put them there.

@@ -1,5 +1,6 @@
 import Foundation
 import FoundationNetworking
+import KeyjarTransfer
 
 /// The HTTP responses a loader delivers: Foundation's, with Apple's `suggestedFilename`.
 /// Foundation on Linux answers "Unknown" for a response without a Content-Disposition file
@@ -25,5 +26,17 @@ final class LoaderHTTPURLResponse: HTTPURLResponse, @unchecked Sendable {
         if let last = url?.lastPathComponent, let safe = SuggestedFilename.sanitize(last) { return safe }
         if let host = url?.host, let safe = SuggestedFilename.sanitize(host) { return safe }
         return "unknown"
+    }
+}
+
+extension ResponseHead {
+    /// The head as the response a loader delivers for `url`.
+    func httpResponse(for url: URL) -> HTTPURLResponse? {
+        LoaderHTTPURLResponse(
+            url: url,
+            statusCode: statusCode,
+            httpVersion: httpVersion,
+            headerFields: headerDictionary
+        )
     }
 }

@@ -1,5 +1,6 @@
 public import Foundation
 import FoundationNetworking
+import KeyjarTransfer
 
 /// How a redirect turns one request into the next (RFC 9110 §15.4, as browsers and Apple's
 /// loader apply it). Public for the rule a client needs to follow it too: which hops are

@@ -1,5 +1,6 @@
 import Foundation
 import FoundationNetworking
+import KeyjarTransfer
 
 /// A request's body stream across a load's attempts, and the one owner of its copy. A stream
 /// can be read once, yet a 307 or 308 redirect and an authentication retry send the body
@@ -37,13 +38,14 @@ struct StreamedRequestBody {
     ) throws(Exhausted) -> TransferRequest.Body {
         guard sent else {
             sent = true
-            guard newStream == nil else { return .stream(stream, length: length) }
-            spool = BodySpool(source: stream)
-            return spool.map { .spooling($0, length: length) } ?? .stream(stream, length: length)
+            guard newStream == nil else { return .stream(InputStreamBody(stream), length: length) }
+            let body = InputStreamBody(stream)
+            spool = BodySpool(source: body)
+            return spool.map { .spooling($0, length: length) } ?? .stream(body, length: length)
         }
         if let newStream {
             guard let fresh = newStream() else { throw .delegateGaveNoStream }
-            return .stream(fresh, length: length)
+            return .stream(InputStreamBody(fresh), length: length)
         }
         guard let again = spool?.replay() else { throw .noCopy }
         return .spooled(again)
@@ -54,4 +56,16 @@ struct StreamedRequestBody {
 
     /// The copy goes with the load, not with the last reference to the connection.
     mutating func drop() { spool = nil }
+}
+
+/// A request's `InputStream` as libcurl's engine reads it.
+final class InputStreamBody: BodyStream {
+    let stream: InputStream
+
+    init(_ stream: InputStream) { self.stream = stream }
+
+    func read(into buffer: UnsafeMutablePointer<UInt8>, capacity: Int) -> Int {
+        if stream.streamStatus == .notOpen { stream.open() }
+        return stream.read(buffer, maxLength: capacity)
+    }
 }

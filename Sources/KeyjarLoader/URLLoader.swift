@@ -5,6 +5,7 @@ import KeyjarAuth
 import KeyjarCore
 import KeyjarLocks
 public import KeyjarResponseCache
+import KeyjarTransfer
 import Synchronization
 
 /// A loading session: where its connections take and keep cookies and credentials, and what

@@ -5,6 +5,7 @@ import KeyjarCore
 import Testing
 
 @testable import KeyjarLoader
+@testable import KeyjarTransfer
 
 /// What a load knows about authentication across its attempts, without a load: refusals and
 /// what the next challenge proposes, what was tried once, a token refresh in flight, what a

@@ -7,6 +7,7 @@ import KeyjarLocks
 import Testing
 
 @testable import KeyjarLoader
+@testable import KeyjarTransfer
 
 /// What answers a 401 or 407, without a server: the order of the sources, each tried once per
 /// space and load, a refused credential proposed next, and the token and Digest rules.

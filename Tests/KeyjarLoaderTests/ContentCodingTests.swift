@@ -6,6 +6,7 @@ import KeyjarTestSupport
 import Testing
 
 @testable import KeyjarLoader
+@testable import KeyjarTransfer
 
 /// Content and transfer codings against a real loopback server (`/coded` in
 /// Servers/loader_server.py): what the loader knows is decoded as it arrives, anything else is

@@ -4,6 +4,7 @@ import KeyjarLocks
 import Testing
 
 @testable import KeyjarLoader
+@testable import KeyjarTransfer
 
 /// A connection's line to its delegate, without a server or libcurl: order, the delegate's
 /// queue, nothing after a cancellation or the end, questions and their fallbacks, and which

@@ -3,6 +3,7 @@ import FoundationNetworking
 import Testing
 
 @testable import KeyjarLoader
+@testable import KeyjarTransfer
 
 /// A connection's lifecycle without a server: every state × event, earlier attempts and
 /// challenges not heard, held and split bodies, the redirect limit, the end.

@@ -9,6 +9,7 @@ import Synchronization
 import Testing
 
 @testable import KeyjarLoader
+@testable import KeyjarTransfer
 
 @Suite("LoaderConnection: the delegate contract against a real loopback server")
 struct LoaderConnectionTests {
@@ -325,7 +326,7 @@ struct LoaderConnectionTests {
 
     /// The copy of a streamed body is open, private and nameless from the moment it exists.
     @Test func aSpooledBodyHasNoName() throws {
-        let spool = try #require(BodySpool(source: InputStream(data: Data("body".utf8))))
+        let spool = try #require(BodySpool(source: InputStreamBody(InputStream(data: Data("body".utf8)))))
         let targets = try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").compactMap {
             try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + $0)
         }

@@ -8,6 +8,7 @@ import KeyjarTestSupport
 import Synchronization
 
 @testable import KeyjarLoader
+@testable import KeyjarTransfer
 
 /// The Python HTTP server in Servers/loader_server.py, on an ephemeral loopback port.
 final class LoaderTestServer: Sendable {

@@ -7,6 +7,7 @@ import Synchronization
 import Testing
 
 @testable import KeyjarLoader
+@testable import KeyjarTransfer
 
 @Suite("KeyjarLoader: protocols and plumbing")
 struct ProtocolTests {

@@ -5,6 +5,7 @@ import KeyjarCore
 import KeyjarLoader
 import KeyjarLocks
 import KeyjarTestSupport
+import KeyjarTransfer
 import Testing
 
 /// Server trust (the chain shown, one certificate trusted per host and port, decisions kept by

@@ -3,6 +3,7 @@ import FoundationNetworking
 import Keyjar
 import KeyjarLoader
 import KeyjarTestSupport
+import KeyjarTransfer
 import Testing
 
 /// A loader configured with extra trust anchors for one program verifies against the system's

@@ -6,6 +6,7 @@ import KeyjarLoader
 import KeyjarLocks
 import KeyjarResponseCache
 import KeyjarTestSupport
+import KeyjarTransfer
 import Testing
 
 /// URLSession programs through `KeyjarURLProtocol` (`configuration.useKeyjar(loader)`): real

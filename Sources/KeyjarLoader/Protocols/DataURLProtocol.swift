@@ -1,6 +1,7 @@
 public import Foundation
 import FoundationNetworking
 import KeyjarPlatform
+import KeyjarTransfer
 
 /// A `data:` URL (RFC 2397): `data:[<media type>][;base64],<data>`.
 public struct DataURL: Sendable, Hashable {

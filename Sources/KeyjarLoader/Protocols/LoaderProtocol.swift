@@ -1,6 +1,7 @@
 public import Foundation
 public import FoundationNetworking
 import KeyjarLocks
+import KeyjarTransfer
 
 /// A protocol an application adds to the loader, in the shape of Foundation's URLProtocol:
 /// subclass it, say which requests it handles, and report through `client` what a load

@@ -1,5 +1,6 @@
 import CCurl
 import Foundation
+import KeyjarTransfer
 
 /// One TLS handshake and nothing else: what the server presented and whether it asked for a
 /// client certificate, with nothing sent to the server beyond the handshake.
@@ -67,9 +68,19 @@ struct TLSProbe {
         case .off:
             set(CURLOPT_SSL_VERIFYPEER, 0)
             set(CURLOPT_SSL_VERIFYHOST, 0)
-            CurlTLSOptions.apply(pins: [], anchors: .system, identity: clientIdentity, to: easy)
+            CurlTLSOptions.apply(
+                pins: [],
+                anchors: .system,
+                identity: clientIdentity.map(ClientCertificate.init),
+                to: easy
+            )
         case .asTheLoad(let pins, let anchors):
-            CurlTLSOptions.apply(pins: pins, anchors: anchors, identity: clientIdentity, to: easy)
+            CurlTLSOptions.apply(
+                pins: pins,
+                anchors: anchors,
+                identity: clientIdentity.map(ClientCertificate.init),
+                to: easy
+            )
         }
         set(CURLOPT_CERTINFO, 1)
         set(CURLOPT_FRESH_CONNECT, 1)
@@ -109,5 +120,12 @@ struct TLSProbe {
             }
         }
         return probe
+    }
+}
+
+extension ClientCertificate {
+    /// What libcurl offers of `identity`: its chain and key as PEM text.
+    init(_ identity: ClientIdentity) {
+        self.init(certificatesPEM: identity.certificatesPEM, privateKeyPEM: identity.privateKeyPEM)
     }
 }

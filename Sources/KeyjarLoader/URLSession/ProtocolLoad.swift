@@ -1,6 +1,7 @@
 import Foundation
 import FoundationNetworking
 import KeyjarLocks
+import KeyjarTransfer
 
 /// One load of a ``KeyjarURLProtocol``: the task's request, made ready as URLSession would
 /// send it, goes through a ``LoaderConnection`` whose messages this turns into the protocol

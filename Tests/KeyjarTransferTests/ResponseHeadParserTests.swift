@@ -1,6 +1,6 @@
 import Testing
 
-@testable import KeyjarLoader
+@testable import KeyjarTransfer
 
 /// The response-head parser on the lines libcurl hands over (each with its CRLF).
 @Suite struct ResponseHeadParserTests {

@@ -1,7 +1,8 @@
 import CCurl
-import Foundation
+import Dispatch
 import Glibc
 import KeyjarLocks
+import KeyjarPlatform
 import Synchronization
 
 /// Drives every transfer of the process through one libcurl multi handle, so a thousand
@@ -19,10 +20,10 @@ import Synchronization
 /// Other threads talk to the engine only through its inbox (then `curl_multi_wakeup`); the
 /// multi handle, the easy handles while they are added, and every libcurl callback belong to
 /// the driver.
-final class CurlEngine: Sendable {
+package final class CurlEngine: Sendable {
     /// The process's engine. Its thread starts with the first transfer that a blocked caller
     /// does not drive itself, and sleeps while nothing is loading.
-    static let shared = CurlEngine()
+    package static let shared = CurlEngine()
 
     private enum Command {
         case add(CurlTransfer)
@@ -78,7 +79,7 @@ final class CurlEngine: Sendable {
     }
 
     /// Idle keep-alive connections kept for reuse, however many transfers are running.
-    static let idleConnections = 256
+    package static let idleConnections = 256
 
     /// Sets libcurl's connection-cache limit to `idleConnections` beyond the `running`
     /// transfers. libcurl counts connections in use (and dead ones not yet pruned) against
@@ -91,13 +92,13 @@ final class CurlEngine: Sendable {
         _ = keyjar_multi_setopt_long(pointer, CURLMOPT_MAXCONNECTS, idleConnections + running)
     }
 
-    func add(_ transfer: CurlTransfer) { post(.add(transfer)) }
+    package func add(_ transfer: CurlTransfer) { post(.add(transfer)) }
 
     /// Stops a transfer; no callback of it runs after the engine handled this.
-    func cancel(_ transfer: CurlTransfer) { post(.cancel(transfer)) }
+    package func cancel(_ transfer: CurlTransfer) { post(.cancel(transfer)) }
 
     /// Continues a transfer paused because its receiver had too much unread data.
-    func resume(_ transfer: CurlTransfer) { post(.resume(transfer)) }
+    package func resume(_ transfer: CurlTransfer) { post(.resume(transfer)) }
 
     private enum Nudge {
         case none
@@ -140,9 +141,7 @@ final class CurlEngine: Sendable {
         switch nudge {
         case .none: break
         case .startThread:
-            let thread = Thread { [self] in self.runThread() }
-            thread.name = "keyjar-loader"
-            thread.start()
+            detachThread(named: "keyjar-loader") { [self] in self.runThread() }
         case .wakeThread: threadWakeup.signal()
         case .wakeMulti: curl_multi_wakeup(multi.pointer)
         case .pumpThenHandOff:
@@ -167,7 +166,7 @@ final class CurlEngine: Sendable {
     }
 
     /// Breaks the driver out of its wait (for a driving caller that was sent work).
-    func wakeDriver() { curl_multi_wakeup(multi.pointer) }
+    package func wakeDriver() { curl_multi_wakeup(multi.pointer) }
 
     private func runThread() {
         while true {
@@ -187,7 +186,7 @@ final class CurlEngine: Sendable {
     }
 
     /// Takes the driver role for the calling thread if nobody holds it.
-    func takeDriverRole() -> Bool {
+    package func takeDriverRole() -> Bool {
         control.withLock { control in
             guard case .nobody = control.driver else { return false }
             control.driver = .caller(pthread_self())
@@ -199,7 +198,7 @@ final class CurlEngine: Sendable {
     /// Drives the multi handle on the calling thread (which holds the driver role) until
     /// `isDone` or another thread has loads of its own, running the caller's own connection
     /// work in between; then hands the role on.
-    func drive(runningBetweenSteps runJobs: () -> Void, until isDone: () -> Bool) {
+    package func drive(runningBetweenSteps runJobs: () -> Void, until isDone: () -> Bool) {
         let mustHandOff = { self.control.withLock { $0.handOff } }
         // Commands the caller's own jobs posted (a retry's transfer) wake nobody: they are
         // read by the next pump, which must not wait first.

@@ -1,19 +1,18 @@
 import CCurl
-import KeyjarIdentity
 
 /// The TLS options a load gives libcurl, set the same way on its transfers and on the probe
-/// handshake that shows the delegate a certificate (``TLSProbe``), so that the probe meets the
-/// server as the load will.
-enum CurlTLSOptions {
+/// handshake that shows the delegate a certificate (the loader's `TLSProbe`), so that the
+/// probe meets the server as the load will.
+package enum CurlTLSOptions {
     /// `pins`: the public keys a delegate accepted for the host (libcurl's `PINNEDPUBLICKEY`
     /// form). A pinned key replaces the CA and host-name checks: the delegate trusted exactly
     /// that certificate, which those checks had refused. `identity`: the client certificate,
     /// handed over as in-memory blobs (libcurl copies them; the key text stays in the identity).
     /// `anchors`: the certificate authorities verification trusts (the loader's).
-    static func apply(
+    package static func apply(
         pins: [String],
         anchors: TrustAnchors,
-        identity: ClientIdentity?,
+        identity: ClientCertificate?,
         to easy: UnsafeMutableRawPointer
     ) {
         anchors.apply(to: easy)
@@ -31,5 +30,16 @@ enum CurlTLSOptions {
             var copy = text
             copy.withUTF8 { bytes in _ = keyjar_easy_setopt_blob(easy, option, bytes.baseAddress, bytes.count) }
         }
+    }
+}
+
+/// A client certificate chain and its private key, in PEM, as libcurl takes them.
+package struct ClientCertificate: Sendable {
+    package var certificatesPEM: String
+    package var privateKeyPEM: String
+
+    package init(certificatesPEM: String, privateKeyPEM: String) {
+        self.certificatesPEM = certificatesPEM
+        self.privateKeyPEM = privateKeyPEM
     }
 }

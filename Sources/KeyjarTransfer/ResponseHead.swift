@@ -1,18 +1,30 @@
-import Foundation
-import FoundationNetworking
+import FoundationEssentials
+import KeyjarCore
 
 /// A response's status line and header fields as they arrived, in order, duplicates kept:
 /// Set-Cookie must be stored line by line and never from Foundation's comma-joined dictionary.
-struct ResponseHead: Sendable {
-    var statusCode: Int
+package struct ResponseHead: Sendable {
+    package var statusCode: Int
     /// "HTTP/1.1", "HTTP/2", …
-    var httpVersion: String
-    var reasonPhrase = ""
-    var fields: [(name: String, value: String)]
+    package var httpVersion: String
+    package var reasonPhrase = ""
+    package var fields: [(name: String, value: String)]
+
+    package init(
+        statusCode: Int,
+        httpVersion: String,
+        reasonPhrase: String = "",
+        fields: [(name: String, value: String)]
+    ) {
+        self.statusCode = statusCode
+        self.httpVersion = httpVersion
+        self.reasonPhrase = reasonPhrase
+        self.fields = fields
+    }
 
     /// RFC 9110 §15's reason phrase for a status code, for a head made without one (a cache
     /// hit: the cache keeps the status code only); "" for a code it does not name.
-    static func standardReasonPhrase(for statusCode: Int) -> String {
+    package static func standardReasonPhrase(for statusCode: Int) -> String {
         switch statusCode {
         case 100: "Continue"
         case 101: "Switching Protocols"
@@ -60,19 +72,19 @@ struct ResponseHead: Sendable {
         }
     }
 
-    func values(of name: String) -> [String] {
+    package func values(of name: String) -> [String] {
         fields.compactMap { Self.sameFieldName($0.name, name) ? $0.value : nil }
     }
 
     /// Field names are ASCII tokens: compared byte by byte, not through Foundation's
     /// locale-aware comparison, which is far dearer on a request's path.
-    static func sameFieldName(_ left: String, _ right: String) -> Bool {
+    package static func sameFieldName(_ left: String, _ right: String) -> Bool {
         left.utf8.count == right.utf8.count
             && zip(left.utf8, right.utf8).allSatisfy { asciiLowercased($0) == asciiLowercased($1) }
     }
 
     /// Whether `line` ("Name: value") is a field named `name`, ASCII case-insensitively.
-    static func isField(_ line: String, named name: String) -> Bool {
+    package static func isField(_ line: String, named name: String) -> Bool {
         var bytes = line.utf8.makeIterator()
         for expected in name.utf8 {
             guard let byte = bytes.next(), asciiLowercased(byte) == asciiLowercased(expected) else { return false }
@@ -82,14 +94,14 @@ struct ResponseHead: Sendable {
 
     /// Only A–Z fold: OR-ing 0x20 into every byte would also equate "@" and "`", "[" and "{".
     @inline(__always)
-    static func asciiLowercased(_ byte: UInt8) -> UInt8 {
+    package static func asciiLowercased(_ byte: UInt8) -> UInt8 {
         byte &- UInt8(ascii: "A") < 26 ? byte | 0x20 : byte
     }
 
-    func value(of name: String) -> String? { fields.first { Self.sameFieldName($0.name, name) }?.value }
+    package func value(of name: String) -> String? { fields.first { Self.sameFieldName($0.name, name) }?.value }
 
     /// Foundation's view: one entry per name, repeated fields joined by ", " as Apple does.
-    var headerDictionary: [String: String] {
+    package var headerDictionary: [String: String] {
         var dictionary: [String: String] = [:]
         dictionary.reserveCapacity(fields.count)
         guard fields.count <= 32 else {
@@ -120,28 +132,19 @@ struct ResponseHead: Sendable {
     }
 
     /// The head as text lines: the status line, then one `Name: value` line per field.
-    var lines: [String] {
+    package var lines: [String] {
         let status = "\(httpVersion) \(statusCode)" + (reasonPhrase.isEmpty ? "" : " \(reasonPhrase)")
         return [status] + fields.map { "\($0.name): \($0.value)" }
-    }
-
-    func httpResponse(for url: URL) -> HTTPURLResponse? {
-        LoaderHTTPURLResponse(
-            url: url,
-            statusCode: statusCode,
-            httpVersion: httpVersion,
-            headerFields: headerDictionary
-        )
     }
 }
 
 /// Reassembles response heads from the lines libcurl hands to its header callback.
-struct ResponseHeadParser {
+package struct ResponseHeadParser {
     /// Heads larger than this are a misbehaving server (libcurl 7.88 sets no total limit).
-    static let maximumHeadBytes = 256 * 1024
-    static let maximumFieldCount = 1_000
+    package static let maximumHeadBytes = 256 * 1024
+    package static let maximumFieldCount = 1_000
 
-    enum Outcome {
+    package enum Outcome {
         case incomplete
         /// A final (non-1xx) head is complete.
         case head(ResponseHead)
@@ -152,7 +155,7 @@ struct ResponseHeadParser {
     private var current: ResponseHead?
     private var bytes = 0
 
-    mutating func consume(_ raw: UnsafeBufferPointer<UInt8>) -> Outcome {
+    package mutating func consume(_ raw: UnsafeBufferPointer<UInt8>) -> Outcome {
         bytes += raw.count
         guard bytes <= Self.maximumHeadBytes else { return .tooLarge }
         var end = raw.count
@@ -198,7 +201,7 @@ struct ResponseHeadParser {
         if line.first == " " || line.first == "\t" {
             // obs-fold: a continuation of the previous field (RFC 9112 §5.2) becomes one space.
             if let last = head.fields.indices.last {
-                head.fields[last].value += " " + line.trimmingCharacters(in: .whitespaces)
+                head.fields[last].value += " " + line.trimmingWhitespace()
             }
         } else {
             return .malformed("the header line '\(line.prefix(80))' has no colon")

@@ -1,6 +1,6 @@
 import Testing
 
-@testable import KeyjarLoader
+@testable import KeyjarTransfer
 
 /// Which codings of a response the loader undoes, in which order (pure; the loads are in
 /// ContentCodingTests).

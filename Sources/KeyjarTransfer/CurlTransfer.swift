@@ -1,10 +1,12 @@
-import CCurl
-import Foundation
+package import CCurl
+import Dispatch
+package import FoundationEssentials
+import Glibc
 import KeyjarLocks
-import Synchronization
+package import Synchronization
 
 /// What one transfer reports, in order, from the engine thread.
-enum TransferEvent: Sendable {
+package enum TransferEvent: Sendable {
     /// A final HTTP response head (interim 1xx heads are skipped).
     case head(ResponseHead)
     /// A file: or ftp: transfer started delivering; the length is -1 when unknown.
@@ -15,69 +17,90 @@ enum TransferEvent: Sendable {
 }
 
 /// How a transfer ended, in libcurl's terms.
-struct CurlResult: Sendable {
-    var code: UInt32
-    var message: String
+package struct CurlResult: Sendable {
+    package var code: UInt32
+    package var message: String
     /// The OS error behind a connection failure (CURLINFO_OS_ERRNO), or 0.
-    var osErrno: Int
+    package var osErrno: Int
     /// Set when Keyjar itself stopped the transfer (oversized or malformed head).
-    var headProblem: String?
+    package var headProblem: String?
     /// Set when the body's coding could not be undone (the code is then CURLE_BAD_CONTENT_ENCODING).
-    var decodingProblem: String?
+    package var decodingProblem: String?
 
-    var succeeded: Bool { code == CURLE_OK.rawValue }
+    package init(
+        code: UInt32,
+        message: String,
+        osErrno: Int,
+        headProblem: String? = nil,
+        decodingProblem: String? = nil
+    ) {
+        self.code = code
+        self.message = message
+        self.osErrno = osErrno
+        self.headProblem = headProblem
+        self.decodingProblem = decodingProblem
+    }
+
+    package var succeeded: Bool { code == CURLE_OK.rawValue }
 }
 
 /// What a single attempt sends: one easy handle's worth. Redirects and authentication retries
 /// are new attempts.
-struct TransferRequest: @unchecked Sendable {
-    enum Body {
+package struct TransferRequest: @unchecked Sendable {
+    package enum Body {
         case none
         case data(Data)
         /// Read on the engine thread only; a stream is never shared between attempts.
-        case stream(InputStream, length: Int64?)
+        case stream(any BodyStream, length: Int64?)
         /// A stream read for the first time, copied as it goes for a retry.
         case spooling(BodySpool, length: Int64?)
         /// A body spooled by an earlier attempt, sent again.
         case spooled(SpooledBody)
     }
 
-    var url: URL
-    var method: String
+    package init(url: URL, method: String, headerLines: [String], timeout: TimeInterval) {
+        self.url = url
+        self.method = method
+        self.headerLines = headerLines
+        self.timeout = timeout
+    }
+
+    package var url: URL
+    package var method: String
     /// Header lines in order, "Name: value".
-    var headerLines: [String]
-    var body: Body = .none
-    var timeout: TimeInterval
+    package var headerLines: [String]
+    package var body: Body = .none
+    package var timeout: TimeInterval
 
     /// `timeout` as a number of seconds every conversion can take: at least a millisecond, at
     /// most about 31 years (a request may ask for `.infinity`, which no integer holds).
-    var idleTimeoutSeconds: Double { timeout.isNaN ? 60 : min(max(timeout, 0.001), 1e9) }
+    package var idleTimeoutSeconds: Double { timeout.isNaN ? 60 : min(max(timeout, 0.001), 1e9) }
     /// libcurl-driven authentication (NTLM, Negotiate) for this attempt.
-    var curlAuthentication: (scheme: Int, user: String, password: String)?
+    package var curlAuthentication: (scheme: Int, user: String, password: String)?
     /// Proxy credentials for libcurl to answer the proxy with (CONNECT included).
-    var curlProxyAuthentication: (scheme: Int, user: String, password: String)?
+    package var curlProxyAuthentication: (scheme: Int, user: String, password: String)?
     /// An explicit proxy; nil lets libcurl read the environment.
-    var proxy: URL?
+    package var proxy: URL?
     /// Key pins (`sha256//…`) of certificates accepted for this host although they failed
     /// verification: verification is off, and libcurl refuses any other key in the handshake.
-    var acceptedKeyPins: [String] = []
+    package var acceptedKeyPins: [String] = []
     /// The client certificate and key to offer when the server asks for one.
-    var clientIdentity: ClientIdentity?
+    package var clientCertificate: ClientCertificate?
     /// The certificate authorities verification trusts (the loader's configuration).
-    var trustAnchors = TrustAnchors.system
+    package var trustAnchors = TrustAnchors.system
 }
 
 /// One libcurl easy handle and the state its callbacks need. Created anywhere; after
 /// `CurlEngine.add` only the engine thread touches it, until `.completed` has been reported.
-final class CurlTransfer: @unchecked Sendable {
+package final class CurlTransfer: @unchecked Sendable {
     /// A receiver with this much undelivered data pauses the transfer (streamed, not buffered).
-    static let pauseThreshold = 4 << 20
-    static let resumeThreshold = 1 << 20
+    package static let pauseThreshold = 4 << 20
+    package static let resumeThreshold = 1 << 20
 
     /// `KEYJAR_LOADER_TRACE`, read once: the environment is a linear scan per lookup.
     private static let traces = getenv("KEYJAR_LOADER_TRACE") != nil
 
-    let easy: UnsafeMutableRawPointer
+    package let easy: UnsafeMutableRawPointer
     private let receive: @Sendable (TransferEvent) -> Void
     private var headerList: UnsafeMutablePointer<curl_slist>?
     private let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
@@ -100,11 +123,11 @@ final class CurlTransfer: @unchecked Sendable {
     /// Foundation's timeoutInterval is an idle timeout; libcurl's low-speed check averages
     /// over seconds and misses a server that sends a little and then stalls, so the engine
     /// enforces it from the last moment a byte moved.
-    let idleTimeout: UInt64
+    package let idleTimeout: UInt64
     private(set) var lastActivity: UInt64 = 0
     private let paused = Atomic<Bool>(false)
     /// How often the receiver's backlog paused this transfer.
-    let pauses = Atomic<Int>(0)
+    package let pauses = Atomic<Int>(0)
 
     /// Easy handles of finished transfers, reset to libcurl's defaults, so that an attempt does
     /// not make and free a handle (several KiB, with its own buffers) of its own. A pointer is
@@ -116,9 +139,10 @@ final class CurlTransfer: @unchecked Sendable {
     /// Enough for bursts of sequential and moderately concurrent loads; beyond it handles are freed.
     private static let maximumIdleHandles = 32
 
-    init(_ request: TransferRequest, receive: @escaping @Sendable (TransferEvent) -> Void) throws(URLError) {
+    /// Nil when libcurl cannot make an easy handle (out of memory).
+    package init?(_ request: TransferRequest, receive: @escaping @Sendable (TransferEvent) -> Void) {
         guard let easy = Self.idleHandles.withLock({ $0.handles.popLast() }) ?? curl_easy_init() else {
-            throw URLError(.unknown)
+            return nil
         }
         self.easy = easy
         self.receive = receive
@@ -212,7 +236,7 @@ final class CurlTransfer: @unchecked Sendable {
         CurlTLSOptions.apply(
             pins: request.acceptedKeyPins,
             anchors: request.trustAnchors,
-            identity: request.clientIdentity,
+            identity: request.clientCertificate,
             to: easy
         )
     }
@@ -241,7 +265,7 @@ final class CurlTransfer: @unchecked Sendable {
     }
 
     /// The receiver delivered `count` bytes; a paused transfer continues once it has room.
-    func consumed(_ count: Int) {
+    package func consumed(_ count: Int) {
         let left = unread.subtract(count, ordering: .relaxed).newValue
         if left < Self.resumeThreshold,
             paused.compareExchange(expected: true, desired: false, ordering: .relaxed).exchanged
@@ -251,12 +275,12 @@ final class CurlTransfer: @unchecked Sendable {
     }
 
     /// Marks that bytes moved (engine thread).
-    func touch(at now: UInt64 = DispatchTime.now().uptimeNanoseconds) { lastActivity = now }
+    package func touch(at now: UInt64 = DispatchTime.now().uptimeNanoseconds) { lastActivity = now }
 
-    func isIdle(at now: UInt64) -> Bool { now > lastActivity && now - lastActivity > idleTimeout }
+    package func isIdle(at now: UInt64) -> Bool { now > lastActivity && now - lastActivity > idleTimeout }
 
     /// Called by the engine once the handle left the multi handle (or could not join it).
-    func complete(_ code: CURLcode) {
+    package func complete(_ code: CURLcode) {
         guard !completed else { return }
         completed = true
         if !isHTTP, !startedNonHTTP, code == CURLE_OK { startNonHTTPResponse() }
@@ -376,9 +400,8 @@ final class CurlTransfer: @unchecked Sendable {
             transfer.bodyOffset += length
             return length
         case .stream(let stream, _):
-            if stream.streamStatus == .notOpen { stream.open() }
             let read = buffer.withMemoryRebound(to: UInt8.self, capacity: capacity) {
-                stream.read($0, maxLength: capacity)
+                stream.read(into: $0, capacity: capacity)
             }
             return read < 0 ? Int(CURL_READFUNC_ABORT) : read
         case .spooling(let spool, _):

@@ -1,7 +1,8 @@
 import CBrotli
 import CZlib
 import CZstd
-import Foundation
+import FoundationEssentials
+import KeyjarCore
 
 /// A coding the loader undoes itself, in a response's Content-Encoding or Transfer-Encoding.
 ///
@@ -16,7 +17,7 @@ package enum ContentCoding: Sendable, Equatable {
     case zstd
 
     /// The request's Accept-Encoding when it names none: the codings decoded here.
-    static let acceptEncodingLine = "Accept-Encoding: gzip, deflate, br, zstd"
+    package static let acceptEncodingLine = "Accept-Encoding: gzip, deflate, br, zstd"
 
     package init?(token: String) {
         switch token.lowercased() {
@@ -38,7 +39,7 @@ package enum ContentCoding: Sendable, Equatable {
     /// leaves the content codings as they came (Content-Encoding still names them all), the
     /// transfer codings undone: they are hop-by-hop, and a cache keeps no Transfer-Encoding.
     /// A 206's content codings are left as they came.
-    static func decodingPlan(for head: ResponseHead) -> [ContentCoding]? {
+    package static func decodingPlan(for head: ResponseHead) -> [ContentCoding]? {
         // Most responses name no coding: one pass over the names, no allocation.
         guard
             head.fields.contains(where: {
@@ -49,7 +50,7 @@ package enum ContentCoding: Sendable, Equatable {
         // The known codings of a field, in order; nil when it names one not known.
         func codings(_ name: String, ignoring ignored: Set<String>) -> [ContentCoding]? {
             let tokens = head.values(of: name).flatMap { $0.split(separator: ",") }
-                .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+                .map { $0.trimmingWhitespace().lowercased() }
                 .filter { !$0.isEmpty && !ignored.contains($0) }
             let known = tokens.compactMap(ContentCoding.init(token:))
             return known.count == tokens.count ? known : nil
@@ -131,7 +132,7 @@ private let stageBufferSize = 64 << 10
 /// gzip and deflate with zlib. "deflate" is the zlib format (RFC 9110 §8.4.1.2), but servers
 /// that send raw deflate are common enough that libcurl and the browsers take both: so here.
 private final class ZlibStage: DecodingStage {
-    enum Format {
+    package enum Format {
         case gzip
         case deflate
     }
@@ -146,7 +147,7 @@ private final class ZlibStage: DecodingStage {
     /// neither fails (trying again would loop for ever; the fuzzer found a 24-byte body).
     private var triedRaw = false
 
-    init(format: Format) throws(ContentDecodingError) {
+    package init(format: Format) throws(ContentDecodingError) {
         self.format = format
         stream.initialize(to: z_stream())
         // gzip: 15 window bits + 32 takes a gzip or a zlib header, as libcurl does.
@@ -164,7 +165,7 @@ private final class ZlibStage: DecodingStage {
         buffer.deallocate()
     }
 
-    func decode(
+    package func decode(
         _ input: UnsafeRawBufferPointer,
         emit: (UnsafeRawBufferPointer) throws(ContentDecodingError) -> Void
     ) throws(ContentDecodingError) {
@@ -210,7 +211,7 @@ private final class BrotliStage: DecodingStage {
     private let state: OpaquePointer
     private let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: stageBufferSize)
 
-    init() throws(ContentDecodingError) {
+    package init() throws(ContentDecodingError) {
         guard let state = BrotliDecoderCreateInstance(nil, nil, nil) else {
             buffer.deallocate()
             throw ContentDecodingError(description: "brotli could not start decoding")
@@ -223,7 +224,7 @@ private final class BrotliStage: DecodingStage {
         buffer.deallocate()
     }
 
-    func decode(
+    package func decode(
         _ input: UnsafeRawBufferPointer,
         emit: (UnsafeRawBufferPointer) throws(ContentDecodingError) -> Void
     ) throws(ContentDecodingError) {
@@ -255,7 +256,7 @@ private final class ZstdStage: DecodingStage {
     private let stream: OpaquePointer
     private let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: stageBufferSize)
 
-    init() throws(ContentDecodingError) {
+    package init() throws(ContentDecodingError) {
         guard let stream = ZSTD_createDStream(), ZSTD_isError(ZSTD_initDStream(stream)) == 0 else {
             buffer.deallocate()
             throw ContentDecodingError(description: "zstd could not start decoding")
@@ -271,7 +272,7 @@ private final class ZstdStage: DecodingStage {
         buffer.deallocate()
     }
 
-    func decode(
+    package func decode(
         _ input: UnsafeRawBufferPointer,
         emit: (UnsafeRawBufferPointer) throws(ContentDecodingError) -> Void
     ) throws(ContentDecodingError) {

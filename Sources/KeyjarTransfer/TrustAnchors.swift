@@ -1,5 +1,5 @@
 import CCurl
-public import Foundation
+public import FoundationEssentials
 
 /// The certificate authorities a loader's TLS connections are verified against: the system's
 /// (libcurl's bundle and directory), others instead of its bundle, as curl's `--cacert` and
@@ -7,7 +7,7 @@ public import Foundation
 /// few more for one program — a company's CA, or a development CA such as mkcert's — without
 /// turning verification off or trusting each server by its certificate.
 public struct TrustAnchors: Sendable, Hashable {
-    enum Source: Sendable, Hashable {
+    package enum Source: Sendable, Hashable {
         case system
         /// libcurl's CAINFO and CAPATH: a PEM bundle and a hashed directory (c_rehash).
         case replacing(file: String?, directory: String?)
@@ -15,7 +15,7 @@ public struct TrustAnchors: Sendable, Hashable {
         case adding(bundle: [UInt8])
     }
 
-    let source: Source
+    package let source: Source
 
     /// The system's: what libcurl trusts by default.
     public static let system = TrustAnchors(source: .system)
@@ -73,7 +73,7 @@ public struct TrustAnchors: Sendable, Hashable {
     }
 
     /// Sets them on a transfer or a probe (libcurl copies what it is given).
-    func apply(to easy: UnsafeMutableRawPointer) {
+    package func apply(to easy: UnsafeMutableRawPointer) {
         switch source {
         case .system: break
         case .replacing(let file, let directory):
