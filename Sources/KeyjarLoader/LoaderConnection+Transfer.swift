@@ -256,7 +256,7 @@ extension LoaderConnection {
                 )
             }
         }
-        if RedirectRule.isRedirect(head) || isChallengeWeAnswer(head) {
+        if RedirectHop.isRedirect(head) || isChallengeWeAnswer(head) {
             machine.bodyIs(.holding(head, response, Machine.HeldBody()))
             return
         }
@@ -314,7 +314,7 @@ extension LoaderConnection {
         switch body {
         case .holding(let head, let response, let held):
             heldBodyDropped = held.dropped
-            if RedirectRule.isRedirect(head) {
+            if RedirectHop.isRedirect(head) {
                 followRedirect(head, response: response, body: held.data)
             } else {
                 answerChallenge(head, response: response, body: held.data)

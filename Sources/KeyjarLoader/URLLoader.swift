@@ -203,7 +203,7 @@ struct SessionMemory {
     func preemptiveBasic(for url: URL) -> KnownBasic? {
         // Nearly always empty: skip working out the origin and path (URL's are not cheap).
         guard !knownBasic.isEmpty else { return nil }
-        let origin = RedirectRule.origin(url)
+        let origin = RedirectHop.origin(url)
         let path = url.path.isEmpty ? "/" : url.path
         return knownBasic.last { $0.origin == origin && path.hasPrefix($0.directory) }
     }
@@ -217,7 +217,7 @@ struct SessionMemory {
     ) {
         let path = url.path.isEmpty ? "/" : url.path
         let directory = path.hasSuffix("/") ? path : String(path[...(path.lastIndex(of: "/") ?? path.startIndex)])
-        let origin = RedirectRule.origin(url)
+        let origin = RedirectHop.origin(url)
         knownBasic.removeAll { $0.origin == origin && $0.directory == directory }
         knownBasic.append(
             KnownBasic(
