@@ -1,15 +1,19 @@
-import Foundation
+package import FoundationEssentials
+import KeyjarCore
 
 /// The proxy libcurl picks from the standard environment variables for a URL, so a 407's
 /// protection space names the proxy that sent it.
-enum ProxyEnvironment {
-    static func proxy(for url: URL?, environment: [String: String] = ProcessInfo.processInfo.environment) -> URL? {
+package enum ProxyEnvironment {
+    package static func proxy(
+        for url: URL?,
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> URL? {
         guard let url, let scheme = url.scheme?.lowercased(), let host = url.host?.lowercased() else { return nil }
         func variable(_ name: String) -> String? {
             (environment[name] ?? environment[name.uppercased()]).flatMap { $0.isEmpty ? nil : $0 }
         }
         if let noProxy = variable("no_proxy") {
-            for entry in noProxy.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces).lowercased() }) {
+            for entry in noProxy.split(separator: ",").map({ $0.trimmingWhitespace().lowercased() }) {
                 if entry == "*" { return nil }
                 let domain = entry.hasPrefix(".") ? String(entry.dropFirst()) : entry
                 if !domain.isEmpty, host == domain || host.hasSuffix("." + domain) { return nil }
