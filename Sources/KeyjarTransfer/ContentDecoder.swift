@@ -17,7 +17,7 @@ package enum ContentCoding: Sendable, Equatable {
     case zstd
 
     /// The request's Accept-Encoding when it names none: the codings decoded here.
-    package static let acceptEncodingLine = "Accept-Encoding: gzip, deflate, br, zstd"
+    static let acceptEncodingLine = "Accept-Encoding: gzip, deflate, br, zstd"
 
     package init?(token: String) {
         switch token.lowercased() {

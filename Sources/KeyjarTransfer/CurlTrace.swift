@@ -9,7 +9,7 @@ import KeyjarCore
 /// form's password) and TLS data are never written.
 package enum CurlTrace {
     /// The fields whose values are never shown: credentials and sessions.
-    package static let secretFields: Set<String> = ["authorization", "proxy-authorization", "cookie", "set-cookie"]
+    static let secretFields: Set<String> = ["authorization", "proxy-authorization", "cookie", "set-cookie"]
 
     /// libcurl's debug function: text and header lines, redacted; nothing else.
     package static let callback: curl_debug_callback = { _, type, data, size, _ in

@@ -25,7 +25,7 @@ package struct CurlResult: Sendable {
     /// Set when Keyjar itself stopped the transfer (oversized or malformed head).
     package var headProblem: String?
     /// Set when the body's coding could not be undone (the code is then CURLE_BAD_CONTENT_ENCODING).
-    package var decodingProblem: String?
+    var decodingProblem: String?
 
     package init(
         code: UInt32,
@@ -74,7 +74,7 @@ package struct TransferRequest: @unchecked Sendable {
 
     /// `timeout` as a number of seconds every conversion can take: at least a millisecond, at
     /// most about 31 years (a request may ask for `.infinity`, which no integer holds).
-    package var idleTimeoutSeconds: Double { timeout.isNaN ? 60 : min(max(timeout, 0.001), 1e9) }
+    var idleTimeoutSeconds: Double { timeout.isNaN ? 60 : min(max(timeout, 0.001), 1e9) }
     /// libcurl-driven authentication (NTLM, Negotiate) for this attempt.
     package var curlAuthentication: (scheme: Int, user: String, password: String)?
     /// Proxy credentials for libcurl to answer the proxy with (CONNECT included).
@@ -94,8 +94,8 @@ package struct TransferRequest: @unchecked Sendable {
 /// `CurlEngine.add` only the engine thread touches it, until `.completed` has been reported.
 package final class CurlTransfer: @unchecked Sendable {
     /// A receiver with this much undelivered data pauses the transfer (streamed, not buffered).
-    package static let pauseThreshold = 4 << 20
-    package static let resumeThreshold = 1 << 20
+    static let pauseThreshold = 4 << 20
+    static let resumeThreshold = 1 << 20
 
     /// `KEYJAR_LOADER_TRACE`, read once: the environment is a linear scan per lookup.
     private static let traces = getenv("KEYJAR_LOADER_TRACE") != nil
@@ -123,7 +123,7 @@ package final class CurlTransfer: @unchecked Sendable {
     /// Foundation's timeoutInterval is an idle timeout; libcurl's low-speed check averages
     /// over seconds and misses a server that sends a little and then stalls, so the engine
     /// enforces it from the last moment a byte moved.
-    package let idleTimeout: UInt64
+    let idleTimeout: UInt64
     private(set) var lastActivity: UInt64 = 0
     private let paused = Atomic<Bool>(false)
     /// How often the receiver's backlog paused this transfer.
@@ -277,7 +277,7 @@ package final class CurlTransfer: @unchecked Sendable {
     /// Marks that bytes moved (engine thread).
     package func touch(at now: UInt64 = DispatchTime.now().uptimeNanoseconds) { lastActivity = now }
 
-    package func isIdle(at now: UInt64) -> Bool { now > lastActivity && now - lastActivity > idleTimeout }
+    func isIdle(at now: UInt64) -> Bool { now > lastActivity && now - lastActivity > idleTimeout }
 
     /// Called by the engine once the handle left the multi handle (or could not join it).
     package func complete(_ code: CURLcode) {

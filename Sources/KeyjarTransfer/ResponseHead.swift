@@ -94,7 +94,7 @@ package struct ResponseHead: Sendable {
 
     /// Only A–Z fold: OR-ing 0x20 into every byte would also equate "@" and "`", "[" and "{".
     @inline(__always)
-    package static func asciiLowercased(_ byte: UInt8) -> UInt8 {
+    static func asciiLowercased(_ byte: UInt8) -> UInt8 {
         byte &- UInt8(ascii: "A") < 26 ? byte | 0x20 : byte
     }
 
@@ -141,8 +141,8 @@ package struct ResponseHead: Sendable {
 /// Reassembles response heads from the lines libcurl hands to its header callback.
 package struct ResponseHeadParser {
     /// Heads larger than this are a misbehaving server (libcurl 7.88 sets no total limit).
-    package static let maximumHeadBytes = 256 * 1024
-    package static let maximumFieldCount = 1_000
+    static let maximumHeadBytes = 256 * 1024
+    static let maximumFieldCount = 1_000
 
     package enum Outcome {
         case incomplete
