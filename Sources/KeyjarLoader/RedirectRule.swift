@@ -2,12 +2,12 @@ public import Foundation
 import FoundationNetworking
 import KeyjarTransfer
 
-/// A redirect's rule (``RedirectHop``) applied to a `URLRequest`. Public for the rule a client
-/// needs to follow it too: which hops are same-origin (where a request's own credentials and
-/// cookies may go).
+/// A redirect's rule (`RedirectHop`, in KeyjarTransfer) applied to a `URLRequest`. Public for
+/// the rule a client needs to follow it too: which hops are same-origin (where a request's own
+/// credentials and cookies may go).
 public enum RedirectRule {
     /// The request to send to `target` after `status` answered `request`: the method and body
-    /// as ``RedirectHop/method(after:sentWith:)`` says; credentials and cookies never follow a
+    /// as `RedirectHop.method(after:sentWith:)` says; credentials and cookies never follow a
     /// redirect to another origin.
     static func request(following request: URLRequest, to target: URL, status: Int) -> URLRequest {
         var next = request

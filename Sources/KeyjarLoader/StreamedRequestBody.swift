@@ -4,7 +4,7 @@ import KeyjarTransfer
 
 /// A request's body stream across a load's attempts, and the one owner of its copy. A stream
 /// can be read once, yet a 307 or 308 redirect and an authentication retry send the body
-/// again: the first sending is copied as it goes (``BodySpool``), unless the delegate supplies
+/// again: the first sending is copied as it goes (`BodySpool`), unless the delegate supplies
 /// new streams itself (Apple's rule: implementing `needNewBodyStream` opts out of the copy).
 /// Belongs to the connection's serial work.
 struct StreamedRequestBody {
