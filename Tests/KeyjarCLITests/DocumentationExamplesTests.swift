@@ -20,7 +20,7 @@ struct DocumentationExamplesTests {
     private static let binaries = (KeyjarCLI.binary as NSString).deletingLastPathComponent
 
     @Test func everyMarkedExampleRuns() async throws {
-        let result = try await runCommand(Self.runner, ["--bin", Self.binaries])
+        let result = try await runCommand(Self.runner, ["--bin", Self.binaries], within: scriptDeadline)
         #expect(result.status == 0, "\(result.output)\(result.error)")
         // README's getting-started block is among them.
         #expect(result.output.contains("example README.md:"), "\(result.output)")
@@ -37,7 +37,7 @@ struct DocumentationExamplesTests {
         cmp report.pdf /dev/null
         ```
         """.write(toFile: page, atomically: true, encoding: .utf8)
-        let result = try await runCommand(Self.runner, ["--bin", Self.binaries, page])
+        let result = try await runCommand(Self.runner, ["--bin", Self.binaries, page], within: scriptDeadline)
         #expect(result.status == 1)
         #expect(result.error.contains("page.md:3 failed"), "\(result.error)")
         #expect(result.output.contains("run-doc-examples: 0 of 1 examples ran"), "\(result.output)")

@@ -12,6 +12,12 @@ public import Testing
 /// something that will never happen reaches it. Ten times longer under a sanitizer.
 public let hangDeadline: Duration = .seconds(120 * sanitizerSlowdown)
 
+/// How long a test waits for a script that does several such things in turn (every example of
+/// the documentation, each with its own keyjard and servers): five of `hangDeadline`. One
+/// `hangDeadline` for the whole script measured how busy the machine was: alone the examples
+/// take 10 s, but beside a release build in the suite they took over 120 s.
+public let scriptDeadline: Duration = hangDeadline * 5
+
 /// The whole-test guard against a hang nobody waits on with a deadline (a body stuck in a
 /// synchronous call): far beyond the time the whole suite takes on a busy machine.
 public let hangLimit: TimeLimitTrait.Duration =
