@@ -46,6 +46,8 @@ package final class BodySpool: @unchecked Sendable {
     package func readThrough(into buffer: UnsafeMutablePointer<UInt8>, capacity: Int) -> Int {
         let count = source.read(into: buffer, capacity: capacity)
         if count == 0 { sourceEnded = true }
+        // A source that failed once may read on or report its end: the copy would lack bytes.
+        if count < 0 { failed = true }
         guard count > 0 else { return count }
         if !failed, !Self.writeAll(descriptor, buffer, count) { failed = true }
         written += Int64(count)

@@ -14,16 +14,23 @@ struct BodySpoolTests {
         let bytes: [UInt8]
         let piece: Int
         let failAfter: Int?
+        /// Fails once at `failAfter`, then reads on as if nothing happened.
+        let failsOnce: Bool
         private(set) var offset = 0
+        private var hasFailed = false
 
-        init(_ bytes: [UInt8], piece: Int = 1000, failAfter: Int? = nil) {
+        init(_ bytes: [UInt8], piece: Int = 1000, failAfter: Int? = nil, failsOnce: Bool = false) {
             self.bytes = bytes
             self.piece = piece
             self.failAfter = failAfter
+            self.failsOnce = failsOnce
         }
 
         func read(into buffer: UnsafeMutablePointer<UInt8>, capacity: Int) -> Int {
-            if let failAfter, offset >= failAfter { return -1 }
+            if let failAfter, offset >= failAfter, !(failsOnce && hasFailed) {
+                hasFailed = true
+                return -1
+            }
             let count = min(capacity, piece, bytes.count - offset)
             for index in 0..<count { buffer[index] = bytes[offset + index] }
             offset += count
@@ -71,6 +78,13 @@ struct BodySpoolTests {
     @Test("a stream that fails while the first attempt reads it leaves nothing to send again")
     func failedWhileSending() throws {
         let spool = try #require(BodySpool(source: Bytes(Self.body, failAfter: 3000)))
+        _ = Self.read(10_000, through: spool)
+        #expect(spool.replay() == nil)
+    }
+
+    @Test("a stream that fails once and then reads on leaves nothing to send again: its copy lacks bytes")
+    func failedOnceWhileSending() throws {
+        let spool = try #require(BodySpool(source: Bytes(Self.body, failAfter: 3000, failsOnce: true)))
         _ = Self.read(10_000, through: spool)
         #expect(spool.replay() == nil)
     }
