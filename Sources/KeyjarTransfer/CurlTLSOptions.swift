@@ -33,8 +33,11 @@ package enum CurlTLSOptions {
     }
 }
 
-/// A client certificate chain and its private key, in PEM, as libcurl takes them.
-package struct ClientCertificate: Sendable {
+/// A client certificate chain and its private key, in PEM, as libcurl takes them. Printed,
+/// debugged or dumped, it shows no key.
+package struct ClientCertificate: Sendable, CustomStringConvertible, CustomDebugStringConvertible,
+    CustomReflectable
+{
     package var certificatesPEM: String
     package var privateKeyPEM: String
 
@@ -42,4 +45,8 @@ package struct ClientCertificate: Sendable {
         self.certificatesPEM = certificatesPEM
         self.privateKeyPEM = privateKeyPEM
     }
+
+    package var description: String { "ClientCertificate(\(certificatesPEM.utf8.count) bytes of PEM, key: <hidden>)" }
+    package var debugDescription: String { description }
+    package var customMirror: Mirror { Mirror(self, children: ["description": description]) }
 }
